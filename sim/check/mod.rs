@@ -1,0 +1,186 @@
+//! The checkers: they decide whether a run kept its promise. A verdict is
+//! data (a list of violations, each with the virtual time, the invariant and
+//! an explanation), never a panic. Every check reports reachability counters
+//! beside its verdict, so that a pass cannot be vacuous.
+
+pub mod oracle;
+
+use crate::runtime::{RunOutcome, RunOutput};
+use crate::scenario::{Guarantee, Scenario};
+use oracle::Oracle;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub check: &'static str,
+    pub time_ns: u64,
+    pub message: String,
+}
+
+/// The result of one check.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub passed: bool,
+    /// Evidence the check looked at something: `(what, how many)`.
+    pub reach: Vec<(&'static str, u64)>,
+    pub violations: Vec<Violation>,
+}
+
+/// The checks, in report order.
+pub const CHECKS: &[(&str, &str)] = &[
+    ("consistent-cut", "per completed checkpoint and channel: records sent before the sender's snapshot = records read before the receiver's snapshot (+ captured in-flight records)"),
+    ("exactly-once-output", "committed sink output equals the failure-free oracle's, by lineage and (where order-insensitive) by value"),
+    ("state", "after the job ends, every keyed state equals the oracle's"),
+    ("liveness", "a bounded job finishes within its limits and checkpoints complete after the last recovery"),
+    ("protocol", "each checkpoint is snapshotted at most once per task, never notified complete after an abort, completed ids increase, restores succeed, no commit is refused"),
+];
+
+/// The verdict of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub checks: Vec<CheckResult>,
+    pub guarantee: Guarantee,
+    pub expected: Guarantee,
+    pub passed: bool,
+}
+
+impl Verdict {
+    pub fn violations(&self) -> impl Iterator<Item = &Violation> {
+        self.checks.iter().flat_map(|c| c.violations.iter())
+    }
+}
+
+/// Judges a run against the oracle.
+pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
+    let finished = run.outcome == RunOutcome::Finished;
+    let mut by_check: BTreeMap<&'static str, Vec<Violation>> = BTreeMap::new();
+    for v in &run.violations {
+        by_check.entry(v.check).or_default().push(v.clone());
+    }
+    let end = run.end_time.0;
+    let c = &run.counters;
+
+    // Exactly-once output, by lineage and by value.
+    let out = oracle.compare_output(run, finished);
+    let mut output_violations = out.violations.clone();
+    for v in &mut output_violations {
+        v.time_ns = end;
+    }
+    let guarantee = match (out.duplicates > 0, out.losses > 0) {
+        (false, false) => Guarantee::ExactlyOnce,
+        (true, false) => Guarantee::AtLeastOnce,
+        (false, true) => Guarantee::AtMostOnce,
+        (true, true) => Guarantee::Broken,
+    };
+    let expected = scenario.expect.guarantee;
+    let output_ok = guarantee == Guarantee::ExactlyOnce || guarantee == expected;
+    if output_ok {
+        output_violations.clear();
+    }
+
+    // State equivalence.
+    let mut state_violations = Vec::new();
+    let mut state_entries = 0;
+    if finished {
+        state_entries = oracle.compare_state(run, &mut state_violations);
+        for v in &mut state_violations {
+            v.time_ns = end;
+        }
+    }
+    if expected != Guarantee::ExactlyOnce && guarantee == expected {
+        // Duplicated state effects are what a weaker declared guarantee allows.
+        state_violations.clear();
+    }
+
+    // Liveness.
+    let mut liveness = Vec::new();
+    let why = match &run.outcome {
+        RunOutcome::Finished => None,
+        RunOutcome::JobFailed(r) => Some(format!("the job failed: {r}")),
+        RunOutcome::EventLimit => Some("the job did not finish within max_events".to_string()),
+        RunOutcome::TimeLimit => Some("the job did not finish within max_time".to_string()),
+        RunOutcome::Stalled => Some("the job stalled: no event left and not finished".to_string()),
+    };
+    if let Some(why) = why {
+        let stuck = if c.checkpoints_after_last_recovery == 0 && c.recoveries > 0 {
+            " (no checkpoint completed after the last recovery)"
+        } else {
+            ""
+        };
+        liveness.push(Violation {
+            check: "liveness",
+            time_ns: end,
+            message: format!("{why}{stuck}"),
+        });
+    }
+    let mut protocol = by_check.remove("protocol").unwrap_or_default();
+    for txn in &run.store.refused {
+        protocol.push(Violation {
+            check: "protocol",
+            time_ns: end,
+            message: format!(
+                "commit of {txn} refused: it was aborted or never opened (its records are lost)"
+            ),
+        });
+    }
+
+    let checks = vec![
+        CheckResult {
+            name: "consistent-cut",
+            passed: !by_check.contains_key("consistent-cut"),
+            reach: vec![
+                ("checkpoints completed", c.checkpoints_completed),
+                ("alignments", c.alignments),
+            ],
+            violations: by_check.remove("consistent-cut").unwrap_or_default(),
+        },
+        CheckResult {
+            name: "exactly-once-output",
+            passed: output_violations.is_empty(),
+            reach: vec![
+                ("records committed", run.store.committed().len() as u64),
+                ("records replayed", c.records_replayed),
+                ("recoveries", c.recoveries),
+                ("recovery commits", c.recovery_commits),
+            ],
+            violations: output_violations,
+        },
+        CheckResult {
+            name: "state",
+            passed: state_violations.is_empty(),
+            reach: vec![("keyed entries compared", state_entries)],
+            violations: state_violations,
+        },
+        CheckResult {
+            name: "liveness",
+            passed: liveness.is_empty(),
+            reach: vec![
+                (
+                    "checkpoints after last recovery",
+                    c.checkpoints_after_last_recovery,
+                ),
+                ("finished", u64::from(finished)),
+            ],
+            violations: liveness,
+        },
+        CheckResult {
+            name: "protocol",
+            passed: protocol.is_empty(),
+            reach: vec![
+                ("snapshots", c.snapshots),
+                ("checkpoints aborted", c.checkpoints_aborted),
+            ],
+            violations: protocol,
+        },
+    ];
+    let passed = checks.iter().all(|c| c.passed);
+    Verdict {
+        checks,
+        guarantee,
+        expected,
+        passed,
+    }
+}

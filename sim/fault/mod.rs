@@ -1,0 +1,47 @@
+//! Fault plans. Every crash time is a virtual time chosen before the run,
+//! from the scenario's explicit list and from the seed's fault stream, so two
+//! algorithms run on the same seed meet the same crashes.
+
+use crate::engine::{SimRng, SimTime, Stream};
+use crate::scenario::{CrashSpec, OperatorId, Scenario};
+
+/// Slot length for random crashes: each 1 ms slot of the window crashes with
+/// probability `1ms / mean_interval` (integer arithmetic, no exponentials).
+const SLOT_NS: u64 = 1_000_000;
+
+/// The crashes of a run, sorted by time (ties keep plan order).
+pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
+    let mut plan = scenario.faults.crashes.clone();
+    if let Some(r) = &scenario.faults.random {
+        let mut rng = SimRng::new(seed, Stream::Faults);
+        let tasks: Vec<(OperatorId, u32)> = scenario
+            .operators
+            .iter()
+            .enumerate()
+            .flat_map(|(i, op)| (0..op.parallelism).map(move |s| (OperatorId(i as u32), s)))
+            .collect();
+        let mut added = 0;
+        let mut slot = r.window_start.0;
+        let mean = r.mean_interval.0.max(1);
+        while slot < r.window_end.0 && added < r.max_crashes {
+            // Draw the same number of values per slot whatever the outcome,
+            // so the plan of later slots does not depend on earlier hits.
+            let hit = rng.below(mean) < SLOT_NS;
+            let offset = rng.below(SLOT_NS);
+            let which = rng.below(tasks.len() as u64) as usize;
+            if hit {
+                let at = (slot + offset).min(r.window_end.0.saturating_sub(1));
+                let (operator, subtask) = tasks[which];
+                plan.push(CrashSpec {
+                    at: SimTime(at),
+                    operator,
+                    subtask,
+                });
+                added += 1;
+            }
+            slot += SLOT_NS;
+        }
+    }
+    plan.sort_by_key(|c| c.at);
+    plan
+}

@@ -1,0 +1,34 @@
+//! ckptsim: a deterministic simulation testbed for stream-processing
+//! checkpoint algorithms.
+//!
+//! A scenario (a dataflow job, its workload, a checkpoint algorithm and a
+//! fault plan) plus a seed goes in; a reproducible run comes out, and the
+//! checkers decide whether it kept its exactly-once promise.
+//!
+//! Module map (one idea per module; see `docs/ARCHITECTURE.md`):
+//!
+//! - [`engine`]: virtual time, the event queue, seeded random streams, the
+//!   run fingerprint. Knows nothing about streaming.
+//! - [`scenario`]: TOML → raw structs → validated [`scenario::Scenario`].
+//! - [`model`]: records and key groups, job and execution graphs, the
+//!   [`model::Operator`] trait and built-in operators, the generated input,
+//!   the external store sinks write to.
+//! - [`protocol`]: checkpoint algorithms as sans-IO barrier handlers.
+//! - [`runtime`]: the simulator: tasks, channels with credits, the
+//!   coordinator, crashes and recovery, one event loop.
+//! - [`fault`]: fault plans drawn before the run.
+//! - [`check`]: the oracle and the invariants; verdicts are data.
+//! - [`mutant`]: deliberate bugs that prove the checkers work.
+//! - [`harness`]: one checked run (simulate, build the oracle, judge).
+//! - [`report`]: summaries for people and machines, wall-clock timing.
+
+pub mod check;
+pub mod engine;
+pub mod fault;
+pub mod harness;
+pub mod model;
+pub mod mutant;
+pub mod protocol;
+pub mod report;
+pub mod runtime;
+pub mod scenario;

@@ -1,0 +1,15 @@
+//! The model of a streaming job: records and key groups, the job and
+//! execution graphs, operators (a public trait and the built-ins), the
+//! generated input, and the external store sinks write to.
+
+pub mod graph;
+pub mod operator;
+pub mod record;
+pub mod store;
+pub mod workload;
+
+pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};
+pub use operator::{CheckpointId, Context, Operator, OperatorFactory, SourcePoll};
+pub use record::{Lineage, Record};
+pub use store::ExternalStore;
+pub use workload::Workload;

@@ -1,0 +1,527 @@
+//! The operator interface and the built-in operators.
+//!
+//! Operators are real code: the simulator calls them for every record, asks
+//! them for snapshots at barriers, restores them on recovery, and tells them
+//! when checkpoints complete or abort. The [`Operator`] trait is public so
+//! users can run their own operators under the simulator (see
+//! `tests/user_operator.rs`). An operator never reads a clock or a random
+//! source of its own: `Context::now` is virtual time, and its input is
+//! whatever the simulator hands it.
+
+use super::record::{key_group, Lineage, Record};
+use super::store::{ExternalStore, TxnId};
+use super::workload::Workload;
+use crate::engine::SimTime;
+use crate::mutant::{Mutant, Mutants};
+use crate::scenario::{OperatorKind, Scenario};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+/// A checkpoint id. Ids start at 1 and increase within a run.
+pub type CheckpointId = u64;
+
+/// What an operator sees of the world while it runs.
+pub struct Context<'a> {
+    /// This subtask's index and its operator's parallelism.
+    pub subtask: u32,
+    pub parallelism: u32,
+    /// Index of the operator in the scenario.
+    pub operator: u32,
+    pub max_parallelism: u32,
+    /// How many times the job has been restarted (0 for the first run).
+    pub attempt: u32,
+    pub now: SimTime,
+    /// The external system sinks write to; it survives crashes.
+    pub store: &'a mut ExternalStore,
+    pub(crate) out: &'a mut Vec<Record>,
+    pub(crate) mutants: Mutants,
+}
+
+impl Context<'_> {
+    /// Emits a record downstream.
+    #[inline]
+    pub fn emit(&mut self, record: Record) {
+        self.out.push(record);
+    }
+
+    /// Whether a deliberate bug is switched on (see `crate::mutant`).
+    #[inline]
+    pub fn mutant(&self, m: Mutant) -> bool {
+        self.mutants.has(m)
+    }
+}
+
+/// What a source did when polled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourcePoll {
+    /// Emitted this many records (at least one).
+    Emitted(usize),
+    /// No more records, ever: the source has reached the end of its input.
+    Exhausted,
+    /// This operator is not a source.
+    NotASource,
+}
+
+/// A stream operator. One instance runs per subtask, single-threaded.
+pub trait Operator {
+    /// Processes one input record, emitting any number of records.
+    fn process(&mut self, record: Record, ctx: &mut Context);
+
+    /// Sources only: emit up to `max_records` records.
+    fn poll_source(&mut self, _max_records: usize, _ctx: &mut Context) -> SourcePoll {
+        SourcePoll::NotASource
+    }
+
+    /// All inputs have ended; flush anything buffered.
+    fn end_of_input(&mut self, _ctx: &mut Context) {}
+
+    /// Takes a snapshot of the operator's state for `checkpoint`, as bytes.
+    /// Called at the barrier, after all records before it were processed.
+    fn snapshot(&mut self, checkpoint: CheckpointId, ctx: &mut Context) -> Vec<u8>;
+
+    /// Restores from bytes produced by `snapshot`. Called once, on a fresh
+    /// instance, before any record, when the job restarts from a checkpoint.
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String>;
+
+    /// The checkpoint completed everywhere (best effort: may be skipped, and
+    /// then a later id covers it).
+    fn notify_checkpoint_complete(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) {}
+
+    /// The checkpoint was aborted.
+    fn notify_checkpoint_aborted(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) {}
+
+    /// Keyed state as `key → value`, for the state-equivalence checker.
+    fn keyed_state(&self) -> BTreeMap<u64, i64> {
+        BTreeMap::new()
+    }
+
+    /// Whether this operator's output, as a multiset, is independent of the
+    /// order its input arrives in (true for stateless operators and counts,
+    /// false for running sums). Decides whether the output checker compares
+    /// values as well as lineage.
+    fn order_insensitive_output(&self) -> bool {
+        true
+    }
+}
+
+/// Builds operator instances for subtasks; the simulator calls it at start
+/// and at every restart, and the oracle calls it too.
+pub trait OperatorFactory {
+    fn create(&self, operator: u32, subtask: u32) -> Box<dyn Operator>;
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).expect("operator state serialises")
+}
+
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| format!("cannot decode {what} state: {e}"))
+}
+
+// ---------------------------------------------------------------- source
+
+/// A replayable partitioned log (Kafka-like). The records of every partition
+/// are fixed by the seed before the run; the source's only state is its
+/// offset per assigned partition.
+pub struct Source {
+    workload: Arc<Workload>,
+    /// Global partition index and next offset, per assigned partition.
+    offsets: Vec<(u32, u64)>,
+    next: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SourceState {
+    offsets: Vec<(u32, u64)>,
+}
+
+impl Source {
+    pub fn new(workload: Arc<Workload>, partitions: Vec<u32>) -> Source {
+        Source {
+            workload,
+            offsets: partitions.into_iter().map(|p| (p, 0)).collect(),
+            next: 0,
+        }
+    }
+
+    pub fn offsets(&self) -> &[(u32, u64)] {
+        &self.offsets
+    }
+}
+
+impl Operator for Source {
+    fn process(&mut self, _record: Record, _ctx: &mut Context) {
+        unreachable!("a source has no inputs")
+    }
+
+    fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
+        let mut emitted = 0;
+        let n = self.offsets.len();
+        let mut idle = 0;
+        while emitted < max_records && idle < n {
+            let (partition, offset) = &mut self.offsets[self.next];
+            self.next = (self.next + 1) % n;
+            let log = self.workload.partition(*partition);
+            match log.get(*offset as usize) {
+                Some(&(key, value)) => {
+                    ctx.emit(Record {
+                        key,
+                        value,
+                        lineage: Lineage {
+                            partition: *partition,
+                            offset: *offset,
+                        },
+                        emitted_at: ctx.now,
+                    });
+                    *offset += 1;
+                    emitted += 1;
+                    idle = 0;
+                }
+                None => idle += 1,
+            }
+        }
+        if emitted > 0 {
+            SourcePoll::Emitted(emitted)
+        } else {
+            SourcePoll::Exhausted
+        }
+    }
+
+    fn snapshot(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) -> Vec<u8> {
+        encode(&SourceState {
+            offsets: self.offsets.clone(),
+        })
+    }
+
+    fn restore(&mut self, state: &[u8], _ctx: &mut Context) -> Result<(), String> {
+        let state: SourceState = decode(state, "source")?;
+        for (partition, offset) in state.offsets {
+            match self.offsets.iter_mut().find(|(p, _)| *p == partition) {
+                Some(slot) => slot.1 = offset,
+                None => {
+                    return Err(format!(
+                        "restored offset for unassigned partition {partition}"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- stateless
+
+pub struct Map {
+    pub mul: i64,
+    pub add: i64,
+}
+
+impl Operator for Map {
+    #[inline]
+    fn process(&mut self, mut record: Record, ctx: &mut Context) {
+        record.value = record.value.wrapping_mul(self.mul).wrapping_add(self.add);
+        ctx.emit(record);
+    }
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        Vec::new()
+    }
+    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+pub struct Filter {
+    pub modulus: u64,
+    pub keep_below: u64,
+}
+
+impl Operator for Filter {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        if record.key % self.modulus < self.keep_below {
+            ctx.emit(record);
+        }
+    }
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        Vec::new()
+    }
+    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+pub struct FlatMap {
+    pub copies: u32,
+}
+
+impl Operator for FlatMap {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        for i in 0..self.copies {
+            ctx.emit(Record {
+                value: record.value.wrapping_add(i64::from(i)),
+                ..record
+            });
+        }
+    }
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        Vec::new()
+    }
+    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- keyed
+
+/// Keyed state: key → value, looked up through a fixed-key hash (never
+/// iterated in hash order: snapshots sort by key group and key).
+type KeyedMap = IndexMap<u64, i64, BuildHasherDefault<rustc_hash::FxHasher>>;
+
+/// Snapshot format of keyed state: entries grouped by key group, sorted, so
+/// that a later restore at another parallelism can pick whole key groups.
+#[derive(Serialize, Deserialize)]
+struct KeyedSnapshot {
+    key_groups: Vec<(u32, Vec<(u64, i64)>)>,
+}
+
+fn snapshot_keyed(map: &KeyedMap, max_parallelism: u32) -> Vec<u8> {
+    let mut groups: BTreeMap<u32, Vec<(u64, i64)>> = BTreeMap::new();
+    for (&k, &v) in map {
+        groups
+            .entry(key_group(k, max_parallelism))
+            .or_default()
+            .push((k, v));
+    }
+    let key_groups = groups
+        .into_iter()
+        .map(|(kg, mut entries)| {
+            entries.sort_unstable();
+            (kg, entries)
+        })
+        .collect();
+    encode(&KeyedSnapshot { key_groups })
+}
+
+fn restore_keyed(map: &mut KeyedMap, state: &[u8], what: &str) -> Result<(), String> {
+    let snap: KeyedSnapshot = decode(state, what)?;
+    map.clear();
+    for (_, entries) in snap.key_groups {
+        map.extend(entries);
+    }
+    Ok(())
+}
+
+/// Per-key running count; emits `(key, count)`.
+#[derive(Default)]
+pub struct KeyedCount {
+    counts: KeyedMap,
+}
+
+impl Operator for KeyedCount {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let c = self.counts.entry(record.key).or_insert(0);
+        *c += 1;
+        ctx.emit(Record {
+            value: *c,
+            ..record
+        });
+    }
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        snapshot_keyed(&self.counts, ctx.max_parallelism)
+    }
+    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
+        restore_keyed(&mut self.counts, state, "keyed-count")
+    }
+    fn keyed_state(&self) -> BTreeMap<u64, i64> {
+        self.counts.iter().map(|(&k, &v)| (k, v)).collect()
+    }
+}
+
+/// Per-key running sum; emits `(key, sum)`. Running sums depend on arrival
+/// order, so only lineage (not values) is compared at the sink.
+#[derive(Default)]
+pub struct KeyedSum {
+    sums: KeyedMap,
+}
+
+impl Operator for KeyedSum {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let s = self.sums.entry(record.key).or_insert(0);
+        *s = s.wrapping_add(record.value);
+        ctx.emit(Record {
+            value: *s,
+            ..record
+        });
+    }
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        snapshot_keyed(&self.sums, ctx.max_parallelism)
+    }
+    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
+        restore_keyed(&mut self.sums, state, "keyed-sum")
+    }
+    fn keyed_state(&self) -> BTreeMap<u64, i64> {
+        self.sums.iter().map(|(&k, &v)| (k, v)).collect()
+    }
+    fn order_insensitive_output(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- sinks
+
+/// Two-phase-commit sink (Flink's `TwoPhaseCommitSinkFunction`): writes go
+/// into an open transaction; at the barrier the transaction is pre-committed
+/// and remembered under the checkpoint id; on notify-complete every pending
+/// transaction up to that id is committed; on restore the pending ones listed
+/// in the state are re-committed (idempotently) and the open one aborted.
+#[derive(Default)]
+pub struct TwoPhaseCommitSink {
+    current: Option<TxnId>,
+    pending: Vec<(CheckpointId, TxnId)>,
+    next_seq: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TwoPhaseState {
+    current: Option<TxnId>,
+    pending: Vec<(CheckpointId, TxnId)>,
+    next_seq: u64,
+}
+
+impl TwoPhaseCommitSink {
+    fn begin(&mut self, ctx: &mut Context) -> TxnId {
+        let id = TxnId {
+            sink: ctx.operator,
+            subtask: ctx.subtask,
+            attempt: ctx.attempt,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
+        ctx.store.begin(id);
+        self.current = Some(id);
+        id
+    }
+
+    fn commit_up_to(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        let now = ctx.now;
+        self.pending.retain(|&(cp, txn)| {
+            if cp <= checkpoint {
+                ctx.store.commit(txn, now);
+                false
+            } else {
+                true
+            }
+        });
+    }
+}
+
+impl Operator for TwoPhaseCommitSink {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let txn = match self.current {
+            Some(t) => t,
+            None => self.begin(ctx),
+        };
+        ctx.store.write(txn, record);
+    }
+
+    fn snapshot(&mut self, checkpoint: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        if let Some(txn) = self.current.take() {
+            ctx.store.pre_commit(txn);
+            if ctx.mutant(Mutant::SinkCommitOnBarrier) {
+                ctx.store.commit(txn, ctx.now);
+            } else {
+                self.pending.push((checkpoint, txn));
+            }
+        }
+        encode(&TwoPhaseState {
+            current: None,
+            pending: self.pending.clone(),
+            next_seq: self.next_seq,
+        })
+    }
+
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        let state: TwoPhaseState = decode(state, "sink-2pc")?;
+        self.next_seq = state.next_seq;
+        if let Some(open) = state.current {
+            ctx.store.abort(open);
+        }
+        let now = ctx.now;
+        for (_, txn) in &state.pending {
+            ctx.store.commit(*txn, now);
+        }
+        self.pending.clear();
+        self.current = None;
+        Ok(())
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        self.commit_up_to(checkpoint, ctx);
+    }
+}
+
+/// Writes every record straight to the store: exactly-once only without
+/// failures; duplicates on replay.
+pub struct AtLeastOnceSink;
+
+impl Operator for AtLeastOnceSink {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        ctx.store.write_direct(ctx.operator, record, ctx.now);
+    }
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        Vec::new()
+    }
+    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- factory
+
+/// Creates the built-in operators a scenario names.
+pub struct BuiltinFactory {
+    scenario: Arc<Scenario>,
+    workload: Arc<Workload>,
+}
+
+impl BuiltinFactory {
+    pub fn new(scenario: Arc<Scenario>, workload: Arc<Workload>) -> BuiltinFactory {
+        BuiltinFactory { scenario, workload }
+    }
+}
+
+impl OperatorFactory for BuiltinFactory {
+    fn create(&self, operator: u32, subtask: u32) -> Box<dyn Operator> {
+        let spec = &self.scenario.operators[operator as usize];
+        match &spec.kind {
+            OperatorKind::Source(_) => Box::new(Source::new(
+                self.workload.clone(),
+                self.workload
+                    .partitions_of(operator, subtask, spec.parallelism),
+            )),
+            OperatorKind::Map { mul, add } => Box::new(Map {
+                mul: *mul,
+                add: *add,
+            }),
+            OperatorKind::Filter {
+                modulus,
+                keep_below,
+            } => Box::new(Filter {
+                modulus: *modulus,
+                keep_below: *keep_below,
+            }),
+            OperatorKind::FlatMap { copies } => Box::new(FlatMap { copies: *copies }),
+            OperatorKind::KeyedCount => Box::<KeyedCount>::default(),
+            OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
+            OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
+            OperatorKind::SinkAtLeastOnce => Box::new(AtLeastOnceSink),
+        }
+    }
+}

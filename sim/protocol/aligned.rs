@@ -1,0 +1,252 @@
+//! `aligned`: Flink's exactly-once barrier alignment (asynchronous barrier
+//! snapshots), following `SingleCheckpointBarrierHandler` with the aligned
+//! state machine (`WaitingForFirstBarrier` / `CollectingBarriers`).
+//!
+//! Each channel is blocked when its barrier arrives; when barriers arrived on
+//! all channels the task snapshots, forwards the barrier and unblocks all. A
+//! barrier of a newer checkpoint aborts the pending one (subsumed); a
+//! cancellation marker aborts it too; obsolete barriers are ignored (and
+//! unblock their channel, as Flink's producer-side blocking requires).
+
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::model::CheckpointId;
+use crate::mutant::{Mutant, Mutants};
+
+pub struct AlignedHandler {
+    /// Highest checkpoint id seen (0 = none yet).
+    current: CheckpointId,
+    /// Highest id that completed alignment or was cancelled here.
+    last_done: CheckpointId,
+    /// Which inputs delivered the current barrier.
+    aligned: Vec<bool>,
+    aligned_count: u32,
+    pending: Option<Barrier>,
+    mutants: Mutants,
+}
+
+impl AlignedHandler {
+    pub fn new(inputs: u32, mutants: Mutants) -> AlignedHandler {
+        AlignedHandler {
+            current: 0,
+            last_done: 0,
+            aligned: vec![false; inputs as usize],
+            aligned_count: 0,
+            pending: None,
+            mutants,
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    fn reset_alignment(&mut self) {
+        self.aligned.iter_mut().for_each(|a| *a = false);
+        self.aligned_count = 0;
+        self.pending = None;
+    }
+
+    fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset_alignment();
+        out.push(HandlerAction::UnblockAll);
+        out.push(HandlerAction::Abort(id, reason));
+    }
+}
+
+impl BarrierHandler for AlignedHandler {
+    fn on_barrier(&mut self, input: u32, b: Barrier, out: &mut Vec<HandlerAction>) {
+        if self.current > b.id || (self.current == b.id && !self.is_pending()) {
+            // Obsolete: ignore, but release the channel it would have held.
+            out.push(HandlerAction::Unblock(input));
+            return;
+        }
+        if b.id > self.current {
+            if self.is_pending() {
+                self.abort(self.current, AbortReason::Subsumed, out);
+            }
+            self.current = b.id;
+            self.reset_alignment();
+            self.pending = Some(b);
+        }
+        let slot = &mut self.aligned[input as usize];
+        if !*slot {
+            *slot = true;
+            self.aligned_count += 1;
+        }
+        if self.aligned_count == 1 {
+            out.push(HandlerAction::AlignmentStart(b.id));
+        }
+        if !self.mutants.has(Mutant::AlignedNoBlock) {
+            out.push(HandlerAction::Block(input));
+        }
+        if self.aligned_count as usize == self.aligned.len() {
+            out.push(HandlerAction::AlignmentEnd(b.id));
+            out.push(HandlerAction::Checkpoint(b));
+            out.push(HandlerAction::UnblockAll);
+            self.reset_alignment();
+            self.last_done = self.current;
+        }
+    }
+
+    fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        if id > self.current || (id == self.current && self.aligned_count > 0) {
+            self.abort(id, AbortReason::CancellationMarker, out);
+        }
+    }
+
+    fn aligning(&self) -> Option<CheckpointId> {
+        (self.is_pending() && self.aligned_count > 0).then_some(self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Table-driven: a sequence of inputs per case, the exact actions out.
+    use super::*;
+    use crate::engine::SimTime;
+    use HandlerAction::*;
+
+    enum In {
+        B(u32, CheckpointId),
+        C(u32, CheckpointId),
+    }
+
+    fn bar(id: CheckpointId) -> Barrier {
+        Barrier {
+            id,
+            timestamp: SimTime(id * 100),
+        }
+    }
+
+    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
+        let mut h = AlignedHandler::new(inputs, Mutants::NONE);
+        steps
+            .iter()
+            .map(|s| {
+                let mut out = Vec::new();
+                match *s {
+                    In::B(c, id) => h.on_barrier(c, bar(id), &mut out),
+                    In::C(c, id) => h.on_cancel(c, id, &mut out),
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table() {
+        use In::*;
+        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
+        let cases: Vec<Case> = vec![
+            (
+                "single input: align and snapshot at once",
+                1,
+                vec![B(0, 1)],
+                vec![vec![
+                    AlignmentStart(1),
+                    Block(0),
+                    AlignmentEnd(1),
+                    Checkpoint(bar(1)),
+                    UnblockAll,
+                ]],
+            ),
+            (
+                "two inputs: block the first, snapshot at the second",
+                2,
+                vec![B(1, 1), B(0, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(1)],
+                    vec![Block(0), AlignmentEnd(1), Checkpoint(bar(1)), UnblockAll],
+                ],
+            ),
+            (
+                "duplicate barrier on one channel does not count twice",
+                2,
+                vec![B(0, 1), B(0, 1), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![Block(0)],
+                    vec![Block(1), AlignmentEnd(1), Checkpoint(bar(1)), UnblockAll],
+                ],
+            ),
+            (
+                "newer barrier subsumes the pending checkpoint",
+                2,
+                vec![B(0, 1), B(1, 2), B(0, 2), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![
+                        UnblockAll,
+                        Abort(1, AbortReason::Subsumed),
+                        AlignmentStart(2),
+                        Block(1),
+                    ],
+                    vec![Block(0), AlignmentEnd(2), Checkpoint(bar(2)), UnblockAll],
+                    vec![Unblock(1)],
+                ],
+            ),
+            (
+                "cancellation marker during alignment aborts and unblocks",
+                3,
+                vec![B(0, 1), C(1, 1), B(2, 1), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![UnblockAll, Abort(1, AbortReason::CancellationMarker)],
+                    vec![Unblock(2)],
+                    vec![Unblock(1)],
+                ],
+            ),
+            (
+                "only the first marker of a checkpoint has an effect",
+                2,
+                vec![C(0, 3), C(1, 3), B(0, 3)],
+                vec![
+                    vec![UnblockAll, Abort(3, AbortReason::CancellationMarker)],
+                    vec![],
+                    vec![Unblock(0)],
+                ],
+            ),
+            (
+                "a completed checkpoint's late barrier is obsolete",
+                1,
+                vec![B(0, 1), B(0, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Block(0),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        UnblockAll,
+                    ],
+                    vec![Unblock(0)],
+                ],
+            ),
+            (
+                "marker for an older checkpoint is ignored",
+                2,
+                vec![B(0, 2), C(1, 1), B(1, 2)],
+                vec![
+                    vec![AlignmentStart(2), Block(0)],
+                    vec![],
+                    vec![Block(1), AlignmentEnd(2), Checkpoint(bar(2)), UnblockAll],
+                ],
+            ),
+        ];
+        for (name, inputs, steps, expected) in cases {
+            assert_eq!(run(inputs, &steps), expected, "case: {name}");
+        }
+    }
+
+    #[test]
+    fn aligning_reports_the_pending_checkpoint() {
+        let mut h = AlignedHandler::new(2, Mutants::NONE);
+        let mut out = Vec::new();
+        assert_eq!(h.aligning(), None);
+        h.on_barrier(0, bar(4), &mut out);
+        assert_eq!(h.aligning(), Some(4));
+        h.on_barrier(1, bar(4), &mut out);
+        assert_eq!(h.aligning(), None);
+    }
+}

@@ -1,0 +1,190 @@
+//! Reports: the summary of a run for people (text) and machines (JSON).
+
+pub mod wallclock;
+
+use crate::check::{CheckResult, Violation};
+use crate::engine::SimDuration;
+use crate::harness::Execution;
+use crate::runtime::coordinator::{CheckpointStats, Outcome as CpOutcome};
+use crate::runtime::{Counters, RunOutcome};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// What `ckptsim run --json` prints (one object).
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub algorithm: String,
+    pub mutants: Vec<String>,
+    pub fingerprint: String,
+    pub outcome: RunOutcome,
+    pub events: u64,
+    pub virtual_time_ns: u64,
+    pub wall_ms: f64,
+    pub events_per_sec: f64,
+    pub checkpoints_completed: u64,
+    pub checkpoints_aborted: u64,
+    pub crashes: u64,
+    pub recoveries: u64,
+    pub records_emitted: u64,
+    pub records_committed: u64,
+    pub records_replayed: u64,
+    pub checkpoint_duration_p50_ns: u64,
+    pub checkpoint_duration_p99_ns: u64,
+    pub checkpoint_size_p50_bytes: u64,
+    pub guarantee: String,
+    pub expected_guarantee: String,
+    pub verdict: &'static str,
+    pub violations: Vec<Violation>,
+    pub checks: Vec<CheckResult>,
+    pub counters: Counters,
+    pub replay: String,
+}
+
+/// The nearest-rank percentile of a sorted slice (0 when empty).
+pub fn percentile(sorted: &[u64], pct: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (pct * sorted.len() as u64).div_ceil(100).max(1);
+    sorted[(rank - 1) as usize]
+}
+
+fn completed(stats: &[CheckpointStats], f: impl Fn(&CheckpointStats) -> u64) -> Vec<u64> {
+    let mut v: Vec<u64> = stats
+        .iter()
+        .filter(|s| s.outcome == CpOutcome::Completed)
+        .map(f)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The one-line command that replays a run.
+pub fn replay_command(path: &str, seed: u64, algorithm: &str, mutants: &[&str]) -> String {
+    let mut s = format!("ckptsim run {path} --seed {seed} --algorithm {algorithm}");
+    for m in mutants {
+        let _ = write!(s, " --mutant {m}");
+    }
+    s
+}
+
+impl Summary {
+    pub fn new(path: &str, seed: u64, algorithm: &str, mutants: &[&str], e: &Execution) -> Summary {
+        let o = &e.output;
+        let wall_ms = e.sim_wall_ns as f64 / 1e6;
+        let durations = completed(&o.checkpoint_stats, |s| s.duration_ns);
+        let sizes = completed(&o.checkpoint_stats, |s| s.state_bytes);
+        Summary {
+            scenario: path.to_string(),
+            seed,
+            algorithm: algorithm.to_string(),
+            mutants: mutants.iter().map(|m| m.to_string()).collect(),
+            fingerprint: o.fingerprint.clone(),
+            outcome: o.outcome.clone(),
+            events: o.events,
+            virtual_time_ns: o.end_time.0,
+            wall_ms,
+            events_per_sec: if e.sim_wall_ns > 0 {
+                o.events as f64 * 1e9 / e.sim_wall_ns as f64
+            } else {
+                0.0
+            },
+            checkpoints_completed: o.counters.checkpoints_completed,
+            checkpoints_aborted: o.counters.checkpoints_aborted,
+            crashes: o.counters.crashes,
+            recoveries: o.counters.recoveries,
+            records_emitted: o.counters.records_emitted,
+            records_committed: o.store.committed().len() as u64,
+            records_replayed: o.counters.records_replayed,
+            checkpoint_duration_p50_ns: percentile(&durations, 50),
+            checkpoint_duration_p99_ns: percentile(&durations, 99),
+            checkpoint_size_p50_bytes: percentile(&sizes, 50),
+            guarantee: e.verdict.guarantee.name().to_string(),
+            expected_guarantee: e.verdict.expected.name().to_string(),
+            verdict: if e.verdict.passed { "pass" } else { "fail" },
+            violations: e.verdict.violations().cloned().collect(),
+            checks: e.verdict.checks.clone(),
+            counters: o.counters.clone(),
+            replay: replay_command(path, seed, algorithm, mutants),
+        }
+    }
+
+    /// The human summary. With `wall = false` the wall-clock lines are left
+    /// out, so the text is a pure function of scenario, seed and algorithm
+    /// (that is what the snapshot tests compare).
+    pub fn to_text(&self, wall: bool) -> String {
+        let mut s = String::new();
+        let w = &mut s;
+        let _ = writeln!(w, "scenario     {}", self.scenario);
+        let _ = writeln!(w, "seed         {}", self.seed);
+        let mut alg = self.algorithm.clone();
+        if !self.mutants.is_empty() {
+            let _ = write!(alg, "  (mutants: {})", self.mutants.join(", "));
+        }
+        let _ = writeln!(w, "algorithm    {alg}");
+        let outcome = match &self.outcome {
+            RunOutcome::Finished => "finished".to_string(),
+            RunOutcome::JobFailed(r) => format!("job failed: {r}"),
+            RunOutcome::EventLimit => "stopped at max_events".to_string(),
+            RunOutcome::TimeLimit => "stopped at max_time".to_string(),
+            RunOutcome::Stalled => "stalled".to_string(),
+        };
+        let _ = writeln!(w, "outcome      {outcome}");
+        let _ = writeln!(w, "events       {}", self.events);
+        let _ = writeln!(w, "virtual time {}", SimDuration(self.virtual_time_ns));
+        if wall {
+            let _ = writeln!(w, "wall time    {:.3} ms", self.wall_ms);
+            let _ = writeln!(w, "speed        {:.0} events/s", self.events_per_sec);
+        }
+        let _ = writeln!(
+            w,
+            "checkpoints  {} completed, {} aborted (duration p50 {}, p99 {}; size p50 {} B)",
+            self.checkpoints_completed,
+            self.checkpoints_aborted,
+            SimDuration(self.checkpoint_duration_p50_ns),
+            SimDuration(self.checkpoint_duration_p99_ns),
+            self.checkpoint_size_p50_bytes
+        );
+        let _ = writeln!(
+            w,
+            "faults       {} crashes, {} recoveries",
+            self.crashes, self.recoveries
+        );
+        let _ = writeln!(
+            w,
+            "records      {} emitted ({} replayed), {} committed",
+            self.records_emitted, self.records_replayed, self.records_committed
+        );
+        let _ = writeln!(w, "checks");
+        for c in &self.checks {
+            let reach = c
+                .reach
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(
+                w,
+                "  {:<20} {}  ({reach})",
+                c.name,
+                if c.passed { "pass" } else { "FAIL" }
+            );
+            for v in &c.violations {
+                let _ = writeln!(w, "    at {}: {}", SimDuration(v.time_ns), v.message);
+            }
+        }
+        let _ = writeln!(
+            w,
+            "guarantee    {} (expected {})",
+            self.guarantee, self.expected_guarantee
+        );
+        let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
+        let _ = writeln!(w, "verdict      {}", self.verdict.to_uppercase());
+        if self.verdict != "pass" {
+            let _ = writeln!(w, "replay       {}", self.replay);
+        }
+        s
+    }
+}

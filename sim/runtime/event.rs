@@ -1,0 +1,95 @@
+//! The simulator's events. Task- and channel-level events are stamped with
+//! the job attempt that scheduled them and dropped if the job restarted since
+//! (the tasks they were for were cancelled).
+
+use crate::model::{ChannelId, CheckpointId, TaskId};
+use crate::protocol::{AbortReason, Barrier};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// A task may take its next step.
+    Wake { task: TaskId },
+    /// The head message on a channel's wire arrives.
+    Deliver { ch: ChannelId },
+    /// A task's flush timer fires: ship partially filled buffers.
+    Flush { task: TaskId },
+    /// The coordinator's periodic trigger.
+    PeriodicTrigger { generation: u32 },
+    /// A trigger RPC reaches a source task.
+    TriggerSource { task: TaskId, barrier: Barrier },
+    /// A task's acknowledgement (with its persisted state) reaches the coordinator.
+    Ack { task: TaskId, id: CheckpointId },
+    /// A task declined a checkpoint.
+    Decline {
+        task: TaskId,
+        id: CheckpointId,
+        reason: AbortReason,
+    },
+    /// A pending checkpoint's timeout.
+    CheckpointTimeout { id: CheckpointId },
+    /// The checkpoint's metadata is written: it is complete.
+    Finalized { id: CheckpointId },
+    /// Checkpoint-complete notification reaches a task.
+    NotifyComplete { task: TaskId, id: CheckpointId },
+    /// Checkpoint-aborted notification (with the latest completed id) reaches a task.
+    NotifyAborted {
+        task: TaskId,
+        id: CheckpointId,
+        latest_completed: CheckpointId,
+    },
+    /// A planned crash.
+    Crash { index: u32 },
+    /// The coordinator notices a failure.
+    FailureDetected { task: TaskId },
+    /// Redeploy all tasks from the latest checkpoint.
+    Restart,
+}
+
+/// Stamp meaning "valid in every attempt" (coordinator-level events).
+pub const ANY_ATTEMPT: u32 = u32::MAX;
+
+pub struct Stamped {
+    pub attempt: u32,
+    pub ev: Ev,
+}
+
+impl Ev {
+    /// A stable tag and two fields for the fingerprint.
+    pub fn encode(&self) -> (u8, u64, u64) {
+        match *self {
+            Ev::Wake { task } => (1, task.into(), 0),
+            Ev::Deliver { ch } => (2, ch.into(), 0),
+            Ev::Flush { task } => (3, task.into(), 0),
+            Ev::PeriodicTrigger { generation } => (4, generation.into(), 0),
+            Ev::TriggerSource { task, barrier } => (5, task.into(), barrier.id),
+            Ev::Ack { task, id } => (6, task.into(), id),
+            Ev::Decline { task, id, .. } => (7, task.into(), id),
+            Ev::CheckpointTimeout { id } => (8, id, 0),
+            Ev::Finalized { id } => (9, id, 0),
+            Ev::NotifyComplete { task, id } => (10, task.into(), id),
+            Ev::NotifyAborted { task, id, .. } => (11, task.into(), id),
+            Ev::Crash { index } => (12, index.into(), 0),
+            Ev::FailureDetected { task } => (13, task.into(), 0),
+            Ev::Restart => (14, 0, 0),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Ev::Wake { .. } => "wake",
+            Ev::Deliver { .. } => "deliver",
+            Ev::Flush { .. } => "flush",
+            Ev::PeriodicTrigger { .. } => "periodic-trigger",
+            Ev::TriggerSource { .. } => "trigger-source",
+            Ev::Ack { .. } => "ack",
+            Ev::Decline { .. } => "decline",
+            Ev::CheckpointTimeout { .. } => "checkpoint-timeout",
+            Ev::Finalized { .. } => "finalized",
+            Ev::NotifyComplete { .. } => "notify-complete",
+            Ev::NotifyAborted { .. } => "notify-aborted",
+            Ev::Crash { .. } => "crash",
+            Ev::FailureDetected { .. } => "failure-detected",
+            Ev::Restart => "restart",
+        }
+    }
+}

@@ -1,0 +1,1182 @@
+//! The event loop and everything it drives.
+
+use super::coordinator::{Completed, Coordinator, Cut, Outcome as CpOutcome, Pending, TaskAck};
+use super::event::{Ev, Stamped, ANY_ATTEMPT};
+use super::net::{Msg, Net};
+use crate::check::Violation;
+use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
+use crate::fault::plan_crashes;
+use crate::model::graph::OutputEdge;
+use crate::model::operator::BuiltinFactory;
+use crate::model::record::subtask_for_key;
+use crate::model::store::ExternalStore;
+use crate::model::{
+    ChannelId, CheckpointId, Context, ExecGraph, JobGraph, Operator, OperatorFactory, Record,
+    SourcePoll, TaskId, Workload,
+};
+use crate::mutant::{Mutant, Mutants};
+use crate::protocol::{handler_for, AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::scenario::{Algorithm, CrashSpec, Partitioning, Scenario, StorageKind};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// How to run a scenario.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub algorithm: Algorithm,
+    pub mutants: Mutants,
+    /// Keep every event (for `--check-determinism` diagnostics and traces).
+    pub record_trace: bool,
+}
+
+/// How the run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "detail")]
+pub enum Outcome {
+    /// Every task finished after a final checkpoint covering all input.
+    Finished,
+    /// The restart strategy gave up.
+    JobFailed(String),
+    /// `max_events` reached.
+    EventLimit,
+    /// `max_time` reached.
+    TimeLimit,
+    /// Nothing left to do but the job did not finish (a deadlock).
+    Stalled,
+}
+
+/// Reachability counters: evidence that the interesting situations happened.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counters {
+    pub checkpoints_triggered: u64,
+    pub checkpoints_completed: u64,
+    pub checkpoints_aborted: u64,
+    pub checkpoints_expired: u64,
+    pub checkpoints_declined: u64,
+    pub triggers_skipped: u64,
+    pub snapshots: u64,
+    pub alignments: u64,
+    pub cancel_markers_sent: u64,
+    pub crashes: u64,
+    pub crashes_ignored: u64,
+    pub crashes_during_alignment: u64,
+    pub crashes_between_snapshot_and_notify: u64,
+    pub failovers: u64,
+    pub recoveries: u64,
+    pub recoveries_from_checkpoint: u64,
+    pub recoveries_from_scratch: u64,
+    pub recovery_commits: u64,
+    pub records_emitted: u64,
+    pub records_replayed: u64,
+    pub records_processed: u64,
+    pub backpressure_stalls: u64,
+    pub notifications_ignored: u64,
+    pub checkpoints_after_last_recovery: u64,
+}
+
+/// One processed event, kept only when `record_trace` is on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceEntry {
+    pub index: u64,
+    pub time_ns: u64,
+    pub event: &'static str,
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Everything a run produced, for the checkers and the report.
+pub struct RunOutput {
+    pub outcome: Outcome,
+    pub events: u64,
+    pub end_time: SimTime,
+    pub fingerprint: String,
+    pub counters: Counters,
+    pub store: ExternalStore,
+    /// Final keyed state per operator (merged over subtasks), for finished runs.
+    pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
+    /// Violations found while running (consistent cut, protocol).
+    pub violations: Vec<Violation>,
+    pub checkpoint_stats: Vec<super::coordinator::CheckpointStats>,
+    pub completed_ids: Vec<CheckpointId>,
+    pub aborted_ids: Vec<CheckpointId>,
+    pub trace: Vec<TraceEntry>,
+    pub crash_plan: Vec<CrashSpec>,
+    pub order_insensitive: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    Dead,
+    Finished,
+    Cancelled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JobStatus {
+    Running,
+    Restarting,
+    Finished,
+    Failed,
+}
+
+struct Task {
+    operator_index: u32,
+    subtask: u32,
+    parallelism: u32,
+    is_source: bool,
+    operator: Box<dyn Operator>,
+    handler: Box<dyn BarrierHandler>,
+    status: Status,
+    blocked: Vec<bool>,
+    eod: Vec<bool>,
+    eod_remaining: u32,
+    input_ended: bool,
+    last_checkpoint: CheckpointId,
+    last_notified: CheckpointId,
+    aborted: BTreeSet<CheckpointId>,
+    rr: Vec<u32>,
+    cost: u64,
+    jitter: u64,
+    /// Time the current alignment's first barrier arrived.
+    alignment_start: Option<(CheckpointId, SimTime)>,
+    last_alignment_ns: u64,
+    /// Checkpoint ids snapshotted (this attempt), for the protocol check.
+    snapshotted: Vec<CheckpointId>,
+}
+
+struct World<'a> {
+    scenario: Arc<Scenario>,
+    exec: ExecGraph,
+    cfg: RunConfig,
+    factory: &'a dyn OperatorFactory,
+    tasks: Vec<Task>,
+    /// Output channels of each task, flattened.
+    task_outputs: Vec<Vec<ChannelId>>,
+    net: Net,
+    sched_rng: SimRng,
+    store: ExternalStore,
+    coord: Coordinator,
+    job: JobStatus,
+    failed_reason: Option<String>,
+    restarts: u32,
+    fp: Fingerprint,
+    trace: Vec<TraceEntry>,
+    counters: Counters,
+    violations: Vec<Violation>,
+    crash_plan: Vec<CrashSpec>,
+    /// Highest offset + 1 ever emitted per global partition.
+    high_water: Vec<u64>,
+    out: Vec<Record>,
+    actions: Vec<HandlerAction>,
+    ready: Vec<u32>,
+}
+
+/// Runs a scenario with the built-in operators (no checks; see
+/// `crate::harness` for a checked run).
+pub fn run(scenario: &Scenario, cfg: &RunConfig) -> RunOutput {
+    let scenario = Arc::new(scenario.clone());
+    let workload = Arc::new(Workload::generate(&scenario, cfg.seed));
+    let factory = BuiltinFactory::new(scenario.clone(), workload.clone());
+    run_with(scenario, workload.partition_count(), &factory, cfg)
+}
+
+/// Runs a scenario whose operators come from `factory` (user-defined operators).
+pub fn run_with(
+    scenario: Arc<Scenario>,
+    partitions: usize,
+    factory: &dyn OperatorFactory,
+    cfg: &RunConfig,
+) -> RunOutput {
+    let mut w = World::new(scenario, partitions, factory, cfg.clone());
+    w.main_loop()
+}
+
+fn storage_delay(s: &Scenario, bytes: usize) -> SimDuration {
+    let c = &s.checkpoint;
+    let transfer =
+        (bytes as u128 * 1_000_000_000u128 / u128::from(c.storage_bytes_per_sec.max(1))) as u64;
+    let write = SimDuration(c.storage_latency.0 + transfer);
+    match c.storage {
+        // With memory storage the state travels inside the ack RPC.
+        StorageKind::Memory => SimDuration(write.0 + c.rpc_latency.0),
+        StorageKind::Filesystem => SimDuration(write.0 + c.rpc_latency.0),
+    }
+}
+
+impl<'a> World<'a> {
+    fn new(
+        scenario: Arc<Scenario>,
+        partitions: usize,
+        factory: &'a dyn OperatorFactory,
+        cfg: RunConfig,
+    ) -> World<'a> {
+        let job = JobGraph::build(&scenario);
+        let exec = ExecGraph::build(&scenario, &job);
+        let n = &scenario.network;
+        let mut net = Net::new(
+            exec.channels
+                .iter()
+                .map(|c| (c.from, c.to, c.input_index))
+                .collect(),
+            exec.tasks.len(),
+            SimRng::new(cfg.seed, Stream::Network),
+            n.buffer_records,
+            n.buffer_credits,
+            n.output_buffers,
+            (n.latency_min, n.latency_max),
+            n.flush_timeout,
+        );
+        net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
+        let task_outputs = exec
+            .tasks
+            .iter()
+            .map(|t| {
+                t.outputs
+                    .iter()
+                    .flat_map(|o| o.channels.iter().copied())
+                    .collect()
+            })
+            .collect();
+        let crash_plan = plan_crashes(&scenario, cfg.seed);
+        let mut w = World {
+            coord: Coordinator::new(scenario.checkpoint.retained),
+            tasks: Vec::new(),
+            task_outputs,
+            net,
+            sched_rng: SimRng::new(cfg.seed, Stream::Scheduling),
+            store: ExternalStore::default(),
+            job: JobStatus::Running,
+            failed_reason: None,
+            restarts: 0,
+            fp: Fingerprint::default(),
+            trace: Vec::new(),
+            counters: Counters::default(),
+            violations: Vec::new(),
+            crash_plan,
+            high_water: vec![0; partitions],
+            out: Vec::with_capacity(64),
+            actions: Vec::with_capacity(8),
+            ready: Vec::with_capacity(16),
+            scenario,
+            exec,
+            cfg,
+            factory,
+        };
+        w.tasks = (0..w.exec.tasks.len() as TaskId)
+            .map(|t| w.fresh_task(t))
+            .collect();
+        w
+    }
+
+    fn fresh_task(&self, t: TaskId) -> Task {
+        let info = &self.exec.tasks[t as usize];
+        let spec = self.scenario.op(info.operator);
+        let inputs = info.inputs.len() as u32;
+        Task {
+            operator_index: info.operator.0,
+            subtask: info.subtask,
+            parallelism: spec.parallelism,
+            is_source: spec.kind.is_source(),
+            operator: self.factory.create(info.operator.0, info.subtask),
+            handler: handler_for(self.cfg.algorithm, inputs, self.cfg.mutants),
+            status: Status::Running,
+            blocked: vec![false; inputs as usize],
+            eod: vec![false; inputs as usize],
+            eod_remaining: inputs,
+            input_ended: false,
+            last_checkpoint: 0,
+            last_notified: 0,
+            aborted: BTreeSet::new(),
+            rr: vec![info.subtask; info.outputs.len()],
+            cost: spec.cost.0,
+            jitter: spec.cost_jitter.0,
+            alignment_start: None,
+            last_alignment_ns: 0,
+            snapshotted: Vec::new(),
+        }
+    }
+
+    fn now(&self) -> SimTime {
+        self.net.now
+    }
+
+    fn schedule_any(&mut self, at: SimTime, ev: Ev) {
+        self.net.queue.push(
+            at,
+            Stamped {
+                attempt: ANY_ATTEMPT,
+                ev,
+            },
+        );
+    }
+
+    fn violation(&mut self, check: &'static str, message: String) {
+        let time_ns = self.now().0;
+        self.violations.push(Violation {
+            check,
+            time_ns,
+            message,
+        });
+    }
+
+    // ------------------------------------------------------------ main loop
+
+    fn main_loop(&mut self) -> RunOutput {
+        let cp = &self.scenario.checkpoint;
+        if let Some(interval) = cp.interval {
+            let _ = interval;
+            let first = SimTime(cp.first_delay.0);
+            self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
+        }
+        for (i, c) in self.crash_plan.clone().iter().enumerate() {
+            self.schedule_any(c.at, Ev::Crash { index: i as u32 });
+        }
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.poke(t);
+        }
+        let limits = self.scenario.limits.clone();
+        let mut events: u64 = 0;
+        let outcome = loop {
+            if self.job == JobStatus::Finished {
+                break Outcome::Finished;
+            }
+            if self.job == JobStatus::Failed {
+                break Outcome::JobFailed(self.failed_reason.clone().unwrap_or_default());
+            }
+            let Some((time, stamped)) = self.net.queue.pop() else {
+                break Outcome::Stalled;
+            };
+            if time > limits.max_time {
+                self.net.now = limits.max_time;
+                break Outcome::TimeLimit;
+            }
+            if events >= limits.max_events {
+                break Outcome::EventLimit;
+            }
+            debug_assert!(time >= self.net.now, "time went backwards");
+            self.net.now = time;
+            if stamped.attempt != ANY_ATTEMPT && stamped.attempt != self.net.attempt {
+                continue;
+            }
+            events += 1;
+            let (tag, a, b) = stamped.ev.encode();
+            self.fp.event(time.0, tag, a, b);
+            if self.cfg.record_trace {
+                self.trace.push(TraceEntry {
+                    index: events - 1,
+                    time_ns: time.0,
+                    event: stamped.ev.name(),
+                    a,
+                    b,
+                });
+            }
+            self.dispatch(stamped.ev);
+        };
+        self.finish(outcome, events)
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Wake { task } => self.wake(task),
+            Ev::Deliver { ch } => self.net.deliver(ch),
+            Ev::Flush { task } => self.flush(task),
+            Ev::PeriodicTrigger { generation } => self.periodic_trigger(generation),
+            Ev::TriggerSource { task, barrier } => self.trigger_source(task, barrier),
+            Ev::Ack { task, id } => self.ack(task, id),
+            Ev::Decline { id, .. } => {
+                if self.coord.pending.contains_key(&id) {
+                    self.counters.checkpoints_declined += 1;
+                    self.abort_pending(id, CpOutcome::Declined);
+                }
+            }
+            Ev::CheckpointTimeout { id } => {
+                if self.coord.pending.contains_key(&id) {
+                    self.counters.checkpoints_expired += 1;
+                    self.abort_pending(id, CpOutcome::Expired);
+                    self.count_failure(id);
+                }
+            }
+            Ev::Finalized { id } => self.finalized(id),
+            Ev::NotifyComplete { task, id } => self.notify_complete(task, id),
+            Ev::NotifyAborted {
+                task,
+                id,
+                latest_completed,
+            } => self.notify_aborted(task, id, latest_completed),
+            Ev::Crash { index } => self.crash(index),
+            Ev::FailureDetected { task } => {
+                let name = self.exec.tasks[task as usize].name.clone();
+                self.failover(format!("task {name} failed"));
+            }
+            Ev::Restart => self.restart(),
+        }
+    }
+
+    // ------------------------------------------------------------ tasks
+
+    fn ctx_parts(&mut self, t: TaskId) -> (&mut Task, Context<'_>) {
+        let task = &mut self.tasks[t as usize];
+        let ctx = Context {
+            subtask: task.subtask,
+            parallelism: task.parallelism,
+            operator: task.operator_index,
+            max_parallelism: self.scenario.max_parallelism,
+            attempt: self.net.attempt,
+            now: self.net.now,
+            store: &mut self.store,
+            out: &mut self.out,
+            mutants: self.cfg.mutants,
+        };
+        (task, ctx)
+    }
+
+    fn wake(&mut self, t: TaskId) {
+        let ti = t as usize;
+        self.net.sched[ti].wake_pending = false;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        if self.net.sched[ti].full_outputs > 0 {
+            self.counters.backpressure_stalls += 1;
+            return;
+        }
+        if self.tasks[ti].is_source {
+            self.source_step(t);
+            return;
+        }
+        loop {
+            let task = &self.tasks[ti];
+            let inputs = &self.exec.tasks[ti].inputs;
+            self.ready.clear();
+            for (i, &ch) in inputs.iter().enumerate() {
+                if !task.blocked[i] && !self.net.channels[ch as usize].in_queue.is_empty() {
+                    self.ready.push(i as u32);
+                }
+            }
+            let pick = match self.ready.len() {
+                0 => return,
+                1 => self.ready[0],
+                n => self.ready[self.sched_rng.below(n as u64) as usize],
+            };
+            let ch = inputs[pick as usize];
+            let msg = self.net.take_input(ch).expect("ready channel has input");
+            match msg {
+                Msg::Data(buf) => {
+                    let n = buf.len() as u64;
+                    for &r in &buf {
+                        self.process_record(t, r);
+                    }
+                    self.net.recycle(buf);
+                    self.counters.records_processed += n;
+                    self.busy(t, n);
+                    return;
+                }
+                Msg::Barrier(b) => {
+                    let mut actions = std::mem::take(&mut self.actions);
+                    self.tasks[ti].handler.on_barrier(pick, b, &mut actions);
+                    self.apply_actions(t, &mut actions);
+                    self.actions = actions;
+                }
+                Msg::Cancel(id) => {
+                    let mut actions = std::mem::take(&mut self.actions);
+                    self.tasks[ti].handler.on_cancel(pick, id, &mut actions);
+                    self.apply_actions(t, &mut actions);
+                    self.actions = actions;
+                }
+                Msg::EndOfData => {
+                    let task = &mut self.tasks[ti];
+                    if !task.eod[pick as usize] {
+                        task.eod[pick as usize] = true;
+                        task.eod_remaining -= 1;
+                        if task.eod_remaining == 0 {
+                            self.end_of_input(t);
+                        }
+                    }
+                }
+            }
+            if self.tasks[ti].status != Status::Running || self.net.sched[ti].full_outputs > 0 {
+                return;
+            }
+        }
+    }
+
+    /// The task is busy processing `n` records from now.
+    fn busy(&mut self, t: TaskId, n: u64) {
+        let task = &self.tasks[t as usize];
+        let mut cost = task.cost.saturating_mul(n);
+        if task.jitter > 0 {
+            cost += self.sched_rng.below(task.jitter + 1);
+        }
+        let s = &mut self.net.sched[t as usize];
+        s.busy_until = self.net.now.plus(SimDuration(cost));
+        self.net.poke(t);
+    }
+
+    fn process_record(&mut self, t: TaskId, r: Record) {
+        let (task, mut ctx) = self.ctx_parts(t);
+        task.operator.process(r, &mut ctx);
+        self.route_out(t);
+    }
+
+    /// Routes everything the operator emitted to the output channels.
+    fn route_out(&mut self, t: TaskId) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let max_p = self.scenario.max_parallelism;
+        let outputs: &[OutputEdge] = &self.exec.tasks[t as usize].outputs;
+        for (e, edge) in outputs.iter().enumerate() {
+            for &r in &out {
+                match edge.partitioning {
+                    Partitioning::Forward => self.net.emit(edge.channels[0], r),
+                    Partitioning::Hash => {
+                        let p = edge.channels.len() as u32;
+                        let s = subtask_for_key(r.key, p, max_p);
+                        self.net.emit(edge.channels[s as usize], r);
+                    }
+                    Partitioning::Rebalance => {
+                        let rr = &mut self.tasks[t as usize].rr[e];
+                        let s = *rr as usize % edge.channels.len();
+                        *rr = rr.wrapping_add(1);
+                        self.net.emit(edge.channels[s], r);
+                    }
+                    Partitioning::Broadcast => {
+                        for &ch in &edge.channels {
+                            self.net.emit(ch, r);
+                        }
+                    }
+                }
+            }
+        }
+        out.clear();
+        self.out = out;
+    }
+
+    fn source_step(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks[ti].input_ended {
+            return;
+        }
+        let batch = self.net.buffer_records;
+        let poll = {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.poll_source(batch, &mut ctx)
+        };
+        match poll {
+            SourcePoll::Emitted(n) => {
+                for r in &self.out {
+                    let hw = &mut self.high_water[r.lineage.partition as usize];
+                    if r.lineage.offset < *hw {
+                        self.counters.records_replayed += 1;
+                    } else {
+                        *hw = r.lineage.offset + 1;
+                    }
+                }
+                self.counters.records_emitted += n as u64;
+                self.route_out(t);
+                self.busy(t, n as u64);
+            }
+            SourcePoll::Exhausted | SourcePoll::NotASource => self.end_of_input(t),
+        }
+    }
+
+    /// All input consumed: flush the operator and tell downstream.
+    fn end_of_input(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks[ti].input_ended {
+            return;
+        }
+        if !self.tasks[ti].is_source {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.end_of_input(&mut ctx);
+            self.route_out(t);
+        }
+        self.tasks[ti].input_ended = true;
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::EndOfData, false);
+        }
+    }
+
+    fn flush(&mut self, t: TaskId) {
+        self.net.sched[t as usize].flush_pending = false;
+        if self.tasks[t as usize].status != Status::Running {
+            return;
+        }
+        for i in 0..self.task_outputs[t as usize].len() {
+            let ch = self.task_outputs[t as usize][i];
+            self.net.ship_partial(ch);
+        }
+    }
+
+    fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
+        let ti = t as usize;
+        for a in actions.drain(..) {
+            match a {
+                HandlerAction::Block(i) => self.tasks[ti].blocked[i as usize] = true,
+                HandlerAction::Unblock(i) => self.tasks[ti].blocked[i as usize] = false,
+                HandlerAction::UnblockAll => {
+                    self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false)
+                }
+                HandlerAction::AlignmentStart(id) => {
+                    self.tasks[ti].alignment_start = Some((id, self.net.now));
+                    if self.tasks[ti].blocked.len() > 1 {
+                        self.counters.alignments += 1;
+                    }
+                }
+                HandlerAction::AlignmentEnd(id) => {
+                    let task = &mut self.tasks[ti];
+                    task.last_alignment_ns = match task.alignment_start {
+                        Some((sid, start)) if sid == id => self.net.now.since(start).0,
+                        _ => 0,
+                    };
+                }
+                HandlerAction::Checkpoint(b) => self.checkpoint(t, b),
+                HandlerAction::Abort(id, reason) => self.decline(t, id, reason),
+            }
+        }
+    }
+
+    /// The task-side checkpoint: snapshot, forward the barrier, acknowledge.
+    /// One indivisible step on the task thread, as in Flink.
+    fn checkpoint(&mut self, t: TaskId, b: Barrier) {
+        let ti = t as usize;
+        if b.id <= self.tasks[ti].last_checkpoint {
+            return; // out of order (aborted previously?)
+        }
+        if self.tasks[ti].aborted.remove(&b.id) {
+            // The coordinator already aborted it: cancel downstream instead.
+            self.broadcast_cancel(t, b.id);
+            return;
+        }
+        self.tasks[ti].last_checkpoint = b.id;
+        if self.tasks[ti].snapshotted.contains(&b.id) {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} snapshotted checkpoint {} twice", b.id),
+            );
+        }
+        self.tasks[ti].snapshotted.push(b.id);
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.ship_partial(ch);
+        }
+        let state = {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.snapshot(b.id, &mut ctx)
+        };
+        self.route_out(t); // snapshot() should emit nothing; route anything it did
+        let info = &self.exec.tasks[ti];
+        let cut = Cut {
+            inputs: info
+                .inputs
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].received))
+                .collect(),
+            outputs: self.task_outputs[ti]
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].sent))
+                .collect(),
+        };
+        let task = &mut self.tasks[ti];
+        let input_ended = task.input_ended;
+        let alignment_ns = match task.alignment_start {
+            Some((id, _)) if id == b.id => task.last_alignment_ns,
+            _ => 0,
+        };
+        let start = task
+            .alignment_start
+            .filter(|(id, _)| *id == b.id)
+            .map(|(_, s)| s)
+            .unwrap_or(self.net.now);
+        let start_delay_ns = start.since(b.timestamp).0;
+        let priority = self.net.priority_barriers;
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::Barrier(b), priority);
+        }
+        self.counters.snapshots += 1;
+        let delay = storage_delay(&self.scenario, state.len());
+        if let Some(p) = self.coord.pending.get_mut(&b.id) {
+            p.acks[ti] = Some(TaskAck {
+                state,
+                cut,
+                input_ended,
+                start_delay_ns,
+                alignment_ns,
+                arrived: false,
+            });
+            let at = self.net.now.plus(delay);
+            self.net.schedule(at, Ev::Ack { task: t, id: b.id });
+        }
+    }
+
+    fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId) {
+        if self.cfg.mutants.has(Mutant::SkipCancelMarker) {
+            return;
+        }
+        let ti = t as usize;
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::Cancel(id), false);
+            self.counters.cancel_markers_sent += 1;
+        }
+    }
+
+    /// The handler aborted a checkpoint: decline it and cancel downstream.
+    fn decline(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        self.net.schedule(
+            at,
+            Ev::Decline {
+                task: t,
+                id,
+                reason,
+            },
+        );
+        self.broadcast_cancel(t, id);
+    }
+
+    fn trigger_source(&mut self, t: TaskId, b: Barrier) {
+        if self.tasks[t as usize].status != Status::Running {
+            return;
+        }
+        self.tasks[t as usize].alignment_start = Some((b.id, self.net.now));
+        self.tasks[t as usize].last_alignment_ns = 0;
+        self.checkpoint(t, b);
+    }
+
+    fn notify_complete(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        if id <= self.tasks[ti].last_notified {
+            self.counters.notifications_ignored += 1;
+            return;
+        }
+        if self.coord.aborted_ids.contains(&id) {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} notified complete for aborted checkpoint {id}"),
+            );
+        }
+        self.tasks[ti].last_notified = id;
+        {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.notify_checkpoint_complete(id, &mut ctx);
+        }
+        self.route_out(t);
+        // The job's final checkpoint covered all input everywhere: finish.
+        let task = &mut self.tasks[ti];
+        if self.coord.final_id.is_some_and(|f| id >= f) {
+            task.status = Status::Finished;
+            self.net.sched[ti].alive = false;
+            if self.tasks.iter().all(|t| t.status == Status::Finished) {
+                self.job = JobStatus::Finished;
+            }
+        }
+    }
+
+    fn notify_aborted(&mut self, t: TaskId, id: CheckpointId, latest_completed: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        // Flink's catch-up: an abort carries the latest completed id.
+        if latest_completed > self.tasks[ti].last_notified {
+            self.notify_complete(t, latest_completed);
+            if self.tasks[ti].status != Status::Running {
+                return;
+            }
+        }
+        {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.notify_checkpoint_aborted(id, &mut ctx);
+        }
+        self.route_out(t);
+        if id > self.tasks[ti].last_checkpoint {
+            self.tasks[ti].aborted.insert(id);
+        }
+    }
+
+    // ------------------------------------------------------------ coordinator
+
+    fn periodic_trigger(&mut self, generation: u32) {
+        if generation != self.coord.periodic_generation {
+            return;
+        }
+        let cp = self.scenario.checkpoint.clone();
+        let Some(interval) = cp.interval else { return };
+        let now = self.net.now;
+        self.schedule_any(now.plus(interval), Ev::PeriodicTrigger { generation });
+        if self.job != JobStatus::Running || self.coord.finishing {
+            self.counters.triggers_skipped += 1;
+            return;
+        }
+        if self.coord.pending.len() >= cp.max_concurrent as usize {
+            self.counters.triggers_skipped += 1;
+            return;
+        }
+        if let Some(last) = self.coord.last_completion {
+            let earliest = last.plus(cp.min_pause);
+            if earliest > now {
+                // Flink reschedules the periodic trigger to the end of the pause.
+                self.counters.triggers_skipped += 1;
+                self.coord.periodic_generation += 1;
+                let g = self.coord.periodic_generation;
+                self.schedule_any(earliest, Ev::PeriodicTrigger { generation: g });
+                return;
+            }
+        }
+        let id = self.coord.next_id;
+        self.coord.next_id += 1;
+        self.counters.checkpoints_triggered += 1;
+        let n = self.tasks.len();
+        self.coord.pending.insert(
+            id,
+            Pending {
+                id,
+                trigger_time: now,
+                acks: (0..n).map(|_| None).collect(),
+                remaining: n as u32,
+                finalizing: false,
+            },
+        );
+        self.schedule_any(now.plus(cp.timeout), Ev::CheckpointTimeout { id });
+        let barrier = Barrier { id, timestamp: now };
+        let at = now.plus(cp.rpc_latency);
+        for t in 0..n as TaskId {
+            if self.tasks[t as usize].is_source {
+                self.net
+                    .schedule(at, Ev::TriggerSource { task: t, barrier });
+            }
+        }
+    }
+
+    fn ack(&mut self, t: TaskId, id: CheckpointId) {
+        let missing_ok = self.cfg.mutants.has(Mutant::CompleteWithMissingAck);
+        let Some(p) = self.coord.pending.get_mut(&id) else {
+            return;
+        };
+        let Some(a) = p.acks[t as usize].as_mut() else {
+            return;
+        };
+        if a.arrived {
+            return;
+        }
+        a.arrived = true;
+        p.remaining -= 1;
+        let done = p.remaining == 0 || (missing_ok && p.remaining == 1 && p.acks.len() > 1);
+        if done && !p.finalizing {
+            p.finalizing = true;
+            let at = self.net.now.plus(self.scenario.checkpoint.storage_latency);
+            self.schedule_any(at, Ev::Finalized { id });
+        }
+    }
+
+    fn finalized(&mut self, id: CheckpointId) {
+        let Some(p) = self.coord.pending.remove(&id) else {
+            return;
+        };
+        let now = self.net.now;
+        self.counters.checkpoints_completed += 1;
+        self.counters.checkpoints_after_last_recovery += 1;
+        let stats = Coordinator::stats_of(&p, now, CpOutcome::Completed);
+        self.coord.stats.push(stats);
+        if let Some(&last) = self.coord.completed_ids.last() {
+            if id <= last {
+                self.violation(
+                    "protocol",
+                    format!("checkpoint {id} completed after checkpoint {last}"),
+                );
+            }
+        }
+        self.check_cut(&p);
+        let all_ended = p
+            .acks
+            .iter()
+            .all(|a| a.as_ref().is_some_and(|a| a.input_ended));
+        let mut state_bytes = 0;
+        let states = p
+            .acks
+            .into_iter()
+            .map(|a| {
+                a.filter(|a| a.arrived).map(|a| {
+                    state_bytes += a.state.len() as u64;
+                    a.state
+                })
+            })
+            .collect();
+        self.coord.add_completed(Completed {
+            id,
+            trigger_time: p.trigger_time,
+            completed_at: now,
+            states,
+            state_bytes,
+        });
+        self.coord.last_completion = Some(now);
+        self.coord.failure_counter = 0;
+        if all_ended {
+            self.coord.finishing = true;
+            self.coord.final_id = Some(id);
+        }
+        // Subsume older pending checkpoints.
+        let older: Vec<CheckpointId> = self.coord.pending.range(..id).map(|(&k, _)| k).collect();
+        for o in older {
+            self.abort_pending(o, CpOutcome::Subsumed);
+        }
+        let at = now.plus(self.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+        }
+    }
+
+    fn abort_pending(&mut self, id: CheckpointId, outcome: CpOutcome) {
+        let Some(p) = self.coord.pending.remove(&id) else {
+            return;
+        };
+        let now = self.net.now;
+        self.counters.checkpoints_aborted += 1;
+        self.coord
+            .stats
+            .push(Coordinator::stats_of(&p, now, outcome));
+        self.coord.aborted_ids.push(id);
+        if outcome == CpOutcome::Failover {
+            return; // the tasks are being cancelled; nobody to notify
+        }
+        let latest = self.coord.last_completed_id;
+        let at = now.plus(self.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.schedule(
+                at,
+                Ev::NotifyAborted {
+                    task: t,
+                    id,
+                    latest_completed: latest,
+                },
+            );
+        }
+    }
+
+    /// Flink's `CheckpointFailureManager`: count a failure once per id, only
+    /// if newer than the last success; past the tolerance, fail the job over.
+    fn count_failure(&mut self, id: CheckpointId) {
+        if id <= self.coord.last_completed_id {
+            return;
+        }
+        self.coord.failure_counter += 1;
+        if self.coord.failure_counter > self.scenario.checkpoint.tolerable_failures {
+            self.coord.failure_counter = 0;
+            self.failover(format!(
+                "more than {} consecutive checkpoint failures",
+                self.scenario.checkpoint.tolerable_failures
+            ));
+        }
+    }
+
+    /// Consistent cut: per channel, what the sender sent before its snapshot
+    /// equals what the receiver read before its snapshot (aligned: no
+    /// in-flight state).
+    fn check_cut(&mut self, p: &Pending) {
+        let nch = self.net.channels.len();
+        let mut sent = vec![None; nch];
+        let mut recv = vec![None; nch];
+        for a in p.acks.iter().flatten().filter(|a| a.arrived) {
+            for &(ch, n) in &a.cut.outputs {
+                sent[ch as usize] = Some(n);
+            }
+            for &(ch, n) in &a.cut.inputs {
+                recv[ch as usize] = Some(n);
+            }
+        }
+        for ch in 0..nch {
+            let c = &self.exec.channels[ch];
+            let name = || {
+                format!(
+                    "{} -> {}",
+                    self.exec.tasks[c.from as usize].name, self.exec.tasks[c.to as usize].name
+                )
+            };
+            match (sent[ch], recv[ch]) {
+                (Some(s), Some(r)) if s == r => {}
+                (Some(s), Some(r)) => {
+                    let msg = format!(
+                        "checkpoint {}: channel {} — sender sent {s} records before its snapshot, receiver read {r} before its snapshot (aligned checkpoints capture no in-flight records)",
+                        p.id,
+                        name()
+                    );
+                    self.violation("consistent-cut", msg);
+                }
+                _ => {
+                    let msg = format!(
+                        "checkpoint {} completed without a snapshot from both ends of channel {}",
+                        p.id,
+                        name()
+                    );
+                    self.violation("consistent-cut", msg);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ faults
+
+    fn crash(&mut self, index: u32) {
+        let c = self.crash_plan[index as usize].clone();
+        let t = self.exec.task_of(c.operator, c.subtask);
+        let ti = t as usize;
+        if self.job != JobStatus::Running || self.tasks[ti].status != Status::Running {
+            self.counters.crashes_ignored += 1;
+            return;
+        }
+        self.counters.crashes += 1;
+        if self
+            .tasks
+            .iter()
+            .any(|t| t.status == Status::Running && t.handler.aligning().is_some())
+        {
+            self.counters.crashes_during_alignment += 1;
+        }
+        let snapshot_unnotified = self.tasks.iter().any(|t| {
+            t.last_checkpoint > t.last_notified && t.last_checkpoint > self.coord.last_completed_id
+        });
+        if snapshot_unnotified {
+            self.counters.crashes_between_snapshot_and_notify += 1;
+        }
+        self.tasks[ti].status = Status::Dead;
+        let outputs = self.task_outputs[ti].clone();
+        self.net.kill_task_outputs(t, &outputs);
+        let at = self.net.now.plus(self.scenario.faults.detection_delay);
+        self.net.schedule(at, Ev::FailureDetected { task: t });
+    }
+
+    /// Global failover: cancel every task, abort pending checkpoints, and
+    /// restart after the restart delay (fixed-delay strategy).
+    fn failover(&mut self, reason: String) {
+        if self.job != JobStatus::Running {
+            return;
+        }
+        self.counters.failovers += 1;
+        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
+        for id in pending {
+            self.abort_pending(id, CpOutcome::Failover);
+        }
+        self.coord.finishing = false;
+        self.coord.final_id = None;
+        for t in &mut self.tasks {
+            if t.status != Status::Dead {
+                t.status = Status::Cancelled;
+            }
+        }
+        for s in &mut self.net.sched {
+            s.alive = false;
+        }
+        // Everything scheduled for the old attempt is now stale.
+        self.net.attempt += 1;
+        self.restarts += 1;
+        if self.restarts > self.scenario.faults.max_restarts {
+            self.job = JobStatus::Failed;
+            self.failed_reason = Some(format!(
+                "restart strategy gave up after {} restarts (last failure: {reason})",
+                self.scenario.faults.max_restarts
+            ));
+            return;
+        }
+        self.job = JobStatus::Restarting;
+        let at = self.net.now.plus(self.scenario.faults.restart_delay);
+        self.net.schedule(at, Ev::Restart);
+    }
+
+    fn restart(&mut self) {
+        if self.job != JobStatus::Restarting {
+            return;
+        }
+        self.net.reset();
+        let latest = self.coord.latest();
+        let before = self.store.stats.transactions_committed;
+        let no_rewind = self.cfg.mutants.has(Mutant::NoSourceRewind);
+        for t in 0..self.tasks.len() as TaskId {
+            let ti = t as usize;
+            // Mutant: a source continues from its pre-failure position.
+            let live_offsets = if no_rewind && self.tasks[ti].is_source {
+                let (task, mut ctx) = self.ctx_parts(t);
+                Some(task.operator.snapshot(0, &mut ctx))
+            } else {
+                None
+            };
+            self.tasks[ti] = self.fresh_task(t);
+            let state = match (&live_offsets, &latest) {
+                (Some(live), _) => Some(live.as_slice()),
+                (None, Some(c)) => c.states[ti].as_deref(),
+                (None, None) => None,
+            };
+            if let Some(bytes) = state {
+                let bytes = bytes.to_vec();
+                let result = {
+                    let (task, mut ctx) = self.ctx_parts(t);
+                    task.operator.restore(&bytes, &mut ctx)
+                };
+                if let Err(e) = result {
+                    let name = self.exec.tasks[ti].name.clone();
+                    self.violation(
+                        "protocol",
+                        format!("task {name} could not restore its state: {e}"),
+                    );
+                }
+                self.out.clear();
+            }
+        }
+        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
+        self.counters.recoveries += 1;
+        self.counters.checkpoints_after_last_recovery = 0;
+        match latest {
+            Some(_) => self.counters.recoveries_from_checkpoint += 1,
+            None => self.counters.recoveries_from_scratch += 1,
+        }
+        self.job = JobStatus::Running;
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.poke(t);
+        }
+    }
+
+    // ------------------------------------------------------------ end
+
+    fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
+        let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
+        let mut order_insensitive = true;
+        for t in &self.tasks {
+            order_insensitive &= t.operator.order_insensitive_output();
+            let s = t.operator.keyed_state();
+            if !s.is_empty()
+                || self.scenario.operators[t.operator_index as usize]
+                    .kind
+                    .is_keyed()
+            {
+                keyed_state.entry(t.operator_index).or_default().extend(s);
+            }
+        }
+        RunOutput {
+            outcome,
+            events,
+            end_time: self.net.now,
+            fingerprint: self.fp.finish(),
+            counters: std::mem::take(&mut self.counters),
+            store: std::mem::take(&mut self.store),
+            keyed_state,
+            violations: std::mem::take(&mut self.violations),
+            checkpoint_stats: std::mem::take(&mut self.coord.stats),
+            completed_ids: std::mem::take(&mut self.coord.completed_ids),
+            aborted_ids: std::mem::take(&mut self.coord.aborted_ids),
+            trace: std::mem::take(&mut self.trace),
+            crash_plan: std::mem::take(&mut self.crash_plan),
+            order_insensitive,
+        }
+    }
+}

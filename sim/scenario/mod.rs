@@ -1,0 +1,320 @@
+//! Scenarios: what to simulate. A TOML file is parsed into raw structs, then
+//! validated into a [`Scenario`] with typed ids (two phases, every problem
+//! reported at once with file, line and column). The rest of the simulator
+//! only ever sees a validated `Scenario`.
+
+mod parse;
+
+pub use parse::{load, parse_str, ScenarioError, ScenarioErrors};
+
+use crate::engine::{SimDuration, SimTime};
+use serde::Serialize;
+
+/// Current version of the scenario format (`version = 1` in the file).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A validated scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// Number of key groups; the upper bound for any keyed operator's parallelism.
+    pub max_parallelism: u32,
+    /// Operators in file order; `OperatorId(i)` indexes this vector.
+    pub operators: Vec<OperatorSpec>,
+    pub edges: Vec<EdgeSpec>,
+    pub network: NetworkSpec,
+    pub checkpoint: CheckpointSpec,
+    pub faults: FaultSpec,
+    pub limits: Limits,
+    pub expect: Expect,
+}
+
+/// Dense index of an operator in [`Scenario::operators`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct OperatorId(pub u32);
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OperatorSpec {
+    /// The operator's uid, as written in the file.
+    pub id: String,
+    pub kind: OperatorKind,
+    pub parallelism: u32,
+    /// Virtual time to process one record.
+    pub cost: SimDuration,
+    /// Extra cost drawn uniformly in `0..=cost_jitter` per step.
+    pub cost_jitter: SimDuration,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum OperatorKind {
+    Source(SourceSpec),
+    /// `value = value * mul + add`.
+    Map {
+        mul: i64,
+        add: i64,
+    },
+    /// Keeps records with `key % modulus < keep_below`.
+    Filter {
+        modulus: u64,
+        keep_below: u64,
+    },
+    /// Emits `copies` records per input, each with the input's lineage.
+    FlatMap {
+        copies: u32,
+    },
+    /// Per-key running count; emits `(key, count)`.
+    KeyedCount,
+    /// Per-key running sum of values; emits `(key, sum)`.
+    KeyedSum,
+    /// Two-phase-commit sink: transactions committed on checkpoint completion.
+    Sink2pc,
+    /// Writes straight to the external store: duplicates on replay.
+    SinkAtLeastOnce,
+}
+
+impl OperatorKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OperatorKind::Source(_) => "source",
+            OperatorKind::Map { .. } => "map",
+            OperatorKind::Filter { .. } => "filter",
+            OperatorKind::FlatMap { .. } => "flat-map",
+            OperatorKind::KeyedCount => "keyed-count",
+            OperatorKind::KeyedSum => "keyed-sum",
+            OperatorKind::Sink2pc => "sink-2pc",
+            OperatorKind::SinkAtLeastOnce => "sink-at-least-once",
+        }
+    }
+    pub fn is_source(&self) -> bool {
+        matches!(self, OperatorKind::Source(_))
+    }
+    pub fn is_sink(&self) -> bool {
+        matches!(self, OperatorKind::Sink2pc | OperatorKind::SinkAtLeastOnce)
+    }
+    pub fn is_keyed(&self) -> bool {
+        matches!(self, OperatorKind::KeyedCount | OperatorKind::KeyedSum)
+    }
+}
+
+/// All operator kind names, for `ckptsim list` and error messages.
+pub const OPERATOR_KINDS: &[(&str, &str)] = &[
+    (
+        "source",
+        "replayable partitioned log generated from the seed; offsets are its state",
+    ),
+    ("map", "value = value * mul + add"),
+    ("filter", "keeps records with key % modulus < keep_below"),
+    ("flat-map", "emits `copies` records per input"),
+    (
+        "keyed-count",
+        "per-key running count in key groups; emits (key, count)",
+    ),
+    (
+        "keyed-sum",
+        "per-key running sum in key groups; emits (key, sum)",
+    ),
+    (
+        "sink-2pc",
+        "two-phase-commit sink: pre-commit at the barrier, commit on notify-complete",
+    ),
+    (
+        "sink-at-least-once",
+        "writes directly to the external store",
+    ),
+];
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SourceSpec {
+    pub partitions: u32,
+    pub records_per_partition: u64,
+    pub keys: u64,
+    pub key_distribution: KeyDistribution,
+    /// Values are drawn uniformly in `1..=value_max`.
+    pub value_max: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyDistribution {
+    /// Each key drawn uniformly from the workload stream.
+    Uniform,
+    /// Keys cycle `0, 1, …, keys-1` over the global record index, so each key
+    /// occurs equally often.
+    Cyclic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Partitioning {
+    Forward,
+    Hash,
+    Rebalance,
+    Broadcast,
+}
+
+impl Partitioning {
+    pub fn name(self) -> &'static str {
+        match self {
+            Partitioning::Forward => "forward",
+            Partitioning::Hash => "hash",
+            Partitioning::Rebalance => "rebalance",
+            Partitioning::Broadcast => "broadcast",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EdgeSpec {
+    pub from: OperatorId,
+    pub to: OperatorId,
+    pub partitioning: Partitioning,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkSpec {
+    /// Records per network buffer (the unit that credits count).
+    pub buffer_records: u32,
+    /// Buffers a receiver grants each input channel.
+    pub buffer_credits: u32,
+    /// Buffers a sender may queue per output channel before the task stops
+    /// taking input (backpressure).
+    pub output_buffers: u32,
+    pub latency_min: SimDuration,
+    pub latency_max: SimDuration,
+    /// A partially filled buffer is shipped at the latest this long after a
+    /// task last shipped its output.
+    pub flush_timeout: SimDuration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    Aligned,
+}
+
+/// Every algorithm: name and one-line description.
+pub const ALGORITHMS: &[(&str, &str)] = &[(
+    "aligned",
+    "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
+)];
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Aligned => "aligned",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        match name {
+            "aligned" => Some(Algorithm::Aligned),
+            _ => None,
+        }
+    }
+    /// Names, comma separated, for error messages.
+    pub fn names() -> String {
+        ALGORITHMS
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageKind {
+    /// The coordinator's heap.
+    Memory,
+    /// A durable file system with write latency and bandwidth.
+    Filesystem,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckpointSpec {
+    pub algorithm: Algorithm,
+    /// `None` disables periodic checkpoints.
+    pub interval: Option<SimDuration>,
+    pub first_delay: SimDuration,
+    pub min_pause: SimDuration,
+    pub timeout: SimDuration,
+    pub max_concurrent: u32,
+    pub tolerable_failures: u32,
+    pub retained: u32,
+    pub storage: StorageKind,
+    /// Latency of one state write (or of the ack RPC with `memory`).
+    pub storage_latency: SimDuration,
+    /// Bytes per virtual second written to checkpoint storage.
+    pub storage_bytes_per_sec: u64,
+    /// One-way latency of coordinator ↔ task RPCs.
+    pub rpc_latency: SimDuration,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FaultSpec {
+    /// Time from a crash until the coordinator notices it (heartbeat timeout).
+    pub detection_delay: SimDuration,
+    /// Fixed-delay restart: time from detection until the job is redeployed.
+    pub restart_delay: SimDuration,
+    /// Give up (the job fails) after this many restarts.
+    pub max_restarts: u32,
+    pub crashes: Vec<CrashSpec>,
+    pub random: Option<RandomCrashes>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CrashSpec {
+    pub at: SimTime,
+    pub operator: OperatorId,
+    pub subtask: u32,
+}
+
+/// Crashes drawn from the seed before the run: the window is cut into 1 ms
+/// slots and each slot crashes a uniformly chosen subtask with probability
+/// `1ms / mean_interval`, up to `max_crashes`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RandomCrashes {
+    pub mean_interval: SimDuration,
+    pub window_start: SimTime,
+    pub window_end: SimTime,
+    pub max_crashes: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Limits {
+    pub max_events: u64,
+    pub max_time: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Guarantee {
+    ExactlyOnce,
+    AtLeastOnce,
+    AtMostOnce,
+    Broken,
+}
+
+impl Guarantee {
+    pub fn name(self) -> &'static str {
+        match self {
+            Guarantee::ExactlyOnce => "exactly-once",
+            Guarantee::AtLeastOnce => "at-least-once",
+            Guarantee::AtMostOnce => "at-most-once",
+            Guarantee::Broken => "broken",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Expect {
+    /// The weakest guarantee the run must keep; anything weaker is a violation.
+    pub guarantee: Guarantee,
+}
+
+impl Scenario {
+    pub fn op(&self, id: OperatorId) -> &OperatorSpec {
+        &self.operators[id.0 as usize]
+    }
+}

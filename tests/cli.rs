@@ -1,0 +1,242 @@
+//! The command line: exit codes 0 (all checks hold), 1 (a check failed, with
+//! the replay line), 2 (bad input), and the `--json` fields.
+
+use std::io::Write;
+use std::process::{Command, Output};
+
+fn ckptsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn temp_scenario(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ckptsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    path
+}
+
+#[test]
+fn run_passes_with_exit_0() {
+    let o = ckptsim(&["run", "scenarios/wordcount.toml", "--seed", "3"]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for needle in [
+        "seed         3",
+        "algorithm    aligned",
+        "events",
+        "virtual time",
+        "wall time",
+        "events/s",
+        "checkpoints",
+        "crashes",
+        "recoveries",
+        "consistent-cut",
+        "guarantee    exactly-once",
+        "fingerprint",
+        "verdict      PASS",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn json_has_the_documented_fields_and_is_deterministic() {
+    let o = ckptsim(&["run", "scenarios/wordcount.toml", "--seed", "5", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in [
+        "seed",
+        "algorithm",
+        "fingerprint",
+        "events",
+        "virtual_time_ns",
+        "wall_ms",
+        "events_per_sec",
+        "checkpoints_completed",
+        "checkpoints_aborted",
+        "crashes",
+        "recoveries",
+        "guarantee",
+        "verdict",
+        "violations",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    let again: serde_json::Value = serde_json::from_slice(
+        &ckptsim(&["run", "scenarios/wordcount.toml", "--seed", "5", "--json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(v["fingerprint"], again["fingerprint"]);
+    assert_eq!(v["events"], again["events"]);
+}
+
+#[test]
+fn check_determinism_passes() {
+    let o = ckptsim(&[
+        "run",
+        "scenarios/alignment-crash.toml",
+        "--seed",
+        "2",
+        "--check-determinism",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("same fingerprint"), "{err}");
+}
+
+#[test]
+fn a_caught_mutant_exits_1_with_a_replay_line_that_replays() {
+    let o = ckptsim(&[
+        "run",
+        "scenarios/alignment-crash.toml",
+        "--seed",
+        "0",
+        "--mutant",
+        "no-source-rewind",
+    ]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let replay = out
+        .lines()
+        .find_map(|l| l.strip_prefix("replay       "))
+        .expect("a replay line");
+    assert_eq!(
+        replay,
+        "ckptsim run scenarios/alignment-crash.toml --seed 0 --algorithm aligned --mutant no-source-rewind"
+    );
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let again = ckptsim(&args);
+    assert_eq!(again.status.code(), Some(1));
+    let fp = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("fingerprint"))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        fp(&out),
+        fp(&text(&again).0),
+        "the replay fails the same way"
+    );
+}
+
+#[test]
+fn list_names_everything() {
+    let o = ckptsim(&["list"]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0));
+    for needle in [
+        "aligned",
+        "keyed-count",
+        "sink-2pc",
+        "hash",
+        "crash",
+        "consistent-cut",
+        "no-source-rewind",
+    ] {
+        assert!(out.contains(needle), "{needle}");
+    }
+}
+
+fn assert_bad_input(args: &[&str], needles: &[&str]) {
+    let o = ckptsim(args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "stdout: {out}\nstderr: {err}");
+    for n in needles {
+        assert!(err.contains(n), "missing {n:?} in stderr:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_file_exits_2() {
+    assert_bad_input(&["run", "scenarios/nope.toml"], &["nope.toml"]);
+}
+
+#[test]
+fn syntax_error_exits_2_with_position() {
+    let p = temp_scenario("syntax.toml", "version = 1\nname = \"x\n");
+    assert_bad_input(&["run", p.to_str().unwrap()], &["syntax.toml:2:"]);
+}
+
+#[test]
+fn unknown_key_exits_2_with_position() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
+    let body = base.replace("[checkpoint]\n", "[checkpoint]\nintervall = \"1s\"\n");
+    let p = temp_scenario("unknown.toml", &body);
+    assert_bad_input(
+        &["run", p.to_str().unwrap()],
+        &["unknown.toml:", "intervall"],
+    );
+}
+
+#[test]
+fn unknown_operator_in_edge_exits_2() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
+    let body = base.replace("to = \"count\"", "to = \"cuont\"");
+    let p = temp_scenario("edge.toml", &body);
+    assert_bad_input(
+        &["run", p.to_str().unwrap()],
+        &["edge.toml:", "cuont", "count"],
+    );
+}
+
+#[test]
+fn parallelism_zero_exits_2() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
+    let body = base.replacen("parallelism = 2", "parallelism = 0", 1);
+    let p = temp_scenario("par.toml", &body);
+    assert_bad_input(&["run", p.to_str().unwrap()], &["par.toml:", "parallelism"]);
+}
+
+#[test]
+fn cycle_exits_2() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
+    let body = format!(
+        "{base}\n[[edges]]\nfrom = \"count\"\nto = \"split\"\npartitioning = \"rebalance\"\n"
+    );
+    let p = temp_scenario("cycle.toml", &body);
+    assert_bad_input(&["run", p.to_str().unwrap()], &["cycle.toml:", "cycle"]);
+}
+
+#[test]
+fn unknown_algorithm_exits_2_listing_the_known_ones() {
+    assert_bad_input(
+        &["run", "scenarios/wordcount.toml", "--algorithm", "alinged"],
+        &["unknown algorithm `alinged`", "aligned"],
+    );
+    let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
+    let body = base.replace("algorithm = \"aligned\"", "algorithm = \"magic\"");
+    let p = temp_scenario("alg.toml", &body);
+    assert_bad_input(
+        &["run", p.to_str().unwrap()],
+        &["alg.toml:", "magic", "aligned"],
+    );
+}
+
+#[test]
+fn unknown_mutant_and_bad_flags_exit_2() {
+    assert_bad_input(
+        &["run", "scenarios/wordcount.toml", "--mutant", "nope"],
+        &["unknown mutant", "no-source-rewind"],
+    );
+    assert_bad_input(
+        &["run", "scenarios/wordcount.toml", "--seed", "x"],
+        &["seed"],
+    );
+    assert_bad_input(&["frobnicate"], &["frobnicate"]);
+}

@@ -1,0 +1,39 @@
+//! Shared helpers: load a shipped scenario, run it checked.
+
+use ckptsim::harness::{execute, Execution};
+use ckptsim::mutant::{Mutant, Mutants};
+use ckptsim::runtime::RunConfig;
+use ckptsim::scenario::{self, Scenario};
+use std::path::PathBuf;
+
+pub fn scenario_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"))
+}
+
+pub fn load(name: &str) -> Scenario {
+    scenario::load(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn config(scenario: &Scenario, seed: u64, mutants: &[Mutant]) -> RunConfig {
+    RunConfig {
+        seed,
+        algorithm: scenario.checkpoint.algorithm,
+        mutants: mutants.iter().fold(Mutants::NONE, |s, m| s.with(*m)),
+        record_trace: false,
+    }
+}
+
+/// Runs a scenario at a seed, with mutants, and checks it.
+pub fn check(scenario: &Scenario, seed: u64, mutants: &[Mutant]) -> Execution {
+    execute(scenario, &config(scenario, seed, mutants))
+}
+
+/// The names of the checks that failed.
+pub fn failed_checks(e: &Execution) -> Vec<&'static str> {
+    e.verdict
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name)
+        .collect()
+}

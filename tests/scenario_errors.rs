@@ -1,0 +1,401 @@
+//! Scenario parsing: positioned, complete error reports, and defaults on a
+//! valid file. Every error case is the valid [`BASE`] scenario with one or a
+//! few edits, so line and column numbers refer to `BASE`'s layout (guarded by
+//! `base_layout_matches_the_line_numbers_used_here`).
+
+use ckptsim::engine::{SimDuration, SimTime};
+use ckptsim::scenario::{
+    parse_str, Algorithm, CrashSpec, Guarantee, KeyDistribution, OperatorId, OperatorKind,
+    Partitioning, RandomCrashes, ScenarioError, SourceSpec, StorageKind,
+};
+
+/// A valid scenario touching every section. Line numbers in the tests below
+/// refer to this text (line 1 is `version = 1`).
+const BASE: &str = r#"version = 1
+name = "wordcount"
+description = "count words, crash once"
+max_parallelism = 64
+
+[network]
+buffer_records = 8
+latency_min = "20us"
+latency_max = "100us"
+
+[[operators]]
+id = "source"
+kind = "source"
+parallelism = 2
+records_per_partition = 500
+keys = 10
+key_distribution = "cyclic"
+
+[[operators]]
+id = "double"
+kind = "map"
+parallelism = 2
+mul = 2
+
+[[operators]]
+id = "count"
+kind = "keyed-count"
+parallelism = 3
+cost = "5us"
+
+[[operators]]
+id = "sink"
+kind = "sink-2pc"
+parallelism = 3
+
+[[edges]]
+from = "source"
+to = "double"
+partitioning = "forward"
+
+[[edges]]
+from = "double"
+to = "count"
+partitioning = "hash"
+
+[[edges]]
+from = "count"
+to = "sink"
+partitioning = "forward"
+
+[checkpoint]
+algorithm = "aligned"
+interval = "500ms"
+storage = "filesystem"
+
+[faults]
+restart_delay = "50ms"
+
+[[faults.crashes]]
+at = "1.2s"
+task = "count[1]"
+
+[faults.random]
+mean_interval = "2s"
+window_end = "4s"
+
+[limits]
+max_time = "1m"
+
+[expect]
+guarantee = "exactly-once"
+"#;
+
+/// `BASE` with the one occurrence of `from` replaced by `to`.
+fn edit(from: &str, to: &str) -> String {
+    assert_eq!(
+        BASE.matches(from).count(),
+        1,
+        "`{from}` must occur once in BASE"
+    );
+    BASE.replacen(from, to, 1)
+}
+
+/// The errors for `text`, which must not parse.
+fn errors(text: &str) -> Vec<ScenarioError> {
+    match parse_str(text, "base.toml") {
+        Ok(_) => panic!("expected errors, but the scenario parsed:\n{text}"),
+        Err(errors) => errors.0,
+    }
+}
+
+/// The single error for `text`.
+fn only_error(text: &str) -> ScenarioError {
+    let mut errors = errors(text);
+    assert_eq!(errors.len(), 1, "expected exactly one error: {errors:#?}");
+    errors.remove(0)
+}
+
+/// (line, column) of an error.
+fn at(error: &ScenarioError) -> (usize, usize) {
+    (
+        error.line.expect("error has a line"),
+        error.column.expect("error has a column"),
+    )
+}
+
+fn help(error: &ScenarioError) -> &str {
+    error.help.as_deref().unwrap_or("")
+}
+
+#[test]
+fn base_layout_matches_the_line_numbers_used_here() {
+    let line = |n: usize| BASE.lines().nth(n - 1).unwrap_or_default();
+    assert_eq!(line(14), "parallelism = 2");
+    assert_eq!(line(16), "keys = 10");
+    assert_eq!(line(22), "parallelism = 2");
+    assert_eq!(line(23), "mul = 2");
+    assert_eq!(line(29), "cost = \"5us\"");
+    assert_eq!(line(48), "to = \"sink\"");
+    assert_eq!(line(49), "partitioning = \"forward\"");
+    assert_eq!(line(52), "algorithm = \"aligned\"");
+    assert_eq!(line(53), "interval = \"500ms\"");
+    assert_eq!(line(60), "at = \"1.2s\"");
+    assert_eq!(line(61), "task = \"count[1]\"");
+    assert_eq!(line(71), "guarantee = \"exactly-once\"");
+    assert_eq!(BASE.lines().count(), 71);
+}
+
+#[test]
+fn toml_syntax_error_has_its_position() {
+    let error = only_error(&edit("mul = 2", "mul 2"));
+    assert_eq!(at(&error), (23, 5));
+    assert!(error.message.contains('='), "{}", error.message);
+    assert!(error
+        .to_string()
+        .starts_with("base.toml:23:5: error: expected"));
+}
+
+#[test]
+fn unknown_key_is_named_with_the_expected_keys() {
+    let error = only_error(&edit("cost = \"5us\"", "cots = \"5us\""));
+    assert_eq!(at(&error), (29, 1));
+    assert!(
+        error.message.contains("unknown field `cots`"),
+        "{}",
+        error.message
+    );
+    // toml's message lists what is accepted.
+    assert!(error.message.contains("`parallelism`"), "{}", error.message);
+    assert_eq!(help(&error), "did you mean `cost`?");
+}
+
+#[test]
+fn edge_to_unknown_operator_points_at_the_value_and_lists_ids() {
+    let error = only_error(&edit("to = \"sink\"", "to = \"snik\""));
+    assert_eq!(at(&error), (48, 6));
+    assert_eq!(error.message, "unknown operator `snik`");
+    assert!(
+        help(&error).contains("did you mean `sink`?"),
+        "{}",
+        help(&error)
+    );
+    assert!(
+        help(&error).contains("known operators: source, double, count, sink"),
+        "{}",
+        help(&error)
+    );
+}
+
+#[test]
+fn parallelism_zero_is_rejected() {
+    let error = only_error(&edit(
+        "kind = \"map\"\nparallelism = 2",
+        "kind = \"map\"\nparallelism = 0",
+    ));
+    assert_eq!(at(&error), (22, 15));
+    assert_eq!(error.message, "parallelism must be at least 1");
+}
+
+#[test]
+fn cycle_is_reported_at_the_edge_that_closes_it() {
+    let text =
+        format!("{BASE}\n[[edges]]\nfrom = \"count\"\nto = \"double\"\npartitioning = \"hash\"\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(
+        error.message,
+        "the job graph has a cycle: double -> count -> double"
+    );
+    assert_eq!(help(&error), "cyclic dataflows are not supported yet");
+}
+
+#[test]
+fn self_loop_is_a_cycle() {
+    let text = format!(
+        "{BASE}\n[[edges]]\nfrom = \"double\"\nto = \"double\"\npartitioning = \"forward\"\n"
+    );
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(error.message, "the job graph has a cycle: double -> double");
+}
+
+#[test]
+fn unknown_algorithm_lists_the_known_ones() {
+    let error = only_error(&edit(
+        "algorithm = \"aligned\"",
+        "algorithm = \"chandy-lamport\"",
+    ));
+    assert_eq!(at(&error), (52, 13));
+    assert_eq!(error.message, "unknown algorithm `chandy-lamport`");
+    let known = format!("known algorithms: {}", Algorithm::names());
+    assert!(help(&error).contains(&known), "{}", help(&error));
+}
+
+#[test]
+fn forward_edge_needs_equal_parallelism() {
+    let error = only_error(&edit(
+        "kind = \"sink-2pc\"\nparallelism = 3",
+        "kind = \"sink-2pc\"\nparallelism = 2",
+    ));
+    assert_eq!(at(&error), (49, 16));
+    assert_eq!(
+        error.message,
+        "forward edge count -> sink connects parallelism 3 to parallelism 2"
+    );
+    assert_eq!(
+        help(&error),
+        "use `rebalance` or `hash`, or make the parallelisms equal"
+    );
+}
+
+#[test]
+fn bad_duration_reports_parse_duration_message() {
+    let error = only_error(&edit("interval = \"500ms\"", "interval = \"500msec\""));
+    assert_eq!(at(&error), (53, 12));
+    assert!(
+        error
+            .message
+            .contains("duration `500msec` has unknown unit `msec`"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn several_errors_are_all_reported_in_file_order() {
+    let text = BASE
+        .replacen("parallelism = 2", "parallelism = 0", 1) // line 14, the source
+        .replacen("algorithm = \"aligned\"", "algorithm = \"nope\"", 1) // line 52
+        .replacen("at = \"1.2s\"", "at = \"soon\"", 1) // line 60
+        .replacen("task = \"count[1]\"", "task = \"count[7]\"", 1) // line 61
+        .replacen("guarantee = \"exactly-once\"", "guarantee = \"maybe\"", 1); // line 71
+    let errors = errors(&text);
+    let found: Vec<((usize, usize), &str)> =
+        errors.iter().map(|e| (at(e), e.message.as_str())).collect();
+    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert_eq!(found[0], ((14, 15), "parallelism must be at least 1"));
+    assert_eq!(found[1], ((52, 13), "unknown algorithm `nope`"));
+    assert_eq!(found[2].0, (60, 6));
+    assert!(found[2].1.contains("`soon`"), "{}", found[2].1);
+    assert_eq!(
+        found[3],
+        (
+            (61, 8),
+            "task `count[7]` does not exist: operator `count` has parallelism 3"
+        )
+    );
+    assert_eq!(found[4], ((71, 13), "unknown guarantee `maybe`"));
+}
+
+#[test]
+fn key_for_another_kind_is_rejected() {
+    let error = only_error(&edit("keys = 10", "copies = 10"));
+    assert_eq!(at(&error), (16, 10));
+    assert_eq!(
+        error.message,
+        "key `copies` does not apply to an operator of kind `source`"
+    );
+    assert!(help(&error).contains("`flat-map`"), "{}", help(&error));
+}
+
+#[test]
+fn valid_scenario_parses_with_defaults_applied() {
+    let s = parse_str(BASE, "base.toml").expect("BASE is valid");
+    assert_eq!(s.name, "wordcount");
+    assert_eq!(s.description, "count words, crash once");
+    assert_eq!(s.max_parallelism, 64);
+
+    // Network: set keys, and defaults for the rest.
+    assert_eq!(s.network.buffer_records, 8);
+    assert_eq!(s.network.buffer_credits, 2);
+    assert_eq!(s.network.output_buffers, 1);
+    assert_eq!(s.network.latency_min, SimDuration::from_micros(20));
+    assert_eq!(s.network.latency_max, SimDuration::from_micros(100));
+    assert_eq!(s.network.flush_timeout, SimDuration::from_millis(1));
+
+    // Operators in file order, OperatorId = index.
+    let ids: Vec<&str> = s.operators.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(ids, ["source", "double", "count", "sink"]);
+    let source = s.op(OperatorId(0));
+    assert_eq!(
+        source.kind,
+        OperatorKind::Source(SourceSpec {
+            partitions: 2, // defaults to the parallelism
+            records_per_partition: 500,
+            keys: 10,
+            key_distribution: KeyDistribution::Cyclic,
+            value_max: 1,
+        })
+    );
+    assert_eq!(source.parallelism, 2);
+    assert_eq!(source.cost, SimDuration::from_micros(10));
+    assert_eq!(source.cost_jitter, SimDuration::ZERO);
+    let double = s.op(OperatorId(1));
+    assert_eq!(double.kind, OperatorKind::Map { mul: 2, add: 0 });
+    assert_eq!(double.cost, SimDuration::from_micros(1));
+    let count = s.op(OperatorId(2));
+    assert_eq!(count.kind, OperatorKind::KeyedCount);
+    assert_eq!(count.parallelism, 3);
+    assert_eq!(count.cost, SimDuration::from_micros(5));
+    assert_eq!(s.op(OperatorId(3)).kind, OperatorKind::Sink2pc);
+
+    let edges: Vec<(u32, u32, Partitioning)> = s
+        .edges
+        .iter()
+        .map(|e| (e.from.0, e.to.0, e.partitioning))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            (0, 1, Partitioning::Forward),
+            (1, 2, Partitioning::Hash),
+            (2, 3, Partitioning::Forward),
+        ]
+    );
+
+    // Checkpointing: filesystem storage brings its own defaults.
+    let c = &s.checkpoint;
+    assert_eq!(c.algorithm, Algorithm::Aligned);
+    assert_eq!(c.interval, Some(SimDuration::from_millis(500)));
+    assert_eq!(c.first_delay, SimDuration::from_millis(500));
+    assert_eq!(c.min_pause, SimDuration::ZERO);
+    assert_eq!(c.timeout, SimDuration::from_secs(600));
+    assert_eq!(c.max_concurrent, 1);
+    assert_eq!(c.tolerable_failures, 0);
+    assert_eq!(c.retained, 1);
+    assert_eq!(c.storage, StorageKind::Filesystem);
+    assert_eq!(c.storage_latency, SimDuration::from_millis(5));
+    assert_eq!(c.storage_bytes_per_sec, 200_000_000);
+    assert_eq!(c.rpc_latency, SimDuration::from_micros(200));
+
+    let f = &s.faults;
+    assert_eq!(f.detection_delay, SimDuration::from_millis(100));
+    assert_eq!(f.restart_delay, SimDuration::from_millis(50));
+    assert_eq!(f.max_restarts, 1000);
+    assert_eq!(
+        f.crashes,
+        [CrashSpec {
+            at: SimTime(1_200_000_000),
+            operator: OperatorId(2),
+            subtask: 1,
+        }]
+    );
+    assert_eq!(
+        f.random,
+        Some(RandomCrashes {
+            mean_interval: SimDuration::from_secs(2),
+            window_start: SimTime::ZERO,
+            window_end: SimTime(4_000_000_000),
+            max_crashes: 3,
+        })
+    );
+
+    assert_eq!(s.limits.max_events, 50_000_000);
+    assert_eq!(s.limits.max_time, SimTime(60_000_000_000));
+    assert_eq!(s.expect.guarantee, Guarantee::ExactlyOnce);
+}
+
+#[test]
+fn interval_none_disables_periodic_checkpoints() {
+    let s = parse_str(
+        &edit("interval = \"500ms\"", "interval = \"none\""),
+        "base.toml",
+    )
+    .expect("valid");
+    assert_eq!(s.checkpoint.interval, None);
+    assert_eq!(s.checkpoint.first_delay, SimDuration::ZERO);
+}

@@ -1,0 +1,71 @@
+//! Exactly-once over many seeds, with evidence that the interesting
+//! situations were reached (crashes during alignment, between a snapshot and
+//! its notification, recoveries that replayed records).
+
+use crate::common::{check, failed_checks, load};
+
+/// Runs `seeds` and returns summed counters; panics with the replay line of
+/// the first failing seed.
+fn sweep(name: &str, seeds: std::ops::Range<u64>) -> ckptsim::runtime::Counters {
+    let sc = load(name);
+    let mut total = ckptsim::runtime::Counters::default();
+    for seed in seeds {
+        let e = check(&sc, seed, &[]);
+        assert!(
+            e.verdict.passed,
+            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run scenarios/{name}.toml --seed {seed}",
+            failed_checks(&e),
+            e.verdict.violations().next()
+        );
+        let c = &e.output.counters;
+        total.crashes += c.crashes;
+        total.crashes_during_alignment += c.crashes_during_alignment;
+        total.crashes_between_snapshot_and_notify += c.crashes_between_snapshot_and_notify;
+        total.recoveries += c.recoveries;
+        total.recoveries_from_checkpoint += c.recoveries_from_checkpoint;
+        total.recoveries_from_scratch += c.recoveries_from_scratch;
+        total.records_replayed += c.records_replayed;
+        total.recovery_commits += c.recovery_commits;
+        total.checkpoints_completed += c.checkpoints_completed;
+        total.checkpoints_aborted += c.checkpoints_aborted;
+    }
+    total
+}
+
+#[test]
+fn wordcount_aligned_is_exactly_once_over_500_seeds() {
+    let c = sweep("wordcount", 0..500);
+    assert!(c.crashes >= 300, "random crashes happen: {}", c.crashes);
+    assert!(
+        c.crashes_during_alignment > 0,
+        "a crash landed during alignment"
+    );
+    assert!(
+        c.crashes_between_snapshot_and_notify > 0,
+        "a crash landed between snapshot and notify"
+    );
+    assert!(c.recoveries_from_checkpoint > 0 && c.recoveries_from_scratch > 0);
+    assert!(c.records_replayed > 0);
+    assert!(
+        c.recovery_commits > 0,
+        "a restore re-committed a pending transaction"
+    );
+    assert!(c.checkpoints_completed > 1000);
+}
+
+#[test]
+fn backpressure_aligned_is_exactly_once_over_100_seeds() {
+    let c = sweep("backpressure", 0..100);
+    assert!(c.crashes > 0 && c.crashes_during_alignment > 0);
+}
+
+#[test]
+fn alignment_crash_is_exactly_once_and_reaches_alignment() {
+    let c = sweep("alignment-crash", 0..50);
+    assert_eq!(c.crashes, 50, "the explicit crash happens on every seed");
+    assert!(
+        c.crashes_during_alignment >= 40,
+        "{}",
+        c.crashes_during_alignment
+    );
+}

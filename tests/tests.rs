@@ -1,0 +1,21 @@
+//! The one integration-test binary. Each module is a chapter:
+//!
+//! - `scenario_errors`: malformed scenarios give clear, positioned errors.
+//! - `cli`: the command line's output and exit codes.
+//! - `determinism`: same seed, same fingerprint; different seeds differ.
+//! - `seeds`: exactly-once over many seeds, with reachability evidence.
+//! - `mutants`: deliberate bugs are caught by the checkers.
+//! - `snapshots`: insta snapshots of each shipped scenario's summary.
+//! - `user_operator`: a user-defined operator under the simulator.
+//! - `golden`: the random streams' values are pinned.
+
+mod common;
+
+mod cli;
+mod determinism;
+mod golden;
+mod mutants;
+mod scenario_errors;
+mod seeds;
+mod snapshots;
+mod user_operator;
