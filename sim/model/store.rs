@@ -72,7 +72,12 @@ pub struct StoreStats {
 
 #[derive(Default)]
 pub struct ExternalStore {
-    txns: BTreeMap<TxnId, Txn>,
+    /// Transaction index by id; the transactions themselves live in `slots`.
+    txns: BTreeMap<TxnId, usize>,
+    slots: Vec<Txn>,
+    /// The last transaction written to: consecutive writes almost always go
+    /// to the same one, so this skips the map lookup on the hot path.
+    last_write: Option<(TxnId, usize)>,
     committed: Vec<CommittedRecord>,
     pub stats: StoreStats,
     /// Transactions whose commit was refused, for the checker.
@@ -81,19 +86,36 @@ pub struct ExternalStore {
 
 impl ExternalStore {
     pub fn begin(&mut self, id: TxnId) {
-        self.txns.entry(id).or_insert(Txn {
-            state: TxnState::Open,
-            records: Vec::new(),
-        });
+        if !self.txns.contains_key(&id) {
+            self.txns.insert(id, self.slots.len());
+            self.slots.push(Txn {
+                state: TxnState::Open,
+                records: Vec::new(),
+            });
+        }
+    }
+
+    fn get_mut(&mut self, id: &TxnId) -> Option<&mut Txn> {
+        let slot = *self.txns.get(id)?;
+        Some(&mut self.slots[slot])
     }
 
     /// Writes into an open transaction. Writing to a transaction that is not
     /// open is a bug in the sink, so it is refused loudly.
+    #[inline]
     pub fn write(&mut self, id: TxnId, record: Record) {
-        let txn = self
-            .txns
-            .get_mut(&id)
-            .unwrap_or_else(|| panic!("write to unknown {id}"));
+        let slot = match self.last_write {
+            Some((last, slot)) if last == id => slot,
+            _ => {
+                let slot = *self
+                    .txns
+                    .get(&id)
+                    .unwrap_or_else(|| panic!("write to unknown {id}"));
+                self.last_write = Some((id, slot));
+                slot
+            }
+        };
+        let txn = &mut self.slots[slot];
         assert_eq!(
             txn.state,
             TxnState::Open,
@@ -104,7 +126,7 @@ impl ExternalStore {
     }
 
     pub fn pre_commit(&mut self, id: TxnId) {
-        if let Some(txn) = self.txns.get_mut(&id) {
+        if let Some(txn) = self.get_mut(&id) {
             if txn.state == TxnState::Open {
                 txn.state = TxnState::PreCommitted;
             }
@@ -112,11 +134,12 @@ impl ExternalStore {
     }
 
     pub fn commit(&mut self, id: TxnId, now: SimTime) -> CommitOutcome {
-        let Some(txn) = self.txns.get_mut(&id) else {
+        let Some(slot) = self.txns.get(&id).copied() else {
             self.stats.commits_refused += 1;
             self.refused.push(id);
             return CommitOutcome::NotCommittable;
         };
+        let txn = &mut self.slots[slot];
         match txn.state {
             TxnState::Committed => {
                 self.stats.commits_repeated += 1;
@@ -140,7 +163,7 @@ impl ExternalStore {
 
     /// Aborts a transaction that is not committed; a no-op otherwise.
     pub fn abort(&mut self, id: TxnId) {
-        if let Some(txn) = self.txns.get_mut(&id) {
+        if let Some(txn) = self.get_mut(&id) {
             if matches!(txn.state, TxnState::Open | TxnState::PreCommitted) {
                 txn.state = TxnState::Aborted;
                 txn.records = Vec::new();
@@ -155,7 +178,7 @@ impl ExternalStore {
     }
 
     pub fn state(&self, id: TxnId) -> Option<TxnState> {
-        self.txns.get(&id).map(|t| t.state)
+        self.txns.get(&id).map(|&slot| self.slots[slot].state)
     }
 
     /// Everything visible to a reader, in commit order.
@@ -165,8 +188,8 @@ impl ExternalStore {
 
     /// Transactions still open or pre-committed (never resolved).
     pub fn unresolved(&self) -> usize {
-        self.txns
-            .values()
+        self.slots
+            .iter()
             .filter(|t| matches!(t.state, TxnState::Open | TxnState::PreCommitted))
             .count()
     }

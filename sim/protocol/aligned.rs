@@ -74,9 +74,9 @@ impl BarrierHandler for AlignedHandler {
         if !*slot {
             *slot = true;
             self.aligned_count += 1;
-        }
-        if self.aligned_count == 1 {
-            out.push(HandlerAction::AlignmentStart(b.id));
+            if self.aligned_count == 1 {
+                out.push(HandlerAction::AlignmentStart(b.id));
+            }
         }
         if !self.mutants.has(Mutant::AlignedNoBlock) {
             out.push(HandlerAction::Block(input));

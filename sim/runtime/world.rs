@@ -1044,8 +1044,11 @@ impl<'a> World<'a> {
         {
             self.counters.crashes_during_alignment += 1;
         }
+        // Some task snapshotted a checkpoint that is not aborted and that it
+        // has not been told is complete (pending, or complete but unnotified).
         let snapshot_unnotified = self.tasks.iter().any(|t| {
-            t.last_checkpoint > t.last_notified && t.last_checkpoint > self.coord.last_completed_id
+            t.last_checkpoint > t.last_notified
+                && !self.coord.aborted_ids.contains(&t.last_checkpoint)
         });
         if snapshot_unnotified {
             self.counters.crashes_between_snapshot_and_notify += 1;
