@@ -240,3 +240,20 @@ fn unknown_mutant_and_bad_flags_exit_2() {
     );
     assert_bad_input(&["frobnicate"], &["frobnicate"]);
 }
+
+#[test]
+fn oversized_jobs_are_refused_not_crashed() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
+    let body = base
+        .replace("parallelism = 2", "parallelism = 30000")
+        .replace("max_parallelism", "max_parallelism")
+        .replace(
+            "records_per_partition = 50000",
+            "records_per_partition = 5000000000",
+        );
+    let p = temp_scenario("huge.toml", &body);
+    assert_bad_input(
+        &["run", p.to_str().unwrap()],
+        &["channels; at most 1000000", "records in all"],
+    );
+}

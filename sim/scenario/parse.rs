@@ -91,6 +91,11 @@ impl std::error::Error for ScenarioErrors {}
 
 /// Reads and parses the scenario file at `path`. A file that cannot be read
 /// gives one error without a position.
+/// Upper bound on the channels of one job (each costs memory up front).
+const MAX_CHANNELS: u64 = 1_000_000;
+/// Upper bound on the records of all sources (generated in memory up front).
+const MAX_RECORDS: u64 = 200_000_000;
+
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
@@ -1253,6 +1258,42 @@ impl<'a> Validator<'a> {
                 root(),
                 "the job has no source operator".to_string(),
                 Some("add an [[operators]] table with kind = \"source\"".to_string()),
+            );
+        }
+        // Every channel is allocated up front: bound them so that a typo in a
+        // parallelism is an error, not an out-of-memory crash.
+        let channels: u64 = edges
+            .iter()
+            .map(|e| {
+                let up = u64::from(parallelism(e.from).unwrap_or(1));
+                let down = u64::from(parallelism(e.to).unwrap_or(1));
+                match e.partitioning {
+                    Some(Partitioning::Forward) => up,
+                    _ => up * down,
+                }
+            })
+            .sum();
+        if channels > MAX_CHANNELS {
+            self.report(
+                root(),
+                format!("the job has {channels} channels; at most {MAX_CHANNELS} are supported"),
+                Some("lower the parallelism of operators joined by hash, rebalance or broadcast edges".to_string()),
+            );
+        }
+        // The input is generated in memory before the run.
+        let records: u64 = (0..ops.len())
+            .filter_map(|i| match kind(i) {
+                Some(OperatorKind::Source(src)) => {
+                    Some(u64::from(src.partitions).saturating_mul(src.records_per_partition))
+                }
+                _ => None,
+            })
+            .fold(0u64, u64::saturating_add);
+        if records > MAX_RECORDS {
+            self.report(
+                root(),
+                format!("the sources hold {records} records in all; at most {MAX_RECORDS} are supported"),
+                Some("lower records_per_partition or partitions".to_string()),
             );
         }
     }
