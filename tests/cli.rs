@@ -246,7 +246,6 @@ fn oversized_jobs_are_refused_not_crashed() {
     let base = std::fs::read_to_string(crate::common::scenario_path("bench")).unwrap();
     let body = base
         .replace("parallelism = 2", "parallelism = 30000")
-        .replace("max_parallelism", "max_parallelism")
         .replace(
             "records_per_partition = 50000",
             "records_per_partition = 5000000000",
