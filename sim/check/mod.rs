@@ -76,7 +76,7 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
         (true, true) => Guarantee::Broken,
     };
     let expected = scenario.expect.guarantee;
-    let output_ok = guarantee == Guarantee::ExactlyOnce || guarantee == expected;
+    let output_ok = guarantee.satisfies(expected);
     if output_ok {
         output_violations.clear();
     }
@@ -90,7 +90,7 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
             v.time_ns = end;
         }
     }
-    if expected != Guarantee::ExactlyOnce && guarantee == expected {
+    if expected != Guarantee::ExactlyOnce && guarantee.satisfies(expected) {
         // Duplicated state effects are what a weaker declared guarantee allows.
         state_violations.clear();
     }

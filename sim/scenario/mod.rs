@@ -297,6 +297,13 @@ pub enum Guarantee {
 }
 
 impl Guarantee {
+    /// Whether an observed guarantee keeps a declared one: exactly-once keeps
+    /// every promise, at-least-once and at-most-once keep their own, and
+    /// `broken` (declared) accepts anything.
+    pub fn satisfies(self, declared: Guarantee) -> bool {
+        self == declared || self == Guarantee::ExactlyOnce || declared == Guarantee::Broken
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Guarantee::ExactlyOnce => "exactly-once",
