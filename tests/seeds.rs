@@ -69,3 +69,39 @@ fn alignment_crash_is_exactly_once_and_reaches_alignment() {
         c.crashes_during_alignment
     );
 }
+
+/// A plain at-least-once sink duplicates output after a crash. Declared
+/// `at-least-once`, that is a pass (classified at-least-once, never passed
+/// off as exactly-once); with the default exactly-once expectation it fails.
+#[test]
+fn at_least_once_sink_is_classified_at_least_once() {
+    use ckptsim::scenario::{parse_str, Guarantee};
+    let text = std::fs::read_to_string(crate::common::scenario_path("wordcount"))
+        .unwrap()
+        .replace("kind = \"sink-2pc\"", "kind = \"sink-at-least-once\"");
+    let strict = parse_str(&text, "wordcount-alo.toml").unwrap();
+    let relaxed = parse_str(
+        &format!("{text}\n[expect]\nguarantee = \"at-least-once\"\n"),
+        "wordcount-alo.toml",
+    )
+    .unwrap();
+    let mut duplicated = 0;
+    for seed in 0..30 {
+        let r = check(&relaxed, seed, &[]);
+        assert!(
+            r.verdict.passed,
+            "seed {seed}: {:?}",
+            r.verdict.violations().next()
+        );
+        if r.verdict.guarantee == Guarantee::AtLeastOnce {
+            duplicated += 1;
+            let s = check(&strict, seed, &[]);
+            assert!(!s.verdict.passed);
+            assert_eq!(s.verdict.guarantee, Guarantee::AtLeastOnce);
+            assert!(failed_checks(&s).contains(&"exactly-once-output"));
+        } else {
+            assert_eq!(r.verdict.guarantee, Guarantee::ExactlyOnce);
+        }
+    }
+    assert!(duplicated >= 10, "crashes duplicate output: {duplicated}");
+}
