@@ -48,9 +48,6 @@ enum Command {
     List,
 }
 
-/// Bad input: printed as is, exit code 2.
-struct Usage(String);
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -75,6 +72,7 @@ fn main() -> ExitCode {
     }
 }
 
+/// Bad input: printed as is, exit code 2.
 #[derive(Debug)]
 struct UsageError(String);
 impl std::fmt::Display for UsageError {
@@ -83,12 +81,6 @@ impl std::fmt::Display for UsageError {
     }
 }
 impl std::error::Error for UsageError {}
-
-impl From<Usage> for anyhow::Error {
-    fn from(u: Usage) -> Self {
-        anyhow::Error::new(UsageError(u.0))
-    }
-}
 
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
@@ -113,7 +105,7 @@ fn parse_mutants(names: &[String]) -> Result<Mutants> {
         match Mutant::from_name(n) {
             Some(m) => set = set.with(m),
             None => {
-                return Err(Usage(format!(
+                return Err(UsageError(format!(
                     "error: unknown mutant `{n}`\n  help: known mutants: {}",
                     Mutant::names()
                 ))
@@ -132,11 +124,11 @@ fn run(
     json: bool,
     check_determinism: bool,
 ) -> Result<u8> {
-    let scenario = scenario::load(&path).map_err(|e| Usage(e.to_string()))?;
+    let scenario = scenario::load(&path).map_err(|e| UsageError(e.to_string()))?;
     let algorithm = match algorithm {
         None => scenario.checkpoint.algorithm,
         Some(name) => Algorithm::from_name(&name).ok_or_else(|| {
-            Usage(format!(
+            UsageError(format!(
                 "error: unknown algorithm `{name}`\n  help: known algorithms: {}",
                 Algorithm::names()
             ))

@@ -1,14 +1,13 @@
 //! The summary of each shipped scenario at a fixed seed, snapshotted. A
 //! change in any of them means the simulation changed: review the diff.
 
-use crate::common::{check, load, scenario_path};
+use crate::common::{check, load};
 use ckptsim::report::Summary;
 
 fn summary(name: &str, seed: u64) -> String {
     let sc = load(name);
     let e = check(&sc, seed, &[]);
     let path = format!("scenarios/{name}.toml");
-    let _ = scenario_path(name);
     Summary::new(&path, seed, sc.checkpoint.algorithm.name(), &[], &e).to_text(false)
 }
 
