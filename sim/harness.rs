@@ -38,7 +38,7 @@ pub fn execute_with(
     let output = run_with(scenario.clone(), workload.partition_count(), factory, cfg);
     let sim_wall_ns = total.elapsed_ns();
     let oracle = Oracle::build(&scenario, workload, factory);
-    let verdict = judge(&scenario, &oracle, &output);
+    let verdict = judge(&oracle, &output);
     Execution {
         output,
         verdict,

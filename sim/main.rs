@@ -172,32 +172,34 @@ fn run(
         }
     }
     if json {
-        println!("{}", serde_json::to_string(&summary)?);
+        emit(&format!("{}\n", serde_json::to_string(&summary)?));
     } else {
-        print!("{}", summary.to_text(true));
+        emit(&summary.to_text(true));
     }
     Ok(if failed { 1 } else { 0 })
 }
 
 fn list() {
-    println!("algorithms");
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "algorithms");
     for (name, what) in ALGORITHMS {
-        println!("  {name:<28} {what}");
+        let _ = writeln!(s, "  {name:<28} {what}");
     }
-    println!("operators");
+    let _ = writeln!(s, "operators");
     for (name, what) in OPERATOR_KINDS {
-        println!("  {name:<28} {what}");
+        let _ = writeln!(s, "  {name:<28} {what}");
     }
-    println!("partitionings");
+    let _ = writeln!(s, "partitionings");
     for (name, what) in [
         ("forward", "subtask i -> subtask i (equal parallelism)"),
         ("hash", "by key group (max_parallelism key groups)"),
         ("rebalance", "round-robin over downstream subtasks"),
         ("broadcast", "every record to every downstream subtask"),
     ] {
-        println!("  {name:<28} {what}");
+        let _ = writeln!(s, "  {name:<28} {what}");
     }
-    println!("fault kinds");
+    let _ = writeln!(s, "fault kinds");
     for (name, what) in [
         (
             "crash",
@@ -208,14 +210,28 @@ fn list() {
             "[faults.random]: crashes drawn from the seed within a window",
         ),
     ] {
-        println!("  {name:<28} {what}");
+        let _ = writeln!(s, "  {name:<28} {what}");
     }
-    println!("checks");
+    let _ = writeln!(s, "checks");
     for (name, what) in ckptsim::check::CHECKS {
-        println!("  {name:<28} {what}");
+        let _ = writeln!(s, "  {name:<28} {what}");
     }
-    println!("mutants");
+    let _ = writeln!(s, "mutants");
     for (_, name, what, caught_by) in MUTANTS {
-        println!("  {name:<28} {what} (caught by {caught_by})");
+        let _ = writeln!(s, "  {name:<28} {what} (caught by {caught_by})");
+    }
+    emit(&s);
+}
+
+/// Writes to standard output; a closed pipe (`ckptsim list | head`) is not
+/// an error worth a panic.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {e}");
+            std::process::exit(2);
+        }
     }
 }

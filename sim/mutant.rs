@@ -24,6 +24,13 @@ pub enum Mutant {
     SkipCancelMarker,
     /// The coordinator completes a checkpoint when all but one ack arrived.
     CompleteWithMissingAck,
+    /// An unaligned task starts recording its input channels at the first
+    /// barrier but processes one more buffer before it snapshots: those
+    /// records are in the operator state and in the channel state.
+    UnalignedLateSnapshot,
+    /// An unaligned task drops the recorded input channel state instead of
+    /// persisting it (the overtaken records are lost on recovery).
+    UnalignedDropInflight,
 }
 
 /// Every mutant: name, what it breaks, the invariant that should catch it.
@@ -63,6 +70,18 @@ pub const MUTANTS: &[(Mutant, &str, &str, &str)] = &[
         "complete-with-missing-ack",
         "the coordinator completes a checkpoint with one ack missing",
         "protocol",
+    ),
+    (
+        Mutant::UnalignedLateSnapshot,
+        "unaligned-late-snapshot",
+        "an unaligned task processes a buffer between starting its channel capture and its snapshot",
+        "consistent-cut",
+    ),
+    (
+        Mutant::UnalignedDropInflight,
+        "unaligned-drop-inflight",
+        "an unaligned task drops its recorded input channel state",
+        "consistent-cut",
     ),
 ];
 

@@ -3,7 +3,7 @@
 use ckptsim::harness::{execute, Execution};
 use ckptsim::mutant::{Mutant, Mutants};
 use ckptsim::runtime::RunConfig;
-use ckptsim::scenario::{self, Scenario};
+use ckptsim::scenario::{self, Algorithm, Scenario};
 use std::path::PathBuf;
 
 pub fn scenario_path(name: &str) -> PathBuf {
@@ -26,6 +26,20 @@ pub fn config(scenario: &Scenario, seed: u64, mutants: &[Mutant]) -> RunConfig {
 /// Runs a scenario at a seed, with mutants, and checks it.
 pub fn check(scenario: &Scenario, seed: u64, mutants: &[Mutant]) -> Execution {
     execute(scenario, &config(scenario, seed, mutants))
+}
+
+/// Runs a scenario at a seed under `algorithm` (overriding the scenario's).
+pub fn check_alg(
+    scenario: &Scenario,
+    seed: u64,
+    algorithm: Algorithm,
+    mutants: &[Mutant],
+) -> Execution {
+    let cfg = RunConfig {
+        algorithm,
+        ..config(scenario, seed, mutants)
+    };
+    execute(scenario, &cfg)
 }
 
 /// The names of the checks that failed.

@@ -217,12 +217,32 @@ fn self_loop_is_a_cycle() {
 fn unknown_algorithm_lists_the_known_ones() {
     let error = only_error(&edit(
         "algorithm = \"aligned\"",
-        "algorithm = \"chandy-lamport\"",
+        "algorithm = \"chandy-lamprey\"",
     ));
     assert_eq!(at(&error), (52, 13));
-    assert_eq!(error.message, "unknown algorithm `chandy-lamport`");
+    assert_eq!(error.message, "unknown algorithm `chandy-lamprey`");
     let known = format!("known algorithms: {}", Algorithm::names());
     assert!(help(&error).contains(&known), "{}", help(&error));
+}
+
+#[test]
+fn unaligned_refuses_concurrent_checkpoints() {
+    let text = edit(
+        "algorithm = \"aligned\"",
+        "algorithm = \"unaligned\"\nmax_concurrent = 2",
+    );
+    let error = only_error(&text);
+    assert_eq!(at(&error).0, 53);
+    assert!(
+        error.message.contains("at most 1 concurrent checkpoint"),
+        "{}",
+        error.message
+    );
+    assert!(
+        help(&error).contains("max_concurrent = 1"),
+        "{}",
+        help(&error)
+    );
 }
 
 #[test]

@@ -30,3 +30,17 @@ fn alignment_crash() {
 fn bench() {
     insta::assert_snapshot!(summary("bench", 0));
 }
+
+/// Every algorithm on the backpressure pipeline at one seed: the metrics
+/// lines show each one's signature (durations, in-flight bytes).
+#[test]
+fn backpressure_per_algorithm() {
+    use crate::common::check_alg;
+    use ckptsim::scenario::Algorithm;
+    let sc = load("backpressure");
+    for a in Algorithm::ALL {
+        let e = check_alg(&sc, 1, a, &[]);
+        let text = Summary::new("scenarios/backpressure.toml", 1, a.name(), &[], &e).to_text(false);
+        insta::assert_snapshot!(format!("backpressure_{}", a.name()), text);
+    }
+}

@@ -4,6 +4,8 @@
 //! - `cli`: the command line's output and exit codes.
 //! - `determinism`: same seed, same fingerprint; different seeds differ.
 //! - `seeds`: exactly-once over many seeds, with reachability evidence.
+//! - `algorithms`: the barrier variants — exactly-once (or classified
+//!   at-least-once), reachability, and their performance ordering.
 //! - `mutants`: deliberate bugs are caught by the checkers.
 //! - `snapshots`: insta snapshots of each shipped scenario's summary.
 //! - `user_operator`: a user-defined operator under the simulator.
@@ -11,6 +13,7 @@
 
 mod common;
 
+mod algorithms;
 mod cli;
 mod determinism;
 mod golden;

@@ -6,7 +6,7 @@
 pub mod oracle;
 
 use crate::runtime::{RunOutcome, RunOutput};
-use crate::scenario::{Guarantee, Scenario};
+use crate::scenario::Guarantee;
 use oracle::Oracle;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ impl Verdict {
 }
 
 /// Judges a run against the oracle.
-pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
+pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
     let finished = run.outcome == RunOutcome::Finished;
     let mut by_check: BTreeMap<&'static str, Vec<Violation>> = BTreeMap::new();
     for v in &run.violations {
@@ -75,7 +75,7 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
         (false, true) => Guarantee::AtMostOnce,
         (true, true) => Guarantee::Broken,
     };
-    let expected = scenario.expect.guarantee;
+    let expected = run.expected;
     let output_ok = guarantee.satisfies(expected);
     if output_ok {
         output_violations.clear();

@@ -9,6 +9,7 @@
 //! unblock their channel, as Flink's producer-side blocking requires).
 
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::engine::SimTime;
 use crate::model::CheckpointId;
 use crate::mutant::{Mutant, Mutants};
 
@@ -56,7 +57,7 @@ impl AlignedHandler {
 }
 
 impl BarrierHandler for AlignedHandler {
-    fn on_barrier(&mut self, input: u32, b: Barrier, out: &mut Vec<HandlerAction>) {
+    fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
         if self.current > b.id || (self.current == b.id && !self.is_pending()) {
             // Obsolete: ignore, but release the channel it would have held.
             out.push(HandlerAction::Unblock(input));
@@ -84,6 +85,7 @@ impl BarrierHandler for AlignedHandler {
         if self.aligned_count as usize == self.aligned.len() {
             out.push(HandlerAction::AlignmentEnd(b.id));
             out.push(HandlerAction::Checkpoint(b));
+            out.push(HandlerAction::AllBarriers(b.id));
             out.push(HandlerAction::UnblockAll);
             self.reset_alignment();
             self.last_done = self.current;
@@ -105,7 +107,7 @@ impl BarrierHandler for AlignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
-    use crate::engine::SimTime;
+    use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
     enum In {
@@ -117,6 +119,7 @@ mod tests {
         Barrier {
             id,
             timestamp: SimTime(id * 100),
+            kind: BarrierKind::Aligned,
         }
     }
 
@@ -127,7 +130,7 @@ mod tests {
             .map(|s| {
                 let mut out = Vec::new();
                 match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), &mut out),
+                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
                     In::C(c, id) => h.on_cancel(c, id, &mut out),
                 }
                 out
@@ -149,6 +152,7 @@ mod tests {
                     Block(0),
                     AlignmentEnd(1),
                     Checkpoint(bar(1)),
+                    AllBarriers(1),
                     UnblockAll,
                 ]],
             ),
@@ -158,7 +162,13 @@ mod tests {
                 vec![B(1, 1), B(0, 1)],
                 vec![
                     vec![AlignmentStart(1), Block(1)],
-                    vec![Block(0), AlignmentEnd(1), Checkpoint(bar(1)), UnblockAll],
+                    vec![
+                        Block(0),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        AllBarriers(1),
+                        UnblockAll,
+                    ],
                 ],
             ),
             (
@@ -168,7 +178,13 @@ mod tests {
                 vec![
                     vec![AlignmentStart(1), Block(0)],
                     vec![Block(0)],
-                    vec![Block(1), AlignmentEnd(1), Checkpoint(bar(1)), UnblockAll],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        AllBarriers(1),
+                        UnblockAll,
+                    ],
                 ],
             ),
             (
@@ -183,7 +199,13 @@ mod tests {
                         AlignmentStart(2),
                         Block(1),
                     ],
-                    vec![Block(0), AlignmentEnd(2), Checkpoint(bar(2)), UnblockAll],
+                    vec![
+                        Block(0),
+                        AlignmentEnd(2),
+                        Checkpoint(bar(2)),
+                        AllBarriers(2),
+                        UnblockAll,
+                    ],
                     vec![Unblock(1)],
                 ],
             ),
@@ -218,6 +240,7 @@ mod tests {
                         Block(0),
                         AlignmentEnd(1),
                         Checkpoint(bar(1)),
+                        AllBarriers(1),
                         UnblockAll,
                     ],
                     vec![Unblock(0)],
@@ -230,7 +253,13 @@ mod tests {
                 vec![
                     vec![AlignmentStart(2), Block(0)],
                     vec![],
-                    vec![Block(1), AlignmentEnd(2), Checkpoint(bar(2)), UnblockAll],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(2),
+                        Checkpoint(bar(2)),
+                        AllBarriers(2),
+                        UnblockAll,
+                    ],
                 ],
             ),
         ];
@@ -244,9 +273,9 @@ mod tests {
         let mut h = AlignedHandler::new(2, Mutants::NONE);
         let mut out = Vec::new();
         assert_eq!(h.aligning(), None);
-        h.on_barrier(0, bar(4), &mut out);
+        h.on_barrier(0, bar(4), SimTime(0), &mut out);
         assert_eq!(h.aligning(), Some(4));
-        h.on_barrier(1, bar(4), &mut out);
+        h.on_barrier(1, bar(4), SimTime(0), &mut out);
         assert_eq!(h.aligning(), None);
     }
 }

@@ -8,6 +8,11 @@
 //! One file per algorithm; adding one never touches the others.
 
 pub mod aligned;
+pub mod aligned_timeout;
+pub mod at_least_once;
+pub mod chandy_lamport;
+pub mod stop_the_world;
+pub mod unaligned;
 
 use crate::engine::SimTime;
 use crate::model::CheckpointId;
@@ -15,12 +20,39 @@ use crate::mutant::Mutants;
 use crate::scenario::Algorithm;
 use serde::{Deserialize, Serialize};
 
+/// How a barrier travels and what the receiver may do with it (Flink's
+/// `CheckpointOptions.AlignmentType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BarrierKind {
+    /// In line behind data; the receiver aligns (or, for the non-blocking
+    /// variants, just counts).
+    Aligned,
+    /// Aligned, but may turn unaligned once the checkpoint is older than
+    /// the alignment timeout (`aligned-timeout`).
+    Timeoutable,
+    /// A priority event: overtakes queued data at the sender and the
+    /// receiver; what it overtakes becomes channel state.
+    Unaligned,
+}
+
 /// A checkpoint barrier as it travels through the job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Barrier {
     pub id: CheckpointId,
     /// Trigger time at the coordinator (Flink's `barrier.timestamp`).
     pub timestamp: SimTime,
+    pub kind: BarrierKind,
+}
+
+impl Barrier {
+    /// The same barrier as an unaligned (priority) one.
+    pub fn as_unaligned(self) -> Barrier {
+        Barrier {
+            kind: BarrierKind::Unaligned,
+            ..self
+        }
+    }
 }
 
 /// Why a task aborted a checkpoint (Flink's decline reasons).
@@ -33,7 +65,8 @@ pub enum AbortReason {
     CancellationMarker,
 }
 
-/// What a handler asks its task to do.
+/// What a handler asks its task to do. A task performs the actions of one
+/// call in order, within the same instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandlerAction {
     /// Stop reading this input channel.
@@ -46,26 +79,69 @@ pub enum HandlerAction {
     AlignmentStart(CheckpointId),
     /// The last barrier arrived (alignment ends).
     AlignmentEnd(CheckpointId),
-    /// Take the snapshot now, forward the barrier, acknowledge.
+    /// Take the operator snapshot now and forward the barrier downstream
+    /// (its kind says whether it overtakes queued output).
     Checkpoint(Barrier),
-    /// Decline the checkpoint to the coordinator and broadcast a
-    /// cancellation marker downstream.
+    /// Record this input channel's in-flight records for the checkpoint:
+    /// the data queued ahead of the channel's barrier now, and every data
+    /// buffer that arrives until the barrier does.
+    CaptureInput(CheckpointId, u32),
+    /// Every input delivered the checkpoint's barrier: close the channel
+    /// state and acknowledge once the snapshot is written.
+    AllBarriers(CheckpointId),
+    /// Call [`BarrierHandler::on_timer`] with this id at this virtual time.
+    ArmTimer(CheckpointId, SimTime),
+    /// Decline the checkpoint to the coordinator, drop any channel state
+    /// captured for it and broadcast a cancellation marker downstream.
     Abort(CheckpointId, AbortReason),
+    /// `stop-the-world`: every input delivered the drain marker; forward it
+    /// (a task without outputs reports "drained" to the coordinator).
+    Drained(Barrier),
 }
 
 /// The per-task barrier handler of one algorithm.
 pub trait BarrierHandler {
-    /// A barrier was read from input channel `input`.
-    fn on_barrier(&mut self, input: u32, barrier: Barrier, out: &mut Vec<HandlerAction>);
+    /// A barrier was read from input channel `input` at virtual time `now`.
+    fn on_barrier(
+        &mut self,
+        input: u32,
+        barrier: Barrier,
+        now: SimTime,
+        out: &mut Vec<HandlerAction>,
+    );
     /// A cancellation marker for `id` was read from `input`.
     fn on_cancel(&mut self, input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>);
-    /// The checkpoint this task is aligning, if any (for reachability counters).
+    /// A timer armed with [`HandlerAction::ArmTimer`] fired.
+    fn on_timer(&mut self, _id: CheckpointId, _out: &mut Vec<HandlerAction>) {}
+    /// The checkpoint this task is aligning or capturing, if any (for
+    /// reachability counters).
     fn aligning(&self) -> Option<CheckpointId>;
 }
 
-/// Creates the handler for a task with `inputs` input channels.
-pub fn handler_for(algorithm: Algorithm, inputs: u32, mutants: Mutants) -> Box<dyn BarrierHandler> {
+/// What the handler of one task needs to know besides the algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct HandlerConfig {
+    pub inputs: u32,
+    /// An input edge is forward or broadcast: Flink forces this node to
+    /// align even when checkpoints are unaligned.
+    pub forced_aligned: bool,
+    pub alignment_timeout: crate::engine::SimDuration,
+    pub mutants: Mutants,
+}
+
+/// Creates the handler for a task.
+pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
+    let aligned = || Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
     match algorithm {
-        Algorithm::Aligned => Box::new(aligned::AlignedHandler::new(inputs, mutants)),
+        Algorithm::Aligned => aligned(),
+        Algorithm::Unaligned | Algorithm::AlignedTimeout if cfg.forced_aligned => aligned(),
+        Algorithm::Unaligned => Box::new(unaligned::UnalignedHandler::new(cfg.inputs, cfg.mutants)),
+        Algorithm::AlignedTimeout => Box::new(aligned_timeout::AlignedTimeoutHandler::new(
+            cfg.inputs,
+            cfg.alignment_timeout,
+        )),
+        Algorithm::AtLeastOnce => Box::new(at_least_once::BarrierTracker::new(cfg.inputs)),
+        Algorithm::ChandyLamport => Box::new(chandy_lamport::MarkerHandler::new(cfg.inputs)),
+        Algorithm::StopTheWorld => Box::new(stop_the_world::DrainHandler::new(cfg.inputs)),
     }
 }

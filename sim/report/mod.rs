@@ -30,9 +30,13 @@ pub struct Summary {
     pub records_emitted: u64,
     pub records_committed: u64,
     pub records_replayed: u64,
-    pub checkpoint_duration_p50_ns: u64,
-    pub checkpoint_duration_p99_ns: u64,
-    pub checkpoint_size_p50_bytes: u64,
+    /// Completed checkpoints that persisted in-flight data.
+    pub checkpoints_unaligned: u64,
+    /// Distributions over completed checkpoints (DESIGN.md §6).
+    pub checkpoint_metrics: CheckpointMetrics,
+    /// Every checkpoint, completed or not, with per-task start delay and
+    /// alignment duration.
+    pub checkpoints: Vec<CheckpointStats>,
     pub guarantee: String,
     pub expected_guarantee: String,
     pub verdict: &'static str,
@@ -40,6 +44,45 @@ pub struct Summary {
     pub checks: Vec<CheckResult>,
     pub counters: Counters,
     pub replay: String,
+}
+
+/// Median and 99th percentile of one metric.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Dist {
+    pub p50: u64,
+    pub p99: u64,
+}
+
+impl Dist {
+    pub fn of(sorted: &[u64]) -> Dist {
+        Dist {
+            p50: percentile(sorted, 50),
+            p99: percentile(sorted, 99),
+        }
+    }
+}
+
+/// Per-checkpoint metrics over the completed checkpoints of a run. Start
+/// delay and alignment are each checkpoint's slowest task.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct CheckpointMetrics {
+    pub duration_ns: Dist,
+    pub start_delay_ns: Dist,
+    pub alignment_ns: Dist,
+    pub state_bytes: Dist,
+    pub in_flight_bytes: Dist,
+}
+
+impl CheckpointMetrics {
+    pub fn of(stats: &[CheckpointStats]) -> CheckpointMetrics {
+        CheckpointMetrics {
+            duration_ns: Dist::of(&completed(stats, |s| s.duration_ns)),
+            start_delay_ns: Dist::of(&completed(stats, |s| s.start_delay_max_ns)),
+            alignment_ns: Dist::of(&completed(stats, |s| s.alignment_max_ns)),
+            state_bytes: Dist::of(&completed(stats, |s| s.state_bytes)),
+            in_flight_bytes: Dist::of(&completed(stats, |s| s.in_flight_bytes)),
+        }
+    }
 }
 
 /// The nearest-rank percentile of a sorted slice (0 when empty).
@@ -74,8 +117,6 @@ impl Summary {
     pub fn new(path: &str, seed: u64, algorithm: &str, mutants: &[&str], e: &Execution) -> Summary {
         let o = &e.output;
         let wall_ms = e.sim_wall_ns as f64 / 1e6;
-        let durations = completed(&o.checkpoint_stats, |s| s.duration_ns);
-        let sizes = completed(&o.checkpoint_stats, |s| s.state_bytes);
         Summary {
             scenario: path.to_string(),
             seed,
@@ -98,9 +139,9 @@ impl Summary {
             records_emitted: o.counters.records_emitted,
             records_committed: o.store.committed().len() as u64,
             records_replayed: o.counters.records_replayed,
-            checkpoint_duration_p50_ns: percentile(&durations, 50),
-            checkpoint_duration_p99_ns: percentile(&durations, 99),
-            checkpoint_size_p50_bytes: percentile(&sizes, 50),
+            checkpoints_unaligned: o.counters.unaligned_checkpoints,
+            checkpoint_metrics: CheckpointMetrics::of(&o.checkpoint_stats),
+            checkpoints: o.checkpoint_stats.clone(),
             guarantee: e.verdict.guarantee.name().to_string(),
             expected_guarantee: e.verdict.expected.name().to_string(),
             verdict: if e.verdict.passed { "pass" } else { "fail" },
@@ -140,13 +181,23 @@ impl Summary {
         }
         let _ = writeln!(
             w,
-            "checkpoints  {} completed, {} aborted (duration p50 {}, p99 {}; size p50 {} B)",
-            self.checkpoints_completed,
-            self.checkpoints_aborted,
-            SimDuration(self.checkpoint_duration_p50_ns),
-            SimDuration(self.checkpoint_duration_p99_ns),
-            self.checkpoint_size_p50_bytes
+            "checkpoints  {} completed ({} unaligned), {} aborted",
+            self.checkpoints_completed, self.checkpoints_unaligned, self.checkpoints_aborted,
         );
+        let m = &self.checkpoint_metrics;
+        let time = |d: Dist| {
+            format!(
+                "p50 {:<14} p99 {}",
+                SimDuration(d.p50).to_string(),
+                SimDuration(d.p99)
+            )
+        };
+        let bytes = |d: Dist| format!("p50 {:<14} p99 {} B", format!("{} B", d.p50), d.p99);
+        let _ = writeln!(w, "  duration     {}", time(m.duration_ns));
+        let _ = writeln!(w, "  start delay  {}", time(m.start_delay_ns));
+        let _ = writeln!(w, "  alignment    {}", time(m.alignment_ns));
+        let _ = writeln!(w, "  state        {}", bytes(m.state_bytes));
+        let _ = writeln!(w, "  in-flight    {}", bytes(m.in_flight_bytes));
         let _ = writeln!(
             w,
             "faults       {} crashes, {} recoveries",

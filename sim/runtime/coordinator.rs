@@ -4,7 +4,7 @@
 //! drives it; it holds data and the rules that need no clock.
 
 use crate::engine::SimTime;
-use crate::model::{ChannelId, CheckpointId};
+use crate::model::{ChannelId, CheckpointId, Record};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -18,9 +18,47 @@ pub struct Cut {
     pub outputs: Vec<(ChannelId, u64)>,
 }
 
+/// Bytes one persisted in-flight record counts for (key, value, lineage and
+/// emit time, as the simulator's records carry them).
+pub const RECORD_BYTES: u64 = 32;
+
+/// One channel's persisted in-flight records (unaligned, aligned-timeout
+/// and Chandy–Lamport checkpoints), with the sequence number of the first.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelState {
+    pub ch: ChannelId,
+    pub first_seq: u64,
+    pub records: Vec<Record>,
+    /// The captured buffers were not consecutive (reported by the cut check).
+    pub gap: bool,
+}
+
+/// What a task persisted for one checkpoint: operator state, then input
+/// channel state (records it had not consumed yet) and output channel state
+/// (records a priority barrier overtook in its output queues).
+#[derive(Clone, Debug, Default)]
+pub struct TaskSnapshot {
+    pub state: Vec<u8>,
+    pub inputs: Vec<ChannelState>,
+    pub outputs: Vec<ChannelState>,
+}
+
+impl TaskSnapshot {
+    pub fn in_flight_records(&self) -> u64 {
+        self.inputs
+            .iter()
+            .chain(&self.outputs)
+            .map(|c| c.records.len() as u64)
+            .sum()
+    }
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.in_flight_records() * RECORD_BYTES
+    }
+}
+
 /// One task's contribution to a checkpoint.
 pub struct TaskAck {
-    pub state: Vec<u8>,
+    pub snapshot: TaskSnapshot,
     pub cut: Cut,
     pub input_ended: bool,
     pub start_delay_ns: u64,
@@ -35,6 +73,8 @@ pub struct Pending {
     pub acks: Vec<Option<TaskAck>>,
     pub remaining: u32,
     pub finalizing: bool,
+    /// `stop-the-world`: tasks without outputs that reported drained.
+    pub drained: u32,
 }
 
 /// A completed checkpoint: the state of every task, restorable.
@@ -42,9 +82,10 @@ pub struct Completed {
     pub id: CheckpointId,
     pub trigger_time: SimTime,
     pub completed_at: SimTime,
-    /// State bytes per task (`None` if a task's ack was missing).
-    pub states: Vec<Option<Vec<u8>>>,
+    /// Snapshot per task (`None` if a task's ack was missing).
+    pub states: Vec<Option<TaskSnapshot>>,
     pub state_bytes: u64,
+    pub in_flight_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -69,10 +110,19 @@ pub struct CheckpointStats {
     pub end_ns: u64,
     pub duration_ns: u64,
     pub outcome: Outcome,
+    /// Operator state, summed over the acknowledged tasks.
     pub state_bytes: u64,
+    /// Persisted in-flight data (channel state), summed over tasks.
+    pub in_flight_bytes: u64,
+    /// Some task persisted in-flight data (Flink's per-subtask
+    /// `unalignedCheckpoint` flag is `persistedData > 0`).
+    pub unaligned: bool,
     pub acks: u32,
     pub start_delay_max_ns: u64,
     pub alignment_max_ns: u64,
+    /// Per task, in task order (`None` where no ack arrived).
+    pub start_delay_ns: Vec<Option<u64>>,
+    pub alignment_ns: Vec<Option<u64>>,
 }
 
 pub struct Coordinator {
@@ -119,14 +169,22 @@ impl Coordinator {
     }
 
     pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats {
-        let acks = p.acks.iter().flatten().filter(|a| a.arrived);
-        let (mut bytes, mut n, mut delay, mut align) = (0u64, 0u32, 0u64, 0u64);
+        let arrived = |a: &&TaskAck| a.arrived;
+        let acks = p.acks.iter().flatten().filter(arrived);
+        let (mut bytes, mut in_flight, mut n, mut delay, mut align) = (0, 0, 0, 0, 0);
         for a in acks {
-            bytes += a.state.len() as u64;
+            bytes += a.snapshot.state.len() as u64;
+            in_flight += a.snapshot.in_flight_bytes();
             n += 1;
             delay = delay.max(a.start_delay_ns);
             align = align.max(a.alignment_ns);
         }
+        let per_task = |f: fn(&TaskAck) -> u64| {
+            p.acks
+                .iter()
+                .map(|a| a.as_ref().filter(arrived).map(f))
+                .collect()
+        };
         CheckpointStats {
             id: p.id,
             trigger_ns: p.trigger_time.0,
@@ -134,9 +192,13 @@ impl Coordinator {
             duration_ns: end.since(p.trigger_time).0,
             outcome,
             state_bytes: bytes,
+            in_flight_bytes: in_flight,
+            unaligned: in_flight > 0,
             acks: n,
             start_delay_max_ns: delay,
             alignment_max_ns: align,
+            start_delay_ns: per_task(|a| a.start_delay_ns),
+            alignment_ns: per_task(|a| a.alignment_ns),
         }
     }
 

@@ -43,6 +43,16 @@ pub enum Ev {
     FailureDetected { task: TaskId },
     /// Redeploy all tasks from the latest checkpoint.
     Restart,
+    /// A barrier handler's timer (the alignment timeout, input side).
+    AlignmentTimer { task: TaskId, id: CheckpointId },
+    /// The alignment timeout on a task's output side: timeoutable barriers
+    /// still queued turn into priority barriers.
+    OutputTimeout { task: TaskId, id: CheckpointId },
+    /// `stop-the-world`: a task without outputs reports that everything
+    /// upstream of it is drained.
+    Drained { task: TaskId, id: CheckpointId },
+    /// `stop-the-world`: the coordinator asks a task for its snapshot.
+    SnapshotTask { task: TaskId, barrier: Barrier },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -71,6 +81,10 @@ impl Ev {
             Ev::Crash { index } => (12, index.into(), 0),
             Ev::FailureDetected { task } => (13, task.into(), 0),
             Ev::Restart => (14, 0, 0),
+            Ev::AlignmentTimer { task, id } => (15, task.into(), id),
+            Ev::OutputTimeout { task, id } => (16, task.into(), id),
+            Ev::Drained { task, id } => (17, task.into(), id),
+            Ev::SnapshotTask { task, barrier } => (18, task.into(), barrier.id),
         }
     }
 
@@ -90,6 +104,10 @@ impl Ev {
             Ev::Crash { .. } => "crash",
             Ev::FailureDetected { .. } => "failure-detected",
             Ev::Restart => "restart",
+            Ev::AlignmentTimer { .. } => "alignment-timer",
+            Ev::OutputTimeout { .. } => "output-timeout",
+            Ev::Drained { .. } => "drained",
+            Ev::SnapshotTask { .. } => "snapshot-task",
         }
     }
 }

@@ -9,6 +9,13 @@
 //! `output_buffers` buffers on one channel stops taking input: that is how
 //! backpressure propagates upstream.
 //!
+//! Every record on a channel has a sequence number (its position in the
+//! channel this attempt); a data buffer carries the number of its first
+//! record. Unaligned barriers are priority events: they overtake queued data
+//! at the sender and at the receiver. For channel-state capture the receiver
+//! side records in-flight data buffers by sequence number (see
+//! [`Net::start_capture`]).
+//!
 //! To keep the global event queue small, only the head message of each
 //! channel's network queue has a pending `Deliver` event; delivery times on a
 //! channel never decrease, so FIFO order holds.
@@ -16,13 +23,17 @@
 use super::event::{Ev, Stamped};
 use crate::engine::{EventQueue, SimDuration, SimRng, SimTime};
 use crate::model::{ChannelId, CheckpointId, Record, TaskId};
-use crate::protocol::Barrier;
+use crate::protocol::{Barrier, BarrierKind};
 use std::collections::VecDeque;
 
 /// What travels on a channel.
 #[derive(Debug)]
 pub enum Msg {
-    Data(Vec<Record>),
+    /// Records with consecutive sequence numbers from `seq`.
+    Data {
+        seq: u64,
+        buf: Vec<Record>,
+    },
     Barrier(Barrier),
     Cancel(CheckpointId),
     /// The sender has no more records, ever (it still forwards barriers).
@@ -48,7 +59,51 @@ pub struct Channel {
     pub sent: u64,
     /// Records the receiver read from this channel (this attempt).
     pub received: u64,
+    /// Records that arrived in `in_queue` (this attempt).
+    pub arrived: u64,
+    /// Priority messages at the head of `in_queue`.
+    in_priority: usize,
+    /// The last unaligned barrier that arrived and how many records had
+    /// arrived before it: the queued data it overtook is `seq < mark`.
+    barrier_mark: Option<(CheckpointId, u64)>,
+    /// Input channel state being recorded at the receiver.
+    pub capture: Option<Capture>,
     last_arrival: SimTime,
+}
+
+/// Records captured as one channel's in-flight state, by sequence number.
+#[derive(Clone, Debug, Default)]
+pub struct Capture {
+    pub id: CheckpointId,
+    pub first_seq: u64,
+    pub records: Vec<Record>,
+    /// Still recording arrivals (the channel's barrier has not arrived).
+    pub open: bool,
+    /// A buffer did not follow the previous one (a bug: reported by the
+    /// consistent-cut check).
+    pub gap: bool,
+}
+
+impl Capture {
+    fn new(id: CheckpointId) -> Capture {
+        Capture {
+            id,
+            ..Capture::default()
+        }
+    }
+
+    /// Appends a buffer, checking that sequence numbers stay consecutive.
+    pub fn push(&mut self, seq: u64, buf: &[Record]) {
+        if buf.is_empty() {
+            return;
+        }
+        if self.records.is_empty() {
+            self.first_seq = seq;
+        } else if seq != self.first_seq + self.records.len() as u64 {
+            self.gap = true;
+        }
+        self.records.extend_from_slice(buf);
+    }
 }
 
 /// Per-task scheduling bookkeeping the network needs to wake tasks.
@@ -60,6 +115,8 @@ pub struct Sched {
     pub flush_pending: bool,
     /// Output channels whose queue is at `output_buffers`.
     pub full_outputs: u32,
+    /// Timeoutable barriers still waiting in this task's output queues.
+    pub held_barriers: u32,
 }
 
 pub struct Net {
@@ -78,6 +135,8 @@ pub struct Net {
     pub flush_timeout: SimDuration,
     /// Mutant: aligned barriers overtake queued output data.
     pub priority_barriers: bool,
+    /// Tasks whose last held timeoutable barrier left the output queue.
+    pub released: Vec<TaskId>,
 }
 
 impl Net {
@@ -106,6 +165,10 @@ impl Net {
                 credits: buffer_credits,
                 sent: 0,
                 received: 0,
+                arrived: 0,
+                in_priority: 0,
+                barrier_mark: None,
+                capture: None,
                 last_arrival: SimTime::ZERO,
             })
             .collect();
@@ -130,6 +193,7 @@ impl Net {
             latency_max: latency.1.nanos(),
             flush_timeout,
             priority_barriers: false,
+            released: Vec::new(),
         }
     }
 
@@ -199,8 +263,10 @@ impl Net {
             return;
         }
         let fresh = self.take_buffer();
-        let buf = std::mem::replace(&mut self.channels[ch as usize].partial, fresh);
-        self.push_out(ch, Msg::Data(buf), false);
+        let c = &mut self.channels[ch as usize];
+        let buf = std::mem::replace(&mut c.partial, fresh);
+        let seq = c.sent - buf.len() as u64;
+        self.push_out(ch, Msg::Data { seq, buf }, false);
     }
 
     /// Sends an event behind everything already sent on the channel (or, with
@@ -213,7 +279,7 @@ impl Net {
     fn push_out(&mut self, ch: ChannelId, msg: Msg, front: bool) {
         let out_limit = self.output_buffers;
         let c = &mut self.channels[ch as usize];
-        if matches!(msg, Msg::Data(_)) {
+        if matches!(msg, Msg::Data { .. }) {
             c.queued_data += 1;
             if c.queued_data == out_limit {
                 self.sched[c.from as usize].full_outputs += 1;
@@ -235,11 +301,18 @@ impl Net {
             let Some(front) = c.out_queue.front() else {
                 return;
             };
-            let is_data = matches!(front, Msg::Data(_));
+            let is_data = matches!(front, Msg::Data { .. });
             if is_data && c.credits == 0 {
                 return;
             }
             let msg = c.out_queue.pop_front().expect("front exists");
+            if let Msg::Barrier(b) = &msg {
+                if b.kind == BarrierKind::Timeoutable {
+                    let from = c.from;
+                    self.release_held(from);
+                }
+            }
+            let c = &mut self.channels[ch as usize];
             let mut unblocked = None;
             if is_data {
                 c.credits -= 1;
@@ -271,16 +344,56 @@ impl Net {
         }
     }
 
-    /// The head message of the wire arrives at the receiver.
+    fn release_held(&mut self, task: TaskId) {
+        let s = &mut self.sched[task as usize];
+        s.held_barriers = s.held_barriers.saturating_sub(1);
+        if s.held_barriers == 0 {
+            self.released.push(task);
+        }
+    }
+
+    /// The head message of the wire arrives at the receiver. Data is
+    /// recorded if the channel's state is being captured; a barrier closes
+    /// the capture. Unaligned barriers (and a timeoutable barrier arriving
+    /// while its checkpoint already went unaligned here: Flink's announcement
+    /// turned priority) jump ahead of the queued data.
     pub fn deliver(&mut self, ch: ChannelId) {
         let c = &mut self.channels[ch as usize];
         let (_, msg) = c.wire.pop_front().expect("a Deliver event has a message");
         let next = c.wire.front().map(|(t, _)| *t);
         let to = c.to;
         if self.sched[to as usize].alive {
-            c.in_queue.push_back(msg);
+            let mut priority = false;
+            match &msg {
+                Msg::Data { seq, buf } => {
+                    c.arrived += buf.len() as u64;
+                    if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open) {
+                        cap.push(*seq, buf);
+                    }
+                }
+                Msg::Barrier(b) => {
+                    let mut closes = false;
+                    if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open && b.id >= cap.id) {
+                        cap.open = false;
+                        closes = true;
+                    }
+                    if b.kind == BarrierKind::Unaligned {
+                        priority = true;
+                        c.barrier_mark = Some((b.id, c.arrived));
+                    } else if closes && b.kind == BarrierKind::Timeoutable {
+                        priority = true;
+                    }
+                }
+                _ => {}
+            }
+            if priority {
+                c.in_queue.insert(c.in_priority, msg);
+                c.in_priority += 1;
+            } else {
+                c.in_queue.push_back(msg);
+            }
             self.poke(to);
-        } else if let Msg::Data(buf) = msg {
+        } else if let Msg::Data { buf, .. } = msg {
             self.recycle(buf);
         }
         if let Some(at) = next {
@@ -289,10 +402,28 @@ impl Net {
     }
 
     /// The receiver takes the next message; a data buffer's credit returns.
-    pub fn take_input(&mut self, ch: ChannelId) -> Option<Msg> {
+    /// Of a data buffer it takes at most `max_records`; the rest stays at
+    /// the head with its sequence number advanced (a priority event can
+    /// overtake it, as in Flink an unaligned barrier overtakes the
+    /// deserializer's remainder).
+    pub fn take_input(&mut self, ch: ChannelId, max_records: usize) -> Option<Msg> {
         let c = &mut self.channels[ch as usize];
+        if let Some(Msg::Data { seq, buf }) = c.in_queue.front_mut() {
+            if buf.len() > max_records {
+                let mut part = self.pool.pop().unwrap_or_default();
+                part.extend(buf.drain(..max_records));
+                let first = *seq;
+                *seq += max_records as u64;
+                c.received += max_records as u64;
+                return Some(Msg::Data {
+                    seq: first,
+                    buf: part,
+                });
+            }
+        }
         let msg = c.in_queue.pop_front()?;
-        if let Msg::Data(buf) = &msg {
+        c.in_priority = c.in_priority.saturating_sub(1);
+        if let Msg::Data { buf, .. } = &msg {
             c.received += buf.len() as u64;
             c.credits += 1;
             if !c.out_queue.is_empty() {
@@ -300,6 +431,146 @@ impl Net {
             }
         }
         Some(msg)
+    }
+
+    /// Whether the channel's next message is a priority event.
+    #[inline]
+    pub fn has_priority(&self, ch: ChannelId) -> bool {
+        self.channels[ch as usize].in_priority > 0
+    }
+
+    /// Starts recording input channel `ch`'s in-flight records for
+    /// checkpoint `id` (Flink's `checkpointStarted` on an input channel): the
+    /// queued data ahead of the channel's barrier now, then every data buffer
+    /// that arrives before the barrier. If the barrier arrived as a priority
+    /// event, the data it overtook (`seq < mark`) is what is queued ahead of
+    /// it. A timeoutable barrier found in the queue becomes a priority event.
+    pub fn start_capture(&mut self, ch: ChannelId, id: CheckpointId) {
+        let c = &mut self.channels[ch as usize];
+        let mut cap = Capture::new(id);
+        match c.barrier_mark {
+            Some((bid, mark)) if bid == id => {
+                for m in &c.in_queue {
+                    if let Msg::Data { seq, buf } = m {
+                        if *seq < mark {
+                            cap.push(*seq, buf);
+                        }
+                    }
+                }
+            }
+            _ => {
+                let mut found = None;
+                for (k, m) in c.in_queue.iter().enumerate() {
+                    match m {
+                        Msg::Data { seq, buf } => cap.push(*seq, buf),
+                        Msg::Barrier(b) if b.id >= id => {
+                            found = Some((k, b.kind));
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                match found {
+                    Some((k, kind)) => {
+                        if kind == BarrierKind::Timeoutable && k >= c.in_priority {
+                            let msg = c.in_queue.remove(k).expect("found above");
+                            c.in_queue.insert(c.in_priority, msg);
+                            c.in_priority += 1;
+                        }
+                    }
+                    None => cap.open = true,
+                }
+            }
+        }
+        c.capture = Some(cap);
+    }
+
+    /// Takes the channel state captured for checkpoint `id`, if any.
+    pub fn take_capture(&mut self, ch: ChannelId, id: CheckpointId) -> Option<Capture> {
+        let c = &mut self.channels[ch as usize];
+        match &c.capture {
+            Some(cap) if cap.id == id => c.capture.take(),
+            _ => None,
+        }
+    }
+
+    /// Drops any capture for checkpoints up to `id` (aborted).
+    pub fn drop_capture(&mut self, ch: ChannelId, id: CheckpointId) {
+        let c = &mut self.channels[ch as usize];
+        if c.capture.as_ref().is_some_and(|cap| cap.id <= id) {
+            c.capture = None;
+        }
+    }
+
+    /// Copies the data queued in the sender's output queue ahead of the
+    /// first message for which `stop` holds: the output channel state a
+    /// priority barrier overtakes (Flink's `processPriorityBuffer`).
+    fn queued_output(&self, ch: ChannelId, stop: impl Fn(&Msg) -> bool) -> Capture {
+        let mut cap = Capture::default();
+        for m in &self.channels[ch as usize].out_queue {
+            if stop(m) {
+                break;
+            }
+            if let Msg::Data { seq, buf } = m {
+                cap.push(*seq, buf);
+            }
+        }
+        cap
+    }
+
+    /// Sends an unaligned barrier that overtakes the queued output, and
+    /// returns the overtaken records (output channel state).
+    pub fn send_priority_barrier(&mut self, ch: ChannelId, b: Barrier) -> Capture {
+        self.ship_partial(ch);
+        let mut cap = self.queued_output(ch, |_| false);
+        cap.id = b.id;
+        self.push_out(ch, Msg::Barrier(b), true);
+        cap
+    }
+
+    /// Whether a barrier of checkpoint `id` still waits in the output queue.
+    pub fn barrier_queued(&self, ch: ChannelId, id: CheckpointId) -> bool {
+        self.channels[ch as usize]
+            .out_queue
+            .iter()
+            .any(|m| matches!(m, Msg::Barrier(b) if b.id == id))
+    }
+
+    /// Output-side alignment timeout (Flink's
+    /// `PipelinedSubpartition.alignedBarrierTimeout`): if the timeoutable
+    /// barrier of `id` still waits in the output queue, the data ahead of it
+    /// becomes output channel state and the barrier turns into a priority
+    /// event. Returns the captured records, or `None` if it had left.
+    pub fn prioritize_queued_barrier(
+        &mut self,
+        ch: ChannelId,
+        id: CheckpointId,
+    ) -> Option<Capture> {
+        let is_it = |m: &Msg| matches!(m, Msg::Barrier(b) if b.id == id);
+        let k = self.channels[ch as usize]
+            .out_queue
+            .iter()
+            .position(is_it)?;
+        let mut cap = self.queued_output(ch, is_it);
+        cap.id = id;
+        let c = &mut self.channels[ch as usize];
+        let Some(Msg::Barrier(b)) = c.out_queue.remove(k) else {
+            unreachable!("position found a barrier");
+        };
+        let from = c.from;
+        if b.kind == BarrierKind::Timeoutable {
+            self.release_held(from);
+        }
+        self.push_out(ch, Msg::Barrier(b.as_unaligned()), true);
+        Some(cap)
+    }
+
+    /// Queues recovered output channel state ahead of any new output.
+    pub fn restore_output(&mut self, ch: ChannelId, records: &[Record]) {
+        for &r in records {
+            self.emit(ch, r);
+        }
+        self.ship_partial(ch);
     }
 
     /// A task died: its unsent output dies with it.
@@ -318,6 +589,7 @@ impl Net {
     /// A global restart: every channel starts empty with full credit.
     pub fn reset(&mut self) {
         let now = self.now;
+        self.released.clear();
         for c in &mut self.channels {
             c.partial.clear();
             c.out_queue.clear();
@@ -327,6 +599,10 @@ impl Net {
             c.credits = self.buffer_credits;
             c.sent = 0;
             c.received = 0;
+            c.arrived = 0;
+            c.in_priority = 0;
+            c.barrier_mark = None;
+            c.capture = None;
             c.last_arrival = now;
         }
         for s in &mut self.sched {

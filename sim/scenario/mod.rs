@@ -186,31 +186,74 @@ pub struct NetworkSpec {
     /// A partially filled buffer is shipped at the latest this long after a
     /// task last shipped its output.
     pub flush_timeout: SimDuration,
+    /// A task takes at most this much work (records × cost, at least one
+    /// record) from an input buffer before it looks for priority events
+    /// again. Flink looks between every two records; coarser steps are
+    /// faster to simulate.
+    pub step_quantum: SimDuration,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
     Aligned,
+    Unaligned,
+    AlignedTimeout,
+    AtLeastOnce,
+    ChandyLamport,
+    StopTheWorld,
 }
 
 /// Every algorithm: name and one-line description.
-pub const ALGORITHMS: &[(&str, &str)] = &[(
-    "aligned",
-    "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
-)];
+pub const ALGORITHMS: &[(&str, &str)] = &[
+    (
+        "aligned",
+        "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
+    ),
+    (
+        "unaligned",
+        "Flink unaligned: priority barriers overtake buffered data, snapshot at the first barrier, overtaken records persisted as channel state",
+    ),
+    (
+        "aligned-timeout",
+        "starts aligned; past `alignment_timeout` from the trigger it switches to unaligned for what remains",
+    ),
+    (
+        "at-least-once",
+        "Flink's barrier tracker: no blocking, snapshot at the last barrier; duplicates after recovery",
+    ),
+    (
+        "chandy-lamport",
+        "classic markers over FIFO channels: snapshot at the first marker, record each other channel until its marker",
+    ),
+    (
+        "stop-the-world",
+        "pause the sources, drain every channel, snapshot every task, resume: the synchronous baseline",
+    ),
+];
 
 impl Algorithm {
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Aligned,
+        Algorithm::Unaligned,
+        Algorithm::AlignedTimeout,
+        Algorithm::AtLeastOnce,
+        Algorithm::ChandyLamport,
+        Algorithm::StopTheWorld,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Aligned => "aligned",
+            Algorithm::Unaligned => "unaligned",
+            Algorithm::AlignedTimeout => "aligned-timeout",
+            Algorithm::AtLeastOnce => "at-least-once",
+            Algorithm::ChandyLamport => "chandy-lamport",
+            Algorithm::StopTheWorld => "stop-the-world",
         }
     }
     pub fn from_name(name: &str) -> Option<Algorithm> {
-        match name {
-            "aligned" => Some(Algorithm::Aligned),
-            _ => None,
-        }
+        Algorithm::ALL.into_iter().find(|a| a.name() == name)
     }
     /// Names, comma separated, for error messages.
     pub fn names() -> String {
@@ -219,6 +262,23 @@ impl Algorithm {
             .map(|(n, _)| *n)
             .collect::<Vec<_>>()
             .join(", ")
+    }
+    /// The strongest guarantee the algorithm promises for state and 2PC output.
+    pub fn promise(self) -> Guarantee {
+        match self {
+            Algorithm::AtLeastOnce => Guarantee::AtLeastOnce,
+            _ => Guarantee::ExactlyOnce,
+        }
+    }
+    /// The most concurrent checkpoints the algorithm supports, if limited.
+    /// Flink refuses `maxConcurrentCheckpoints > 1` with unaligned
+    /// checkpoints; the capture-based and stop-the-world variants here keep
+    /// one channel-state capture (or one pause) at a time.
+    pub fn max_concurrent(self) -> Option<u32> {
+        match self {
+            Algorithm::Aligned | Algorithm::AtLeastOnce => None,
+            _ => Some(1),
+        }
     }
 }
 
@@ -240,6 +300,9 @@ pub struct CheckpointSpec {
     pub min_pause: SimDuration,
     pub timeout: SimDuration,
     pub max_concurrent: u32,
+    /// `aligned-timeout`: age of a checkpoint (from its trigger) after which
+    /// alignment gives up and the checkpoint continues unaligned.
+    pub alignment_timeout: SimDuration,
     pub tolerable_failures: u32,
     pub retained: u32,
     pub storage: StorageKind,
@@ -304,6 +367,18 @@ impl Guarantee {
         self == declared || self == Guarantee::ExactlyOnce || declared == Guarantee::Broken
     }
 
+    /// The weaker of two guarantees (the one both keep; `broken` if neither
+    /// implies the other).
+    pub fn weaker(self, other: Guarantee) -> Guarantee {
+        if self.satisfies(other) {
+            other
+        } else if other.satisfies(self) {
+            self
+        } else {
+            Guarantee::Broken
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Guarantee::ExactlyOnce => "exactly-once",
@@ -323,5 +398,17 @@ pub struct Expect {
 impl Scenario {
     pub fn op(&self, id: OperatorId) -> &OperatorSpec {
         &self.operators[id.0 as usize]
+    }
+
+    /// The guarantee a run of `algorithm` must keep: the scenario's declared
+    /// one, weakened to what the algorithm promises.
+    pub fn expected_guarantee(&self, algorithm: Algorithm) -> Guarantee {
+        self.expect.guarantee.weaker(algorithm.promise())
+    }
+
+    /// Concurrent checkpoints in effect for `algorithm`.
+    pub fn max_concurrent(&self, algorithm: Algorithm) -> u32 {
+        let limit = algorithm.max_concurrent().unwrap_or(u32::MAX);
+        self.checkpoint.max_concurrent.min(limit)
     }
 }

@@ -254,6 +254,7 @@ struct RawNetwork {
     latency_min: Text,
     latency_max: Text,
     flush_timeout: Text,
+    step_quantum: Text,
 }
 
 #[derive(Deserialize)]
@@ -297,6 +298,7 @@ struct RawCheckpoint {
     min_pause: Text,
     timeout: Text,
     max_concurrent: Int,
+    alignment_timeout: Text,
     tolerable_failures: Int,
     retained: Int,
     storage: Text,
@@ -756,6 +758,7 @@ impl<'a> Validator<'a> {
                 "flush_timeout",
                 SimDuration::from_millis(1),
             ),
+            step_quantum: self.duration(&raw.step_quantum, SimDuration::from_millis(1)),
         }
     }
 
@@ -1343,6 +1346,21 @@ impl<'a> Validator<'a> {
                 StorageKind::Memory,
             )
             .unwrap_or(StorageKind::Memory);
+        let max_concurrent = self.int(&raw.max_concurrent, "max_concurrent", 1, 1..=u32_max());
+        if let Some(limit) = algorithm.max_concurrent() {
+            if max_concurrent > limit {
+                self.report(
+                    raw.max_concurrent.as_ref().map(Spanned::span),
+                    format!(
+                        "algorithm `{}` allows at most {limit} concurrent checkpoint, not {max_concurrent}",
+                        algorithm.name()
+                    ),
+                    Some(format!(
+                        "set max_concurrent = {limit} (Flink refuses more with unaligned checkpoints)"
+                    )),
+                );
+            }
+        }
         let (default_latency, default_bandwidth) = match storage {
             StorageKind::Memory => (SimDuration::from_micros(100), 1_000_000_000),
             StorageKind::Filesystem => (SimDuration::from_millis(5), 200_000_000),
@@ -1354,7 +1372,8 @@ impl<'a> Validator<'a> {
             first_delay,
             min_pause: self.duration(&raw.min_pause, SimDuration::ZERO),
             timeout: self.positive_duration(&raw.timeout, "timeout", SimDuration::from_secs(600)),
-            max_concurrent: self.int(&raw.max_concurrent, "max_concurrent", 1, 1..=u32_max()),
+            max_concurrent,
+            alignment_timeout: self.duration(&raw.alignment_timeout, SimDuration::from_millis(100)),
             tolerable_failures: self.int(
                 &raw.tolerable_failures,
                 "tolerable_failures",

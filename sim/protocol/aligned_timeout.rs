@@ -1,0 +1,348 @@
+//! `aligned-timeout`: Flink's aligned checkpoints with an alignment timeout,
+//! following the alternating state machine of `SingleCheckpointBarrierHandler`
+//! (`AlternatingWaitingForFirstBarrier` → `AlternatingCollectingBarriers` →
+//! `AlternatingCollectingBarriersUnaligned`).
+//!
+//! A checkpoint starts aligned: each channel is blocked at its barrier. Once
+//! the checkpoint is older than the timeout, counted from its **trigger
+//! time** (`barrier.timestamp`, as Flink's `BarrierAlignmentUtil` does), the
+//! task switches to unaligned for what remains: it snapshots now, records the
+//! channels still waiting for their barrier (their queued barriers turn into
+//! priority events), and acknowledges after the last barrier. Channels that
+//! already delivered their aligned barrier stay blocked until then
+//! (FLINK-22638). The switch happens on the timer, or on a barrier that
+//! arrives already late, or when an upstream task sends an unaligned barrier.
+
+use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction};
+use crate::engine::{SimDuration, SimTime};
+use crate::model::CheckpointId;
+
+pub struct AlignedTimeoutHandler {
+    current: CheckpointId,
+    last_done: CheckpointId,
+    seen: Vec<bool>,
+    count: u32,
+    pending: Option<Barrier>,
+    /// The current checkpoint switched to unaligned.
+    unaligned: bool,
+    timeout: SimDuration,
+}
+
+impl AlignedTimeoutHandler {
+    pub fn new(inputs: u32, timeout: SimDuration) -> AlignedTimeoutHandler {
+        AlignedTimeoutHandler {
+            current: 0,
+            last_done: 0,
+            seen: vec![false; inputs as usize],
+            count: 0,
+            pending: None,
+            unaligned: false,
+            timeout,
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    fn reset(&mut self) {
+        self.seen.iter_mut().for_each(|s| *s = false);
+        self.count = 0;
+        self.pending = None;
+        self.unaligned = false;
+    }
+
+    fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset();
+        out.push(HandlerAction::UnblockAll);
+        out.push(HandlerAction::Abort(id, reason));
+    }
+
+    fn deadline(&self, b: Barrier) -> SimTime {
+        b.timestamp.plus(self.timeout)
+    }
+
+    /// Continue the pending checkpoint unaligned: snapshot now and record
+    /// the channels that have not delivered their barrier (plus `overtaken`,
+    /// whose priority barrier overtook queued data).
+    fn switch(&mut self, overtaken: Option<u32>, out: &mut Vec<HandlerAction>) {
+        let Some(b) = self.pending else { return };
+        self.unaligned = true;
+        out.push(HandlerAction::Checkpoint(b.as_unaligned()));
+        for (i, &seen) in self.seen.iter().enumerate() {
+            if !seen || overtaken == Some(i as u32) {
+                out.push(HandlerAction::CaptureInput(b.id, i as u32));
+            }
+        }
+    }
+
+    fn finish(&mut self, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        out.push(HandlerAction::AlignmentEnd(id));
+        if let (false, Some(b)) = (self.unaligned, self.pending) {
+            out.push(HandlerAction::Checkpoint(b));
+        }
+        out.push(HandlerAction::AllBarriers(id));
+        out.push(HandlerAction::UnblockAll);
+        self.reset();
+        self.last_done = self.current;
+    }
+}
+
+impl BarrierHandler for AlignedTimeoutHandler {
+    fn on_barrier(&mut self, input: u32, b: Barrier, now: SimTime, out: &mut Vec<HandlerAction>) {
+        let priority = b.kind == BarrierKind::Unaligned;
+        if self.current > b.id || (self.current == b.id && !self.is_pending()) {
+            if !priority {
+                out.push(HandlerAction::Unblock(input));
+            }
+            return;
+        }
+        if b.id > self.current {
+            if self.is_pending() {
+                self.abort(self.current, AbortReason::Subsumed, out);
+            }
+            self.current = b.id;
+            self.reset();
+            self.pending = Some(b);
+            if b.kind == BarrierKind::Timeoutable {
+                out.push(HandlerAction::ArmTimer(b.id, self.deadline(b)));
+            }
+        }
+        let i = input as usize;
+        if !self.seen[i] {
+            self.seen[i] = true;
+            self.count += 1;
+            if self.count == 1 {
+                out.push(HandlerAction::AlignmentStart(b.id));
+            }
+        }
+        if !priority {
+            // The producer is held until the checkpoint ends, aligned or not.
+            out.push(HandlerAction::Block(input));
+        }
+        let all = self.count as usize == self.seen.len();
+        if !self.unaligned {
+            if priority {
+                // Upstream already went unaligned: so does this task.
+                self.switch(Some(input), out);
+            } else if !all && now > self.deadline(b) && b.kind == BarrierKind::Timeoutable {
+                // The barrier itself arrived after the timeout.
+                self.switch(None, out);
+            }
+        }
+        if all {
+            self.finish(b.id, out);
+        }
+    }
+
+    fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        if id > self.current || (id == self.current && self.count > 0) {
+            self.abort(id, AbortReason::CancellationMarker, out);
+        }
+    }
+
+    fn on_timer(&mut self, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        if id == self.current && self.is_pending() && self.count > 0 && !self.unaligned {
+            self.switch(None, out);
+        }
+    }
+
+    fn aligning(&self) -> Option<CheckpointId> {
+        (self.is_pending() && self.count > 0).then_some(self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Table-driven: a sequence of inputs per case, the exact actions out.
+    use super::*;
+    use HandlerAction::*;
+
+    const TIMEOUT: SimDuration = SimDuration(50);
+
+    enum In {
+        /// Timeoutable barrier on a channel at a time.
+        B(u32, CheckpointId, u64),
+        /// Unaligned (priority) barrier.
+        U(u32, CheckpointId, u64),
+        C(u32, CheckpointId),
+        Timer(CheckpointId),
+    }
+
+    fn bar(id: CheckpointId) -> Barrier {
+        Barrier {
+            id,
+            timestamp: SimTime(id * 100),
+            kind: BarrierKind::Timeoutable,
+        }
+    }
+
+    fn ubar(id: CheckpointId) -> Barrier {
+        bar(id).as_unaligned()
+    }
+
+    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
+        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT);
+        steps
+            .iter()
+            .map(|s| {
+                let mut out = Vec::new();
+                match *s {
+                    In::B(c, id, t) => h.on_barrier(c, bar(id), SimTime(t), &mut out),
+                    In::U(c, id, t) => h.on_barrier(c, ubar(id), SimTime(t), &mut out),
+                    In::C(c, id) => h.on_cancel(c, id, &mut out),
+                    In::Timer(id) => h.on_timer(id, &mut out),
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table() {
+        use In::*;
+        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
+        let cases: Vec<Case> = vec![
+            (
+                "aligned within the timeout: like aligned",
+                2,
+                vec![B(0, 1, 110), B(1, 1, 120)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        AllBarriers(1),
+                        UnblockAll,
+                    ],
+                ],
+            ),
+            (
+                "the timeout fires mid-alignment: snapshot unaligned, record the rest, keep blocked",
+                3,
+                vec![B(0, 1, 110), Timer(1), B(2, 1, 170), B(1, 1, 180)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
+                    vec![
+                        Checkpoint(ubar(1)),
+                        CaptureInput(1, 1),
+                        CaptureInput(1, 2),
+                    ],
+                    vec![Block(2)],
+                    vec![Block(1), AlignmentEnd(1), AllBarriers(1), UnblockAll],
+                ],
+            ),
+            (
+                "a barrier arriving after the timeout switches at once",
+                2,
+                vec![B(1, 1, 160), B(0, 1, 170)],
+                vec![
+                    vec![
+                        ArmTimer(1, SimTime(150)),
+                        AlignmentStart(1),
+                        Block(1),
+                        Checkpoint(ubar(1)),
+                        CaptureInput(1, 0),
+                    ],
+                    vec![Block(0), AlignmentEnd(1), AllBarriers(1), UnblockAll],
+                ],
+            ),
+            (
+                "an unaligned barrier from upstream switches; its channel records what it overtook",
+                2,
+                vec![U(1, 1, 120), U(0, 1, 130)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(ubar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                    ],
+                    vec![AlignmentEnd(1), AllBarriers(1), UnblockAll],
+                ],
+            ),
+            (
+                "the timer of a finished checkpoint does nothing",
+                1,
+                vec![B(0, 1, 110), Timer(1)],
+                vec![
+                    vec![
+                        ArmTimer(1, SimTime(150)),
+                        AlignmentStart(1),
+                        Block(0),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        AllBarriers(1),
+                        UnblockAll,
+                    ],
+                    vec![],
+                ],
+            ),
+            (
+                "a newer barrier while an older checkpoint is pending subsumes it",
+                2,
+                vec![B(0, 1, 110), B(1, 2, 210), Timer(1), B(0, 2, 220)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
+                    vec![
+                        UnblockAll,
+                        Abort(1, AbortReason::Subsumed),
+                        ArmTimer(2, SimTime(250)),
+                        AlignmentStart(2),
+                        Block(1),
+                    ],
+                    vec![],
+                    vec![
+                        Block(0),
+                        AlignmentEnd(2),
+                        Checkpoint(bar(2)),
+                        AllBarriers(2),
+                        UnblockAll,
+                    ],
+                ],
+            ),
+            (
+                "a cancellation marker during alignment aborts and unblocks",
+                2,
+                vec![B(0, 1, 110), C(1, 1), B(1, 1, 120), Timer(1)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
+                    vec![UnblockAll, Abort(1, AbortReason::CancellationMarker)],
+                    vec![Unblock(1)],
+                    vec![],
+                ],
+            ),
+            (
+                "a cancellation marker after the switch aborts the unaligned checkpoint",
+                2,
+                vec![B(0, 1, 110), Timer(1), C(1, 1)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
+                    vec![Checkpoint(ubar(1)), CaptureInput(1, 1)],
+                    vec![UnblockAll, Abort(1, AbortReason::CancellationMarker)],
+                ],
+            ),
+            (
+                "a barrier on a channel whose upstream has finished still counts",
+                2,
+                vec![B(1, 3, 310), B(0, 3, 320)],
+                vec![
+                    vec![ArmTimer(3, SimTime(350)), AlignmentStart(3), Block(1)],
+                    vec![
+                        Block(0),
+                        AlignmentEnd(3),
+                        Checkpoint(bar(3)),
+                        AllBarriers(3),
+                        UnblockAll,
+                    ],
+                ],
+            ),
+        ];
+        for (name, inputs, steps, expected) in cases {
+            assert_eq!(run(inputs, &steps), expected, "case: {name}");
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! `chandy-lamport`: the classic marker algorithm for consistent global
+//! snapshots over FIFO channels (K. M. Chandy and L. Lamport, "Distributed
+//! Snapshots: Determining Global States of Distributed Systems", ACM TOCS
+//! 3(1), 1985), with checkpoint barriers as the markers.
+//!
+//! On the **first** marker of a checkpoint a task records its own state
+//! (snapshots), sends the marker on every output (the snapshot forwards the
+//! barrier) and starts recording every *other* input channel: the records
+//! that arrive on it until its marker does are that channel's state. The
+//! channel that delivered the first marker has empty state. When every input
+//! has delivered the marker, recording stops and the task acknowledges.
+//! Nothing is ever blocked; unlike Flink's unaligned checkpoints the markers
+//! travel in line with the data, so the snapshot comes when the first one
+//! is *read*, not when it arrives.
+//!
+//! The original algorithm runs one snapshot at a time. Here, as in Flink's
+//! `SingleCheckpointBarrierHandler`, a marker of a newer checkpoint subsumes
+//! a pending one (abort, then start the new one), a cancellation marker
+//! aborts the pending checkpoint (only the first marker of an id has an
+//! effect), and markers of older or finished checkpoints are ignored.
+
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::engine::SimTime;
+use crate::model::CheckpointId;
+
+pub struct MarkerHandler {
+    /// Highest checkpoint id seen (0 = none yet).
+    current: CheckpointId,
+    /// Highest id whose markers all arrived, or that was aborted.
+    last_done: CheckpointId,
+    /// Which inputs delivered the current marker.
+    seen: Vec<bool>,
+    count: u32,
+}
+
+impl MarkerHandler {
+    pub fn new(inputs: u32) -> MarkerHandler {
+        MarkerHandler {
+            current: 0,
+            last_done: 0,
+            seen: vec![false; inputs as usize],
+            count: 0,
+        }
+    }
+
+    /// A snapshot was taken and some input's marker is still missing.
+    fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    fn reset(&mut self) {
+        self.seen.iter_mut().for_each(|s| *s = false);
+        self.count = 0;
+    }
+
+    fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset();
+        out.push(HandlerAction::Abort(id, reason));
+    }
+}
+
+impl BarrierHandler for MarkerHandler {
+    fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
+        if b.id < self.current || (b.id == self.current && !self.is_pending()) {
+            // Obsolete: an older checkpoint, or this one already completed
+            // or aborted here.
+            return;
+        }
+        if b.id > self.current {
+            // First marker of a new checkpoint.
+            if self.is_pending() {
+                self.abort(self.current, AbortReason::Subsumed, out);
+            }
+            self.current = b.id;
+            self.reset();
+            self.seen[input as usize] = true;
+            self.count = 1;
+            out.push(HandlerAction::AlignmentStart(b.id));
+            out.push(HandlerAction::Checkpoint(b));
+            // Record every other channel until its marker arrives.
+            for i in (0..self.seen.len() as u32).filter(|&i| i != input) {
+                out.push(HandlerAction::CaptureInput(b.id, i));
+            }
+        } else {
+            // A later marker of the pending checkpoint: that channel's state
+            // is closed. A repeated one on the same input changes nothing.
+            let slot = &mut self.seen[input as usize];
+            if *slot {
+                return;
+            }
+            *slot = true;
+            self.count += 1;
+        }
+        if self.count as usize == self.seen.len() {
+            out.push(HandlerAction::AlignmentEnd(b.id));
+            out.push(HandlerAction::AllBarriers(b.id));
+            self.reset();
+            self.last_done = self.current;
+        }
+    }
+
+    fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        // Only the first marker of a checkpoint has an effect.
+        if id > self.current || (id == self.current && self.is_pending()) {
+            self.abort(id, AbortReason::CancellationMarker, out);
+        }
+    }
+
+    fn aligning(&self) -> Option<CheckpointId> {
+        self.is_pending().then_some(self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Table-driven: a sequence of inputs per case, the exact actions out.
+    use super::*;
+    use crate::protocol::BarrierKind;
+    use HandlerAction::*;
+
+    const CM: AbortReason = AbortReason::CancellationMarker;
+
+    #[derive(Clone, Copy, Debug)]
+    enum In {
+        /// A marker (barrier) on input `.0` for checkpoint `.1`.
+        B(u32, CheckpointId),
+        /// A cancellation marker on input `.0` for checkpoint `.1`.
+        C(u32, CheckpointId),
+    }
+
+    fn bar(id: CheckpointId) -> Barrier {
+        Barrier {
+            id,
+            timestamp: SimTime(id * 100),
+            kind: BarrierKind::Aligned,
+        }
+    }
+
+    fn step(h: &mut MarkerHandler, s: In) -> Vec<HandlerAction> {
+        let mut out = Vec::new();
+        match s {
+            In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
+            In::C(c, id) => h.on_cancel(c, id, &mut out),
+        }
+        out
+    }
+
+    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
+        let mut h = MarkerHandler::new(inputs);
+        steps.iter().map(|&s| step(&mut h, s)).collect()
+    }
+
+    #[test]
+    fn table() {
+        use In::*;
+        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
+        let cases: Vec<Case> = vec![
+            (
+                "single input: snapshot and all markers at once, no capture",
+                1,
+                vec![B(0, 1)],
+                vec![vec![
+                    AlignmentStart(1),
+                    Checkpoint(bar(1)),
+                    AlignmentEnd(1),
+                    AllBarriers(1),
+                ]],
+            ),
+            (
+                "three inputs: snapshot at the first, capture the others, done at the last",
+                3,
+                vec![B(1, 1), B(0, 1), B(2, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 2),
+                    ],
+                    vec![],
+                    vec![AlignmentEnd(1), AllBarriers(1)],
+                ],
+            ),
+            (
+                "duplicate marker on one input does not count twice",
+                2,
+                vec![B(0, 1), B(0, 1), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Checkpoint(bar(1)), CaptureInput(1, 1)],
+                    vec![],
+                    vec![AlignmentEnd(1), AllBarriers(1)],
+                ],
+            ),
+            (
+                "newer marker while an older checkpoint is pending subsumes it",
+                2,
+                vec![B(0, 1), B(1, 2), B(0, 2)],
+                vec![
+                    vec![AlignmentStart(1), Checkpoint(bar(1)), CaptureInput(1, 1)],
+                    vec![
+                        Abort(1, AbortReason::Subsumed),
+                        AlignmentStart(2),
+                        Checkpoint(bar(2)),
+                        CaptureInput(2, 0),
+                    ],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                ],
+            ),
+            (
+                "the old checkpoint's late marker after subsumption is ignored",
+                2,
+                vec![B(0, 1), B(1, 2), B(1, 1), B(0, 1), B(0, 2)],
+                vec![
+                    vec![AlignmentStart(1), Checkpoint(bar(1)), CaptureInput(1, 1)],
+                    vec![
+                        Abort(1, AbortReason::Subsumed),
+                        AlignmentStart(2),
+                        Checkpoint(bar(2)),
+                        CaptureInput(2, 0),
+                    ],
+                    vec![],
+                    vec![],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                ],
+            ),
+            (
+                "cancellation marker during capture aborts; the rest is ignored",
+                3,
+                vec![B(0, 1), C(1, 1), B(1, 1), B(2, 1), C(2, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 1),
+                        CaptureInput(1, 2),
+                    ],
+                    vec![Abort(1, CM)],
+                    vec![],
+                    vec![],
+                    vec![],
+                ],
+            ),
+            (
+                "a marker for a newer checkpoint aborts it before any snapshot",
+                2,
+                vec![C(0, 2), C(1, 2), B(1, 2), B(0, 3)],
+                vec![
+                    vec![Abort(2, CM)],
+                    vec![],
+                    vec![],
+                    vec![AlignmentStart(3), Checkpoint(bar(3)), CaptureInput(3, 1)],
+                ],
+            ),
+            (
+                "a newer cancellation marker drops the pending checkpoint without its own abort",
+                2,
+                vec![B(0, 1), C(1, 2), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Checkpoint(bar(1)), CaptureInput(1, 1)],
+                    // As in Flink's abortInternal, only the marker's id is
+                    // declined; the pending 1 is just forgotten here.
+                    vec![Abort(2, CM)],
+                    vec![],
+                ],
+            ),
+            (
+                "an obsolete marker after completion is ignored",
+                2,
+                vec![B(0, 2), B(1, 2), B(0, 2), B(1, 1), C(0, 2)],
+                vec![
+                    vec![AlignmentStart(2), Checkpoint(bar(2)), CaptureInput(2, 1)],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                    vec![],
+                    vec![],
+                    vec![],
+                ],
+            ),
+            (
+                "a cancellation marker for an older checkpoint is ignored",
+                2,
+                vec![B(0, 2), C(1, 1), B(1, 2)],
+                vec![
+                    vec![AlignmentStart(2), Checkpoint(bar(2)), CaptureInput(2, 1)],
+                    vec![],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                ],
+            ),
+            (
+                // Input 1's upstream task has finished (sent EndOfData) but
+                // keeps forwarding markers: its channel state is empty and its
+                // marker closes the checkpoint as usual.
+                "a barrier on a channel whose upstream has finished still counts",
+                2,
+                vec![B(0, 1), B(1, 1), B(1, 2), B(0, 2)],
+                vec![
+                    vec![AlignmentStart(1), Checkpoint(bar(1)), CaptureInput(1, 1)],
+                    vec![AlignmentEnd(1), AllBarriers(1)],
+                    vec![AlignmentStart(2), Checkpoint(bar(2)), CaptureInput(2, 0)],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                ],
+            ),
+        ];
+        for (name, inputs, steps, expected) in cases {
+            assert_eq!(run(inputs, &steps), expected, "case: {name}");
+        }
+    }
+
+    /// Every sequence of `len` symbols over `alphabet`, in a fixed order.
+    fn sequences(alphabet: &[In], len: u32) -> impl Iterator<Item = Vec<In>> + '_ {
+        let n = alphabet.len();
+        (0..n.pow(len)).map(move |mut k| {
+            (0..len)
+                .map(|_| {
+                    let s = alphabet[k % n];
+                    k /= n;
+                    s
+                })
+                .collect()
+        })
+    }
+
+    /// Exhaustive over short sequences: never blocks; snapshots in
+    /// increasing id order, at the first marker, capturing exactly the other
+    /// inputs; each snapshot is closed (all markers) or aborted at most once
+    /// (in increasing id order) and only after it was taken; `aligning` is
+    /// the open snapshot.
+    #[test]
+    fn exhaustive_small_sequences() {
+        for (inputs, len) in [(1, 4), (2, 5), (3, 4)] {
+            let mut alphabet = Vec::new();
+            for c in 0..inputs {
+                for id in 1..=3 {
+                    alphabet.push(In::B(c, id));
+                    alphabet.push(In::C(c, id));
+                }
+            }
+            for steps in sequences(&alphabet, len) {
+                let mut h = MarkerHandler::new(inputs);
+                let mut last_snapshot = 0;
+                let mut last_end = 0;
+                let mut open: Option<CheckpointId> = None;
+                let mut delivered = vec![vec![false; inputs as usize]; 4];
+                for &s in &steps {
+                    let actions = step(&mut h, s);
+                    if let In::B(c, id) = s {
+                        delivered[id as usize][c as usize] = true;
+                    }
+                    let mut captured = Vec::new();
+                    for a in &actions {
+                        match *a {
+                            Checkpoint(b) => {
+                                assert!(b.id > last_snapshot, "{steps:?}");
+                                assert_eq!(open, None, "{steps:?}");
+                                assert!(matches!(s, In::B(_, id) if id == b.id));
+                                last_snapshot = b.id;
+                                open = Some(b.id);
+                            }
+                            CaptureInput(id, i) => {
+                                assert_eq!(open, Some(id), "{steps:?}");
+                                captured.push(i);
+                            }
+                            AllBarriers(id) => {
+                                assert_eq!(open, Some(id), "{steps:?}");
+                                assert!(delivered[id as usize].iter().all(|&d| d));
+                                assert!(id > last_end, "{steps:?}");
+                                last_end = id;
+                                open = None;
+                            }
+                            Abort(id, reason) => {
+                                if reason == AbortReason::Subsumed {
+                                    assert_eq!(open, Some(id), "{steps:?}");
+                                }
+                                assert!(id > last_end, "{steps:?}");
+                                last_end = id;
+                                // A cancellation marker of a newer id also
+                                // closes the pending snapshot.
+                                if open.is_some_and(|o| o <= id) {
+                                    open = None;
+                                }
+                            }
+                            AlignmentStart(_) | AlignmentEnd(_) => {}
+                            other => panic!("{other:?} from {steps:?}"),
+                        }
+                    }
+                    if !captured.is_empty() || actions.iter().any(|a| matches!(a, Checkpoint(_))) {
+                        let first = match s {
+                            In::B(c, _) => c,
+                            In::C(..) => panic!("a snapshot on a cancellation marker"),
+                        };
+                        let others: Vec<u32> = (0..inputs).filter(|&i| i != first).collect();
+                        assert_eq!(captured, others, "{steps:?}");
+                    }
+                    assert_eq!(h.aligning(), open, "{steps:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn aligning_reports_the_pending_checkpoint() {
+        let mut h = MarkerHandler::new(2);
+        assert_eq!(h.aligning(), None);
+        step(&mut h, In::B(0, 4));
+        assert_eq!(h.aligning(), Some(4));
+        step(&mut h, In::B(1, 4));
+        assert_eq!(h.aligning(), None);
+        step(&mut h, In::B(1, 5));
+        assert_eq!(h.aligning(), Some(5));
+        step(&mut h, In::C(0, 5));
+        assert_eq!(h.aligning(), None);
+    }
+}

@@ -1,0 +1,313 @@
+//! `stop-the-world`: the synchronous baseline. The coordinator pauses the
+//! sources, waits until every channel has drained, has every task snapshot,
+//! then resumes the sources. It is the textbook "quiesce, then snapshot"
+//! checkpoint that asynchronous barrier snapshots (Carbone et al., 2015) were
+//! designed to avoid, kept here as the reference point for pause cost.
+//!
+//! This handler is the task's side of the drain. Once paused, each source
+//! sends one drain marker per output channel behind its last data record.
+//! Channels are FIFO, so when a task has read the marker on every input,
+//! nothing is in flight towards it; it forwards the marker (`Drained`), and a
+//! task without outputs reports to the coordinator. The snapshot itself is
+//! requested by the coordinator afterwards, so there is no `Checkpoint`
+//! action here, no channel capture and no blocking: nothing follows a marker
+//! while the sources are paused.
+//!
+//! The bookkeeping is the one of Flink's `SingleCheckpointBarrierHandler`: a
+//! marker of a newer id subsumes a pending drain, a cancellation marker
+//! aborts it (only the first marker of an id has an effect), and markers of
+//! older or finished drains are ignored.
+
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::engine::SimTime;
+use crate::model::CheckpointId;
+
+pub struct DrainHandler {
+    /// Highest checkpoint id seen (0 = none yet).
+    current: CheckpointId,
+    /// Highest id whose markers all arrived, or that was aborted.
+    last_done: CheckpointId,
+    /// Which inputs delivered the current marker.
+    seen: Vec<bool>,
+    count: u32,
+}
+
+impl DrainHandler {
+    pub fn new(inputs: u32) -> DrainHandler {
+        DrainHandler {
+            current: 0,
+            last_done: 0,
+            seen: vec![false; inputs as usize],
+            count: 0,
+        }
+    }
+
+    /// Some input's marker for the current id is still missing.
+    fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    fn reset(&mut self) {
+        self.seen.iter_mut().for_each(|s| *s = false);
+        self.count = 0;
+    }
+
+    fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset();
+        out.push(HandlerAction::Abort(id, reason));
+    }
+}
+
+impl BarrierHandler for DrainHandler {
+    fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
+        if b.id < self.current || (b.id == self.current && !self.is_pending()) {
+            // Obsolete: an older drain, or this one already done or aborted.
+            return;
+        }
+        if b.id > self.current {
+            // First marker of a new drain.
+            if self.is_pending() {
+                self.abort(self.current, AbortReason::Subsumed, out);
+            }
+            self.current = b.id;
+            self.reset();
+            out.push(HandlerAction::AlignmentStart(b.id));
+        }
+        let slot = &mut self.seen[input as usize];
+        if *slot {
+            return; // a repeated marker on the same input counts once
+        }
+        *slot = true;
+        self.count += 1;
+        if self.count as usize == self.seen.len() {
+            out.push(HandlerAction::AlignmentEnd(b.id));
+            out.push(HandlerAction::Drained(b));
+            self.reset();
+            self.last_done = self.current;
+        }
+    }
+
+    fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        // Only the first marker of a checkpoint has an effect.
+        if id > self.current || (id == self.current && self.is_pending()) {
+            self.abort(id, AbortReason::CancellationMarker, out);
+        }
+    }
+
+    fn aligning(&self) -> Option<CheckpointId> {
+        self.is_pending().then_some(self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Table-driven: a sequence of inputs per case, the exact actions out.
+    use super::*;
+    use crate::protocol::BarrierKind;
+    use HandlerAction::*;
+
+    const CM: AbortReason = AbortReason::CancellationMarker;
+
+    #[derive(Clone, Copy, Debug)]
+    enum In {
+        /// A drain marker on input `.0` for checkpoint `.1`.
+        B(u32, CheckpointId),
+        /// A cancellation marker on input `.0` for checkpoint `.1`.
+        C(u32, CheckpointId),
+    }
+
+    fn bar(id: CheckpointId) -> Barrier {
+        Barrier {
+            id,
+            timestamp: SimTime(id * 100),
+            kind: BarrierKind::Aligned,
+        }
+    }
+
+    fn step(h: &mut DrainHandler, s: In) -> Vec<HandlerAction> {
+        let mut out = Vec::new();
+        match s {
+            In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
+            In::C(c, id) => h.on_cancel(c, id, &mut out),
+        }
+        out
+    }
+
+    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
+        let mut h = DrainHandler::new(inputs);
+        steps.iter().map(|&s| step(&mut h, s)).collect()
+    }
+
+    /// What the completing marker answers.
+    fn drained(id: CheckpointId) -> Vec<HandlerAction> {
+        vec![AlignmentEnd(id), Drained(bar(id))]
+    }
+
+    #[test]
+    fn table() {
+        use In::*;
+        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
+        let cases: Vec<Case> = vec![
+            (
+                "single input: drained at once",
+                1,
+                vec![B(0, 1)],
+                vec![vec![AlignmentStart(1), AlignmentEnd(1), Drained(bar(1))]],
+            ),
+            (
+                "three inputs: drained at the last marker, a duplicate counts once",
+                3,
+                vec![B(2, 1), B(0, 1), B(0, 1), B(1, 1)],
+                vec![vec![AlignmentStart(1)], vec![], vec![], drained(1)],
+            ),
+            (
+                "a newer marker subsumes the pending drain",
+                2,
+                vec![B(0, 1), B(1, 2), B(0, 2), B(0, 1)],
+                vec![
+                    vec![AlignmentStart(1)],
+                    vec![Abort(1, AbortReason::Subsumed), AlignmentStart(2)],
+                    drained(2),
+                    vec![],
+                ],
+            ),
+            (
+                "a cancellation marker during the drain aborts it once",
+                2,
+                vec![B(0, 1), C(1, 1), B(1, 1), C(0, 1)],
+                vec![vec![AlignmentStart(1)], vec![Abort(1, CM)], vec![], vec![]],
+            ),
+            (
+                "a cancellation marker for a newer id aborts it before its markers",
+                2,
+                vec![C(0, 2), B(1, 2), B(0, 2), B(0, 3), B(1, 3)],
+                vec![
+                    vec![Abort(2, CM)],
+                    vec![],
+                    vec![],
+                    vec![AlignmentStart(3)],
+                    drained(3),
+                ],
+            ),
+            (
+                "an obsolete marker after the drain is ignored",
+                2,
+                vec![B(0, 2), B(1, 2), B(0, 2), B(1, 1), C(1, 2)],
+                vec![vec![AlignmentStart(2)], drained(2), vec![], vec![], vec![]],
+            ),
+            (
+                "a cancellation marker for an older drain is ignored",
+                2,
+                vec![B(0, 2), C(1, 1), B(1, 2)],
+                vec![vec![AlignmentStart(2)], vec![], drained(2)],
+            ),
+            (
+                // Input 0's upstream task has finished (sent EndOfData) but
+                // keeps forwarding markers: its marker counts as usual.
+                "a barrier on a channel whose upstream has finished still counts",
+                2,
+                vec![B(1, 1), B(0, 1), B(0, 2), B(1, 2)],
+                vec![
+                    vec![AlignmentStart(1)],
+                    drained(1),
+                    vec![AlignmentStart(2)],
+                    drained(2),
+                ],
+            ),
+        ];
+        for (name, inputs, steps, expected) in cases {
+            assert_eq!(run(inputs, &steps), expected, "case: {name}");
+        }
+    }
+
+    /// Every sequence of `len` symbols over `alphabet`, in a fixed order.
+    fn sequences(alphabet: &[In], len: u32) -> impl Iterator<Item = Vec<In>> + '_ {
+        let n = alphabet.len();
+        (0..n.pow(len)).map(move |mut k| {
+            (0..len)
+                .map(|_| {
+                    let s = alphabet[k % n];
+                    k /= n;
+                    s
+                })
+                .collect()
+        })
+    }
+
+    /// Exhaustive over short sequences: only alignment marks, `Drained` and
+    /// `Abort` come out; `Drained` needs a marker from every input; each id
+    /// starts at most once and ends (drained or aborted) at most once;
+    /// `aligning` is the drain in progress.
+    #[test]
+    fn exhaustive_small_sequences() {
+        for (inputs, len) in [(1, 4), (2, 5), (3, 4)] {
+            let mut alphabet = Vec::new();
+            for c in 0..inputs {
+                for id in 1..=3 {
+                    alphabet.push(In::B(c, id));
+                    alphabet.push(In::C(c, id));
+                }
+            }
+            for steps in sequences(&alphabet, len) {
+                let mut h = DrainHandler::new(inputs);
+                let mut last_start = 0;
+                let mut last_end = 0;
+                let mut open: Option<CheckpointId> = None;
+                let mut delivered = vec![vec![false; inputs as usize]; 4];
+                for &s in &steps {
+                    let actions = step(&mut h, s);
+                    if let In::B(c, id) = s {
+                        delivered[id as usize][c as usize] = true;
+                    }
+                    for a in &actions {
+                        match *a {
+                            AlignmentStart(id) => {
+                                assert!(id > last_start, "{steps:?}");
+                                assert_eq!(open, None, "{steps:?}");
+                                last_start = id;
+                                open = Some(id);
+                            }
+                            Drained(b) => {
+                                assert_eq!(open, Some(b.id), "{steps:?}");
+                                assert!(delivered[b.id as usize].iter().all(|&d| d));
+                                assert!(b.id > last_end, "{steps:?}");
+                                last_end = b.id;
+                                open = None;
+                            }
+                            Abort(id, reason) => {
+                                if reason == AbortReason::Subsumed {
+                                    assert_eq!(open, Some(id), "{steps:?}");
+                                }
+                                assert!(id > last_end, "{steps:?}");
+                                last_end = id;
+                                // A newer cancellation marker also ends the
+                                // drain in progress.
+                                if open.is_some_and(|o| o <= id) {
+                                    open = None;
+                                }
+                            }
+                            AlignmentEnd(_) => {}
+                            other => panic!("{other:?} from {steps:?}"),
+                        }
+                    }
+                    assert_eq!(h.aligning(), open, "{steps:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn aligning_reports_the_drain_in_progress() {
+        let mut h = DrainHandler::new(2);
+        assert_eq!(h.aligning(), None);
+        step(&mut h, In::B(1, 3));
+        assert_eq!(h.aligning(), Some(3));
+        step(&mut h, In::B(0, 3));
+        assert_eq!(h.aligning(), None);
+        step(&mut h, In::B(0, 4));
+        step(&mut h, In::C(1, 4));
+        assert_eq!(h.aligning(), None);
+    }
+}

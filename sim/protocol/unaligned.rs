@@ -1,0 +1,263 @@
+//! `unaligned`: Flink's unaligned checkpoints, following
+//! `SingleCheckpointBarrierHandler` in its unaligned states
+//! (`AlternatingWaitingForFirstBarrierUnaligned` /
+//! `AlternatingCollectingBarriersUnaligned`).
+//!
+//! Barriers are priority events: they overtake queued data at the sender and
+//! at the receiver. The task snapshots at the **first** barrier and starts
+//! recording every input channel: what is queued ahead of the channel's
+//! barrier and what arrives before it becomes input channel state (and is
+//! processed as usual). Nothing is ever blocked. When the last barrier
+//! arrived, channel state is closed and the task acknowledges. A newer
+//! barrier subsumes a pending checkpoint; a cancellation marker aborts it.
+
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use crate::engine::SimTime;
+use crate::model::CheckpointId;
+use crate::mutant::Mutants;
+
+pub struct UnalignedHandler {
+    /// Highest checkpoint id seen (0 = none yet).
+    current: CheckpointId,
+    /// Highest id whose barriers all arrived, or that was aborted.
+    last_done: CheckpointId,
+    /// Which inputs delivered the current barrier.
+    seen: Vec<bool>,
+    count: u32,
+    _mutants: Mutants,
+}
+
+impl UnalignedHandler {
+    pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
+        UnalignedHandler {
+            current: 0,
+            last_done: 0,
+            seen: vec![false; inputs as usize],
+            count: 0,
+            _mutants: mutants,
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    fn reset(&mut self) {
+        self.seen.iter_mut().for_each(|s| *s = false);
+        self.count = 0;
+    }
+
+    fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset();
+        out.push(HandlerAction::Abort(id, reason));
+    }
+}
+
+impl BarrierHandler for UnalignedHandler {
+    fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
+        if self.current > b.id || (self.current == b.id && !self.is_pending()) {
+            return; // obsolete; an unaligned barrier blocked nothing
+        }
+        if b.id > self.current {
+            if self.is_pending() {
+                self.abort(self.current, AbortReason::Subsumed, out);
+            }
+            self.current = b.id;
+            self.reset();
+            self.seen[input as usize] = true;
+            self.count = 1;
+            out.push(HandlerAction::AlignmentStart(b.id));
+            out.push(HandlerAction::Checkpoint(b.as_unaligned()));
+            // Every channel, the barrier's own included: its barrier
+            // overtook data that is still queued.
+            for i in 0..self.seen.len() as u32 {
+                out.push(HandlerAction::CaptureInput(b.id, i));
+            }
+        } else if !self.seen[input as usize] {
+            self.seen[input as usize] = true;
+            self.count += 1;
+        }
+        if self.count as usize == self.seen.len() {
+            out.push(HandlerAction::AlignmentEnd(b.id));
+            out.push(HandlerAction::AllBarriers(b.id));
+            self.reset();
+            self.last_done = self.current;
+        }
+    }
+
+    fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
+        if id > self.current || (id == self.current && self.count > 0) {
+            self.abort(id, AbortReason::CancellationMarker, out);
+        }
+    }
+
+    fn aligning(&self) -> Option<CheckpointId> {
+        (self.is_pending() && self.count > 0).then_some(self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Table-driven: a sequence of inputs per case, the exact actions out.
+    use super::*;
+    use crate::protocol::BarrierKind;
+    use HandlerAction::*;
+
+    enum In {
+        B(u32, CheckpointId),
+        C(u32, CheckpointId),
+    }
+
+    fn bar(id: CheckpointId) -> Barrier {
+        Barrier {
+            id,
+            timestamp: SimTime(id * 100),
+            kind: BarrierKind::Unaligned,
+        }
+    }
+
+    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
+        let mut h = UnalignedHandler::new(inputs, Mutants::NONE);
+        steps
+            .iter()
+            .map(|s| {
+                let mut out = Vec::new();
+                match *s {
+                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
+                    In::C(c, id) => h.on_cancel(c, id, &mut out),
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn table() {
+        use In::*;
+        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
+        let cases: Vec<Case> = vec![
+            (
+                "single input: snapshot, capture what the barrier overtook, done",
+                1,
+                vec![B(0, 1)],
+                vec![vec![
+                    AlignmentStart(1),
+                    Checkpoint(bar(1)),
+                    CaptureInput(1, 0),
+                    AlignmentEnd(1),
+                    AllBarriers(1),
+                ]],
+            ),
+            (
+                "snapshot at the first barrier, ack after the last, never block",
+                3,
+                vec![B(2, 1), B(0, 1), B(1, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                        CaptureInput(1, 2),
+                    ],
+                    vec![],
+                    vec![AlignmentEnd(1), AllBarriers(1)],
+                ],
+            ),
+            (
+                "duplicate barrier on one channel does not count twice",
+                2,
+                vec![B(0, 1), B(0, 1), B(1, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                    ],
+                    vec![],
+                    vec![AlignmentEnd(1), AllBarriers(1)],
+                ],
+            ),
+            (
+                "a newer barrier while an older checkpoint is pending subsumes it",
+                2,
+                vec![B(0, 1), B(1, 2), B(1, 1), B(0, 2)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                    ],
+                    vec![
+                        Abort(1, AbortReason::Subsumed),
+                        AlignmentStart(2),
+                        Checkpoint(bar(2)),
+                        CaptureInput(2, 0),
+                        CaptureInput(2, 1),
+                    ],
+                    vec![],
+                    vec![AlignmentEnd(2), AllBarriers(2)],
+                ],
+            ),
+            (
+                "a cancellation marker during capture aborts; the late barrier is obsolete",
+                2,
+                vec![B(0, 1), C(1, 1), B(1, 1)],
+                vec![
+                    vec![
+                        AlignmentStart(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                    ],
+                    vec![Abort(1, AbortReason::CancellationMarker)],
+                    vec![],
+                ],
+            ),
+            (
+                "a marker ahead of any barrier aborts that checkpoint before it starts",
+                2,
+                vec![C(1, 3), C(0, 3), B(0, 3)],
+                vec![
+                    vec![Abort(3, AbortReason::CancellationMarker)],
+                    vec![],
+                    vec![],
+                ],
+            ),
+            (
+                "a barrier on a channel whose upstream has finished still counts",
+                2,
+                vec![B(1, 4), B(0, 4)],
+                vec![
+                    vec![
+                        AlignmentStart(4),
+                        Checkpoint(bar(4)),
+                        CaptureInput(4, 0),
+                        CaptureInput(4, 1),
+                    ],
+                    vec![AlignmentEnd(4), AllBarriers(4)],
+                ],
+            ),
+        ];
+        for (name, inputs, steps, expected) in cases {
+            assert_eq!(run(inputs, &steps), expected, "case: {name}");
+        }
+    }
+
+    #[test]
+    fn an_aligned_barrier_is_snapshotted_as_unaligned() {
+        let mut h = UnalignedHandler::new(2, Mutants::NONE);
+        let mut out = Vec::new();
+        let b = Barrier {
+            kind: BarrierKind::Aligned,
+            ..bar(1)
+        };
+        h.on_barrier(0, b, SimTime(0), &mut out);
+        assert!(out.contains(&Checkpoint(bar(1))));
+        assert_eq!(h.aligning(), Some(1));
+    }
+}
