@@ -74,8 +74,33 @@ fn json_has_the_documented_fields_and_is_deterministic() {
         "guarantee",
         "verdict",
         "violations",
+        "checkpoints_unaligned",
+        "checkpoint_metrics",
+        "checkpoints",
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
+    }
+    let first = &v["checkpoints"][0];
+    for key in [
+        "duration_ns",
+        "outcome",
+        "state_bytes",
+        "in_flight_bytes",
+        "unaligned",
+        "start_delay_ns",
+        "alignment_ns",
+    ] {
+        assert!(first.get(key).is_some(), "checkpoint lacks {key}");
+    }
+    for key in [
+        "duration_ns",
+        "start_delay_ns",
+        "alignment_ns",
+        "state_bytes",
+        "in_flight_bytes",
+    ] {
+        let d = &v["checkpoint_metrics"][key];
+        assert!(d.get("p50").is_some() && d.get("p99").is_some(), "{key}");
     }
     let again: serde_json::Value = serde_json::from_slice(
         &ckptsim(&["run", "scenarios/wordcount.toml", "--seed", "5", "--json"]).stdout,
@@ -141,6 +166,11 @@ fn list_names_everything() {
     assert_eq!(o.status.code(), Some(0));
     for needle in [
         "aligned",
+        "unaligned",
+        "aligned-timeout",
+        "at-least-once",
+        "chandy-lamport",
+        "stop-the-world",
         "keyed-count",
         "sink-2pc",
         "hash",
@@ -255,4 +285,46 @@ fn oversized_jobs_are_refused_not_crashed() {
         &["run", p.to_str().unwrap()],
         &["channels; at most 1000000", "records in all"],
     );
+}
+
+#[test]
+fn every_algorithm_runs_from_the_command_line() {
+    for a in [
+        "aligned",
+        "unaligned",
+        "aligned-timeout",
+        "at-least-once",
+        "chandy-lamport",
+        "stop-the-world",
+    ] {
+        let o = ckptsim(&[
+            "run",
+            "scenarios/backpressure.toml",
+            "--seed",
+            "2",
+            "--algorithm",
+            a,
+        ]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{a}: {out}{err}");
+        assert!(out.contains(&format!("algorithm    {a}")), "{out}");
+        assert!(out.contains("  in-flight    p50"), "{out}");
+    }
+}
+
+#[test]
+fn list_survives_a_closed_pipe() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end at once, as `ckptsim list | head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }

@@ -31,7 +31,7 @@ pub struct CheckResult {
 
 /// The checks, in report order.
 pub const CHECKS: &[(&str, &str)] = &[
-    ("consistent-cut", "per completed checkpoint and channel: records sent before the sender's snapshot = records read before the receiver's snapshot (+ captured in-flight records)"),
+    ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state"),
     ("exactly-once-output", "committed sink output equals the failure-free oracle's, by lineage and (where order-insensitive) by value"),
     ("state", "after the job ends, every keyed state equals the oracle's"),
     ("liveness", "a bounded job finishes within its limits and checkpoints complete after the last recovery"),
@@ -134,6 +134,8 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
             reach: vec![
                 ("checkpoints completed", c.checkpoints_completed),
                 ("alignments", c.alignments),
+                ("unaligned checkpoints", c.unaligned_checkpoints),
+                ("in-flight records persisted", c.in_flight_records_persisted),
             ],
             violations: by_check.remove("consistent-cut").unwrap_or_default(),
         },
@@ -145,6 +147,7 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
                 ("records replayed", c.records_replayed),
                 ("recoveries", c.recoveries),
                 ("recovery commits", c.recovery_commits),
+                ("in-flight records replayed", c.in_flight_records_replayed),
             ],
             violations: output_violations,
         },
