@@ -247,6 +247,23 @@ mod tests {
                 ],
             ),
             (
+                // Finished upstream tasks keep forwarding barriers here (no
+                // EndOfPartition), so the barrier counts like any other.
+                "a barrier on a channel whose upstream has finished still counts",
+                2,
+                vec![B(1, 5), B(0, 5)],
+                vec![
+                    vec![AlignmentStart(5), Block(1)],
+                    vec![
+                        Block(0),
+                        AlignmentEnd(5),
+                        Checkpoint(bar(5)),
+                        AllBarriers(5),
+                        UnblockAll,
+                    ],
+                ],
+            ),
+            (
                 "marker for an older checkpoint is ignored",
                 2,
                 vec![B(0, 2), C(1, 1), B(1, 2)],

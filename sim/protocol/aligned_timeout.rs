@@ -12,6 +12,12 @@
 //! already delivered their aligned barrier stay blocked until then
 //! (FLINK-22638). The switch happens on the timer, or on a barrier that
 //! arrives already late, or when an upstream task sends an unaligned barrier.
+//!
+//! A timeoutable barrier that arrives behind queued data is **announced** at
+//! once (Flink's `EventAnnouncement`): the announcement starts the
+//! checkpoint here and arms the timer, so a task still busy with the data
+//! ahead of its first barrier also switches at the timeout; switching then
+//! turns the announced barriers into priority events.
 
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction};
 use crate::engine::{SimDuration, SimTime};
@@ -78,6 +84,20 @@ impl AlignedTimeoutHandler {
         }
     }
 
+    /// A barrier (or its announcement) of a newer checkpoint: subsume the
+    /// pending one and start this one (Flink's `checkNewCheckpoint`).
+    fn start(&mut self, b: Barrier, out: &mut Vec<HandlerAction>) {
+        if self.is_pending() {
+            self.abort(self.current, AbortReason::Subsumed, out);
+        }
+        self.current = b.id;
+        self.reset();
+        self.pending = Some(b);
+        if b.kind == BarrierKind::Timeoutable {
+            out.push(HandlerAction::ArmTimer(b.id, self.deadline(b)));
+        }
+    }
+
     fn finish(&mut self, id: CheckpointId, out: &mut Vec<HandlerAction>) {
         out.push(HandlerAction::AlignmentEnd(id));
         if let (false, Some(b)) = (self.unaligned, self.pending) {
@@ -100,15 +120,7 @@ impl BarrierHandler for AlignedTimeoutHandler {
             return;
         }
         if b.id > self.current {
-            if self.is_pending() {
-                self.abort(self.current, AbortReason::Subsumed, out);
-            }
-            self.current = b.id;
-            self.reset();
-            self.pending = Some(b);
-            if b.kind == BarrierKind::Timeoutable {
-                out.push(HandlerAction::ArmTimer(b.id, self.deadline(b)));
-            }
+            self.start(b, out);
         }
         let i = input as usize;
         if !self.seen[i] {
@@ -143,8 +155,24 @@ impl BarrierHandler for AlignedTimeoutHandler {
         }
     }
 
+    fn on_announcement(
+        &mut self,
+        _input: u32,
+        b: Barrier,
+        now: SimTime,
+        out: &mut Vec<HandlerAction>,
+    ) {
+        if b.id <= self.current || b.kind != BarrierKind::Timeoutable {
+            return; // obsolete, or already started here
+        }
+        self.start(b, out);
+        if now > self.deadline(b) {
+            self.switch(None, out);
+        }
+    }
+
     fn on_timer(&mut self, id: CheckpointId, out: &mut Vec<HandlerAction>) {
-        if id == self.current && self.is_pending() && self.count > 0 && !self.unaligned {
+        if id == self.current && self.is_pending() && !self.unaligned {
             self.switch(None, out);
         }
     }
@@ -169,6 +197,8 @@ mod tests {
         U(u32, CheckpointId, u64),
         C(u32, CheckpointId),
         Timer(CheckpointId),
+        /// Announcement of a timeoutable barrier queued behind data.
+        A(u32, CheckpointId, u64),
     }
 
     fn bar(id: CheckpointId) -> Barrier {
@@ -194,6 +224,7 @@ mod tests {
                     In::U(c, id, t) => h.on_barrier(c, ubar(id), SimTime(t), &mut out),
                     In::C(c, id) => h.on_cancel(c, id, &mut out),
                     In::Timer(id) => h.on_timer(id, &mut out),
+                    In::A(c, id, t) => h.on_announcement(c, bar(id), SimTime(t), &mut out),
                 }
                 out
             })
@@ -323,6 +354,34 @@ mod tests {
                     vec![ArmTimer(1, SimTime(150)), AlignmentStart(1), Block(0)],
                     vec![Checkpoint(ubar(1)), CaptureInput(1, 1)],
                     vec![UnblockAll, Abort(1, AbortReason::CancellationMarker)],
+                ],
+            ),
+            (
+                "an announcement starts the checkpoint; the timeout switches before any barrier is read",
+                2,
+                vec![A(0, 1, 110), Timer(1), B(0, 1, 160), B(1, 1, 170)],
+                vec![
+                    vec![ArmTimer(1, SimTime(150))],
+                    vec![
+                        Checkpoint(ubar(1)),
+                        CaptureInput(1, 0),
+                        CaptureInput(1, 1),
+                    ],
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![Block(1), AlignmentEnd(1), AllBarriers(1), UnblockAll],
+                ],
+            ),
+            (
+                "a late announcement switches at once; a repeated one does nothing",
+                1,
+                vec![A(0, 1, 160), A(0, 1, 170)],
+                vec![
+                    vec![
+                        ArmTimer(1, SimTime(150)),
+                        Checkpoint(ubar(1)),
+                        CaptureInput(1, 0),
+                    ],
+                    vec![],
                 ],
             ),
             (

@@ -111,6 +111,17 @@ pub trait BarrierHandler {
     );
     /// A cancellation marker for `id` was read from `input`.
     fn on_cancel(&mut self, input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>);
+    /// A timeoutable barrier arrived on `input` but waits behind queued data
+    /// (Flink's `EventAnnouncement`, a priority event that tells the task
+    /// early). Only `aligned-timeout` cares.
+    fn on_announcement(
+        &mut self,
+        _input: u32,
+        _barrier: Barrier,
+        _now: SimTime,
+        _out: &mut Vec<HandlerAction>,
+    ) {
+    }
     /// A timer armed with [`HandlerAction::ArmTimer`] fired.
     fn on_timer(&mut self, _id: CheckpointId, _out: &mut Vec<HandlerAction>) {}
     /// The checkpoint this task is aligning or capturing, if any (for

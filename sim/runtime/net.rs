@@ -137,6 +137,9 @@ pub struct Net {
     pub priority_barriers: bool,
     /// Tasks whose last held timeoutable barrier left the output queue.
     pub released: Vec<TaskId>,
+    /// Timeoutable barriers that arrived behind queued data, to announce to
+    /// the receiving task (Flink's `EventAnnouncement`).
+    pub announced: Vec<(ChannelId, Barrier)>,
 }
 
 impl Net {
@@ -194,6 +197,7 @@ impl Net {
             flush_timeout,
             priority_barriers: false,
             released: Vec::new(),
+            announced: Vec::new(),
         }
     }
 
@@ -382,6 +386,8 @@ impl Net {
                         c.barrier_mark = Some((b.id, c.arrived));
                     } else if closes && b.kind == BarrierKind::Timeoutable {
                         priority = true;
+                    } else if b.kind == BarrierKind::Timeoutable {
+                        self.announced.push((ch, *b));
                     }
                 }
                 _ => {}
@@ -590,6 +596,7 @@ impl Net {
     pub fn reset(&mut self) {
         let now = self.now;
         self.released.clear();
+        self.announced.clear();
         for c in &mut self.channels {
             c.partial.clear();
             c.out_queue.clear();

@@ -487,6 +487,9 @@ impl<'a> World<'a> {
                     self.maybe_ack(t);
                 }
             }
+            if !self.net.announced.is_empty() {
+                self.announce();
+            }
         };
         self.finish(outcome, events)
     }
@@ -673,6 +676,30 @@ impl<'a> World<'a> {
             if self.tasks[ti].status != Status::Running {
                 return;
             }
+        }
+    }
+
+    /// Hands announced timeoutable barriers to their receivers' handlers.
+    fn announce(&mut self) {
+        let announced = std::mem::take(&mut self.net.announced);
+        for &(ch, b) in &announced {
+            let c = &self.exec.channels[ch as usize];
+            let (t, input) = (c.to, c.input_index);
+            if self.tasks[t as usize].status != Status::Running {
+                continue;
+            }
+            let mut actions = std::mem::take(&mut self.actions);
+            let now = self.net.now;
+            self.tasks[t as usize]
+                .handler
+                .on_announcement(input, b, now, &mut actions);
+            self.apply_actions(t, &mut actions);
+            self.actions = actions;
+        }
+        let mut announced = announced;
+        announced.clear();
+        if self.net.announced.is_empty() {
+            self.net.announced = announced;
         }
     }
 
