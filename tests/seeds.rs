@@ -105,3 +105,31 @@ fn at_least_once_sink_is_classified_at_least_once() {
     }
     assert!(duplicated >= 10, "crashes duplicate output: {duplicated}");
 }
+
+/// Safety then liveness: once the faults are over, checkpoints must complete
+/// again. With a checkpoint timeout shorter than any checkpoint can take,
+/// none completes in the quiet phase and the job cannot finish: a liveness
+/// violation that says so.
+#[test]
+fn no_checkpoint_in_the_quiet_phase_is_a_liveness_violation() {
+    use ckptsim::scenario::parse_str;
+    let text = std::fs::read_to_string(crate::common::scenario_path("backpressure"))
+        .unwrap()
+        .replace(
+            "timeout = \"5s\"",
+            "timeout = \"2ms\"\ntolerable_failures = 1000000",
+        )
+        .replace("max_time = \"120s\"", "max_time = \"5s\"");
+    let sc = parse_str(&text, "stuck.toml").unwrap();
+    let e = check(&sc, 1, &[]);
+    assert!(!e.verdict.passed);
+    assert_eq!(failed_checks(&e), vec!["liveness"]);
+    let v = e.verdict.violations().next().unwrap();
+    assert!(
+        v.message
+            .contains("in the quiet phase after the faults ended at 2s, no checkpoint completed"),
+        "{}",
+        v.message
+    );
+    assert_eq!(e.output.counters.checkpoints_in_quiet_phase, 0);
+}

@@ -34,7 +34,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state"),
     ("exactly-once-output", "committed sink output equals the failure-free oracle's, by lineage and (where order-insensitive) by value"),
     ("state", "after the job ends, every keyed state equals the oracle's"),
-    ("liveness", "a bounded job finishes within its limits and checkpoints complete after the last recovery"),
+    ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),
     ("protocol", "each checkpoint is snapshotted at most once per task, never notified complete after an abort, completed ids increase, restores succeed, no commit is refused"),
 ];
 
@@ -105,10 +105,16 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         RunOutcome::Stalled => Some("the job stalled: no event left and not finished".to_string()),
     };
     if let Some(why) = why {
-        let stuck = if c.checkpoints_after_last_recovery == 0 && c.recoveries > 0 {
-            " (no checkpoint completed after the last recovery)"
+        let quiet = run.fault_phase_end;
+        let stuck = if run.end_time > quiet && c.checkpoints_in_quiet_phase == 0 {
+            format!(
+                " (in the quiet phase after the faults ended at {}, no checkpoint completed)",
+                crate::engine::SimDuration(quiet.0)
+            )
+        } else if c.checkpoints_after_last_recovery == 0 && c.recoveries > 0 {
+            " (no checkpoint completed after the last recovery)".to_string()
         } else {
-            ""
+            String::new()
         };
         liveness.push(Violation {
             check: "liveness",
@@ -165,6 +171,7 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
                     "checkpoints after last recovery",
                     c.checkpoints_after_last_recovery,
                 ),
+                ("checkpoints in quiet phase", c.checkpoints_in_quiet_phase),
                 ("finished", u64::from(finished)),
             ],
             violations: liveness,

@@ -7,7 +7,7 @@ use super::event::{Ev, Stamped, ANY_ATTEMPT};
 use super::net::{Msg, Net};
 use crate::check::Violation;
 use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
-use crate::fault::plan_crashes;
+use crate::fault::{fault_phase_end, plan_crashes};
 use crate::model::graph::OutputEdge;
 use crate::model::operator::BuiltinFactory;
 use crate::model::record::subtask_for_key;
@@ -78,6 +78,8 @@ pub struct Counters {
     pub backpressure_stalls: u64,
     pub notifications_ignored: u64,
     pub checkpoints_after_last_recovery: u64,
+    /// Checkpoints completed after the fault phase ended (the quiet phase).
+    pub checkpoints_in_quiet_phase: u64,
     /// Completed checkpoints that persisted in-flight data.
     pub unaligned_checkpoints: u64,
     /// In-flight records persisted in completed checkpoints.
@@ -136,6 +138,8 @@ pub struct RunOutput {
     /// The guarantee the run must keep (the scenario's, weakened to what
     /// the algorithm promises).
     pub expected: Guarantee,
+    /// End of the fault phase: no fault is planned after it.
+    pub fault_phase_end: SimTime,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +242,7 @@ struct World<'a> {
     /// Per channel: restored output-state records still ahead in line.
     recovered_out_left: Vec<u64>,
     expected: Guarantee,
+    fault_phase_end: SimTime,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -305,6 +310,7 @@ impl<'a> World<'a> {
             })
             .collect();
         let crash_plan = plan_crashes(&scenario, cfg.seed);
+        let fault_phase_end = fault_phase_end(&scenario, &crash_plan);
         let mut forced_aligned = vec![false; scenario.operators.len()];
         for e in &scenario.edges {
             if matches!(
@@ -323,6 +329,7 @@ impl<'a> World<'a> {
             recovery_pending: 0,
             recovered_out_left: vec![0; nch],
             expected,
+            fault_phase_end,
             coord: Coordinator::new(scenario.checkpoint.retained),
             tasks: Vec::new(),
             task_outputs,
@@ -1392,6 +1399,9 @@ impl<'a> World<'a> {
         let now = self.net.now;
         self.counters.checkpoints_completed += 1;
         self.counters.checkpoints_after_last_recovery += 1;
+        if now >= self.fault_phase_end {
+            self.counters.checkpoints_in_quiet_phase += 1;
+        }
         let stats = Coordinator::stats_of(&p, now, CpOutcome::Completed);
         self.coord.stats.push(stats);
         if let Some(&last) = self.coord.completed_ids.last() {
@@ -1798,6 +1808,7 @@ impl<'a> World<'a> {
             crash_plan: std::mem::take(&mut self.crash_plan),
             order_insensitive,
             expected: self.expected,
+            fault_phase_end: self.fault_phase_end,
         }
     }
 }
