@@ -20,7 +20,9 @@
 //! - [`check`]: the oracle and the invariants; verdicts are data.
 //! - [`mutant`]: deliberate bugs that prove the checkers work.
 //! - [`harness`]: one checked run (simulate, build the oracle, judge).
-//! - [`report`]: summaries for people and machines, wall-clock timing.
+//! - [`report`]: summaries for people and machines, traces, wall-clock timing.
+//! - [`strategies`]: proptest strategies for scenarios (topologies,
+//!   workloads, fault plans, checkpoint configurations).
 
 pub mod check;
 pub mod engine;
@@ -32,3 +34,4 @@ pub mod protocol;
 pub mod report;
 pub mod runtime;
 pub mod scenario;
+pub mod strategies;

@@ -10,6 +10,9 @@
 //! - `snapshots`: insta snapshots of each shipped scenario's summary.
 //! - `user_operator`: a user-defined operator under the simulator.
 //! - `golden`: the random streams' values are pinned.
+//! - `properties`: proptest over generated scenarios, every exactly-once
+//!   variant.
+//! - `traces`: the JSON-lines and Perfetto traces.
 
 mod common;
 
@@ -18,7 +21,9 @@ mod cli;
 mod determinism;
 mod golden;
 mod mutants;
+mod properties;
 mod scenario_errors;
 mod seeds;
 mod snapshots;
+mod traces;
 mod user_operator;

@@ -1,5 +1,6 @@
 //! Reports: the summary of a run for people (text) and machines (JSON).
 
+pub mod trace;
 pub mod wallclock;
 
 use crate::check::{CheckResult, Violation};

@@ -4,6 +4,7 @@
 //! only ever sees a validated `Scenario`.
 
 mod parse;
+pub mod write;
 
 pub use parse::{load, parse_str, ScenarioError, ScenarioErrors};
 

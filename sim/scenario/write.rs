@@ -1,0 +1,1 @@
+//! Scenario → TOML (being written).

@@ -1,0 +1,1 @@
+//! proptest strategies (being written).
