@@ -46,3 +46,42 @@ pub fn execute_with(
         total_wall_ns: total.elapsed_ns(),
     }
 }
+
+/// Runs the same configuration twice. Returns the first run and, if the two
+/// fingerprints differ, a description of the first event where they part
+/// (both runs are repeated with tracing on to find it).
+pub fn check_determinism(scenario: &Scenario, cfg: &RunConfig) -> (Execution, Option<String>) {
+    let first = execute(scenario, cfg);
+    let second = execute(scenario, cfg);
+    if first.output.fingerprint == second.output.fingerprint {
+        return (first, None);
+    }
+    let traced = RunConfig {
+        record_trace: true,
+        ..cfg.clone()
+    };
+    let (a, b) = if cfg.record_trace {
+        (first.output.trace.clone(), second.output.trace.clone())
+    } else {
+        (
+            execute(scenario, &traced).output.trace,
+            execute(scenario, &traced).output.trace,
+        )
+    };
+    let mut detail = format!(
+        "fingerprints differ: {} and {}",
+        first.output.fingerprint, second.output.fingerprint
+    );
+    match a.iter().zip(&b).find(|(x, y)| x != y) {
+        Some((x, y)) => detail.push_str(&format!(
+            "; first difference at event {} (t={}ns):\n    run 1: {x:?}\n    run 2: {y:?}",
+            x.index, x.time_ns
+        )),
+        None => detail.push_str(&format!(
+            "; one trace is a prefix of the other ({} vs {} events)",
+            a.len(),
+            b.len()
+        )),
+    }
+    (first, Some(detail))
+}

@@ -34,4 +34,7 @@ pub mod protocol;
 pub mod report;
 pub mod runtime;
 pub mod scenario;
+pub mod shrink;
 pub mod strategies;
+pub mod swarm;
+pub mod sweep;

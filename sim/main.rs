@@ -2,13 +2,16 @@
 //! lives in the library.
 
 use anyhow::Result;
-use ckptsim::harness::execute;
+use ckptsim::harness::{check_determinism as check_determinism_twice, execute};
 use ckptsim::mutant::{Mutant, Mutants, MUTANTS};
+use ckptsim::report::wallclock::Stopwatch;
 use ckptsim::report::Summary;
 use ckptsim::runtime::RunConfig;
 use ckptsim::scenario::{self, Algorithm, ALGORITHMS, OPERATOR_KINDS};
+use ckptsim::swarm;
+use ckptsim::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary, SweepTiming};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -43,6 +46,74 @@ enum Command {
         /// Run twice and compare fingerprints; name the first differing event.
         #[arg(long)]
         check_determinism: bool,
+        /// Swarm mode: the seed also draws the configuration within the
+        /// scenario's `[swarm]` ranges (or default ranges around its values).
+        #[arg(long)]
+        swarm: bool,
+    },
+    /// Run a scenario over a range of seeds, in parallel, and summarise.
+    Sweep {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Seeds to run: A..B (B excluded) or A..=B.
+        #[arg(long, default_value = "0..100")]
+        seeds: String,
+        /// Worker threads (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the I-th (from 0) of N interleaved slices of the range.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Override the scenario's checkpoint algorithm.
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+        #[arg(long = "mutant")]
+        mutants: Vec<String>,
+        /// Swarm mode: each seed also draws its own configuration.
+        #[arg(long)]
+        swarm: bool,
+        /// Write one JSON object per seed to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run every seed twice and compare fingerprints.
+        #[arg(long)]
+        check_determinism: bool,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shrink a failing seed to a small standalone reproducer scenario.
+    Shrink {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// The failing seed.
+        #[arg(long)]
+        seed: u64,
+        /// Where to write the reproducer (TOML).
+        #[arg(long)]
+        out: PathBuf,
+        /// Override the scenario's checkpoint algorithm.
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+        #[arg(long = "mutant")]
+        mutants: Vec<String>,
+        /// The seed ran in swarm mode.
+        #[arg(long)]
+        swarm: bool,
+        /// Most candidate runs to try.
+        #[arg(long, default_value_t = 400)]
+        budget: u64,
+    },
+    /// Combine the `--out` files of several (sharded) sweeps into one summary.
+    Merge {
+        /// The JSON-lines files written by `sweep --out`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// List algorithms, operators, fault kinds, checks and mutants.
     List,
@@ -95,8 +166,218 @@ fn dispatch(cli: Cli) -> Result<u8> {
             mutants,
             json,
             check_determinism,
-        } => run(scenario, seed, algorithm, mutants, json, check_determinism),
+            swarm,
+        } => run(
+            scenario,
+            seed,
+            algorithm,
+            mutants,
+            json,
+            check_determinism,
+            swarm,
+        ),
+        Command::Sweep {
+            scenario,
+            seeds,
+            jobs,
+            shard,
+            algorithm,
+            mutants,
+            swarm,
+            out,
+            check_determinism,
+            json,
+        } => {
+            let loaded = load_scenario(&scenario)?;
+            let algorithm = parse_algorithm(algorithm, &loaded)?;
+            let spec = SweepSpec {
+                swarm: swarm_spec(&loaded, swarm),
+                scenario: loaded,
+                path: scenario.display().to_string(),
+                seeds: SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?,
+                shard: shard
+                    .map(|s| Shard::parse(&s))
+                    .transpose()
+                    .map_err(|e| UsageError(format!("error: {e}")))?,
+                algorithm,
+                mutants: parse_mutants(&mutants)?,
+                check_determinism,
+            };
+            sweep(&spec, jobs, out, json)
+        }
+        Command::Merge { files, json } => merge(&files, json),
+        Command::Shrink {
+            scenario,
+            seed,
+            out,
+            algorithm,
+            mutants,
+            swarm,
+            budget,
+        } => {
+            let loaded = load_scenario(&scenario)?;
+            let algorithm = parse_algorithm(algorithm, &loaded)?;
+            let mutants = parse_mutants(&mutants)?;
+            let (sc, swarmed) = match swarm_spec(&loaded, swarm) {
+                Some(spec) => (swarm::draw(&loaded, &spec, seed).0, true),
+                None => (loaded, false),
+            };
+            shrink_cmd(
+                &scenario, &sc, seed, algorithm, mutants, swarmed, &out, budget,
+            )
+        }
     }
+}
+
+fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
+    Ok(scenario::load(path).map_err(|e| UsageError(e.to_string()))?)
+}
+
+fn parse_algorithm(name: Option<String>, scenario: &scenario::Scenario) -> Result<Algorithm> {
+    match name {
+        None => Ok(scenario.checkpoint.algorithm),
+        Some(name) => Ok(Algorithm::from_name(&name).ok_or_else(|| {
+            UsageError(format!(
+                "error: unknown algorithm `{name}`\n  help: known algorithms: {}",
+                Algorithm::names()
+            ))
+        })?),
+    }
+}
+
+/// The swarm ranges in effect: the scenario's `[swarm]` table when it is
+/// enabled or `--swarm` is given, default ranges for `--swarm` without one.
+fn swarm_spec(s: &scenario::Scenario, flag: bool) -> Option<scenario::SwarmSpec> {
+    match (&s.swarm, flag) {
+        (Some(spec), _) if spec.enabled || flag => Some(spec.clone()),
+        (None, true) => Some(swarm::default_ranges(s)),
+        _ => None,
+    }
+}
+
+fn sweep(spec: &SweepSpec, jobs: Option<usize>, out: Option<PathBuf>, json: bool) -> Result<u8> {
+    use std::io::IsTerminal;
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let total = spec.seeds().len() as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let failing = std::sync::atomic::AtomicU64::new(0);
+    let step = (total / 10).max(1);
+    let progress = |done: u64, failed: bool| {
+        let f = if failed {
+            failing.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+        } else {
+            failing.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        match &bar {
+            Some(bar) => {
+                bar.set_position(done);
+                if f > 0 {
+                    bar.set_message(format!("{f} failing"));
+                }
+            }
+            None if done.is_multiple_of(step) || done == total => {
+                eprintln!("sweep: {done}/{total} seeds, {f} failing");
+            }
+            None => {}
+        }
+    };
+    let clock = Stopwatch::start();
+    let results = sweep::run(spec, jobs, &progress);
+    let wall = clock.elapsed_ns();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(path) = out {
+        let mut text = String::new();
+        for r in &results {
+            text.push_str(&serde_json::to_string(r)?);
+            text.push('\n');
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+    }
+    let summary = SweepSummary::of(&results).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    let timing = SweepTiming::new(&summary, wall);
+    if json {
+        let v = serde_json::json!({ "summary": summary, "timing": timing });
+        emit(&format!("{v}\n"));
+    } else {
+        emit(&summary.to_text(Some(&timing)));
+    }
+    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn shrink_cmd(
+    path: &Path,
+    sc: &scenario::Scenario,
+    seed: u64,
+    algorithm: Algorithm,
+    mutants: ckptsim::mutant::Mutants,
+    swarmed: bool,
+    out: &Path,
+    budget: u64,
+) -> Result<u8> {
+    use std::fmt::Write as _;
+    let shrunk = ckptsim::shrink::shrink(sc, seed, algorithm, mutants, budget)
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
+    for m in mutants.names() {
+        args.push_str(&format!(" --mutant {m}"));
+    }
+    let origin = format!(
+        "{} {args}{}",
+        path.display(),
+        if swarmed { " --swarm" } else { "" }
+    );
+    let text = ckptsim::shrink::reproducer_text(&shrunk, &origin, &args);
+    std::fs::write(out, text)
+        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
+    let mut report = String::new();
+    let _ = writeln!(report, "shrunk       fails {}", shrunk.target.join(", "));
+    let _ = writeln!(report, "before       {}", shrunk.before);
+    let _ = writeln!(report, "after        {}", shrunk.after);
+    let _ = writeln!(report, "runs         {}", shrunk.runs);
+    let _ = writeln!(report, "removed");
+    for s in &shrunk.steps {
+        let _ = writeln!(report, "  - {s}");
+    }
+    let _ = writeln!(report, "wrote        {}", out.display());
+    let _ = writeln!(report, "replay       ckptsim run {} {args}", out.display());
+    emit(&report);
+    Ok(0)
+}
+
+fn merge(files: &[PathBuf], json: bool) -> Result<u8> {
+    let mut all = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| UsageError(format!("error: cannot read {}: {e}", f.display())))?;
+        let shown = f.display().to_string();
+        all.extend(
+            sweep::read_jsonl(&shown, &text).map_err(|e| UsageError(format!("error: {}", e.0)))?,
+        );
+    }
+    let summary = SweepSummary::of(&all).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    if json {
+        emit(&format!("{}\n", serde_json::json!({ "summary": summary })));
+    } else {
+        emit(&summary.to_text(None));
+    }
+    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
 }
 
 fn parse_mutants(names: &[String]) -> Result<Mutants> {
@@ -123,16 +404,14 @@ fn run(
     mutant_names: Vec<String>,
     json: bool,
     check_determinism: bool,
+    swarm_flag: bool,
 ) -> Result<u8> {
-    let scenario = scenario::load(&path).map_err(|e| UsageError(e.to_string()))?;
-    let algorithm = match algorithm {
-        None => scenario.checkpoint.algorithm,
-        Some(name) => Algorithm::from_name(&name).ok_or_else(|| {
-            UsageError(format!(
-                "error: unknown algorithm `{name}`\n  help: known algorithms: {}",
-                Algorithm::names()
-            ))
-        })?,
+    let scenario = load_scenario(&path)?;
+    let algorithm = parse_algorithm(algorithm, &scenario)?;
+    let draw = swarm_spec(&scenario, swarm_flag).map(|spec| swarm::draw(&scenario, &spec, seed));
+    let (scenario, draw) = match draw {
+        Some((s, d)) => (s, Some(d)),
+        None => (scenario, None),
     };
     let mutants = parse_mutants(&mutant_names)?;
     let cfg = RunConfig {
@@ -141,33 +420,27 @@ fn run(
         mutants,
         record_trace: check_determinism,
     };
-    let execution = execute(&scenario, &cfg);
+    let (execution, divergence) = if check_determinism {
+        check_determinism_twice(&scenario, &cfg)
+    } else {
+        (execute(&scenario, &cfg), None)
+    };
     let shown_path = path.display().to_string();
     let names = mutants.names();
-    let summary = Summary::new(&shown_path, seed, algorithm.name(), &names, &execution);
+    let mut summary = Summary::new(&shown_path, seed, algorithm.name(), &names, &execution);
+    if let Some(d) = draw {
+        summary.set_swarm(d);
+    }
     let mut failed = !execution.verdict.passed;
     if check_determinism {
-        let again = execute(&scenario, &cfg);
-        let (a, b) = (&execution.output, &again.output);
-        if a.fingerprint == b.fingerprint {
-            eprintln!("determinism: two runs, same fingerprint {}", a.fingerprint);
-        } else {
-            failed = true;
-            eprintln!(
-                "determinism: FAILED, fingerprints {} and {}",
-                a.fingerprint, b.fingerprint
-            );
-            let first = a.trace.iter().zip(&b.trace).find(|(x, y)| x != y);
-            match first {
-                Some((x, y)) => eprintln!(
-                    "  first difference at event {}:\n    run 1: t={} {} {} {}\n    run 2: t={} {} {} {}",
-                    x.index, x.time_ns, x.event, x.a, x.b, y.time_ns, y.event, y.a, y.b
-                ),
-                None => eprintln!(
-                    "  one trace is a prefix of the other ({} vs {} events)",
-                    a.trace.len(),
-                    b.trace.len()
-                ),
+        match divergence {
+            None => eprintln!(
+                "determinism: two runs, same fingerprint {}",
+                execution.output.fingerprint
+            ),
+            Some(detail) => {
+                failed = true;
+                eprintln!("determinism: FAILED, {detail}");
             }
         }
     }

@@ -13,6 +13,8 @@
 //! - `properties`: proptest over generated scenarios, every exactly-once
 //!   variant.
 //! - `traces`: the JSON-lines and Perfetto traces.
+//! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
+//!   committed reproducers under `tests/regressions/`.
 
 mod common;
 
@@ -25,5 +27,6 @@ mod properties;
 mod scenario_errors;
 mod seeds;
 mod snapshots;
+mod sweep;
 mod traces;
 mod user_operator;

@@ -46,15 +46,9 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
     plan
 }
 
-/// When the fault phase ends: the last planned crash, or the end of the
-/// random-crash window if that is later. After it comes the quiet phase, in
-/// which no new fault happens and checkpoints must complete again.
-pub fn fault_phase_end(scenario: &Scenario, plan: &[CrashSpec]) -> SimTime {
-    let last = plan.iter().map(|c| c.at).max().unwrap_or(SimTime::ZERO);
-    let window = scenario
-        .faults
-        .random
-        .as_ref()
-        .map_or(SimTime::ZERO, |r| r.window_end);
-    last.max(window)
+/// When the fault phase ends: at the last planned crash (0 without any).
+/// After it comes the quiet phase, in which no new fault happens and
+/// checkpoints must complete again.
+pub fn fault_phase_end(plan: &[CrashSpec]) -> SimTime {
+    plan.iter().map(|c| c.at).max().unwrap_or(SimTime::ZERO)
 }

@@ -45,6 +45,8 @@ pub struct Summary {
     pub checks: Vec<CheckResult>,
     pub counters: Counters,
     pub replay: String,
+    /// Swarm mode: the configuration this seed drew.
+    pub swarm: Option<crate::swarm::SwarmDraw>,
 }
 
 /// Median and 99th percentile of one metric.
@@ -150,7 +152,15 @@ impl Summary {
             checks: e.verdict.checks.clone(),
             counters: o.counters.clone(),
             replay: replay_command(path, seed, algorithm, mutants),
+            swarm: None,
         }
+    }
+
+    /// Marks the run as a swarm run with the configuration it drew (shown in
+    /// the summary; the replay command gets `--swarm`).
+    pub fn set_swarm(&mut self, draw: crate::swarm::SwarmDraw) {
+        self.swarm = Some(draw);
+        self.replay.push_str(" --swarm");
     }
 
     /// The human summary. With `wall = false` the wall-clock lines are left
@@ -166,6 +176,9 @@ impl Summary {
             let _ = write!(alg, "  (mutants: {})", self.mutants.join(", "));
         }
         let _ = writeln!(w, "algorithm    {alg}");
+        if let Some(d) = &self.swarm {
+            let _ = writeln!(w, "swarm        {d}");
+        }
         let outcome = match &self.outcome {
             RunOutcome::Finished => "finished".to_string(),
             RunOutcome::JobFailed(r) => format!("job failed: {r}"),

@@ -310,7 +310,7 @@ impl<'a> World<'a> {
             })
             .collect();
         let crash_plan = plan_crashes(&scenario, cfg.seed);
-        let fault_phase_end = fault_phase_end(&scenario, &crash_plan);
+        let fault_phase_end = fault_phase_end(&crash_plan);
         let mut forced_aligned = vec![false; scenario.operators.len()];
         for e in &scenario.edges {
             if matches!(

@@ -29,6 +29,8 @@ pub struct Scenario {
     pub faults: FaultSpec,
     pub limits: Limits,
     pub expect: Expect,
+    /// `[swarm]`: ranges for swarm testing, if the scenario declares them.
+    pub swarm: Option<SwarmSpec>,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -388,6 +390,26 @@ impl Guarantee {
             Guarantee::Broken => "broken",
         }
     }
+}
+
+/// Swarm testing: each seed also draws its own configuration within these
+/// ranges (inclusive). A knob without a range keeps the scenario's value.
+/// See `crate::swarm`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SwarmSpec {
+    /// Swarm every run of the scenario (without it, only with `--swarm`).
+    pub enabled: bool,
+    pub latency_max: Option<(SimDuration, SimDuration)>,
+    pub buffer_records: Option<(u32, u32)>,
+    pub buffer_credits: Option<(u32, u32)>,
+    pub interval: Option<(SimDuration, SimDuration)>,
+    pub timeout: Option<(SimDuration, SimDuration)>,
+    /// Every operator's cost, scaled by a percentage drawn per operator.
+    pub cost_percent: Option<(u32, u32)>,
+    /// Random crashes: mean interval, most crashes, end of the window.
+    pub crash_mean_interval: Option<(SimDuration, SimDuration)>,
+    pub max_crashes: Option<(u32, u32)>,
+    pub crash_window_end: Option<(SimDuration, SimDuration)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -28,7 +28,7 @@ use toml::Spanned;
 use super::{
     Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FaultSpec, Guarantee, KeyDistribution,
     Limits, NetworkSpec, OperatorId, OperatorKind, OperatorSpec, Partitioning, RandomCrashes,
-    Scenario, SourceSpec, StorageKind, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
+    Scenario, SourceSpec, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -243,6 +243,7 @@ struct RawScenario {
     faults: Option<RawFaults>,
     limits: Option<RawLimits>,
     expect: Option<RawExpect>,
+    swarm: Option<Located<RawSwarm>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -345,6 +346,25 @@ struct RawLimits {
 #[serde(deny_unknown_fields)]
 struct RawExpect {
     guarantee: Text,
+}
+
+/// `[min, max]` of durations or of integers.
+type TextRange = Option<Spanned<Vec<String>>>;
+type IntRange = Option<Spanned<Vec<i64>>>;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSwarm {
+    enabled: Option<Spanned<bool>>,
+    latency_max: TextRange,
+    buffer_records: IntRange,
+    buffer_credits: IntRange,
+    interval: TextRange,
+    timeout: TextRange,
+    cost_percent: IntRange,
+    crash_mean_interval: TextRange,
+    max_crashes: IntRange,
+    crash_window_end: TextRange,
 }
 
 // `toml` recognises `toml::Spanned` by these names (serde_spanned's protocol).
@@ -547,6 +567,7 @@ impl<'a> Validator<'a> {
         let checkpoint = self.checkpoint(raw.checkpoint.unwrap_or_default());
         let faults = self.faults(raw.faults.unwrap_or_default(), &ops, &ids);
         let limits = self.limits(raw.limits.unwrap_or_default());
+        let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
         let guarantee = self.choice(
             &raw.expect.unwrap_or_default().guarantee,
             ("guarantee", "guarantees"),
@@ -577,6 +598,7 @@ impl<'a> Validator<'a> {
             expect: Expect {
                 guarantee: guarantee.unwrap_or(Guarantee::ExactlyOnce),
             },
+            swarm,
         })
     }
 
@@ -1499,6 +1521,113 @@ impl<'a> Validator<'a> {
             return None;
         }
         Some((operator, subtask))
+    }
+
+    fn swarm(&mut self, raw: &RawSwarm) -> SwarmSpec {
+        SwarmSpec {
+            enabled: raw.enabled.as_ref().is_some_and(|e| *e.get_ref()),
+            latency_max: self.duration_range(&raw.latency_max, "latency_max", false),
+            buffer_records: self.int_range(&raw.buffer_records, "buffer_records", 1..=u32_max()),
+            buffer_credits: self.int_range(&raw.buffer_credits, "buffer_credits", 1..=u32_max()),
+            interval: self.duration_range(&raw.interval, "interval", true),
+            timeout: self.duration_range(&raw.timeout, "timeout", true),
+            cost_percent: self.int_range(&raw.cost_percent, "cost_percent", 0..=100_000),
+            crash_mean_interval: self.duration_range(
+                &raw.crash_mean_interval,
+                "crash_mean_interval",
+                true,
+            ),
+            max_crashes: self.int_range(&raw.max_crashes, "max_crashes", 0..=u32_max()),
+            crash_window_end: self.duration_range(&raw.crash_window_end, "crash_window_end", false),
+        }
+    }
+
+    /// A `[min, max]` pair: two elements, in order.
+    fn pair<'v, T: Clone>(
+        &mut self,
+        value: &'v Option<Spanned<Vec<T>>>,
+        key: &str,
+    ) -> Option<(&'v Spanned<Vec<T>>, T, T)> {
+        let v = value.as_ref()?;
+        match v.get_ref().as_slice() {
+            [a, b] => Some((v, a.clone(), b.clone())),
+            _ => {
+                self.report(
+                    Some(v.span()),
+                    format!("{key} must be a range of two values, [min, max]"),
+                    Some(format!("for example {key} = [1, 8]")),
+                );
+                None
+            }
+        }
+    }
+
+    fn int_range(
+        &mut self,
+        value: &IntRange,
+        key: &str,
+        range: RangeInclusive<i64>,
+    ) -> Option<(u32, u32)> {
+        let (v, a, b) = self.pair(value, key)?;
+        for n in [a, b] {
+            if !range.contains(&n) {
+                self.report(
+                    Some(v.span()),
+                    format!(
+                        "{key} bounds must lie in {}..={}, not {n}",
+                        range.start(),
+                        range.end()
+                    ),
+                    None,
+                );
+                return None;
+            }
+        }
+        if a > b {
+            self.report(
+                Some(v.span()),
+                format!("{key} range is empty: {a} > {b}"),
+                Some("write [min, max]".to_string()),
+            );
+            return None;
+        }
+        Some((u32::try_from(a).ok()?, u32::try_from(b).ok()?))
+    }
+
+    fn duration_range(
+        &mut self,
+        value: &TextRange,
+        key: &str,
+        positive: bool,
+    ) -> Option<(SimDuration, SimDuration)> {
+        let (v, a, b) = self.pair(value, key)?;
+        let mut out = Vec::with_capacity(2);
+        for text in [a, b] {
+            match parse_duration(&text) {
+                Ok(d) if positive && d == SimDuration::ZERO => {
+                    self.report(
+                        Some(v.span()),
+                        format!("{key} bounds must be greater than 0"),
+                        None,
+                    );
+                    return None;
+                }
+                Ok(d) => out.push(d),
+                Err(message) => {
+                    self.report(Some(v.span()), format!("{key}: {message}"), None);
+                    return None;
+                }
+            }
+        }
+        if out[0] > out[1] {
+            self.report(
+                Some(v.span()),
+                format!("{key} range is empty: {} > {}", out[0], out[1]),
+                Some("write [min, max]".to_string()),
+            );
+            return None;
+        }
+        Some((out[0], out[1]))
     }
 
     fn limits(&mut self, raw: RawLimits) -> Limits {

@@ -1,0 +1,441 @@
+//! Shrinking a failing run to a small, standalone reproducer.
+//!
+//! 1. Replay the failing seed and note the invariants it breaks (the
+//!    *target*: "fails the same way" means exactly these checks fail again —
+//!    no fewer, and no new ones such as a liveness failure from too short a
+//!    time limit).
+//! 2. Make it standalone: the run's planned crashes become an explicit list,
+//!    random faults and swarm ranges go (the swarm draw is already applied).
+//!    The run is unchanged by this: crash times came from the fault stream,
+//!    which nothing else reads.
+//! 3. Minimise by delta debugging, replaying every candidate with the same
+//!    seed and keeping it only if it fails the same way (and, when mutants
+//!    are on, passes without them): drop crashes
+//!    (all at once, then halves, then one by one), halve the records per
+//!    source partition, lower parallelism (operators joined by forward edges
+//!    together; crashes on subtasks that no longer exist go), halve the
+//!    run's time limit. Repeat until nothing more goes or the run budget is
+//!    spent.
+//!
+//! Candidates are written to TOML and parsed back before they run, so every
+//! one passes the scenario validator and the result is exactly what the
+//! reproducer file will say.
+
+use crate::engine::SimTime;
+use crate::harness::{execute, Execution};
+use crate::mutant::Mutants;
+use crate::runtime::RunConfig;
+use crate::scenario::{parse_str, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario};
+
+/// The size of a scenario, as shrinking sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub crashes: usize,
+    pub records: u64,
+    pub tasks: u32,
+    pub max_time: SimTime,
+}
+
+impl Size {
+    pub fn of(s: &Scenario) -> Size {
+        let records = s
+            .operators
+            .iter()
+            .map(|o| match &o.kind {
+                OperatorKind::Source(src) => {
+                    u64::from(src.partitions.max(1)) * src.records_per_partition
+                }
+                _ => 0,
+            })
+            .sum();
+        Size {
+            crashes: s.faults.crashes.len(),
+            records,
+            tasks: s.operators.iter().map(|o| o.parallelism).sum(),
+            max_time: s.limits.max_time,
+        }
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} crashes, {} source records, {} subtasks, max_time {}",
+            self.crashes,
+            self.records,
+            self.tasks,
+            crate::engine::SimDuration(self.max_time.0)
+        )
+    }
+}
+
+/// A shrunk reproducer.
+pub struct Shrunk {
+    pub scenario: Scenario,
+    /// The invariants that fail, before and after (in check order).
+    pub target: Vec<String>,
+    pub before: Size,
+    pub after: Size,
+    /// What each accepted step removed, in order.
+    pub steps: Vec<String>,
+    /// Candidate runs made.
+    pub runs: u64,
+    /// The reproducer's last run.
+    pub execution: Execution,
+}
+
+struct Shrinker {
+    seed: u64,
+    algorithm: Algorithm,
+    mutants: Mutants,
+    target: Vec<String>,
+    runs: u64,
+    budget: u64,
+    steps: Vec<String>,
+}
+
+fn failed_checks(e: &Execution) -> Vec<String> {
+    e.verdict
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.to_string())
+        .collect()
+}
+
+impl Shrinker {
+    fn run(&mut self, s: &Scenario) -> Execution {
+        self.run_with(s, self.mutants)
+    }
+
+    fn run_with(&mut self, s: &Scenario, mutants: Mutants) -> Execution {
+        self.runs += 1;
+        let cfg = RunConfig {
+            seed: self.seed,
+            algorithm: self.algorithm,
+            mutants,
+            record_trace: false,
+        };
+        execute(s, &cfg)
+    }
+
+    /// With mutants on, the candidate must pass without them: the
+    /// reproducer then blames the bug, not the shrunk configuration (too
+    /// short a time limit, say).
+    fn clean_passes(&mut self, s: &Scenario) -> bool {
+        self.mutants.is_empty() || self.run_with(s, Mutants::NONE).verdict.passed
+    }
+
+    /// Validates the candidate (through its TOML) and keeps it if the target
+    /// check still fails.
+    fn accept(&mut self, candidate: &Scenario, what: String) -> Option<Scenario> {
+        if self.runs >= self.budget {
+            return None;
+        }
+        let parsed = parse_str(&to_toml(candidate), "candidate.toml").ok()?;
+        let e = self.run(&parsed);
+        if failed_checks(&e) == self.target && self.clean_passes(&parsed) {
+            self.steps.push(what);
+            Some(parsed)
+        } else {
+            None
+        }
+    }
+
+    fn crashes(&mut self, s: Scenario) -> Scenario {
+        let mut cur = s;
+        if cur.faults.crashes.is_empty() {
+            return cur;
+        }
+        let n = cur.faults.crashes.len();
+        let mut none = cur.clone();
+        none.faults.crashes.clear();
+        if let Some(c) = self.accept(&none, format!("all {n} crashes")) {
+            return c;
+        }
+        // ddmin: try removing chunks, halving the chunk size.
+        let mut chunk = n.div_ceil(2);
+        while chunk >= 1 {
+            let mut i = 0;
+            while i < cur.faults.crashes.len() {
+                let len = cur.faults.crashes.len();
+                let end = (i + chunk).min(len);
+                if end - i == len {
+                    i = end;
+                    continue;
+                }
+                let mut cand = cur.clone();
+                let removed: Vec<_> = cand.faults.crashes.drain(i..end).collect();
+                let what = removed
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "crash of {}[{}] at {}",
+                            cur.op(c.operator).id,
+                            c.subtask,
+                            crate::engine::SimDuration(c.at.0)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                match self.accept(&cand, what) {
+                    Some(c) => cur = c,
+                    None => i = end,
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk = chunk.div_ceil(2).min(chunk - 1).max(1);
+        }
+        cur
+    }
+
+    fn records(&mut self, s: Scenario) -> Scenario {
+        let mut cur = s;
+        for op in 0..cur.operators.len() {
+            while let OperatorKind::Source(src) = &cur.operators[op].kind {
+                let (before, parts) = (src.records_per_partition, src.partitions);
+                if before <= 1 {
+                    break;
+                }
+                let mut cand = cur.clone();
+                if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
+                    src.records_per_partition = before / 2;
+                }
+                let what = format!(
+                    "{}: records per partition {before} -> {}",
+                    cur.operators[op].id,
+                    before / 2
+                );
+                match self.accept(&cand, what) {
+                    Some(c) => cur = c,
+                    None => {
+                        // Fewer partitions instead?
+                        if parts > 1 {
+                            let mut cand = cur.clone();
+                            if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
+                                src.partitions = parts - 1;
+                            }
+                            let what = format!(
+                                "{}: partitions {parts} -> {}",
+                                cur.operators[op].id,
+                                parts - 1
+                            );
+                            if let Some(c) = self.accept(&cand, what) {
+                                cur = c;
+                                continue;
+                            }
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        cur
+    }
+
+    /// Operators that must keep equal parallelism (joined by forward edges).
+    fn forward_group(s: &Scenario, op: usize) -> Vec<usize> {
+        let mut group = vec![op];
+        let mut i = 0;
+        while i < group.len() {
+            let o = group[i];
+            for e in &s.edges {
+                if e.partitioning != Partitioning::Forward {
+                    continue;
+                }
+                let (a, b) = (e.from.0 as usize, e.to.0 as usize);
+                for (x, y) in [(a, b), (b, a)] {
+                    if x == o && !group.contains(&y) {
+                        group.push(y);
+                    }
+                }
+            }
+            i += 1;
+        }
+        group.sort_unstable();
+        group
+    }
+
+    fn parallelism(&mut self, s: Scenario) -> Scenario {
+        let mut cur = s;
+        for op in 0..cur.operators.len() {
+            loop {
+                let p = cur.operators[op].parallelism;
+                if p <= 1 {
+                    break;
+                }
+                let group = Self::forward_group(&cur, op);
+                let mut smaller = cur.clone();
+                for &g in &group {
+                    smaller.operators[g].parallelism = p - 1;
+                }
+                let names = group
+                    .iter()
+                    .map(|&g| cur.operators[g].id.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let what = format!("{names}: parallelism {p} -> {}", p - 1);
+                let on_gone = |c: &crate::scenario::CrashSpec| {
+                    group.contains(&(c.operator.0 as usize)) && c.subtask >= p - 1
+                };
+                // A crash of a subtask that no longer exists moves to the
+                // last one that does; failing that, it goes.
+                let mut moved = smaller.clone();
+                for c in &mut moved.faults.crashes {
+                    if on_gone(c) {
+                        c.subtask = p - 2;
+                    }
+                }
+                if let Some(c) = self.accept(&moved, what.clone()) {
+                    cur = c;
+                    continue;
+                }
+                let mut dropped = smaller;
+                dropped.faults.crashes.retain(|c| !on_gone(c));
+                if dropped.faults.crashes.len() == cur.faults.crashes.len() {
+                    break; // same candidate as `moved`
+                }
+                match self.accept(&dropped, format!("{what} (dropping its crashes)")) {
+                    Some(c) => cur = c,
+                    None => break,
+                }
+            }
+        }
+        cur
+    }
+
+    fn time(&mut self, s: Scenario) -> Scenario {
+        let mut cur = s;
+        loop {
+            let t = cur.limits.max_time;
+            let half = SimTime(t.0 / 2);
+            let last_crash = cur.faults.crashes.iter().map(|c| c.at).max();
+            if half.0 < 1_000_000 || last_crash.is_some_and(|c| c >= half) {
+                break;
+            }
+            let mut cand = cur.clone();
+            cand.limits.max_time = half;
+            let what = format!(
+                "max_time {} -> {}",
+                crate::engine::SimDuration(t.0),
+                crate::engine::SimDuration(half.0)
+            );
+            match self.accept(&cand, what) {
+                Some(c) => cur = c,
+                None => break,
+            }
+        }
+        cur
+    }
+}
+
+/// Shrinks the run of `scenario` at `seed`. Errors (as text) when the run
+/// passes, or when the standalone version no longer fails.
+pub fn shrink(
+    scenario: &Scenario,
+    seed: u64,
+    algorithm: Algorithm,
+    mutants: Mutants,
+    budget: u64,
+) -> Result<Shrunk, String> {
+    let mut sh = Shrinker {
+        seed,
+        algorithm,
+        mutants,
+        target: Vec::new(),
+        runs: 0,
+        budget,
+        steps: Vec::new(),
+    };
+    let first = sh.run(scenario);
+    let target = failed_checks(&first);
+    if target.is_empty() {
+        return Err(format!(
+            "seed {seed} passes under {}: nothing to shrink",
+            algorithm.name()
+        ));
+    }
+    sh.target = target.clone();
+    let mut standalone = scenario.clone();
+    standalone.faults.crashes = first.output.crash_plan.clone();
+    standalone.faults.random = None;
+    standalone.swarm = None;
+    standalone.name = format!("{}-shrunk", scenario.name);
+    let standalone = parse_str(&to_toml(&standalone), "standalone.toml").map_err(|e| {
+        format!("the standalone scenario does not validate (a bug in the writer): {e}")
+    })?;
+    let before = Size::of(&standalone);
+    let check = sh.run(&standalone);
+    if failed_checks(&check) != target {
+        return Err(format!(
+            "the standalone scenario (explicit crashes) no longer fails {}: the run depended on something besides its crash times",
+            target.join(", ")
+        ));
+    }
+    let mut cur = standalone;
+    loop {
+        let size = Size::of(&cur);
+        cur = sh.crashes(cur);
+        cur = sh.records(cur);
+        cur = sh.parallelism(cur);
+        cur = sh.crashes(cur);
+        cur = sh.time(cur);
+        if Size::of(&cur) == size || sh.runs >= sh.budget {
+            break;
+        }
+    }
+    let execution = sh.run(&cur);
+    Ok(Shrunk {
+        after: Size::of(&cur),
+        scenario: cur,
+        target,
+        before,
+        steps: sh.steps,
+        runs: sh.runs,
+        execution,
+    })
+}
+
+/// The reproducer file: a comment header (origin, what was removed, the
+/// machine-readable `# ckptsim:` arguments and `# expect-fail:` check) and
+/// the scenario.
+pub fn reproducer_text(shrunk: &Shrunk, origin: &str, args: &str) -> String {
+    let mut h = String::new();
+    h.push_str(&format!(
+        "# Shrunk reproducer: exactly these checks fail: {}.\n",
+        shrunk.target.join(", ")
+    ));
+    h.push_str(&format!("# From: {origin}\n"));
+    h.push_str(&format!(
+        "# Before: {}\n# After:  {}\n",
+        shrunk.before, shrunk.after
+    ));
+    if !shrunk.steps.is_empty() {
+        h.push_str("# Removed:\n");
+        for s in &shrunk.steps {
+            h.push_str(&format!("#   - {s}\n"));
+        }
+    }
+    h.push_str(&format!("#\n# ckptsim: {args}\n"));
+    h.push_str(&format!("# expect-fail: {}\n#\n", shrunk.target.join(", ")));
+    h.push_str(&to_toml(&shrunk.scenario));
+    h
+}
+
+/// Reads the `# ckptsim:` and `# expect-fail:` lines of a reproducer.
+pub fn reproducer_header(text: &str) -> (Option<String>, Option<String>) {
+    let mut args = None;
+    let mut expect = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ckptsim:") {
+            args = Some(rest.trim().to_string());
+        }
+        if let Some(rest) = line.strip_prefix("# expect-fail:") {
+            expect = Some(rest.trim().to_string());
+        }
+    }
+    (args, expect)
+}

@@ -1,0 +1,222 @@
+//! Swarm testing (as FoundationDB and TigerBeetle do it): besides its input,
+//! network and faults, each seed draws its own *configuration* — latencies,
+//! buffer sizes and credits, checkpoint interval and timeout, operator costs,
+//! crash rate, count and window — within declared ranges, so that one sweep
+//! covers many regimes instead of one.
+//!
+//! Draws come from the seed's own `Swarm` stream, so a seed's configuration
+//! is as replayable as its run, and independent of the other streams: the
+//! same seed gets the same input whatever configuration it draws. Each knob
+//! takes its range's minimum with probability 1/4, its maximum with 1/4, and
+//! a uniform value otherwise (extremes are where bugs live).
+
+use crate::engine::{SimDuration, SimRng, SimTime, Stream};
+use crate::scenario::{RandomCrashes, Scenario, SwarmSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The configuration a seed drew: `(knob, value)` in draw order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwarmDraw {
+    pub knobs: Vec<(String, String)>,
+}
+
+impl fmt::Display for SwarmDraw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (k, v)) in self.knobs.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            write!(f, "{sep}{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The ranges `--swarm` uses for a scenario without a `[swarm]` table:
+/// around the scenario's own values. The checkpoint timeout is left alone
+/// (too short a timeout makes every checkpoint expire: a configuration
+/// error, not a finding), and crashes stay below the restart limit.
+pub fn default_ranges(s: &Scenario) -> SwarmSpec {
+    let n = &s.network;
+    let cp = &s.checkpoint;
+    let interval = cp.interval.unwrap_or(SimDuration::from_millis(100));
+    let window = s
+        .faults
+        .random
+        .as_ref()
+        .map_or(SimDuration::from_secs(2), |r| SimDuration(r.window_end.0));
+    let max_crashes = 3.min(s.faults.max_restarts);
+    SwarmSpec {
+        enabled: true,
+        latency_max: Some((
+            n.latency_min.max(SimDuration::from_micros(1)),
+            SimDuration(n.latency_max.0.max(1_000).saturating_mul(20)),
+        )),
+        buffer_records: Some(((n.buffer_records / 4).max(1), n.buffer_records * 2)),
+        buffer_credits: Some((1, n.buffer_credits.saturating_mul(4))),
+        interval: cp.interval.map(|iv| {
+            (
+                SimDuration((iv.0 / 4).max(1_000_000)),
+                SimDuration(iv.0.saturating_mul(4)),
+            )
+        }),
+        timeout: None,
+        cost_percent: Some((50, 200)),
+        crash_mean_interval: Some((interval, SimDuration(interval.0.saturating_mul(10)))),
+        max_crashes: Some((0, max_crashes)),
+        crash_window_end: Some((SimDuration(window.0 / 2), window)),
+    }
+}
+
+struct Drawer {
+    rng: SimRng,
+    draw: SwarmDraw,
+}
+
+impl Drawer {
+    /// Minimum, maximum or uniform in between.
+    fn pick(&mut self, lo: u64, hi: u64) -> u64 {
+        match self.rng.below(4) {
+            0 => lo,
+            1 => hi,
+            _ => self.rng.between(lo, hi),
+        }
+    }
+
+    fn duration(&mut self, knob: &str, r: (SimDuration, SimDuration)) -> SimDuration {
+        let d = SimDuration(self.pick(r.0 .0, r.1 .0));
+        self.draw.knobs.push((knob.to_string(), d.to_string()));
+        d
+    }
+
+    fn int(&mut self, knob: &str, r: (u32, u32)) -> u32 {
+        let v = self.pick(r.0.into(), r.1.into()) as u32;
+        self.draw.knobs.push((knob.to_string(), v.to_string()));
+        v
+    }
+}
+
+/// The scenario as seed `seed` configures it within `spec`, and what it drew.
+pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) {
+    let mut out = s.clone();
+    let mut d = Drawer {
+        rng: SimRng::new(seed, Stream::Swarm),
+        draw: SwarmDraw::default(),
+    };
+    if let Some(r) = spec.latency_max {
+        let max = d.duration("latency_max", r);
+        out.network.latency_max = max;
+        out.network.latency_min = out.network.latency_min.min(max);
+    }
+    if let Some(r) = spec.buffer_records {
+        out.network.buffer_records = d.int("buffer_records", r);
+    }
+    if let Some(r) = spec.buffer_credits {
+        out.network.buffer_credits = d.int("buffer_credits", r);
+    }
+    if let (Some(r), Some(_)) = (spec.interval, out.checkpoint.interval) {
+        let iv = d.duration("interval", r);
+        out.checkpoint.interval = Some(iv);
+        out.checkpoint.first_delay = iv;
+    }
+    if let Some(r) = spec.timeout {
+        out.checkpoint.timeout = d.duration("timeout", r);
+    }
+    if let Some(r) = spec.cost_percent {
+        for (i, op) in out.operators.iter_mut().enumerate() {
+            let pct = u64::from(d.int(&format!("cost_percent[{i}]"), r));
+            op.cost = SimDuration(op.cost.0.saturating_mul(pct) / 100);
+            op.cost_jitter = SimDuration(op.cost_jitter.0.saturating_mul(pct) / 100);
+        }
+    }
+    let crash_knobs = (
+        spec.crash_mean_interval,
+        spec.max_crashes,
+        spec.crash_window_end,
+    );
+    if crash_knobs != (None, None, None) {
+        let base = out.faults.random.clone().unwrap_or(RandomCrashes {
+            mean_interval: SimDuration::from_secs(1),
+            window_start: SimTime::ZERO,
+            window_end: SimTime(2_000_000_000),
+            max_crashes: 0,
+        });
+        let mean_interval = match spec.crash_mean_interval {
+            Some(r) => d.duration("crash_mean_interval", r),
+            None => base.mean_interval,
+        };
+        let max_crashes = match spec.max_crashes {
+            Some(r) => d.int("max_crashes", r),
+            None => base.max_crashes,
+        };
+        let window_end = match spec.crash_window_end {
+            Some(r) => SimTime(d.duration("crash_window_end", r).0),
+            None => base.window_end,
+        };
+        let window_end = window_end.max(SimTime(base.window_start.0 + 1_000_000));
+        out.faults.random = Some(RandomCrashes {
+            mean_interval,
+            window_start: base.window_start,
+            window_end,
+            max_crashes,
+        });
+    }
+    (out, d.draw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load;
+    use std::path::Path;
+
+    fn wordcount() -> Scenario {
+        load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/wordcount.toml"
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_seed_draws_the_same_configuration_every_time() {
+        let s = wordcount();
+        let spec = default_ranges(&s);
+        let (a, da) = draw(&s, &spec, 42);
+        let (b, db) = draw(&s, &spec, 42);
+        assert_eq!(da, db);
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap()
+        );
+    }
+
+    #[test]
+    fn draws_stay_within_the_ranges_and_reach_both_ends() {
+        let s = wordcount();
+        let spec = default_ranges(&s);
+        let (lo, hi) = spec.buffer_credits.unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            let (c, draw) = draw(&s, &spec, seed);
+            let credits = c.network.buffer_credits;
+            assert!((lo..=hi).contains(&credits), "{credits}");
+            seen.insert(credits);
+            assert!(c.network.latency_min <= c.network.latency_max);
+            let r = c.faults.random.as_ref().unwrap();
+            assert!(r.max_crashes <= 3 && r.window_end > r.window_start);
+            assert!(draw.to_string().contains("buffer_credits="));
+        }
+        assert!(seen.contains(&lo) && seen.contains(&hi));
+    }
+
+    #[test]
+    fn an_empty_spec_changes_nothing() {
+        let s = wordcount();
+        let (c, draw) = draw(&s, &SwarmSpec::default(), 7);
+        assert!(draw.knobs.is_empty());
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            serde_json::to_value(&s).unwrap()
+        );
+    }
+}

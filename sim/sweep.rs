@@ -1,0 +1,515 @@
+//! Seed sweeps: one scenario over a range of seeds, in parallel, summarised.
+//!
+//! Every seed is an independent, deterministic run, so a sweep's results do
+//! not depend on how it is executed: the per-seed results are collected in
+//! seed order whatever the number of worker threads, and a range split into
+//! interleaved shards (`--shard I/N`: the seeds `A + I`, `A + I + N`, …)
+//! merges back into exactly the summary of the whole range. Wall-clock
+//! figures are kept apart ([`SweepTiming`]) so summaries compare equal.
+
+use crate::harness::{check_determinism, execute};
+use crate::mutant::Mutants;
+use crate::report::replay_command;
+use crate::runtime::RunConfig;
+use crate::scenario::{Algorithm, Scenario, SwarmSpec};
+use crate::swarm::{self, SwarmDraw};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `A..B` (B excluded) or `A..=B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl SeedRange {
+    pub fn parse(text: &str) -> Result<SeedRange, String> {
+        let bad = || {
+            format!(
+                "invalid seed range `{text}`: expected A..B (B excluded) or A..=B, e.g. 0..1000"
+            )
+        };
+        let (a, b, inclusive) = if let Some((a, b)) = text.split_once("..=") {
+            (a, b, true)
+        } else if let Some((a, b)) = text.split_once("..") {
+            (a, b, false)
+        } else {
+            return Err(bad());
+        };
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b.trim().parse().map_err(|_| bad())?;
+        let end = if inclusive {
+            b.checked_add(1).ok_or_else(bad)?
+        } else {
+            b
+        };
+        if end < a {
+            return Err(format!("seed range `{text}` is empty (end before start)"));
+        }
+        Ok(SeedRange { start: a, end })
+    }
+
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// The `index`-th (from 0) of `count` interleaved slices of a seed range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("invalid shard `{text}`: expected I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The seeds of `range` in this shard, in order.
+    pub fn seeds(&self, range: SeedRange) -> impl Iterator<Item = u64> {
+        let Shard { index, count } = *self;
+        (range.start..range.end).filter(move |s| (s - range.start) % count == index)
+    }
+}
+
+/// What a sweep runs.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    pub scenario: Scenario,
+    /// The scenario path as written in replay commands.
+    pub path: String,
+    pub seeds: SeedRange,
+    pub shard: Option<Shard>,
+    pub algorithm: Algorithm,
+    pub mutants: Mutants,
+    /// Swarm ranges, when each seed draws its own configuration.
+    pub swarm: Option<SwarmSpec>,
+    pub check_determinism: bool,
+}
+
+impl SweepSpec {
+    pub fn seeds(&self) -> Vec<u64> {
+        match self.shard {
+            Some(s) => s.seeds(self.seeds).collect(),
+            None => (self.seeds.start..self.seeds.end).collect(),
+        }
+    }
+
+    /// The scenario seed `seed` runs (its swarm draw applied) and the draw.
+    pub fn scenario_for(&self, seed: u64) -> (Scenario, Option<SwarmDraw>) {
+        match &self.swarm {
+            Some(spec) => {
+                let (s, d) = swarm::draw(&self.scenario, spec, seed);
+                (s, Some(d))
+            }
+            None => (self.scenario.clone(), None),
+        }
+    }
+
+    pub fn replay(&self, seed: u64) -> String {
+        let names = self.mutants.names();
+        let mut r = replay_command(&self.path, seed, self.algorithm.name(), &names);
+        if self.swarm.is_some() {
+            r.push_str(" --swarm");
+        }
+        r
+    }
+}
+
+/// One seed's result: a line of `--out FILE.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeedResult {
+    pub scenario: String,
+    pub algorithm: String,
+    pub mutants: Vec<String>,
+    pub seed: u64,
+    pub passed: bool,
+    pub failed_checks: Vec<String>,
+    /// The first violation, as "check at TIME: message".
+    pub violation: Option<String>,
+    pub guarantee: String,
+    pub outcome: String,
+    pub events: u64,
+    pub virtual_time_ns: u64,
+    pub fingerprint: String,
+    pub swarm: Option<SwarmDraw>,
+    /// `--check-determinism`: where two runs of the seed parted, if they did.
+    pub nondeterminism: Option<String>,
+    /// Reachability counters (`runtime::Counters`), by name.
+    pub counters: Map<String, Value>,
+    pub replay: String,
+}
+
+/// Runs one seed of a sweep.
+pub fn run_seed(spec: &SweepSpec, seed: u64) -> SeedResult {
+    let (scenario, draw) = spec.scenario_for(seed);
+    let cfg = RunConfig {
+        seed,
+        algorithm: spec.algorithm,
+        mutants: spec.mutants,
+        record_trace: false,
+    };
+    let (e, nondeterminism) = if spec.check_determinism {
+        check_determinism(&scenario, &cfg)
+    } else {
+        (execute(&scenario, &cfg), None)
+    };
+    let failed_checks: Vec<String> = e
+        .verdict
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.to_string())
+        .collect();
+    let violation = e.verdict.violations().next().map(|v| {
+        format!(
+            "{} at {}: {}",
+            v.check,
+            crate::engine::SimDuration(v.time_ns),
+            v.message
+        )
+    });
+    let counters = match serde_json::to_value(&e.output.counters) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let outcome = match serde_json::to_value(&e.output.outcome) {
+        Ok(Value::Object(m)) => m
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string(),
+        _ => "?".to_string(),
+    };
+    SeedResult {
+        scenario: spec.path.clone(),
+        algorithm: spec.algorithm.name().to_string(),
+        mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
+        seed,
+        passed: e.verdict.passed && nondeterminism.is_none(),
+        failed_checks,
+        violation,
+        guarantee: e.verdict.guarantee.name().to_string(),
+        outcome,
+        events: e.output.events,
+        virtual_time_ns: e.output.end_time.0,
+        fingerprint: e.output.fingerprint.clone(),
+        swarm: draw,
+        nondeterminism,
+        counters,
+        replay: spec.replay(seed),
+    }
+}
+
+/// Runs every seed of the spec on `jobs` threads, calling `progress` with
+/// the number of seeds done so far (from any thread). Results are in seed
+/// order.
+pub fn run(
+    spec: &SweepSpec,
+    jobs: usize,
+    progress: &(dyn Fn(u64, bool) + Sync),
+) -> Vec<SeedResult> {
+    let seeds = spec.seeds();
+    let done = AtomicU64::new(0);
+    let work = || {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let r = run_seed(spec, seed);
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(n, !r.passed);
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+/// A failing seed in the summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub seed: u64,
+    pub checks: Vec<String>,
+    pub violation: Option<String>,
+    pub nondeterminism: Option<String>,
+    pub replay: String,
+}
+
+/// A sweep's summary: a pure function of its per-seed results (equal for
+/// any `--jobs` and any sharding).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepSummary {
+    pub scenario: String,
+    pub algorithm: String,
+    pub mutants: Vec<String>,
+    pub swarm: bool,
+    pub seeds_run: u64,
+    pub seeds_passed: u64,
+    pub seeds_failed: u64,
+    /// Failing seeds per invariant (a seed may fail several).
+    pub failures_by_check: BTreeMap<String, u64>,
+    /// Seeds per measured guarantee.
+    pub guarantees: BTreeMap<String, u64>,
+    /// Seeds per run outcome (finished, time-limit, …).
+    pub outcomes: BTreeMap<String, u64>,
+    pub events: u64,
+    /// Reachability counters summed over seeds.
+    pub counters: Map<String, Value>,
+    pub failures: Vec<Failure>,
+}
+
+/// Wall-clock figures of a sweep (not part of the summary's identity).
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepTiming {
+    pub wall_ms: f64,
+    pub seeds_per_minute: f64,
+    pub events_per_sec: f64,
+}
+
+impl SweepTiming {
+    pub fn new(summary: &SweepSummary, wall_ns: u64) -> SweepTiming {
+        let secs = wall_ns.max(1) as f64 / 1e9;
+        SweepTiming {
+            wall_ms: wall_ns as f64 / 1e6,
+            seeds_per_minute: summary.seeds_run as f64 * 60.0 / secs,
+            events_per_sec: summary.events as f64 / secs,
+        }
+    }
+}
+
+/// Errors combining per-seed results (from `merge`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct MergeError(pub String);
+
+impl SweepSummary {
+    /// Summarises results (any order; they are sorted by seed). All results
+    /// must come from the same scenario, algorithm and mutants, and no seed
+    /// may appear twice.
+    pub fn of(results: &[SeedResult]) -> Result<SweepSummary, MergeError> {
+        let mut sorted: Vec<&SeedResult> = results.iter().collect();
+        sorted.sort_by_key(|r| r.seed);
+        for w in sorted.windows(2) {
+            if w[0].seed == w[1].seed {
+                return Err(MergeError(format!(
+                    "seed {} appears twice (overlapping shards?)",
+                    w[0].seed
+                )));
+            }
+        }
+        let first = sorted.first();
+        let (scenario, algorithm, mutants) = match first {
+            Some(r) => (r.scenario.clone(), r.algorithm.clone(), r.mutants.clone()),
+            None => (String::new(), String::new(), Vec::new()),
+        };
+        let swarm = first.is_some_and(|r| r.swarm.is_some());
+        let mut s = SweepSummary {
+            scenario,
+            algorithm,
+            mutants,
+            swarm,
+            seeds_run: 0,
+            seeds_passed: 0,
+            seeds_failed: 0,
+            failures_by_check: BTreeMap::new(),
+            guarantees: BTreeMap::new(),
+            outcomes: BTreeMap::new(),
+            events: 0,
+            counters: Map::new(),
+            failures: Vec::new(),
+        };
+        for r in sorted {
+            if (&r.scenario, &r.algorithm, &r.mutants, r.swarm.is_some())
+                != (&s.scenario, &s.algorithm, &s.mutants, s.swarm)
+            {
+                return Err(MergeError(format!(
+                    "seed {} comes from another sweep ({} --algorithm {} {:?}) than seed {} ({} --algorithm {} {:?})",
+                    r.seed, r.scenario, r.algorithm, r.mutants,
+                    results.iter().map(|x| x.seed).min().unwrap_or(0),
+                    s.scenario, s.algorithm, s.mutants
+                )));
+            }
+            s.seeds_run += 1;
+            s.events += r.events;
+            *s.guarantees.entry(r.guarantee.clone()).or_default() += 1;
+            *s.outcomes.entry(r.outcome.clone()).or_default() += 1;
+            for (k, v) in &r.counters {
+                let add = v.as_u64().unwrap_or(0);
+                let entry = s.counters.entry(k.clone()).or_insert(Value::from(0u64));
+                *entry = Value::from(entry.as_u64().unwrap_or(0) + add);
+            }
+            if r.passed {
+                s.seeds_passed += 1;
+            } else {
+                s.seeds_failed += 1;
+                for c in &r.failed_checks {
+                    *s.failures_by_check.entry(c.clone()).or_default() += 1;
+                }
+                if r.nondeterminism.is_some() {
+                    *s.failures_by_check
+                        .entry("determinism".to_string())
+                        .or_default() += 1;
+                }
+                s.failures.push(Failure {
+                    seed: r.seed,
+                    checks: r.failed_checks.clone(),
+                    violation: r.violation.clone(),
+                    nondeterminism: r.nondeterminism.clone(),
+                    replay: r.replay.clone(),
+                });
+            }
+        }
+        Ok(s)
+    }
+
+    /// The text report.
+    pub fn to_text(&self, timing: Option<&SweepTiming>) -> String {
+        let mut s = String::new();
+        let w = &mut s;
+        let _ = writeln!(w, "scenario     {}", self.scenario);
+        let mut alg = self.algorithm.clone();
+        if !self.mutants.is_empty() {
+            let _ = write!(alg, "  (mutants: {})", self.mutants.join(", "));
+        }
+        if self.swarm {
+            alg.push_str("  (swarm)");
+        }
+        let _ = writeln!(w, "algorithm    {alg}");
+        let _ = writeln!(
+            w,
+            "seeds        {} run, {} passed, {} failed",
+            self.seeds_run, self.seeds_passed, self.seeds_failed
+        );
+        if let Some(t) = timing {
+            let _ = writeln!(
+                w,
+                "speed        {:.0} seeds/min, {:.0} events/s ({:.1} s wall)",
+                t.seeds_per_minute,
+                t.events_per_sec,
+                t.wall_ms / 1000.0
+            );
+        }
+        let join = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(w, "guarantees   {}", join(&self.guarantees));
+        let _ = writeln!(w, "outcomes     {}", join(&self.outcomes));
+        if !self.failures_by_check.is_empty() {
+            let _ = writeln!(w, "failures     {}", join(&self.failures_by_check));
+        }
+        let _ = writeln!(w, "events       {}", self.events);
+        let _ = writeln!(w, "reachability (summed over seeds)");
+        for (k, v) in &self.counters {
+            let _ = writeln!(w, "  {k:<40} {v}");
+        }
+        if !self.failures.is_empty() {
+            let _ = writeln!(w, "failing seeds");
+            for f in &self.failures {
+                let what = f
+                    .violation
+                    .clone()
+                    .or_else(|| f.nondeterminism.clone())
+                    .unwrap_or_else(|| f.checks.join(", "));
+                let _ = writeln!(w, "  seed {}: {}", f.seed, clip(&what, 200));
+                let _ = writeln!(w, "    {}", f.replay);
+            }
+        }
+        let verdict = if self.seeds_failed == 0 {
+            "PASS"
+        } else {
+            "FAIL"
+        };
+        let _ = writeln!(w, "verdict      {verdict}");
+        s
+    }
+}
+
+/// At most `n` characters of `s`, with an ellipsis if cut.
+fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Reads `--out` files (one JSON object per line) back into results. Blank
+/// lines are skipped; a malformed line is an error naming file and line.
+pub fn read_jsonl(file: &str, text: &str) -> Result<Vec<SeedResult>, MergeError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let r: SeedResult = serde_json::from_str(line).map_err(|e| {
+            MergeError(format!(
+                "{file}:{}:{}: not a sweep result line: {e}",
+                i + 1,
+                e.column()
+            ))
+        })?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_parse() {
+        assert_eq!(
+            SeedRange::parse("0..10"),
+            Ok(SeedRange { start: 0, end: 10 })
+        );
+        assert_eq!(
+            SeedRange::parse("5..=7"),
+            Ok(SeedRange { start: 5, end: 8 })
+        );
+        assert!(SeedRange::parse("7..5").is_err());
+        assert!(SeedRange::parse("x..5").is_err());
+        assert!(SeedRange::parse("10").is_err());
+    }
+
+    #[test]
+    fn shards_interleave_and_cover_the_range_once() {
+        let range = SeedRange { start: 3, end: 20 };
+        let mut all: Vec<u64> = (0..4)
+            .flat_map(|i| Shard { index: i, count: 4 }.seeds(range))
+            .collect();
+        all.sort_unstable();
+        assert_eq!(all, (3..20).collect::<Vec<_>>());
+        assert_eq!(
+            Shard::parse("1/4")
+                .unwrap()
+                .seeds(range)
+                .take(3)
+                .collect::<Vec<_>>(),
+            vec![4, 8, 12]
+        );
+        assert!(Shard::parse("4/4").is_err());
+        assert!(Shard::parse("0/0").is_err());
+    }
+}

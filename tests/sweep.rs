@@ -1,0 +1,274 @@
+//! Sweeps, shards and merge, swarm mode, and the sweep → shrink → replay
+//! round trip.
+
+use crate::common::{load, scenario_path};
+use ckptsim::mutant::{Mutant, Mutants};
+use ckptsim::scenario::{self, Algorithm};
+use ckptsim::shrink::{reproducer_header, reproducer_text, shrink};
+use ckptsim::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary};
+use std::process::Command;
+
+fn spec(name: &str, seeds: std::ops::Range<u64>) -> SweepSpec {
+    let sc = load(name);
+    SweepSpec {
+        algorithm: sc.checkpoint.algorithm,
+        scenario: sc,
+        path: format!("scenarios/{name}.toml"),
+        seeds: SeedRange {
+            start: seeds.start,
+            end: seeds.end,
+        },
+        shard: None,
+        mutants: Mutants::NONE,
+        swarm: None,
+        check_determinism: false,
+    }
+}
+
+fn quiet(_: u64, _: bool) {}
+
+#[test]
+fn results_do_not_depend_on_jobs_or_sharding() {
+    let whole = spec("wordcount", 5..45);
+    let one = sweep::run(&whole, 1, &quiet);
+    let two = sweep::run(&whole, 2, &quiet);
+    assert_eq!(one, two, "--jobs 1 and --jobs 2 give the same results");
+    let summary = SweepSummary::of(&one).unwrap();
+    assert_eq!(summary.seeds_run, 40);
+
+    // Three interleaved shards, written as JSON lines and merged back.
+    let mut lines = Vec::new();
+    for i in 0..3 {
+        let shard = SweepSpec {
+            shard: Some(Shard { index: i, count: 3 }),
+            ..whole.clone()
+        };
+        let mut text = String::new();
+        for r in sweep::run(&shard, 2, &quiet) {
+            text.push_str(&serde_json::to_string(&r).unwrap());
+            text.push('\n');
+        }
+        lines.push(text);
+    }
+    let mut merged = Vec::new();
+    for (i, text) in lines.iter().enumerate() {
+        merged.extend(sweep::read_jsonl(&format!("shard{i}.jsonl"), text).unwrap());
+    }
+    assert_eq!(SweepSummary::of(&merged).unwrap(), summary);
+    // Overlapping shards are refused.
+    let twice: Vec<_> = merged
+        .iter()
+        .chain(merged.iter().take(1))
+        .cloned()
+        .collect();
+    assert!(SweepSummary::of(&twice).is_err());
+}
+
+#[test]
+fn merge_from_the_command_line_equals_the_unsharded_sweep() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ckptsim");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = |args: &[&str]| {
+        let o = Command::new(bin)
+            .current_dir(root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["summary"].clone()
+    };
+    let whole = run(&[
+        "sweep",
+        "scenarios/wordcount.toml",
+        "--seeds",
+        "0..24",
+        "--json",
+    ]);
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let f = dir.join(format!("part{i}.jsonl"));
+        let shard = format!("{i}/2");
+        let out = f.display().to_string();
+        run(&[
+            "sweep",
+            "scenarios/wordcount.toml",
+            "--seeds",
+            "0..24",
+            "--shard",
+            &shard,
+            "--jobs",
+            "1",
+            "--out",
+            &out,
+            "--json",
+        ]);
+        files.push(out);
+    }
+    let mut args = vec!["merge", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(run(&args), whole);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn swarm_seeds_draw_their_own_configuration_reproducibly() {
+    let base = spec("wordcount", 0..30);
+    let swarmed = SweepSpec {
+        swarm: Some(ckptsim::swarm::default_ranges(&base.scenario)),
+        ..base
+    };
+    let a = sweep::run(&swarmed, 2, &quiet);
+    let b = sweep::run(&swarmed, 2, &quiet);
+    assert_eq!(a, b);
+    let draws: std::collections::BTreeSet<String> = a
+        .iter()
+        .map(|r| r.swarm.as_ref().unwrap().to_string())
+        .collect();
+    assert!(draws.len() > 25, "seeds draw different configurations");
+    assert!(
+        a.iter().all(|r| r.passed),
+        "{:?}",
+        a.iter().find(|r| !r.passed)
+    );
+    assert!(a[0].replay.ends_with("--swarm"));
+}
+
+/// A deliberately broken variant: the sweep finds a failing seed, shrink
+/// reduces it to a few faults, and the reproducer file fails the same way
+/// on every run, from the command line.
+#[test]
+fn sweep_finds_shrink_reduces_and_the_reproducer_replays() {
+    let mut s = spec("backpressure", 0..30);
+    s.algorithm = Algorithm::Unaligned;
+    s.mutants = Mutants::NONE.with(Mutant::UnalignedDropInflight);
+    let results = sweep::run(&s, 2, &quiet);
+    let failing = results.iter().find(|r| !r.passed).expect("a failing seed");
+    let target = failing.failed_checks.clone();
+
+    let shrunk = shrink(&s.scenario, failing.seed, s.algorithm, s.mutants, 300).unwrap();
+    assert_eq!(shrunk.target, target);
+    assert!(shrunk.after.crashes <= 3, "{}", shrunk.after);
+    assert!(shrunk.after.records <= shrunk.before.records);
+    assert!(shrunk.after.tasks <= shrunk.before.tasks);
+
+    let args = format!(
+        "--seed {} --algorithm unaligned --mutant unaligned-drop-inflight",
+        failing.seed
+    );
+    let text = reproducer_text(&shrunk, "scenarios/backpressure.toml", &args);
+    assert_eq!(
+        reproducer_header(&text),
+        (Some(args.clone()), Some(target.join(", ")))
+    );
+    let file = std::env::temp_dir().join(format!("ckptsim-repro-{}.toml", std::process::id()));
+    std::fs::write(&file, &text).unwrap();
+    scenario::load(&file).expect("the reproducer is a valid scenario");
+
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ckptsim"));
+        cmd.arg("run").arg(&file).arg("--json");
+        cmd.args(args.split_whitespace());
+        let o = cmd.output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let failed: Vec<String> = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["passed"] == false)
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(failed, target);
+        seen.push((v["fingerprint"].clone(), v["violations"].clone()));
+    }
+    assert_eq!(seen[0], seen[1], "the reproducer fails identically");
+    std::fs::remove_file(&file).ok();
+}
+
+/// Every committed reproducer under `tests/regressions/` still fails the way
+/// its header says, identically on two runs.
+#[test]
+fn committed_regressions_fail_as_recorded() {
+    let dir = scenario_path("x")
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("tests/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no reproducers in {}", dir.display());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let (args, expect) = reproducer_header(&text);
+        let (args, expect) = (
+            args.expect("# ckptsim: line"),
+            expect.expect("# expect-fail: line"),
+        );
+        let sc = scenario::load(&f).unwrap();
+        let mut seed = 0;
+        let mut algorithm = sc.checkpoint.algorithm;
+        let mut mutants = Mutants::NONE;
+        let words: Vec<&str> = args.split_whitespace().collect();
+        for w in words.windows(2) {
+            match w[0] {
+                "--seed" => seed = w[1].parse().unwrap(),
+                "--algorithm" => algorithm = Algorithm::from_name(w[1]).unwrap(),
+                "--mutant" => mutants = mutants.with(Mutant::from_name(w[1]).unwrap()),
+                _ => {}
+            }
+        }
+        let cfg = ckptsim::runtime::RunConfig {
+            seed,
+            algorithm,
+            mutants,
+            record_trace: false,
+        };
+        let a = ckptsim::harness::execute(&sc, &cfg);
+        let b = ckptsim::harness::execute(&sc, &cfg);
+        let failed: Vec<&str> = a
+            .verdict
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(failed.join(", "), expect, "{}", f.display());
+        assert_eq!(
+            a.output.fingerprint,
+            b.output.fingerprint,
+            "{}",
+            f.display()
+        );
+        // Without its mutants the same scenario passes: the bug is the cause.
+        let clean = ckptsim::harness::execute(
+            &sc,
+            &ckptsim::runtime::RunConfig {
+                mutants: Mutants::NONE,
+                ..cfg
+            },
+        );
+        assert!(
+            clean.verdict.passed || mutants.is_empty(),
+            "{} fails without its mutants too",
+            f.display()
+        );
+    }
+}
