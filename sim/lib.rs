@@ -28,6 +28,7 @@ pub mod check;
 pub mod engine;
 pub mod fault;
 pub mod harness;
+pub mod killmatrix;
 pub mod model;
 pub mod mutant;
 pub mod protocol;

@@ -115,6 +115,27 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sweep every mutant where it applies and print the kill matrix.
+    Mutants {
+        /// Seeds to try per scenario: A..B (B excluded) or A..=B.
+        #[arg(long, default_value = "0..1000")]
+        seeds: String,
+        /// Worker threads (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Candidate runs for shrinking each first kill (0: do not shrink).
+        #[arg(long, default_value_t = 200)]
+        shrink_budget: u64,
+        /// Only this mutant (repeatable).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Where the shipped scenarios are.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Print the matrix as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// List algorithms, operators, fault kinds, checks and mutants.
     List,
 }
@@ -206,6 +227,39 @@ fn dispatch(cli: Cli) -> Result<u8> {
             sweep(&spec, jobs, out, json)
         }
         Command::Merge { files, json } => merge(&files, json),
+        Command::Mutants {
+            seeds,
+            jobs,
+            shrink_budget,
+            only,
+            scenarios,
+            json,
+        } => {
+            for n in &only {
+                if Mutant::from_name(n).is_none() {
+                    return Err(UsageError(format!(
+                        "error: unknown mutant `{n}`\n  help: known mutants: {}",
+                        Mutant::names()
+                    ))
+                    .into());
+                }
+            }
+            let spec = ckptsim::killmatrix::KillSpec {
+                seeds: SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?,
+                jobs: jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                shrink_budget,
+                only,
+            };
+            let m = ckptsim::killmatrix::build(&spec, &scenarios)
+                .map_err(|e| UsageError(format!("error: {e}")))?;
+            if json {
+                emit(&format!("{}\n", serde_json::to_string(&m)?));
+            } else {
+                emit(&m.to_text());
+            }
+            Ok(if m.survived == 0 { 0 } else { 1 })
+        }
         Command::Shrink {
             scenario,
             seed,
@@ -490,8 +544,8 @@ fn list() {
         let _ = writeln!(s, "  {name:<28} {what}");
     }
     let _ = writeln!(s, "mutants");
-    for (_, name, what, caught_by) in MUTANTS {
-        let _ = writeln!(s, "  {name:<28} {what} (caught by {caught_by})");
+    for m in MUTANTS {
+        let _ = writeln!(s, "  {:<28} {} (caught by {})", m.name, m.what, m.caught_by);
     }
     emit(&s);
 }

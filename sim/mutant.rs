@@ -1,103 +1,274 @@
 //! Deliberate bugs, switched on by name (`--mutant NAME`), to prove that the
 //! checkers catch what they claim to. Each is modelled on a real class of
-//! checkpointing bug. When no mutant is on, each check is one branch on a
-//! bit set that is always false.
+//! checkpointing bug — where there is a known one, [`MutantInfo::modelled_on`]
+//! names it. When no mutant is on, each check is one branch on a bit set
+//! that is always false.
+//!
+//! `ckptsim mutants` sweeps every mutant on the scenarios where it applies
+//! and prints the kill matrix; a mutant that survives is a finding about the
+//! checkers (or about the scenarios that should reach it).
 
+use crate::scenario::Algorithm;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[repr(u8)]
 pub enum Mutant {
-    /// Sources do not rewind to their checkpointed offsets on restore; they
-    /// continue from where they were when the job failed (records lost).
     NoSourceRewind,
-    /// The 2PC sink commits its transaction at the barrier instead of on
-    /// notify-complete (duplicates when the checkpoint then fails).
     SinkCommitOnBarrier,
-    /// The aligned handler does not block channels whose barrier arrived, so
-    /// post-barrier records are processed before the snapshot.
     AlignedNoBlock,
-    /// Aligned barriers are sent as priority events that overtake queued
-    /// output data, although the checkpoint is aligned.
     AlignedPriorityBarrier,
-    /// An aborted alignment does not send its cancellation marker downstream.
     SkipCancelMarker,
-    /// The coordinator completes a checkpoint when all but one ack arrived.
     CompleteWithMissingAck,
-    /// An unaligned task starts recording its input channels at the first
-    /// barrier but processes one more buffer before it snapshots: those
-    /// records are in the operator state and in the channel state.
     UnalignedLateSnapshot,
-    /// An unaligned task drops the recorded input channel state instead of
-    /// persisting it (the overtaken records are lost on recovery).
     UnalignedDropInflight,
+    CheckpointDuringRecovery,
+    RestoreDropsChannelState,
+    TimeoutSwitchNoCapture,
+    OutputTimeoutDropsOvertaken,
+    PeriodicTriggerStopsOnAbort,
+    FinalNotifyDropped,
+    SinkAbortsRecoveredTxns,
+    SourceOffsetOffByOne,
+    StorageLosesStateWrite,
+    UnalignedAckAtFirstBarrier,
+    PriorityOnForcedEdge,
+    RestartKeepsStaleBuffers,
+    AbortKeepsBlocked,
 }
 
-/// Every mutant: name, what it breaks, the invariant that should catch it.
-pub const MUTANTS: &[(Mutant, &str, &str, &str)] = &[
-    (
-        Mutant::NoSourceRewind,
-        "no-source-rewind",
-        "sources keep their pre-failure offsets on restore instead of rewinding",
-        "exactly-once-output",
-    ),
-    (
-        Mutant::SinkCommitOnBarrier,
-        "sink-commit-on-barrier",
-        "the 2PC sink commits at the barrier instead of on notify-complete",
-        "exactly-once-output",
-    ),
-    (
-        Mutant::AlignedNoBlock,
-        "aligned-no-block",
-        "the aligned handler never blocks a channel after its barrier",
-        "consistent-cut",
-    ),
-    (
-        Mutant::AlignedPriorityBarrier,
-        "aligned-priority-barrier",
-        "aligned barriers overtake queued output data",
-        "consistent-cut",
-    ),
-    (
-        Mutant::SkipCancelMarker,
-        "skip-cancel-marker",
-        "an aborted alignment does not broadcast its cancellation marker",
-        "liveness",
-    ),
-    (
-        Mutant::CompleteWithMissingAck,
-        "complete-with-missing-ack",
-        "the coordinator completes a checkpoint with one ack missing",
-        "protocol",
-    ),
-    (
-        Mutant::UnalignedLateSnapshot,
-        "unaligned-late-snapshot",
-        "an unaligned task processes a buffer between starting its channel capture and its snapshot",
-        "consistent-cut",
-    ),
-    (
-        Mutant::UnalignedDropInflight,
-        "unaligned-drop-inflight",
-        "an unaligned task drops its recorded input channel state",
-        "consistent-cut",
-    ),
+/// One registry entry.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MutantInfo {
+    #[serde(skip)]
+    pub mutant: Mutant,
+    pub name: &'static str,
+    /// The part of the system it breaks.
+    pub part: &'static str,
+    pub what: &'static str,
+    /// The real bug (or class of bugs) it is modelled on.
+    pub modelled_on: &'static str,
+    /// The invariant that should catch it.
+    pub caught_by: &'static str,
+    /// Where it applies: (shipped scenario, algorithm) pairs to sweep.
+    #[serde(skip)]
+    pub applies: &'static [(&'static str, Algorithm)],
+}
+
+use Algorithm::{Aligned, AlignedTimeout, Unaligned};
+
+/// Every mutant.
+pub const MUTANTS: &[MutantInfo] = &[
+    MutantInfo {
+        mutant: Mutant::NoSourceRewind,
+        name: "no-source-rewind",
+        part: "source rewind",
+        what: "sources keep their pre-failure offsets on restore instead of rewinding",
+        modelled_on: "sources that resume from live (broker-committed) offsets instead of checkpointed split state",
+        caught_by: "exactly-once-output",
+        applies: &[("alignment-crash", Aligned), ("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::SourceOffsetOffByOne,
+        name: "source-offset-off-by-one",
+        part: "source rewind",
+        what: "a restored source resumes one record past its checkpointed offset",
+        modelled_on: "off-by-one offset bookkeeping in source readers (last-read vs next-to-read offset)",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::SinkCommitOnBarrier,
+        name: "sink-commit-on-barrier",
+        part: "2PC sink commit",
+        what: "the 2PC sink commits its transaction at the barrier instead of on notify-complete",
+        modelled_on: "sinks committing in snapshotState rather than notifyCheckpointComplete (TwoPhaseCommitSinkFunction contract)",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::SinkAbortsRecoveredTxns,
+        name: "sink-aborts-recovered-txns",
+        part: "2PC sink recovery",
+        what: "on restore the 2PC sink aborts the pre-committed transactions its state lists instead of committing them",
+        modelled_on: "TwoPhaseCommitSinkFunction.recoverAndCommit contract violations (Kafka transactional-id reuse aborting pending transactions)",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned), ("alignment-crash", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::AlignedNoBlock,
+        name: "aligned-no-block",
+        part: "aligned handler",
+        what: "the aligned handler never blocks a channel after its barrier",
+        modelled_on: "alignment that processes post-barrier records before the snapshot (the BarrierBuffer/BarrierTracker mix-up)",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::AlignedPriorityBarrier,
+        name: "aligned-priority-barrier",
+        part: "aligned handler",
+        what: "aligned barriers overtake queued output data",
+        modelled_on: "FLINK-18252: aligned barriers sent as priority events",
+        caught_by: "consistent-cut",
+        applies: &[("alignment-crash", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::AbortKeepsBlocked,
+        name: "abort-keeps-blocked",
+        part: "cancellation and abort paths",
+        what: "aborting an alignment (subsumed or cancelled) does not unblock the channels it blocked",
+        modelled_on: "channels left blocked after an aborted or timed-out alignment (FLINK-22638 and resumeConsumption bugs)",
+        caught_by: "liveness",
+        applies: &[("timeouts", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::SkipCancelMarker,
+        name: "skip-cancel-marker",
+        part: "cancellation and abort paths",
+        what: "a task that aborts (or skips an aborted) checkpoint does not broadcast its cancellation marker",
+        modelled_on: "FLINK-18238: no CancelCheckpointMarker for a checkpoint aborted by the JobManager",
+        caught_by: "liveness",
+        applies: &[("timeouts", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::CompleteWithMissingAck,
+        name: "complete-with-missing-ack",
+        part: "coordinator completion",
+        what: "the coordinator completes a checkpoint when all but one ack arrived",
+        modelled_on: "PendingCheckpoint completion counting bugs (acks for the wrong attempt or execution)",
+        caught_by: "consistent-cut",
+        applies: &[("alignment-crash", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::PeriodicTriggerStopsOnAbort,
+        name: "periodic-trigger-stops-on-abort",
+        part: "coordinator triggering",
+        what: "the periodic trigger is re-armed only on completion, so an aborted checkpoint stops checkpointing",
+        modelled_on: "FLINK-13256: periodic checkpoints stop after a failover",
+        caught_by: "liveness",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::CheckpointDuringRecovery,
+        name: "checkpoint-during-recovery",
+        part: "coordinator triggering",
+        what: "checkpoints are triggered while restored in-flight data is still being replayed; records not yet replayed are in no snapshot",
+        modelled_on: "the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
+        caught_by: "exactly-once-output",
+        applies: &[("backpressure", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::StorageLosesStateWrite,
+        name: "storage-loses-state-write",
+        part: "checkpoint storage",
+        what: "the state write of the task whose ack arrived last is lost, but the checkpoint completes",
+        modelled_on: "acknowledging before the asynchronous state upload is durable (lost or truncated checkpoint files)",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::FinalNotifyDropped,
+        name: "final-notify-dropped",
+        part: "notification delivery",
+        what: "tasks finish at the final checkpoint without its checkpoint-complete notification, so the last transactions are never committed",
+        modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (no notification for the final checkpoint)",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::UnalignedLateSnapshot,
+        name: "unaligned-late-snapshot",
+        part: "unaligned capture",
+        what: "an unaligned task processes a buffer between starting its channel capture and its snapshot",
+        modelled_on: "FLINK-17564-style ordering bugs between channel-state capture and the operator snapshot",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::UnalignedDropInflight,
+        name: "unaligned-drop-inflight",
+        part: "unaligned capture",
+        what: "an unaligned task drops its recorded input channel state",
+        modelled_on: "in-flight buffers missing from the channel state (persister state-machine bugs)",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::UnalignedAckAtFirstBarrier,
+        name: "unaligned-ack-at-first-barrier",
+        part: "unaligned capture",
+        what: "an unaligned task acknowledges at its first barrier, before its channel captures are closed",
+        modelled_on: "completing the channel-state write before the last barrier (the async phase must wait for all barriers)",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::PriorityOnForcedEdge,
+        name: "priority-on-forced-edge",
+        part: "unaligned capture",
+        what: "unaligned barriers are sent over forward edges into a node Flink forces to align",
+        modelled_on: "FLINK-36287 / FLINK-37870: unaligned checkpoints over edges inside sink topologies",
+        caught_by: "consistent-cut",
+        applies: &[("alignment-crash", Unaligned), ("wordcount", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::RestoreDropsChannelState,
+        name: "restore-drops-channel-state",
+        part: "unaligned restore",
+        what: "recovery restores operator state but drops the checkpoint's channel state",
+        modelled_on: "recover-without-channel-state (documented as data loss) applied by mistake",
+        caught_by: "exactly-once-output",
+        applies: &[("backpressure", Unaligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::RestartKeepsStaleBuffers,
+        name: "restart-keeps-stale-buffers",
+        part: "recovery",
+        what: "buffers that were in flight when the job failed are delivered to the restarted tasks",
+        modelled_on: "stale network buffers surviving a failover into the next execution attempt",
+        caught_by: "exactly-once-output",
+        applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::TimeoutSwitchNoCapture,
+        name: "timeout-switch-no-capture",
+        part: "aligned-timeout switch",
+        what: "switching to unaligned at the alignment timeout does not record the channels still waiting for their barrier",
+        modelled_on: "FLINK-22638 / FLINK-27251-era bugs in the aligned-to-unaligned switch",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", AlignedTimeout)],
+    },
+    MutantInfo {
+        mutant: Mutant::OutputTimeoutDropsOvertaken,
+        name: "output-timeout-drops-overtaken",
+        part: "aligned-timeout switch",
+        what: "the output-side timeout moves a queued barrier ahead of the data without recording that data as output channel state",
+        modelled_on: "FLINK-27251: output buffers spilled at the alignment timeout",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", AlignedTimeout)],
+    },
 ];
 
 impl Mutant {
-    pub fn name(self) -> &'static str {
+    pub fn info(self) -> &'static MutantInfo {
         MUTANTS
             .iter()
-            .find(|m| m.0 == self)
-            .map(|m| m.1)
-            .unwrap_or("?")
+            .find(|m| m.mutant == self)
+            .expect("every mutant has a registry entry")
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
     }
     pub fn from_name(name: &str) -> Option<Mutant> {
-        MUTANTS.iter().find(|m| m.1 == name).map(|m| m.0)
+        MUTANTS.iter().find(|m| m.name == name).map(|m| m.mutant)
     }
     pub fn names() -> String {
-        MUTANTS.iter().map(|m| m.1).collect::<Vec<_>>().join(", ")
+        MUTANTS
+            .iter()
+            .map(|m| m.name)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -121,8 +292,32 @@ impl Mutants {
     pub fn names(self) -> Vec<&'static str> {
         MUTANTS
             .iter()
-            .filter(|m| self.has(m.0))
-            .map(|m| m.1)
+            .filter(|m| self.has(m.mutant))
+            .map(|m| m.name)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_is_complete_and_consistent() {
+        assert!(MUTANTS.len() >= 15);
+        for (i, m) in MUTANTS.iter().enumerate() {
+            assert_eq!(Mutant::from_name(m.name), Some(m.mutant));
+            assert!(!m.applies.is_empty(), "{}", m.name);
+            assert!(
+                crate::check::CHECKS.iter().any(|(c, _)| *c == m.caught_by),
+                "{}",
+                m.name
+            );
+            assert!(
+                MUTANTS[..i].iter().all(|o| o.mutant != m.mutant),
+                "{} listed twice",
+                m.name
+            );
+        }
     }
 }

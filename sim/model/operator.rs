@@ -196,9 +196,11 @@ impl Operator for Source {
         })
     }
 
-    fn restore(&mut self, state: &[u8], _ctx: &mut Context) -> Result<(), String> {
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
         let state: SourceState = decode(state, "source")?;
+        let skip = u64::from(ctx.mutant(Mutant::SourceOffsetOffByOne));
         for (partition, offset) in state.offsets {
+            let offset = offset + skip;
             match self.offsets.iter_mut().find(|(p, _)| *p == partition) {
                 Some(slot) => slot.1 = offset,
                 None => {
@@ -454,7 +456,11 @@ impl Operator for TwoPhaseCommitSink {
         }
         let now = ctx.now;
         for (_, txn) in &state.pending {
-            ctx.store.commit(*txn, now);
+            if ctx.mutant(Mutant::SinkAbortsRecoveredTxns) {
+                ctx.store.abort(*txn);
+            } else {
+                ctx.store.commit(*txn, now);
+            }
         }
         self.pending.clear();
         self.current = None;

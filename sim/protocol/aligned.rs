@@ -51,7 +51,9 @@ impl AlignedHandler {
         self.current = self.current.max(id);
         self.last_done = self.last_done.max(id);
         self.reset_alignment();
-        out.push(HandlerAction::UnblockAll);
+        if !self.mutants.has(Mutant::AbortKeepsBlocked) {
+            out.push(HandlerAction::UnblockAll);
+        }
         out.push(HandlerAction::Abort(id, reason));
     }
 }

@@ -22,6 +22,7 @@
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::CheckpointId;
+use crate::mutant::{Mutant, Mutants};
 
 pub struct AlignedTimeoutHandler {
     current: CheckpointId,
@@ -32,10 +33,11 @@ pub struct AlignedTimeoutHandler {
     /// The current checkpoint switched to unaligned.
     unaligned: bool,
     timeout: SimDuration,
+    mutants: Mutants,
 }
 
 impl AlignedTimeoutHandler {
-    pub fn new(inputs: u32, timeout: SimDuration) -> AlignedTimeoutHandler {
+    pub fn new(inputs: u32, timeout: SimDuration, mutants: Mutants) -> AlignedTimeoutHandler {
         AlignedTimeoutHandler {
             current: 0,
             last_done: 0,
@@ -44,6 +46,7 @@ impl AlignedTimeoutHandler {
             pending: None,
             unaligned: false,
             timeout,
+            mutants,
         }
     }
 
@@ -77,6 +80,9 @@ impl AlignedTimeoutHandler {
         let Some(b) = self.pending else { return };
         self.unaligned = true;
         out.push(HandlerAction::Checkpoint(b.as_unaligned()));
+        if self.mutants.has(Mutant::TimeoutSwitchNoCapture) {
+            return;
+        }
         for (i, &seen) in self.seen.iter().enumerate() {
             if !seen || overtaken == Some(i as u32) {
                 out.push(HandlerAction::CaptureInput(b.id, i as u32));
@@ -214,7 +220,7 @@ mod tests {
     }
 
     fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT);
+        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT, Mutants::NONE);
         steps
             .iter()
             .map(|s| {

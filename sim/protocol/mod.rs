@@ -150,6 +150,7 @@ pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierH
         Algorithm::AlignedTimeout => Box::new(aligned_timeout::AlignedTimeoutHandler::new(
             cfg.inputs,
             cfg.alignment_timeout,
+            cfg.mutants,
         )),
         Algorithm::AtLeastOnce => Box::new(at_least_once::BarrierTracker::new(cfg.inputs)),
         Algorithm::ChandyLamport => Box::new(chandy_lamport::MarkerHandler::new(cfg.inputs)),

@@ -75,6 +75,8 @@ pub struct Pending {
     pub finalizing: bool,
     /// `stop-the-world`: tasks without outputs that reported drained.
     pub drained: u32,
+    /// The task whose ack arrived last.
+    pub last_ack: Option<u32>,
 }
 
 /// A completed checkpoint: the state of every task, restorable.
@@ -135,6 +137,9 @@ pub struct Coordinator {
     /// Consecutive counted failures (Flink's `CheckpointFailureManager`).
     pub failure_counter: u32,
     pub periodic_generation: u32,
+    /// Mutant `periodic-trigger-stops-on-abort`: the trigger waits for a
+    /// completion to be re-armed.
+    pub periodic_stopped: bool,
     /// The last checkpoint covered all input: stop triggering, tasks finish.
     pub finishing: bool,
     /// That checkpoint: tasks finish when notified of it.
@@ -156,6 +161,7 @@ impl Coordinator {
             last_completed_id: 0,
             failure_counter: 0,
             periodic_generation: 0,
+            periodic_stopped: false,
             finishing: false,
             final_id: None,
             stats: Vec::new(),

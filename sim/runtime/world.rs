@@ -63,6 +63,9 @@ pub struct Counters {
     pub snapshots: u64,
     pub alignments: u64,
     pub cancel_markers_sent: u64,
+    /// Barriers of checkpoints the task already knew were aborted: no
+    /// snapshot, a cancellation marker instead (FLINK-18238's path).
+    pub aborted_checkpoints_skipped: u64,
     pub crashes: u64,
     pub crashes_ignored: u64,
     pub crashes_during_alignment: u64,
@@ -108,14 +111,116 @@ pub struct Counters {
 }
 
 /// One processed event, kept only when `record_trace` is on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct TraceEntry {
     pub index: u64,
     pub time_ns: u64,
     pub event: &'static str,
     pub a: u64,
     pub b: u64,
+    // --- trace: begin (fields for `report::trace`) ---
+    /// The job attempt when the event was processed (0 before the first
+    /// failover; +1 per failover).
+    pub attempt: u32,
+    /// The event itself, with every field (for the named fields of
+    /// `report::trace::write_jsonl`).
+    #[serde(skip)]
+    pub ev: Ev,
+    // --- trace: end ---
 }
+
+// --- trace: begin (timeline recording for `report::trace`) ---
+impl PartialEq for TraceEntry {
+    fn eq(&self, o: &TraceEntry) -> bool {
+        let key = |e: &TraceEntry| (e.index, e.time_ns, e.event, e.a, e.b, e.attempt);
+        // `Ev` has no `PartialEq`; its `Debug` text names every field.
+        key(self) == key(o) && format!("{:?}", self.ev) == format!("{:?}", o.ev)
+    }
+}
+impl Eq for TraceEntry {}
+
+/// A fact of the run that the event list does not show (a task's busy
+/// period, an alignment, a snapshot, a crash's effect), recorded only with
+/// `record_trace`. Recording schedules nothing and draws nothing: the run
+/// and its fingerprint are the same with and without it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineMark {
+    pub time_ns: u64,
+    pub what: Timeline,
+}
+
+/// What happened at a [`TimelineMark`]'s time. Tasks and channels are ids
+/// of the run's `ExecGraph`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Timeline {
+    /// A task step: `records` records processed (emitted, for a source), of
+    /// which `replayed` were restored in-flight records; the task is busy
+    /// until `until_ns`.
+    Step {
+        task: TaskId,
+        records: u64,
+        replayed: u64,
+        until_ns: u64,
+    },
+    /// The task read a barrier from input channel `ch`.
+    BarrierRead {
+        task: TaskId,
+        ch: ChannelId,
+        id: CheckpointId,
+        kind: BarrierKind,
+    },
+    /// The task read a cancellation marker from input channel `ch`.
+    CancelRead {
+        task: TaskId,
+        ch: ChannelId,
+        id: CheckpointId,
+    },
+    /// The handler's `AlignmentStart` (first barrier of `id`).
+    AlignmentStart { task: TaskId, id: CheckpointId },
+    /// The handler's `AlignmentEnd` (last barrier of `id`).
+    AlignmentEnd { task: TaskId, id: CheckpointId },
+    /// The task-side checkpoint: operator snapshot taken, barriers sent on.
+    Snapshot {
+        task: TaskId,
+        id: CheckpointId,
+        kind: BarrierKind,
+        state_bytes: u64,
+    },
+    /// The snapshot is complete (every barrier in, channel state closed).
+    /// Its ack reaches the coordinator at `ack_at_ns`; `None`: the
+    /// checkpoint had already ended, no ack was sent.
+    SnapshotDone {
+        task: TaskId,
+        id: CheckpointId,
+        state_bytes: u64,
+        in_flight_bytes: u64,
+        ack_at_ns: Option<u64>,
+    },
+    /// The handler aborted `id` (decline sent, cancellation markers on).
+    Declined {
+        task: TaskId,
+        id: CheckpointId,
+        reason: AbortReason,
+    },
+    /// The task consumed all its input (it sends end-of-data downstream).
+    InputEnded { task: TaskId },
+    /// The task finished (notified of the final checkpoint).
+    Finished { task: TaskId },
+    /// A planned crash hit a running task (ignored crashes are not marked).
+    Crash { task: TaskId },
+    /// Global failover: pending checkpoints aborted, the other tasks
+    /// cancelled; `job_failed` if the restart strategy gave up.
+    Failover { reason: String, job_failed: bool },
+    /// Every task redeployed from checkpoint `from` (`None`: from scratch)
+    /// with `restored_records` records of channel state.
+    Restart {
+        from: Option<CheckpointId>,
+        restored_records: u64,
+    },
+    /// The coordinator triggered checkpoint `id`.
+    Triggered { id: CheckpointId },
+}
+// --- trace: end ---
 
 /// Everything a run produced, for the checkers and the report.
 pub struct RunOutput {
@@ -133,6 +238,12 @@ pub struct RunOutput {
     pub completed_ids: Vec<CheckpointId>,
     pub aborted_ids: Vec<CheckpointId>,
     pub trace: Vec<TraceEntry>,
+    // --- trace: begin ---
+    /// Timeline facts for the Perfetto trace (`record_trace` only).
+    pub timeline: Vec<TimelineMark>,
+    /// The configuration the run was made with.
+    pub config: RunConfig,
+    // --- trace: end ---
     pub crash_plan: Vec<CrashSpec>,
     pub order_insensitive: bool,
     /// The guarantee the run must keep (the scenario's, weakened to what
@@ -224,6 +335,7 @@ struct World<'a> {
     restarts: u32,
     fp: Fingerprint,
     trace: Vec<TraceEntry>,
+    timeline: Vec<TimelineMark>, // trace
     counters: Counters,
     violations: Vec<Violation>,
     crash_plan: Vec<CrashSpec>,
@@ -341,6 +453,7 @@ impl<'a> World<'a> {
             restarts: 0,
             fp: Fingerprint::default(),
             trace: Vec::new(),
+            timeline: Vec::new(), // trace
             counters: Counters::default(),
             violations: Vec::new(),
             crash_plan,
@@ -438,6 +551,18 @@ impl<'a> World<'a> {
         });
     }
 
+    // --- trace: begin ---
+    /// Records a timeline fact (`record_trace` only; one branch otherwise).
+    #[inline]
+    fn mark(&mut self, what: impl FnOnce() -> Timeline) {
+        if self.cfg.record_trace {
+            let time_ns = self.net.now.0;
+            let what = what();
+            self.timeline.push(TimelineMark { time_ns, what });
+        }
+    }
+    // --- trace: end ---
+
     // ------------------------------------------------------------ main loop
 
     fn main_loop(&mut self) -> RunOutput {
@@ -486,6 +611,8 @@ impl<'a> World<'a> {
                     event: stamped.ev.name(),
                     a,
                     b,
+                    attempt: self.net.attempt, // trace
+                    ev: stamped.ev,            // trace
                 });
             }
             self.dispatch(stamped.ev);
@@ -578,6 +705,12 @@ impl<'a> World<'a> {
         if self.tasks[ti].status != Status::Running {
             return;
         }
+        if self.net.sched[ti].busy_until > self.net.now {
+            // Woken early (an output drained while the task was still busy
+            // with its last step): come back when the step is over.
+            self.net.poke(t);
+            return;
+        }
         let backpressured = self.net.sched[ti].full_outputs > 0;
         if backpressured && !self.priority_input(ti) {
             self.counters.backpressure_stalls += 1;
@@ -599,7 +732,7 @@ impl<'a> World<'a> {
             self.counters.records_processed += n;
             self.counters.in_flight_records_replayed += n;
             self.recovery_pending -= n;
-            self.busy(t, n);
+            self.busy(t, n, n);
             return;
         }
         loop {
@@ -645,16 +778,24 @@ impl<'a> World<'a> {
                     self.net.recycle(buf);
                     self.counters.records_processed += n;
                     let left = &mut self.recovered_out_left[ch as usize];
+                    let mut replayed = 0; // trace
                     if *left > 0 {
                         let k = n.min(*left);
                         *left -= k;
                         self.recovery_pending -= k;
                         self.counters.in_flight_records_replayed += k;
+                        replayed = k;
                     }
-                    self.busy(t, n);
+                    self.busy(t, n, replayed);
                     return;
                 }
                 Msg::Barrier(b) => {
+                    self.mark(|| Timeline::BarrierRead {
+                        task: t,
+                        ch,
+                        id: b.id,
+                        kind: b.kind,
+                    });
                     let mut actions = std::mem::take(&mut self.actions);
                     let now = self.net.now;
                     self.tasks[ti]
@@ -664,6 +805,7 @@ impl<'a> World<'a> {
                     self.actions = actions;
                 }
                 Msg::Cancel(id) => {
+                    self.mark(|| Timeline::CancelRead { task: t, ch, id });
                     let mut actions = std::mem::take(&mut self.actions);
                     self.tasks[ti].handler.on_cancel(pick, id, &mut actions);
                     self.apply_actions(t, &mut actions);
@@ -721,8 +863,9 @@ impl<'a> World<'a> {
                 .any(|(i, &ch)| !task.blocked[i] && self.net.has_priority(ch))
     }
 
-    /// The task is busy processing `n` records from now.
-    fn busy(&mut self, t: TaskId, n: u64) {
+    /// The task is busy processing `n` records from now (`replayed` of them
+    /// restored in-flight records, for the trace).
+    fn busy(&mut self, t: TaskId, n: u64, replayed: u64) {
         let task = &self.tasks[t as usize];
         let mut cost = task.cost.saturating_mul(n);
         if task.jitter > 0 {
@@ -730,7 +873,14 @@ impl<'a> World<'a> {
         }
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
+        let until_ns = s.busy_until.0;
         self.net.poke(t);
+        self.mark(|| Timeline::Step {
+            task: t,
+            records: n,
+            replayed,
+            until_ns,
+        });
     }
 
     fn process_record(&mut self, t: TaskId, r: Record) {
@@ -796,7 +946,7 @@ impl<'a> World<'a> {
                 }
                 self.counters.records_emitted += n as u64;
                 self.route_out(t);
-                self.busy(t, n as u64);
+                self.busy(t, n as u64, 0);
             }
             SourcePoll::Exhausted | SourcePoll::NotASource => self.end_of_input(t),
         }
@@ -814,6 +964,7 @@ impl<'a> World<'a> {
             self.route_out(t);
         }
         self.tasks[ti].input_ended = true;
+        self.mark(|| Timeline::InputEnded { task: t });
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.send_event(ch, Msg::EndOfData, false);
@@ -850,6 +1001,7 @@ impl<'a> World<'a> {
                     self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false)
                 }
                 HandlerAction::AlignmentStart(id) => {
+                    self.mark(|| Timeline::AlignmentStart { task: t, id });
                     self.tasks[ti].alignment_start = Some((id, self.net.now));
                     self.tasks[ti].last_alignment_ns = 0;
                     if self.tasks[ti].blocked.len() > 1 {
@@ -857,6 +1009,7 @@ impl<'a> World<'a> {
                     }
                 }
                 HandlerAction::AlignmentEnd(id) => {
+                    self.mark(|| Timeline::AlignmentEnd { task: t, id });
                     let task = &mut self.tasks[ti];
                     task.last_alignment_ns = match task.alignment_start {
                         Some((sid, start)) if sid == id => self.net.now.since(start).0,
@@ -885,6 +1038,11 @@ impl<'a> World<'a> {
                     self.net.schedule(at, Ev::AlignmentTimer { task: t, id });
                 }
                 HandlerAction::Abort(id, reason) => {
+                    self.mark(|| Timeline::Declined {
+                        task: t,
+                        id,
+                        reason,
+                    });
                     for i in 0..self.exec.tasks[ti].inputs.len() {
                         let ch = self.exec.tasks[ti].inputs[i];
                         self.net.drop_capture(ch, id);
@@ -903,6 +1061,15 @@ impl<'a> World<'a> {
         }
         if let Some(b) = deferred {
             self.late_snapshot(t, b);
+        }
+        // Mutant: acknowledge at the first barrier, captures still open.
+        if self.cfg.mutants.has(Mutant::UnalignedAckAtFirstBarrier) {
+            if let Some(p) = &self.tasks[ti].pending_ack {
+                if p.waiting_barriers && !self.tasks[ti].is_source {
+                    let id = p.id;
+                    self.all_barriers(t, id);
+                }
+            }
         }
     }
 
@@ -953,6 +1120,7 @@ impl<'a> World<'a> {
         }
         if self.tasks[ti].aborted.remove(&b.id) {
             // The coordinator already aborted it: cancel downstream instead.
+            self.counters.aborted_checkpoints_skipped += 1;
             self.broadcast_cancel(t, b.id);
             return;
         }
@@ -995,7 +1163,9 @@ impl<'a> World<'a> {
             let kind = self.out_kind(b);
             for j in 0..self.task_outputs[ti].len() {
                 let ch = self.task_outputs[ti][j];
-                let kind = if self.tasks[ti].out_uc[j] {
+                let kind = if self.tasks[ti].out_uc[j]
+                    || self.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
+                {
                     kind
                 } else {
                     BarrierKind::Aligned // Flink's FORCED_ALIGNED edge
@@ -1025,6 +1195,13 @@ impl<'a> World<'a> {
             }
         }
         self.counters.snapshots += 1;
+        let state_bytes = snapshot.state.len() as u64; // trace
+        self.mark(|| Timeline::Snapshot {
+            task: t,
+            id: b.id,
+            kind: b.kind,
+            state_bytes,
+        });
         if self.net.sched[ti].held_barriers > 0 {
             let at = b
                 .timestamp
@@ -1105,6 +1282,9 @@ impl<'a> World<'a> {
         };
         let bytes = p.snapshot.state.len() as u64 + p.snapshot.in_flight_bytes();
         let delay = storage_delay(&self.scenario, bytes);
+        // trace: what the snapshot wrote, and when its ack arrives.
+        let (id, in_flight_bytes) = (p.id, p.snapshot.in_flight_bytes());
+        let mut ack_at_ns = None;
         if let Some(pending) = self.coord.pending.get_mut(&p.id) {
             pending.acks[ti] = Some(TaskAck {
                 snapshot: p.snapshot,
@@ -1116,7 +1296,15 @@ impl<'a> World<'a> {
             });
             let at = self.net.now.plus(delay);
             self.net.schedule(at, Ev::Ack { task: t, id: p.id });
+            ack_at_ns = Some(at.0);
         }
+        self.mark(|| Timeline::SnapshotDone {
+            task: t,
+            id,
+            state_bytes: bytes - in_flight_bytes,
+            in_flight_bytes,
+            ack_at_ns,
+        });
     }
 
     /// The output side of the alignment timeout: barriers of `id` still
@@ -1140,7 +1328,8 @@ impl<'a> World<'a> {
                 continue;
             };
             self.counters.output_barriers_prioritized += 1;
-            if let Some(p) = self.tasks[ti].pending_ack.as_mut() {
+            let drop = self.cfg.mutants.has(Mutant::OutputTimeoutDropsOvertaken);
+            if let Some(p) = self.tasks[ti].pending_ack.as_mut().filter(|_| !drop) {
                 if !cap.records.is_empty() || cap.gap {
                     p.snapshot.outputs.push(ChannelState {
                         ch,
@@ -1271,6 +1460,7 @@ impl<'a> World<'a> {
         if self.coord.final_id.is_some_and(|f| id >= f) {
             task.status = Status::Finished;
             self.net.sched[ti].alive = false;
+            self.mark(|| Timeline::Finished { task: t });
             if self.tasks.iter().all(|t| t.status == Status::Finished) {
                 self.job = JobStatus::Finished;
             }
@@ -1318,7 +1508,7 @@ impl<'a> World<'a> {
             self.counters.triggers_skipped += 1;
             return;
         }
-        if self.recovery_pending > 0 {
+        if self.recovery_pending > 0 && !self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
             // Restored in-flight data is still being replayed: the tasks are
             // not RUNNING yet, and Flink declines to trigger.
             self.counters.triggers_skipped += 1;
@@ -1339,6 +1529,7 @@ impl<'a> World<'a> {
         let id = self.coord.next_id;
         self.coord.next_id += 1;
         self.counters.checkpoints_triggered += 1;
+        self.mark(|| Timeline::Triggered { id });
         let n = self.tasks.len();
         self.coord.pending.insert(
             id,
@@ -1349,6 +1540,7 @@ impl<'a> World<'a> {
                 remaining: n as u32,
                 finalizing: false,
                 drained: 0,
+                last_ack: None,
             },
         );
         self.schedule_any(now.plus(cp.timeout), Ev::CheckpointTimeout { id });
@@ -1384,6 +1576,7 @@ impl<'a> World<'a> {
         }
         a.arrived = true;
         p.remaining -= 1;
+        p.last_ack = Some(t);
         let done = p.remaining == 0 || (missing_ok && p.remaining == 1 && p.acks.len() > 1);
         if done && !p.finalizing {
             p.finalizing = true;
@@ -1420,7 +1613,11 @@ impl<'a> World<'a> {
                 .is_some_and(|a| a.input_ended && a.snapshot.in_flight_records() == 0)
         });
         let (mut state_bytes, mut in_flight_bytes, mut in_flight_records) = (0, 0, 0);
-        let states = p
+        let lost = match p.last_ack {
+            Some(t) if self.cfg.mutants.has(Mutant::StorageLosesStateWrite) => Some(t as usize),
+            _ => None,
+        };
+        let mut states: Vec<Option<TaskSnapshot>> = p
             .acks
             .into_iter()
             .map(|a| {
@@ -1432,6 +1629,11 @@ impl<'a> World<'a> {
                 })
             })
             .collect();
+        if let Some(t) = lost {
+            // Mutant: the write never became durable; the coordinator
+            // restores that task as if it had no state.
+            states[t] = None;
+        }
         if in_flight_records > 0 {
             self.counters.unaligned_checkpoints += 1;
             self.counters.in_flight_records_persisted += in_flight_records;
@@ -1455,6 +1657,23 @@ impl<'a> World<'a> {
         for o in older {
             self.abort_pending(o, CpOutcome::Subsumed);
         }
+        if self.coord.periodic_stopped {
+            // Mutant: the trigger comes back only with a completion.
+            self.coord.periodic_stopped = false;
+            if let Some(interval) = self.scenario.checkpoint.interval {
+                let g = self.coord.periodic_generation;
+                self.schedule_any(now.plus(interval), Ev::PeriodicTrigger { generation: g });
+            }
+        }
+        if all_ended && self.cfg.mutants.has(Mutant::FinalNotifyDropped) {
+            // Mutant: the job ends without notifying the final checkpoint.
+            for (ti, task) in self.tasks.iter_mut().enumerate() {
+                task.status = Status::Finished;
+                self.net.sched[ti].alive = false;
+            }
+            self.job = JobStatus::Finished;
+            return;
+        }
         let at = now.plus(self.scenario.checkpoint.rpc_latency);
         for t in 0..self.tasks.len() as TaskId {
             self.net.schedule(at, Ev::NotifyComplete { task: t, id });
@@ -1471,6 +1690,12 @@ impl<'a> World<'a> {
             .stats
             .push(Coordinator::stats_of(&p, now, outcome));
         self.coord.aborted_ids.push(id);
+        if self.cfg.mutants.has(Mutant::PeriodicTriggerStopsOnAbort) && !self.coord.periodic_stopped
+        {
+            // Mutant: an abort cancels the periodic trigger.
+            self.coord.periodic_generation += 1;
+            self.coord.periodic_stopped = true;
+        }
         if outcome == CpOutcome::Failover {
             return; // the tasks are being cancelled; nobody to notify
         }
@@ -1609,6 +1834,7 @@ impl<'a> World<'a> {
             return;
         }
         self.counters.crashes += 1;
+        self.mark(|| Timeline::Crash { task: t });
         if self
             .tasks
             .iter()
@@ -1682,6 +1908,11 @@ impl<'a> World<'a> {
         // Everything scheduled for the old attempt is now stale.
         self.net.attempt += 1;
         self.restarts += 1;
+        let job_failed = self.restarts > self.scenario.faults.max_restarts; // trace
+        self.mark(|| Timeline::Failover {
+            reason: reason.clone(),
+            job_failed,
+        });
         if self.restarts > self.scenario.faults.max_restarts {
             self.job = JobStatus::Failed;
             self.failed_reason = Some(format!(
@@ -1699,7 +1930,29 @@ impl<'a> World<'a> {
         if self.job != JobStatus::Restarting {
             return;
         }
+        // Mutant: the failed attempt's in-flight buffers survive the restart.
+        let stale: Vec<Vec<Record>> = if self.cfg.mutants.has(Mutant::RestartKeepsStaleBuffers) {
+            self.net
+                .channels
+                .iter()
+                .map(|c| {
+                    c.in_queue
+                        .iter()
+                        .chain(c.wire.iter().map(|(_, m)| m))
+                        .flat_map(|m| match m {
+                            Msg::Data { buf, .. } => buf.clone(),
+                            _ => Vec::new(),
+                        })
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.net.reset();
+        for (ch, records) in stale.iter().enumerate() {
+            self.net.restore_output(ch as ChannelId, records);
+        }
         self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
         self.recovery_pending = 0;
         let latest = self.coord.latest();
@@ -1709,7 +1962,8 @@ impl<'a> World<'a> {
         // output queues first, then operator state is restored, then the
         // recovered input channel state is queued ahead of any new input.
         let mut restored = 0;
-        if let Some(c) = &latest {
+        let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
+        if let Some(c) = latest.as_ref().filter(|_| !drop_channel_state) {
             for snap in c.states.iter().flatten() {
                 for cs in &snap.outputs {
                     self.net.restore_output(cs.ch, &cs.records);
@@ -1748,7 +2002,7 @@ impl<'a> World<'a> {
                 }
                 self.out.clear();
             }
-            if let Some(snap) = snap {
+            if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 let batch = self.net.buffer_records.max(1);
                 for cs in &snap.inputs {
                     for chunk in cs.records.chunks(batch) {
@@ -1766,6 +2020,7 @@ impl<'a> World<'a> {
         self.counters.recovery_commits += self.store.stats.transactions_committed - before;
         self.counters.recoveries += 1;
         self.counters.checkpoints_after_last_recovery = 0;
+        let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
         match latest {
             Some(_) => self.counters.recoveries_from_checkpoint += 1,
             None => self.counters.recoveries_from_scratch += 1,
@@ -1774,6 +2029,10 @@ impl<'a> World<'a> {
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
+        self.mark(|| Timeline::Restart {
+            from: from_checkpoint,
+            restored_records: restored,
+        });
     }
 
     // ------------------------------------------------------------ end
@@ -1805,6 +2064,8 @@ impl<'a> World<'a> {
             completed_ids: std::mem::take(&mut self.coord.completed_ids),
             aborted_ids: std::mem::take(&mut self.coord.aborted_ids),
             trace: std::mem::take(&mut self.trace),
+            timeline: std::mem::take(&mut self.timeline), // trace
+            config: self.cfg.clone(),                     // trace
             crash_plan: std::mem::take(&mut self.crash_plan),
             order_insensitive,
             expected: self.expected,

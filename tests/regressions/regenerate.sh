@@ -1,0 +1,25 @@
+#!/bin/sh
+# Regenerates the committed reproducers: for each mutant, the first failing
+# seed of its scenario is shrunk. Run after a change that alters simulation
+# (fingerprints), then review the diff. From the repository root:
+#   sh tests/regressions/regenerate.sh
+set -e
+bin=target/release/ckptsim
+cargo build --release --quiet
+shrink() { # scenario algorithm mutant
+    seed=$($bin sweep "scenarios/$1.toml" --seeds 0..200 --algorithm "$2" --mutant "$3" --json 2>/dev/null |
+        sed -n 's/.*"failures":\[{"seed":\([0-9]*\).*/\1/p')
+    [ -n "$seed" ] || { echo "no failing seed for $3 on $1" >&2; exit 1; }
+    $bin shrink "scenarios/$1.toml" --seed "$seed" --algorithm "$2" --mutant "$3" \
+        --out "tests/regressions/$3.toml"
+}
+shrink alignment-crash aligned no-source-rewind
+shrink alignment-crash aligned aligned-priority-barrier
+shrink alignment-crash aligned complete-with-missing-ack
+shrink backpressure aligned aligned-no-block
+shrink wordcount aligned sink-commit-on-barrier
+shrink backpressure unaligned unaligned-drop-inflight
+shrink backpressure unaligned unaligned-late-snapshot
+shrink backpressure aligned-timeout timeout-switch-no-capture
+shrink wordcount aligned final-notify-dropped
+shrink timeouts aligned abort-keeps-blocked
