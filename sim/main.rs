@@ -4,6 +4,7 @@
 use anyhow::Result;
 use ckptsim::harness::{check_determinism as check_determinism_twice, execute};
 use ckptsim::mutant::{Mutant, Mutants, MUTANTS};
+use ckptsim::report::trace;
 use ckptsim::report::wallclock::Stopwatch;
 use ckptsim::report::Summary;
 use ckptsim::runtime::RunConfig;
@@ -50,6 +51,12 @@ enum Command {
         /// scenario's `[swarm]` ranges (or default ranges around its values).
         #[arg(long)]
         swarm: bool,
+        /// Write every event, one JSON object per line, to this file.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Write a Chrome trace-event file for ui.perfetto.dev.
+        #[arg(long)]
+        perfetto: Option<PathBuf>,
     },
     /// Run a scenario over a range of seeds, in parallel, and summarise.
     Sweep {
@@ -188,15 +195,19 @@ fn dispatch(cli: Cli) -> Result<u8> {
             json,
             check_determinism,
             swarm,
-        } => run(
-            scenario,
+            trace,
+            perfetto,
+        } => run(RunArgs {
+            path: scenario,
             seed,
             algorithm,
-            mutants,
+            mutant_names: mutants,
             json,
             check_determinism,
-            swarm,
-        ),
+            swarm_flag: swarm,
+            trace,
+            perfetto,
+        }),
         Command::Sweep {
             scenario,
             seeds,
@@ -451,7 +462,7 @@ fn parse_mutants(names: &[String]) -> Result<Mutants> {
     Ok(set)
 }
 
-fn run(
+struct RunArgs {
     path: PathBuf,
     seed: u64,
     algorithm: Option<String>,
@@ -459,7 +470,22 @@ fn run(
     json: bool,
     check_determinism: bool,
     swarm_flag: bool,
-) -> Result<u8> {
+    trace: Option<PathBuf>,
+    perfetto: Option<PathBuf>,
+}
+
+fn run(args: RunArgs) -> Result<u8> {
+    let RunArgs {
+        path,
+        seed,
+        algorithm,
+        mutant_names,
+        json,
+        check_determinism,
+        swarm_flag,
+        trace,
+        perfetto,
+    } = args;
     let scenario = load_scenario(&path)?;
     let algorithm = parse_algorithm(algorithm, &scenario)?;
     let draw = swarm_spec(&scenario, swarm_flag).map(|spec| swarm::draw(&scenario, &spec, seed));
@@ -472,7 +498,7 @@ fn run(
         seed,
         algorithm,
         mutants,
-        record_trace: check_determinism,
+        record_trace: check_determinism || trace.is_some() || perfetto.is_some(),
     };
     let (execution, divergence) = if check_determinism {
         check_determinism_twice(&scenario, &cfg)
@@ -486,6 +512,22 @@ fn run(
         summary.set_swarm(d);
     }
     let mut failed = !execution.verdict.passed;
+    let write = |path: &Path, f: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
+        let file = std::fs::File::create(path)
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+        let mut out = std::io::BufWriter::new(file);
+        f(&mut out)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))
+    };
+    if let Some(p) = &trace {
+        write(p, &|w| trace::write_jsonl(&scenario, &execution.output, w))?;
+    }
+    if let Some(p) = &perfetto {
+        write(p, &|w| {
+            trace::write_perfetto(&scenario, &execution.output, w)
+        })?;
+    }
     if check_determinism {
         match divergence {
             None => eprintln!(

@@ -328,3 +328,37 @@ fn list_survives_a_closed_pipe() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+#[test]
+fn run_writes_trace_and_perfetto_files() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (jsonl, json) = (dir.join("t.jsonl"), dir.join("t.json"));
+    let o = ckptsim(&[
+        "run",
+        "scenarios/alignment-crash.toml",
+        "--seed",
+        "3",
+        "--trace",
+        jsonl.to_str().unwrap(),
+        "--perfetto",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let lines = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(lines.lines().count() > 1000);
+    for line in lines.lines().take(50) {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["traceEvents"].as_array().unwrap().len() > 100);
+    let bad = ckptsim(&[
+        "run",
+        "scenarios/alignment-crash.toml",
+        "--perfetto",
+        "/nonexistent-dir/x.json",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
