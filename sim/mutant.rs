@@ -128,7 +128,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         part: "cancellation and abort paths",
         what: "a task that aborts (or skips an aborted) checkpoint does not broadcast its cancellation marker",
         modelled_on: "FLINK-18238: no CancelCheckpointMarker for a checkpoint aborted by the JobManager",
-        caught_by: "liveness",
+        caught_by: "protocol",
         applies: &[("timeouts", Aligned)],
     },
     MutantInfo {

@@ -304,6 +304,11 @@ struct Task {
     recovered_input: VecDeque<Vec<Record>>,
     /// `stop-the-world` source: paused for this checkpoint.
     paused: Option<CheckpointId>,
+    /// Checkpoints this task started (this attempt) and those it closed on
+    /// its outputs with their barrier or a cancellation marker, for the
+    /// protocol check that every started checkpoint is closed downstream.
+    started: BTreeSet<CheckpointId>,
+    closed: BTreeSet<CheckpointId>,
 }
 
 /// A task's snapshot on its way to an acknowledgement.
@@ -525,6 +530,8 @@ impl<'a> World<'a> {
             pending_ack: None,
             recovered_input: VecDeque::new(),
             paused: None,
+            started: BTreeSet::new(),
+            closed: BTreeSet::new(),
         }
     }
 
@@ -1001,6 +1008,7 @@ impl<'a> World<'a> {
                     self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false)
                 }
                 HandlerAction::AlignmentStart(id) => {
+                    self.tasks[ti].started.insert(id);
                     self.mark(|| Timeline::AlignmentStart { task: t, id });
                     self.tasks[ti].alignment_start = Some((id, self.net.now));
                     self.tasks[ti].last_alignment_ns = 0;
@@ -1118,6 +1126,7 @@ impl<'a> World<'a> {
         if b.id <= self.tasks[ti].last_checkpoint {
             return; // out of order (aborted previously?)
         }
+        self.tasks[ti].started.insert(b.id);
         if self.tasks[ti].aborted.remove(&b.id) {
             // The coordinator already aborted it: cancel downstream instead.
             self.counters.aborted_checkpoints_skipped += 1;
@@ -1125,6 +1134,9 @@ impl<'a> World<'a> {
             return;
         }
         self.tasks[ti].last_checkpoint = b.id;
+        if self.cfg.algorithm != Algorithm::StopTheWorld {
+            self.tasks[ti].closed.insert(b.id);
+        }
         if self.tasks[ti].snapshotted.contains(&b.id) {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(
@@ -1347,6 +1359,8 @@ impl<'a> World<'a> {
     /// the marker on, or tell the coordinator if this task has no outputs.
     fn forward_drain_marker(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
+        self.tasks[ti].started.insert(b.id);
+        self.tasks[ti].closed.insert(b.id);
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.send_event(ch, Msg::Barrier(b), false);
@@ -1384,6 +1398,7 @@ impl<'a> World<'a> {
             return;
         }
         let ti = t as usize;
+        self.tasks[ti].closed.insert(id);
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.send_event(ch, Msg::Cancel(id), false);
@@ -1890,6 +1905,7 @@ impl<'a> World<'a> {
         if self.job != JobStatus::Running {
             return;
         }
+        self.check_closed();
         self.counters.failovers += 1;
         let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
         for id in pending {
@@ -2037,7 +2053,41 @@ impl<'a> World<'a> {
 
     // ------------------------------------------------------------ end
 
+    /// Protocol: a checkpoint a task started (read a barrier of, or was
+    /// triggered for) must be closed on its outputs — by its barrier or by a
+    /// cancellation marker — before the task moves on to a newer one, so
+    /// that downstream alignments end (FLINK-18238). Flink's at-least-once
+    /// tracker drops superseded checkpoints silently by design, so it is
+    /// exempt. Checked for superseded ids of every live task, at each
+    /// failover and at the end.
+    fn check_closed(&mut self) {
+        if self.cfg.algorithm == Algorithm::AtLeastOnce {
+            return;
+        }
+        let mut found = Vec::new();
+        for (ti, task) in self.tasks.iter().enumerate() {
+            if task.status == Status::Dead || self.task_outputs[ti].is_empty() {
+                continue;
+            }
+            let Some(&newest) = task.started.iter().next_back() else {
+                continue;
+            };
+            for &id in task.started.range(..newest) {
+                if !task.closed.contains(&id) {
+                    found.push(format!(
+                        "task {} started checkpoint {id} but sent neither its barrier nor a cancellation marker downstream before starting checkpoint {newest}",
+                        self.exec.tasks[ti].name
+                    ));
+                }
+            }
+        }
+        for msg in found {
+            self.violation("protocol", msg);
+        }
+    }
+
     fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
+        self.check_closed();
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
         for t in &self.tasks {

@@ -23,3 +23,5 @@ shrink backpressure unaligned unaligned-late-snapshot
 shrink backpressure aligned-timeout timeout-switch-no-capture
 shrink wordcount aligned final-notify-dropped
 shrink timeouts aligned abort-keeps-blocked
+shrink timeouts aligned skip-cancel-marker
+shrink backpressure unaligned checkpoint-during-recovery
