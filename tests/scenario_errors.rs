@@ -419,3 +419,27 @@ fn interval_none_disables_periodic_checkpoints() {
     assert_eq!(s.checkpoint.interval, None);
     assert_eq!(s.checkpoint.first_delay, SimDuration::ZERO);
 }
+
+#[test]
+fn swarm_ranges_are_checked() {
+    let text = format!("{BASE}\n[swarm]\nbuffer_credits = [8, 2]\ninterval = [\"1s\"]\n");
+    let errs = errors(&text);
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0]
+        .message
+        .contains("buffer_credits range is empty: 8 > 2"));
+    assert!(errs[1]
+        .message
+        .contains("interval must be a range of two values"));
+    let ok = format!("{BASE}\n[swarm]\nenabled = true\nlatency_max = [\"50us\", \"2ms\"]\n");
+    let sc = ckptsim::scenario::parse_str(&ok, "base.toml").unwrap();
+    let swarm = sc.swarm.unwrap();
+    assert!(swarm.enabled);
+    assert_eq!(
+        swarm.latency_max,
+        Some((
+            ckptsim::engine::SimDuration::from_micros(50),
+            ckptsim::engine::SimDuration::from_millis(2)
+        ))
+    );
+}
