@@ -25,6 +25,7 @@
 //!   workloads, fault plans, checkpoint configurations).
 
 pub mod check;
+pub mod compare;
 pub mod engine;
 pub mod fault;
 pub mod harness;

@@ -122,6 +122,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run several algorithms on the same seeds and write a comparison
+    /// report (README with tables, results.json, results.csv, SVG charts).
+    Compare {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Algorithms, comma separated.
+        #[arg(long, default_value = "aligned,unaligned,aligned-timeout")]
+        algorithms: String,
+        /// Seeds: A..B (B excluded) or A..=B.
+        #[arg(long, default_value = "0..10")]
+        seeds: String,
+        /// One configuration axis: KEY=v1,v2,… (e.g. checkpoint.interval=100ms,1s
+        /// or operators.sink.cost=200us,1ms,10ms).
+        #[arg(long)]
+        vary: Option<String>,
+        /// The output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// A Markdown file whose text is added to the README as notes.
+        #[arg(long)]
+        notes: Option<PathBuf>,
+        /// Worker threads (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
     /// Sweep every mutant where it applies and print the kill matrix.
     Mutants {
         /// Seeds to try per scenario: A..B (B excluded) or A..=B.
@@ -238,6 +263,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
             sweep(&spec, jobs, out, json)
         }
         Command::Merge { files, json } => merge(&files, json),
+        Command::Compare {
+            scenario,
+            algorithms,
+            seeds,
+            vary,
+            out,
+            notes,
+            jobs,
+        } => compare_cmd(scenario, algorithms, seeds, vary, out, notes, jobs),
         Command::Mutants {
             seeds,
             jobs,
@@ -423,6 +457,104 @@ fn shrink_cmd(
     let _ = writeln!(report, "wrote        {}", out.display());
     let _ = writeln!(report, "replay       ckptsim run {} {args}", out.display());
     emit(&report);
+    Ok(0)
+}
+
+fn compare_cmd(
+    path: PathBuf,
+    algorithms: String,
+    seeds: String,
+    vary: Option<String>,
+    out: PathBuf,
+    notes: Option<PathBuf>,
+    jobs: Option<usize>,
+) -> Result<u8> {
+    use ckptsim::compare::{self, CompareSpec, Vary};
+    let scenario = load_scenario(&path)?;
+    let mut algs = Vec::new();
+    for name in algorithms
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        algs.push(parse_algorithm(Some(name.to_string()), &scenario)?);
+    }
+    if algs.is_empty() {
+        return Err(UsageError("error: --algorithms names none".to_string()).into());
+    }
+    let seeds_range = SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?;
+    let vary_axis = vary
+        .as_deref()
+        .map(Vary::parse)
+        .transpose()
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    let notes_text = notes
+        .as_ref()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("error: cannot read {}: {e}", p.display())))
+        })
+        .transpose()?;
+    let mut command = format!(
+        "ckptsim compare {} --algorithms {} --seeds {seeds}",
+        path.display(),
+        algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(",")
+    );
+    if let Some(v) = &vary {
+        command.push_str(&format!(" --vary {v}"));
+    }
+    command.push_str(&format!(" --out {}", out.display()));
+    if let Some(n) = &notes {
+        command.push_str(&format!(" --notes {}", n.display()));
+    }
+    let spec = CompareSpec {
+        scenario,
+        path: path.display().to_string(),
+        algorithms: algs,
+        seeds: seeds_range,
+        vary: vary_axis,
+        command,
+    };
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let total = spec.algorithms.len() as u64
+        * seeds_range.len()
+        * spec.vary.as_ref().map_or(1, |v| v.values.len() as u64);
+    use std::io::IsTerminal;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs  eta {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    if bar.is_none() {
+        eprintln!("compare: {total} runs on {jobs} threads");
+    }
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let c = pool
+        .install(|| compare::compare(&spec, &progress))
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let files = compare::output::write(&c, &out, notes_text.as_deref())
+        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
+    let mut text = String::new();
+    for f in files {
+        text.push_str(&format!("wrote {}\n", f.display()));
+    }
+    emit(&text);
     Ok(0)
 }
 

@@ -24,6 +24,7 @@ mod determinism;
 mod golden;
 mod mutants;
 mod properties;
+mod reports;
 mod scenario_errors;
 mod seeds;
 mod snapshots;

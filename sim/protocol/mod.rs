@@ -144,7 +144,7 @@ pub struct HandlerConfig {
 pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
     let aligned = || Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
     match algorithm {
-        Algorithm::Aligned => aligned(),
+        Algorithm::Aligned | Algorithm::None => aligned(),
         Algorithm::Unaligned | Algorithm::AlignedTimeout if cfg.forced_aligned => aligned(),
         Algorithm::Unaligned => Box::new(unaligned::UnalignedHandler::new(cfg.inputs, cfg.mutants)),
         Algorithm::AlignedTimeout => Box::new(aligned_timeout::AlignedTimeoutHandler::new(

@@ -251,6 +251,11 @@ pub struct RunOutput {
     pub expected: Guarantee,
     /// End of the fault phase: no fault is planned after it.
     pub fault_phase_end: SimTime,
+    /// When the last source ran out of input (throughput denominator).
+    pub input_end: SimTime,
+    /// Per failure: from the crash until a source emits past its
+    /// pre-failure position again (recovery time).
+    pub recovery_ns: Vec<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -360,6 +365,10 @@ struct World<'a> {
     recovered_out_left: Vec<u64>,
     expected: Guarantee,
     fault_phase_end: SimTime,
+    input_end: SimTime,
+    /// The crash a recovery started from, until sources are past it.
+    recovering_since: Option<SimTime>,
+    recovery_ns: Vec<u64>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -447,6 +456,9 @@ impl<'a> World<'a> {
             recovered_out_left: vec![0; nch],
             expected,
             fault_phase_end,
+            input_end: SimTime::ZERO,
+            recovering_since: None,
+            recovery_ns: Vec::new(),
             coord: Coordinator::new(scenario.checkpoint.retained),
             tasks: Vec::new(),
             task_outputs,
@@ -574,7 +586,7 @@ impl<'a> World<'a> {
 
     fn main_loop(&mut self) -> RunOutput {
         let cp = &self.scenario.checkpoint;
-        if cp.interval.is_some() {
+        if cp.interval.is_some() && self.cfg.algorithm != Algorithm::None {
             let first = SimTime(cp.first_delay.0);
             self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
         }
@@ -949,6 +961,9 @@ impl<'a> World<'a> {
                         self.counters.records_replayed += 1;
                     } else {
                         *hw = r.lineage.offset + 1;
+                        if let Some(since) = self.recovering_since.take() {
+                            self.recovery_ns.push(self.net.now.since(since).0);
+                        }
                     }
                 }
                 self.counters.records_emitted += n as u64;
@@ -971,6 +986,13 @@ impl<'a> World<'a> {
             self.route_out(t);
         }
         self.tasks[ti].input_ended = true;
+        if self.tasks[ti].is_source {
+            self.input_end = self.input_end.max(self.net.now);
+        }
+        if self.cfg.algorithm == Algorithm::None && self.tasks.iter().all(|t| t.input_ended) {
+            // No checkpoints, so no final one: the job ends with its input.
+            self.job = JobStatus::Finished;
+        }
         self.mark(|| Timeline::InputEnded { task: t });
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
@@ -1849,6 +1871,9 @@ impl<'a> World<'a> {
             return;
         }
         self.counters.crashes += 1;
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
         self.mark(|| Timeline::Crash { task: t });
         if self
             .tasks
@@ -2120,6 +2145,8 @@ impl<'a> World<'a> {
             order_insensitive,
             expected: self.expected,
             fault_phase_end: self.fault_phase_end,
+            input_end: self.input_end,
+            recovery_ns: std::mem::take(&mut self.recovery_ns),
         }
     }
 }

@@ -205,6 +205,8 @@ pub enum Algorithm {
     AtLeastOnce,
     ChandyLamport,
     StopTheWorld,
+    /// No checkpoints: the baseline.
+    None,
 }
 
 /// Every algorithm: name and one-line description.
@@ -233,16 +235,21 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "stop-the-world",
         "pause the sources, drain every channel, snapshot every task, resume: the synchronous baseline",
     ),
+    (
+        "none",
+        "no checkpoints at all: the throughput baseline (2PC sinks commit nothing, a crash restarts from scratch)",
+    ),
 ];
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 6] = [
+    pub const ALL: [Algorithm; 7] = [
         Algorithm::Aligned,
         Algorithm::Unaligned,
         Algorithm::AlignedTimeout,
         Algorithm::AtLeastOnce,
         Algorithm::ChandyLamport,
         Algorithm::StopTheWorld,
+        Algorithm::None,
     ];
 
     pub fn name(self) -> &'static str {
@@ -253,6 +260,7 @@ impl Algorithm {
             Algorithm::AtLeastOnce => "at-least-once",
             Algorithm::ChandyLamport => "chandy-lamport",
             Algorithm::StopTheWorld => "stop-the-world",
+            Algorithm::None => "none",
         }
     }
     pub fn from_name(name: &str) -> Option<Algorithm> {
@@ -270,6 +278,7 @@ impl Algorithm {
     pub fn promise(self) -> Guarantee {
         match self {
             Algorithm::AtLeastOnce => Guarantee::AtLeastOnce,
+            Algorithm::None => Guarantee::Broken,
             _ => Guarantee::ExactlyOnce,
         }
     }
@@ -279,7 +288,7 @@ impl Algorithm {
     /// one channel-state capture (or one pause) at a time.
     pub fn max_concurrent(self) -> Option<u32> {
         match self {
-            Algorithm::Aligned | Algorithm::AtLeastOnce => None,
+            Algorithm::Aligned | Algorithm::AtLeastOnce | Algorithm::None => None,
             _ => Some(1),
         }
     }

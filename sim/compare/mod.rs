@@ -1,0 +1,401 @@
+//! Comparing algorithm variants: the same scenario and seeds (so the same
+//! input records and crash times, by the per-concern random streams) under
+//! several algorithms, optionally along one configuration axis
+//! (`--vary KEY=v1,v2,…`), with per-checkpoint and per-run metrics
+//! aggregated across seeds. [`output`] writes the results directory: a
+//! README with tables and a reading, `results.json`, `results.csv` and SVG
+//! charts.
+
+pub mod output;
+
+use crate::harness::execute;
+use crate::report::percentile;
+use crate::runtime::coordinator::Outcome as CpOutcome;
+use crate::runtime::RunConfig;
+use crate::scenario::{parse_str, write::to_toml, Algorithm, Scenario};
+use crate::sweep::SeedRange;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One configuration axis: a key path in the scenario file and its values.
+#[derive(Clone, Debug, Serialize)]
+pub struct Vary {
+    /// `table.key` (e.g. `checkpoint.interval`, `network.buffer_credits`) or
+    /// `operators.ID.key` (e.g. `operators.sink.cost`).
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+impl Vary {
+    /// Parses `KEY=v1,v2,…`.
+    pub fn parse(text: &str) -> Result<Vary, String> {
+        let (key, values) = text.split_once('=').ok_or_else(|| {
+            format!(
+                "invalid --vary `{text}`: expected KEY=v1,v2,… e.g. checkpoint.interval=100ms,1s"
+            )
+        })?;
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if key.trim().is_empty() || values.iter().any(String::is_empty) {
+            return Err(format!("invalid --vary `{text}`: empty key or value"));
+        }
+        Ok(Vary {
+            key: key.trim().to_string(),
+            values,
+        })
+    }
+}
+
+/// Sets `key` to `value` in the scenario (through its TOML, so the result is
+/// validated like a file). Integer keys take integer values; others take
+/// the value as a string (durations, names).
+pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, String> {
+    let text = to_toml(scenario);
+    let mut doc: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    let parts: Vec<&str> = key.split('.').collect();
+    let slot: &mut toml::Value = match parts.as_slice() {
+        ["operators", id, k] => {
+            let ops = doc
+                .get_mut("operators")
+                .and_then(|v| v.as_array_mut())
+                .ok_or("the scenario has no operators")?;
+            let op = ops
+                .iter_mut()
+                .find(|o| o.get("id").and_then(|v| v.as_str()) == Some(id))
+                .ok_or_else(|| format!("--vary {key}: no operator `{id}`"))?;
+            op.as_table_mut()
+                .and_then(|t| t.get_mut(*k))
+                .ok_or_else(|| format!("--vary {key}: operator `{id}` has no key `{k}`"))?
+        }
+        [table, k] => doc
+            .get_mut(*table)
+            .and_then(|t| t.as_table_mut())
+            .and_then(|t| t.get_mut(*k))
+            .ok_or_else(|| format!("--vary {key}: no key `{k}` in [{table}]"))?,
+        _ => {
+            return Err(format!(
+                "--vary {key}: expected table.key or operators.ID.key"
+            ))
+        }
+    };
+    *slot = match slot {
+        toml::Value::Integer(_) => toml::Value::Integer(
+            value
+                .replace('_', "")
+                .parse()
+                .map_err(|_| format!("--vary {key}: `{value}` is not an integer"))?,
+        ),
+        _ => toml::Value::String(value.to_string()),
+    };
+    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    parse_str(&text, "varied.toml").map_err(|e| format!("--vary {key}={value}: {e}"))
+}
+
+/// The metrics of one run (one algorithm, one seed, one axis value).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunMetrics {
+    pub algorithm: String,
+    pub seed: u64,
+    /// The axis value, when varying.
+    pub vary: Option<String>,
+    pub passed: bool,
+    pub guarantee: String,
+    pub checkpoints_completed: u64,
+    pub checkpoints_aborted: u64,
+    /// Per completed checkpoint.
+    pub duration_ns: Vec<u64>,
+    pub alignment_ns: Vec<u64>,
+    pub start_delay_ns: Vec<u64>,
+    pub state_bytes: Vec<u64>,
+    pub in_flight_bytes: Vec<u64>,
+    /// Distinct source records per virtual second, until the last source
+    /// ran dry.
+    pub throughput_rps: f64,
+    /// Source emit → committed, over committed records.
+    pub latency_p50_ns: u64,
+    pub latency_p99_ns: u64,
+    /// Per failure: crash → the sources emit past their pre-failure position.
+    pub recovery_ns: Vec<u64>,
+    pub records_replayed: u64,
+    pub virtual_time_ns: u64,
+    pub events: u64,
+}
+
+/// Median, 99th percentile, minimum and maximum of a metric.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Stat {
+    pub n: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Stat {
+        if values.is_empty() {
+            return Stat::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let pct = |p: u64| {
+            let rank = (p * v.len() as u64).div_ceil(100).max(1);
+            v[(rank - 1) as usize]
+        };
+        Stat {
+            n: v.len() as u64,
+            p50: pct(50),
+            p99: pct(99),
+            min: v[0],
+            max: v[v.len() - 1],
+        }
+    }
+}
+
+/// The metrics names of a [`Group`], in report order.
+pub const METRICS: &[(&str, &str)] = &[
+    (
+        "checkpoint_duration_ms",
+        "checkpoint duration (ms, per completed checkpoint)",
+    ),
+    (
+        "alignment_ms",
+        "alignment, slowest task (ms, per completed checkpoint)",
+    ),
+    (
+        "start_delay_ms",
+        "start delay, slowest task (ms, per completed checkpoint)",
+    ),
+    (
+        "state_kib",
+        "operator state (KiB, per completed checkpoint)",
+    ),
+    (
+        "in_flight_kib",
+        "persisted in-flight data (KiB, per completed checkpoint)",
+    ),
+    (
+        "throughput_rps",
+        "throughput (source records per virtual second, per run)",
+    ),
+    ("latency_p50_ms", "end-to-end latency p50 (ms, per run)"),
+    ("latency_p99_ms", "end-to-end latency p99 (ms, per run)"),
+    (
+        "recovery_ms",
+        "recovery time (ms, crash → past the pre-failure position, per failure)",
+    ),
+    ("records_replayed", "records replayed (per run)"),
+    ("checkpoints_completed", "checkpoints completed (per run)"),
+];
+
+/// One algorithm at one axis value, aggregated over seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Group {
+    pub algorithm: String,
+    pub vary: Option<String>,
+    pub runs: u64,
+    pub failed_runs: u64,
+    /// Keyed by the names in [`METRICS`].
+    pub metrics: BTreeMap<String, Stat>,
+}
+
+/// A whole comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub scenario: String,
+    /// The command that produced it.
+    pub command: String,
+    pub algorithms: Vec<String>,
+    pub seeds: String,
+    pub vary: Option<Vary>,
+    pub groups: Vec<Group>,
+    pub runs: Vec<RunMetrics>,
+}
+
+/// What to compare.
+#[derive(Clone, Debug)]
+pub struct CompareSpec {
+    pub scenario: Scenario,
+    pub path: String,
+    pub algorithms: Vec<Algorithm>,
+    pub seeds: SeedRange,
+    pub vary: Option<Vary>,
+    pub command: String,
+}
+
+fn run_one(sc: &Scenario, algorithm: Algorithm, seed: u64, vary: Option<String>) -> RunMetrics {
+    let e = execute(
+        sc,
+        &RunConfig {
+            seed,
+            algorithm,
+            mutants: crate::mutant::Mutants::NONE,
+            record_trace: false,
+        },
+    );
+    let o = &e.output;
+    let done: Vec<_> = o
+        .checkpoint_stats
+        .iter()
+        .filter(|s| s.outcome == CpOutcome::Completed)
+        .collect();
+    let mut latency: Vec<u64> = o
+        .store
+        .committed()
+        .iter()
+        .map(|r| r.committed_at.since(r.emitted_at).0)
+        .collect();
+    latency.sort_unstable();
+    let distinct = o.counters.records_emitted - o.counters.records_replayed;
+    let secs = o.input_end.0.max(1) as f64 / 1e9;
+    RunMetrics {
+        algorithm: algorithm.name().to_string(),
+        seed,
+        vary,
+        passed: e.verdict.passed,
+        guarantee: e.verdict.guarantee.name().to_string(),
+        checkpoints_completed: o.counters.checkpoints_completed,
+        checkpoints_aborted: o.counters.checkpoints_aborted,
+        duration_ns: done.iter().map(|s| s.duration_ns).collect(),
+        alignment_ns: done.iter().map(|s| s.alignment_max_ns).collect(),
+        start_delay_ns: done.iter().map(|s| s.start_delay_max_ns).collect(),
+        state_bytes: done.iter().map(|s| s.state_bytes).collect(),
+        in_flight_bytes: done.iter().map(|s| s.in_flight_bytes).collect(),
+        throughput_rps: distinct as f64 / secs,
+        latency_p50_ns: percentile(&latency, 50),
+        latency_p99_ns: percentile(&latency, 99),
+        recovery_ns: o.recovery_ns.clone(),
+        records_replayed: o.counters.records_replayed,
+        virtual_time_ns: o.end_time.0,
+        events: o.events,
+    }
+}
+
+fn group(algorithm: &str, vary: Option<&String>, runs: &[&RunMetrics]) -> Group {
+    let ms = |v: u64| v as f64 / 1e6;
+    let kib = |v: u64| v as f64 / 1024.0;
+    let pooled = |f: &dyn Fn(&RunMetrics) -> Vec<f64>| -> Vec<f64> {
+        runs.iter().flat_map(|r| f(r)).collect()
+    };
+    let mut m = BTreeMap::new();
+    let mut put = |k: &str, v: Vec<f64>| {
+        m.insert(k.to_string(), Stat::of(&v));
+    };
+    put(
+        "checkpoint_duration_ms",
+        pooled(&|r| r.duration_ns.iter().map(|&v| ms(v)).collect()),
+    );
+    put(
+        "alignment_ms",
+        pooled(&|r| r.alignment_ns.iter().map(|&v| ms(v)).collect()),
+    );
+    put(
+        "start_delay_ms",
+        pooled(&|r| r.start_delay_ns.iter().map(|&v| ms(v)).collect()),
+    );
+    put(
+        "state_kib",
+        pooled(&|r| r.state_bytes.iter().map(|&v| kib(v)).collect()),
+    );
+    put(
+        "in_flight_kib",
+        pooled(&|r| r.in_flight_bytes.iter().map(|&v| kib(v)).collect()),
+    );
+    put("throughput_rps", pooled(&|r| vec![r.throughput_rps]));
+    put(
+        "latency_p50_ms",
+        pooled(&|r| {
+            if r.latency_p50_ns > 0 {
+                vec![ms(r.latency_p50_ns)]
+            } else {
+                vec![]
+            }
+        }),
+    );
+    put(
+        "latency_p99_ms",
+        pooled(&|r| {
+            if r.latency_p99_ns > 0 {
+                vec![ms(r.latency_p99_ns)]
+            } else {
+                vec![]
+            }
+        }),
+    );
+    put(
+        "recovery_ms",
+        pooled(&|r| r.recovery_ns.iter().map(|&v| ms(v)).collect()),
+    );
+    put(
+        "records_replayed",
+        pooled(&|r| vec![r.records_replayed as f64]),
+    );
+    put(
+        "checkpoints_completed",
+        pooled(&|r| vec![r.checkpoints_completed as f64]),
+    );
+    Group {
+        algorithm: algorithm.to_string(),
+        vary: vary.cloned(),
+        runs: runs.len() as u64,
+        failed_runs: runs.iter().filter(|r| !r.passed).count() as u64,
+        metrics: m,
+    }
+}
+
+/// Runs every (axis value, algorithm, seed) in parallel and aggregates,
+/// calling `progress` with the number of runs done (from any thread).
+pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Comparison, String> {
+    let values: Vec<Option<String>> = match &spec.vary {
+        Some(v) => v.values.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut scenarios = Vec::new();
+    for v in &values {
+        let sc = match (v, &spec.vary) {
+            (Some(value), Some(vary)) => apply(&spec.scenario, &vary.key, value)?,
+            _ => spec.scenario.clone(),
+        };
+        scenarios.push((v.clone(), sc));
+    }
+    let mut jobs = Vec::new();
+    for (v, sc) in &scenarios {
+        for &a in &spec.algorithms {
+            for seed in spec.seeds.start..spec.seeds.end {
+                jobs.push((v.clone(), sc, a, seed));
+            }
+        }
+    }
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let runs: Vec<RunMetrics> = jobs
+        .par_iter()
+        .map(|(v, sc, a, seed)| {
+            let r = run_one(sc, *a, *seed, v.clone());
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            r
+        })
+        .collect();
+    let mut groups = Vec::new();
+    for v in &values {
+        for a in &spec.algorithms {
+            let these: Vec<&RunMetrics> = runs
+                .iter()
+                .filter(|r| r.algorithm == a.name() && r.vary == *v)
+                .collect();
+            groups.push(group(a.name(), v.as_ref(), &these));
+        }
+    }
+    Ok(Comparison {
+        scenario: spec.path.clone(),
+        command: spec.command.clone(),
+        algorithms: spec
+            .algorithms
+            .iter()
+            .map(|a| a.name().to_string())
+            .collect(),
+        seeds: format!("{}..{}", spec.seeds.start, spec.seeds.end),
+        vary: spec.vary.clone(),
+        groups,
+        runs,
+    })
+}
