@@ -124,3 +124,72 @@ fn unaligned_size_grows_with_credits_aligned_does_not() {
         assert_eq!(f(Aligned, at), 0.0);
     }
 }
+
+/// Every committed report is complete (README with its command, JSON, CSV,
+/// charts that parse as XML) and regenerating it from its command gives the
+/// same results and charts, byte for byte.
+#[test]
+fn committed_reports_regenerate_identically() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let reports = root.join("reports");
+    let mut dirs: Vec<_> = std::fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("results.json").exists())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 4, "{dirs:?}");
+    for dir in dirs {
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        let command = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("```sh"))
+            .nth(1)
+            .unwrap()
+            .to_string();
+        assert!(command.starts_with("ckptsim compare "), "{command}");
+        assert!(readme.contains("## Notes"), "{}", dir.display());
+        let mut svgs = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "svg") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let doc = roxmltree::Document::parse(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                assert_eq!(doc.root_element().tag_name().name(), "svg");
+                svgs += 1;
+            }
+        }
+        assert!(svgs >= 4, "{}", dir.display());
+        // Regenerate into a temporary directory with the same arguments.
+        let tmp = std::env::temp_dir().join(format!(
+            "ckptsim-report-{}-{}",
+            std::process::id(),
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        let mut args: Vec<String> = command
+            .split_whitespace()
+            .skip(1)
+            .map(String::from)
+            .collect();
+        let out = args.iter().position(|a| a == "--out").unwrap() + 1;
+        args[out] = tmp.display().to_string();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+            .current_dir(&root)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if name == "README.md" || name == "results.json" {
+                continue; // they carry the --out path of the command
+            }
+            let a = std::fs::read(&p).unwrap();
+            let b = std::fs::read(tmp.join(&name)).unwrap();
+            assert!(a == b, "{} differs when regenerated", p.display());
+        }
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+}
