@@ -309,6 +309,10 @@ impl Shrinker {
 
     fn time(&mut self, s: Scenario) -> Scenario {
         let mut cur = s;
+        if self.target.iter().any(|c| c == "liveness") {
+            // A shorter limit would make the liveness failure, not keep it.
+            return cur;
+        }
         loop {
             let t = cur.limits.max_time;
             let half = SimTime(t.0 / 2);

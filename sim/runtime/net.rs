@@ -552,7 +552,9 @@ impl Net {
         ch: ChannelId,
         id: CheckpointId,
     ) -> Option<Capture> {
-        let is_it = |m: &Msg| matches!(m, Msg::Barrier(b) if b.id == id);
+        // Only timeoutable barriers: a forced-aligned edge's barrier stays
+        // in line whatever the timeout.
+        let is_it = |m: &Msg| matches!(m, Msg::Barrier(b) if b.id == id && b.kind == BarrierKind::Timeoutable);
         let k = self.channels[ch as usize]
             .out_queue
             .iter()
