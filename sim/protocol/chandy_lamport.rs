@@ -19,97 +19,70 @@
 //! aborts the pending checkpoint (only the first marker of an id has an
 //! effect), and markers of older or finished checkpoints are ignored.
 
-use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
 use crate::model::CheckpointId;
 
 pub struct MarkerHandler {
-    /// Highest checkpoint id seen (0 = none yet).
-    current: CheckpointId,
-    /// Highest id whose markers all arrived, or that was aborted.
-    last_done: CheckpointId,
-    /// Which inputs delivered the current marker.
-    seen: Vec<bool>,
-    count: u32,
+    round: Round,
 }
 
 impl MarkerHandler {
     pub fn new(inputs: u32) -> MarkerHandler {
         MarkerHandler {
-            current: 0,
-            last_done: 0,
-            seen: vec![false; inputs as usize],
-            count: 0,
+            round: Round::new(inputs),
         }
     }
 
-    /// A snapshot was taken and some input's marker is still missing.
-    fn is_pending(&self) -> bool {
-        self.current != self.last_done && self.current > 0
-    }
-
-    fn reset(&mut self) {
-        self.seen.iter_mut().for_each(|s| *s = false);
-        self.count = 0;
-    }
-
     fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
-        self.current = self.current.max(id);
-        self.last_done = self.last_done.max(id);
-        self.reset();
+        self.round.abort(id);
         out.push(HandlerAction::Abort(id, reason));
     }
 }
 
 impl BarrierHandler for MarkerHandler {
     fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
-        if b.id < self.current || (b.id == self.current && !self.is_pending()) {
+        let r = &self.round;
+        if r.is_obsolete(b.id) {
             // Obsolete: an older checkpoint, or this one already completed
             // or aborted here.
             return;
         }
-        if b.id > self.current {
+        if b.id > r.current {
             // First marker of a new checkpoint.
-            if self.is_pending() {
-                self.abort(self.current, AbortReason::Subsumed, out);
+            if r.is_pending() {
+                self.abort(self.round.current, AbortReason::Subsumed, out);
             }
-            self.current = b.id;
-            self.reset();
-            self.seen[input as usize] = true;
-            self.count = 1;
+            self.round.start(b.id);
+            self.round.mark(input);
             out.push(HandlerAction::AlignmentStart(b.id));
             out.push(HandlerAction::Checkpoint(b));
             // Record every other channel until its marker arrives.
-            for i in (0..self.seen.len() as u32).filter(|&i| i != input) {
+            for i in (0..self.round.inputs()).filter(|&i| i != input) {
                 out.push(HandlerAction::CaptureInput(b.id, i));
             }
-        } else {
-            // A later marker of the pending checkpoint: that channel's state
-            // is closed. A repeated one on the same input changes nothing.
-            let slot = &mut self.seen[input as usize];
-            if *slot {
-                return;
-            }
-            *slot = true;
-            self.count += 1;
+        } else if !self.round.mark(input) {
+            // A later marker closes that channel's state; a repeated one on
+            // the same input changes nothing.
+            return;
         }
-        if self.count as usize == self.seen.len() {
+        if self.round.all_marked() {
             out.push(HandlerAction::AlignmentEnd(b.id));
             out.push(HandlerAction::AllBarriers(b.id));
-            self.reset();
-            self.last_done = self.current;
+            self.round.finish();
         }
     }
 
     fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
         // Only the first marker of a checkpoint has an effect.
-        if id > self.current || (id == self.current && self.is_pending()) {
+        let r = &self.round;
+        if id > r.current || (id == r.current && r.is_pending()) {
             self.abort(id, AbortReason::CancellationMarker, out);
         }
     }
 
     fn aligning(&self) -> Option<CheckpointId> {
-        self.is_pending().then_some(self.current)
+        self.round.is_pending().then_some(self.round.current)
     }
 }
 

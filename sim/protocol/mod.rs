@@ -99,6 +99,83 @@ pub enum HandlerAction {
     Drained(Barrier),
 }
 
+/// The bookkeeping of handlers that follow one checkpoint at a time (Flink's
+/// `currentCheckpointId`, `lastCancelledOrCompletedCheckpointId` and the set
+/// of inputs that delivered the current barrier).
+pub(crate) struct Round {
+    /// Highest checkpoint id seen (0 = none yet).
+    pub current: CheckpointId,
+    /// Highest id whose barriers all arrived here, or that was aborted.
+    pub last_done: CheckpointId,
+    /// Which inputs delivered the current barrier.
+    seen: Vec<bool>,
+    pub count: u32,
+}
+
+impl Round {
+    pub fn new(inputs: u32) -> Round {
+        Round {
+            current: 0,
+            last_done: 0,
+            seen: vec![false; inputs as usize],
+            count: 0,
+        }
+    }
+
+    pub fn inputs(&self) -> u32 {
+        self.seen.len() as u32
+    }
+
+    /// The current checkpoint started here and is not finished or aborted.
+    pub fn is_pending(&self) -> bool {
+        self.current != self.last_done && self.current > 0
+    }
+
+    /// A barrier of an older checkpoint, or of one finished or aborted here.
+    pub fn is_obsolete(&self, id: CheckpointId) -> bool {
+        id < self.current || (id == self.current && !self.is_pending())
+    }
+
+    /// Starts following checkpoint `id` with no input marked.
+    pub fn start(&mut self, id: CheckpointId) {
+        self.current = id;
+        self.reset();
+    }
+
+    /// Marks `input`; false if it was already marked.
+    pub fn mark(&mut self, input: u32) -> bool {
+        let slot = &mut self.seen[input as usize];
+        if *slot {
+            return false;
+        }
+        *slot = true;
+        self.count += 1;
+        true
+    }
+
+    pub fn all_marked(&self) -> bool {
+        self.count as usize == self.seen.len()
+    }
+
+    /// Every input delivered the current barrier.
+    pub fn finish(&mut self) {
+        self.reset();
+        self.last_done = self.current;
+    }
+
+    /// `id` is aborted here: it and everything older become obsolete.
+    pub fn abort(&mut self, id: CheckpointId) {
+        self.current = self.current.max(id);
+        self.last_done = self.last_done.max(id);
+        self.reset();
+    }
+
+    fn reset(&mut self) {
+        self.seen.iter_mut().for_each(|s| *s = false);
+        self.count = 0;
+    }
+}
+
 /// The per-task barrier handler of one algorithm.
 pub trait BarrierHandler {
     /// A barrier was read from input channel `input` at virtual time `now`.

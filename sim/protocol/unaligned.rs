@@ -11,90 +11,68 @@
 //! arrived, channel state is closed and the task acknowledges. A newer
 //! barrier subsumes a pending checkpoint; a cancellation marker aborts it.
 
-use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
 use crate::model::CheckpointId;
 use crate::mutant::Mutants;
 
 pub struct UnalignedHandler {
-    /// Highest checkpoint id seen (0 = none yet).
-    current: CheckpointId,
-    /// Highest id whose barriers all arrived, or that was aborted.
-    last_done: CheckpointId,
-    /// Which inputs delivered the current barrier.
-    seen: Vec<bool>,
-    count: u32,
+    round: Round,
     _mutants: Mutants,
 }
 
 impl UnalignedHandler {
     pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
         UnalignedHandler {
-            current: 0,
-            last_done: 0,
-            seen: vec![false; inputs as usize],
-            count: 0,
+            round: Round::new(inputs),
             _mutants: mutants,
         }
     }
 
-    fn is_pending(&self) -> bool {
-        self.current != self.last_done && self.current > 0
-    }
-
-    fn reset(&mut self) {
-        self.seen.iter_mut().for_each(|s| *s = false);
-        self.count = 0;
-    }
-
     fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
-        self.current = self.current.max(id);
-        self.last_done = self.last_done.max(id);
-        self.reset();
+        self.round.abort(id);
         out.push(HandlerAction::Abort(id, reason));
     }
 }
 
 impl BarrierHandler for UnalignedHandler {
     fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
-        if self.current > b.id || (self.current == b.id && !self.is_pending()) {
+        if self.round.is_obsolete(b.id) {
             return; // obsolete; an unaligned barrier blocked nothing
         }
-        if b.id > self.current {
-            if self.is_pending() {
-                self.abort(self.current, AbortReason::Subsumed, out);
+        if b.id > self.round.current {
+            if self.round.is_pending() {
+                self.abort(self.round.current, AbortReason::Subsumed, out);
             }
-            self.current = b.id;
-            self.reset();
-            self.seen[input as usize] = true;
-            self.count = 1;
+            self.round.start(b.id);
+            self.round.mark(input);
             out.push(HandlerAction::AlignmentStart(b.id));
             out.push(HandlerAction::Checkpoint(b.as_unaligned()));
             // Every channel, the barrier's own included: its barrier
             // overtook data that is still queued.
-            for i in 0..self.seen.len() as u32 {
+            for i in 0..self.round.inputs() {
                 out.push(HandlerAction::CaptureInput(b.id, i));
             }
-        } else if !self.seen[input as usize] {
-            self.seen[input as usize] = true;
-            self.count += 1;
+        } else {
+            self.round.mark(input);
         }
-        if self.count as usize == self.seen.len() {
+        if self.round.all_marked() {
             out.push(HandlerAction::AlignmentEnd(b.id));
             out.push(HandlerAction::AllBarriers(b.id));
-            self.reset();
-            self.last_done = self.current;
+            self.round.finish();
         }
     }
 
     fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
-        if id > self.current || (id == self.current && self.count > 0) {
+        let r = &self.round;
+        if id > r.current || (id == r.current && r.count > 0) {
             self.abort(id, AbortReason::CancellationMarker, out);
         }
     }
 
     fn aligning(&self) -> Option<CheckpointId> {
-        (self.is_pending() && self.count > 0).then_some(self.current)
+        let r = &self.round;
+        (r.is_pending() && r.count > 0).then_some(r.current)
     }
 }
 
