@@ -5,7 +5,7 @@ use crate::check::{judge, oracle::Oracle, Verdict};
 use crate::model::operator::BuiltinFactory;
 use crate::model::{OperatorFactory, Workload};
 use crate::report::wallclock::Stopwatch;
-use crate::runtime::{world::run_with, RunConfig, RunOutput};
+use crate::runtime::{world::run_job, world::run_with, JobOptions, RunConfig, RunOutput};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
@@ -24,6 +24,41 @@ pub fn execute(scenario: &Scenario, cfg: &RunConfig) -> Execution {
     let workload = Arc::new(Workload::generate(&scenario, cfg.seed));
     let factory = BuiltinFactory::new(scenario.clone(), workload.clone());
     execute_with(scenario, &workload, &factory, cfg)
+}
+
+/// Runs a scenario as a job with savepoint-workflow options (started from a
+/// snapshot, cancelled at a time, ...) and checks it. The sources read the
+/// input generated from `input_seed` (a restored job: the seed of the job
+/// that took the snapshot), everything else derives from `cfg.seed`. The
+/// oracle is the uninterrupted failure-free run of `scenario` on that input,
+/// so a restored job is judged on everything committed since the input's
+/// first record, before the snapshot included.
+pub fn execute_job(
+    scenario: &Scenario,
+    cfg: &RunConfig,
+    job: &JobOptions,
+    input_seed: u64,
+) -> Execution {
+    let scenario = Arc::new(scenario.clone());
+    let workload = Arc::new(Workload::generate(&scenario, input_seed));
+    let factory = BuiltinFactory::new(scenario.clone(), workload.clone());
+    let total = Stopwatch::start();
+    let output = run_job(
+        scenario.clone(),
+        workload.partition_count(),
+        &factory,
+        cfg,
+        job,
+    );
+    let sim_wall_ns = total.elapsed_ns();
+    let oracle = Oracle::build(&scenario, &workload, &factory);
+    let verdict = judge(&oracle, &output);
+    Execution {
+        output,
+        verdict,
+        sim_wall_ns,
+        total_wall_ns: total.elapsed_ns(),
+    }
 }
 
 /// Runs a scenario whose operators come from `factory` and checks it. The

@@ -19,6 +19,8 @@
 //! - [`fault`]: fault plans drawn before the run.
 //! - [`check`]: the oracle and the invariants; verdicts are data.
 //! - [`mutant`]: deliberate bugs that prove the checkers work.
+//! - [`savepoint`]: savepoints and retained checkpoints as files, and
+//!   restoring them at a new parallelism.
 //! - [`harness`]: one checked run (simulate, build the oracle, judge).
 //! - [`report`]: summaries for people and machines, traces, wall-clock timing.
 //! - [`strategies`]: proptest strategies for scenarios (topologies,
@@ -35,6 +37,7 @@ pub mod mutant;
 pub mod protocol;
 pub mod report;
 pub mod runtime;
+pub mod savepoint;
 pub mod scenario;
 pub mod shrink;
 pub mod strategies;

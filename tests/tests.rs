@@ -15,6 +15,7 @@
 //! - `traces`: the JSON-lines and Perfetto traces.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
 //!   committed reproducers under `tests/regressions/`.
+//! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
 
 mod common;
 
@@ -25,6 +26,7 @@ mod golden;
 mod mutants;
 mod properties;
 mod reports;
+mod savepoints;
 mod scenario_errors;
 mod seeds;
 mod snapshots;

@@ -35,6 +35,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("exactly-once-output", "committed sink output equals the failure-free oracle's, by lineage and (where order-insensitive) by value"),
     ("state", "after the job ends, every keyed state equals the oracle's"),
     ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),
+    ("routing", "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)"),
     ("protocol", "each checkpoint is snapshotted at most once per task, never notified complete after an abort, completed ids increase, restores succeed, no commit is refused"),
 ];
 
@@ -64,7 +65,12 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
     let c = &run.counters;
 
     // Exactly-once output, by lineage and by value.
-    let out = oracle.compare_output(run, finished);
+    // A job stopped with a savepoint must have committed everything its
+    // sources read before the stop; any other unfinished run, no duplicate.
+    let out = match (&run.outcome, &run.complete_below) {
+        (RunOutcome::Stopped(_), Some(below)) => oracle.compare_output_below(run, Some(below)),
+        _ => oracle.compare_output(run, finished),
+    };
     let mut output_violations = out.violations.clone();
     for v in &mut output_violations {
         v.time_ns = end;
@@ -103,6 +109,8 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         RunOutcome::EventLimit => Some("the job did not finish within max_events".to_string()),
         RunOutcome::TimeLimit => Some("the job did not finish within max_time".to_string()),
         RunOutcome::Stalled => Some("the job stalled: no event left and not finished".to_string()),
+        // Ended on request: a stop-with-savepoint, or a cancel.
+        RunOutcome::Stopped(_) | RunOutcome::Cancelled => None,
     };
     if let Some(why) = why {
         let quiet = run.fault_phase_end;
@@ -175,6 +183,12 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
                 ("finished", u64::from(finished)),
             ],
             violations: liveness,
+        },
+        CheckResult {
+            name: "routing",
+            passed: !by_check.contains_key("routing"),
+            reach: vec![("keyed records checked", c.records_routing_checked)],
+            violations: by_check.remove("routing").unwrap_or_default(),
         },
         CheckResult {
             name: "protocol",

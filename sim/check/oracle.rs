@@ -257,6 +257,21 @@ impl Oracle {
     /// Compares committed output with the expected output. With
     /// `finished == false` only duplicates count (the run was cut short).
     pub fn compare_output(&self, run: &RunOutput, finished: bool) -> OutputDiff {
+        let all: Vec<u64>;
+        let below = if finished {
+            all = vec![u64::MAX; self.partition_base.len()];
+            Some(all.as_slice())
+        } else {
+            None
+        };
+        self.compare_output_below(run, below)
+    }
+
+    /// Compares committed output with the expected output, counting as lost
+    /// only the missing records whose source offset is below `below[p]` for
+    /// their partition `p` (everything: `u64::MAX`; nothing: `None`).
+    pub fn compare_output_below(&self, run: &RunOutput, below: Option<&[u64]>) -> OutputDiff {
+        let finished = below.is_some_and(|b| b.iter().all(|&o| o == u64::MAX));
         let mut actual = vec![0u32; self.expected.len()];
         let mut values = Vec::with_capacity(run.store.committed().len());
         let mut strays = 0u64;
@@ -287,7 +302,7 @@ impl Oracle {
                 if dup_examples.len() < MAX_EXAMPLES {
                     dup_examples.push(self.describe(i, a, e));
                 }
-            } else if a < e && finished {
+            } else if a < e && below.is_some_and(|b| self.is_below(i, b)) {
                 diff.losses += u64::from(e - a);
                 if loss_examples.len() < MAX_EXAMPLES {
                     loss_examples.push(self.describe(i, a, e));
@@ -342,6 +357,14 @@ impl Oracle {
             }
         }
         diff
+    }
+
+    /// The flat index's source offset is below its partition's limit.
+    fn is_below(&self, flat: usize, below: &[u64]) -> bool {
+        let rest = flat % self.total_records.max(1);
+        let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
+        let offset = (rest - self.partition_base[partition]) as u64;
+        below.get(partition).is_some_and(|&l| offset < l)
     }
 
     fn partition_end(&self, partition: u32) -> usize {

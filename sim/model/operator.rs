@@ -138,6 +138,68 @@ struct SourceState {
     offsets: Vec<(u32, u64)>,
 }
 
+/// The `(partition, offset)` pairs in a built-in source's state (`None` if
+/// the bytes are not a source's state).
+pub fn source_offsets(state: &[u8]) -> Option<Vec<(u32, u64)>> {
+    postcard::from_bytes::<SourceState>(state)
+        .ok()
+        .map(|s| s.offsets)
+}
+
+// ---------------------------------------------------------------- layouts
+//
+// The built-in state layouts, for savepoints and rescaling
+// (`crate::savepoint`): a source's offsets are operator state split by
+// partition, keyed state moves by key group, a 2PC sink's pending
+// transactions are list state split round-robin.
+
+/// A source's state holding exactly these offsets.
+pub fn source_state(offsets: Vec<(u32, u64)>) -> Vec<u8> {
+    encode(&SourceState { offsets })
+}
+
+/// Keyed state of one key group: `(key group, sorted (key, value) entries)`.
+pub type KeyGroupState = (u32, Vec<(u64, i64)>);
+
+/// Keyed state as key groups (`None` if not keyed state).
+pub fn keyed_groups(state: &[u8]) -> Option<Vec<KeyGroupState>> {
+    postcard::from_bytes::<KeyedSnapshot>(state)
+        .ok()
+        .map(|s| s.key_groups)
+}
+
+/// Keyed state holding these key groups (sorted by key group).
+pub fn keyed_state(mut key_groups: Vec<KeyGroupState>) -> Vec<u8> {
+    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+    encode(&KeyedSnapshot { key_groups })
+}
+
+/// One 2PC sink state merging several (pending transactions concatenated,
+/// the largest sequence counter); an error names the state that does not
+/// decode.
+pub fn merge_sink_states(states: &[&[u8]]) -> Result<Vec<u8>, String> {
+    let mut merged = TwoPhaseState {
+        current: None,
+        pending: Vec::new(),
+        next_seq: 0,
+    };
+    for (i, bytes) in states.iter().enumerate() {
+        let s: TwoPhaseState =
+            decode(bytes, "sink-2pc").map_err(|e| format!("subtask {i}: {e}"))?;
+        merged.pending.extend(s.pending);
+        merged.next_seq = merged.next_seq.max(s.next_seq);
+    }
+    merged.pending.sort_unstable();
+    Ok(encode(&merged))
+}
+
+/// The transactions a 2PC sink state lists as pending (pre-committed).
+pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
+    postcard::from_bytes::<TwoPhaseState>(state)
+        .ok()
+        .map(|s| s.pending)
+}
+
 impl Source {
     pub fn new(workload: Arc<Workload>, partitions: Vec<u32>) -> Source {
         Source {

@@ -27,7 +27,7 @@ impl std::fmt::Display for TxnId {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TxnState {
     Open,
     PreCommitted,
@@ -35,13 +35,14 @@ pub enum TxnState {
     Aborted,
 }
 
+#[derive(Clone, Serialize, Deserialize)]
 struct Txn {
     state: TxnState,
     records: Vec<Record>,
 }
 
 /// A record visible in the external store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommittedRecord {
     /// Operator index of the sink that wrote it.
     pub sink: u32,
@@ -62,7 +63,7 @@ pub enum CommitOutcome {
     NotCommittable,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct StoreStats {
     pub transactions_committed: u64,
     pub commits_repeated: u64,
@@ -70,13 +71,16 @@ pub struct StoreStats {
     pub transactions_aborted: u64,
 }
 
-#[derive(Default)]
+/// Serialisable so a savepoint directory can carry the external world
+/// along (`crate::savepoint`).
+#[derive(Clone, Default, Serialize, Deserialize)]
 pub struct ExternalStore {
     /// Transaction index by id; the transactions themselves live in `slots`.
     txns: BTreeMap<TxnId, usize>,
     slots: Vec<Txn>,
     /// The last transaction written to: consecutive writes almost always go
     /// to the same one, so this skips the map lookup on the hot path.
+    #[serde(skip)]
     last_write: Option<(TxnId, usize)>,
     committed: Vec<CommittedRecord>,
     pub stats: StoreStats,

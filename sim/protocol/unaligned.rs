@@ -10,14 +10,21 @@
 //! processed as usual). Nothing is ever blocked. When the last barrier
 //! arrived, channel state is closed and the task acknowledges. A newer
 //! barrier subsumes a pending checkpoint; a cancellation marker aborts it.
+//!
+//! A barrier of kind `Aligned` is a savepoint's (Flink never takes a
+//! savepoint unaligned): for it the handler aligns, as Flink's alternating
+//! handler does for barriers whose options are aligned: each channel is
+//! blocked at its barrier, the snapshot follows the last one.
 
-use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
+use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, Round};
 use crate::engine::SimTime;
 use crate::model::CheckpointId;
 use crate::mutant::Mutants;
 
 pub struct UnalignedHandler {
     round: Round,
+    /// The current checkpoint aligns (a savepoint's aligned barrier).
+    aligned: bool,
     _mutants: Mutants,
 }
 
@@ -25,19 +32,28 @@ impl UnalignedHandler {
     pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
         UnalignedHandler {
             round: Round::new(inputs),
+            aligned: false,
             _mutants: mutants,
         }
     }
 
     fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
         self.round.abort(id);
+        if std::mem::take(&mut self.aligned) {
+            out.push(HandlerAction::UnblockAll);
+        }
         out.push(HandlerAction::Abort(id, reason));
     }
 }
 
 impl BarrierHandler for UnalignedHandler {
     fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
+        let aligned = b.kind == BarrierKind::Aligned;
         if self.round.is_obsolete(b.id) {
+            if aligned {
+                // An aligned barrier blocks its channel: release it.
+                out.push(HandlerAction::Unblock(input));
+            }
             return; // obsolete; an unaligned barrier blocked nothing
         }
         if b.id > self.round.current {
@@ -45,20 +61,34 @@ impl BarrierHandler for UnalignedHandler {
                 self.abort(self.round.current, AbortReason::Subsumed, out);
             }
             self.round.start(b.id);
+            self.aligned = aligned;
             self.round.mark(input);
             out.push(HandlerAction::AlignmentStart(b.id));
-            out.push(HandlerAction::Checkpoint(b.as_unaligned()));
-            // Every channel, the barrier's own included: its barrier
-            // overtook data that is still queued.
-            for i in 0..self.round.inputs() {
-                out.push(HandlerAction::CaptureInput(b.id, i));
+            if aligned {
+                out.push(HandlerAction::Block(input));
+            } else {
+                out.push(HandlerAction::Checkpoint(b.as_unaligned()));
+                // Every channel, the barrier's own included: its barrier
+                // overtook data that is still queued.
+                for i in 0..self.round.inputs() {
+                    out.push(HandlerAction::CaptureInput(b.id, i));
+                }
             }
         } else {
             self.round.mark(input);
+            if self.aligned {
+                out.push(HandlerAction::Block(input));
+            }
         }
         if self.round.all_marked() {
             out.push(HandlerAction::AlignmentEnd(b.id));
-            out.push(HandlerAction::AllBarriers(b.id));
+            if std::mem::take(&mut self.aligned) {
+                out.push(HandlerAction::Checkpoint(b));
+                out.push(HandlerAction::AllBarriers(b.id));
+                out.push(HandlerAction::UnblockAll);
+            } else {
+                out.push(HandlerAction::AllBarriers(b.id));
+            }
             self.round.finish();
         }
     }
@@ -226,16 +256,74 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_aligned_barrier_is_snapshotted_as_unaligned() {
-        let mut h = UnalignedHandler::new(2, Mutants::NONE);
-        let mut out = Vec::new();
-        let b = Barrier {
+    /// A savepoint's barrier (kind `Aligned`).
+    fn sp(id: CheckpointId) -> Barrier {
+        Barrier {
             kind: BarrierKind::Aligned,
-            ..bar(1)
-        };
-        h.on_barrier(0, b, SimTime(0), &mut out);
-        assert!(out.contains(&Checkpoint(bar(1))));
-        assert_eq!(h.aligning(), Some(1));
+            ..bar(id)
+        }
+    }
+
+    #[test]
+    fn a_savepoint_barrier_aligns() {
+        type Step = (u32, Barrier, Vec<HandlerAction>);
+        let cases: Vec<(&str, Vec<Step>)> = vec![
+            (
+                "block each channel at its barrier, snapshot aligned after the last",
+                vec![
+                    (1, sp(3), vec![AlignmentStart(3), Block(1)]),
+                    (
+                        0,
+                        sp(3),
+                        vec![
+                            Block(0),
+                            AlignmentEnd(3),
+                            Checkpoint(sp(3)),
+                            AllBarriers(3),
+                            UnblockAll,
+                        ],
+                    ),
+                    // The next checkpoint is unaligned again.
+                    (
+                        0,
+                        bar(4),
+                        vec![
+                            AlignmentStart(4),
+                            Checkpoint(bar(4)),
+                            CaptureInput(4, 0),
+                            CaptureInput(4, 1),
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "a newer unaligned barrier subsumes an aligning savepoint and unblocks",
+                vec![
+                    (0, sp(3), vec![AlignmentStart(3), Block(0)]),
+                    (
+                        1,
+                        bar(4),
+                        vec![
+                            UnblockAll,
+                            Abort(3, AbortReason::Subsumed),
+                            AlignmentStart(4),
+                            Checkpoint(bar(4)),
+                            CaptureInput(4, 0),
+                            CaptureInput(4, 1),
+                        ],
+                    ),
+                    // The savepoint's late barrier is obsolete: release its channel.
+                    (1, sp(3), vec![Unblock(1)]),
+                ],
+            ),
+        ];
+        for (name, steps) in cases {
+            let mut h = UnalignedHandler::new(2, Mutants::NONE);
+            for (i, (input, b, expected)) in steps.into_iter().enumerate() {
+                let mut out = Vec::new();
+                h.on_barrier(input, b, SimTime(0), &mut out);
+                assert_eq!(out, expected, "case: {name}, step {i}");
+            }
+        }
     }
 }

@@ -179,13 +179,7 @@ impl Summary {
         if let Some(d) = &self.swarm {
             let _ = writeln!(w, "swarm        {d}");
         }
-        let outcome = match &self.outcome {
-            RunOutcome::Finished => "finished".to_string(),
-            RunOutcome::JobFailed(r) => format!("job failed: {r}"),
-            RunOutcome::EventLimit => "stopped at max_events".to_string(),
-            RunOutcome::TimeLimit => "stopped at max_time".to_string(),
-            RunOutcome::Stalled => "stalled".to_string(),
-        };
+        let outcome = self.outcome.describe();
         let _ = writeln!(w, "outcome      {outcome}");
         let _ = writeln!(w, "events       {}", self.events);
         let _ = writeln!(w, "virtual time {}", SimDuration(self.virtual_time_ns));

@@ -159,6 +159,7 @@ fn outcome_name(o: CpOutcome) -> &'static str {
         CpOutcome::Declined => "declined",
         CpOutcome::Subsumed => "subsumed",
         CpOutcome::Failover => "failover",
+        CpOutcome::Cancelled => "cancelled",
     }
 }
 
@@ -251,7 +252,11 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.task = Some(names.task(t)?);
             l.crash = Some(index);
         }
-        Ev::Restart => {}
+        Ev::Restart | Ev::SavepointDue | Ev::Cancel => {}
+        Ev::SavepointDone { task, id } => {
+            l.task = Some(names.task(task)?);
+            l.checkpoint = Some(id);
+        }
     }
     Ok(l)
 }
@@ -904,13 +909,7 @@ fn write_chrome_json(
     w: &mut dyn Write,
 ) -> io::Result<()> {
     let cfg = &output.config;
-    let outcome = match &output.outcome {
-        RunOutcome::Finished => "finished".to_string(),
-        RunOutcome::JobFailed(r) => format!("job failed: {r}"),
-        RunOutcome::EventLimit => "stopped at max_events".to_string(),
-        RunOutcome::TimeLimit => "stopped at max_time".to_string(),
-        RunOutcome::Stalled => "stalled".to_string(),
-    };
+    let outcome = output.outcome.describe();
     let process = format!(
         "{} (seed {}, {})",
         scenario.name,

@@ -102,6 +102,8 @@ pub enum Outcome {
     Subsumed,
     /// The job failed over while it was pending.
     Failover,
+    /// The job was cancelled while it was pending.
+    Cancelled,
 }
 
 /// Metrics of one checkpoint (DESIGN.md §6).
@@ -125,6 +127,9 @@ pub struct CheckpointStats {
     /// Per task, in task order (`None` where no ack arrived).
     pub start_delay_ns: Vec<Option<u64>>,
     pub alignment_ns: Vec<Option<u64>>,
+    /// A savepoint, not a checkpoint.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub savepoint: bool,
 }
 
 pub struct Coordinator {
@@ -205,6 +210,7 @@ impl Coordinator {
             alignment_max_ns: align,
             start_delay_ns: per_task(|a| a.start_delay_ns),
             alignment_ns: per_task(|a| a.alignment_ns),
+            savepoint: false,
         }
     }
 

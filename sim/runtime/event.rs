@@ -53,6 +53,14 @@ pub enum Ev {
     Drained { task: TaskId, id: CheckpointId },
     /// `stop-the-world`: the coordinator asks a task for its snapshot.
     SnapshotTask { task: TaskId, barrier: Barrier },
+    /// A savepoint request is due (or retried): trigger it when the job
+    /// runs and no checkpoint is pending.
+    SavepointDue,
+    /// Cancel the job (`run --cancel-at`).
+    Cancel,
+    /// A plain savepoint completed: the task resumes what it paused for
+    /// it (stop-the-world sources); no commit, no notification.
+    SavepointDone { task: TaskId, id: CheckpointId },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -85,6 +93,9 @@ impl Ev {
             Ev::OutputTimeout { task, id } => (16, task.into(), id),
             Ev::Drained { task, id } => (17, task.into(), id),
             Ev::SnapshotTask { task, barrier } => (18, task.into(), barrier.id),
+            Ev::SavepointDue => (19, 0, 0),
+            Ev::Cancel => (20, 0, 0),
+            Ev::SavepointDone { task, id } => (21, task.into(), id),
         }
     }
 
@@ -108,6 +119,9 @@ impl Ev {
             Ev::OutputTimeout { .. } => "output-timeout",
             Ev::Drained { .. } => "drained",
             Ev::SnapshotTask { .. } => "snapshot-task",
+            Ev::SavepointDue => "savepoint-due",
+            Ev::Cancel => "cancel",
+            Ev::SavepointDone { .. } => "savepoint-done",
         }
     }
 }

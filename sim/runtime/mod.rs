@@ -10,4 +10,7 @@ pub mod event;
 pub mod net;
 pub mod world;
 
-pub use world::{run, Counters, Outcome as RunOutcome, RunConfig, RunOutput, TraceEntry};
+pub use world::{
+    run, run_job, Counters, JobOptions, Outcome as RunOutcome, Restore, RunConfig, RunOutput,
+    SnapshotKind, SnapshotOut, TraceEntry,
+};

@@ -11,6 +11,7 @@ use crate::fault::{fault_phase_end, plan_crashes};
 use crate::model::graph::OutputEdge;
 use crate::model::operator::BuiltinFactory;
 use crate::model::record::subtask_for_key;
+use crate::model::record::subtask_for_key_group;
 use crate::model::store::ExternalStore;
 use crate::model::{
     ChannelId, CheckpointId, Context, ExecGraph, JobGraph, Operator, OperatorFactory, Record,
@@ -20,10 +21,64 @@ use crate::mutant::{Mutant, Mutants};
 use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
-use crate::scenario::{Algorithm, CrashSpec, Guarantee, Partitioning, Scenario};
+use crate::scenario::{Algorithm, CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
+
+/// What a job starts from and how it ends besides running out of input:
+/// the savepoint workflow (`docs/savepoints.md`).
+#[derive(Clone, Default)]
+pub struct JobOptions {
+    /// Start from this snapshot (a savepoint or a retained checkpoint,
+    /// already redistributed to the job's parallelism).
+    pub restore: Option<Arc<Restore>>,
+    /// Cancel the job at this virtual time (`run --cancel-at`).
+    pub cancel_at: Option<SimTime>,
+    /// Cancel the job as soon as a plain savepoint completes (`ckptsim savepoint`).
+    pub cancel_after_savepoint: bool,
+    /// Keep the snapshots a run produces (savepoints, the checkpoint
+    /// retained on cancel) in [`RunOutput::snapshots`].
+    pub keep_snapshots: bool,
+}
+
+/// A snapshot to start a job from, per task of the job being started.
+#[derive(Clone)]
+pub struct Restore {
+    /// The snapshot's checkpoint id: the job's checkpoint ids continue
+    /// from `id + 1`, as Flink resets its counter on restore.
+    pub id: CheckpointId,
+    /// The restored job's generation (one more than the snapshot's): job
+    /// attempts, and so sink transaction ids, start at `generation << 16`
+    /// and never meet those of the job that took the snapshot.
+    pub generation: u32,
+    /// Per task: operator state and the in-flight records it replays first.
+    pub states: Vec<Option<TaskSnapshot>>,
+    /// The external store as the snapshot's job left it.
+    pub store: ExternalStore,
+}
+
+/// Whether a snapshot a run produced is a savepoint or a retained checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotKind {
+    Savepoint,
+    Checkpoint,
+}
+
+/// A savepoint or retained checkpoint as the run produced it (per task of
+/// its execution graph); `crate::savepoint` turns it into files.
+#[derive(Clone, Debug)]
+pub struct SnapshotOut {
+    pub kind: SnapshotKind,
+    pub id: CheckpointId,
+    /// Stop-with-savepoint (and whether it drained).
+    pub stop: bool,
+    pub drain: bool,
+    pub completed_at: SimTime,
+    pub states: Vec<Option<TaskSnapshot>>,
+}
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
@@ -49,6 +104,26 @@ pub enum Outcome {
     TimeLimit,
     /// Nothing left to do but the job did not finish (a deadlock).
     Stalled,
+    /// Stopped with a savepoint (stop-with-savepoint): every task finished
+    /// after the savepoint completed.
+    Stopped(CheckpointId),
+    /// Cancelled at a requested time or after a savepoint.
+    Cancelled,
+}
+
+impl Outcome {
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Finished => "finished".to_string(),
+            Outcome::JobFailed(r) => format!("job failed: {r}"),
+            Outcome::EventLimit => "stopped at max_events".to_string(),
+            Outcome::TimeLimit => "stopped at max_time".to_string(),
+            Outcome::Stalled => "stalled".to_string(),
+            Outcome::Stopped(id) => format!("stopped with savepoint {id}"),
+            Outcome::Cancelled => "cancelled".to_string(),
+        }
+    }
 }
 
 /// Reachability counters: evidence that the interesting situations happened.
@@ -108,6 +183,16 @@ pub struct Counters {
     /// before the snapshots: duplicates after a restore (allowed only when
     /// the expected guarantee is at-least-once).
     pub cut_duplicates: u64,
+    /// Savepoints triggered, completed and failed (aborted).
+    pub savepoints_triggered: u64,
+    pub savepoints_completed: u64,
+    pub savepoints_failed: u64,
+    /// Periodic triggers skipped because a savepoint was queued or pending.
+    pub triggers_skipped_savepoint: u64,
+    /// The job started from a savepoint or retained checkpoint.
+    pub restored_from_snapshot: u64,
+    /// Keyed records checked against their key group's owner.
+    pub records_routing_checked: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -256,6 +341,13 @@ pub struct RunOutput {
     /// Per failure: from the crash until a source emits past its
     /// pre-failure position again (recovery time).
     pub recovery_ns: Vec<u64>,
+    /// Savepoints taken and the checkpoint retained on cancel, with
+    /// `JobOptions::keep_snapshots`.
+    pub snapshots: Vec<SnapshotOut>,
+    /// After a stop-with-savepoint: per global source partition, the offset
+    /// the stopped source had reached; everything below it must be
+    /// committed.
+    pub complete_below: Option<Vec<u64>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,6 +364,7 @@ enum JobStatus {
     Restarting,
     Finished,
     Failed,
+    Cancelled,
 }
 
 struct Task {
@@ -314,6 +407,11 @@ struct Task {
     /// protocol check that every started checkpoint is closed downstream.
     started: BTreeSet<CheckpointId>,
     closed: BTreeSet<CheckpointId>,
+    /// Source stopped by a stop-with-savepoint: emits nothing more.
+    stopped: bool,
+    /// Keyed operator whose every input is hash-partitioned: each record
+    /// must belong to one of this subtask's key groups (routing check).
+    check_routing: bool,
 }
 
 /// A task's snapshot on its way to an acknowledgement.
@@ -369,6 +467,19 @@ struct World<'a> {
     /// The crash a recovery started from, until sources are past it.
     recovering_since: Option<SimTime>,
     recovery_ns: Vec<u64>,
+    job_opts: JobOptions,
+    /// Savepoint requests not yet triggered, in time order.
+    savepoint_queue: VecDeque<SavepointSpec>,
+    /// A retry of the queued savepoint is scheduled.
+    savepoint_retry: bool,
+    /// Savepoint ids and their requests (for barrier kinds and completion).
+    savepoints: BTreeMap<CheckpointId, SavepointSpec>,
+    /// A stop-with-savepoint completed: the job is finishing.
+    stopped_with: Option<CheckpointId>,
+    snapshots: Vec<SnapshotOut>,
+    /// Per operator: keyed with only hash inputs (see `Task::check_routing`).
+    routed_by_key: Vec<bool>,
+    complete_below: Option<Vec<u64>>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -387,7 +498,19 @@ pub fn run_with(
     factory: &dyn OperatorFactory,
     cfg: &RunConfig,
 ) -> RunOutput {
-    let mut w = World::new(scenario, partitions, factory, cfg.clone());
+    run_job(scenario, partitions, factory, cfg, &JobOptions::default())
+}
+
+/// Runs a scenario as a job started (or not) from a snapshot, with the
+/// savepoint workflow's options.
+pub fn run_job(
+    scenario: Arc<Scenario>,
+    partitions: usize,
+    factory: &dyn OperatorFactory,
+    cfg: &RunConfig,
+    job: &JobOptions,
+) -> RunOutput {
+    let mut w = World::new(scenario, partitions, factory, cfg.clone(), job.clone());
     w.main_loop()
 }
 
@@ -407,6 +530,7 @@ impl<'a> World<'a> {
         partitions: usize,
         factory: &'a dyn OperatorFactory,
         cfg: RunConfig,
+        job_opts: JobOptions,
     ) -> World<'a> {
         let job = JobGraph::build(&scenario);
         let exec = ExecGraph::build(&scenario, &job);
@@ -446,6 +570,13 @@ impl<'a> World<'a> {
                 forced_aligned[e.to.0 as usize] = true;
             }
         }
+        let routed_by_key = (0..scenario.operators.len())
+            .map(|i| {
+                let mut inputs = scenario.edges.iter().filter(|e| e.to.0 as usize == i);
+                scenario.operators[i].kind.is_keyed()
+                    && inputs.all(|e| e.partitioning == Partitioning::Hash)
+            })
+            .collect();
         let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
         let nch = exec.channels.len();
         let expected = scenario.expected_guarantee(cfg.algorithm);
@@ -459,6 +590,14 @@ impl<'a> World<'a> {
             input_end: SimTime::ZERO,
             recovering_since: None,
             recovery_ns: Vec::new(),
+            savepoint_queue: scenario.savepoints.iter().cloned().collect(),
+            savepoint_retry: false,
+            savepoints: BTreeMap::new(),
+            stopped_with: None,
+            snapshots: Vec::new(),
+            routed_by_key,
+            complete_below: None,
+            job_opts,
             coord: Coordinator::new(scenario.checkpoint.retained),
             tasks: Vec::new(),
             task_outputs,
@@ -544,6 +683,8 @@ impl<'a> World<'a> {
             paused: None,
             started: BTreeSet::new(),
             closed: BTreeSet::new(),
+            stopped: false,
+            check_routing: self.routed_by_key[info.operator.0 as usize],
         }
     }
 
@@ -585,6 +726,20 @@ impl<'a> World<'a> {
     // ------------------------------------------------------------ main loop
 
     fn main_loop(&mut self) -> RunOutput {
+        if let Some(r) = self.job_opts.restore.clone() {
+            self.start_from(&r);
+        }
+        for at in self
+            .savepoint_queue
+            .iter()
+            .map(|s| s.at)
+            .collect::<Vec<_>>()
+        {
+            self.schedule_any(at, Ev::SavepointDue);
+        }
+        if let Some(at) = self.job_opts.cancel_at {
+            self.schedule_any(at, Ev::Cancel);
+        }
         let cp = &self.scenario.checkpoint;
         if cp.interval.is_some() && self.cfg.algorithm != Algorithm::None {
             let first = SimTime(cp.first_delay.0);
@@ -600,7 +755,13 @@ impl<'a> World<'a> {
         let mut events: u64 = 0;
         let outcome = loop {
             if self.job == JobStatus::Finished {
-                break Outcome::Finished;
+                match self.stopped_with {
+                    Some(id) => break Outcome::Stopped(id),
+                    None => break Outcome::Finished,
+                }
+            }
+            if self.job == JobStatus::Cancelled {
+                break Outcome::Cancelled;
             }
             if self.job == JobStatus::Failed {
                 break Outcome::JobFailed(self.failed_reason.clone().unwrap_or_default());
@@ -665,7 +826,10 @@ impl<'a> World<'a> {
                 if self.coord.pending.contains_key(&id) {
                     self.counters.checkpoints_expired += 1;
                     self.abort_pending(id, CpOutcome::Expired);
-                    self.count_failure(id);
+                    // Savepoint failures never count (Flink: JM-side ones).
+                    if !self.savepoints.contains_key(&id) {
+                        self.count_failure(id);
+                    }
                 }
             }
             Ev::Finalized { id } => self.finalized(id),
@@ -695,6 +859,13 @@ impl<'a> World<'a> {
                 if self.tasks[task as usize].status == Status::Running {
                     self.checkpoint(task, barrier);
                     self.all_barriers(task, barrier.id);
+                }
+            }
+            Ev::SavepointDue => self.try_savepoint(),
+            Ev::Cancel => self.cancel(),
+            Ev::SavepointDone { task, id } => {
+                if self.tasks[task as usize].status == Status::Running {
+                    self.resume_source(task, id);
                 }
             }
         }
@@ -903,9 +1074,37 @@ impl<'a> World<'a> {
     }
 
     fn process_record(&mut self, t: TaskId, r: Record) {
+        if self.tasks[t as usize].check_routing {
+            self.check_routing(t, r.key);
+        }
         let (task, mut ctx) = self.ctx_parts(t);
         task.operator.process(r, &mut ctx);
         self.route_out(t);
+    }
+
+    /// Routing: a keyed record reached the subtask that owns its key group
+    /// at the current parallelism (after a rescale too).
+    fn check_routing(&mut self, t: TaskId, key: u64) {
+        self.counters.records_routing_checked += 1;
+        let task = &self.tasks[t as usize];
+        let max_p = self.scenario.max_parallelism;
+        let kg = crate::model::record::key_group(key, max_p);
+        let owner = subtask_for_key_group(kg, task.parallelism, max_p);
+        if owner != task.subtask {
+            let n = self
+                .violations
+                .iter()
+                .filter(|v| v.check == "routing")
+                .count();
+            if n < 5 {
+                let name = self.exec.tasks[t as usize].name.clone();
+                let p = task.parallelism;
+                self.violation(
+                    "routing",
+                    format!("task {name} received key {key} of key group {kg}, which subtask {owner} owns at parallelism {p}"),
+                );
+            }
+        }
     }
 
     /// Routes everything the operator emitted to the output channels.
@@ -945,7 +1144,7 @@ impl<'a> World<'a> {
 
     fn source_step(&mut self, t: TaskId) {
         let ti = t as usize;
-        if self.tasks[ti].input_ended || self.tasks[ti].paused.is_some() {
+        if self.tasks[ti].input_ended || self.tasks[ti].paused.is_some() || self.tasks[ti].stopped {
             return;
         }
         let batch = self.net.buffer_records;
@@ -1130,6 +1329,9 @@ impl<'a> World<'a> {
     /// The kind of barrier this task forwards for a checkpoint whose barrier
     /// arrived as `b` (before per-edge forced alignment).
     fn out_kind(&self, b: Barrier) -> BarrierKind {
+        if self.savepoints.contains_key(&b.id) {
+            return BarrierKind::Aligned; // savepoints are never unaligned
+        }
         match self.cfg.algorithm {
             Algorithm::Unaligned => BarrierKind::Unaligned,
             Algorithm::AlignedTimeout if b.kind == BarrierKind::Unaligned => BarrierKind::Unaligned,
@@ -1446,6 +1648,16 @@ impl<'a> World<'a> {
         if self.tasks[t as usize].status != Status::Running {
             return;
         }
+        if let Some(sp) = self.savepoints.get(&b.id).filter(|sp| sp.stop) {
+            // Stop-with-savepoint: the source emits nothing after this
+            // barrier; with drain it ends its input first, so every
+            // operator downstream flushes before the barrier reaches it.
+            let drain = sp.drain;
+            self.tasks[t as usize].stopped = true;
+            if drain {
+                self.end_of_input(t);
+            }
+        }
         self.tasks[t as usize].alignment_start = Some((b.id, self.net.now));
         self.tasks[t as usize].last_alignment_ns = 0;
         if self.cfg.algorithm == Algorithm::StopTheWorld {
@@ -1545,6 +1757,21 @@ impl<'a> World<'a> {
             self.counters.triggers_skipped += 1;
             return;
         }
+        let savepoint_due = self.savepoint_queue.front().is_some_and(|s| s.at <= now);
+        if savepoint_due
+            || self
+                .coord
+                .pending
+                .keys()
+                .any(|id| self.savepoints.contains_key(id))
+        {
+            // A requested savepoint goes first (Flink's request queue puts
+            // savepoints ahead of periodic checkpoints), and none runs
+            // beside a savepoint here.
+            self.counters.triggers_skipped += 1;
+            self.counters.triggers_skipped_savepoint += 1;
+            return;
+        }
         if self.recovery_pending > 0 && !self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
             // Restored in-flight data is still being replayed: the tasks are
             // not RUNNING yet, and Flink declines to trigger.
@@ -1563,6 +1790,14 @@ impl<'a> World<'a> {
                 return;
             }
         }
+        self.trigger(None);
+    }
+
+    /// Starts a checkpoint, or the savepoint `savepoint`: a pending entry
+    /// with its timeout, and the trigger RPC to every source.
+    fn trigger(&mut self, savepoint: Option<SavepointSpec>) {
+        let cp = self.scenario.checkpoint.clone();
+        let now = self.net.now;
         let id = self.coord.next_id;
         self.coord.next_id += 1;
         self.counters.checkpoints_triggered += 1;
@@ -1582,10 +1817,15 @@ impl<'a> World<'a> {
         );
         self.schedule_any(now.plus(cp.timeout), Ev::CheckpointTimeout { id });
         let kind = match self.cfg.algorithm {
+            _ if savepoint.is_some() => BarrierKind::Aligned,
             Algorithm::Unaligned => BarrierKind::Unaligned,
             Algorithm::AlignedTimeout => BarrierKind::Timeoutable,
             _ => BarrierKind::Aligned,
         };
+        if let Some(sp) = savepoint {
+            self.counters.savepoints_triggered += 1;
+            self.savepoints.insert(id, sp);
+        }
         let barrier = Barrier {
             id,
             timestamp: now,
@@ -1626,6 +1866,10 @@ impl<'a> World<'a> {
         let Some(p) = self.coord.pending.remove(&id) else {
             return;
         };
+        if let Some(sp) = self.savepoints.get(&id).cloned() {
+            self.savepoint_completed(p, sp);
+            return;
+        }
         let now = self.net.now;
         self.counters.checkpoints_completed += 1;
         self.counters.checkpoints_after_last_recovery += 1;
@@ -1723,17 +1967,21 @@ impl<'a> World<'a> {
         };
         let now = self.net.now;
         self.counters.checkpoints_aborted += 1;
-        self.coord
-            .stats
-            .push(Coordinator::stats_of(&p, now, outcome));
+        let savepoint = self.savepoints.get(&id).cloned();
+        let mut stats = Coordinator::stats_of(&p, now, outcome);
+        stats.savepoint = savepoint.is_some();
+        self.coord.stats.push(stats);
         self.coord.aborted_ids.push(id);
+        if savepoint.is_some() {
+            self.counters.savepoints_failed += 1;
+        }
         if self.cfg.mutants.has(Mutant::PeriodicTriggerStopsOnAbort) && !self.coord.periodic_stopped
         {
             // Mutant: an abort cancels the periodic trigger.
             self.coord.periodic_generation += 1;
             self.coord.periodic_stopped = true;
         }
-        if outcome == CpOutcome::Failover {
+        if matches!(outcome, CpOutcome::Failover | CpOutcome::Cancelled) {
             return; // the tasks are being cancelled; nobody to notify
         }
         let latest = self.coord.last_completed_id;
@@ -1747,6 +1995,10 @@ impl<'a> World<'a> {
                     latest_completed: latest,
                 },
             );
+        }
+        if savepoint.is_some_and(|sp| sp.stop) {
+            // Flink: "Stop-with-savepoint failed." fails the job over.
+            self.failover(format!("stop-with-savepoint {id} failed ({outcome:?})"));
         }
     }
 
@@ -1860,13 +2112,181 @@ impl<'a> World<'a> {
         }
     }
 
+    // ------------------------------------------------------------ savepoints
+
+    /// Triggers the first due savepoint request if the job runs, nothing is
+    /// pending and no restored in-flight data is still replaying; otherwise
+    /// tries again in a millisecond (Flink queues the request).
+    fn try_savepoint(&mut self) {
+        self.savepoint_retry = false;
+        let now = self.net.now;
+        if self.savepoint_queue.front().is_none_or(|s| s.at > now) {
+            return;
+        }
+        match self.job {
+            JobStatus::Running | JobStatus::Restarting => {}
+            _ => return,
+        }
+        let ready = self.job == JobStatus::Running
+            && !self.coord.finishing
+            && self.stopped_with.is_none()
+            && self.coord.pending.is_empty()
+            && self.recovery_pending == 0;
+        if !ready {
+            if !self.coord.finishing && self.stopped_with.is_none() {
+                self.savepoint_retry = true;
+                self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+            }
+            return;
+        }
+        let sp = self.savepoint_queue.pop_front().expect("a due request");
+        self.trigger(Some(sp));
+        if self.savepoint_queue.front().is_some_and(|s| s.at <= now) && !self.savepoint_retry {
+            self.savepoint_retry = true;
+            self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+        }
+    }
+
+    /// A savepoint's metadata is written. A plain savepoint notifies
+    /// nobody (its transactions stay pre-committed until a later checkpoint
+    /// commits them), subsumes nothing and is never used for recovery; a
+    /// stop-with-savepoint notifies every task, which then finishes.
+    fn savepoint_completed(&mut self, p: Pending, sp: SavepointSpec) {
+        let now = self.net.now;
+        let id = p.id;
+        self.counters.savepoints_completed += 1;
+        let mut stats = Coordinator::stats_of(&p, now, CpOutcome::Completed);
+        stats.savepoint = true;
+        self.coord.stats.push(stats);
+        self.check_cut(&p);
+        self.coord.last_completion = Some(now);
+        if sp.stop {
+            // The stopped sources' positions (built-in source state).
+            let mut below = vec![0; self.high_water.len()];
+            let mut known = true;
+            for (ti, a) in p.acks.iter().enumerate() {
+                if !self.tasks[ti].is_source {
+                    continue;
+                }
+                match a
+                    .as_ref()
+                    .and_then(|a| crate::model::operator::source_offsets(&a.snapshot.state))
+                {
+                    Some(offsets) => {
+                        for (partition, offset) in offsets {
+                            below[partition as usize] = offset;
+                        }
+                    }
+                    None => known = false,
+                }
+            }
+            self.complete_below = known.then_some(below);
+        }
+        if self.job_opts.keep_snapshots {
+            let states = p
+                .acks
+                .into_iter()
+                .map(|a| a.filter(|a| a.arrived).map(|a| a.snapshot))
+                .collect();
+            self.snapshots.push(SnapshotOut {
+                kind: SnapshotKind::Savepoint,
+                id,
+                stop: sp.stop,
+                drain: sp.drain,
+                completed_at: now,
+                states,
+            });
+        }
+        let at = now.plus(self.scenario.checkpoint.rpc_latency);
+        if sp.stop {
+            self.stopped_with = Some(id);
+            self.coord.finishing = true;
+            self.coord.final_id = Some(id);
+            for t in 0..self.tasks.len() as TaskId {
+                self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            }
+            return;
+        }
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.schedule(at, Ev::SavepointDone { task: t, id });
+        }
+        if self.job_opts.cancel_after_savepoint {
+            self.cancel();
+        }
+    }
+
+    /// Cancels the job: pending checkpoints are aborted, every task stops.
+    /// With `retain_on_cancel` the latest completed checkpoint is kept.
+    fn cancel(&mut self) {
+        if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
+            return;
+        }
+        self.check_closed();
+        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
+        for id in pending {
+            self.abort_pending(id, CpOutcome::Cancelled);
+        }
+        for t in &mut self.tasks {
+            if t.status == Status::Running {
+                t.status = Status::Cancelled;
+            }
+        }
+        for s in &mut self.net.sched {
+            s.alive = false;
+        }
+        self.net.attempt += 1;
+        self.job = JobStatus::Cancelled;
+        if self.scenario.checkpoint.retain_on_cancel && self.job_opts.keep_snapshots {
+            if let Some(c) = self.coord.latest() {
+                self.snapshots.push(SnapshotOut {
+                    kind: SnapshotKind::Checkpoint,
+                    id: c.id,
+                    stop: false,
+                    drain: false,
+                    completed_at: c.completed_at,
+                    states: c.states.clone(),
+                });
+            }
+        }
+    }
+
+    /// The job starts from a snapshot: ids continue after it, it is the
+    /// latest completed checkpoint (for a failover before the first new
+    /// one), and every task restores from it.
+    fn start_from(&mut self, r: &Restore) {
+        self.coord.next_id = r.id + 1;
+        self.coord.last_completed_id = r.id;
+        self.store = r.store.clone();
+        self.net.attempt = r.generation << 16;
+        let (mut state_bytes, mut in_flight_bytes) = (0, 0);
+        for s in r.states.iter().flatten() {
+            state_bytes += s.state.len() as u64;
+            in_flight_bytes += s.in_flight_bytes();
+        }
+        let c = Rc::new(Completed {
+            id: r.id,
+            trigger_time: SimTime::ZERO,
+            completed_at: SimTime::ZERO,
+            states: r.states.clone(),
+            state_bytes,
+            in_flight_bytes,
+        });
+        self.coord.retained.push_back(c.clone());
+        self.counters.restored_from_snapshot += 1;
+        self.deploy(Some(&c), false);
+    }
+
     // ------------------------------------------------------------ faults
 
     fn crash(&mut self, index: u32) {
         let c = self.crash_plan[index as usize].clone();
         let t = self.exec.task_of(c.operator, c.subtask);
         let ti = t as usize;
-        if self.job != JobStatus::Running || self.tasks[ti].status != Status::Running {
+        if self.job != JobStatus::Running
+            || self.tasks[ti].status != Status::Running
+            || self.stopped_with.is_some()
+        {
+            // After a stop-with-savepoint completed the job is shutting down.
             self.counters.crashes_ignored += 1;
             return;
         }
@@ -1994,17 +2414,42 @@ impl<'a> World<'a> {
         for (ch, records) in stale.iter().enumerate() {
             self.net.restore_output(ch as ChannelId, records);
         }
-        self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
-        self.recovery_pending = 0;
         let latest = self.coord.latest();
         let before = self.store.stats.transactions_committed;
-        let no_rewind = self.cfg.mutants.has(Mutant::NoSourceRewind);
+        let restored = self.deploy(latest.as_deref(), true);
+        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
+        self.counters.recoveries += 1;
+        self.counters.checkpoints_after_last_recovery = 0;
+        let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
+        match latest {
+            Some(_) => self.counters.recoveries_from_checkpoint += 1,
+            None => self.counters.recoveries_from_scratch += 1,
+        }
+        self.job = JobStatus::Running;
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.poke(t);
+        }
+        self.mark(|| Timeline::Restart {
+            from: from_checkpoint,
+            restored_records: restored,
+        });
+    }
+
+    /// Redeploys every task from `latest` (from scratch if `None`), in
+    /// Flink's order: recovered output channel state goes back into the
+    /// output queues, operator state is restored, recovered input channel
+    /// state is queued ahead of any new input. `failover`: after a failure
+    /// (the source-rewind mutant applies).
+    fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
+        self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
+        self.recovery_pending = 0;
+        let no_rewind = failover && self.cfg.mutants.has(Mutant::NoSourceRewind);
         // Flink's order: recovered output channel state goes back into the
         // output queues first, then operator state is restored, then the
         // recovered input channel state is queued ahead of any new input.
         let mut restored = 0;
         let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
-        if let Some(c) = latest.as_ref().filter(|_| !drop_channel_state) {
+        if let Some(c) = latest.filter(|_| !drop_channel_state) {
             for snap in c.states.iter().flatten() {
                 for cs in &snap.outputs {
                     self.net.restore_output(cs.ch, &cs.records);
@@ -2023,7 +2468,7 @@ impl<'a> World<'a> {
                 None
             };
             self.tasks[ti] = self.fresh_task(t);
-            let snap = latest.as_ref().and_then(|c| c.states[ti].as_ref());
+            let snap = latest.and_then(|c| c.states[ti].as_ref());
             let state = match (live_offsets, snap) {
                 (Some(live), _) => Some(live),
                 (None, Some(s)) => Some(s.state.clone()),
@@ -2058,22 +2503,7 @@ impl<'a> World<'a> {
             self.counters.recoveries_with_channel_state += 1;
             self.counters.in_flight_records_restored += restored;
         }
-        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
-        self.counters.recoveries += 1;
-        self.counters.checkpoints_after_last_recovery = 0;
-        let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
-        match latest {
-            Some(_) => self.counters.recoveries_from_checkpoint += 1,
-            None => self.counters.recoveries_from_scratch += 1,
-        }
-        self.job = JobStatus::Running;
-        for t in 0..self.tasks.len() as TaskId {
-            self.net.poke(t);
-        }
-        self.mark(|| Timeline::Restart {
-            from: from_checkpoint,
-            restored_records: restored,
-        });
+        restored
     }
 
     // ------------------------------------------------------------ end
@@ -2147,6 +2577,8 @@ impl<'a> World<'a> {
             fault_phase_end: self.fault_phase_end,
             input_end: self.input_end,
             recovery_ns: std::mem::take(&mut self.recovery_ns),
+            snapshots: std::mem::take(&mut self.snapshots),
+            complete_below: self.complete_below.take(),
         }
     }
 }

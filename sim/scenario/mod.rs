@@ -31,6 +31,22 @@ pub struct Scenario {
     pub expect: Expect,
     /// `[swarm]`: ranges for swarm testing, if the scenario declares them.
     pub swarm: Option<SwarmSpec>,
+    /// `[[savepoints]]`: savepoints taken by hand, in time order.
+    pub savepoints: Vec<SavepointSpec>,
+}
+
+/// A savepoint requested at a virtual time (`[[savepoints]]`, or
+/// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint is
+/// pending and the job runs; see `docs/savepoints.md`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SavepointSpec {
+    pub at: SimTime,
+    /// Stop the job with this savepoint (stop-with-savepoint): the tasks
+    /// are notified and finish; a plain savepoint notifies nobody.
+    pub stop: bool,
+    /// With `stop`: the sources end their input first, so every operator
+    /// flushes (`end_of_input`) before the savepoint's barrier.
+    pub drain: bool,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -317,6 +333,10 @@ pub struct CheckpointSpec {
     pub alignment_timeout: SimDuration,
     pub tolerable_failures: u32,
     pub retained: u32,
+    /// A cancelled job leaves its latest completed checkpoint behind
+    /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
+    /// T --checkpoint-dir DIR`.
+    pub retain_on_cancel: bool,
     pub storage: StorageKind,
     /// Latency of one state write (or of the ack RPC with `memory`).
     pub storage_latency: SimDuration,

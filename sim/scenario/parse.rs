@@ -28,7 +28,8 @@ use toml::Spanned;
 use super::{
     Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FaultSpec, Guarantee, KeyDistribution,
     Limits, NetworkSpec, OperatorId, OperatorKind, OperatorSpec, Partitioning, RandomCrashes,
-    Scenario, SourceSpec, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
+    SavepointSpec, Scenario, SourceSpec, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION,
+    OPERATOR_KINDS,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -244,6 +245,16 @@ struct RawScenario {
     limits: Option<RawLimits>,
     expect: Option<RawExpect>,
     swarm: Option<Located<RawSwarm>>,
+    #[serde(default)]
+    savepoints: Vec<Located<RawSavepoint>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSavepoint {
+    at: Text,
+    stop: Option<Spanned<bool>>,
+    drain: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -302,6 +313,7 @@ struct RawCheckpoint {
     alignment_timeout: Text,
     tolerable_failures: Int,
     retained: Int,
+    retain_on_cancel: Option<Spanned<bool>>,
     storage: Text,
     storage_latency: Text,
     storage_bytes_per_sec: Int,
@@ -568,6 +580,7 @@ impl<'a> Validator<'a> {
         let faults = self.faults(raw.faults.unwrap_or_default(), &ops, &ids);
         let limits = self.limits(raw.limits.unwrap_or_default());
         let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
+        let savepoints = self.savepoints(&raw.savepoints);
         let guarantee = self.choice(
             &raw.expect.unwrap_or_default().guarantee,
             ("guarantee", "guarantees"),
@@ -599,7 +612,34 @@ impl<'a> Validator<'a> {
                 guarantee: guarantee.unwrap_or(Guarantee::ExactlyOnce),
             },
             swarm,
+            savepoints,
         })
+    }
+
+    fn savepoints(&mut self, raw: &[Located<RawSavepoint>]) -> Vec<SavepointSpec> {
+        let mut out = Vec::new();
+        for located in raw {
+            let sp = &located.value;
+            let at = self.required_duration(&sp.at, "at", "[[savepoints]]", &located.span);
+            let stop = sp.stop.as_ref().is_some_and(|b| *b.get_ref());
+            let drain = sp.drain.as_ref().is_some_and(|b| *b.get_ref());
+            if drain && !stop {
+                self.report(
+                    sp.drain.as_ref().map(Spanned::span),
+                    "drain applies only to stop-with-savepoint".to_string(),
+                    Some("add `stop = true` to this savepoint, or remove `drain`".to_string()),
+                );
+            }
+            if let Some(at) = at {
+                out.push(SavepointSpec {
+                    at: SimTime(at.nanos()),
+                    stop,
+                    drain,
+                });
+            }
+        }
+        out.sort_by_key(|s| s.at);
+        out
     }
 
     // --- value helpers -----------------------------------------------------
@@ -1403,6 +1443,7 @@ impl<'a> Validator<'a> {
                 0..=u32_max(),
             ),
             retained: self.int(&raw.retained, "retained", 1, 1..=u32_max()),
+            retain_on_cancel: raw.retain_on_cancel.as_ref().is_some_and(|b| *b.get_ref()),
             storage,
             storage_latency: self.duration(&raw.storage_latency, default_latency),
             storage_bytes_per_sec: self.int(

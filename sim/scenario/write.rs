@@ -56,6 +56,13 @@ pub fn to_toml(s: &Scenario) -> String {
 
     faults(&mut w, s, &s.faults);
 
+    for sp in &s.savepoints {
+        w.table("[[savepoints]]");
+        w.time("at", sp.at);
+        w.raw("stop", if sp.stop { "true" } else { "false" });
+        w.raw("drain", if sp.drain { "true" } else { "false" });
+    }
+
     w.table("[limits]");
     limits(&mut w, &s.limits);
 
@@ -135,6 +142,10 @@ fn checkpoint(w: &mut Writer, c: &CheckpointSpec) {
     w.duration("alignment_timeout", c.alignment_timeout);
     w.int("tolerable_failures", c.tolerable_failures);
     w.int("retained", c.retained);
+    w.raw(
+        "retain_on_cancel",
+        if c.retain_on_cancel { "true" } else { "false" },
+    );
     let storage = match c.storage {
         StorageKind::Memory => "memory",
         StorageKind::Filesystem => "filesystem",
@@ -329,7 +340,7 @@ mod tests {
     use crate::engine::parse_duration;
     use crate::scenario::{
         load, parse_str, Algorithm, CrashSpec, Expect, Guarantee, Partitioning, RandomCrashes,
-        ScenarioErrors, SourceSpec, SwarmSpec,
+        SavepointSpec, ScenarioErrors, SourceSpec, SwarmSpec,
     };
     use std::path::{Path, PathBuf};
 
@@ -402,6 +413,17 @@ mod tests {
         if !doc.contains_key("edges") {
             expected_top.retain(|k| k != "edges");
         }
+        if doc.contains_key("savepoints") {
+            expected_top.push("savepoints".to_string());
+            expected_top.sort();
+        }
+        for sp in array(doc.get("savepoints")) {
+            assert_eq!(
+                keys(&sp),
+                sorted(&["at", "stop", "drain"]),
+                "{what}: savepoint"
+            );
+        }
         if let Some(swarm) = doc.get("swarm") {
             expected_top.push("swarm".to_string());
             expected_top.sort();
@@ -449,6 +471,7 @@ mod tests {
             "alignment_timeout",
             "tolerable_failures",
             "retained",
+            "retain_on_cancel",
             "storage",
             "storage_latency",
             "storage_bytes_per_sec",
@@ -603,6 +626,7 @@ mod tests {
                 alignment_timeout: SimDuration::from_millis(40),
                 tolerable_failures: 2,
                 retained: 4,
+                retain_on_cancel: true,
                 storage: StorageKind::Filesystem,
                 storage_latency: SimDuration::from_millis(3),
                 storage_bytes_per_sec: 123_456_789,
@@ -644,6 +668,18 @@ mod tests {
                 guarantee: Guarantee::AtLeastOnce,
             },
             swarm: None,
+            savepoints: vec![
+                SavepointSpec {
+                    at: SimTime(1_500_000_000),
+                    stop: false,
+                    drain: false,
+                },
+                SavepointSpec {
+                    at: SimTime(2_000_000_001),
+                    stop: true,
+                    drain: true,
+                },
+            ],
         }
     }
 
@@ -864,7 +900,8 @@ mod tests {
         expected.extend(["[[edges]]"; 8]);
         expected.extend(["[checkpoint]", "[faults]"]);
         expected.extend(["[[faults.crashes]]"; 3]);
-        expected.extend(["[faults.random]", "[limits]", "[expect]"]);
+        expected.extend(["[faults.random]", "[[savepoints]]", "[[savepoints]]"]);
+        expected.extend(["[limits]", "[expect]"]);
         assert_eq!(headers, expected);
         for (i, line) in text.lines().enumerate() {
             if line.starts_with('[') {

@@ -1,0 +1,528 @@
+//! Savepoints and retained checkpoints as files, and restoring a job from
+//! them at a new parallelism (`docs/savepoints.md`).
+//!
+//! A run produces a [`SnapshotOut`]: native operator state and channel
+//! state per task of its execution graph. [`Image::from_run`] turns it into
+//! a parallelism-independent image: per operator (matched by uid) the state
+//! in its canonical layout (source offsets by partition, keyed state by key
+//! group, a 2PC sink's pending transactions as list state), and the
+//! in-flight records per channel. [`write_dir`] and [`read_dir`] store it
+//! as a versioned directory with checksums; [`rescale::assign`] maps it onto
+//! a job with any parallelism.
+
+pub mod rescale;
+
+use crate::model::graph::ExecGraph;
+use crate::model::operator::{keyed_groups, source_offsets, KeyGroupState};
+use crate::model::{CheckpointId, ExternalStore, JobGraph, Record};
+use crate::runtime::world::{SnapshotKind, SnapshotOut};
+use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// `format` in `_metadata`.
+pub const FORMAT: &str = "ckptsim-snapshot";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// The metadata file in a snapshot directory.
+pub const METADATA: &str = "_metadata";
+
+/// A savepoint or retained checkpoint, independent of parallelism.
+#[derive(Clone)]
+pub struct Image {
+    pub meta: Meta,
+    /// Per operator of the snapshot's job, in its order.
+    pub operators: Vec<OperatorImage>,
+    pub channels: Vec<ChannelRecords>,
+    /// The external systems as the snapshot's job left them.
+    pub store: ExternalStore,
+}
+
+/// What `_metadata` says besides the file list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub kind: SnapshotKind,
+    pub id: CheckpointId,
+    /// The job (scenario) name and the algorithm it ran.
+    pub job: String,
+    pub algorithm: String,
+    /// The seed whose workload stream generated the sources' input logs:
+    /// a restored job reads the same logs.
+    pub input_seed: u64,
+    /// 0 for a job started from scratch, +1 per restore.
+    pub generation: u32,
+    pub completed_at_ns: u64,
+    pub stop: bool,
+    pub drain: bool,
+    /// Number of key groups: fixed for the job's lifetime.
+    pub max_parallelism: u32,
+    /// The sources in order, with what determines their input logs.
+    pub sources: Vec<SourceInput>,
+}
+
+/// What generates one source's input log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceInput {
+    pub uid: String,
+    pub partitions: u32,
+    pub records_per_partition: u64,
+    pub keys: u64,
+    pub key_distribution: String,
+    pub value_max: u64,
+}
+
+/// One operator's state in its canonical layout.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OperatorImage {
+    pub uid: String,
+    /// The operator kind's name (`keyed-count`, ...).
+    pub kind: String,
+    /// Parallelism when the snapshot was taken.
+    pub parallelism: u32,
+    pub state: OperatorState,
+}
+
+/// Canonical state layouts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum OperatorState {
+    /// No state (map, filter, flat-map, at-least-once sink).
+    Stateless,
+    /// A source's offsets by global partition.
+    Source { offsets: Vec<(u32, u64)> },
+    /// Keyed state by key group, sorted.
+    Keyed { key_groups: Vec<KeyGroupState> },
+    /// A 2PC sink's native state per old subtask (list state: its pending
+    /// transactions are dealt round-robin to the new subtasks).
+    Sink2pc { subtasks: Vec<Vec<u8>> },
+}
+
+impl OperatorState {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            OperatorState::Stateless => true,
+            OperatorState::Source { offsets } => offsets.is_empty(),
+            OperatorState::Keyed { key_groups } => key_groups.is_empty(),
+            OperatorState::Sink2pc { subtasks } => subtasks
+                .iter()
+                .all(|s| crate::model::operator::sink_pending(s).is_none_or(|p| p.is_empty())),
+        }
+    }
+}
+
+/// The in-flight records of one channel (input channel state, then output
+/// channel state: the order a restore replays them in).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChannelRecords {
+    pub from: String,
+    pub from_subtask: u32,
+    pub to: String,
+    pub to_subtask: u32,
+    pub records: Vec<Record>,
+}
+
+/// A snapshot that cannot be written, read or restored: the file (if
+/// any), what is wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotError {
+    pub path: Option<PathBuf>,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl SnapshotError {
+    fn new(path: Option<&Path>, message: impl Into<String>, help: Option<&str>) -> SnapshotError {
+        SnapshotError {
+            path: path.map(Path::to_path_buf),
+            message: message.into(),
+            help: help.map(str::to_string),
+        }
+    }
+}
+
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{}: {}", p.display(), self.message)?,
+            None => write!(f, "{}", self.message)?,
+        }
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+fn key_distribution_name(d: KeyDistribution) -> &'static str {
+    match d {
+        KeyDistribution::Uniform => "uniform",
+        KeyDistribution::Cyclic => "cyclic",
+    }
+}
+
+/// The sources of a scenario, as the metadata records them.
+pub fn source_inputs(s: &Scenario) -> Vec<SourceInput> {
+    s.operators
+        .iter()
+        .filter_map(|op| match &op.kind {
+            OperatorKind::Source(src) => Some(SourceInput {
+                uid: op.id.clone(),
+                partitions: src.partitions,
+                records_per_partition: src.records_per_partition,
+                keys: src.keys,
+                key_distribution: key_distribution_name(src.key_distribution).to_string(),
+                value_max: src.value_max,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Image {
+    /// The image of a snapshot a run of `scenario` produced. `input_seed`
+    /// generated the run's input; `generation` is the run's own (0 unless
+    /// it was restored itself).
+    pub fn from_run(
+        scenario: &Scenario,
+        snap: &SnapshotOut,
+        store: &ExternalStore,
+        input_seed: u64,
+        generation: u32,
+    ) -> Result<Image, SnapshotError> {
+        let exec = ExecGraph::build(scenario, &JobGraph::build(scenario));
+        let mut operators = Vec::with_capacity(scenario.operators.len());
+        for (i, op) in scenario.operators.iter().enumerate() {
+            let first = exec.first_task[i] as usize;
+            let states: Vec<&[u8]> = (0..op.parallelism as usize)
+                .map(|s| {
+                    snap.states[first + s]
+                        .as_ref()
+                        .map_or(&[][..], |t| t.state.as_slice())
+                })
+                .collect();
+            let undecodable = |what: &str| {
+                SnapshotError::new(
+                    None,
+                    format!("operator `{}`: its {what} state does not decode", op.id),
+                    None,
+                )
+            };
+            let state = match &op.kind {
+                OperatorKind::Source(_) => {
+                    let mut offsets = Vec::new();
+                    for bytes in states.iter().filter(|b| !b.is_empty()) {
+                        offsets.extend(source_offsets(bytes).ok_or_else(|| undecodable("source"))?);
+                    }
+                    offsets.sort_unstable();
+                    OperatorState::Source { offsets }
+                }
+                OperatorKind::KeyedCount | OperatorKind::KeyedSum => {
+                    let mut key_groups = Vec::new();
+                    for bytes in states.iter().filter(|b| !b.is_empty()) {
+                        key_groups.extend(keyed_groups(bytes).ok_or_else(|| undecodable("keyed"))?);
+                    }
+                    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+                    OperatorState::Keyed { key_groups }
+                }
+                OperatorKind::Sink2pc => OperatorState::Sink2pc {
+                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
+                },
+                _ => OperatorState::Stateless,
+            };
+            operators.push(OperatorImage {
+                uid: op.id.clone(),
+                kind: op.kind.name().to_string(),
+                parallelism: op.parallelism,
+                state,
+            });
+        }
+        // Channel state: per channel, the receiver's input state, then the
+        // sender's output state.
+        let mut per_channel: BTreeMap<u32, (Vec<Record>, Vec<Record>)> = BTreeMap::new();
+        for t in snap.states.iter().flatten() {
+            for cs in &t.inputs {
+                per_channel.entry(cs.ch).or_default().0.extend(&cs.records);
+            }
+            for cs in &t.outputs {
+                per_channel.entry(cs.ch).or_default().1.extend(&cs.records);
+            }
+        }
+        let channels = per_channel
+            .into_iter()
+            .filter(|(_, (i, o))| !i.is_empty() || !o.is_empty())
+            .map(|(ch, (mut input, output))| {
+                input.extend(output);
+                let c = &exec.channels[ch as usize];
+                let (from, to) = (&exec.tasks[c.from as usize], &exec.tasks[c.to as usize]);
+                ChannelRecords {
+                    from: scenario.op(from.operator).id.clone(),
+                    from_subtask: from.subtask,
+                    to: scenario.op(to.operator).id.clone(),
+                    to_subtask: to.subtask,
+                    records: input,
+                }
+            })
+            .collect();
+        Ok(Image {
+            meta: Meta {
+                kind: snap.kind,
+                id: snap.id,
+                job: scenario.name.clone(),
+                algorithm: scenario.checkpoint.algorithm.name().to_string(),
+                input_seed,
+                generation,
+                completed_at_ns: snap.completed_at.0,
+                stop: snap.stop,
+                drain: snap.drain,
+                max_parallelism: scenario.max_parallelism,
+                sources: source_inputs(scenario),
+            },
+            operators,
+            channels,
+            store: store.clone(),
+        })
+    }
+
+    /// In-flight records the image holds.
+    pub fn in_flight_records(&self) -> usize {
+        self.channels.iter().map(|c| c.records.len()).sum()
+    }
+
+    /// Operator state bytes, as written.
+    pub fn state_bytes(&self) -> usize {
+        self.operators.iter().map(|o| encode(&o.state).len()).sum()
+    }
+}
+
+// ---------------------------------------------------------------- files
+
+/// `_metadata`: the image's description and its files with checksums.
+#[derive(Serialize, Deserialize)]
+struct Metadata {
+    format: String,
+    version: u32,
+    #[serde(flatten)]
+    meta: Meta,
+    operators: Vec<OperatorEntry>,
+    channel_state: FileEntry,
+    external: FileEntry,
+}
+
+#[derive(Serialize, Deserialize)]
+struct OperatorEntry {
+    uid: String,
+    kind: String,
+    parallelism: u32,
+    #[serde(flatten)]
+    file: FileEntry,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileEntry {
+    file: String,
+    bytes: u64,
+    blake3: String,
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).expect("snapshot data serialises")
+}
+
+fn io_error(path: &Path, e: std::io::Error, action: &str) -> SnapshotError {
+    SnapshotError::new(Some(path), format!("cannot {action}: {e}"), None)
+}
+
+/// Writes `image` into `dir`, which must not exist or be empty.
+pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
+    if let Ok(mut entries) = std::fs::read_dir(dir) {
+        if entries.next().is_some() {
+            return Err(SnapshotError::new(
+                Some(dir),
+                "the directory exists and is not empty",
+                Some("choose a new directory; a snapshot is never written over another"),
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e, "create the directory"))?;
+    let write = |name: &str, bytes: &[u8]| -> Result<FileEntry, SnapshotError> {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| io_error(&path, e, "write"))?;
+        Ok(FileEntry {
+            file: name.to_string(),
+            bytes: bytes.len() as u64,
+            blake3: blake3::hash(bytes).to_hex().to_string(),
+        })
+    };
+    let mut operators = Vec::new();
+    for op in &image.operators {
+        let file = write(&format!("{}.state", op.uid), &encode(&op.state))?;
+        operators.push(OperatorEntry {
+            uid: op.uid.clone(),
+            kind: op.kind.clone(),
+            parallelism: op.parallelism,
+            file,
+        });
+    }
+    let channel_state = write("channels.state", &encode(&image.channels))?;
+    let external = write("external.state", &encode(&image.store))?;
+    let metadata = Metadata {
+        format: FORMAT.to_string(),
+        version: VERSION,
+        meta: image.meta.clone(),
+        operators,
+        channel_state,
+        external,
+    };
+    let mut text = serde_json::to_string_pretty(&metadata).expect("metadata serialises");
+    text.push('\n');
+    write(METADATA, text.as_bytes())?;
+    Ok(())
+}
+
+/// Reads a snapshot directory, verifying every file's size and checksum.
+pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
+    let meta_path = dir.join(METADATA);
+    let text = match std::fs::read_to_string(&meta_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(SnapshotError::new(
+                Some(&meta_path),
+                "no such file",
+                Some("pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)"),
+            ))
+        }
+        Err(e) => return Err(io_error(&meta_path, e, "read")),
+    };
+    // The format tag first, so a foreign file is named as such.
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        SnapshotError::new(
+            Some(&meta_path),
+            format!(
+                "line {}, column {}: not valid JSON: {e}",
+                e.line(),
+                e.column()
+            ),
+            Some("the metadata is corrupt or truncated; take the snapshot again"),
+        )
+    })?;
+    match value.get("format").and_then(|f| f.as_str()) {
+        Some(FORMAT) => {}
+        other => {
+            return Err(SnapshotError::new(
+                Some(&meta_path),
+                format!(
+                    "not a ckptsim snapshot (format is {})",
+                    other.map_or("missing".to_string(), |f| format!("`{f}`"))
+                ),
+                None,
+            ))
+        }
+    }
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => {}
+        v => {
+            return Err(SnapshotError::new(
+                Some(&meta_path),
+                format!(
+                    "format version {} is not supported (this ckptsim reads version {VERSION})",
+                    v.map_or("?".to_string(), |v| v.to_string())
+                ),
+                None,
+            ))
+        }
+    }
+    let metadata: Metadata = serde_json::from_value(value).map_err(|e| {
+        SnapshotError::new(
+            Some(&meta_path),
+            format!("invalid metadata: {e}"),
+            Some("the metadata is corrupt; take the snapshot again"),
+        )
+    })?;
+    let read = |entry: &FileEntry, what: &str| -> Result<Vec<u8>, SnapshotError> {
+        if entry.file.contains(['/', '\\']) || entry.file.starts_with('.') {
+            return Err(SnapshotError::new(
+                Some(&meta_path),
+                format!(
+                    "{what}: file name `{}` is not a plain file name",
+                    entry.file
+                ),
+                None,
+            ));
+        }
+        let path = dir.join(&entry.file);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SnapshotError::new(
+                    Some(&path),
+                    format!("no such file (_metadata lists it for {what})"),
+                    Some("the snapshot directory is incomplete; restore from a complete copy"),
+                ))
+            }
+            Err(e) => return Err(io_error(&path, e, "read")),
+        };
+        if bytes.len() as u64 != entry.bytes {
+            let how = if (bytes.len() as u64) < entry.bytes {
+                "truncated"
+            } else {
+                "too long"
+            };
+            return Err(SnapshotError::new(
+                Some(&path),
+                format!(
+                    "{how}: {} bytes, _metadata says {}",
+                    bytes.len(),
+                    entry.bytes
+                ),
+                Some("the file is damaged; restore from a complete copy"),
+            ));
+        }
+        let hash = blake3::hash(&bytes).to_hex().to_string();
+        if hash != entry.blake3 {
+            return Err(SnapshotError::new(
+                Some(&path),
+                format!(
+                    "checksum mismatch (blake3 {}…, _metadata says {}…): the file is corrupt",
+                    &hash[..12],
+                    entry.blake3.get(..12).unwrap_or(&entry.blake3)
+                ),
+                Some("restore from an undamaged copy"),
+            ));
+        }
+        Ok(bytes)
+    };
+    let decode_err = |entry: &FileEntry, e: postcard::Error| {
+        SnapshotError::new(
+            Some(&dir.join(&entry.file)),
+            format!("cannot decode: {e}"),
+            None,
+        )
+    };
+    let mut operators = Vec::new();
+    for op in &metadata.operators {
+        let bytes = read(&op.file, &format!("operator `{}`", op.uid))?;
+        let state: OperatorState =
+            postcard::from_bytes(&bytes).map_err(|e| decode_err(&op.file, e))?;
+        operators.push(OperatorImage {
+            uid: op.uid.clone(),
+            kind: op.kind.clone(),
+            parallelism: op.parallelism,
+            state,
+        });
+    }
+    let bytes = read(&metadata.channel_state, "the channel state")?;
+    let channels: Vec<ChannelRecords> =
+        postcard::from_bytes(&bytes).map_err(|e| decode_err(&metadata.channel_state, e))?;
+    let bytes = read(&metadata.external, "the external store")?;
+    let store: ExternalStore =
+        postcard::from_bytes(&bytes).map_err(|e| decode_err(&metadata.external, e))?;
+    Ok(Image {
+        meta: metadata.meta,
+        operators,
+        channels,
+        store,
+    })
+}
