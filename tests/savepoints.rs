@@ -289,3 +289,259 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
     }
     assert!(checked >= 20, "{checked}");
 }
+
+// ------------------------------------------------------------ command line
+
+mod cli {
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Output};
+
+    fn ckptsim(args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("the binary runs")
+    }
+
+    fn stderr(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    fn stdout(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ckptsim-sp-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    /// A savepoint of wordcount (seed 3) in a fresh directory.
+    fn savepoint(name: &str) -> PathBuf {
+        let dir = temp(name);
+        let o = ckptsim(&[
+            "savepoint",
+            "scenarios/wordcount.toml",
+            "--at",
+            "300ms",
+            "--out",
+            dir.to_str().unwrap(),
+            "--seed",
+            "3",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stdout(&o).contains("savepoint    4 requested at 300ms"),
+            "{}",
+            stdout(&o)
+        );
+        dir
+    }
+
+    fn restore(dir: &Path, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "scenarios/wordcount.toml",
+            "--from-savepoint",
+            dir.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        ckptsim(&args)
+    }
+
+    #[test]
+    fn savepoint_then_run_from_it_at_a_new_parallelism() {
+        let dir = savepoint("roundtrip");
+        let o = restore(&dir, &["--parallelism", "count=5", "--seed", "9"]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("restored from savepoint 4"), "{err}");
+        assert!(err.contains("count: parallelism 3 → 5"), "{err}");
+        assert!(stdout(&o).contains("verdict      PASS"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn cancel_retains_an_unaligned_checkpoint_that_restores_rescaled() {
+        let dir = temp("retained");
+        let o = ckptsim(&[
+            "run",
+            "scenarios/rescale.toml",
+            "--cancel-at",
+            "400ms",
+            "--checkpoint-dir",
+            dir.to_str().unwrap(),
+            "--seed",
+            "1",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("outcome      cancelled"));
+        let chk = dir.join("chk-2");
+        assert!(
+            stderr(&o).contains("80 in-flight records"),
+            "{}",
+            stderr(&o)
+        );
+        let o = ckptsim(&[
+            "run",
+            "scenarios/rescale.toml",
+            "--from-savepoint",
+            chk.to_str().unwrap(),
+            "--parallelism",
+            "count=3",
+            "--parallelism",
+            "source=1",
+            "--seed",
+            "2",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        assert!(stderr(&o).contains("80 in-flight records restored"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Refused with exit code 2 and exactly this message.
+    fn refused(o: &Output, expected: &str) {
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(o), stderr(o));
+        assert_eq!(stderr(o).trim_end(), expected);
+    }
+
+    #[test]
+    fn a_corrupt_file_is_refused_by_its_checksum() {
+        let dir = savepoint("corrupt");
+        let file = dir.join("count.state");
+        let mut bytes = std::fs::read(&file).unwrap();
+        let good = blake3::hash(&bytes).to_hex().to_string();
+        bytes[7] ^= 0x40;
+        let bad = blake3::hash(&bytes).to_hex().to_string();
+        std::fs::write(&file, &bytes).unwrap();
+        refused(
+            &restore(&dir, &[]),
+            &format!(
+                "error: {}: checksum mismatch (blake3 {}…, _metadata says {}…): the file is corrupt\n  help: restore from an undamaged copy",
+                file.display(),
+                &bad[..12],
+                &good[..12]
+            ),
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_truncated_or_missing_file_is_refused() {
+        let dir = savepoint("truncated");
+        let file = dir.join("count.state");
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..100]).unwrap();
+        refused(
+            &restore(&dir, &[]),
+            &format!(
+                "error: {}: truncated: 100 bytes, _metadata says {}\n  help: the file is damaged; restore from a complete copy",
+                file.display(),
+                bytes.len()
+            ),
+        );
+        std::fs::remove_file(&file).unwrap();
+        refused(
+            &restore(&dir, &[]),
+            &format!(
+                "error: {}: no such file (_metadata lists it for operator `count`)\n  help: the snapshot directory is incomplete; restore from a complete copy",
+                file.display()
+            ),
+        );
+        let meta = dir.join("_metadata");
+        let text = std::fs::read_to_string(&meta).unwrap();
+        std::fs::write(&meta, text.replace("\"version\": 1", "\"version\": 7")).unwrap();
+        refused(
+            &restore(&dir, &[]),
+            &format!(
+                "error: {}: format version 7 is not supported (this ckptsim reads version 1)",
+                meta.display()
+            ),
+        );
+        std::fs::write(&meta, &text[..text.len() / 2]).unwrap();
+        let o = restore(&dir, &[]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("not valid JSON"), "{}", stderr(&o));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn scenario_variant(name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/wordcount.toml"),
+        )
+        .unwrap();
+        let path =
+            std::env::temp_dir().join(format!("ckptsim-sp-{}-{name}.toml", std::process::id()));
+        std::fs::write(&path, edit(text)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_missing_operator_or_a_changed_max_parallelism_is_refused() {
+        let dir = savepoint("mismatch");
+        let d = dir.to_str().unwrap();
+        // The keyed count renamed: its state has no operator to go to.
+        let renamed = scenario_variant("renamed", |t| {
+            t.replace("id = \"count\"", "id = \"tally\"")
+                .replace("to = \"count\"", "to = \"tally\"")
+                .replace("from = \"count\"", "from = \"tally\"")
+        });
+        let p = renamed.to_str().unwrap();
+        refused(
+            &ckptsim(&["run", p, "--from-savepoint", d]),
+            "error: the snapshot has state for operator `count`, which the job does not contain\n  help: give the operator its old id, or pass --allow-non-restored-state to drop its state",
+        );
+        // Allowed: the state is dropped, the new operator starts empty, and
+        // the checkers see exactly what that means (the counts restart).
+        let o = ckptsim(&[
+            "run",
+            p,
+            "--from-savepoint",
+            d,
+            "--allow-non-restored-state",
+        ]);
+        assert!(stderr(&o).contains("count: not in the job; its state is dropped"));
+        assert!(stderr(&o).contains("tally: new operator, starts empty"));
+        assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+        assert!(stdout(&o).contains("state                FAIL"));
+
+        let narrower = scenario_variant("maxp", |t| {
+            t.replace("max_parallelism = 128", "max_parallelism = 64")
+        });
+        refused(
+            &ckptsim(&["run", narrower.to_str().unwrap(), "--from-savepoint", d]),
+            "error: max_parallelism changed: the snapshot has 128 key groups, the job 64\n  help: key groups can be neither split nor merged; set max_parallelism = 128 in the scenario",
+        );
+        for f in [renamed, narrower] {
+            std::fs::remove_file(f).unwrap();
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn bad_restore_arguments_are_refused() {
+        refused(
+            &ckptsim(&["run", "scenarios/wordcount.toml", "--parallelism", "nope=2"]),
+            "error: --parallelism: the job has no operator `nope`\n  help: operators: source, split, count, sink",
+        );
+        refused(
+            &ckptsim(&["run", "scenarios/wordcount.toml", "--parallelism", "source=3"]),
+            "error: with --parallelism: forward edge source -> split connects parallelism 3 to parallelism 2\n  help: use `rebalance` or `hash`, or make the parallelisms equal",
+        );
+        let missing = temp("nothing-here");
+        refused(
+            &ckptsim(&[
+                "run",
+                "scenarios/wordcount.toml",
+                "--from-savepoint",
+                missing.to_str().unwrap(),
+            ]),
+            &format!(
+                "error: {}: no such file\n  help: pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)",
+                missing.join("_metadata").display()
+            ),
+        );
+    }
+}

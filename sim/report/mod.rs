@@ -156,6 +156,11 @@ impl Summary {
         }
     }
 
+    /// Adds arguments to the replay command (`--from-savepoint DIR`, ...).
+    pub fn append_replay(&mut self, args: &str) {
+        self.replay.push_str(args);
+    }
+
     /// Marks the run as a swarm run with the configuration it drew (shown in
     /// the summary; the replay command gets `--swarm`).
     pub fn set_swarm(&mut self, draw: crate::swarm::SwarmDraw) {

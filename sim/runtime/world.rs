@@ -38,6 +38,9 @@ pub struct JobOptions {
     pub cancel_at: Option<SimTime>,
     /// Cancel the job as soon as a plain savepoint completes (`ckptsim savepoint`).
     pub cancel_after_savepoint: bool,
+    /// A savepoint that fails is requested again at once (until one
+    /// completes or the job ends), as a person at the CLI would.
+    pub retry_failed_savepoints: bool,
     /// Keep the snapshots a run produces (savepoints, the checkpoint
     /// retained on cancel) in [`RunOutput::snapshots`].
     pub keep_snapshots: bool,
@@ -1972,8 +1975,18 @@ impl<'a> World<'a> {
         stats.savepoint = savepoint.is_some();
         self.coord.stats.push(stats);
         self.coord.aborted_ids.push(id);
-        if savepoint.is_some() {
+        if let Some(sp) = &savepoint {
             self.counters.savepoints_failed += 1;
+            if self.job_opts.retry_failed_savepoints {
+                self.savepoint_queue.push_front(SavepointSpec {
+                    at: now,
+                    ..sp.clone()
+                });
+                if !self.savepoint_retry {
+                    self.savepoint_retry = true;
+                    self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+                }
+            }
         }
         if self.cfg.mutants.has(Mutant::PeriodicTriggerStopsOnAbort) && !self.coord.periodic_stopped
         {
