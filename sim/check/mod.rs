@@ -68,7 +68,9 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
     // A job stopped with a savepoint must have committed everything its
     // sources read before the stop; any other unfinished run, no duplicate.
     let out = match (&run.outcome, &run.complete_below) {
-        (RunOutcome::Stopped(_), Some(below)) => oracle.compare_output_below(run, Some(below)),
+        (RunOutcome::Stopped(_), Some(below)) => {
+            oracle.compare_output_below(run, Some(below), &run.complete_exempt)
+        }
         _ => oracle.compare_output(run, finished),
     };
     let mut output_violations = out.violations.clone();

@@ -264,13 +264,19 @@ impl Oracle {
         } else {
             None
         };
-        self.compare_output_below(run, below)
+        self.compare_output_below(run, below, &[])
     }
 
     /// Compares committed output with the expected output, counting as lost
     /// only the missing records whose source offset is below `below[p]` for
-    /// their partition `p` (everything: `u64::MAX`; nothing: `None`).
-    pub fn compare_output_below(&self, run: &RunOutput, below: Option<&[u64]>) -> OutputDiff {
+    /// their partition `p` (everything: `u64::MAX`; nothing: `None`), and
+    /// whose lineage is not in the sorted `exempt`.
+    pub fn compare_output_below(
+        &self,
+        run: &RunOutput,
+        below: Option<&[u64]>,
+        exempt: &[crate::model::Lineage],
+    ) -> OutputDiff {
         let finished = below.is_some_and(|b| b.iter().all(|&o| o == u64::MAX));
         let mut actual = vec![0u32; self.expected.len()];
         let mut values = Vec::with_capacity(run.store.committed().len());
@@ -302,7 +308,10 @@ impl Oracle {
                 if dup_examples.len() < MAX_EXAMPLES {
                     dup_examples.push(self.describe(i, a, e));
                 }
-            } else if a < e && below.is_some_and(|b| self.is_below(i, b)) {
+            } else if a < e
+                && below.is_some_and(|b| self.is_below(i, b))
+                && (exempt.is_empty() || exempt.binary_search(&self.lineage_of(i)).is_err())
+            {
                 diff.losses += u64::from(e - a);
                 if loss_examples.len() < MAX_EXAMPLES {
                     loss_examples.push(self.describe(i, a, e));
@@ -357,6 +366,15 @@ impl Oracle {
             }
         }
         diff
+    }
+
+    fn lineage_of(&self, flat: usize) -> crate::model::Lineage {
+        let rest = flat % self.total_records.max(1);
+        let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
+        crate::model::Lineage {
+            partition: partition as u32,
+            offset: (rest - self.partition_base[partition]) as u64,
+        }
     }
 
     /// The flat index's source offset is below its partition's limit.

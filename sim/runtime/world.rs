@@ -349,8 +349,10 @@ pub struct RunOutput {
     pub snapshots: Vec<SnapshotOut>,
     /// After a stop-with-savepoint: per global source partition, the offset
     /// the stopped source had reached; everything below it must be
-    /// committed.
+    /// committed, except what the savepoint holds as in-flight records
+    /// (`chandy-lamport` savepoints carry channel state).
     pub complete_below: Option<Vec<u64>>,
+    pub complete_exempt: Vec<crate::model::Lineage>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -483,6 +485,7 @@ struct World<'a> {
     /// Per operator: keyed with only hash inputs (see `Task::check_routing`).
     routed_by_key: Vec<bool>,
     complete_below: Option<Vec<u64>>,
+    complete_exempt: Vec<crate::model::Lineage>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -600,6 +603,7 @@ impl<'a> World<'a> {
             snapshots: Vec::new(),
             routed_by_key,
             complete_below: None,
+            complete_exempt: Vec::new(),
             job_opts,
             coord: Coordinator::new(scenario.checkpoint.retained),
             tasks: Vec::new(),
@@ -2194,6 +2198,13 @@ impl<'a> World<'a> {
                 }
             }
             self.complete_below = known.then_some(below);
+            for a in p.acks.iter().flatten() {
+                for cs in a.snapshot.inputs.iter().chain(&a.snapshot.outputs) {
+                    self.complete_exempt
+                        .extend(cs.records.iter().map(|r| r.lineage));
+                }
+            }
+            self.complete_exempt.sort_unstable();
         }
         if self.job_opts.keep_snapshots {
             let states = p
@@ -2592,6 +2603,7 @@ impl<'a> World<'a> {
             recovery_ns: std::mem::take(&mut self.recovery_ns),
             snapshots: std::mem::take(&mut self.snapshots),
             complete_below: self.complete_below.take(),
+            complete_exempt: std::mem::take(&mut self.complete_exempt),
         }
     }
 }
