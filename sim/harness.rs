@@ -42,16 +42,27 @@ pub fn execute_job(
     let scenario = Arc::new(scenario.clone());
     let workload = Arc::new(Workload::generate(&scenario, input_seed));
     let factory = BuiltinFactory::new(scenario.clone(), workload.clone());
+    execute_job_with(scenario, &workload, &factory, cfg, job)
+}
+
+/// [`execute_job`] with operators from `factory` (the oracle's too).
+pub fn execute_job_with(
+    scenario: Arc<Scenario>,
+    workload: &Workload,
+    factory: &dyn OperatorFactory,
+    cfg: &RunConfig,
+    job: &JobOptions,
+) -> Execution {
     let total = Stopwatch::start();
     let output = run_job(
         scenario.clone(),
         workload.partition_count(),
-        &factory,
+        factory,
         cfg,
         job,
     );
     let sim_wall_ns = total.elapsed_ns();
-    let oracle = Oracle::build(&scenario, &workload, &factory);
+    let oracle = Oracle::build(&scenario, workload, factory);
     let verdict = judge(&oracle, &output);
     Execution {
         output,

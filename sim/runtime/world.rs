@@ -2177,8 +2177,11 @@ impl<'a> World<'a> {
         self.coord.stats.push(stats);
         self.check_cut(&p);
         self.coord.last_completion = Some(now);
-        if sp.stop {
-            // The stopped sources' positions (built-in source state).
+        if sp.stop && sp.drain {
+            // Drained: everything the stopped sources read must be
+            // committed. (Without drain, operators may still hold records
+            // in their state, as windows do in Flink.) The stopped sources'
+            // positions come from their built-in source state.
             let mut below = vec![0; self.high_water.len()];
             let mut known = true;
             for (ti, a) in p.acks.iter().enumerate() {
