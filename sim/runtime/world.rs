@@ -190,6 +190,9 @@ pub struct Counters {
     pub savepoints_triggered: u64,
     pub savepoints_completed: u64,
     pub savepoints_failed: u64,
+    /// Failures detected after a stop-with-savepoint completed (the job
+    /// ends instead of failing over).
+    pub failures_after_stop_savepoint: u64,
     /// Periodic triggers skipped because a savepoint was queued or pending.
     pub triggers_skipped_savepoint: u64,
     /// The job started from a savepoint or retained checkpoint.
@@ -2375,6 +2378,18 @@ impl<'a> World<'a> {
     /// restart after the restart delay (fixed-delay strategy).
     fn failover(&mut self, reason: String) {
         if self.job != JobStatus::Running {
+            return;
+        }
+        if self.stopped_with.is_some() {
+            // A failure after the stop-with-savepoint completed, while tasks
+            // commit its side effects: Flink does not fail over (FLINK-26783,
+            // a restart from the latest checkpoint would duplicate what the
+            // savepoint committed); the job ends, and what some sinks did not
+            // commit yet is committed by a restore from the savepoint.
+            self.counters.failures_after_stop_savepoint += 1;
+            self.complete_below = None;
+            self.complete_exempt.clear();
+            self.job = JobStatus::Finished;
             return;
         }
         self.check_closed();
