@@ -35,6 +35,7 @@ pub enum Mutant {
     PriorityOnForcedEdge,
     RestartKeepsStaleBuffers,
     AbortKeepsBlocked,
+    SavepointNotifies,
 }
 
 /// One registry entry.
@@ -166,6 +167,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "acknowledging before the asynchronous state upload is durable (lost or truncated checkpoint files)",
         caught_by: "exactly-once-output",
         applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::SavepointNotifies,
+        name: "savepoint-notifies",
+        part: "savepoints",
+        what: "a plain savepoint notifies the tasks when it completes, so sinks commit its transactions although recovery never uses it",
+        modelled_on: "intermediate savepoints committing side effects before FLINK-25191 (a restart from the older checkpoint then duplicates them)",
+        caught_by: "exactly-once-output",
+        applies: &[("savepoints", Aligned)],
     },
     MutantInfo {
         mutant: Mutant::FinalNotifyDropped,

@@ -749,3 +749,57 @@ fn savepoints_taken_during_a_run_with_crashes_keep_every_guarantee() {
         );
     }
 }
+
+#[test]
+fn misrouted_in_flight_records_after_a_rescale_fail_the_routing_check() {
+    // A rescale that hands every restored in-flight record to the first
+    // subtask of the keyed count (instead of its key group's owner).
+    let base = load("rescale");
+    let mut caught = 0;
+    for seed in 0..10u64 {
+        let mut s1 = base.clone();
+        s1.faults.random = None;
+        let job = JobOptions {
+            cancel_at: Some(SimTime(300_000_000)),
+            keep_snapshots: true,
+            ..JobOptions::default()
+        };
+        let run1 = execute_job(&s1, &cfg(&s1, seed), &job, seed);
+        let image =
+            Image::from_run(&s1, &run1.output.snapshots[0], &run1.output.store, seed, 0).unwrap();
+        let s2 = with_parallelism(&base, &[("count", 3)]);
+        let mut plan = rescale::assign(&image, &s2, false).unwrap();
+        let first = 2; // count[0]: after the two source subtasks
+        let mut moved = Vec::new();
+        for t in first + 1..first + 3 {
+            if let Some(snap) = plan.restore.states[t].as_mut() {
+                for cs in &mut snap.inputs {
+                    moved.append(&mut cs.records);
+                }
+            }
+        }
+        if moved.is_empty() {
+            continue;
+        }
+        let target = plan.restore.states[first].as_mut().unwrap();
+        if target.inputs.is_empty() {
+            target.inputs.push(Default::default());
+        }
+        target.inputs[0].records.extend(moved);
+        let job = JobOptions {
+            restore: Some(Arc::new(plan.restore)),
+            ..JobOptions::default()
+        };
+        let e = execute_job(&s2, &cfg(&s2, seed), &job, seed);
+        let failed: Vec<&str> = e
+            .verdict
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name)
+            .collect();
+        assert!(failed.contains(&"routing"), "seed {seed}: {failed:?}");
+        caught += 1;
+    }
+    assert!(caught >= 8, "{caught}");
+}

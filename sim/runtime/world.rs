@@ -2239,6 +2239,10 @@ impl<'a> World<'a> {
         }
         for t in 0..self.tasks.len() as TaskId {
             self.net.schedule(at, Ev::SavepointDone { task: t, id });
+            if self.cfg.mutants.has(Mutant::SavepointNotifies) {
+                // Mutant: the savepoint's side effects are committed.
+                self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            }
         }
         if self.job_opts.cancel_after_savepoint {
             self.cancel();
