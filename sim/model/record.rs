@@ -28,7 +28,28 @@ pub struct Record {
 /// murmur hash. Keyed state moves between subtasks only as whole key groups.
 #[inline]
 pub fn key_group(key: u64, max_parallelism: u32) -> u32 {
-    (splitmix64(key) % u64::from(max_parallelism)) as u32
+    let (h, m) = (splitmix64(key), u64::from(max_parallelism));
+    // A mask when the number of key groups is a power of two (the default
+    // 128): the same value as `%`, without a division per record.
+    (if m.is_power_of_two() {
+        h & (m - 1)
+    } else {
+        h % m
+    }) as u32
+}
+
+/// The key groups a subtask owns at a parallelism: `start..end`.
+pub fn key_group_range(subtask: u32, parallelism: u32, max_parallelism: u32) -> (u32, u32) {
+    let (s, p, m) = (
+        u64::from(subtask),
+        u64::from(parallelism),
+        u64::from(max_parallelism),
+    );
+    // kg * p / m == s  <=>  ceil(s*m/p) <= kg < ceil((s+1)*m/p)
+    (
+        ((s * m).div_ceil(p)) as u32,
+        (((s + 1) * m).div_ceil(p)) as u32,
+    )
 }
 
 /// The subtask that owns a key group at a given parallelism.
@@ -61,6 +82,17 @@ mod tests {
             assert!(owners.windows(2).all(|w| w[0] <= w[1]));
             assert_eq!(*owners.last().unwrap(), p - 1);
             assert_eq!(owners[0], 0);
+            for s in 0..p {
+                let (start, end) = key_group_range(s, p, max_p);
+                let mine: Vec<u32> = (0..max_p).filter(|&kg| owners[kg as usize] == s).collect();
+                assert_eq!(mine, (start..end).collect::<Vec<_>>(), "p {p} subtask {s}");
+            }
+        }
+        for m in [1, 3, 100, 128, 1000] {
+            for key in 0..500u64 {
+                let kg = key_group(key, m);
+                assert_eq!(u64::from(kg), splitmix64(key) % u64::from(m));
+            }
         }
     }
 }

@@ -420,6 +420,8 @@ struct Task {
     /// Keyed operator whose every input is hash-partitioned: each record
     /// must belong to one of this subtask's key groups (routing check).
     check_routing: bool,
+    /// The key groups this subtask owns: `start..end`.
+    key_groups: (u32, u32),
 }
 
 /// A task's snapshot on its way to an acknowledgement.
@@ -695,6 +697,11 @@ impl<'a> World<'a> {
             closed: BTreeSet::new(),
             stopped: false,
             check_routing: self.routed_by_key[info.operator.0 as usize],
+            key_groups: crate::model::record::key_group_range(
+                info.subtask,
+                spec.parallelism,
+                self.scenario.max_parallelism,
+            ),
         }
     }
 
@@ -1099,8 +1106,8 @@ impl<'a> World<'a> {
         let task = &self.tasks[t as usize];
         let max_p = self.scenario.max_parallelism;
         let kg = crate::model::record::key_group(key, max_p);
-        let owner = subtask_for_key_group(kg, task.parallelism, max_p);
-        if owner != task.subtask {
+        if kg < task.key_groups.0 || kg >= task.key_groups.1 {
+            let owner = subtask_for_key_group(kg, task.parallelism, max_p);
             let n = self
                 .violations
                 .iter()
