@@ -19,6 +19,12 @@ pub enum Stream {
     Scheduling = 3,
     Faults = 4,
     Swarm = 5,
+    /// Lost checkpoint-complete notifications.
+    Notifications = 6,
+    /// Checkpoint storage write failures and slowness.
+    Storage = 7,
+    /// Coordinator crash times.
+    CoordinatorFaults = 8,
 }
 
 /// A deterministic random stream.

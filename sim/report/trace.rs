@@ -159,6 +159,7 @@ fn outcome_name(o: CpOutcome) -> &'static str {
         CpOutcome::Declined => "declined",
         CpOutcome::Subsumed => "subsumed",
         CpOutcome::Failover => "failover",
+        CpOutcome::StorageFailed => "storage-failed",
     }
 }
 
@@ -224,7 +225,8 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         | Ev::NotifyComplete { task, id }
         | Ev::AlignmentTimer { task, id }
         | Ev::OutputTimeout { task, id }
-        | Ev::Drained { task, id } => {
+        | Ev::Drained { task, id }
+        | Ev::StorageWriteFailed { task, id } => {
             l.task = Some(names.task(task)?);
             l.checkpoint = Some(id);
         }
@@ -233,7 +235,9 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.checkpoint = Some(id);
             l.reason = Some(reason_name(reason));
         }
-        Ev::CheckpointTimeout { id } | Ev::Finalized { id } => l.checkpoint = Some(id),
+        Ev::CheckpointTimeout { id } | Ev::Finalized { id } | Ev::FinalizeFailed { id } => {
+            l.checkpoint = Some(id)
+        }
         Ev::NotifyAborted {
             task,
             id,
@@ -251,7 +255,8 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.task = Some(names.task(t)?);
             l.crash = Some(index);
         }
-        Ev::Restart => {}
+        Ev::CoordinatorCrash { index } => l.crash = Some(index),
+        Ev::Restart | Ev::CoordinatorRecovered => {}
     }
     Ok(l)
 }

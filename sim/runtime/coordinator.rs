@@ -102,6 +102,8 @@ pub enum Outcome {
     Subsumed,
     /// The job failed over while it was pending.
     Failover,
+    /// A checkpoint storage write failed (counted as a failure).
+    StorageFailed,
 }
 
 /// Metrics of one checkpoint (DESIGN.md §6).

@@ -53,6 +53,14 @@ pub enum Ev {
     Drained { task: TaskId, id: CheckpointId },
     /// `stop-the-world`: the coordinator asks a task for its snapshot.
     SnapshotTask { task: TaskId, barrier: Barrier },
+    /// A task's state write to checkpoint storage failed (injected).
+    StorageWriteFailed { task: TaskId, id: CheckpointId },
+    /// The checkpoint's metadata write failed (injected).
+    FinalizeFailed { id: CheckpointId },
+    /// A planned coordinator crash.
+    CoordinatorCrash { index: u32 },
+    /// A new coordinator took over after a crash.
+    CoordinatorRecovered,
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -85,6 +93,10 @@ impl Ev {
             Ev::OutputTimeout { task, id } => (16, task.into(), id),
             Ev::Drained { task, id } => (17, task.into(), id),
             Ev::SnapshotTask { task, barrier } => (18, task.into(), barrier.id),
+            Ev::StorageWriteFailed { task, id } => (19, task.into(), id),
+            Ev::FinalizeFailed { id } => (20, id, 0),
+            Ev::CoordinatorCrash { index } => (21, index.into(), 0),
+            Ev::CoordinatorRecovered => (22, 0, 0),
         }
     }
 
@@ -108,6 +120,10 @@ impl Ev {
             Ev::OutputTimeout { .. } => "output-timeout",
             Ev::Drained { .. } => "drained",
             Ev::SnapshotTask { .. } => "snapshot-task",
+            Ev::StorageWriteFailed { .. } => "storage-write-failed",
+            Ev::FinalizeFailed { .. } => "finalize-failed",
+            Ev::CoordinatorCrash { .. } => "coordinator-crash",
+            Ev::CoordinatorRecovered => "coordinator-recovered",
         }
     }
 }

@@ -25,6 +25,8 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
+mod faults;
+
 /// How to run a scenario.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
@@ -108,6 +110,44 @@ pub struct Counters {
     /// before the snapshots: duplicates after a restore (allowed only when
     /// the expected guarantee is at-least-once).
     pub cut_duplicates: u64,
+    // --- the richer fault model (`world/faults.rs`, docs/faults.md) ---
+    /// The restart strategy gave up: the job failed.
+    pub restart_strategy_gave_up: u64,
+    /// Checkpoint-complete notifications lost on the way to a task.
+    pub notifications_lost: u64,
+    pub notifications_lost_during_alignment: u64,
+    pub notifications_lost_during_recovery: u64,
+    /// Tasks that committed a checkpoint whose notification they had lost,
+    /// through a later notification (complete or, next, abort).
+    pub lost_notifications_caught_up: u64,
+    /// ... through an abort notification carrying the latest completed id.
+    pub lost_notifications_caught_up_by_abort: u64,
+    /// Checkpoint storage writes (task state or metadata) that failed.
+    pub storage_write_failures: u64,
+    pub storage_failures_during_alignment: u64,
+    pub storage_failures_during_recovery: u64,
+    /// Storage writes that were slow.
+    pub storage_writes_slow: u64,
+    /// Checkpoints aborted because a storage write failed.
+    pub checkpoints_storage_failed: u64,
+    pub coordinator_crashes: u64,
+    pub coordinator_crashes_ignored: u64,
+    pub coordinator_crashes_during_alignment: u64,
+    pub coordinator_crashes_between_snapshot_and_notify: u64,
+    pub coordinator_crashes_during_recovery: u64,
+    /// New coordinators that took over.
+    pub coordinator_failovers: u64,
+    /// Completed checkpoints lost with the coordinator (`memory` storage).
+    pub checkpoints_lost_with_coordinator: u64,
+    pub coordinator_recoveries_from_checkpoint: u64,
+    pub coordinator_recoveries_from_scratch: u64,
+    /// Task steps taken while the task was a straggler.
+    pub slow_task_steps: u64,
+    /// Task crashes while some task had lost a notification it had not
+    /// caught up with yet (its restore must commit it).
+    pub crashes_with_lost_notification: u64,
+    /// Task crashes while a straggler was slowed down.
+    pub crashes_during_straggling: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -369,6 +409,8 @@ struct World<'a> {
     /// The crash a recovery started from, until sources are past it.
     recovering_since: Option<SimTime>,
     recovery_ns: Vec<u64>,
+    /// The richer fault model's state (`world/faults.rs`).
+    fx: faults::FaultState,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -450,6 +492,7 @@ impl<'a> World<'a> {
         let nch = exec.channels.len();
         let expected = scenario.expected_guarantee(cfg.algorithm);
         let mut w = World {
+            fx: faults::FaultState::new(&scenario, cfg.seed, exec.tasks.len()),
             forced_aligned,
             sink_tasks,
             recovery_pending: 0,
@@ -593,6 +636,7 @@ impl<'a> World<'a> {
         for (i, c) in self.crash_plan.clone().iter().enumerate() {
             self.schedule_any(c.at, Ev::Crash { index: i as u32 });
         }
+        self.schedule_planned_faults();
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
@@ -697,6 +741,10 @@ impl<'a> World<'a> {
                     self.all_barriers(task, barrier.id);
                 }
             }
+            Ev::StorageWriteFailed { .. }
+            | Ev::FinalizeFailed { .. }
+            | Ev::CoordinatorCrash { .. }
+            | Ev::CoordinatorRecovered => self.dispatch_fault(ev),
         }
     }
 
@@ -890,6 +938,7 @@ impl<'a> World<'a> {
         if task.jitter > 0 {
             cost += self.sched_rng.below(task.jitter + 1);
         }
+        let cost = self.straggle(t, cost);
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
         let until_ns = s.busy_until.0;
@@ -1328,8 +1377,7 @@ impl<'a> World<'a> {
                 alignment_ns: p.alignment_ns,
                 arrived: false,
             });
-            let at = self.net.now.plus(delay);
-            self.net.schedule(at, Ev::Ack { task: t, id: p.id });
+            let at = self.schedule_ack(t, p.id, delay);
             ack_at_ns = Some(at.0);
         }
         self.mark(|| Timeline::SnapshotDone {
@@ -1485,6 +1533,7 @@ impl<'a> World<'a> {
                 format!("task {name} notified complete for aborted checkpoint {id}"),
             );
         }
+        self.note_catch_up(t, id);
         self.tasks[ti].last_notified = id;
         self.resume_source(t, id);
         {
@@ -1511,6 +1560,7 @@ impl<'a> World<'a> {
         }
         // Flink's catch-up: an abort carries the latest completed id.
         if latest_completed > self.tasks[ti].last_notified {
+            self.note_abort_catch_up(t, latest_completed);
             self.notify_complete(t, latest_completed);
             if self.tasks[ti].status != Status::Running {
                 return;
@@ -1617,8 +1667,7 @@ impl<'a> World<'a> {
         let done = p.remaining == 0 || (missing_ok && p.remaining == 1 && p.acks.len() > 1);
         if done && !p.finalizing {
             p.finalizing = true;
-            let at = self.net.now.plus(self.scenario.checkpoint.storage_latency);
-            self.schedule_any(at, Ev::Finalized { id });
+            self.schedule_finalize(id);
         }
     }
 
@@ -1713,7 +1762,7 @@ impl<'a> World<'a> {
         }
         let at = now.plus(self.scenario.checkpoint.rpc_latency);
         for t in 0..self.tasks.len() as TaskId {
-            self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            self.send_notify_complete(at, t, id);
         }
     }
 
@@ -1894,6 +1943,7 @@ impl<'a> World<'a> {
         if snapshot_unnotified {
             self.counters.crashes_between_snapshot_and_notify += 1;
         }
+        self.note_crash(t);
         self.tasks[ti].status = Status::Dead;
         let outputs = self.task_outputs[ti].clone();
         self.net.kill_task_outputs(t, &outputs);
@@ -1949,21 +1999,17 @@ impl<'a> World<'a> {
         // Everything scheduled for the old attempt is now stale.
         self.net.attempt += 1;
         self.restarts += 1;
-        let job_failed = self.restarts > self.scenario.faults.max_restarts; // trace
+        let delay = self.restart_decision(&reason);
+        let job_failed = delay.is_none(); // trace
         self.mark(|| Timeline::Failover {
             reason: reason.clone(),
             job_failed,
         });
-        if self.restarts > self.scenario.faults.max_restarts {
-            self.job = JobStatus::Failed;
-            self.failed_reason = Some(format!(
-                "restart strategy gave up after {} restarts (last failure: {reason})",
-                self.scenario.faults.max_restarts
-            ));
-            return;
-        }
+        let Some(delay) = delay else {
+            return; // the restart strategy gave up: the job failed
+        };
         self.job = JobStatus::Restarting;
-        let at = self.net.now.plus(self.scenario.faults.restart_delay);
+        let at = self.net.now.plus(delay);
         self.net.schedule(at, Ev::Restart);
     }
 

@@ -336,7 +336,117 @@ pub struct FaultSpec {
     pub max_restarts: u32,
     pub crashes: Vec<CrashSpec>,
     pub random: Option<RandomCrashes>,
+    /// `[faults.restart]`: the restart strategy (fixed-delay by default,
+    /// with `restart_delay` and `max_restarts`).
+    pub restart: RestartStrategy,
+    /// `[faults.notifications]`: checkpoint-complete notifications lost.
+    pub notifications: Option<NotificationFaults>,
+    /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
+    pub storage: Option<StorageFaults>,
+    /// `[faults.coordinator]`: coordinator crashes and their recovery.
+    pub coordinator: Option<CoordinatorFaults>,
+    /// `[[faults.slow_tasks]]`: stragglers.
+    pub slow_tasks: Vec<SlowTask>,
 }
+
+/// How the job restarts after a failure, and when it gives up (Flink's
+/// restart strategies). Every strategy waits `restart_delay` (the first
+/// backoff, for `exponential-delay`) before redeploying.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "strategy")]
+pub enum RestartStrategy {
+    /// Restart after `restart_delay`; give up after `max_restarts` restarts.
+    FixedDelay,
+    /// The k-th restart since the last reset waits
+    /// `min(restart_delay × multiplier^(k-1), max_backoff)`; the count resets
+    /// after the job ran `reset_threshold` without a failure; give up after
+    /// `max_restarts` restarts since the last reset.
+    ExponentialDelay {
+        max_backoff: SimDuration,
+        /// The multiplier in thousandths (1500 = ×1.5).
+        multiplier_permille: u32,
+        reset_threshold: SimDuration,
+    },
+    /// Restart after `restart_delay`; give up when more than `max_failures`
+    /// failures fall within any `interval` (`max_restarts` is not used).
+    FailureRate {
+        max_failures: u32,
+        interval: SimDuration,
+    },
+}
+
+impl RestartStrategy {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RestartStrategy::FixedDelay => "fixed-delay",
+            RestartStrategy::ExponentialDelay { .. } => "exponential-delay",
+            RestartStrategy::FailureRate { .. } => "failure-rate",
+        }
+    }
+}
+
+/// Lost checkpoint-complete notifications.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotificationFaults {
+    /// Each notify-complete RPC to a task is lost with this probability (%).
+    /// The final checkpoint's notification is never lost.
+    pub loss_percent: u32,
+}
+
+/// Checkpoint storage faults, drawn per write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StorageFaults {
+    /// A task's state write, or the checkpoint's metadata write, fails with
+    /// this probability (%).
+    pub failure_percent: u32,
+    /// A write is slow with this probability (%) ...
+    pub slow_percent: u32,
+    /// ... and then takes this much longer.
+    pub slow_latency: SimDuration,
+}
+
+/// What the new coordinator does when checkpoint storage is `memory` and
+/// the completed checkpoints were lost with the old one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryLoss {
+    /// Restart the job from scratch (empty state, sources from the start).
+    RestartFromScratch,
+    /// Fail the job.
+    Fail,
+}
+
+/// Coordinator (JobManager) crashes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoordinatorFaults {
+    /// Time from the crash until a new coordinator restarts the job.
+    pub failover_delay: SimDuration,
+    pub on_memory_loss: MemoryLoss,
+    /// Explicit crash times.
+    pub crashes: Vec<SimTime>,
+    /// Crashes drawn from the seed (the random table's `max_crashes`).
+    pub random: Option<RandomCrashes>,
+}
+
+/// A straggler: between `from` and `until` the task's processing cost is
+/// multiplied by `factor`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SlowTask {
+    pub operator: OperatorId,
+    pub subtask: u32,
+    pub from: SimTime,
+    pub until: SimTime,
+    pub factor: u32,
+}
+
+/// Fault kinds beyond subtask crashes, for `ckptsim list`.
+pub const FAULT_KINDS: &[(&str, &str)] = &[
+    ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
+    ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
+    ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
+    ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
+    ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CrashSpec {

@@ -26,9 +26,10 @@ use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
 use super::{
-    Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FaultSpec, Guarantee, KeyDistribution,
-    Limits, NetworkSpec, OperatorId, OperatorKind, OperatorSpec, Partitioning, RandomCrashes,
-    Scenario, SourceSpec, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
+    Algorithm, CheckpointSpec, CoordinatorFaults, CrashSpec, EdgeSpec, Expect, FaultSpec,
+    Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults, OperatorId,
+    OperatorKind, OperatorSpec, Partitioning, RandomCrashes, RestartStrategy, Scenario, SlowTask,
+    SourceSpec, StorageFaults, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -317,6 +318,55 @@ struct RawFaults {
     #[serde(default)]
     crashes: Vec<Located<RawCrash>>,
     random: Option<Located<RawRandom>>,
+    restart: Option<Located<RawRestart>>,
+    notifications: Option<Located<RawNotifications>>,
+    storage: Option<Located<RawStorageFaults>>,
+    coordinator: Option<Located<RawCoordinator>>,
+    #[serde(default)]
+    slow_tasks: Vec<Located<RawSlowTask>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRestart {
+    strategy: Text,
+    max_backoff: Text,
+    backoff_multiplier: Option<Spanned<f64>>,
+    reset_threshold: Text,
+    max_failures: Int,
+    interval: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNotifications {
+    loss_percent: Int,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStorageFaults {
+    failure_percent: Int,
+    slow_percent: Int,
+    slow_latency: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCoordinator {
+    failover_delay: Text,
+    on_memory_loss: Text,
+    crashes: Option<Vec<Spanned<String>>>,
+    random: Option<Located<RawRandom>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlowTask {
+    task: Text,
+    from: Text,
+    until: Text,
+    factor: Int,
 }
 
 #[derive(Deserialize)]
@@ -1444,11 +1494,197 @@ impl<'a> Validator<'a> {
             }
         }
 
-        let random = raw.random.and_then(|located| {
+        let random = raw
+            .random
+            .and_then(|located| self.random_crashes(&located, "[faults.random]"));
+        let restart = match &raw.restart {
+            Some(located) => self.restart_strategy(located),
+            None => RestartStrategy::FixedDelay,
+        };
+        let notifications = raw.notifications.as_ref().map(|l| NotificationFaults {
+            loss_percent: self.int(&l.value.loss_percent, "loss_percent", 0, 0..=100),
+        });
+        let storage = raw.storage.as_ref().map(|l| StorageFaults {
+            failure_percent: self.int(&l.value.failure_percent, "failure_percent", 0, 0..=100),
+            slow_percent: self.int(&l.value.slow_percent, "slow_percent", 0, 0..=100),
+            slow_latency: self.duration(&l.value.slow_latency, SimDuration::from_millis(50)),
+        });
+        let coordinator = raw.coordinator.as_ref().map(|l| self.coordinator_faults(l));
+        let mut slow_tasks = Vec::new();
+        for located in &raw.slow_tasks {
+            let st = &located.value;
+            let table = &located.span;
+            let what = "[[faults.slow_tasks]]";
+            let from = self.duration_checked(&st.from, SimDuration::ZERO);
+            let until = self.required_duration(&st.until, "until", what, table);
+            let factor = self.int(&st.factor, "factor", 10, 1..=1_000_000);
+            if let (Some(from), Some(until)) = (from, until) {
+                if until <= from {
+                    self.report(
+                        st.until.as_ref().map(Spanned::span),
+                        format!("until ({until}) must be after from ({from})"),
+                        None,
+                    );
+                }
+            }
+            let Some(task) = &st.task else {
+                self.missing("task", what, table.clone());
+                continue;
+            };
+            let target = self.task(task, ops, ids);
+            if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, target) {
+                slow_tasks.push(SlowTask {
+                    operator: dense_id(operator),
+                    subtask,
+                    from: SimTime(from.nanos()),
+                    until: SimTime(until.nanos()),
+                    factor,
+                });
+            }
+        }
+
+        FaultSpec {
+            detection_delay,
+            restart_delay,
+            max_restarts,
+            crashes,
+            random,
+            restart,
+            notifications,
+            storage,
+            coordinator,
+            slow_tasks,
+        }
+    }
+
+    /// `[faults.restart]`.
+    fn restart_strategy(&mut self, located: &Located<RawRestart>) -> RestartStrategy {
+        let r = &located.value;
+        let strategy = self
+            .choice(
+                &r.strategy,
+                ("restart strategy", "restart strategies"),
+                &[
+                    ("fixed-delay", 0u8),
+                    ("exponential-delay", 1),
+                    ("failure-rate", 2),
+                ],
+                0,
+            )
+            .unwrap_or(0);
+        // Keys of another strategy are mistakes, not silently ignored.
+        let exponential_keys = [
+            ("max_backoff", r.max_backoff.as_ref().map(Spanned::span)),
+            (
+                "backoff_multiplier",
+                r.backoff_multiplier.as_ref().map(Spanned::span),
+            ),
+            (
+                "reset_threshold",
+                r.reset_threshold.as_ref().map(Spanned::span),
+            ),
+        ];
+        let rate_keys = [
+            ("max_failures", r.max_failures.as_ref().map(Spanned::span)),
+            ("interval", r.interval.as_ref().map(Spanned::span)),
+        ];
+        let name = ["fixed-delay", "exponential-delay", "failure-rate"][strategy as usize];
+        for (owner, keys) in [(1u8, &exponential_keys[..]), (2, &rate_keys[..])] {
+            if owner == strategy {
+                continue;
+            }
+            let owner_name = ["fixed-delay", "exponential-delay", "failure-rate"][owner as usize];
+            for (key, span) in keys {
+                if let Some(span) = span {
+                    self.report(
+                        Some(span.clone()),
+                        format!("{key} belongs to the {owner_name} restart strategy, not {name}"),
+                        Some(format!("remove {key}, or set strategy = \"{owner_name}\"")),
+                    );
+                }
+            }
+        }
+        match strategy {
+            1 => {
+                let multiplier_permille = match &r.backoff_multiplier {
+                    None => 1500,
+                    Some(m) => {
+                        let v = *m.get_ref();
+                        if !(1.0..=1000.0).contains(&v) {
+                            self.report(
+                                Some(m.span()),
+                                format!("backoff_multiplier must lie in 1..=1000, not {v}"),
+                                None,
+                            );
+                            1500
+                        } else {
+                            (v * 1000.0).round() as u32
+                        }
+                    }
+                };
+                RestartStrategy::ExponentialDelay {
+                    max_backoff: self.duration(&r.max_backoff, SimDuration::from_secs(60)),
+                    multiplier_permille,
+                    reset_threshold: self
+                        .duration(&r.reset_threshold, SimDuration::from_secs(3_600)),
+                }
+            }
+            2 => RestartStrategy::FailureRate {
+                max_failures: self.int(&r.max_failures, "max_failures", 1, 1..=u32_max()),
+                interval: self.positive_duration(
+                    &r.interval,
+                    "interval",
+                    SimDuration::from_secs(60),
+                ),
+            },
+            _ => RestartStrategy::FixedDelay,
+        }
+    }
+
+    /// `[faults.coordinator]`.
+    fn coordinator_faults(&mut self, located: &Located<RawCoordinator>) -> CoordinatorFaults {
+        let c = &located.value;
+        let on_memory_loss = self
+            .choice(
+                &c.on_memory_loss,
+                ("on_memory_loss choice", "choices"),
+                &[
+                    ("restart-from-scratch", MemoryLoss::RestartFromScratch),
+                    ("fail", MemoryLoss::Fail),
+                ],
+                MemoryLoss::RestartFromScratch,
+            )
+            .unwrap_or(MemoryLoss::RestartFromScratch);
+        let mut crashes = Vec::new();
+        for at in c.crashes.iter().flatten() {
+            match parse_duration(at.get_ref()) {
+                Ok(d) => crashes.push(SimTime(d.nanos())),
+                Err(message) => self.report(Some(at.span()), message, None),
+            }
+        }
+        let random = c
+            .random
+            .as_ref()
+            .and_then(|l| self.random_crashes(l, "[faults.coordinator.random]"));
+        CoordinatorFaults {
+            failover_delay: self.duration(&c.failover_delay, SimDuration::from_millis(200)),
+            on_memory_loss,
+            crashes,
+            random,
+        }
+    }
+
+    /// A random crash table (`[faults.random]`, `[faults.coordinator.random]`).
+    fn random_crashes(
+        &mut self,
+        located: &Located<RawRandom>,
+        what: &str,
+    ) -> Option<RandomCrashes> {
+        {
             let r = &located.value;
             let table = &located.span;
             let mean_interval =
-                self.required_duration(&r.mean_interval, "mean_interval", "[faults.random]", table);
+                self.required_duration(&r.mean_interval, "mean_interval", what, table);
             if mean_interval == Some(SimDuration::ZERO) {
                 self.report(
                     r.mean_interval.as_ref().map(Spanned::span),
@@ -1457,8 +1693,7 @@ impl<'a> Validator<'a> {
                 );
             }
             let window_start = self.duration_checked(&r.window_start, SimDuration::ZERO);
-            let window_end =
-                self.required_duration(&r.window_end, "window_end", "[faults.random]", table);
+            let window_end = self.required_duration(&r.window_end, "window_end", what, table);
             if let (Some(start), Some(end)) = (window_start, window_end) {
                 if end <= start {
                     self.report(
@@ -1475,14 +1710,6 @@ impl<'a> Validator<'a> {
                 window_end: SimTime(window_end?.nanos()),
                 max_crashes,
             })
-        });
-
-        FaultSpec {
-            detection_delay,
-            restart_delay,
-            max_restarts,
-            crashes,
-            random,
         }
     }
 

@@ -11,8 +11,9 @@
 use std::fmt::Write as _;
 
 use super::{
-    CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, NetworkSpec, OperatorId,
-    OperatorKind, OperatorSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
+    CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, MemoryLoss, NetworkSpec,
+    OperatorId, OperatorKind, OperatorSpec, RestartStrategy, Scenario, StorageKind, SwarmSpec,
+    FORMAT_VERSION,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -163,6 +164,75 @@ fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
         w.time("window_end", random.window_end);
         w.int("max_crashes", random.max_crashes);
     }
+    w.table("[faults.restart]");
+    w.string("strategy", f.restart.name());
+    match &f.restart {
+        RestartStrategy::FixedDelay => {}
+        RestartStrategy::ExponentialDelay {
+            max_backoff,
+            multiplier_permille,
+            reset_threshold,
+        } => {
+            w.duration("max_backoff", *max_backoff);
+            w.raw("backoff_multiplier", &permille(*multiplier_permille));
+            w.duration("reset_threshold", *reset_threshold);
+        }
+        RestartStrategy::FailureRate {
+            max_failures,
+            interval,
+        } => {
+            w.int("max_failures", *max_failures);
+            w.duration("interval", *interval);
+        }
+    }
+    if let Some(n) = &f.notifications {
+        w.table("[faults.notifications]");
+        w.int("loss_percent", n.loss_percent);
+    }
+    if let Some(st) = &f.storage {
+        w.table("[faults.storage]");
+        w.int("failure_percent", st.failure_percent);
+        w.int("slow_percent", st.slow_percent);
+        w.duration("slow_latency", st.slow_latency);
+    }
+    if let Some(c) = &f.coordinator {
+        w.table("[faults.coordinator]");
+        w.duration("failover_delay", c.failover_delay);
+        let loss = match c.on_memory_loss {
+            MemoryLoss::RestartFromScratch => "restart-from-scratch",
+            MemoryLoss::Fail => "fail",
+        };
+        w.string("on_memory_loss", loss);
+        let times: Vec<String> = c
+            .crashes
+            .iter()
+            .map(|t| quote(&duration(SimDuration(t.nanos()))))
+            .collect();
+        w.raw("crashes", &format!("[{}]", times.join(", ")));
+        if let Some(random) = &c.random {
+            w.table("[faults.coordinator.random]");
+            w.duration("mean_interval", random.mean_interval);
+            w.time("window_start", random.window_start);
+            w.time("window_end", random.window_end);
+            w.int("max_crashes", random.max_crashes);
+        }
+    }
+    for st in &f.slow_tasks {
+        w.table("[[faults.slow_tasks]]");
+        let task = format!("{}[{}]", operator_name(s, st.operator), st.subtask);
+        w.string("task", &task);
+        w.time("from", st.from);
+        w.time("until", st.until);
+        w.int("factor", st.factor);
+    }
+}
+
+/// A multiplier in thousandths as a TOML float (`1500` → `1.5`).
+fn permille(n: u32) -> String {
+    let frac = format!("{:03}", n % 1000);
+    let frac = frac.trim_end_matches('0');
+    let frac = if frac.is_empty() { "0" } else { frac };
+    format!("{}.{frac}", n / 1000)
 }
 
 /// `[swarm]` (not in docs/scenarios.md yet; last, after `[expect]`). A knob
@@ -456,7 +526,29 @@ mod tests {
         ];
         assert_eq!(keys(&table(&doc["checkpoint"])), sorted(&checkpoint));
         let faults = table(&doc["faults"]);
-        let mut expected = vec!["detection_delay", "restart_delay", "max_restarts"];
+        let mut expected = vec![
+            "detection_delay",
+            "restart_delay",
+            "max_restarts",
+            "restart",
+        ];
+        for optional in ["notifications", "storage", "coordinator", "slow_tasks"] {
+            if faults.contains_key(optional) {
+                expected.push(optional);
+            }
+        }
+        let restart = table(&faults["restart"]);
+        let restart_keys: &[&str] = match restart["strategy"].as_str().expect("strategy") {
+            "exponential-delay" => &[
+                "strategy",
+                "max_backoff",
+                "backoff_multiplier",
+                "reset_threshold",
+            ],
+            "failure-rate" => &["strategy", "max_failures", "interval"],
+            _ => &["strategy"],
+        };
+        assert_eq!(keys(&restart), sorted(restart_keys), "{what}: restart");
         if faults.contains_key("crashes") {
             expected.push("crashes");
         }
@@ -635,6 +727,35 @@ mod tests {
                     window_end: SimTime(3_000_000_007),
                     max_crashes: 5,
                 }),
+                restart: RestartStrategy::ExponentialDelay {
+                    max_backoff: SimDuration::from_secs(3),
+                    multiplier_permille: 1250,
+                    reset_threshold: SimDuration::from_secs(20),
+                },
+                notifications: Some(crate::scenario::NotificationFaults { loss_percent: 13 }),
+                storage: Some(crate::scenario::StorageFaults {
+                    failure_percent: 4,
+                    slow_percent: 9,
+                    slow_latency: SimDuration::from_millis(70),
+                }),
+                coordinator: Some(crate::scenario::CoordinatorFaults {
+                    failover_delay: SimDuration::from_millis(333),
+                    on_memory_loss: MemoryLoss::Fail,
+                    crashes: vec![SimTime(1_500_000_000), SimTime(7)],
+                    random: Some(RandomCrashes {
+                        mean_interval: SimDuration::from_millis(900),
+                        window_start: SimTime(0),
+                        window_end: SimTime(2_000_000_000),
+                        max_crashes: 2,
+                    }),
+                }),
+                slow_tasks: vec![crate::scenario::SlowTask {
+                    operator: OperatorId(1),
+                    subtask: 0,
+                    from: SimTime(1_000_000),
+                    until: SimTime(2_000_000_000),
+                    factor: 25,
+                }],
             },
             limits: Limits {
                 max_events: 1_000_000,
@@ -671,6 +792,26 @@ mod tests {
         let mut s = sample();
         s.faults.crashes.clear();
         round_trip(&s, "random only");
+
+        let mut s = sample();
+        s.faults.notifications = None;
+        s.faults.storage = None;
+        s.faults.coordinator = None;
+        s.faults.slow_tasks.clear();
+        s.faults.restart = RestartStrategy::FixedDelay;
+        round_trip(&s, "fixed delay, no new fault kinds");
+
+        let mut s = sample();
+        s.faults.restart = RestartStrategy::FailureRate {
+            max_failures: 3,
+            interval: SimDuration::from_secs(10),
+        };
+        if let Some(c) = s.faults.coordinator.as_mut() {
+            c.crashes.clear();
+            c.random = None;
+            c.on_memory_loss = MemoryLoss::RestartFromScratch;
+        }
+        round_trip(&s, "failure rate, coordinator without crashes");
     }
 
     #[test]
@@ -864,7 +1005,17 @@ mod tests {
         expected.extend(["[[edges]]"; 8]);
         expected.extend(["[checkpoint]", "[faults]"]);
         expected.extend(["[[faults.crashes]]"; 3]);
-        expected.extend(["[faults.random]", "[limits]", "[expect]"]);
+        expected.extend([
+            "[faults.random]",
+            "[faults.restart]",
+            "[faults.notifications]",
+            "[faults.storage]",
+            "[faults.coordinator]",
+            "[faults.coordinator.random]",
+            "[[faults.slow_tasks]]",
+            "[limits]",
+            "[expect]",
+        ]);
         assert_eq!(headers, expected);
         for (i, line) in text.lines().enumerate() {
             if line.starts_with('[') {
