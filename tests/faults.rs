@@ -523,3 +523,49 @@ fn random_coordinator_crashes_are_exactly_once() {
         }
     }
 }
+
+// ------------------------------------------------------------ stragglers and skew
+
+/// A straggler (`count[1]` ten times slower for 60 ms) and hot keys: the
+/// alignment waits on the slow input, while crashes strike.
+#[test]
+fn stragglers_and_skewed_keys_are_exactly_once() {
+    let mut sc = job(
+        &format!(
+            "{RANDOM_CRASHES}\n[[faults.slow_tasks]]\ntask = \"count[1]\"\nfrom = \"5ms\"\nuntil = \"65ms\"\nfactor = 10\n\n[[faults.slow_tasks]]\ntask = \"source[0]\"\nfrom = \"20ms\"\nuntil = \"40ms\"\nfactor = 3\n"
+        ),
+        "",
+    );
+    if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
+        src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
+    }
+    let base = job(RANDOM_CRASHES, "");
+    for (a, c) in sweep_all(&sc, "stragglers") {
+        let name = a.name();
+        assert!(c.slow_task_steps > 10_000, "{name}: {c:?}");
+        assert!(c.crashes_during_straggling > 200, "{name}: {c:?}");
+        assert!(c.crashes_during_alignment > 0, "{name}: {c:?}");
+        // The straggler makes alignments longer than without it.
+        let slow = check_alg(&sc, 1, a, &[]);
+        let fast = check_alg(&base, 1, a, &[]);
+        assert!(slow.output.end_time > fast.output.end_time, "{name}");
+    }
+}
+
+#[test]
+fn skewed_keys_make_hot_keys() {
+    let mut sc = job("", "");
+    if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
+        src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
+    }
+    let w = ckptsim::model::Workload::generate(&sc, 9);
+    let mut counts = [0u64; 40];
+    for p in 0..w.partition_count() as u32 {
+        for &(k, _) in w.partition(p) {
+            counts[k as usize] += 1;
+        }
+    }
+    // 600 records over 40 keys: 15 on average; key 0 gets about ln(40) ≈ 3.7 times that.
+    assert!(counts[0] > 40, "{counts:?}");
+    assert!(counts[0] > 4 * counts[39].max(1), "{counts:?}");
+}

@@ -146,6 +146,11 @@ pub enum KeyDistribution {
     /// Keys cycle `0, 1, …, keys-1` over the global record index, so each key
     /// occurs equally often.
     Cyclic,
+    /// Skewed towards low keys (hot keys): `u` uniform in `0..keys`, then
+    /// the key uniform in `0..=u`, so key k has probability
+    /// `(H(keys) - H(k)) / keys` (harmonic numbers); key 0 is about
+    /// `ln(keys)` times as frequent as the average. Integer draws only.
+    Skewed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1047,6 +1047,7 @@ impl<'a> Validator<'a> {
                         &[
                             ("uniform", KeyDistribution::Uniform),
                             ("cyclic", KeyDistribution::Cyclic),
+                            ("skewed", KeyDistribution::Skewed),
                         ],
                         KeyDistribution::Uniform,
                     )

@@ -94,6 +94,7 @@ fn operator(w: &mut Writer, op: &OperatorSpec) {
             let distribution = match src.key_distribution {
                 KeyDistribution::Uniform => "uniform",
                 KeyDistribution::Cyclic => "cyclic",
+                KeyDistribution::Skewed => "skewed",
             };
             w.string("key_distribution", distribution);
             w.int("value_max", src.value_max);
