@@ -188,6 +188,12 @@ fn add(t: &mut Counters, c: &Counters) {
     t.slow_task_steps += c.slow_task_steps;
     t.crashes_with_lost_notification += c.crashes_with_lost_notification;
     t.crashes_during_straggling += c.crashes_during_straggling;
+    t.worker_crashes += c.worker_crashes;
+    t.worker_crashes_during_alignment += c.worker_crashes_during_alignment;
+    t.worker_crashes_between_snapshot_and_notify += c.worker_crashes_between_snapshot_and_notify;
+    t.worker_crashes_during_recovery += c.worker_crashes_during_recovery;
+    t.worker_tasks_killed += c.worker_tasks_killed;
+    t.restarts_waiting_for_worker += c.restarts_waiting_for_worker;
     t.alignments += c.alignments;
 }
 
@@ -568,4 +574,81 @@ fn skewed_keys_make_hot_keys() {
     // 600 records over 40 keys: 15 on average; key 0 gets about ln(40) ≈ 3.7 times that.
     assert!(counts[0] > 40, "{counts:?}");
     assert!(counts[0] > 4 * counts[39].max(1), "{counts:?}");
+}
+
+// ------------------------------------------------------------ workers
+
+/// Two workers with one slot each (spread): worker 0 runs subtask 0 of
+/// every operator.
+const CLUSTER: &str = r#"
+[cluster]
+workers = 2
+slots_per_worker = 1
+placement = "spread"
+heartbeat_timeout = "10ms"
+replacement_delay = "60ms"
+"#;
+
+#[test]
+fn worker_crash_kills_its_subtasks_and_restart_waits_for_a_replacement() {
+    let sc = job(
+        &format!("\n[[faults.worker_crashes]]\nat = \"30ms\"\nworker = 0\n{CLUSTER}"),
+        "",
+    );
+    for &a in &EXACTLY_ONCE {
+        let mut sc = sc.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 5);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.worker_crashes, c.worker_tasks_killed),
+            (1, 4),
+            "{}",
+            a.name()
+        );
+        assert_eq!(c.restarts_waiting_for_worker, 1);
+        let at = |name: &str| {
+            e.output
+                .trace
+                .iter()
+                .find(|t| t.event == name)
+                .map(|t| t.time_ns)
+        };
+        assert_eq!(at("worker-lost"), Some(40_000_000), "heartbeat timeout");
+        assert_eq!(at("restart"), Some(90_000_000), "replacement worker ready");
+    }
+}
+
+#[test]
+fn random_worker_crashes_are_exactly_once() {
+    let sc = job(
+        &format!(
+            "{RANDOM_CRASHES}\n[faults.random_workers]\nmean_interval = \"50ms\"\nwindow_start = \"0s\"\nwindow_end = \"90ms\"\nmax_crashes = 2\n{}",
+            CLUSTER.replace("60ms", "15ms")
+        ),
+        "",
+    );
+    for (a, c) in sweep_all(&sc, "worker crashes") {
+        let name = a.name();
+        assert!(c.worker_crashes > 400, "{name}: {c:?}");
+        // Most crashes kill all four subtasks of the worker at once.
+        assert!(
+            c.worker_tasks_killed > 3 * c.worker_crashes,
+            "{name}: {c:?}"
+        );
+        assert!(
+            c.worker_crashes_between_snapshot_and_notify > 0,
+            "{name}: {c:?}"
+        );
+        assert!(c.worker_crashes_during_recovery > 0, "{name}: {c:?}");
+        assert!(c.worker_crashes_during_alignment > 0, "{name}: {c:?}");
+        assert!(c.restarts_waiting_for_worker > 0, "{name}: {c:?}");
+    }
 }

@@ -538,3 +538,30 @@ fn fault_tables_parse_with_defaults() {
     assert_eq!(st.slow_latency, SimDuration::from_millis(50));
     assert!(s.faults.notifications.is_none() && s.faults.slow_tasks.is_empty());
 }
+
+#[test]
+fn cluster_needs_enough_slots_and_worker_crashes_need_a_cluster() {
+    // BASE's highest parallelism is 3.
+    let text = format!("{BASE}\n[cluster]\nworkers = 1\nslots_per_worker = 2\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(
+        error.message,
+        "the cluster has 2 slots (1 workers × 2) but the highest parallelism is 3"
+    );
+    assert!(help(&error).contains("slot i runs subtask i of every operator"));
+
+    let text = format!("{BASE}\n[[faults.worker_crashes]]\nat = \"1s\"\nworker = 0\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(error.message, "worker crashes need a [cluster] section");
+
+    let text = format!(
+        "{BASE}\n[cluster]\nworkers = 3\nplacement = \"random\"\n\n[[faults.worker_crashes]]\nat = \"1s\"\nworker = 3\n"
+    );
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert_eq!(errors[0].message, "unknown placement `random`");
+    assert_eq!(at(&errors[1]), (79, 10));
+    assert_eq!(errors[1].message, "worker must be at most 2");
+}

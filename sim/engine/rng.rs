@@ -25,6 +25,8 @@ pub enum Stream {
     Storage = 7,
     /// Coordinator crash times.
     CoordinatorFaults = 8,
+    /// Worker crash times.
+    WorkerFaults = 9,
 }
 
 /// A deterministic random stream.

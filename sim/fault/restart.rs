@@ -122,6 +122,8 @@ mod tests {
             storage: None,
             coordinator: None,
             slow_tasks: Vec::new(),
+            worker_crashes: Vec::new(),
+            random_workers: None,
         }
     }
 

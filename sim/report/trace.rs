@@ -256,7 +256,8 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.crash = Some(index);
         }
         Ev::CoordinatorCrash { index } => l.crash = Some(index),
-        Ev::Restart | Ev::CoordinatorRecovered => {}
+        Ev::WorkerCrash { index } => l.crash = Some(index),
+        Ev::Restart | Ev::CoordinatorRecovered | Ev::WorkerLost { .. } => {}
     }
     Ok(l)
 }

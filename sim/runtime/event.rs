@@ -61,6 +61,10 @@ pub enum Ev {
     CoordinatorCrash { index: u32 },
     /// A new coordinator took over after a crash.
     CoordinatorRecovered,
+    /// A planned worker crash (index into the worker crash plan).
+    WorkerCrash { index: u32 },
+    /// The coordinator notices a lost worker (heartbeat timeout).
+    WorkerLost { worker: u32 },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -97,6 +101,8 @@ impl Ev {
             Ev::FinalizeFailed { id } => (20, id, 0),
             Ev::CoordinatorCrash { index } => (21, index.into(), 0),
             Ev::CoordinatorRecovered => (22, 0, 0),
+            Ev::WorkerCrash { index } => (23, index.into(), 0),
+            Ev::WorkerLost { worker } => (24, worker.into(), 0),
         }
     }
 
@@ -124,6 +130,8 @@ impl Ev {
             Ev::FinalizeFailed { .. } => "finalize-failed",
             Ev::CoordinatorCrash { .. } => "coordinator-crash",
             Ev::CoordinatorRecovered => "coordinator-recovered",
+            Ev::WorkerCrash { .. } => "worker-crash",
+            Ev::WorkerLost { .. } => "worker-lost",
         }
     }
 }

@@ -148,6 +148,16 @@ pub struct Counters {
     pub crashes_with_lost_notification: u64,
     /// Task crashes while a straggler was slowed down.
     pub crashes_during_straggling: u64,
+    /// Whole workers that crashed (every subtask on them at once).
+    pub worker_crashes: u64,
+    pub worker_crashes_ignored: u64,
+    pub worker_crashes_during_alignment: u64,
+    pub worker_crashes_between_snapshot_and_notify: u64,
+    pub worker_crashes_during_recovery: u64,
+    /// Subtasks killed by worker crashes.
+    pub worker_tasks_killed: u64,
+    /// Restarts that waited for a replacement worker.
+    pub restarts_waiting_for_worker: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -492,7 +502,7 @@ impl<'a> World<'a> {
         let nch = exec.channels.len();
         let expected = scenario.expected_guarantee(cfg.algorithm);
         let mut w = World {
-            fx: faults::FaultState::new(&scenario, cfg.seed, exec.tasks.len()),
+            fx: faults::FaultState::new(&scenario, cfg.seed, &exec),
             forced_aligned,
             sink_tasks,
             recovery_pending: 0,
@@ -744,7 +754,9 @@ impl<'a> World<'a> {
             Ev::StorageWriteFailed { .. }
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }
-            | Ev::CoordinatorRecovered => self.dispatch_fault(ev),
+            | Ev::CoordinatorRecovered
+            | Ev::WorkerCrash { .. }
+            | Ev::WorkerLost { .. } => self.dispatch_fault(ev),
         }
     }
 
@@ -2009,7 +2021,7 @@ impl<'a> World<'a> {
             return; // the restart strategy gave up: the job failed
         };
         self.job = JobStatus::Restarting;
-        let at = self.net.now.plus(delay);
+        let at = self.restart_time(delay);
         self.net.schedule(at, Ev::Restart);
     }
 

@@ -31,6 +31,50 @@ pub struct Scenario {
     pub expect: Expect,
     /// `[swarm]`: ranges for swarm testing, if the scenario declares them.
     pub swarm: Option<SwarmSpec>,
+    /// `[cluster]`: workers and slots, if the scenario places subtasks.
+    pub cluster: Option<ClusterSpec>,
+}
+
+/// Workers with task slots. With slot sharing (Flink's default), slot `i`
+/// holds subtask `i` of every operator, so the job needs as many slots as
+/// its highest parallelism.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterSpec {
+    pub workers: u32,
+    pub slots_per_worker: u32,
+    pub placement: Placement,
+    /// A lost worker is noticed this long after it crashed.
+    pub heartbeat_timeout: SimDuration,
+    /// A replacement worker is ready this long after the crash; the job
+    /// restarts no earlier.
+    pub replacement_delay: SimDuration,
+}
+
+/// How slots are chosen from the workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Slot `i` on worker `i % workers` (Flink's evenly-spread-out slots).
+    Spread,
+    /// Fill each worker's slots before the next (`i / slots_per_worker`).
+    Pack,
+}
+
+impl ClusterSpec {
+    /// The worker that runs slot `slot`.
+    pub fn worker_of_slot(&self, slot: u32) -> u32 {
+        match self.placement {
+            Placement::Spread => slot % self.workers.max(1),
+            Placement::Pack => slot / self.slots_per_worker.max(1),
+        }
+    }
+}
+
+/// A whole worker crashes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerCrash {
+    pub at: SimTime,
+    pub worker: u32,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -352,6 +396,10 @@ pub struct FaultSpec {
     pub coordinator: Option<CoordinatorFaults>,
     /// `[[faults.slow_tasks]]`: stragglers.
     pub slow_tasks: Vec<SlowTask>,
+    /// `[[faults.worker_crashes]]` (needs `[cluster]`).
+    pub worker_crashes: Vec<WorkerCrash>,
+    /// `[faults.random_workers]`: worker crashes drawn from the seed.
+    pub random_workers: Option<RandomCrashes>,
 }
 
 /// How the job restarts after a failure, and when it gives up (Flink's
@@ -450,6 +498,7 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
     ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
     ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
+    ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),
     ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
 ];
 

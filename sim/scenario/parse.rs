@@ -26,10 +26,11 @@ use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
 use super::{
-    Algorithm, CheckpointSpec, CoordinatorFaults, CrashSpec, EdgeSpec, Expect, FaultSpec,
-    Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults, OperatorId,
-    OperatorKind, OperatorSpec, Partitioning, RandomCrashes, RestartStrategy, Scenario, SlowTask,
-    SourceSpec, StorageFaults, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
+    Algorithm, CheckpointSpec, ClusterSpec, CoordinatorFaults, CrashSpec, EdgeSpec, Expect,
+    FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults,
+    OperatorId, OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes,
+    RestartStrategy, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind, SwarmSpec,
+    WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -245,6 +246,24 @@ struct RawScenario {
     limits: Option<RawLimits>,
     expect: Option<RawExpect>,
     swarm: Option<Located<RawSwarm>>,
+    cluster: Option<Located<RawCluster>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    workers: Int,
+    slots_per_worker: Int,
+    placement: Text,
+    heartbeat_timeout: Text,
+    replacement_delay: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkerCrash {
+    at: Text,
+    worker: Int,
 }
 
 #[derive(Deserialize, Default)]
@@ -324,6 +343,9 @@ struct RawFaults {
     coordinator: Option<Located<RawCoordinator>>,
     #[serde(default)]
     slow_tasks: Vec<Located<RawSlowTask>>,
+    #[serde(default)]
+    worker_crashes: Vec<Located<RawWorkerCrash>>,
+    random_workers: Option<Located<RawRandom>>,
 }
 
 #[derive(Deserialize)]
@@ -615,7 +637,12 @@ impl<'a> Validator<'a> {
         let (operators, ops, ids) = self.operators(&raw.operators, max_parallelism);
         let edges = self.edges(&raw.edges, &ops, &ids);
         let checkpoint = self.checkpoint(raw.checkpoint.unwrap_or_default());
-        let faults = self.faults(raw.faults.unwrap_or_default(), &ops, &ids);
+        let raw_faults = raw.faults.unwrap_or_default();
+        let cluster = raw.cluster.as_ref().map(|c| self.cluster(c, &operators));
+        let (worker_crashes, random_workers) = self.worker_faults(&raw_faults, cluster.as_ref());
+        let mut faults = self.faults(raw_faults, &ops, &ids);
+        faults.worker_crashes = worker_crashes;
+        faults.random_workers = random_workers;
         let limits = self.limits(raw.limits.unwrap_or_default());
         let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
         let guarantee = self.choice(
@@ -649,7 +676,86 @@ impl<'a> Validator<'a> {
                 guarantee: guarantee.unwrap_or(Guarantee::ExactlyOnce),
             },
             swarm,
+            cluster,
         })
+    }
+
+    /// `[cluster]`: enough slots for the highest parallelism.
+    fn cluster(
+        &mut self,
+        located: &Located<RawCluster>,
+        operators: &[OperatorSpec],
+    ) -> ClusterSpec {
+        let c = &located.value;
+        let workers = self.int(&c.workers, "workers", 2u32, 1..=100_000);
+        let slots_per_worker = self.int(&c.slots_per_worker, "slots_per_worker", 1u32, 1..=100_000);
+        let placement = self
+            .choice(
+                &c.placement,
+                ("placement", "placements"),
+                &[("spread", Placement::Spread), ("pack", Placement::Pack)],
+                Placement::Spread,
+            )
+            .unwrap_or(Placement::Spread);
+        let needed = operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
+        let slots = u64::from(workers) * u64::from(slots_per_worker);
+        if slots < u64::from(needed) {
+            self.report(
+                located.span.clone(),
+                format!(
+                    "the cluster has {slots} slots ({workers} workers × {slots_per_worker}) but the highest parallelism is {needed}"
+                ),
+                Some("with slot sharing, slot i runs subtask i of every operator: add workers or slots_per_worker".to_string()),
+            );
+        }
+        ClusterSpec {
+            workers,
+            slots_per_worker,
+            placement,
+            heartbeat_timeout: self.duration(&c.heartbeat_timeout, SimDuration::from_millis(50)),
+            replacement_delay: self.duration(&c.replacement_delay, SimDuration::from_millis(100)),
+        }
+    }
+
+    /// `[[faults.worker_crashes]]` and `[faults.random_workers]`.
+    fn worker_faults(
+        &mut self,
+        raw: &RawFaults,
+        cluster: Option<&ClusterSpec>,
+    ) -> (Vec<WorkerCrash>, Option<RandomCrashes>) {
+        let mut crashes = Vec::new();
+        let need_cluster = |v: &mut Self, span: &Option<Range<usize>>| {
+            v.report(
+                span.clone(),
+                "worker crashes need a [cluster] section".to_string(),
+                Some("add [cluster] with workers and slots_per_worker".to_string()),
+            );
+        };
+        for located in &raw.worker_crashes {
+            let w = &located.value;
+            let table = &located.span;
+            let what = "[[faults.worker_crashes]]";
+            let at = self.required_duration(&w.at, "at", what, table);
+            let Some(cluster) = cluster else {
+                need_cluster(self, table);
+                continue;
+            };
+            let last = i64::from(cluster.workers) - 1;
+            let worker = self.required_int::<u32>(&w.worker, "worker", what, table, 0..=last);
+            if let (Some(at), Some(worker)) = (at, worker) {
+                crashes.push(WorkerCrash {
+                    at: SimTime(at.nanos()),
+                    worker,
+                });
+            }
+        }
+        let random = raw.random_workers.as_ref().and_then(|located| {
+            if cluster.is_none() {
+                need_cluster(self, &located.span);
+            }
+            self.random_crashes(located, "[faults.random_workers]")
+        });
+        (crashes, random)
     }
 
     // --- value helpers -----------------------------------------------------
@@ -1555,6 +1661,8 @@ impl<'a> Validator<'a> {
             storage,
             coordinator,
             slow_tasks,
+            worker_crashes: Vec::new(),
+            random_workers: None,
         }
     }
 

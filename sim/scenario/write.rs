@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 
 use super::{
     CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, MemoryLoss, NetworkSpec,
-    OperatorId, OperatorKind, OperatorSpec, RestartStrategy, Scenario, StorageKind, SwarmSpec,
-    FORMAT_VERSION,
+    OperatorId, OperatorKind, OperatorSpec, Placement, RestartStrategy, Scenario, StorageKind,
+    SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -54,6 +54,19 @@ pub fn to_toml(s: &Scenario) -> String {
 
     w.table("[checkpoint]");
     checkpoint(&mut w, &s.checkpoint);
+
+    if let Some(c) = &s.cluster {
+        w.table("[cluster]");
+        w.int("workers", c.workers);
+        w.int("slots_per_worker", c.slots_per_worker);
+        let placement = match c.placement {
+            Placement::Spread => "spread",
+            Placement::Pack => "pack",
+        };
+        w.string("placement", placement);
+        w.duration("heartbeat_timeout", c.heartbeat_timeout);
+        w.duration("replacement_delay", c.replacement_delay);
+    }
 
     faults(&mut w, s, &s.faults);
 
@@ -217,6 +230,18 @@ fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
             w.time("window_end", random.window_end);
             w.int("max_crashes", random.max_crashes);
         }
+    }
+    for wc in &f.worker_crashes {
+        w.table("[[faults.worker_crashes]]");
+        w.time("at", wc.at);
+        w.int("worker", wc.worker);
+    }
+    if let Some(random) = &f.random_workers {
+        w.table("[faults.random_workers]");
+        w.duration("mean_interval", random.mean_interval);
+        w.time("window_start", random.window_start);
+        w.time("window_end", random.window_end);
+        w.int("max_crashes", random.max_crashes);
     }
     for st in &f.slow_tasks {
         w.table("[[faults.slow_tasks]]");
@@ -473,6 +498,22 @@ mod tests {
         if !doc.contains_key("edges") {
             expected_top.retain(|k| k != "edges");
         }
+        if let Some(cluster) = doc.get("cluster") {
+            expected_top.push("cluster".to_string());
+            expected_top.sort();
+            let keys_cluster = [
+                "workers",
+                "slots_per_worker",
+                "placement",
+                "heartbeat_timeout",
+                "replacement_delay",
+            ];
+            assert_eq!(
+                keys(&table(cluster)),
+                sorted(&keys_cluster),
+                "{what}: cluster"
+            );
+        }
         if let Some(swarm) = doc.get("swarm") {
             expected_top.push("swarm".to_string());
             expected_top.sort();
@@ -533,7 +574,14 @@ mod tests {
             "max_restarts",
             "restart",
         ];
-        for optional in ["notifications", "storage", "coordinator", "slow_tasks"] {
+        for optional in [
+            "notifications",
+            "storage",
+            "coordinator",
+            "slow_tasks",
+            "worker_crashes",
+            "random_workers",
+        ] {
             if faults.contains_key(optional) {
                 expected.push(optional);
             }
@@ -757,6 +805,16 @@ mod tests {
                     until: SimTime(2_000_000_000),
                     factor: 25,
                 }],
+                worker_crashes: vec![crate::scenario::WorkerCrash {
+                    at: SimTime(3_000_000),
+                    worker: 2,
+                }],
+                random_workers: Some(RandomCrashes {
+                    mean_interval: SimDuration::from_millis(700),
+                    window_start: SimTime(5),
+                    window_end: SimTime(1_000_000_000),
+                    max_crashes: 1,
+                }),
             },
             limits: Limits {
                 max_events: 1_000_000,
@@ -766,6 +824,13 @@ mod tests {
                 guarantee: Guarantee::AtLeastOnce,
             },
             swarm: None,
+            cluster: Some(crate::scenario::ClusterSpec {
+                workers: 3,
+                slots_per_worker: 3,
+                placement: Placement::Pack,
+                heartbeat_timeout: SimDuration::from_millis(77),
+                replacement_delay: SimDuration::from_millis(250),
+            }),
         }
     }
 
@@ -1004,7 +1069,7 @@ mod tests {
         let mut expected = vec!["[network]"];
         expected.extend(["[[operators]]"; 9]);
         expected.extend(["[[edges]]"; 8]);
-        expected.extend(["[checkpoint]", "[faults]"]);
+        expected.extend(["[checkpoint]", "[cluster]", "[faults]"]);
         expected.extend(["[[faults.crashes]]"; 3]);
         expected.extend([
             "[faults.random]",
@@ -1013,6 +1078,8 @@ mod tests {
             "[faults.storage]",
             "[faults.coordinator]",
             "[faults.coordinator.random]",
+            "[[faults.worker_crashes]]",
+            "[faults.random_workers]",
             "[[faults.slow_tasks]]",
             "[limits]",
             "[expect]",

@@ -5,11 +5,12 @@
 use super::{JobStatus, Status, World};
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::fault::restart::{Decision, RestartTracker};
-use crate::fault::{plan_coordinator_crashes, planned_faults_end};
+use crate::fault::{plan_coordinator_crashes, plan_worker_crashes, planned_faults_end};
+use crate::model::ExecGraph;
 use crate::model::{CheckpointId, TaskId};
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::event::Ev;
-use crate::scenario::{MemoryLoss, Scenario, StorageKind};
+use crate::scenario::{MemoryLoss, Scenario, StorageKind, WorkerCrash};
 
 /// Fault state the world keeps beside its own.
 pub(super) struct FaultState {
@@ -24,11 +25,32 @@ pub(super) struct FaultState {
     lost_checkpoints: bool,
     /// Per task: the newest checkpoint whose notification to it was lost.
     lost_notification: Vec<CheckpointId>,
+    /// Per task: the worker it runs on (empty without `[cluster]`).
+    worker_of: Vec<u32>,
+    /// Planned worker crashes.
+    worker_plan: Vec<WorkerCrash>,
+    /// Replacement workers are all ready at this time.
+    workers_ready_at: SimTime,
+    /// When the scheduled restart happens.
+    restart_at: SimTime,
 }
 
 impl FaultState {
-    pub(super) fn new(scenario: &Scenario, seed: u64, tasks: usize) -> FaultState {
+    pub(super) fn new(scenario: &Scenario, seed: u64, exec: &ExecGraph) -> FaultState {
+        let tasks = exec.tasks.len();
+        let worker_of = match &scenario.cluster {
+            Some(c) => exec
+                .tasks
+                .iter()
+                .map(|t| c.worker_of_slot(t.subtask))
+                .collect(),
+            None => Vec::new(),
+        };
         FaultState {
+            worker_of,
+            worker_plan: plan_worker_crashes(scenario, seed),
+            workers_ready_at: SimTime::ZERO,
+            restart_at: SimTime::ZERO,
             restart: RestartTracker::new(&scenario.faults),
             notify_rng: SimRng::new(seed, Stream::Notifications),
             storage_rng: SimRng::new(seed, Stream::Storage),
@@ -55,7 +77,12 @@ impl World<'_> {
         for (i, &at) in plan.iter().enumerate() {
             self.schedule_any(at, Ev::CoordinatorCrash { index: i as u32 });
         }
-        self.fault_phase_end = planned_faults_end(&self.scenario, &self.crash_plan, &plan);
+        let workers = self.fx.worker_plan.clone();
+        for (i, w) in workers.iter().enumerate() {
+            self.schedule_any(w.at, Ev::WorkerCrash { index: i as u32 });
+        }
+        self.fault_phase_end =
+            planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);
     }
 
     /// The fault events (hook in `dispatch`).
@@ -65,6 +92,17 @@ impl World<'_> {
             Ev::FinalizeFailed { id } => self.storage_failed(id),
             Ev::CoordinatorCrash { .. } => self.coordinator_crash(),
             Ev::CoordinatorRecovered => self.coordinator_recovered(),
+            Ev::WorkerCrash { index } => self.worker_crash(index),
+            Ev::WorkerLost { worker } => {
+                let tasks: Vec<String> = (0..self.tasks.len())
+                    .filter(|&t| self.fx.worker_of.get(t) == Some(&worker))
+                    .map(|t| self.exec.tasks[t].name.clone())
+                    .collect();
+                self.failover(format!(
+                    "worker {worker} lost (heartbeat timeout; tasks {})",
+                    tasks.join(", ")
+                ));
+            }
             _ => {}
         }
     }
@@ -120,6 +158,91 @@ impl World<'_> {
                 self.job = JobStatus::Failed;
                 self.failed_reason = Some(format!("{why} (last failure: {reason})"));
                 None
+            }
+        }
+    }
+
+    /// When a restart after `delay` happens (hook in `failover`): not before
+    /// the replacement workers are ready.
+    pub(super) fn restart_time(&mut self, delay: SimDuration) -> SimTime {
+        let at = self.net.now.plus(delay);
+        let at = if self.fx.workers_ready_at > at {
+            self.counters.restarts_waiting_for_worker += 1;
+            self.fx.workers_ready_at
+        } else {
+            at
+        };
+        self.fx.restart_at = at;
+        at
+    }
+
+    // ------------------------------------------------------------ workers
+
+    /// A whole worker crashes: every subtask on it dies at once; the
+    /// coordinator notices after the heartbeat timeout; a replacement is
+    /// ready after the replacement delay.
+    fn worker_crash(&mut self, index: u32) {
+        let Some(cluster) = self.scenario.cluster.clone() else {
+            return;
+        };
+        let worker = self.fx.worker_plan[index as usize].worker;
+        if matches!(self.job, JobStatus::Finished | JobStatus::Failed) {
+            self.counters.worker_crashes_ignored += 1;
+            return;
+        }
+        self.counters.worker_crashes += 1;
+        let w = self.windows();
+        if w.aligning {
+            self.counters.worker_crashes_during_alignment += 1;
+        }
+        if w.snapshot_unnotified {
+            self.counters.worker_crashes_between_snapshot_and_notify += 1;
+        }
+        if w.recovering || self.job == JobStatus::Restarting {
+            self.counters.worker_crashes_during_recovery += 1;
+        }
+        let now = self.net.now;
+        let ready = now.plus(cluster.replacement_delay);
+        self.fx.workers_ready_at = self.fx.workers_ready_at.max(ready);
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(now);
+        }
+        if self.job == JobStatus::Restarting {
+            // No task runs on it now, but the redeployment must wait for
+            // the replacement (unless a new coordinator is still coming,
+            // which waits by itself).
+            if !self.fx.coordinator_down && self.fx.restart_at < ready {
+                self.net.attempt += 1;
+                self.fx.restart_at = ready;
+                self.counters.restarts_waiting_for_worker += 1;
+                self.net.schedule(ready, Ev::Restart);
+            }
+            return;
+        }
+        let mut killed = 0;
+        for t in 0..self.tasks.len() as TaskId {
+            let ti = t as usize;
+            if self.fx.worker_of[ti] != worker || self.tasks[ti].status != Status::Running {
+                continue;
+            }
+            self.tasks[ti].status = Status::Dead;
+            let outputs = self.task_outputs[ti].clone();
+            self.net.kill_task_outputs(t, &outputs);
+            killed += 1;
+        }
+        self.counters.worker_tasks_killed += killed;
+        self.mark_worker_crash(worker);
+        let at = now.plus(cluster.heartbeat_timeout);
+        self.net.schedule(at, Ev::WorkerLost { worker });
+    }
+
+    /// Timeline marks for the tasks a worker crash killed (trace only).
+    fn mark_worker_crash(&mut self, worker: u32) {
+        for t in 0..self.tasks.len() as TaskId {
+            if self.fx.worker_of[t as usize] == worker
+                && self.tasks[t as usize].status == Status::Dead
+            {
+                self.mark(|| super::Timeline::Crash { task: t });
             }
         }
     }
@@ -362,6 +485,14 @@ impl World<'_> {
             self.counters.coordinator_recoveries_from_checkpoint += 1;
         } else {
             self.counters.coordinator_recoveries_from_scratch += 1;
+        }
+        if self.fx.workers_ready_at > self.net.now {
+            // A replacement worker is not ready yet.
+            let at = self.fx.workers_ready_at;
+            self.fx.restart_at = at;
+            self.counters.restarts_waiting_for_worker += 1;
+            self.net.schedule(at, Ev::Restart);
+            return;
         }
         self.restart();
     }
