@@ -194,6 +194,17 @@ fn add(t: &mut Counters, c: &Counters) {
     t.worker_crashes_during_recovery += c.worker_crashes_during_recovery;
     t.worker_tasks_killed += c.worker_tasks_killed;
     t.restarts_waiting_for_worker += c.restarts_waiting_for_worker;
+    t.latency_spikes += c.latency_spikes;
+    t.latency_spikes_during_alignment += c.latency_spikes_during_alignment;
+    t.latency_spikes_between_snapshot_and_notify += c.latency_spikes_between_snapshot_and_notify;
+    t.latency_spikes_during_recovery += c.latency_spikes_during_recovery;
+    t.messages_delayed += c.messages_delayed;
+    t.partitions += c.partitions;
+    t.partitions_during_alignment += c.partitions_during_alignment;
+    t.partitions_between_snapshot_and_notify += c.partitions_between_snapshot_and_notify;
+    t.partitions_during_recovery += c.partitions_during_recovery;
+    t.partitions_lost += c.partitions_lost;
+    t.messages_held += c.messages_held;
     t.alignments += c.alignments;
 }
 
@@ -650,5 +661,146 @@ fn random_worker_crashes_are_exactly_once() {
         assert!(c.worker_crashes_during_recovery > 0, "{name}: {c:?}");
         assert!(c.worker_crashes_during_alignment > 0, "{name}: {c:?}");
         assert!(c.restarts_waiting_for_worker > 0, "{name}: {c:?}");
+    }
+}
+
+// ------------------------------------------------------------ network faults
+
+#[test]
+fn latency_spikes_are_exactly_once() {
+    let spikes = r#"
+[[faults.latency_spikes]]
+from = "5ms"
+until = "25ms"
+extra = "4ms"
+edge = "split->count"
+
+[[faults.latency_spikes]]
+from = "30ms"
+until = "45ms"
+extra = "2ms"
+worker = 1
+
+[[faults.latency_spikes]]
+from = "60ms"
+until = "70ms"
+extra = "6ms"
+"#;
+    let sc = job(&format!("{RANDOM_CRASHES}\n{spikes}\n{CLUSTER}"), "");
+    for (a, c) in sweep_all(&sc, "latency spikes") {
+        let name = a.name();
+        assert!(c.latency_spikes >= 1000, "{name}: {c:?}");
+        assert!(c.messages_delayed > 10_000, "{name}: {c:?}");
+        assert!(
+            c.latency_spikes_between_snapshot_and_notify > 0,
+            "{name}: {c:?}"
+        );
+        assert!(c.latency_spikes_during_recovery > 0, "{name}: {c:?}");
+        assert!(c.latency_spikes_during_alignment > 0, "{name}: {c:?}");
+    }
+}
+
+/// A partition shorter than the heartbeat timeout only holds the data that
+/// crosses it; a longer one loses the cut-off worker, and the job restarts
+/// once the partition heals.
+#[test]
+fn partitions_hold_data_or_lose_the_cut_off_side() {
+    let short = job(
+        &format!(
+            "\n[[faults.partitions]]\nfrom = \"20ms\"\nuntil = \"28ms\"\nworkers = [1]\n{CLUSTER}"
+        ),
+        "",
+    );
+    let long = job(
+        &format!(
+            "\n[[faults.partitions]]\nfrom = \"20ms\"\nuntil = \"50ms\"\nworkers = [1]\n{CLUSTER}"
+        ),
+        "",
+    );
+    for &a in &EXACTLY_ONCE {
+        let mut sc = short.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 6);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.partitions, c.partitions_lost, c.failovers),
+            (1, 0, 0),
+            "{}",
+            a.name()
+        );
+        assert!(c.messages_held > 0);
+
+        let mut sc = long.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 6);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.partitions, c.partitions_lost, c.failovers),
+            (1, 1, 1),
+            "{}",
+            a.name()
+        );
+        let restart = e.output.trace.iter().find(|t| t.event == "restart");
+        assert_eq!(
+            restart.map(|t| t.time_ns),
+            Some(50_000_000),
+            "restart when healed"
+        );
+    }
+}
+
+#[test]
+fn random_partitions_are_exactly_once() {
+    // Partitions of 4 to 24 ms (the heartbeat timeout is 10 ms) at times
+    // drawn per seed, beside random task crashes.
+    let n = seeds();
+    for &a in &EXACTLY_ONCE {
+        let mut total = Counters::default();
+        for seed in 0..n {
+            let start = 5 + seed % 60;
+            let len = 4 + (seed * 7) % 21;
+            let sc = job(
+                &format!(
+                    "{RANDOM_CRASHES}\n[[faults.partitions]]\nfrom = \"{start}ms\"\nuntil = \"{}ms\"\nworkers = [{}]\n{CLUSTER}",
+                    start + len,
+                    seed % 2
+                ),
+                "",
+            );
+            let e = check_alg(&sc, seed, a, &[]);
+            assert!(
+                e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
+                "partitions, {} seed {seed}: {:?} {:?}",
+                a.name(),
+                failed_checks(&e),
+                e.verdict.violations().next()
+            );
+            add(&mut total, &e.output.counters);
+        }
+        let name = a.name();
+        eprintln!("partitions, {name}, {n} seeds: {total:?}");
+        assert!(total.partitions_lost > 100, "{name}: {total:?}");
+        assert!(total.messages_held > 1000, "{name}: {total:?}");
+        assert!(
+            total.partitions_between_snapshot_and_notify > 0,
+            "{name}: {total:?}"
+        );
+        assert!(total.partitions_during_recovery > 0, "{name}: {total:?}");
+        if a != Algorithm::StopTheWorld {
+            assert!(total.partitions_during_alignment > 0, "{name}: {total:?}");
+        }
     }
 }

@@ -565,3 +565,23 @@ fn cluster_needs_enough_slots_and_worker_crashes_need_a_cluster() {
     assert_eq!(at(&errors[1]), (79, 10));
     assert_eq!(errors[1].message, "worker must be at most 2");
 }
+
+#[test]
+fn network_faults_are_validated() {
+    let text = format!(
+        "{BASE}\n[[faults.latency_spikes]]\nfrom = \"2s\"\nuntil = \"1s\"\nextra = \"1ms\"\nedge = \"double=>count\"\n\n[[faults.partitions]]\nuntil = \"1s\"\nworkers = [0]\n"
+    );
+    let errors = errors(&text);
+    let messages: Vec<(usize, usize, &str)> = errors
+        .iter()
+        .map(|e| (e.line.unwrap(), e.column.unwrap(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            (75, 9, "until (1s) must be after from (2s)"),
+            (77, 8, "edge `double=>count` is not `from->to`"),
+            (79, 1, "a partition needs a [cluster] section"),
+        ]
+    );
+}

@@ -124,6 +124,8 @@ mod tests {
             slow_tasks: Vec::new(),
             worker_crashes: Vec::new(),
             random_workers: None,
+            latency_spikes: Vec::new(),
+            partitions: Vec::new(),
         }
     }
 

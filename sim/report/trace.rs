@@ -257,6 +257,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         }
         Ev::CoordinatorCrash { index } => l.crash = Some(index),
         Ev::WorkerCrash { index } => l.crash = Some(index),
+        Ev::NetworkFault { index, .. } => l.crash = Some(index),
         Ev::Restart | Ev::CoordinatorRecovered | Ev::WorkerLost { .. } => {}
     }
     Ok(l)

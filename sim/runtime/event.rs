@@ -65,6 +65,10 @@ pub enum Ev {
     WorkerCrash { index: u32 },
     /// The coordinator notices a lost worker (heartbeat timeout).
     WorkerLost { worker: u32 },
+    /// A network fault (latency spike `index`, or partition `index` past
+    /// the spikes) starts, or (`lost`) a partition outlasts the heartbeat
+    /// timeout and its cut-off workers are lost.
+    NetworkFault { index: u32, lost: bool },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -103,6 +107,7 @@ impl Ev {
             Ev::CoordinatorRecovered => (22, 0, 0),
             Ev::WorkerCrash { index } => (23, index.into(), 0),
             Ev::WorkerLost { worker } => (24, worker.into(), 0),
+            Ev::NetworkFault { index, lost } => (25, index.into(), lost.into()),
         }
     }
 
@@ -132,6 +137,7 @@ impl Ev {
             Ev::CoordinatorRecovered => "coordinator-recovered",
             Ev::WorkerCrash { .. } => "worker-crash",
             Ev::WorkerLost { .. } => "worker-lost",
+            Ev::NetworkFault { .. } => "network-fault",
         }
     }
 }

@@ -158,6 +158,22 @@ pub struct Counters {
     pub worker_tasks_killed: u64,
     /// Restarts that waited for a replacement worker.
     pub restarts_waiting_for_worker: u64,
+    /// Latency spikes that began, and in which window.
+    pub latency_spikes: u64,
+    pub latency_spikes_during_alignment: u64,
+    pub latency_spikes_between_snapshot_and_notify: u64,
+    pub latency_spikes_during_recovery: u64,
+    /// Messages a latency spike delayed.
+    pub messages_delayed: u64,
+    /// Network partitions that began, and in which window.
+    pub partitions: u64,
+    pub partitions_during_alignment: u64,
+    pub partitions_between_snapshot_and_notify: u64,
+    pub partitions_during_recovery: u64,
+    /// Partitions longer than the heartbeat timeout: the cut-off side lost.
+    pub partitions_lost: u64,
+    /// Messages a partition held until it healed.
+    pub messages_held: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -756,7 +772,8 @@ impl<'a> World<'a> {
             | Ev::CoordinatorCrash { .. }
             | Ev::CoordinatorRecovered
             | Ev::WorkerCrash { .. }
-            | Ev::WorkerLost { .. } => self.dispatch_fault(ev),
+            | Ev::WorkerLost { .. }
+            | Ev::NetworkFault { .. } => self.dispatch_fault(ev),
         }
     }
 
@@ -2171,6 +2188,7 @@ impl<'a> World<'a> {
 
     fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
         self.check_closed();
+        self.sync_fault_counters();
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
         for t in &self.tasks {

@@ -400,6 +400,33 @@ pub struct FaultSpec {
     pub worker_crashes: Vec<WorkerCrash>,
     /// `[faults.random_workers]`: worker crashes drawn from the seed.
     pub random_workers: Option<RandomCrashes>,
+    /// `[[faults.latency_spikes]]`: extra network latency for a while.
+    pub latency_spikes: Vec<LatencySpike>,
+    /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
+    pub partitions: Vec<Partition>,
+}
+
+/// Between `from` and `until`, every message sent on the chosen channels
+/// takes `extra` longer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LatencySpike {
+    pub from: SimTime,
+    pub until: SimTime,
+    pub extra: SimDuration,
+    /// Only the channels of edges from this operator to that one.
+    pub edge: Option<(OperatorId, OperatorId)>,
+    /// Only channels to or from subtasks on this worker.
+    pub worker: Option<u32>,
+}
+
+/// Between `from` and `until` the `workers` cannot talk to the others: data
+/// sent across arrives only when the partition heals. Longer than the
+/// heartbeat timeout, and the cut-off workers count as lost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Partition {
+    pub from: SimTime,
+    pub until: SimTime,
+    pub workers: Vec<u32>,
 }
 
 /// How the job restarts after a failure, and when it gives up (Flink's
@@ -499,6 +526,8 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
     ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
     ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),
+    ("latency-spike", "[[faults.latency_spikes]]: messages on chosen channels (an edge, a worker, or all) take longer for a while"),
+    ("partition", "[[faults.partitions]] with [cluster]: workers cut off; data across waits until it heals; longer than the heartbeat timeout, the cut-off side is lost"),
     ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
 ];
 

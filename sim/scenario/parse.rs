@@ -32,6 +32,7 @@ use super::{
     RestartStrategy, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind, SwarmSpec,
     WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
+use super::{LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
 // ---------------------------------------------------------------------------
@@ -346,6 +347,28 @@ struct RawFaults {
     #[serde(default)]
     worker_crashes: Vec<Located<RawWorkerCrash>>,
     random_workers: Option<Located<RawRandom>>,
+    #[serde(default)]
+    latency_spikes: Vec<Located<RawSpike>>,
+    #[serde(default)]
+    partitions: Vec<Located<RawPartition>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpike {
+    from: Text,
+    until: Text,
+    extra: Text,
+    edge: Text,
+    worker: Int,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPartition {
+    from: Text,
+    until: Text,
+    workers: Option<Spanned<Vec<i64>>>,
 }
 
 #[derive(Deserialize)]
@@ -640,9 +663,13 @@ impl<'a> Validator<'a> {
         let raw_faults = raw.faults.unwrap_or_default();
         let cluster = raw.cluster.as_ref().map(|c| self.cluster(c, &operators));
         let (worker_crashes, random_workers) = self.worker_faults(&raw_faults, cluster.as_ref());
+        let (latency_spikes, partitions) =
+            self.network_faults(&raw_faults, cluster.as_ref(), &ops, &ids);
         let mut faults = self.faults(raw_faults, &ops, &ids);
         faults.worker_crashes = worker_crashes;
         faults.random_workers = random_workers;
+        faults.latency_spikes = latency_spikes;
+        faults.partitions = partitions;
         let limits = self.limits(raw.limits.unwrap_or_default());
         let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
         let guarantee = self.choice(
@@ -1663,7 +1690,150 @@ impl<'a> Validator<'a> {
             slow_tasks,
             worker_crashes: Vec::new(),
             random_workers: None,
+            latency_spikes: Vec::new(),
+            partitions: Vec::new(),
         }
+    }
+
+    /// A `from`/`until` window: `from` defaults to 0, `until` is required
+    /// and must come after `from`.
+    fn window(
+        &mut self,
+        from: &Text,
+        until: &Text,
+        what: &str,
+        table: &Option<Range<usize>>,
+    ) -> Option<(SimTime, SimTime)> {
+        let start = self.duration_checked(from, SimDuration::ZERO);
+        let end = self.required_duration(until, "until", what, table);
+        let (start, end) = (start?, end?);
+        if end <= start {
+            self.report(
+                until.as_ref().map(Spanned::span),
+                format!("until ({end}) must be after from ({start})"),
+                None,
+            );
+            return None;
+        }
+        Some((SimTime(start.nanos()), SimTime(end.nanos())))
+    }
+
+    /// `[[faults.latency_spikes]]` and `[[faults.partitions]]`.
+    fn network_faults(
+        &mut self,
+        raw: &RawFaults,
+        cluster: Option<&ClusterSpec>,
+        ops: &[OpInfo],
+        ids: &BTreeMap<String, OperatorId>,
+    ) -> (Vec<LatencySpike>, Vec<Partition>) {
+        let workers = cluster.map_or(0, |c| c.workers);
+        let mut spikes = Vec::new();
+        for located in &raw.latency_spikes {
+            let s = &located.value;
+            let what = "[[faults.latency_spikes]]";
+            let window = self.window(&s.from, &s.until, what, &located.span);
+            let extra = self.required_duration(&s.extra, "extra", what, &located.span);
+            let edge = match &s.edge {
+                None => Some(None),
+                Some(text) => match text.get_ref().split_once("->") {
+                    Some((a, b)) => {
+                        let a = self.resolve(a.trim(), text.span(), ops, ids);
+                        let b = self.resolve(b.trim(), text.span(), ops, ids);
+                        match (a, b) {
+                            (Some(a), Some(b)) => Some(Some((dense_id(a), dense_id(b)))),
+                            _ => None,
+                        }
+                    }
+                    None => {
+                        self.report(
+                            Some(text.span()),
+                            format!("edge `{}` is not `from->to`", text.get_ref()),
+                            Some("write e.g. edge = \"split->count\"".to_string()),
+                        );
+                        None
+                    }
+                },
+            };
+            let worker = match &s.worker {
+                None => Some(None),
+                Some(_) if cluster.is_none() => {
+                    self.report(
+                        located.span.clone(),
+                        "a latency spike on a worker needs a [cluster] section".to_string(),
+                        None,
+                    );
+                    None
+                }
+                Some(_) => {
+                    let last = i64::from(workers) - 1;
+                    self.required_int::<u32>(&s.worker, "worker", what, &located.span, 0..=last)
+                        .map(Some)
+                }
+            };
+            if let (Some((from, until)), Some(extra), Some(edge), Some(worker)) =
+                (window, extra, edge, worker)
+            {
+                spikes.push(LatencySpike {
+                    from,
+                    until,
+                    extra,
+                    edge,
+                    worker,
+                });
+            }
+        }
+        let mut partitions = Vec::new();
+        for located in &raw.partitions {
+            let p = &located.value;
+            let what = "[[faults.partitions]]";
+            let window = self.window(&p.from, &p.until, what, &located.span);
+            if cluster.is_none() {
+                self.report(
+                    located.span.clone(),
+                    "a partition needs a [cluster] section".to_string(),
+                    Some("add [cluster] with workers and slots_per_worker".to_string()),
+                );
+                continue;
+            }
+            let Some(list) = &p.workers else {
+                self.missing("workers", what, located.span.clone());
+                continue;
+            };
+            let mut cut = Vec::new();
+            let mut bad = false;
+            for &w in list.get_ref() {
+                if w < 0 || w >= i64::from(workers) {
+                    bad = true;
+                    self.report(
+                        Some(list.span()),
+                        format!(
+                            "worker {w} does not exist: the cluster has workers 0 to {}",
+                            workers - 1
+                        ),
+                        None,
+                    );
+                } else if !cut.contains(&(w as u32)) {
+                    cut.push(w as u32);
+                }
+            }
+            if !bad && (cut.is_empty() || cut.len() as u32 >= workers) {
+                self.report(
+                    Some(list.span()),
+                    "a partition cuts off some workers, not none or all".to_string(),
+                    None,
+                );
+                continue;
+            }
+            if let Some((from, until)) = window.filter(|_| !bad) {
+                cut.sort_unstable();
+                partitions.push(Partition {
+                    from,
+                    until,
+                    workers: cut,
+                });
+            }
+        }
+        (spikes, partitions)
     }
 
     /// `[faults.restart]`.

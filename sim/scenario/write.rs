@@ -243,6 +243,26 @@ fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
         w.time("window_end", random.window_end);
         w.int("max_crashes", random.max_crashes);
     }
+    for sp in &f.latency_spikes {
+        w.table("[[faults.latency_spikes]]");
+        w.time("from", sp.from);
+        w.time("until", sp.until);
+        w.duration("extra", sp.extra);
+        if let Some((a, b)) = sp.edge {
+            let edge = format!("{}->{}", operator_name(s, a), operator_name(s, b));
+            w.string("edge", &edge);
+        }
+        if let Some(worker) = sp.worker {
+            w.int("worker", worker);
+        }
+    }
+    for p in &f.partitions {
+        w.table("[[faults.partitions]]");
+        w.time("from", p.from);
+        w.time("until", p.until);
+        let list: Vec<String> = p.workers.iter().map(|w| w.to_string()).collect();
+        w.raw("workers", &format!("[{}]", list.join(", ")));
+    }
     for st in &f.slow_tasks {
         w.table("[[faults.slow_tasks]]");
         let task = format!("{}[{}]", operator_name(s, st.operator), st.subtask);
@@ -581,6 +601,8 @@ mod tests {
             "slow_tasks",
             "worker_crashes",
             "random_workers",
+            "latency_spikes",
+            "partitions",
         ] {
             if faults.contains_key(optional) {
                 expected.push(optional);
@@ -815,6 +837,27 @@ mod tests {
                     window_end: SimTime(1_000_000_000),
                     max_crashes: 1,
                 }),
+                latency_spikes: vec![
+                    crate::scenario::LatencySpike {
+                        from: SimTime(0),
+                        until: SimTime(9_000_000),
+                        extra: SimDuration::from_micros(700),
+                        edge: Some((OperatorId(1), OperatorId(2))),
+                        worker: Some(1),
+                    },
+                    crate::scenario::LatencySpike {
+                        from: SimTime(10),
+                        until: SimTime(11),
+                        extra: SimDuration(1),
+                        edge: None,
+                        worker: None,
+                    },
+                ],
+                partitions: vec![crate::scenario::Partition {
+                    from: SimTime(2_000_000),
+                    until: SimTime(50_000_000),
+                    workers: vec![0, 2],
+                }],
             },
             limits: Limits {
                 max_events: 1_000_000,
@@ -1080,6 +1123,9 @@ mod tests {
             "[faults.coordinator.random]",
             "[[faults.worker_crashes]]",
             "[faults.random_workers]",
+            "[[faults.latency_spikes]]",
+            "[[faults.latency_spikes]]",
+            "[[faults.partitions]]",
             "[[faults.slow_tasks]]",
             "[limits]",
             "[expect]",

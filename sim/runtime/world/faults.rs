@@ -83,6 +83,7 @@ impl World<'_> {
         }
         self.fault_phase_end =
             planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);
+        self.plan_network_faults();
     }
 
     /// The fault events (hook in `dispatch`).
@@ -93,6 +94,7 @@ impl World<'_> {
             Ev::CoordinatorCrash { .. } => self.coordinator_crash(),
             Ev::CoordinatorRecovered => self.coordinator_recovered(),
             Ev::WorkerCrash { index } => self.worker_crash(index),
+            Ev::NetworkFault { index, lost } => self.network_fault(index, lost),
             Ev::WorkerLost { worker } => {
                 let tasks: Vec<String> = (0..self.tasks.len())
                     .filter(|&t| self.fx.worker_of.get(t) == Some(&worker))
@@ -245,6 +247,136 @@ impl World<'_> {
                 self.mark(|| super::Timeline::Crash { task: t });
             }
         }
+    }
+
+    // ------------------------------------------------------------ network
+
+    /// Hands the latency spikes and partitions to the network and schedules
+    /// their start (for the counters) and the partitions' heartbeat loss.
+    fn plan_network_faults(&mut self) {
+        let f = self.scenario.faults.clone();
+        let spikes = f.latency_spikes.len();
+        let nch = self.exec.channels.len();
+        for (i, s) in f.latency_spikes.iter().enumerate() {
+            let channels: Vec<bool> = (0..nch)
+                .map(|ch| {
+                    let c = &self.exec.channels[ch];
+                    let (from, to) = (c.from as usize, c.to as usize);
+                    let edge_ok = s.edge.is_none_or(|(a, b)| {
+                        self.exec.tasks[from].operator == a && self.exec.tasks[to].operator == b
+                    });
+                    let worker_ok = s.worker.is_none_or(|w| {
+                        self.fx.worker_of.get(from) == Some(&w)
+                            || self.fx.worker_of.get(to) == Some(&w)
+                    });
+                    edge_ok && worker_ok
+                })
+                .collect();
+            self.net.delays.push(crate::runtime::net::ChannelDelay {
+                from: s.from,
+                until: s.until,
+                extra: s.extra.nanos(),
+                hold: false,
+                channels,
+            });
+            let index = i as u32;
+            self.schedule_any(s.from, Ev::NetworkFault { index, lost: false });
+            self.fault_phase_end = self.fault_phase_end.max(s.until);
+        }
+        let heartbeat = self
+            .scenario
+            .cluster
+            .as_ref()
+            .map_or(SimDuration::ZERO, |c| c.heartbeat_timeout);
+        for (i, p) in f.partitions.iter().enumerate() {
+            let cut = |t: u32| p.workers.contains(&self.fx.worker_of[t as usize]);
+            let channels: Vec<bool> = self
+                .exec
+                .channels
+                .iter()
+                .map(|c| cut(c.from) != cut(c.to))
+                .collect();
+            self.net.delays.push(crate::runtime::net::ChannelDelay {
+                from: p.from,
+                until: p.until,
+                extra: 0,
+                hold: true,
+                channels,
+            });
+            let index = (spikes + i) as u32;
+            self.schedule_any(p.from, Ev::NetworkFault { index, lost: false });
+            let lost_at = p.from.plus(heartbeat);
+            if p.until > lost_at {
+                self.schedule_any(lost_at, Ev::NetworkFault { index, lost: true });
+            }
+            self.fault_phase_end = self.fault_phase_end.max(p.until);
+        }
+    }
+
+    fn network_fault(&mut self, index: u32, lost: bool) {
+        let spikes = self.scenario.faults.latency_spikes.len();
+        let w = self.windows();
+        let recovering = w.recovering || self.job == JobStatus::Restarting;
+        let c = &mut self.counters;
+        if (index as usize) < spikes {
+            c.latency_spikes += 1;
+            c.latency_spikes_during_alignment += u64::from(w.aligning);
+            c.latency_spikes_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
+            c.latency_spikes_during_recovery += u64::from(recovering);
+            return;
+        }
+        let p = self.scenario.faults.partitions[index as usize - spikes].clone();
+        if !lost {
+            c.partitions += 1;
+            c.partitions_during_alignment += u64::from(w.aligning);
+            c.partitions_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
+            c.partitions_during_recovery += u64::from(recovering);
+            return;
+        }
+        // The partition outlasted the heartbeat timeout: the coordinator
+        // (on the other side) declares the cut-off workers lost. They rejoin
+        // when the partition heals.
+        if self.job != JobStatus::Running {
+            // Not running (restarting, finished): nothing to fail; a restart
+            // still waits for the workers to come back.
+            if self.job == JobStatus::Restarting && !self.fx.coordinator_down {
+                self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+                if self.fx.restart_at < p.until {
+                    self.net.attempt += 1;
+                    self.fx.restart_at = p.until;
+                    self.counters.restarts_waiting_for_worker += 1;
+                    self.net.schedule(p.until, Ev::Restart);
+                }
+            }
+            return;
+        }
+        self.counters.partitions_lost += 1;
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
+        self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+        for t in 0..self.tasks.len() as TaskId {
+            let ti = t as usize;
+            if p.workers.contains(&self.fx.worker_of[ti])
+                && self.tasks[ti].status == Status::Running
+            {
+                self.tasks[ti].status = Status::Dead;
+                let outputs = self.task_outputs[ti].clone();
+                self.net.kill_task_outputs(t, &outputs);
+                self.mark(|| super::Timeline::Crash { task: t });
+            }
+        }
+        let list: Vec<String> = p.workers.iter().map(|w| w.to_string()).collect();
+        self.failover(format!(
+            "workers {} unreachable: network partition longer than the heartbeat timeout",
+            list.join(", ")
+        ));
+    }
+
+    /// Copies counters the network keeps into the run's (hook in `finish`).
+    pub(super) fn sync_fault_counters(&mut self) {
+        self.counters.messages_delayed = self.net.delayed_messages;
+        self.counters.messages_held = self.net.held_messages;
     }
 
     // ------------------------------------------------------------ stragglers
