@@ -1121,6 +1121,9 @@ fn list() {
     ] {
         let _ = writeln!(s, "  {name:<28} {what}");
     }
+    for (name, what) in ckptsim::scenario::FAULT_KINDS {
+        let _ = writeln!(s, "  {name:<28} {what}");
+    }
     let _ = writeln!(s, "checks");
     for (name, what) in ckptsim::check::CHECKS {
         let _ = writeln!(s, "  {name:<28} {what}");

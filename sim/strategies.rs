@@ -1113,6 +1113,7 @@ impl ScenarioParts {
                     let distribution = match w.key_distribution {
                         KeyDistribution::Uniform => "uniform",
                         KeyDistribution::Cyclic => "cyclic",
+                        KeyDistribution::Skewed => "skewed",
                     };
                     let _ = writeln!(out, "partitions = {}", w.partitions);
                     let _ = writeln!(out, "records_per_partition = {}", w.records_per_partition);

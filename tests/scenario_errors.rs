@@ -443,3 +443,145 @@ fn swarm_ranges_are_checked() {
         ))
     );
 }
+
+// ------------------------------------------------------------ the fault model
+
+#[test]
+fn unknown_restart_strategy_lists_the_strategies() {
+    let text = format!("{BASE}\n[faults.restart]\nstrategy = \"exponential\"\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (74, 12));
+    assert_eq!(error.message, "unknown restart strategy `exponential`");
+    assert!(
+        help(&error)
+            .contains("known restart strategies: fixed-delay, exponential-delay, failure-rate"),
+        "{}",
+        help(&error)
+    );
+}
+
+#[test]
+fn restart_key_of_another_strategy_is_rejected() {
+    let text =
+        format!("{BASE}\n[faults.restart]\nstrategy = \"fixed-delay\"\nmax_backoff = \"1s\"\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (75, 15));
+    assert_eq!(
+        error.message,
+        "max_backoff belongs to the exponential-delay restart strategy, not fixed-delay"
+    );
+    assert_eq!(
+        help(&error),
+        "remove max_backoff, or set strategy = \"exponential-delay\""
+    );
+}
+
+#[test]
+fn fault_percentages_and_factors_are_checked() {
+    let text = format!(
+        "{BASE}\n[faults.notifications]\nloss_percent = 101\n\n[faults.storage]\nfailure_percent = -1\n\n[[faults.slow_tasks]]\ntask = \"count[7]\"\nuntil = \"1s\"\nfactor = 0\n"
+    );
+    let errors = errors(&text);
+    let messages: Vec<(usize, usize, &str)> = errors
+        .iter()
+        .map(|e| (e.line.unwrap(), e.column.unwrap(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            (74, 16, "loss_percent must be at most 100"),
+            (77, 19, "failure_percent must be at least 0"),
+            (
+                80,
+                8,
+                "task `count[7]` does not exist: operator `count` has parallelism 3"
+            ),
+            (82, 10, "factor must be at least 1"),
+        ]
+    );
+}
+
+#[test]
+fn coordinator_faults_report_bad_choices_and_durations() {
+    let text = format!(
+        "{BASE}\n[faults.coordinator]\non_memory_loss = \"panic\"\ncrashes = [\"1s\", \"soon\"]\n"
+    );
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert_eq!(at(&errors[0]), (74, 18));
+    assert_eq!(errors[0].message, "unknown on_memory_loss choice `panic`");
+    assert!(help(&errors[0]).contains("restart-from-scratch, fail"));
+    assert_eq!(at(&errors[1]), (75, 18));
+}
+
+#[test]
+fn fault_tables_parse_with_defaults() {
+    use ckptsim::scenario::{MemoryLoss, RestartStrategy};
+    let text = format!(
+        "{BASE}\n[faults.restart]\nstrategy = \"exponential-delay\"\n\n[faults.coordinator]\ncrashes = [\"2s\"]\n\n[faults.storage]\nslow_percent = 5\n"
+    );
+    let s = parse_str(&text, "base.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.faults.restart,
+        RestartStrategy::ExponentialDelay {
+            max_backoff: SimDuration::from_secs(60),
+            multiplier_permille: 1500,
+            reset_threshold: SimDuration::from_secs(3600),
+        }
+    );
+    let c = s.faults.coordinator.expect("coordinator");
+    assert_eq!(c.on_memory_loss, MemoryLoss::RestartFromScratch);
+    assert_eq!(c.failover_delay, SimDuration::from_millis(200));
+    assert_eq!(c.crashes, vec![SimTime(2_000_000_000)]);
+    let st = s.faults.storage.expect("storage");
+    assert_eq!((st.failure_percent, st.slow_percent), (0, 5));
+    assert_eq!(st.slow_latency, SimDuration::from_millis(50));
+    assert!(s.faults.notifications.is_none() && s.faults.slow_tasks.is_empty());
+}
+
+#[test]
+fn cluster_needs_enough_slots_and_worker_crashes_need_a_cluster() {
+    // BASE's highest parallelism is 3.
+    let text = format!("{BASE}\n[cluster]\nworkers = 1\nslots_per_worker = 2\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(
+        error.message,
+        "the cluster has 2 slots (1 workers × 2) but the highest parallelism is 3"
+    );
+    assert!(help(&error).contains("slot i runs subtask i of every operator"));
+
+    let text = format!("{BASE}\n[[faults.worker_crashes]]\nat = \"1s\"\nworker = 0\n");
+    let error = only_error(&text);
+    assert_eq!(at(&error), (73, 1));
+    assert_eq!(error.message, "worker crashes need a [cluster] section");
+
+    let text = format!(
+        "{BASE}\n[cluster]\nworkers = 3\nplacement = \"random\"\n\n[[faults.worker_crashes]]\nat = \"1s\"\nworker = 3\n"
+    );
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert_eq!(errors[0].message, "unknown placement `random`");
+    assert_eq!(at(&errors[1]), (79, 10));
+    assert_eq!(errors[1].message, "worker must be at most 2");
+}
+
+#[test]
+fn network_faults_are_validated() {
+    let text = format!(
+        "{BASE}\n[[faults.latency_spikes]]\nfrom = \"2s\"\nuntil = \"1s\"\nextra = \"1ms\"\nedge = \"double=>count\"\n\n[[faults.partitions]]\nuntil = \"1s\"\nworkers = [0]\n"
+    );
+    let errors = errors(&text);
+    let messages: Vec<(usize, usize, &str)> = errors
+        .iter()
+        .map(|e| (e.line.unwrap(), e.column.unwrap(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            (75, 9, "until (1s) must be after from (2s)"),
+            (77, 8, "edge `double=>count` is not `from->to`"),
+            (79, 1, "a partition needs a [cluster] section"),
+        ]
+    );
+}

@@ -13,6 +13,9 @@
 //! - `properties`: proptest over generated scenarios, every exactly-once
 //!   variant.
 //! - `traces`: the JSON-lines and Perfetto traces.
+//! - `faults`: the richer fault model (restart strategies, lost
+//!   notifications, storage faults, coordinator crashes, stragglers), each
+//!   exactly-once over many seeds with reachability evidence.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
 //!   committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -22,6 +25,7 @@ mod common;
 mod algorithms;
 mod cli;
 mod determinism;
+mod faults;
 mod golden;
 mod mutants;
 mod properties;

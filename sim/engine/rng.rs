@@ -19,6 +19,14 @@ pub enum Stream {
     Scheduling = 3,
     Faults = 4,
     Swarm = 5,
+    /// Lost checkpoint-complete notifications.
+    Notifications = 6,
+    /// Checkpoint storage write failures and slowness.
+    Storage = 7,
+    /// Coordinator crash times.
+    CoordinatorFaults = 8,
+    /// Worker crash times.
+    WorkerFaults = 9,
 }
 
 /// A deterministic random stream.

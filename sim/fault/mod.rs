@@ -2,8 +2,10 @@
 //! from the scenario's explicit list and from the seed's fault stream, so two
 //! algorithms run on the same seed meet the same crashes.
 
+pub mod restart;
+
 use crate::engine::{SimRng, SimTime, Stream};
-use crate::scenario::{CrashSpec, OperatorId, Scenario};
+use crate::scenario::{CrashSpec, OperatorId, Scenario, WorkerCrash};
 
 /// Slot length for random crashes: each 1 ms slot of the window crashes with
 /// probability `1ms / mean_interval` (integer arithmetic, no exponentials).
@@ -51,4 +53,73 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
 /// checkpoints must complete again.
 pub fn fault_phase_end(plan: &[CrashSpec]) -> SimTime {
     plan.iter().map(|c| c.at).max().unwrap_or(SimTime::ZERO)
+}
+
+/// The coordinator's crash times, sorted: the explicit ones and those drawn
+/// from the seed's own stream (`Stream::CoordinatorFaults`), so enabling them
+/// shifts no other draw.
+pub fn plan_coordinator_crashes(scenario: &Scenario, seed: u64) -> Vec<SimTime> {
+    let Some(c) = &scenario.faults.coordinator else {
+        return Vec::new();
+    };
+    let mut plan = c.crashes.clone();
+    if let Some(r) = &c.random {
+        let mut rng = SimRng::new(seed, Stream::CoordinatorFaults);
+        let mut added = 0;
+        let mut slot = r.window_start.0;
+        let mean = r.mean_interval.0.max(1);
+        while slot < r.window_end.0 && added < r.max_crashes {
+            let hit = rng.below(mean) < SLOT_NS;
+            let offset = rng.below(SLOT_NS);
+            if hit {
+                plan.push(SimTime(
+                    (slot + offset).min(r.window_end.0.saturating_sub(1)),
+                ));
+                added += 1;
+            }
+            slot += SLOT_NS;
+        }
+    }
+    plan.sort();
+    plan
+}
+
+/// The worker crashes of a run, sorted by time: the explicit ones and those
+/// drawn from `Stream::WorkerFaults` (time and worker, three draws a slot).
+pub fn plan_worker_crashes(scenario: &Scenario, seed: u64) -> Vec<WorkerCrash> {
+    let mut plan = scenario.faults.worker_crashes.clone();
+    if let (Some(r), Some(c)) = (&scenario.faults.random_workers, &scenario.cluster) {
+        let mut rng = SimRng::new(seed, Stream::WorkerFaults);
+        let mut added = 0;
+        let mut slot = r.window_start.0;
+        let mean = r.mean_interval.0.max(1);
+        while slot < r.window_end.0 && added < r.max_crashes {
+            let hit = rng.below(mean) < SLOT_NS;
+            let offset = rng.below(SLOT_NS);
+            let worker = rng.below(u64::from(c.workers.max(1))) as u32;
+            if hit {
+                let at = SimTime((slot + offset).min(r.window_end.0.saturating_sub(1)));
+                plan.push(WorkerCrash { at, worker });
+                added += 1;
+            }
+            slot += SLOT_NS;
+        }
+    }
+    plan.sort_by_key(|c| c.at);
+    plan
+}
+
+/// The end of the fault phase counting every planned fault kind: task,
+/// coordinator and worker crashes and the end of straggler windows.
+pub fn planned_faults_end(
+    scenario: &Scenario,
+    crashes: &[CrashSpec],
+    coordinator: &[SimTime],
+    workers: &[WorkerCrash],
+) -> SimTime {
+    let slow = scenario.faults.slow_tasks.iter().map(|s| s.until);
+    fault_phase_end(crashes)
+        .max(coordinator.iter().copied().max().unwrap_or(SimTime::ZERO))
+        .max(workers.iter().map(|w| w.at).max().unwrap_or(SimTime::ZERO))
+        .max(slow.max().unwrap_or(SimTime::ZERO))
 }

@@ -29,6 +29,10 @@ impl Workload {
                     let key = match src.key_distribution {
                         KeyDistribution::Uniform => rng.below(src.keys),
                         KeyDistribution::Cyclic => (offset * n + p) % src.keys,
+                        KeyDistribution::Skewed => {
+                            let u = rng.below(src.keys);
+                            rng.below(u + 1)
+                        }
                     };
                     let value = if src.value_max <= 1 {
                         1

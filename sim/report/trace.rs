@@ -160,6 +160,7 @@ fn outcome_name(o: CpOutcome) -> &'static str {
         CpOutcome::Subsumed => "subsumed",
         CpOutcome::Failover => "failover",
         CpOutcome::Cancelled => "cancelled",
+        CpOutcome::StorageFailed => "storage-failed",
     }
 }
 
@@ -225,7 +226,8 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         | Ev::NotifyComplete { task, id }
         | Ev::AlignmentTimer { task, id }
         | Ev::OutputTimeout { task, id }
-        | Ev::Drained { task, id } => {
+        | Ev::Drained { task, id }
+        | Ev::StorageWriteFailed { task, id } => {
             l.task = Some(names.task(task)?);
             l.checkpoint = Some(id);
         }
@@ -234,7 +236,9 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.checkpoint = Some(id);
             l.reason = Some(reason_name(reason));
         }
-        Ev::CheckpointTimeout { id } | Ev::Finalized { id } => l.checkpoint = Some(id),
+        Ev::CheckpointTimeout { id } | Ev::Finalized { id } | Ev::FinalizeFailed { id } => {
+            l.checkpoint = Some(id)
+        }
         Ev::NotifyAborted {
             task,
             id,
@@ -252,7 +256,14 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.task = Some(names.task(t)?);
             l.crash = Some(index);
         }
-        Ev::Restart | Ev::SavepointDue | Ev::Cancel => {}
+        Ev::CoordinatorCrash { index } => l.crash = Some(index),
+        Ev::WorkerCrash { index } => l.crash = Some(index),
+        Ev::NetworkFault { index, .. } => l.crash = Some(index),
+        Ev::Restart
+        | Ev::CoordinatorRecovered
+        | Ev::WorkerLost { .. }
+        | Ev::SavepointDue
+        | Ev::Cancel => {}
         Ev::SavepointDone { task, id } => {
             l.task = Some(names.task(task)?);
             l.checkpoint = Some(id);

@@ -104,6 +104,8 @@ pub enum Outcome {
     Failover,
     /// The job was cancelled while it was pending.
     Cancelled,
+    /// A checkpoint storage write failed (counted as a failure).
+    StorageFailed,
 }
 
 /// Metrics of one checkpoint (DESIGN.md §6).

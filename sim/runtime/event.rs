@@ -53,6 +53,22 @@ pub enum Ev {
     Drained { task: TaskId, id: CheckpointId },
     /// `stop-the-world`: the coordinator asks a task for its snapshot.
     SnapshotTask { task: TaskId, barrier: Barrier },
+    /// A task's state write to checkpoint storage failed (injected).
+    StorageWriteFailed { task: TaskId, id: CheckpointId },
+    /// The checkpoint's metadata write failed (injected).
+    FinalizeFailed { id: CheckpointId },
+    /// A planned coordinator crash.
+    CoordinatorCrash { index: u32 },
+    /// A new coordinator took over after a crash.
+    CoordinatorRecovered,
+    /// A planned worker crash (index into the worker crash plan).
+    WorkerCrash { index: u32 },
+    /// The coordinator notices a lost worker (heartbeat timeout).
+    WorkerLost { worker: u32 },
+    /// A network fault (latency spike `index`, or partition `index` past
+    /// the spikes) starts, or (`lost`) a partition outlasts the heartbeat
+    /// timeout and its cut-off workers are lost.
+    NetworkFault { index: u32, lost: bool },
     /// A savepoint request is due (or retried): trigger it when the job
     /// runs and no checkpoint is pending.
     SavepointDue,
@@ -93,9 +109,16 @@ impl Ev {
             Ev::OutputTimeout { task, id } => (16, task.into(), id),
             Ev::Drained { task, id } => (17, task.into(), id),
             Ev::SnapshotTask { task, barrier } => (18, task.into(), barrier.id),
-            Ev::SavepointDue => (19, 0, 0),
-            Ev::Cancel => (20, 0, 0),
-            Ev::SavepointDone { task, id } => (21, task.into(), id),
+            Ev::StorageWriteFailed { task, id } => (19, task.into(), id),
+            Ev::FinalizeFailed { id } => (20, id, 0),
+            Ev::CoordinatorCrash { index } => (21, index.into(), 0),
+            Ev::CoordinatorRecovered => (22, 0, 0),
+            Ev::WorkerCrash { index } => (23, index.into(), 0),
+            Ev::WorkerLost { worker } => (24, worker.into(), 0),
+            Ev::NetworkFault { index, lost } => (25, index.into(), lost.into()),
+            Ev::SavepointDue => (26, 0, 0),
+            Ev::Cancel => (27, 0, 0),
+            Ev::SavepointDone { task, id } => (28, task.into(), id),
         }
     }
 
@@ -119,6 +142,13 @@ impl Ev {
             Ev::OutputTimeout { .. } => "output-timeout",
             Ev::Drained { .. } => "drained",
             Ev::SnapshotTask { .. } => "snapshot-task",
+            Ev::StorageWriteFailed { .. } => "storage-write-failed",
+            Ev::FinalizeFailed { .. } => "finalize-failed",
+            Ev::CoordinatorCrash { .. } => "coordinator-crash",
+            Ev::CoordinatorRecovered => "coordinator-recovered",
+            Ev::WorkerCrash { .. } => "worker-crash",
+            Ev::WorkerLost { .. } => "worker-lost",
+            Ev::NetworkFault { .. } => "network-fault",
             Ev::SavepointDue => "savepoint-due",
             Ev::Cancel => "cancel",
             Ev::SavepointDone { .. } => "savepoint-done",

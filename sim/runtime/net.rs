@@ -140,6 +140,23 @@ pub struct Net {
     /// Timeoutable barriers that arrived behind queued data, to announce to
     /// the receiving task (Flink's `EventAnnouncement`).
     pub announced: Vec<(ChannelId, Barrier)>,
+    /// Network faults: latency spikes and partitions (empty without them).
+    pub delays: Vec<ChannelDelay>,
+    /// Messages a latency spike delayed, and messages a partition held.
+    pub delayed_messages: u64,
+    pub held_messages: u64,
+}
+
+/// A network fault on some channels: between `from` and `until`, a message
+/// put on the wire arrives `extra` later, or (`hold`) not before `until`.
+#[derive(Clone, Debug)]
+pub struct ChannelDelay {
+    pub from: SimTime,
+    pub until: SimTime,
+    pub extra: u64,
+    pub hold: bool,
+    /// Per channel: affected.
+    pub channels: Vec<bool>,
 }
 
 impl Net {
@@ -198,7 +215,29 @@ impl Net {
             priority_barriers: false,
             released: Vec::new(),
             announced: Vec::new(),
+            delays: Vec::new(),
+            delayed_messages: 0,
+            held_messages: 0,
         }
+    }
+
+    /// The arrival time of a message put on channel `ch` now, with the
+    /// network faults in force.
+    fn faulty_arrival(&mut self, ch: ChannelId, at: SimTime) -> SimTime {
+        let now = self.now;
+        let mut at = at;
+        for d in &self.delays {
+            if d.from <= now && now < d.until && d.channels[ch as usize] {
+                if d.hold {
+                    at = at.max(d.until);
+                    self.held_messages += 1;
+                } else {
+                    at = at.plus(SimDuration(d.extra));
+                    self.delayed_messages += 1;
+                }
+            }
+        }
+        at
     }
 
     /// Schedules an event stamped with the current attempt: it is dropped on
@@ -330,8 +369,12 @@ impl Net {
             } else {
                 self.latency_min
             };
+            let mut at = SimTime(self.now.0 + lat);
+            if !self.delays.is_empty() {
+                at = self.faulty_arrival(ch, at);
+            }
             let c = &mut self.channels[ch as usize];
-            let at = SimTime(self.now.0 + lat).max(c.last_arrival);
+            let at = at.max(c.last_arrival);
             c.last_arrival = at;
             c.wire.push_back((at, msg));
             let first = c.wire.len() == 1;

@@ -82,6 +82,7 @@ pub struct SnapshotOut {
     pub completed_at: SimTime,
     pub states: Vec<Option<TaskSnapshot>>,
 }
+mod faults;
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
@@ -199,6 +200,70 @@ pub struct Counters {
     pub restored_from_snapshot: u64,
     /// Keyed records checked against their key group's owner.
     pub records_routing_checked: u64,
+    // --- the richer fault model (`world/faults.rs`, docs/faults.md) ---
+    /// The restart strategy gave up: the job failed.
+    pub restart_strategy_gave_up: u64,
+    /// Checkpoint-complete notifications lost on the way to a task.
+    pub notifications_lost: u64,
+    pub notifications_lost_during_alignment: u64,
+    pub notifications_lost_during_recovery: u64,
+    /// Tasks that committed a checkpoint whose notification they had lost,
+    /// through a later notification (complete or, next, abort).
+    pub lost_notifications_caught_up: u64,
+    /// ... through an abort notification carrying the latest completed id.
+    pub lost_notifications_caught_up_by_abort: u64,
+    /// Checkpoint storage writes (task state or metadata) that failed.
+    pub storage_write_failures: u64,
+    pub storage_failures_during_alignment: u64,
+    pub storage_failures_during_recovery: u64,
+    /// Storage writes that were slow.
+    pub storage_writes_slow: u64,
+    /// Checkpoints aborted because a storage write failed.
+    pub checkpoints_storage_failed: u64,
+    pub coordinator_crashes: u64,
+    pub coordinator_crashes_ignored: u64,
+    pub coordinator_crashes_during_alignment: u64,
+    pub coordinator_crashes_between_snapshot_and_notify: u64,
+    pub coordinator_crashes_during_recovery: u64,
+    /// New coordinators that took over.
+    pub coordinator_failovers: u64,
+    /// Completed checkpoints lost with the coordinator (`memory` storage).
+    pub checkpoints_lost_with_coordinator: u64,
+    pub coordinator_recoveries_from_checkpoint: u64,
+    pub coordinator_recoveries_from_scratch: u64,
+    /// Task steps taken while the task was a straggler.
+    pub slow_task_steps: u64,
+    /// Task crashes while some task had lost a notification it had not
+    /// caught up with yet (its restore must commit it).
+    pub crashes_with_lost_notification: u64,
+    /// Task crashes while a straggler was slowed down.
+    pub crashes_during_straggling: u64,
+    /// Whole workers that crashed (every subtask on them at once).
+    pub worker_crashes: u64,
+    pub worker_crashes_ignored: u64,
+    pub worker_crashes_during_alignment: u64,
+    pub worker_crashes_between_snapshot_and_notify: u64,
+    pub worker_crashes_during_recovery: u64,
+    /// Subtasks killed by worker crashes.
+    pub worker_tasks_killed: u64,
+    /// Restarts that waited for a replacement worker.
+    pub restarts_waiting_for_worker: u64,
+    /// Latency spikes that began, and in which window.
+    pub latency_spikes: u64,
+    pub latency_spikes_during_alignment: u64,
+    pub latency_spikes_between_snapshot_and_notify: u64,
+    pub latency_spikes_during_recovery: u64,
+    /// Messages a latency spike delayed.
+    pub messages_delayed: u64,
+    /// Network partitions that began, and in which window.
+    pub partitions: u64,
+    pub partitions_during_alignment: u64,
+    pub partitions_between_snapshot_and_notify: u64,
+    pub partitions_during_recovery: u64,
+    /// Partitions longer than the heartbeat timeout: the cut-off side lost.
+    pub partitions_lost: u64,
+    /// Messages a partition held until it healed.
+    pub messages_held: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -491,6 +556,8 @@ struct World<'a> {
     routed_by_key: Vec<bool>,
     complete_below: Option<Vec<u64>>,
     complete_exempt: Vec<crate::model::Lineage>,
+    /// The richer fault model's state (`world/faults.rs`).
+    fx: faults::FaultState,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -592,6 +659,7 @@ impl<'a> World<'a> {
         let nch = exec.channels.len();
         let expected = scenario.expected_guarantee(cfg.algorithm);
         let mut w = World {
+            fx: faults::FaultState::new(&scenario, cfg.seed, &exec),
             forced_aligned,
             sink_tasks,
             recovery_pending: 0,
@@ -765,6 +833,7 @@ impl<'a> World<'a> {
         for (i, c) in self.crash_plan.clone().iter().enumerate() {
             self.schedule_any(c.at, Ev::Crash { index: i as u32 });
         }
+        self.schedule_planned_faults();
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
@@ -885,6 +954,13 @@ impl<'a> World<'a> {
                     self.resume_source(task, id);
                 }
             }
+            Ev::StorageWriteFailed { .. }
+            | Ev::FinalizeFailed { .. }
+            | Ev::CoordinatorCrash { .. }
+            | Ev::CoordinatorRecovered
+            | Ev::WorkerCrash { .. }
+            | Ev::WorkerLost { .. }
+            | Ev::NetworkFault { .. } => self.dispatch_fault(ev),
         }
     }
 
@@ -1078,6 +1154,7 @@ impl<'a> World<'a> {
         if task.jitter > 0 {
             cost += self.sched_rng.below(task.jitter + 1);
         }
+        let cost = self.straggle(t, cost);
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
         let until_ns = s.busy_until.0;
@@ -1547,8 +1624,7 @@ impl<'a> World<'a> {
                 alignment_ns: p.alignment_ns,
                 arrived: false,
             });
-            let at = self.net.now.plus(delay);
-            self.net.schedule(at, Ev::Ack { task: t, id: p.id });
+            let at = self.schedule_ack(t, p.id, delay);
             ack_at_ns = Some(at.0);
         }
         self.mark(|| Timeline::SnapshotDone {
@@ -1714,6 +1790,7 @@ impl<'a> World<'a> {
                 format!("task {name} notified complete for aborted checkpoint {id}"),
             );
         }
+        self.note_catch_up(t, id);
         self.tasks[ti].last_notified = id;
         self.resume_source(t, id);
         {
@@ -1740,6 +1817,7 @@ impl<'a> World<'a> {
         }
         // Flink's catch-up: an abort carries the latest completed id.
         if latest_completed > self.tasks[ti].last_notified {
+            self.note_abort_catch_up(t, latest_completed);
             self.notify_complete(t, latest_completed);
             if self.tasks[ti].status != Status::Running {
                 return;
@@ -1874,8 +1952,7 @@ impl<'a> World<'a> {
         let done = p.remaining == 0 || (missing_ok && p.remaining == 1 && p.acks.len() > 1);
         if done && !p.finalizing {
             p.finalizing = true;
-            let at = self.net.now.plus(self.scenario.checkpoint.storage_latency);
-            self.schedule_any(at, Ev::Finalized { id });
+            self.schedule_finalize(id);
         }
     }
 
@@ -1974,7 +2051,7 @@ impl<'a> World<'a> {
         }
         let at = now.plus(self.scenario.checkpoint.rpc_latency);
         for t in 0..self.tasks.len() as TaskId {
-            self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            self.send_notify_complete(at, t, id);
         }
     }
 
@@ -2291,6 +2368,23 @@ impl<'a> World<'a> {
         }
     }
 
+    /// A snapshot to start from, as a completed checkpoint.
+    fn restore_completed(r: &Restore) -> Rc<Completed> {
+        let (mut state_bytes, mut in_flight_bytes) = (0, 0);
+        for s in r.states.iter().flatten() {
+            state_bytes += s.state.len() as u64;
+            in_flight_bytes += s.in_flight_bytes();
+        }
+        Rc::new(Completed {
+            id: r.id,
+            trigger_time: SimTime::ZERO,
+            completed_at: SimTime::ZERO,
+            states: r.states.clone(),
+            state_bytes,
+            in_flight_bytes,
+        })
+    }
+
     /// The job starts from a snapshot: ids continue after it, it is the
     /// latest completed checkpoint (for a failover before the first new
     /// one), and every task restores from it.
@@ -2299,19 +2393,7 @@ impl<'a> World<'a> {
         self.coord.last_completed_id = r.id;
         self.store = r.store.clone();
         self.net.attempt = r.generation << 16;
-        let (mut state_bytes, mut in_flight_bytes) = (0, 0);
-        for s in r.states.iter().flatten() {
-            state_bytes += s.state.len() as u64;
-            in_flight_bytes += s.in_flight_bytes();
-        }
-        let c = Rc::new(Completed {
-            id: r.id,
-            trigger_time: SimTime::ZERO,
-            completed_at: SimTime::ZERO,
-            states: r.states.clone(),
-            state_bytes,
-            in_flight_bytes,
-        });
+        let c = Self::restore_completed(r);
         self.coord.retained.push_back(c.clone());
         self.counters.restored_from_snapshot += 1;
         self.deploy(Some(&c), false);
@@ -2355,6 +2437,7 @@ impl<'a> World<'a> {
         if snapshot_unnotified {
             self.counters.crashes_between_snapshot_and_notify += 1;
         }
+        self.note_crash(t);
         self.tasks[ti].status = Status::Dead;
         let outputs = self.task_outputs[ti].clone();
         self.net.kill_task_outputs(t, &outputs);
@@ -2422,21 +2505,17 @@ impl<'a> World<'a> {
         // Everything scheduled for the old attempt is now stale.
         self.net.attempt += 1;
         self.restarts += 1;
-        let job_failed = self.restarts > self.scenario.faults.max_restarts; // trace
+        let delay = self.restart_decision(&reason);
+        let job_failed = delay.is_none(); // trace
         self.mark(|| Timeline::Failover {
             reason: reason.clone(),
             job_failed,
         });
-        if self.restarts > self.scenario.faults.max_restarts {
-            self.job = JobStatus::Failed;
-            self.failed_reason = Some(format!(
-                "restart strategy gave up after {} restarts (last failure: {reason})",
-                self.scenario.faults.max_restarts
-            ));
-            return;
-        }
+        let Some(delay) = delay else {
+            return; // the restart strategy gave up: the job failed
+        };
         self.job = JobStatus::Restarting;
-        let at = self.net.now.plus(self.scenario.faults.restart_delay);
+        let at = self.restart_time(delay);
         self.net.schedule(at, Ev::Restart);
     }
 
@@ -2596,6 +2675,7 @@ impl<'a> World<'a> {
 
     fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
         self.check_closed();
+        self.sync_fault_counters();
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
         for t in &self.tasks {

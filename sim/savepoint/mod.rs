@@ -160,6 +160,7 @@ fn key_distribution_name(d: KeyDistribution) -> &'static str {
     match d {
         KeyDistribution::Uniform => "uniform",
         KeyDistribution::Cyclic => "cyclic",
+        KeyDistribution::Skewed => "skewed",
     }
 }
 

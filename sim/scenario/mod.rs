@@ -33,6 +33,8 @@ pub struct Scenario {
     pub swarm: Option<SwarmSpec>,
     /// `[[savepoints]]`: savepoints taken by hand, in time order.
     pub savepoints: Vec<SavepointSpec>,
+    /// `[cluster]`: workers and slots, if the scenario places subtasks.
+    pub cluster: Option<ClusterSpec>,
 }
 
 /// A savepoint requested at a virtual time (`[[savepoints]]`, or
@@ -47,6 +49,48 @@ pub struct SavepointSpec {
     /// With `stop`: the sources end their input first, so every operator
     /// flushes (`end_of_input`) before the savepoint's barrier.
     pub drain: bool,
+}
+
+/// Workers with task slots. With slot sharing (Flink's default), slot `i`
+/// holds subtask `i` of every operator, so the job needs as many slots as
+/// its highest parallelism.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterSpec {
+    pub workers: u32,
+    pub slots_per_worker: u32,
+    pub placement: Placement,
+    /// A lost worker is noticed this long after it crashed.
+    pub heartbeat_timeout: SimDuration,
+    /// A replacement worker is ready this long after the crash; the job
+    /// restarts no earlier.
+    pub replacement_delay: SimDuration,
+}
+
+/// How slots are chosen from the workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Slot `i` on worker `i % workers` (Flink's evenly-spread-out slots).
+    Spread,
+    /// Fill each worker's slots before the next (`i / slots_per_worker`).
+    Pack,
+}
+
+impl ClusterSpec {
+    /// The worker that runs slot `slot`.
+    pub fn worker_of_slot(&self, slot: u32) -> u32 {
+        match self.placement {
+            Placement::Spread => slot % self.workers.max(1),
+            Placement::Pack => slot / self.slots_per_worker.max(1),
+        }
+    }
+}
+
+/// A whole worker crashes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerCrash {
+    pub at: SimTime,
+    pub worker: u32,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -162,6 +206,11 @@ pub enum KeyDistribution {
     /// Keys cycle `0, 1, …, keys-1` over the global record index, so each key
     /// occurs equally often.
     Cyclic,
+    /// Skewed towards low keys (hot keys): `u` uniform in `0..keys`, then
+    /// the key uniform in `0..=u`, so key k has probability
+    /// `(H(keys) - H(k)) / keys` (harmonic numbers); key 0 is about
+    /// `ln(keys)` times as frequent as the average. Integer draws only.
+    Skewed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -356,7 +405,151 @@ pub struct FaultSpec {
     pub max_restarts: u32,
     pub crashes: Vec<CrashSpec>,
     pub random: Option<RandomCrashes>,
+    /// `[faults.restart]`: the restart strategy (fixed-delay by default,
+    /// with `restart_delay` and `max_restarts`).
+    pub restart: RestartStrategy,
+    /// `[faults.notifications]`: checkpoint-complete notifications lost.
+    pub notifications: Option<NotificationFaults>,
+    /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
+    pub storage: Option<StorageFaults>,
+    /// `[faults.coordinator]`: coordinator crashes and their recovery.
+    pub coordinator: Option<CoordinatorFaults>,
+    /// `[[faults.slow_tasks]]`: stragglers.
+    pub slow_tasks: Vec<SlowTask>,
+    /// `[[faults.worker_crashes]]` (needs `[cluster]`).
+    pub worker_crashes: Vec<WorkerCrash>,
+    /// `[faults.random_workers]`: worker crashes drawn from the seed.
+    pub random_workers: Option<RandomCrashes>,
+    /// `[[faults.latency_spikes]]`: extra network latency for a while.
+    pub latency_spikes: Vec<LatencySpike>,
+    /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
+    pub partitions: Vec<Partition>,
 }
+
+/// Between `from` and `until`, every message sent on the chosen channels
+/// takes `extra` longer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LatencySpike {
+    pub from: SimTime,
+    pub until: SimTime,
+    pub extra: SimDuration,
+    /// Only the channels of edges from this operator to that one.
+    pub edge: Option<(OperatorId, OperatorId)>,
+    /// Only channels to or from subtasks on this worker.
+    pub worker: Option<u32>,
+}
+
+/// Between `from` and `until` the `workers` cannot talk to the others: data
+/// sent across arrives only when the partition heals. Longer than the
+/// heartbeat timeout, and the cut-off workers count as lost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Partition {
+    pub from: SimTime,
+    pub until: SimTime,
+    pub workers: Vec<u32>,
+}
+
+/// How the job restarts after a failure, and when it gives up (Flink's
+/// restart strategies). Every strategy waits `restart_delay` (the first
+/// backoff, for `exponential-delay`) before redeploying.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "strategy")]
+pub enum RestartStrategy {
+    /// Restart after `restart_delay`; give up after `max_restarts` restarts.
+    FixedDelay,
+    /// The k-th restart since the last reset waits
+    /// `min(restart_delay × multiplier^(k-1), max_backoff)`; the count resets
+    /// after the job ran `reset_threshold` without a failure; give up after
+    /// `max_restarts` restarts since the last reset.
+    ExponentialDelay {
+        max_backoff: SimDuration,
+        /// The multiplier in thousandths (1500 = ×1.5).
+        multiplier_permille: u32,
+        reset_threshold: SimDuration,
+    },
+    /// Restart after `restart_delay`; give up when more than `max_failures`
+    /// failures fall within any `interval` (`max_restarts` is not used).
+    FailureRate {
+        max_failures: u32,
+        interval: SimDuration,
+    },
+}
+
+impl RestartStrategy {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RestartStrategy::FixedDelay => "fixed-delay",
+            RestartStrategy::ExponentialDelay { .. } => "exponential-delay",
+            RestartStrategy::FailureRate { .. } => "failure-rate",
+        }
+    }
+}
+
+/// Lost checkpoint-complete notifications.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotificationFaults {
+    /// Each notify-complete RPC to a task is lost with this probability (%).
+    /// The final checkpoint's notification is never lost.
+    pub loss_percent: u32,
+}
+
+/// Checkpoint storage faults, drawn per write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StorageFaults {
+    /// A task's state write, or the checkpoint's metadata write, fails with
+    /// this probability (%).
+    pub failure_percent: u32,
+    /// A write is slow with this probability (%) ...
+    pub slow_percent: u32,
+    /// ... and then takes this much longer.
+    pub slow_latency: SimDuration,
+}
+
+/// What the new coordinator does when checkpoint storage is `memory` and
+/// the completed checkpoints were lost with the old one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryLoss {
+    /// Restart the job from scratch (empty state, sources from the start).
+    RestartFromScratch,
+    /// Fail the job.
+    Fail,
+}
+
+/// Coordinator (JobManager) crashes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoordinatorFaults {
+    /// Time from the crash until a new coordinator restarts the job.
+    pub failover_delay: SimDuration,
+    pub on_memory_loss: MemoryLoss,
+    /// Explicit crash times.
+    pub crashes: Vec<SimTime>,
+    /// Crashes drawn from the seed (the random table's `max_crashes`).
+    pub random: Option<RandomCrashes>,
+}
+
+/// A straggler: between `from` and `until` the task's processing cost is
+/// multiplied by `factor`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SlowTask {
+    pub operator: OperatorId,
+    pub subtask: u32,
+    pub from: SimTime,
+    pub until: SimTime,
+    pub factor: u32,
+}
+
+/// Fault kinds beyond subtask crashes, for `ckptsim list`.
+pub const FAULT_KINDS: &[(&str, &str)] = &[
+    ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
+    ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
+    ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
+    ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
+    ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),
+    ("latency-spike", "[[faults.latency_spikes]]: messages on chosen channels (an edge, a worker, or all) take longer for a while"),
+    ("partition", "[[faults.partitions]] with [cluster]: workers cut off; data across waits until it heals; longer than the heartbeat timeout, the cut-off side is lost"),
+    ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CrashSpec {

@@ -26,11 +26,13 @@ use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
 use super::{
-    Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FaultSpec, Guarantee, KeyDistribution,
-    Limits, NetworkSpec, OperatorId, OperatorKind, OperatorSpec, Partitioning, RandomCrashes,
-    SavepointSpec, Scenario, SourceSpec, StorageKind, SwarmSpec, ALGORITHMS, FORMAT_VERSION,
-    OPERATOR_KINDS,
+    Algorithm, CheckpointSpec, ClusterSpec, CoordinatorFaults, CrashSpec, EdgeSpec, Expect,
+    FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults,
+    OperatorId, OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes,
+    RestartStrategy, SavepointSpec, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind,
+    SwarmSpec, WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
+use super::{LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
 // ---------------------------------------------------------------------------
@@ -247,6 +249,7 @@ struct RawScenario {
     swarm: Option<Located<RawSwarm>>,
     #[serde(default)]
     savepoints: Vec<Located<RawSavepoint>>,
+    cluster: Option<Located<RawCluster>>,
 }
 
 #[derive(Deserialize)]
@@ -255,6 +258,23 @@ struct RawSavepoint {
     at: Text,
     stop: Option<Spanned<bool>>,
     drain: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    workers: Int,
+    slots_per_worker: Int,
+    placement: Text,
+    heartbeat_timeout: Text,
+    replacement_delay: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkerCrash {
+    at: Text,
+    worker: Int,
 }
 
 #[derive(Deserialize, Default)]
@@ -329,6 +349,80 @@ struct RawFaults {
     #[serde(default)]
     crashes: Vec<Located<RawCrash>>,
     random: Option<Located<RawRandom>>,
+    restart: Option<Located<RawRestart>>,
+    notifications: Option<Located<RawNotifications>>,
+    storage: Option<Located<RawStorageFaults>>,
+    coordinator: Option<Located<RawCoordinator>>,
+    #[serde(default)]
+    slow_tasks: Vec<Located<RawSlowTask>>,
+    #[serde(default)]
+    worker_crashes: Vec<Located<RawWorkerCrash>>,
+    random_workers: Option<Located<RawRandom>>,
+    #[serde(default)]
+    latency_spikes: Vec<Located<RawSpike>>,
+    #[serde(default)]
+    partitions: Vec<Located<RawPartition>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpike {
+    from: Text,
+    until: Text,
+    extra: Text,
+    edge: Text,
+    worker: Int,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPartition {
+    from: Text,
+    until: Text,
+    workers: Option<Spanned<Vec<i64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRestart {
+    strategy: Text,
+    max_backoff: Text,
+    backoff_multiplier: Option<Spanned<f64>>,
+    reset_threshold: Text,
+    max_failures: Int,
+    interval: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNotifications {
+    loss_percent: Int,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStorageFaults {
+    failure_percent: Int,
+    slow_percent: Int,
+    slow_latency: Text,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCoordinator {
+    failover_delay: Text,
+    on_memory_loss: Text,
+    crashes: Option<Vec<Spanned<String>>>,
+    random: Option<Located<RawRandom>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlowTask {
+    task: Text,
+    from: Text,
+    until: Text,
+    factor: Int,
 }
 
 #[derive(Deserialize)]
@@ -577,7 +671,16 @@ impl<'a> Validator<'a> {
         let (operators, ops, ids) = self.operators(&raw.operators, max_parallelism);
         let edges = self.edges(&raw.edges, &ops, &ids);
         let checkpoint = self.checkpoint(raw.checkpoint.unwrap_or_default());
-        let faults = self.faults(raw.faults.unwrap_or_default(), &ops, &ids);
+        let raw_faults = raw.faults.unwrap_or_default();
+        let cluster = raw.cluster.as_ref().map(|c| self.cluster(c, &operators));
+        let (worker_crashes, random_workers) = self.worker_faults(&raw_faults, cluster.as_ref());
+        let (latency_spikes, partitions) =
+            self.network_faults(&raw_faults, cluster.as_ref(), &ops, &ids);
+        let mut faults = self.faults(raw_faults, &ops, &ids);
+        faults.worker_crashes = worker_crashes;
+        faults.random_workers = random_workers;
+        faults.latency_spikes = latency_spikes;
+        faults.partitions = partitions;
         let limits = self.limits(raw.limits.unwrap_or_default());
         let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
         let savepoints = self.savepoints(&raw.savepoints);
@@ -613,7 +716,86 @@ impl<'a> Validator<'a> {
             },
             swarm,
             savepoints,
+            cluster,
         })
+    }
+
+    /// `[cluster]`: enough slots for the highest parallelism.
+    fn cluster(
+        &mut self,
+        located: &Located<RawCluster>,
+        operators: &[OperatorSpec],
+    ) -> ClusterSpec {
+        let c = &located.value;
+        let workers = self.int(&c.workers, "workers", 2u32, 1..=100_000);
+        let slots_per_worker = self.int(&c.slots_per_worker, "slots_per_worker", 1u32, 1..=100_000);
+        let placement = self
+            .choice(
+                &c.placement,
+                ("placement", "placements"),
+                &[("spread", Placement::Spread), ("pack", Placement::Pack)],
+                Placement::Spread,
+            )
+            .unwrap_or(Placement::Spread);
+        let needed = operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
+        let slots = u64::from(workers) * u64::from(slots_per_worker);
+        if slots < u64::from(needed) {
+            self.report(
+                located.span.clone(),
+                format!(
+                    "the cluster has {slots} slots ({workers} workers × {slots_per_worker}) but the highest parallelism is {needed}"
+                ),
+                Some("with slot sharing, slot i runs subtask i of every operator: add workers or slots_per_worker".to_string()),
+            );
+        }
+        ClusterSpec {
+            workers,
+            slots_per_worker,
+            placement,
+            heartbeat_timeout: self.duration(&c.heartbeat_timeout, SimDuration::from_millis(50)),
+            replacement_delay: self.duration(&c.replacement_delay, SimDuration::from_millis(100)),
+        }
+    }
+
+    /// `[[faults.worker_crashes]]` and `[faults.random_workers]`.
+    fn worker_faults(
+        &mut self,
+        raw: &RawFaults,
+        cluster: Option<&ClusterSpec>,
+    ) -> (Vec<WorkerCrash>, Option<RandomCrashes>) {
+        let mut crashes = Vec::new();
+        let need_cluster = |v: &mut Self, span: &Option<Range<usize>>| {
+            v.report(
+                span.clone(),
+                "worker crashes need a [cluster] section".to_string(),
+                Some("add [cluster] with workers and slots_per_worker".to_string()),
+            );
+        };
+        for located in &raw.worker_crashes {
+            let w = &located.value;
+            let table = &located.span;
+            let what = "[[faults.worker_crashes]]";
+            let at = self.required_duration(&w.at, "at", what, table);
+            let Some(cluster) = cluster else {
+                need_cluster(self, table);
+                continue;
+            };
+            let last = i64::from(cluster.workers) - 1;
+            let worker = self.required_int::<u32>(&w.worker, "worker", what, table, 0..=last);
+            if let (Some(at), Some(worker)) = (at, worker) {
+                crashes.push(WorkerCrash {
+                    at: SimTime(at.nanos()),
+                    worker,
+                });
+            }
+        }
+        let random = raw.random_workers.as_ref().and_then(|located| {
+            if cluster.is_none() {
+                need_cluster(self, &located.span);
+            }
+            self.random_crashes(located, "[faults.random_workers]")
+        });
+        (crashes, random)
     }
 
     fn savepoints(&mut self, raw: &[Located<RawSavepoint>]) -> Vec<SavepointSpec> {
@@ -1037,6 +1219,7 @@ impl<'a> Validator<'a> {
                         &[
                             ("uniform", KeyDistribution::Uniform),
                             ("cyclic", KeyDistribution::Cyclic),
+                            ("skewed", KeyDistribution::Skewed),
                         ],
                         KeyDistribution::Uniform,
                     )
@@ -1485,11 +1668,342 @@ impl<'a> Validator<'a> {
             }
         }
 
-        let random = raw.random.and_then(|located| {
+        let random = raw
+            .random
+            .and_then(|located| self.random_crashes(&located, "[faults.random]"));
+        let restart = match &raw.restart {
+            Some(located) => self.restart_strategy(located),
+            None => RestartStrategy::FixedDelay,
+        };
+        let notifications = raw.notifications.as_ref().map(|l| NotificationFaults {
+            loss_percent: self.int(&l.value.loss_percent, "loss_percent", 0, 0..=100),
+        });
+        let storage = raw.storage.as_ref().map(|l| StorageFaults {
+            failure_percent: self.int(&l.value.failure_percent, "failure_percent", 0, 0..=100),
+            slow_percent: self.int(&l.value.slow_percent, "slow_percent", 0, 0..=100),
+            slow_latency: self.duration(&l.value.slow_latency, SimDuration::from_millis(50)),
+        });
+        let coordinator = raw.coordinator.as_ref().map(|l| self.coordinator_faults(l));
+        let mut slow_tasks = Vec::new();
+        for located in &raw.slow_tasks {
+            let st = &located.value;
+            let table = &located.span;
+            let what = "[[faults.slow_tasks]]";
+            let from = self.duration_checked(&st.from, SimDuration::ZERO);
+            let until = self.required_duration(&st.until, "until", what, table);
+            let factor = self.int(&st.factor, "factor", 10, 1..=1_000_000);
+            if let (Some(from), Some(until)) = (from, until) {
+                if until <= from {
+                    self.report(
+                        st.until.as_ref().map(Spanned::span),
+                        format!("until ({until}) must be after from ({from})"),
+                        None,
+                    );
+                }
+            }
+            let Some(task) = &st.task else {
+                self.missing("task", what, table.clone());
+                continue;
+            };
+            let target = self.task(task, ops, ids);
+            if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, target) {
+                slow_tasks.push(SlowTask {
+                    operator: dense_id(operator),
+                    subtask,
+                    from: SimTime(from.nanos()),
+                    until: SimTime(until.nanos()),
+                    factor,
+                });
+            }
+        }
+
+        FaultSpec {
+            detection_delay,
+            restart_delay,
+            max_restarts,
+            crashes,
+            random,
+            restart,
+            notifications,
+            storage,
+            coordinator,
+            slow_tasks,
+            worker_crashes: Vec::new(),
+            random_workers: None,
+            latency_spikes: Vec::new(),
+            partitions: Vec::new(),
+        }
+    }
+
+    /// A `from`/`until` window: `from` defaults to 0, `until` is required
+    /// and must come after `from`.
+    fn window(
+        &mut self,
+        from: &Text,
+        until: &Text,
+        what: &str,
+        table: &Option<Range<usize>>,
+    ) -> Option<(SimTime, SimTime)> {
+        let start = self.duration_checked(from, SimDuration::ZERO);
+        let end = self.required_duration(until, "until", what, table);
+        let (start, end) = (start?, end?);
+        if end <= start {
+            self.report(
+                until.as_ref().map(Spanned::span),
+                format!("until ({end}) must be after from ({start})"),
+                None,
+            );
+            return None;
+        }
+        Some((SimTime(start.nanos()), SimTime(end.nanos())))
+    }
+
+    /// `[[faults.latency_spikes]]` and `[[faults.partitions]]`.
+    fn network_faults(
+        &mut self,
+        raw: &RawFaults,
+        cluster: Option<&ClusterSpec>,
+        ops: &[OpInfo],
+        ids: &BTreeMap<String, OperatorId>,
+    ) -> (Vec<LatencySpike>, Vec<Partition>) {
+        let workers = cluster.map_or(0, |c| c.workers);
+        let mut spikes = Vec::new();
+        for located in &raw.latency_spikes {
+            let s = &located.value;
+            let what = "[[faults.latency_spikes]]";
+            let window = self.window(&s.from, &s.until, what, &located.span);
+            let extra = self.required_duration(&s.extra, "extra", what, &located.span);
+            let edge = match &s.edge {
+                None => Some(None),
+                Some(text) => match text.get_ref().split_once("->") {
+                    Some((a, b)) => {
+                        let a = self.resolve(a.trim(), text.span(), ops, ids);
+                        let b = self.resolve(b.trim(), text.span(), ops, ids);
+                        match (a, b) {
+                            (Some(a), Some(b)) => Some(Some((dense_id(a), dense_id(b)))),
+                            _ => None,
+                        }
+                    }
+                    None => {
+                        self.report(
+                            Some(text.span()),
+                            format!("edge `{}` is not `from->to`", text.get_ref()),
+                            Some("write e.g. edge = \"split->count\"".to_string()),
+                        );
+                        None
+                    }
+                },
+            };
+            let worker = match &s.worker {
+                None => Some(None),
+                Some(_) if cluster.is_none() => {
+                    self.report(
+                        located.span.clone(),
+                        "a latency spike on a worker needs a [cluster] section".to_string(),
+                        None,
+                    );
+                    None
+                }
+                Some(_) => {
+                    let last = i64::from(workers) - 1;
+                    self.required_int::<u32>(&s.worker, "worker", what, &located.span, 0..=last)
+                        .map(Some)
+                }
+            };
+            if let (Some((from, until)), Some(extra), Some(edge), Some(worker)) =
+                (window, extra, edge, worker)
+            {
+                spikes.push(LatencySpike {
+                    from,
+                    until,
+                    extra,
+                    edge,
+                    worker,
+                });
+            }
+        }
+        let mut partitions = Vec::new();
+        for located in &raw.partitions {
+            let p = &located.value;
+            let what = "[[faults.partitions]]";
+            let window = self.window(&p.from, &p.until, what, &located.span);
+            if cluster.is_none() {
+                self.report(
+                    located.span.clone(),
+                    "a partition needs a [cluster] section".to_string(),
+                    Some("add [cluster] with workers and slots_per_worker".to_string()),
+                );
+                continue;
+            }
+            let Some(list) = &p.workers else {
+                self.missing("workers", what, located.span.clone());
+                continue;
+            };
+            let mut cut = Vec::new();
+            let mut bad = false;
+            for &w in list.get_ref() {
+                if w < 0 || w >= i64::from(workers) {
+                    bad = true;
+                    self.report(
+                        Some(list.span()),
+                        format!(
+                            "worker {w} does not exist: the cluster has workers 0 to {}",
+                            workers - 1
+                        ),
+                        None,
+                    );
+                } else if !cut.contains(&(w as u32)) {
+                    cut.push(w as u32);
+                }
+            }
+            if !bad && (cut.is_empty() || cut.len() as u32 >= workers) {
+                self.report(
+                    Some(list.span()),
+                    "a partition cuts off some workers, not none or all".to_string(),
+                    None,
+                );
+                continue;
+            }
+            if let Some((from, until)) = window.filter(|_| !bad) {
+                cut.sort_unstable();
+                partitions.push(Partition {
+                    from,
+                    until,
+                    workers: cut,
+                });
+            }
+        }
+        (spikes, partitions)
+    }
+
+    /// `[faults.restart]`.
+    fn restart_strategy(&mut self, located: &Located<RawRestart>) -> RestartStrategy {
+        let r = &located.value;
+        let strategy = self
+            .choice(
+                &r.strategy,
+                ("restart strategy", "restart strategies"),
+                &[
+                    ("fixed-delay", 0u8),
+                    ("exponential-delay", 1),
+                    ("failure-rate", 2),
+                ],
+                0,
+            )
+            .unwrap_or(0);
+        // Keys of another strategy are mistakes, not silently ignored.
+        let exponential_keys = [
+            ("max_backoff", r.max_backoff.as_ref().map(Spanned::span)),
+            (
+                "backoff_multiplier",
+                r.backoff_multiplier.as_ref().map(Spanned::span),
+            ),
+            (
+                "reset_threshold",
+                r.reset_threshold.as_ref().map(Spanned::span),
+            ),
+        ];
+        let rate_keys = [
+            ("max_failures", r.max_failures.as_ref().map(Spanned::span)),
+            ("interval", r.interval.as_ref().map(Spanned::span)),
+        ];
+        let name = ["fixed-delay", "exponential-delay", "failure-rate"][strategy as usize];
+        for (owner, keys) in [(1u8, &exponential_keys[..]), (2, &rate_keys[..])] {
+            if owner == strategy {
+                continue;
+            }
+            let owner_name = ["fixed-delay", "exponential-delay", "failure-rate"][owner as usize];
+            for (key, span) in keys {
+                if let Some(span) = span {
+                    self.report(
+                        Some(span.clone()),
+                        format!("{key} belongs to the {owner_name} restart strategy, not {name}"),
+                        Some(format!("remove {key}, or set strategy = \"{owner_name}\"")),
+                    );
+                }
+            }
+        }
+        match strategy {
+            1 => {
+                let multiplier_permille = match &r.backoff_multiplier {
+                    None => 1500,
+                    Some(m) => {
+                        let v = *m.get_ref();
+                        if !(1.0..=1000.0).contains(&v) {
+                            self.report(
+                                Some(m.span()),
+                                format!("backoff_multiplier must lie in 1..=1000, not {v}"),
+                                None,
+                            );
+                            1500
+                        } else {
+                            (v * 1000.0).round() as u32
+                        }
+                    }
+                };
+                RestartStrategy::ExponentialDelay {
+                    max_backoff: self.duration(&r.max_backoff, SimDuration::from_secs(60)),
+                    multiplier_permille,
+                    reset_threshold: self
+                        .duration(&r.reset_threshold, SimDuration::from_secs(3_600)),
+                }
+            }
+            2 => RestartStrategy::FailureRate {
+                max_failures: self.int(&r.max_failures, "max_failures", 1, 1..=u32_max()),
+                interval: self.positive_duration(
+                    &r.interval,
+                    "interval",
+                    SimDuration::from_secs(60),
+                ),
+            },
+            _ => RestartStrategy::FixedDelay,
+        }
+    }
+
+    /// `[faults.coordinator]`.
+    fn coordinator_faults(&mut self, located: &Located<RawCoordinator>) -> CoordinatorFaults {
+        let c = &located.value;
+        let on_memory_loss = self
+            .choice(
+                &c.on_memory_loss,
+                ("on_memory_loss choice", "choices"),
+                &[
+                    ("restart-from-scratch", MemoryLoss::RestartFromScratch),
+                    ("fail", MemoryLoss::Fail),
+                ],
+                MemoryLoss::RestartFromScratch,
+            )
+            .unwrap_or(MemoryLoss::RestartFromScratch);
+        let mut crashes = Vec::new();
+        for at in c.crashes.iter().flatten() {
+            match parse_duration(at.get_ref()) {
+                Ok(d) => crashes.push(SimTime(d.nanos())),
+                Err(message) => self.report(Some(at.span()), message, None),
+            }
+        }
+        let random = c
+            .random
+            .as_ref()
+            .and_then(|l| self.random_crashes(l, "[faults.coordinator.random]"));
+        CoordinatorFaults {
+            failover_delay: self.duration(&c.failover_delay, SimDuration::from_millis(200)),
+            on_memory_loss,
+            crashes,
+            random,
+        }
+    }
+
+    /// A random crash table (`[faults.random]`, `[faults.coordinator.random]`).
+    fn random_crashes(
+        &mut self,
+        located: &Located<RawRandom>,
+        what: &str,
+    ) -> Option<RandomCrashes> {
+        {
             let r = &located.value;
             let table = &located.span;
             let mean_interval =
-                self.required_duration(&r.mean_interval, "mean_interval", "[faults.random]", table);
+                self.required_duration(&r.mean_interval, "mean_interval", what, table);
             if mean_interval == Some(SimDuration::ZERO) {
                 self.report(
                     r.mean_interval.as_ref().map(Spanned::span),
@@ -1498,8 +2012,7 @@ impl<'a> Validator<'a> {
                 );
             }
             let window_start = self.duration_checked(&r.window_start, SimDuration::ZERO);
-            let window_end =
-                self.required_duration(&r.window_end, "window_end", "[faults.random]", table);
+            let window_end = self.required_duration(&r.window_end, "window_end", what, table);
             if let (Some(start), Some(end)) = (window_start, window_end) {
                 if end <= start {
                     self.report(
@@ -1516,14 +2029,6 @@ impl<'a> Validator<'a> {
                 window_end: SimTime(window_end?.nanos()),
                 max_crashes,
             })
-        });
-
-        FaultSpec {
-            detection_delay,
-            restart_delay,
-            max_restarts,
-            crashes,
-            random,
         }
     }
 

@@ -11,8 +11,9 @@
 use std::fmt::Write as _;
 
 use super::{
-    CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, NetworkSpec, OperatorId,
-    OperatorKind, OperatorSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
+    CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, MemoryLoss, NetworkSpec,
+    OperatorId, OperatorKind, OperatorSpec, Placement, RestartStrategy, Scenario, StorageKind,
+    SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -53,6 +54,19 @@ pub fn to_toml(s: &Scenario) -> String {
 
     w.table("[checkpoint]");
     checkpoint(&mut w, &s.checkpoint);
+
+    if let Some(c) = &s.cluster {
+        w.table("[cluster]");
+        w.int("workers", c.workers);
+        w.int("slots_per_worker", c.slots_per_worker);
+        let placement = match c.placement {
+            Placement::Spread => "spread",
+            Placement::Pack => "pack",
+        };
+        w.string("placement", placement);
+        w.duration("heartbeat_timeout", c.heartbeat_timeout);
+        w.duration("replacement_delay", c.replacement_delay);
+    }
 
     faults(&mut w, s, &s.faults);
 
@@ -100,6 +114,7 @@ fn operator(w: &mut Writer, op: &OperatorSpec) {
             let distribution = match src.key_distribution {
                 KeyDistribution::Uniform => "uniform",
                 KeyDistribution::Cyclic => "cyclic",
+                KeyDistribution::Skewed => "skewed",
             };
             w.string("key_distribution", distribution);
             w.int("value_max", src.value_max);
@@ -174,6 +189,107 @@ fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
         w.time("window_end", random.window_end);
         w.int("max_crashes", random.max_crashes);
     }
+    w.table("[faults.restart]");
+    w.string("strategy", f.restart.name());
+    match &f.restart {
+        RestartStrategy::FixedDelay => {}
+        RestartStrategy::ExponentialDelay {
+            max_backoff,
+            multiplier_permille,
+            reset_threshold,
+        } => {
+            w.duration("max_backoff", *max_backoff);
+            w.raw("backoff_multiplier", &permille(*multiplier_permille));
+            w.duration("reset_threshold", *reset_threshold);
+        }
+        RestartStrategy::FailureRate {
+            max_failures,
+            interval,
+        } => {
+            w.int("max_failures", *max_failures);
+            w.duration("interval", *interval);
+        }
+    }
+    if let Some(n) = &f.notifications {
+        w.table("[faults.notifications]");
+        w.int("loss_percent", n.loss_percent);
+    }
+    if let Some(st) = &f.storage {
+        w.table("[faults.storage]");
+        w.int("failure_percent", st.failure_percent);
+        w.int("slow_percent", st.slow_percent);
+        w.duration("slow_latency", st.slow_latency);
+    }
+    if let Some(c) = &f.coordinator {
+        w.table("[faults.coordinator]");
+        w.duration("failover_delay", c.failover_delay);
+        let loss = match c.on_memory_loss {
+            MemoryLoss::RestartFromScratch => "restart-from-scratch",
+            MemoryLoss::Fail => "fail",
+        };
+        w.string("on_memory_loss", loss);
+        let times: Vec<String> = c
+            .crashes
+            .iter()
+            .map(|t| quote(&duration(SimDuration(t.nanos()))))
+            .collect();
+        w.raw("crashes", &format!("[{}]", times.join(", ")));
+        if let Some(random) = &c.random {
+            w.table("[faults.coordinator.random]");
+            w.duration("mean_interval", random.mean_interval);
+            w.time("window_start", random.window_start);
+            w.time("window_end", random.window_end);
+            w.int("max_crashes", random.max_crashes);
+        }
+    }
+    for wc in &f.worker_crashes {
+        w.table("[[faults.worker_crashes]]");
+        w.time("at", wc.at);
+        w.int("worker", wc.worker);
+    }
+    if let Some(random) = &f.random_workers {
+        w.table("[faults.random_workers]");
+        w.duration("mean_interval", random.mean_interval);
+        w.time("window_start", random.window_start);
+        w.time("window_end", random.window_end);
+        w.int("max_crashes", random.max_crashes);
+    }
+    for sp in &f.latency_spikes {
+        w.table("[[faults.latency_spikes]]");
+        w.time("from", sp.from);
+        w.time("until", sp.until);
+        w.duration("extra", sp.extra);
+        if let Some((a, b)) = sp.edge {
+            let edge = format!("{}->{}", operator_name(s, a), operator_name(s, b));
+            w.string("edge", &edge);
+        }
+        if let Some(worker) = sp.worker {
+            w.int("worker", worker);
+        }
+    }
+    for p in &f.partitions {
+        w.table("[[faults.partitions]]");
+        w.time("from", p.from);
+        w.time("until", p.until);
+        let list: Vec<String> = p.workers.iter().map(|w| w.to_string()).collect();
+        w.raw("workers", &format!("[{}]", list.join(", ")));
+    }
+    for st in &f.slow_tasks {
+        w.table("[[faults.slow_tasks]]");
+        let task = format!("{}[{}]", operator_name(s, st.operator), st.subtask);
+        w.string("task", &task);
+        w.time("from", st.from);
+        w.time("until", st.until);
+        w.int("factor", st.factor);
+    }
+}
+
+/// A multiplier in thousandths as a TOML float (`1500` → `1.5`).
+fn permille(n: u32) -> String {
+    let frac = format!("{:03}", n % 1000);
+    let frac = frac.trim_end_matches('0');
+    let frac = if frac.is_empty() { "0" } else { frac };
+    format!("{}.{frac}", n / 1000)
 }
 
 /// `[swarm]` (not in docs/scenarios.md yet; last, after `[expect]`). A knob
@@ -424,6 +540,22 @@ mod tests {
                 "{what}: savepoint"
             );
         }
+        if let Some(cluster) = doc.get("cluster") {
+            expected_top.push("cluster".to_string());
+            expected_top.sort();
+            let keys_cluster = [
+                "workers",
+                "slots_per_worker",
+                "placement",
+                "heartbeat_timeout",
+                "replacement_delay",
+            ];
+            assert_eq!(
+                keys(&table(cluster)),
+                sorted(&keys_cluster),
+                "{what}: cluster"
+            );
+        }
         if let Some(swarm) = doc.get("swarm") {
             expected_top.push("swarm".to_string());
             expected_top.sort();
@@ -479,7 +611,38 @@ mod tests {
         ];
         assert_eq!(keys(&table(&doc["checkpoint"])), sorted(&checkpoint));
         let faults = table(&doc["faults"]);
-        let mut expected = vec!["detection_delay", "restart_delay", "max_restarts"];
+        let mut expected = vec![
+            "detection_delay",
+            "restart_delay",
+            "max_restarts",
+            "restart",
+        ];
+        for optional in [
+            "notifications",
+            "storage",
+            "coordinator",
+            "slow_tasks",
+            "worker_crashes",
+            "random_workers",
+            "latency_spikes",
+            "partitions",
+        ] {
+            if faults.contains_key(optional) {
+                expected.push(optional);
+            }
+        }
+        let restart = table(&faults["restart"]);
+        let restart_keys: &[&str] = match restart["strategy"].as_str().expect("strategy") {
+            "exponential-delay" => &[
+                "strategy",
+                "max_backoff",
+                "backoff_multiplier",
+                "reset_threshold",
+            ],
+            "failure-rate" => &["strategy", "max_failures", "interval"],
+            _ => &["strategy"],
+        };
+        assert_eq!(keys(&restart), sorted(restart_keys), "{what}: restart");
         if faults.contains_key("crashes") {
             expected.push("crashes");
         }
@@ -659,6 +822,66 @@ mod tests {
                     window_end: SimTime(3_000_000_007),
                     max_crashes: 5,
                 }),
+                restart: RestartStrategy::ExponentialDelay {
+                    max_backoff: SimDuration::from_secs(3),
+                    multiplier_permille: 1250,
+                    reset_threshold: SimDuration::from_secs(20),
+                },
+                notifications: Some(crate::scenario::NotificationFaults { loss_percent: 13 }),
+                storage: Some(crate::scenario::StorageFaults {
+                    failure_percent: 4,
+                    slow_percent: 9,
+                    slow_latency: SimDuration::from_millis(70),
+                }),
+                coordinator: Some(crate::scenario::CoordinatorFaults {
+                    failover_delay: SimDuration::from_millis(333),
+                    on_memory_loss: MemoryLoss::Fail,
+                    crashes: vec![SimTime(1_500_000_000), SimTime(7)],
+                    random: Some(RandomCrashes {
+                        mean_interval: SimDuration::from_millis(900),
+                        window_start: SimTime(0),
+                        window_end: SimTime(2_000_000_000),
+                        max_crashes: 2,
+                    }),
+                }),
+                slow_tasks: vec![crate::scenario::SlowTask {
+                    operator: OperatorId(1),
+                    subtask: 0,
+                    from: SimTime(1_000_000),
+                    until: SimTime(2_000_000_000),
+                    factor: 25,
+                }],
+                worker_crashes: vec![crate::scenario::WorkerCrash {
+                    at: SimTime(3_000_000),
+                    worker: 2,
+                }],
+                random_workers: Some(RandomCrashes {
+                    mean_interval: SimDuration::from_millis(700),
+                    window_start: SimTime(5),
+                    window_end: SimTime(1_000_000_000),
+                    max_crashes: 1,
+                }),
+                latency_spikes: vec![
+                    crate::scenario::LatencySpike {
+                        from: SimTime(0),
+                        until: SimTime(9_000_000),
+                        extra: SimDuration::from_micros(700),
+                        edge: Some((OperatorId(1), OperatorId(2))),
+                        worker: Some(1),
+                    },
+                    crate::scenario::LatencySpike {
+                        from: SimTime(10),
+                        until: SimTime(11),
+                        extra: SimDuration(1),
+                        edge: None,
+                        worker: None,
+                    },
+                ],
+                partitions: vec![crate::scenario::Partition {
+                    from: SimTime(2_000_000),
+                    until: SimTime(50_000_000),
+                    workers: vec![0, 2],
+                }],
             },
             limits: Limits {
                 max_events: 1_000_000,
@@ -680,6 +903,13 @@ mod tests {
                     drain: true,
                 },
             ],
+            cluster: Some(crate::scenario::ClusterSpec {
+                workers: 3,
+                slots_per_worker: 3,
+                placement: Placement::Pack,
+                heartbeat_timeout: SimDuration::from_millis(77),
+                replacement_delay: SimDuration::from_millis(250),
+            }),
         }
     }
 
@@ -707,6 +937,26 @@ mod tests {
         let mut s = sample();
         s.faults.crashes.clear();
         round_trip(&s, "random only");
+
+        let mut s = sample();
+        s.faults.notifications = None;
+        s.faults.storage = None;
+        s.faults.coordinator = None;
+        s.faults.slow_tasks.clear();
+        s.faults.restart = RestartStrategy::FixedDelay;
+        round_trip(&s, "fixed delay, no new fault kinds");
+
+        let mut s = sample();
+        s.faults.restart = RestartStrategy::FailureRate {
+            max_failures: 3,
+            interval: SimDuration::from_secs(10),
+        };
+        if let Some(c) = s.faults.coordinator.as_mut() {
+            c.crashes.clear();
+            c.random = None;
+            c.on_memory_loss = MemoryLoss::RestartFromScratch;
+        }
+        round_trip(&s, "failure rate, coordinator without crashes");
     }
 
     #[test]
@@ -898,10 +1148,26 @@ mod tests {
         let mut expected = vec!["[network]"];
         expected.extend(["[[operators]]"; 9]);
         expected.extend(["[[edges]]"; 8]);
-        expected.extend(["[checkpoint]", "[faults]"]);
+        expected.extend(["[checkpoint]", "[cluster]", "[faults]"]);
         expected.extend(["[[faults.crashes]]"; 3]);
-        expected.extend(["[faults.random]", "[[savepoints]]", "[[savepoints]]"]);
-        expected.extend(["[limits]", "[expect]"]);
+        expected.extend([
+            "[faults.random]",
+            "[faults.restart]",
+            "[faults.notifications]",
+            "[faults.storage]",
+            "[faults.coordinator]",
+            "[faults.coordinator.random]",
+            "[[faults.worker_crashes]]",
+            "[faults.random_workers]",
+            "[[faults.latency_spikes]]",
+            "[[faults.latency_spikes]]",
+            "[[faults.partitions]]",
+            "[[faults.slow_tasks]]",
+            "[[savepoints]]",
+            "[[savepoints]]",
+            "[limits]",
+            "[expect]",
+        ]);
         assert_eq!(headers, expected);
         for (i, line) in text.lines().enumerate() {
             if line.starts_with('[') {

@@ -1,0 +1,641 @@
+//! The richer fault model's part of the event loop: restart strategies, lost
+//! notifications, checkpoint storage faults, coordinator crashes and
+//! stragglers. `World`'s own methods call in here through small hooks.
+
+use super::{JobStatus, Status, World};
+use crate::engine::{SimDuration, SimRng, SimTime, Stream};
+use crate::fault::restart::{Decision, RestartTracker};
+use crate::fault::{plan_coordinator_crashes, plan_worker_crashes, planned_faults_end};
+use crate::model::ExecGraph;
+use crate::model::{CheckpointId, TaskId};
+use crate::runtime::coordinator::Outcome as CpOutcome;
+use crate::runtime::event::Ev;
+use crate::scenario::{MemoryLoss, Scenario, StorageKind, WorkerCrash};
+
+/// Fault state the world keeps beside its own.
+pub(super) struct FaultState {
+    pub(super) restart: RestartTracker,
+    notify_rng: SimRng,
+    storage_rng: SimRng,
+    /// Planned coordinator crash times.
+    pub(super) coordinator_plan: Vec<SimTime>,
+    /// The coordinator is down (between a crash and its successor).
+    coordinator_down: bool,
+    /// The crash lost completed checkpoints (memory storage).
+    lost_checkpoints: bool,
+    /// Per task: the newest checkpoint whose notification to it was lost.
+    lost_notification: Vec<CheckpointId>,
+    /// Per task: the worker it runs on (empty without `[cluster]`).
+    worker_of: Vec<u32>,
+    /// Planned worker crashes.
+    worker_plan: Vec<WorkerCrash>,
+    /// Replacement workers are all ready at this time.
+    workers_ready_at: SimTime,
+    /// When the scheduled restart happens.
+    restart_at: SimTime,
+}
+
+impl FaultState {
+    pub(super) fn new(scenario: &Scenario, seed: u64, exec: &ExecGraph) -> FaultState {
+        let tasks = exec.tasks.len();
+        let worker_of = match &scenario.cluster {
+            Some(c) => exec
+                .tasks
+                .iter()
+                .map(|t| c.worker_of_slot(t.subtask))
+                .collect(),
+            None => Vec::new(),
+        };
+        FaultState {
+            worker_of,
+            worker_plan: plan_worker_crashes(scenario, seed),
+            workers_ready_at: SimTime::ZERO,
+            restart_at: SimTime::ZERO,
+            restart: RestartTracker::new(&scenario.faults),
+            notify_rng: SimRng::new(seed, Stream::Notifications),
+            storage_rng: SimRng::new(seed, Stream::Storage),
+            coordinator_plan: plan_coordinator_crashes(scenario, seed),
+            coordinator_down: false,
+            lost_checkpoints: false,
+            lost_notification: vec![0; tasks],
+        }
+    }
+}
+
+/// Which interesting window the run is in when a fault strikes.
+struct Windows {
+    aligning: bool,
+    snapshot_unnotified: bool,
+    recovering: bool,
+}
+
+impl World<'_> {
+    /// Schedules the planned faults other than task crashes (hook in
+    /// `main_loop`), and widens the fault phase to cover them.
+    pub(super) fn schedule_planned_faults(&mut self) {
+        let plan = self.fx.coordinator_plan.clone();
+        for (i, &at) in plan.iter().enumerate() {
+            self.schedule_any(at, Ev::CoordinatorCrash { index: i as u32 });
+        }
+        let workers = self.fx.worker_plan.clone();
+        for (i, w) in workers.iter().enumerate() {
+            self.schedule_any(w.at, Ev::WorkerCrash { index: i as u32 });
+        }
+        self.fault_phase_end =
+            planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);
+        self.plan_network_faults();
+    }
+
+    /// The fault events (hook in `dispatch`).
+    pub(super) fn dispatch_fault(&mut self, ev: Ev) {
+        match ev {
+            Ev::StorageWriteFailed { id, .. } => self.storage_failed(id),
+            Ev::FinalizeFailed { id } => self.storage_failed(id),
+            Ev::CoordinatorCrash { .. } => self.coordinator_crash(),
+            Ev::CoordinatorRecovered => self.coordinator_recovered(),
+            Ev::WorkerCrash { index } => self.worker_crash(index),
+            Ev::NetworkFault { index, lost } => self.network_fault(index, lost),
+            Ev::WorkerLost { worker } => {
+                let tasks: Vec<String> = (0..self.tasks.len())
+                    .filter(|&t| self.fx.worker_of.get(t) == Some(&worker))
+                    .map(|t| self.exec.tasks[t].name.clone())
+                    .collect();
+                self.failover(format!(
+                    "worker {worker} lost (heartbeat timeout; tasks {})",
+                    tasks.join(", ")
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    fn windows(&self) -> Windows {
+        let aligning = self
+            .tasks
+            .iter()
+            .any(|t| t.status == Status::Running && t.handler.aligning().is_some());
+        let snapshot_unnotified = self.tasks.iter().any(|t| {
+            t.last_checkpoint > t.last_notified
+                && !self.coord.aborted_ids.contains(&t.last_checkpoint)
+        });
+        let recovering = self.recovering_since.is_some() || self.recovery_pending > 0;
+        Windows {
+            aligning,
+            snapshot_unnotified,
+            recovering,
+        }
+    }
+
+    /// A task crash (hook in `crash`): the fault-model windows it hit.
+    pub(super) fn note_crash(&mut self, _t: TaskId) {
+        let outstanding = self
+            .tasks
+            .iter()
+            .zip(&self.fx.lost_notification)
+            .any(|(task, &lost)| lost > task.last_notified);
+        if outstanding {
+            self.counters.crashes_with_lost_notification += 1;
+        }
+        let now = self.net.now;
+        if self
+            .scenario
+            .faults
+            .slow_tasks
+            .iter()
+            .any(|s| s.from <= now && now < s.until)
+        {
+            self.counters.crashes_during_straggling += 1;
+        }
+    }
+
+    // ------------------------------------------------------------ restarts
+
+    /// Asks the restart strategy about a failure (hook in `failover`):
+    /// `Some(delay)` to restart, `None` when it gave up (the job failed).
+    pub(super) fn restart_decision(&mut self, reason: &str) -> Option<SimDuration> {
+        match self.fx.restart.on_failure(self.net.now) {
+            Decision::Restart(delay) => Some(delay),
+            Decision::GiveUp(why) => {
+                self.counters.restart_strategy_gave_up += 1;
+                self.job = JobStatus::Failed;
+                self.failed_reason = Some(format!("{why} (last failure: {reason})"));
+                None
+            }
+        }
+    }
+
+    /// When a restart after `delay` happens (hook in `failover`): not before
+    /// the replacement workers are ready.
+    pub(super) fn restart_time(&mut self, delay: SimDuration) -> SimTime {
+        let at = self.net.now.plus(delay);
+        let at = if self.fx.workers_ready_at > at {
+            self.counters.restarts_waiting_for_worker += 1;
+            self.fx.workers_ready_at
+        } else {
+            at
+        };
+        self.fx.restart_at = at;
+        at
+    }
+
+    // ------------------------------------------------------------ workers
+
+    /// A whole worker crashes: every subtask on it dies at once; the
+    /// coordinator notices after the heartbeat timeout; a replacement is
+    /// ready after the replacement delay.
+    fn worker_crash(&mut self, index: u32) {
+        let Some(cluster) = self.scenario.cluster.clone() else {
+            return;
+        };
+        let worker = self.fx.worker_plan[index as usize].worker;
+        if matches!(self.job, JobStatus::Finished | JobStatus::Failed) {
+            self.counters.worker_crashes_ignored += 1;
+            return;
+        }
+        self.counters.worker_crashes += 1;
+        let w = self.windows();
+        if w.aligning {
+            self.counters.worker_crashes_during_alignment += 1;
+        }
+        if w.snapshot_unnotified {
+            self.counters.worker_crashes_between_snapshot_and_notify += 1;
+        }
+        if w.recovering || self.job == JobStatus::Restarting {
+            self.counters.worker_crashes_during_recovery += 1;
+        }
+        let now = self.net.now;
+        let ready = now.plus(cluster.replacement_delay);
+        self.fx.workers_ready_at = self.fx.workers_ready_at.max(ready);
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(now);
+        }
+        if self.job == JobStatus::Restarting {
+            // No task runs on it now, but the redeployment must wait for
+            // the replacement (unless a new coordinator is still coming,
+            // which waits by itself).
+            if !self.fx.coordinator_down && self.fx.restart_at < ready {
+                self.net.attempt += 1;
+                self.fx.restart_at = ready;
+                self.counters.restarts_waiting_for_worker += 1;
+                self.net.schedule(ready, Ev::Restart);
+            }
+            return;
+        }
+        let mut killed = 0;
+        for t in 0..self.tasks.len() as TaskId {
+            let ti = t as usize;
+            if self.fx.worker_of[ti] != worker || self.tasks[ti].status != Status::Running {
+                continue;
+            }
+            self.tasks[ti].status = Status::Dead;
+            let outputs = self.task_outputs[ti].clone();
+            self.net.kill_task_outputs(t, &outputs);
+            killed += 1;
+        }
+        self.counters.worker_tasks_killed += killed;
+        self.mark_worker_crash(worker);
+        let at = now.plus(cluster.heartbeat_timeout);
+        self.net.schedule(at, Ev::WorkerLost { worker });
+    }
+
+    /// Timeline marks for the tasks a worker crash killed (trace only).
+    fn mark_worker_crash(&mut self, worker: u32) {
+        for t in 0..self.tasks.len() as TaskId {
+            if self.fx.worker_of[t as usize] == worker
+                && self.tasks[t as usize].status == Status::Dead
+            {
+                self.mark(|| super::Timeline::Crash { task: t });
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ network
+
+    /// Hands the latency spikes and partitions to the network and schedules
+    /// their start (for the counters) and the partitions' heartbeat loss.
+    fn plan_network_faults(&mut self) {
+        let f = self.scenario.faults.clone();
+        let spikes = f.latency_spikes.len();
+        let nch = self.exec.channels.len();
+        for (i, s) in f.latency_spikes.iter().enumerate() {
+            let channels: Vec<bool> = (0..nch)
+                .map(|ch| {
+                    let c = &self.exec.channels[ch];
+                    let (from, to) = (c.from as usize, c.to as usize);
+                    let edge_ok = s.edge.is_none_or(|(a, b)| {
+                        self.exec.tasks[from].operator == a && self.exec.tasks[to].operator == b
+                    });
+                    let worker_ok = s.worker.is_none_or(|w| {
+                        self.fx.worker_of.get(from) == Some(&w)
+                            || self.fx.worker_of.get(to) == Some(&w)
+                    });
+                    edge_ok && worker_ok
+                })
+                .collect();
+            self.net.delays.push(crate::runtime::net::ChannelDelay {
+                from: s.from,
+                until: s.until,
+                extra: s.extra.nanos(),
+                hold: false,
+                channels,
+            });
+            let index = i as u32;
+            self.schedule_any(s.from, Ev::NetworkFault { index, lost: false });
+            self.fault_phase_end = self.fault_phase_end.max(s.until);
+        }
+        let heartbeat = self
+            .scenario
+            .cluster
+            .as_ref()
+            .map_or(SimDuration::ZERO, |c| c.heartbeat_timeout);
+        for (i, p) in f.partitions.iter().enumerate() {
+            let cut = |t: u32| p.workers.contains(&self.fx.worker_of[t as usize]);
+            let channels: Vec<bool> = self
+                .exec
+                .channels
+                .iter()
+                .map(|c| cut(c.from) != cut(c.to))
+                .collect();
+            self.net.delays.push(crate::runtime::net::ChannelDelay {
+                from: p.from,
+                until: p.until,
+                extra: 0,
+                hold: true,
+                channels,
+            });
+            let index = (spikes + i) as u32;
+            self.schedule_any(p.from, Ev::NetworkFault { index, lost: false });
+            let lost_at = p.from.plus(heartbeat);
+            if p.until > lost_at {
+                self.schedule_any(lost_at, Ev::NetworkFault { index, lost: true });
+            }
+            self.fault_phase_end = self.fault_phase_end.max(p.until);
+        }
+    }
+
+    fn network_fault(&mut self, index: u32, lost: bool) {
+        let spikes = self.scenario.faults.latency_spikes.len();
+        let w = self.windows();
+        let recovering = w.recovering || self.job == JobStatus::Restarting;
+        let c = &mut self.counters;
+        if (index as usize) < spikes {
+            c.latency_spikes += 1;
+            c.latency_spikes_during_alignment += u64::from(w.aligning);
+            c.latency_spikes_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
+            c.latency_spikes_during_recovery += u64::from(recovering);
+            return;
+        }
+        let p = self.scenario.faults.partitions[index as usize - spikes].clone();
+        if !lost {
+            c.partitions += 1;
+            c.partitions_during_alignment += u64::from(w.aligning);
+            c.partitions_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
+            c.partitions_during_recovery += u64::from(recovering);
+            return;
+        }
+        // The partition outlasted the heartbeat timeout: the coordinator
+        // (on the other side) declares the cut-off workers lost. They rejoin
+        // when the partition heals.
+        if self.job != JobStatus::Running {
+            // Not running (restarting, finished): nothing to fail; a restart
+            // still waits for the workers to come back.
+            if self.job == JobStatus::Restarting && !self.fx.coordinator_down {
+                self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+                if self.fx.restart_at < p.until {
+                    self.net.attempt += 1;
+                    self.fx.restart_at = p.until;
+                    self.counters.restarts_waiting_for_worker += 1;
+                    self.net.schedule(p.until, Ev::Restart);
+                }
+            }
+            return;
+        }
+        self.counters.partitions_lost += 1;
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
+        self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+        for t in 0..self.tasks.len() as TaskId {
+            let ti = t as usize;
+            if p.workers.contains(&self.fx.worker_of[ti])
+                && self.tasks[ti].status == Status::Running
+            {
+                self.tasks[ti].status = Status::Dead;
+                let outputs = self.task_outputs[ti].clone();
+                self.net.kill_task_outputs(t, &outputs);
+                self.mark(|| super::Timeline::Crash { task: t });
+            }
+        }
+        let list: Vec<String> = p.workers.iter().map(|w| w.to_string()).collect();
+        self.failover(format!(
+            "workers {} unreachable: network partition longer than the heartbeat timeout",
+            list.join(", ")
+        ));
+    }
+
+    /// Copies counters the network keeps into the run's (hook in `finish`).
+    pub(super) fn sync_fault_counters(&mut self) {
+        self.counters.messages_delayed = self.net.delayed_messages;
+        self.counters.messages_held = self.net.held_messages;
+    }
+
+    // ------------------------------------------------------------ stragglers
+
+    /// A task's step cost, stretched while the task is a straggler (hook in
+    /// `busy`).
+    pub(super) fn straggle(&mut self, t: TaskId, cost: u64) -> u64 {
+        let slow = &self.scenario.faults.slow_tasks;
+        if slow.is_empty() {
+            return cost;
+        }
+        let info = &self.exec.tasks[t as usize];
+        let now = self.net.now;
+        let factor = slow
+            .iter()
+            .filter(|s| s.operator == info.operator && s.subtask == info.subtask)
+            .filter(|s| s.from <= now && now < s.until)
+            .map(|s| u64::from(s.factor))
+            .max();
+        match factor {
+            Some(f) => {
+                self.counters.slow_task_steps += 1;
+                cost.saturating_mul(f)
+            }
+            None => cost,
+        }
+    }
+
+    // ------------------------------------------------------------ notifications
+
+    /// Sends checkpoint-complete to a task, unless the notification is lost
+    /// (hook in `finalized`). The final checkpoint's notification is never
+    /// lost: the job only finishes once every task has it, and Flink's tasks
+    /// wait for it too.
+    pub(super) fn send_notify_complete(&mut self, at: SimTime, t: TaskId, id: CheckpointId) {
+        if let Some(n) = &self.scenario.faults.notifications {
+            let lose = self.fx.notify_rng.chance(u64::from(n.loss_percent), 100);
+            if lose && self.coord.final_id != Some(id) {
+                self.counters.notifications_lost += 1;
+                let w = self.windows();
+                if w.recovering {
+                    self.counters.notifications_lost_during_recovery += 1;
+                }
+                if w.aligning {
+                    self.counters.notifications_lost_during_alignment += 1;
+                }
+                let lost = &mut self.fx.lost_notification[t as usize];
+                *lost = (*lost).max(id);
+                return;
+            }
+        }
+        self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+    }
+
+    /// A task commits a checkpoint whose own notification it lost, because
+    /// a later notification covers it (hook in `notify_complete`).
+    pub(super) fn note_catch_up(&mut self, t: TaskId, id: CheckpointId) {
+        let lost = self.fx.lost_notification[t as usize];
+        if lost > 0 && lost > self.tasks[t as usize].last_notified && id >= lost {
+            self.counters.lost_notifications_caught_up += 1;
+        }
+    }
+
+    /// The catch-up came with an abort notification (hook in
+    /// `notify_aborted`, Flink's `notifyCheckpointAborted(id,
+    /// latestCompletedCheckpointId)`).
+    pub(super) fn note_abort_catch_up(&mut self, t: TaskId, latest: CheckpointId) {
+        let lost = self.fx.lost_notification[t as usize];
+        if lost > 0 && lost > self.tasks[t as usize].last_notified && latest >= lost {
+            self.counters.lost_notifications_caught_up_by_abort += 1;
+        }
+    }
+
+    // ------------------------------------------------------------ storage
+
+    /// Draws whether a storage write fails and how slow it is: `(failed,
+    /// extra latency)`. Two draws per write, whatever the outcome.
+    fn storage_write(&mut self) -> (bool, SimDuration) {
+        let Some(f) = &self.scenario.faults.storage else {
+            return (false, SimDuration::ZERO);
+        };
+        let fail = self
+            .fx
+            .storage_rng
+            .chance(u64::from(f.failure_percent), 100);
+        let slow = self.fx.storage_rng.chance(u64::from(f.slow_percent), 100);
+        let extra = if slow {
+            self.counters.storage_writes_slow += 1;
+            f.slow_latency
+        } else {
+            SimDuration::ZERO
+        };
+        if fail {
+            self.counters.storage_write_failures += 1;
+            let w = self.windows();
+            if w.recovering {
+                self.counters.storage_failures_during_recovery += 1;
+            }
+            if w.aligning {
+                self.counters.storage_failures_during_alignment += 1;
+            }
+        }
+        (fail, extra)
+    }
+
+    /// A task's state write and ack (hook in `maybe_ack`): the ack arrives
+    /// after `delay`, or the write fails and the task declines. Returns when
+    /// the ack (or failure) reaches the coordinator.
+    pub(super) fn schedule_ack(
+        &mut self,
+        t: TaskId,
+        id: CheckpointId,
+        delay: SimDuration,
+    ) -> SimTime {
+        let (fail, extra) = self.storage_write();
+        let at = self.net.now.plus(delay).plus(extra);
+        if fail {
+            self.net
+                .schedule(at, Ev::StorageWriteFailed { task: t, id });
+        } else {
+            self.net.schedule(at, Ev::Ack { task: t, id });
+        }
+        at
+    }
+
+    /// The coordinator writes the checkpoint's metadata (hook in `ack`).
+    pub(super) fn schedule_finalize(&mut self, id: CheckpointId) {
+        let (fail, extra) = self.storage_write();
+        let at = self
+            .net
+            .now
+            .plus(self.scenario.checkpoint.storage_latency)
+            .plus(extra);
+        if fail {
+            self.schedule_any(at, Ev::FinalizeFailed { id });
+        } else {
+            self.schedule_any(at, Ev::Finalized { id });
+        }
+    }
+
+    /// A write failed: the checkpoint is aborted and the failure counted
+    /// (Flink: `CHECKPOINT_ASYNC_EXCEPTION` / `FINALIZE_CHECKPOINT_FAILURE`).
+    fn storage_failed(&mut self, id: CheckpointId) {
+        if self.coord.pending.contains_key(&id) {
+            self.counters.checkpoints_storage_failed += 1;
+            self.abort_pending(id, CpOutcome::StorageFailed);
+            self.count_failure(id);
+        }
+    }
+
+    // ------------------------------------------------------------ coordinator
+
+    /// The coordinator crashes: pending checkpoints are lost, every task is
+    /// cancelled, and with `memory` storage the completed checkpoints too.
+    fn coordinator_crash(&mut self) {
+        if matches!(
+            self.job,
+            JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
+        ) || self.fx.coordinator_down
+            || self.stopped_with.is_some()
+        {
+            self.counters.coordinator_crashes_ignored += 1;
+            return;
+        }
+        self.counters.coordinator_crashes += 1;
+        let w = self.windows();
+        if w.aligning {
+            self.counters.coordinator_crashes_during_alignment += 1;
+        }
+        if w.snapshot_unnotified {
+            self.counters
+                .coordinator_crashes_between_snapshot_and_notify += 1;
+        }
+        if w.recovering || self.job == JobStatus::Restarting {
+            self.counters.coordinator_crashes_during_recovery += 1;
+        }
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
+        self.check_closed();
+        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
+        for id in pending {
+            self.abort_pending(id, CpOutcome::Failover);
+        }
+        self.coord.finishing = false;
+        self.coord.final_id = None;
+        for t in &mut self.tasks {
+            if t.status != Status::Dead {
+                t.status = Status::Cancelled;
+            }
+        }
+        for s in &mut self.net.sched {
+            s.alive = false;
+        }
+        // Every task-level event of the old attempt is stale.
+        self.net.attempt += 1;
+        self.job = JobStatus::Restarting;
+        self.fx.coordinator_down = true;
+        if self.scenario.checkpoint.storage == StorageKind::Memory
+            && !self.coord.retained.is_empty()
+        {
+            self.counters.checkpoints_lost_with_coordinator += self.coord.retained.len() as u64;
+            self.coord.retained.clear();
+            self.fx.lost_checkpoints = true;
+            // A job started from a savepoint is submitted with it: the new
+            // coordinator restores that snapshot again, not nothing.
+            if let Some(r) = self.job_opts.restore.clone() {
+                self.coord.retained.push_back(Self::restore_completed(&r));
+            }
+        }
+        let delay = self
+            .scenario
+            .faults
+            .coordinator
+            .as_ref()
+            .map_or(SimDuration::ZERO, |c| c.failover_delay);
+        let at = self.net.now.plus(delay);
+        self.schedule_any(at, Ev::CoordinatorRecovered);
+    }
+
+    /// A new coordinator takes over: it restores the job from the latest
+    /// completed checkpoint it finds in durable storage (none with `memory`),
+    /// or fails the job if so configured.
+    fn coordinator_recovered(&mut self) {
+        if !self.fx.coordinator_down {
+            return;
+        }
+        self.fx.coordinator_down = false;
+        self.counters.coordinator_failovers += 1;
+        // A new coordinator starts with a fresh restart strategy.
+        self.fx.restart = RestartTracker::new(&self.scenario.faults);
+        let lost = std::mem::take(&mut self.fx.lost_checkpoints);
+        let fail = self
+            .scenario
+            .faults
+            .coordinator
+            .as_ref()
+            .is_some_and(|c| c.on_memory_loss == MemoryLoss::Fail);
+        if lost && fail {
+            self.job = JobStatus::Failed;
+            self.failed_reason = Some(
+                "the coordinator crashed and its completed checkpoints were lost with memory storage (on_memory_loss = \"fail\")"
+                    .to_string(),
+            );
+            return;
+        }
+        if self.coord.latest().is_some() {
+            self.counters.coordinator_recoveries_from_checkpoint += 1;
+        } else {
+            self.counters.coordinator_recoveries_from_scratch += 1;
+        }
+        if self.fx.workers_ready_at > self.net.now {
+            // A replacement worker is not ready yet.
+            let at = self.fx.workers_ready_at;
+            self.fx.restart_at = at;
+            self.counters.restarts_waiting_for_worker += 1;
+            self.net.schedule(at, Ev::Restart);
+            return;
+        }
+        self.restart();
+    }
+}

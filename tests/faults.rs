@@ -1,0 +1,806 @@
+//! The richer fault model (docs/faults.md): restart strategies and the
+//! job-failed outcome, lost notifications, checkpoint storage faults,
+//! coordinator crashes, stragglers — each exactly-once over many seeds for
+//! every exactly-once algorithm, with evidence that the fault struck in the
+//! interesting windows.
+
+use crate::common::{check_alg, failed_checks};
+use ckptsim::harness::{execute, Execution};
+use ckptsim::runtime::{Counters, RunConfig, RunOutcome};
+use ckptsim::scenario::{parse_str, Algorithm, Guarantee, Scenario};
+
+/// A small keyed job (source → map → hash → keyed count → rebalance →
+/// 2PC sink), `extra` appended (fault tables).
+pub fn job(faults: &str, extra: &str) -> Scenario {
+    let text = format!(
+        r#"
+version = 1
+name = "faults"
+max_parallelism = 32
+
+[network]
+buffer_records = 4
+buffer_credits = 2
+output_buffers = 1
+latency_min = "50us"
+latency_max = "400us"
+flush_timeout = "1ms"
+
+[[operators]]
+id = "source"
+kind = "source"
+parallelism = 2
+partitions = 2
+records_per_partition = 300
+keys = 40
+cost = "200us"
+
+[[operators]]
+id = "split"
+kind = "map"
+parallelism = 2
+cost = "10us"
+
+[[operators]]
+id = "count"
+kind = "keyed-count"
+parallelism = 2
+cost = "40us"
+
+[[operators]]
+id = "sink"
+kind = "sink-2pc"
+parallelism = 2
+cost = "20us"
+
+[[edges]]
+from = "source"
+to = "split"
+partitioning = "forward"
+
+[[edges]]
+from = "split"
+to = "count"
+partitioning = "hash"
+
+[[edges]]
+from = "count"
+to = "sink"
+partitioning = "rebalance"
+
+[checkpoint]
+algorithm = "aligned"
+interval = "10ms"
+timeout = "1s"
+rpc_latency = "1ms"
+{extra}
+
+[faults]
+detection_delay = "5ms"
+restart_delay = "5ms"
+{faults}
+
+[limits]
+max_events = 2_000_000
+max_time = "20s"
+"#
+    );
+    parse_str(&text, "faults.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub const EXACTLY_ONCE: [Algorithm; 5] = [
+    Algorithm::Aligned,
+    Algorithm::Unaligned,
+    Algorithm::AlignedTimeout,
+    Algorithm::ChandyLamport,
+    Algorithm::StopTheWorld,
+];
+
+fn run_traced(sc: &Scenario, seed: u64) -> Execution {
+    let cfg = RunConfig {
+        seed,
+        algorithm: sc.checkpoint.algorithm,
+        mutants: ckptsim::mutant::Mutants::NONE,
+        record_trace: true,
+    };
+    execute(sc, &cfg)
+}
+
+/// Seeds per (fault kind, algorithm): `CKPTSIM_SEEDS` or 500.
+pub fn seeds() -> u64 {
+    std::env::var("CKPTSIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500)
+}
+
+/// Runs `sc` over the seeds under every exactly-once algorithm; panics with
+/// the replay line of the first failure; returns the summed counters per
+/// algorithm.
+pub fn sweep_all(sc: &Scenario, what: &str) -> Vec<(Algorithm, Counters)> {
+    sweep_each(&|_| sc.clone(), what)
+}
+
+/// [`sweep_all`] with a scenario per algorithm.
+pub fn sweep_each(
+    scenario: &dyn Fn(Algorithm) -> Scenario,
+    what: &str,
+) -> Vec<(Algorithm, Counters)> {
+    let n = seeds();
+    EXACTLY_ONCE
+        .iter()
+        .map(|&a| {
+            let sc = &scenario(a);
+            let mut total = Counters::default();
+            for seed in 0..n {
+                let e = check_alg(sc, seed, a, &[]);
+                assert!(
+                    e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
+                    "{what}, {} seed {seed}: {:?} {:?} ({:?})",
+                    a.name(),
+                    failed_checks(&e),
+                    e.verdict.violations().next(),
+                    e.output.outcome
+                );
+                assert_eq!(
+                    e.output.outcome,
+                    RunOutcome::Finished,
+                    "{what} {} {seed}",
+                    a.name()
+                );
+                add(&mut total, &e.output.counters);
+            }
+            eprintln!("{what}, {}, {n} seeds: {total:?}", a.name());
+            (a, total)
+        })
+        .collect()
+}
+
+/// Sums the counters the fault tests look at.
+fn add(t: &mut Counters, c: &Counters) {
+    t.crashes += c.crashes;
+    t.crashes_during_alignment += c.crashes_during_alignment;
+    t.crashes_between_snapshot_and_notify += c.crashes_between_snapshot_and_notify;
+    t.recoveries += c.recoveries;
+    t.checkpoints_completed += c.checkpoints_completed;
+    t.recovery_commits += c.recovery_commits;
+    t.notifications_lost += c.notifications_lost;
+    t.notifications_lost_during_alignment += c.notifications_lost_during_alignment;
+    t.notifications_lost_during_recovery += c.notifications_lost_during_recovery;
+    t.lost_notifications_caught_up += c.lost_notifications_caught_up;
+    t.lost_notifications_caught_up_by_abort += c.lost_notifications_caught_up_by_abort;
+    t.storage_write_failures += c.storage_write_failures;
+    t.storage_failures_during_alignment += c.storage_failures_during_alignment;
+    t.storage_failures_during_recovery += c.storage_failures_during_recovery;
+    t.storage_writes_slow += c.storage_writes_slow;
+    t.checkpoints_storage_failed += c.checkpoints_storage_failed;
+    t.checkpoints_expired += c.checkpoints_expired;
+    t.failovers += c.failovers;
+    t.coordinator_crashes += c.coordinator_crashes;
+    t.coordinator_crashes_during_alignment += c.coordinator_crashes_during_alignment;
+    t.coordinator_crashes_between_snapshot_and_notify +=
+        c.coordinator_crashes_between_snapshot_and_notify;
+    t.coordinator_crashes_during_recovery += c.coordinator_crashes_during_recovery;
+    t.coordinator_failovers += c.coordinator_failovers;
+    t.coordinator_recoveries_from_checkpoint += c.coordinator_recoveries_from_checkpoint;
+    t.coordinator_recoveries_from_scratch += c.coordinator_recoveries_from_scratch;
+    t.checkpoints_lost_with_coordinator += c.checkpoints_lost_with_coordinator;
+    t.slow_task_steps += c.slow_task_steps;
+    t.crashes_with_lost_notification += c.crashes_with_lost_notification;
+    t.crashes_during_straggling += c.crashes_during_straggling;
+    t.worker_crashes += c.worker_crashes;
+    t.worker_crashes_during_alignment += c.worker_crashes_during_alignment;
+    t.worker_crashes_between_snapshot_and_notify += c.worker_crashes_between_snapshot_and_notify;
+    t.worker_crashes_during_recovery += c.worker_crashes_during_recovery;
+    t.worker_tasks_killed += c.worker_tasks_killed;
+    t.restarts_waiting_for_worker += c.restarts_waiting_for_worker;
+    t.latency_spikes += c.latency_spikes;
+    t.latency_spikes_during_alignment += c.latency_spikes_during_alignment;
+    t.latency_spikes_between_snapshot_and_notify += c.latency_spikes_between_snapshot_and_notify;
+    t.latency_spikes_during_recovery += c.latency_spikes_during_recovery;
+    t.messages_delayed += c.messages_delayed;
+    t.partitions += c.partitions;
+    t.partitions_during_alignment += c.partitions_during_alignment;
+    t.partitions_between_snapshot_and_notify += c.partitions_between_snapshot_and_notify;
+    t.partitions_during_recovery += c.partitions_during_recovery;
+    t.partitions_lost += c.partitions_lost;
+    t.messages_held += c.messages_held;
+    t.alignments += c.alignments;
+}
+
+// ------------------------------------------------------------ restart strategies
+
+const THREE_CRASHES: &str = r#"
+[[faults.crashes]]
+at = "40ms"
+task = "count[0]"
+
+[[faults.crashes]]
+at = "70ms"
+task = "sink[1]"
+
+[[faults.crashes]]
+at = "100ms"
+task = "source[0]"
+"#;
+
+#[test]
+fn fixed_delay_gives_up_with_a_clear_job_failed_outcome() {
+    let sc = job(&format!("max_restarts = 2\n{THREE_CRASHES}"), "");
+    for &a in &EXACTLY_ONCE {
+        let e = check_alg(&sc, 1, a, &[]);
+        let RunOutcome::JobFailed(reason) = &e.output.outcome else {
+            panic!("{}: {:?}", a.name(), e.output.outcome);
+        };
+        assert!(
+            reason.starts_with("restart strategy fixed-delay gave up after 2 attempts (last failure: task source[0] failed)"),
+            "{reason}"
+        );
+        // A reported outcome, not a violation; and nothing was duplicated.
+        assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+        assert_eq!(e.output.counters.restart_strategy_gave_up, 1);
+        assert_eq!(e.output.counters.recoveries, 2);
+    }
+    // With one more attempt allowed the same faults are survived.
+    let sc = job(&format!("max_restarts = 3\n{THREE_CRASHES}"), "");
+    let e = check_alg(&sc, 1, Algorithm::Aligned, &[]);
+    assert_eq!(e.output.outcome, RunOutcome::Finished);
+    assert!(e.verdict.passed);
+}
+
+#[test]
+fn failure_rate_gives_up_only_when_failures_are_dense() {
+    let dense = job(
+        &format!("{THREE_CRASHES}\n[faults.restart]\nstrategy = \"failure-rate\"\nmax_failures = 2\ninterval = \"1s\"\n"),
+        "",
+    );
+    let e = check_alg(&dense, 2, Algorithm::Aligned, &[]);
+    let RunOutcome::JobFailed(reason) = &e.output.outcome else {
+        panic!("{:?}", e.output.outcome);
+    };
+    assert!(
+        reason.starts_with("restart strategy failure-rate gave up: 3 failures within 1s"),
+        "{reason}"
+    );
+    assert!(e.verdict.passed);
+    // The same three failures, but the window is shorter than their spacing.
+    let sparse = job(
+        &format!("{THREE_CRASHES}\n[faults.restart]\nstrategy = \"failure-rate\"\nmax_failures = 2\ninterval = \"50ms\"\n"),
+        "",
+    );
+    let e = check_alg(&sparse, 2, Algorithm::Aligned, &[]);
+    assert_eq!(e.output.outcome, RunOutcome::Finished);
+    assert!(e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce);
+    assert_eq!(e.output.counters.recoveries, 3);
+}
+
+/// Detection → restart delays in the trace: 5 ms, ×2, capped at 12 ms.
+#[test]
+fn exponential_delay_backs_off_and_stays_exactly_once() {
+    let crashes = r#"
+[[faults.crashes]]
+at = "30ms"
+task = "count[0]"
+
+[[faults.crashes]]
+at = "60ms"
+task = "sink[1]"
+
+[[faults.crashes]]
+at = "100ms"
+task = "source[0]"
+
+[[faults.crashes]]
+at = "130ms"
+task = "split[1]"
+
+[faults.restart]
+strategy = "exponential-delay"
+max_backoff = "12ms"
+backoff_multiplier = 2.0
+reset_threshold = "10s"
+"#;
+    let sc = job(crashes, "");
+    let e = run_traced(&sc, 3);
+    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+    assert_eq!(e.output.outcome, RunOutcome::Finished);
+    let mut detected = None;
+    let mut delays = Vec::new();
+    for t in &e.output.trace {
+        match t.event {
+            "failure-detected" => detected = Some(t.time_ns),
+            "restart" => delays.push(t.time_ns - detected.take().expect("detected first")),
+            _ => {}
+        }
+    }
+    assert_eq!(delays, vec![5_000_000, 10_000_000, 12_000_000, 12_000_000]);
+}
+
+/// The text summary (what `ckptsim run` prints) states the outcome and why.
+#[test]
+fn job_failed_is_printed_with_its_reason() {
+    let sc = job(&format!("max_restarts = 0\n{THREE_CRASHES}"), "");
+    let e = check_alg(&sc, 1, Algorithm::Aligned, &[]);
+    let text = ckptsim::report::Summary::new("faults.toml", 1, "aligned", &[], &e).to_text(false);
+    assert!(
+        text.contains("outcome      job failed: restart strategy fixed-delay gave up after 0 attempts (last failure: task count[0] failed)"),
+        "{text}"
+    );
+    assert!(text.contains("verdict      PASS"), "{text}");
+}
+
+// ------------------------------------------------------------ lost notifications
+
+/// Random task crashes in the job's first 80 ms, as a backdrop that puts
+/// the other faults into recoveries.
+const RANDOM_CRASHES: &str = r#"
+[faults.random]
+mean_interval = "60ms"
+window_start = "0s"
+window_end = "80ms"
+max_crashes = 2
+"#;
+
+#[test]
+fn lost_notifications_are_caught_up_and_exactly_once() {
+    // Some checkpoints expire, so that abort notifications carry the
+    // catch-up too (stop-the-world's checkpoints take longer).
+    let scenario = |a: Algorithm| {
+        let mut sc = job(
+            &format!("{RANDOM_CRASHES}\n[faults.notifications]\nloss_percent = 30\n"),
+            "",
+        );
+        let ms = if a == Algorithm::StopTheWorld { 6 } else { 4 };
+        sc.checkpoint.timeout = ckptsim::engine::SimDuration::from_millis(ms);
+        sc.checkpoint.tolerable_failures = 1_000_000;
+        sc
+    };
+    for (a, c) in sweep_each(&scenario, "lost notifications") {
+        let name = a.name();
+        assert!(
+            c.notifications_lost > 1000,
+            "{name}: {}",
+            c.notifications_lost
+        );
+        assert!(c.lost_notifications_caught_up > 500, "{name}: {c:?}");
+        assert!(c.lost_notifications_caught_up_by_abort > 0, "{name}: {c:?}");
+        assert!(c.notifications_lost_during_recovery > 0, "{name}");
+        assert!(c.crashes_with_lost_notification > 0, "{name}: {c:?}");
+        assert!(c.crashes_between_snapshot_and_notify > 0, "{name}");
+    }
+}
+
+// ------------------------------------------------------------ storage faults
+
+/// Storage writes fail (5 %) or are slow (10 %, +3 ms, so that some
+/// checkpoints also expire); failures count against a tolerance of 2, so
+/// some runs also fail over because of them.
+#[test]
+fn storage_faults_count_against_the_tolerance_and_stay_exactly_once() {
+    let scenario = |a: Algorithm| {
+        let mut sc = job(
+            &format!(
+                "{RANDOM_CRASHES}\n[faults.storage]\nfailure_percent = 5\nslow_percent = 10\nslow_latency = \"3ms\"\n"
+            ),
+            "tolerable_failures = 2\nstorage = \"filesystem\"\nstorage_latency = \"1ms\"",
+        );
+        let ms = if a == Algorithm::StopTheWorld { 9 } else { 5 };
+        sc.checkpoint.timeout = ckptsim::engine::SimDuration::from_millis(ms);
+        sc
+    };
+    for (a, c) in sweep_each(&scenario, "storage faults") {
+        let name = a.name();
+        assert!(c.storage_write_failures > 500, "{name}: {c:?}");
+        assert!(c.checkpoints_storage_failed > 200, "{name}: {c:?}");
+        assert!(c.storage_writes_slow > 1000, "{name}: {c:?}");
+        assert!(c.checkpoints_expired > 0, "{name}: {c:?}");
+        assert!(c.storage_failures_during_recovery > 0, "{name}: {c:?}");
+        // More than `tolerable_failures` consecutive failures failed the job over.
+        assert!(c.failovers > c.crashes, "{name}: {c:?}");
+        if a != Algorithm::StopTheWorld {
+            assert!(c.storage_failures_during_alignment > 0, "{name}: {c:?}");
+        }
+    }
+}
+
+/// Flink's accounting, checkpoint by checkpoint: with every state write
+/// failing, each checkpoint fails once, and the job fails over after
+/// `tolerable_failures + 1` of them.
+#[test]
+fn storage_failures_fail_the_job_over_past_the_tolerance() {
+    let sc = job(
+        "max_restarts = 1\n[faults.storage]\nfailure_percent = 100\n",
+        "tolerable_failures = 3",
+    );
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[]);
+    let RunOutcome::JobFailed(reason) = &e.output.outcome else {
+        panic!("{:?}", e.output.outcome);
+    };
+    assert!(
+        reason.ends_with("(last failure: more than 3 consecutive checkpoint failures)"),
+        "{reason}"
+    );
+    let c = &e.output.counters;
+    // Two failovers (the second one gave up), four counted failures each.
+    assert_eq!(c.failovers, 2);
+    assert_eq!(c.checkpoints_storage_failed, 8);
+    assert_eq!(c.checkpoints_completed, 0);
+    assert!(e.verdict.passed);
+}
+
+// ------------------------------------------------------------ coordinator crashes
+
+fn coordinator_job(storage: &str, on_loss: &str, at: &str) -> Scenario {
+    job(
+        &format!("\n[faults.coordinator]\nfailover_delay = \"20ms\"\non_memory_loss = \"{on_loss}\"\ncrashes = [\"{at}\"]\n"),
+        &format!("storage = \"{storage}\""),
+    )
+}
+
+/// With `filesystem` storage the new coordinator finds the completed
+/// checkpoints and resumes from the latest: exactly-once, every algorithm.
+#[test]
+fn coordinator_crash_with_filesystem_storage_resumes_from_the_latest_checkpoint() {
+    let sc = coordinator_job("filesystem", "fail", "45ms");
+    for &a in &EXACTLY_ONCE {
+        let e = check_alg(&sc, 4, a, &[]);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.output.outcome, RunOutcome::Finished);
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!((c.coordinator_crashes, c.coordinator_failovers), (1, 1));
+        assert_eq!(c.coordinator_recoveries_from_checkpoint, 1, "{}", a.name());
+        assert_eq!(c.checkpoints_lost_with_coordinator, 0);
+        assert!(c.records_replayed > 0);
+    }
+}
+
+/// With `memory` storage the completed checkpoints die with the
+/// coordinator. `on_memory_loss = "fail"`: the job fails, with the reason,
+/// and nothing was committed twice.
+#[test]
+fn coordinator_crash_with_memory_storage_fails_the_job_when_configured() {
+    let sc = coordinator_job("memory", "fail", "45ms");
+    for &a in &EXACTLY_ONCE {
+        let e = check_alg(&sc, 4, a, &[]);
+        let RunOutcome::JobFailed(reason) = &e.output.outcome else {
+            panic!("{}: {:?}", a.name(), e.output.outcome);
+        };
+        assert!(
+            reason.contains("completed checkpoints were lost with memory storage"),
+            "{reason}"
+        );
+        assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+        assert!(e.output.counters.checkpoints_lost_with_coordinator > 0);
+        assert!(
+            !e.output.store.committed().is_empty(),
+            "some output was committed before"
+        );
+    }
+}
+
+/// `on_memory_loss = "restart-from-scratch"`: before the first checkpoint
+/// completed nothing is lost and the run is exactly-once; after commits,
+/// replaying the input from the start duplicates committed output — the
+/// reason Flink needs a durable store (HA) for exactly-once across
+/// coordinator failures — and the checker says so.
+#[test]
+fn coordinator_crash_with_memory_storage_restarts_from_scratch() {
+    let early = coordinator_job("memory", "restart-from-scratch", "6ms");
+    for &a in &EXACTLY_ONCE {
+        let e = check_alg(&early, 4, a, &[]);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(c.coordinator_recoveries_from_scratch, 1);
+        assert_eq!(c.recoveries_from_scratch, 1);
+    }
+    let late = coordinator_job("memory", "restart-from-scratch", "45ms");
+    let e = check_alg(&late, 4, Algorithm::Aligned, &[]);
+    assert_eq!(e.output.outcome, RunOutcome::Finished);
+    assert_eq!(e.output.counters.coordinator_recoveries_from_scratch, 1);
+    assert_eq!(e.verdict.guarantee, Guarantee::AtLeastOnce);
+    assert_eq!(failed_checks(&e), vec!["exactly-once-output"]);
+}
+
+/// Random coordinator crashes (filesystem storage) on top of random task
+/// crashes, over the seeds.
+#[test]
+fn random_coordinator_crashes_are_exactly_once() {
+    let sc = job(
+        &format!(
+            "{RANDOM_CRASHES}\n[faults.coordinator]\nfailover_delay = \"8ms\"\n\n[faults.coordinator.random]\nmean_interval = \"40ms\"\nwindow_start = \"0s\"\nwindow_end = \"90ms\"\nmax_crashes = 2\n"
+        ),
+        "storage = \"filesystem\"\nstorage_latency = \"1ms\"",
+    );
+    for (a, c) in sweep_all(&sc, "coordinator crashes") {
+        let name = a.name();
+        assert!(c.coordinator_crashes > 400, "{name}: {c:?}");
+        assert!(
+            c.coordinator_recoveries_from_checkpoint > 100,
+            "{name}: {c:?}"
+        );
+        assert!(
+            c.coordinator_crashes_between_snapshot_and_notify > 0,
+            "{name}: {c:?}"
+        );
+        assert!(c.coordinator_crashes_during_recovery > 0, "{name}: {c:?}");
+        if a != Algorithm::StopTheWorld {
+            assert!(c.coordinator_crashes_during_alignment > 0, "{name}: {c:?}");
+        }
+    }
+}
+
+// ------------------------------------------------------------ stragglers and skew
+
+/// A straggler (`count[1]` ten times slower for 60 ms) and hot keys: the
+/// alignment waits on the slow input, while crashes strike.
+#[test]
+fn stragglers_and_skewed_keys_are_exactly_once() {
+    let mut sc = job(
+        &format!(
+            "{RANDOM_CRASHES}\n[[faults.slow_tasks]]\ntask = \"count[1]\"\nfrom = \"5ms\"\nuntil = \"65ms\"\nfactor = 10\n\n[[faults.slow_tasks]]\ntask = \"source[0]\"\nfrom = \"20ms\"\nuntil = \"40ms\"\nfactor = 3\n"
+        ),
+        "",
+    );
+    if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
+        src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
+    }
+    let base = job(RANDOM_CRASHES, "");
+    for (a, c) in sweep_all(&sc, "stragglers") {
+        let name = a.name();
+        assert!(c.slow_task_steps > 10_000, "{name}: {c:?}");
+        assert!(c.crashes_during_straggling > 200, "{name}: {c:?}");
+        assert!(c.crashes_during_alignment > 0, "{name}: {c:?}");
+        // The straggler makes alignments longer than without it.
+        let slow = check_alg(&sc, 1, a, &[]);
+        let fast = check_alg(&base, 1, a, &[]);
+        assert!(slow.output.end_time > fast.output.end_time, "{name}");
+    }
+}
+
+#[test]
+fn skewed_keys_make_hot_keys() {
+    let mut sc = job("", "");
+    if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
+        src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
+    }
+    let w = ckptsim::model::Workload::generate(&sc, 9);
+    let mut counts = [0u64; 40];
+    for p in 0..w.partition_count() as u32 {
+        for &(k, _) in w.partition(p) {
+            counts[k as usize] += 1;
+        }
+    }
+    // 600 records over 40 keys: 15 on average; key 0 gets about ln(40) ≈ 3.7 times that.
+    assert!(counts[0] > 40, "{counts:?}");
+    assert!(counts[0] > 4 * counts[39].max(1), "{counts:?}");
+}
+
+// ------------------------------------------------------------ workers
+
+/// Two workers with one slot each (spread): worker 0 runs subtask 0 of
+/// every operator.
+const CLUSTER: &str = r#"
+[cluster]
+workers = 2
+slots_per_worker = 1
+placement = "spread"
+heartbeat_timeout = "10ms"
+replacement_delay = "60ms"
+"#;
+
+#[test]
+fn worker_crash_kills_its_subtasks_and_restart_waits_for_a_replacement() {
+    let sc = job(
+        &format!("\n[[faults.worker_crashes]]\nat = \"30ms\"\nworker = 0\n{CLUSTER}"),
+        "",
+    );
+    for &a in &EXACTLY_ONCE {
+        let mut sc = sc.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 5);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.worker_crashes, c.worker_tasks_killed),
+            (1, 4),
+            "{}",
+            a.name()
+        );
+        assert_eq!(c.restarts_waiting_for_worker, 1);
+        let at = |name: &str| {
+            e.output
+                .trace
+                .iter()
+                .find(|t| t.event == name)
+                .map(|t| t.time_ns)
+        };
+        assert_eq!(at("worker-lost"), Some(40_000_000), "heartbeat timeout");
+        assert_eq!(at("restart"), Some(90_000_000), "replacement worker ready");
+    }
+}
+
+#[test]
+fn random_worker_crashes_are_exactly_once() {
+    let sc = job(
+        &format!(
+            "{RANDOM_CRASHES}\n[faults.random_workers]\nmean_interval = \"50ms\"\nwindow_start = \"0s\"\nwindow_end = \"90ms\"\nmax_crashes = 2\n{}",
+            CLUSTER.replace("60ms", "15ms")
+        ),
+        "",
+    );
+    for (a, c) in sweep_all(&sc, "worker crashes") {
+        let name = a.name();
+        assert!(c.worker_crashes > 400, "{name}: {c:?}");
+        // Most crashes kill all four subtasks of the worker at once.
+        assert!(
+            c.worker_tasks_killed > 3 * c.worker_crashes,
+            "{name}: {c:?}"
+        );
+        assert!(
+            c.worker_crashes_between_snapshot_and_notify > 0,
+            "{name}: {c:?}"
+        );
+        assert!(c.worker_crashes_during_recovery > 0, "{name}: {c:?}");
+        assert!(c.worker_crashes_during_alignment > 0, "{name}: {c:?}");
+        assert!(c.restarts_waiting_for_worker > 0, "{name}: {c:?}");
+    }
+}
+
+// ------------------------------------------------------------ network faults
+
+#[test]
+fn latency_spikes_are_exactly_once() {
+    let spikes = r#"
+[[faults.latency_spikes]]
+from = "5ms"
+until = "25ms"
+extra = "4ms"
+edge = "split->count"
+
+[[faults.latency_spikes]]
+from = "30ms"
+until = "45ms"
+extra = "2ms"
+worker = 1
+
+[[faults.latency_spikes]]
+from = "60ms"
+until = "70ms"
+extra = "6ms"
+"#;
+    let sc = job(&format!("{RANDOM_CRASHES}\n{spikes}\n{CLUSTER}"), "");
+    for (a, c) in sweep_all(&sc, "latency spikes") {
+        let name = a.name();
+        assert!(c.latency_spikes >= 1000, "{name}: {c:?}");
+        assert!(c.messages_delayed > 10_000, "{name}: {c:?}");
+        assert!(
+            c.latency_spikes_between_snapshot_and_notify > 0,
+            "{name}: {c:?}"
+        );
+        assert!(c.latency_spikes_during_recovery > 0, "{name}: {c:?}");
+        assert!(c.latency_spikes_during_alignment > 0, "{name}: {c:?}");
+    }
+}
+
+/// A partition shorter than the heartbeat timeout only holds the data that
+/// crosses it; a longer one loses the cut-off worker, and the job restarts
+/// once the partition heals.
+#[test]
+fn partitions_hold_data_or_lose_the_cut_off_side() {
+    let short = job(
+        &format!(
+            "\n[[faults.partitions]]\nfrom = \"20ms\"\nuntil = \"28ms\"\nworkers = [1]\n{CLUSTER}"
+        ),
+        "",
+    );
+    let long = job(
+        &format!(
+            "\n[[faults.partitions]]\nfrom = \"20ms\"\nuntil = \"50ms\"\nworkers = [1]\n{CLUSTER}"
+        ),
+        "",
+    );
+    for &a in &EXACTLY_ONCE {
+        let mut sc = short.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 6);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.partitions, c.partitions_lost, c.failovers),
+            (1, 0, 0),
+            "{}",
+            a.name()
+        );
+        assert!(c.messages_held > 0);
+
+        let mut sc = long.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 6);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(
+            (c.partitions, c.partitions_lost, c.failovers),
+            (1, 1, 1),
+            "{}",
+            a.name()
+        );
+        let restart = e.output.trace.iter().find(|t| t.event == "restart");
+        assert_eq!(
+            restart.map(|t| t.time_ns),
+            Some(50_000_000),
+            "restart when healed"
+        );
+    }
+}
+
+#[test]
+fn random_partitions_are_exactly_once() {
+    // Partitions of 4 to 24 ms (the heartbeat timeout is 10 ms) at times
+    // drawn per seed, beside random task crashes.
+    let n = seeds();
+    for &a in &EXACTLY_ONCE {
+        let mut total = Counters::default();
+        for seed in 0..n {
+            let start = 5 + seed % 60;
+            let len = 4 + (seed * 7) % 21;
+            let sc = job(
+                &format!(
+                    "{RANDOM_CRASHES}\n[[faults.partitions]]\nfrom = \"{start}ms\"\nuntil = \"{}ms\"\nworkers = [{}]\n{CLUSTER}",
+                    start + len,
+                    seed % 2
+                ),
+                "",
+            );
+            let e = check_alg(&sc, seed, a, &[]);
+            assert!(
+                e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
+                "partitions, {} seed {seed}: {:?} {:?}",
+                a.name(),
+                failed_checks(&e),
+                e.verdict.violations().next()
+            );
+            add(&mut total, &e.output.counters);
+        }
+        let name = a.name();
+        eprintln!("partitions, {name}, {n} seeds: {total:?}");
+        assert!(total.partitions_lost > 100, "{name}: {total:?}");
+        assert!(total.messages_held > 1000, "{name}: {total:?}");
+        assert!(
+            total.partitions_between_snapshot_and_notify > 0,
+            "{name}: {total:?}"
+        );
+        assert!(total.partitions_during_recovery > 0, "{name}: {total:?}");
+        if a != Algorithm::StopTheWorld {
+            assert!(total.partitions_during_alignment > 0, "{name}: {total:?}");
+        }
+    }
+}
