@@ -803,3 +803,42 @@ fn misrouted_in_flight_records_after_a_rescale_fail_the_routing_check() {
     }
     assert!(caught >= 8, "{caught}");
 }
+
+#[test]
+fn a_coordinator_crash_in_a_restored_job_restores_the_savepoint_again() {
+    // With memory storage a coordinator crash loses what it stored; a job
+    // started from a savepoint was submitted with it, so the new coordinator
+    // restores the savepoint again. Restarting from scratch instead would
+    // commit the first job's output a second time. (A crash after the
+    // restored job committed checkpoints of its own duplicates those, as
+    // for any job on memory storage: see docs/faults.md.)
+    let base = load("wordcount");
+    assert_eq!(
+        base.checkpoint.storage,
+        ckptsim::scenario::StorageKind::Memory
+    );
+    for seed in 0..30u64 {
+        let sp = SavepointSpec {
+            at: SimTime(300_000_000),
+            stop: true,
+            drain: false,
+        };
+        let (_, image) = take_savepoint(&base, seed, sp);
+        let mut s2 = with_parallelism(&base, &[("count", 4)]);
+        s2.savepoints.clear();
+        s2.faults.random = None;
+        s2.faults.coordinator = Some(ckptsim::scenario::CoordinatorFaults {
+            failover_delay: SimDuration::from_millis(50),
+            on_memory_loss: ckptsim::scenario::MemoryLoss::RestartFromScratch,
+            // Before the restored job's first checkpoint (at 100 ms).
+            crashes: vec![SimTime((20 + seed * 2) * 1_000_000)],
+            random: None,
+        });
+        let run2 = restore_and_finish(&s2, &image, seed);
+        assert!(run2.verdict.passed, "seed {seed}: {}", failures(&run2));
+        let c = &run2.output.counters;
+        assert_eq!(c.coordinator_crashes, 1, "seed {seed}");
+        assert_eq!(c.coordinator_recoveries_from_checkpoint, 1, "seed {seed}");
+        assert_eq!(c.coordinator_recoveries_from_scratch, 0, "seed {seed}");
+    }
+}
