@@ -2237,10 +2237,10 @@ impl<'a> World<'a> {
             && self.coord.pending.is_empty()
             && self.recovery_pending == 0;
         if !ready {
-            if !self.coord.finishing && self.stopped_with.is_none() {
-                self.savepoint_retry = true;
-                self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
-            }
+            // Keep trying even while the job is finishing: a failover can
+            // undo that, and a queued request holds back periodic triggers.
+            self.savepoint_retry = true;
+            self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
             return;
         }
         let sp = self.savepoint_queue.pop_front().expect("a due request");
