@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 mod faults;
+mod region;
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
@@ -174,6 +175,10 @@ pub struct Counters {
     pub partitions_lost: u64,
     /// Messages a partition held until it healed.
     pub messages_held: u64,
+    /// Failovers that restarted only the failed task's region.
+    pub region_failovers: u64,
+    /// Tasks redeployed, over all restarts (global and region).
+    pub tasks_restarted: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -687,7 +692,7 @@ impl<'a> World<'a> {
             }
             debug_assert!(time >= self.net.now, "time went backwards");
             self.net.now = time;
-            if stamped.attempt != ANY_ATTEMPT && stamped.attempt != self.net.attempt {
+            if stamped.attempt != ANY_ATTEMPT && self.is_stale(&stamped) {
                 continue;
             }
             events += 1;
@@ -747,6 +752,9 @@ impl<'a> World<'a> {
             } => self.notify_aborted(task, id, latest_completed),
             Ev::Crash { index } => self.crash(index),
             Ev::FailureDetected { task } => {
+                if self.region_failover(task) {
+                    return;
+                }
                 let name = self.exec.tasks[task as usize].name.clone();
                 self.failover(format!("task {name} failed"));
             }
@@ -2043,6 +2051,9 @@ impl<'a> World<'a> {
     }
 
     fn restart(&mut self) {
+        if self.restart_pending_region() {
+            return;
+        }
         if self.job != JobStatus::Restarting {
             return;
         }

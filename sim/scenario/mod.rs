@@ -404,6 +404,21 @@ pub struct FaultSpec {
     pub latency_spikes: Vec<LatencySpike>,
     /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
     pub partitions: Vec<Partition>,
+    /// `failover`: what a task failure restarts.
+    pub failover: FailoverStrategy,
+}
+
+/// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailoverStrategy {
+    /// Every task (global failover).
+    Full,
+    /// Only the failed task's pipelined region: the tasks connected to it
+    /// by channels. A job whose operators are linked only by forward edges
+    /// splits into one region per subtask index; any other edge joins
+    /// everything into one region, and region failover restarts it all.
+    Region,
 }
 
 /// Between `from` and `until`, every message sent on the chosen channels

@@ -32,7 +32,7 @@ use super::{
     RestartStrategy, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind, SwarmSpec,
     WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
-use super::{LatencySpike, Partition};
+use super::{FailoverStrategy, LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
 // ---------------------------------------------------------------------------
@@ -332,6 +332,7 @@ struct RawCheckpoint {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawFaults {
+    failover: Text,
     detection_delay: Text,
     restart_delay: Text,
     max_restarts: Int,
@@ -1692,6 +1693,17 @@ impl<'a> Validator<'a> {
             random_workers: None,
             latency_spikes: Vec::new(),
             partitions: Vec::new(),
+            failover: self
+                .choice(
+                    &raw.failover,
+                    ("failover strategy", "failover strategies"),
+                    &[
+                        ("full", FailoverStrategy::Full),
+                        ("region", FailoverStrategy::Region),
+                    ],
+                    FailoverStrategy::Full,
+                )
+                .unwrap_or(FailoverStrategy::Full),
         }
     }
 

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use super::FailoverStrategy;
 use super::{
     CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, MemoryLoss, NetworkSpec,
     OperatorId, OperatorKind, OperatorSpec, Placement, RestartStrategy, Scenario, StorageKind,
@@ -162,6 +163,11 @@ fn checkpoint(w: &mut Writer, c: &CheckpointSpec) {
 
 fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
     w.table("[faults]");
+    let failover = match f.failover {
+        FailoverStrategy::Full => "full",
+        FailoverStrategy::Region => "region",
+    };
+    w.string("failover", failover);
     w.duration("detection_delay", f.detection_delay);
     w.duration("restart_delay", f.restart_delay);
     w.int("max_restarts", f.max_restarts);
@@ -589,6 +595,7 @@ mod tests {
         assert_eq!(keys(&table(&doc["checkpoint"])), sorted(&checkpoint));
         let faults = table(&doc["faults"]);
         let mut expected = vec![
+            "failover",
             "detection_delay",
             "restart_delay",
             "max_restarts",
@@ -858,6 +865,7 @@ mod tests {
                     until: SimTime(50_000_000),
                     workers: vec![0, 2],
                 }],
+                failover: FailoverStrategy::Region,
             },
             limits: Limits {
                 max_events: 1_000_000,
