@@ -959,3 +959,99 @@ max_crashes = 3
         assert!(c.recovery_commits > 0, "{name}: {c:?}");
     }
 }
+
+// ------------------------------------------------------------ composition
+
+/// Every fault kind at once, each drawn per seed by swarm ranges (0 turns a
+/// kind off for the seed), beside random task crashes, stragglers, latency
+/// spikes and a short partition: 500 seeds per exactly-once algorithm.
+#[test]
+fn mixed_swarm_of_every_fault_kind_is_exactly_once() {
+    let faults = format!(
+        r#"{RANDOM_CRASHES}
+[[faults.slow_tasks]]
+task = "count[1]"
+from = "10ms"
+until = "40ms"
+factor = 5
+
+[[faults.latency_spikes]]
+from = "30ms"
+until = "50ms"
+extra = "2ms"
+
+[[faults.partitions]]
+from = "60ms"
+until = "66ms"
+workers = [0]
+
+[faults.coordinator]
+failover_delay = "8ms"
+{CLUSTER}
+[swarm]
+enabled = true
+latency_max = ["100us", "2ms"]
+interval = ["5ms", "20ms"]
+max_crashes = [0, 2]
+notification_loss_percent = [0, 40]
+storage_failure_percent = [0, 10]
+storage_slow_percent = [0, 20]
+coordinator_crashes = [0, 2]
+worker_crashes = [0, 2]
+"#
+    );
+    let sc = job(
+        &faults.replace("60ms\"\n", "15ms\"\n"),
+        "storage = \"filesystem\"\nstorage_latency = \"1ms\"\ntolerable_failures = 3",
+    );
+    let spec = sc.swarm.clone().expect("swarm");
+    let n = seeds();
+    for &a in &EXACTLY_ONCE {
+        let mut t = Counters::default();
+        let mut kinds_per_seed = 0u64;
+        for seed in 0..n {
+            let (drawn, draw) = ckptsim::swarm::draw(&sc, &spec, seed);
+            let e = check_alg(&drawn, seed, a, &[]);
+            assert!(
+                e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
+                "mixed, {} seed {seed} ({draw}): {:?} {:?}",
+                a.name(),
+                failed_checks(&e),
+                e.verdict.violations().next()
+            );
+            let c = &e.output.counters;
+            kinds_per_seed += [
+                c.crashes,
+                c.notifications_lost,
+                c.storage_write_failures,
+                c.coordinator_crashes,
+                c.worker_crashes,
+            ]
+            .iter()
+            .filter(|&&x| x > 0)
+            .count() as u64;
+            add(&mut t, c);
+        }
+        let name = a.name();
+        eprintln!("mixed swarm, {name}, {n} seeds: {t:?}");
+        for (kind, count) in [
+            ("task crashes", t.crashes),
+            ("lost notifications", t.notifications_lost),
+            ("storage failures", t.storage_write_failures),
+            ("slow writes", t.storage_writes_slow),
+            ("coordinator crashes", t.coordinator_crashes),
+            ("worker crashes", t.worker_crashes),
+            ("straggler steps", t.slow_task_steps),
+            ("latency spikes", t.latency_spikes),
+            ("partitions", t.partitions),
+        ] {
+            assert!(count > 0, "{name}: no {kind}");
+        }
+        assert!(
+            kinds_per_seed > 2 * n,
+            "{name}: faults compose ({kinds_per_seed})"
+        );
+        assert!(t.coordinator_crashes_during_recovery > 0, "{name}: {t:?}");
+        assert!(t.worker_crashes_during_recovery > 0, "{name}: {t:?}");
+    }
+}

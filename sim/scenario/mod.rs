@@ -627,6 +627,14 @@ pub struct SwarmSpec {
     pub crash_mean_interval: Option<(SimDuration, SimDuration)>,
     pub max_crashes: Option<(u32, u32)>,
     pub crash_window_end: Option<(SimDuration, SimDuration)>,
+    /// The richer fault model, each kind off when the seed draws 0:
+    /// notification loss and storage failure and slowness (percent), and
+    /// how many coordinator and worker crashes fall in the crash window.
+    pub notification_loss_percent: Option<(u32, u32)>,
+    pub storage_failure_percent: Option<(u32, u32)>,
+    pub storage_slow_percent: Option<(u32, u32)>,
+    pub coordinator_crashes: Option<(u32, u32)>,
+    pub worker_crashes: Option<(u32, u32)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -461,6 +461,11 @@ struct RawSwarm {
     crash_mean_interval: TextRange,
     max_crashes: IntRange,
     crash_window_end: TextRange,
+    notification_loss_percent: IntRange,
+    storage_failure_percent: IntRange,
+    storage_slow_percent: IntRange,
+    coordinator_crashes: IntRange,
+    worker_crashes: IntRange,
 }
 
 // `toml` recognises `toml::Spanned` by these names (serde_spanned's protocol).
@@ -2057,6 +2062,27 @@ impl<'a> Validator<'a> {
             ),
             max_crashes: self.int_range(&raw.max_crashes, "max_crashes", 0..=u32_max()),
             crash_window_end: self.duration_range(&raw.crash_window_end, "crash_window_end", false),
+            notification_loss_percent: self.int_range(
+                &raw.notification_loss_percent,
+                "notification_loss_percent",
+                0..=100,
+            ),
+            storage_failure_percent: self.int_range(
+                &raw.storage_failure_percent,
+                "storage_failure_percent",
+                0..=100,
+            ),
+            storage_slow_percent: self.int_range(
+                &raw.storage_slow_percent,
+                "storage_slow_percent",
+                0..=100,
+            ),
+            coordinator_crashes: self.int_range(
+                &raw.coordinator_crashes,
+                "coordinator_crashes",
+                0..=u32_max(),
+            ),
+            worker_crashes: self.int_range(&raw.worker_crashes, "worker_crashes", 0..=u32_max()),
         }
     }
 

@@ -301,6 +301,11 @@ fn swarm(w: &mut Writer, s: &SwarmSpec) {
     w.duration_range("crash_mean_interval", s.crash_mean_interval);
     w.int_range("max_crashes", s.max_crashes);
     w.duration_range("crash_window_end", s.crash_window_end);
+    w.int_range("notification_loss_percent", s.notification_loss_percent);
+    w.int_range("storage_failure_percent", s.storage_failure_percent);
+    w.int_range("storage_slow_percent", s.storage_slow_percent);
+    w.int_range("coordinator_crashes", s.coordinator_crashes);
+    w.int_range("worker_crashes", s.worker_crashes);
 }
 
 fn limits(w: &mut Writer, l: &Limits) {
@@ -1046,6 +1051,11 @@ mod tests {
             crash_mean_interval: Some((SimDuration::from_millis(5), SimDuration::from_secs(2))),
             max_crashes: Some((0, 12_345)),
             crash_window_end: Some((SimDuration::ZERO, SimDuration(u64::MAX))),
+            notification_loss_percent: Some((0, 100)),
+            storage_failure_percent: Some((0, 5)),
+            storage_slow_percent: Some((3, 3)),
+            coordinator_crashes: Some((0, 2)),
+            worker_crashes: Some((1, 4)),
         };
         let partial = SwarmSpec {
             buffer_credits: Some((1, 4)),
