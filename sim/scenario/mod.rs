@@ -536,6 +536,7 @@ pub struct SlowTask {
 
 /// Fault kinds beyond subtask crashes, for `ckptsim list`.
 pub const FAULT_KINDS: &[(&str, &str)] = &[
+    ("region-failover", "[faults] failover = \"region\": a task failure restarts only its pipelined region (tasks connected by channels)"),
     ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
     ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
     ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
