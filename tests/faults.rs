@@ -207,6 +207,9 @@ fn add(t: &mut Counters, c: &Counters) {
     t.messages_held += c.messages_held;
     t.region_failovers += c.region_failovers;
     t.tasks_restarted += c.tasks_restarted;
+    t.crashes_during_coordinator_failover += c.crashes_during_coordinator_failover;
+    t.worker_crashes_during_coordinator_failover += c.worker_crashes_during_coordinator_failover;
+    t.partitions_during_coordinator_failover += c.partitions_during_coordinator_failover;
     t.records_replayed += c.records_replayed;
     t.alignments += c.alignments;
 }
@@ -1053,5 +1056,63 @@ worker_crashes = [0, 2]
         );
         assert!(t.coordinator_crashes_during_recovery > 0, "{name}: {t:?}");
         assert!(t.worker_crashes_during_recovery > 0, "{name}: {t:?}");
+        assert!(
+            t.crashes_during_coordinator_failover + t.worker_crashes_during_coordinator_failover
+                > 0,
+            "{name}: {t:?}"
+        );
+    }
+}
+
+/// Faults during a coordinator failover: a task crash (ignored, its task is
+/// already cancelled), a worker crash whose replacement is ready only after
+/// the new coordinator, and a partition. The job restarts once both are
+/// there, from the latest checkpoint, exactly-once.
+#[test]
+fn faults_during_a_coordinator_failover() {
+    let faults = format!(
+        r#"
+[[faults.crashes]]
+at = "55ms"
+task = "count[0]"
+
+[faults.coordinator]
+failover_delay = "30ms"
+crashes = ["40ms"]
+
+[[faults.worker_crashes]]
+at = "50ms"
+worker = 1
+
+[[faults.partitions]]
+from = "45ms"
+until = "48ms"
+workers = [0]
+{CLUSTER}"#
+    );
+    let sc = job(&faults, "storage = \"filesystem\"");
+    for &a in &EXACTLY_ONCE {
+        let mut sc = sc.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 2);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(c.crashes_during_coordinator_failover, 1, "{}", a.name());
+        assert_eq!(c.worker_crashes_during_coordinator_failover, 1);
+        assert_eq!(c.partitions_during_coordinator_failover, 1);
+        assert_eq!(c.coordinator_recoveries_from_checkpoint, 1);
+        let restart = e.output.trace.iter().find(|t| t.event == "restart");
+        assert_eq!(
+            restart.map(|t| t.time_ns),
+            Some(110_000_000),
+            "{}",
+            a.name()
+        );
     }
 }

@@ -179,6 +179,12 @@ pub struct Counters {
     pub region_failovers: u64,
     /// Tasks redeployed, over all restarts (global and region).
     pub tasks_restarted: u64,
+    /// Faults while the coordinator was down (between its crash and its
+    /// successor): task crashes (ignored: the tasks are cancelled), worker
+    /// crashes and partitions (the restart waits for the workers).
+    pub crashes_during_coordinator_failover: u64,
+    pub worker_crashes_during_coordinator_failover: u64,
+    pub partitions_during_coordinator_failover: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -750,7 +756,10 @@ impl<'a> World<'a> {
                 id,
                 latest_completed,
             } => self.notify_aborted(task, id, latest_completed),
-            Ev::Crash { index } => self.crash(index),
+            Ev::Crash { index } => {
+                self.note_crash_event();
+                self.crash(index);
+            }
             Ev::FailureDetected { task } => {
                 if self.region_failover(task) {
                     return;

@@ -176,6 +176,13 @@ impl World<'_> {
         }
     }
 
+    /// A planned task crash comes up (hook in `dispatch`, before `crash`).
+    pub(super) fn note_crash_event(&mut self) {
+        if self.fx.coordinator_down {
+            self.counters.crashes_during_coordinator_failover += 1;
+        }
+    }
+
     /// A task crash (hook in `crash`): the fault-model windows it hit.
     pub(super) fn note_crash(&mut self, _t: TaskId) {
         let outstanding = self
@@ -253,6 +260,9 @@ impl World<'_> {
             return;
         }
         self.counters.worker_crashes += 1;
+        if self.fx.coordinator_down {
+            self.counters.worker_crashes_during_coordinator_failover += 1;
+        }
         let w = self.windows();
         if w.aligning {
             self.counters.worker_crashes_during_alignment += 1;
@@ -395,6 +405,7 @@ impl World<'_> {
         let p = self.scenario.faults.partitions[index as usize - spikes].clone();
         if !lost {
             c.partitions += 1;
+            c.partitions_during_coordinator_failover += u64::from(self.fx.coordinator_down);
             c.partitions_during_alignment += u64::from(w.aligning);
             c.partitions_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
             c.partitions_during_recovery += u64::from(recovering);
