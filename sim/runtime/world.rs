@@ -2021,7 +2021,7 @@ impl<'a> World<'a> {
     }
 
     /// Global failover: cancel every task, abort pending checkpoints, and
-    /// restart after the restart delay (fixed-delay strategy).
+    /// restart when the restart strategy says (or fail the job).
     fn failover(&mut self, reason: String) {
         if self.job != JobStatus::Running {
             return;

@@ -71,8 +71,13 @@ impl World<'_> {
             JobStatus::Restarting if !self.fx.pending_regions.is_empty() => {
                 // Another region restart is pending: this region joins it.
                 if !self.fx.pending_regions.contains(&region) {
+                    // A new attempt for this region's tasks: what they
+                    // scheduled so far is stale.
+                    self.net.attempt += 1;
                     self.fx.pending_regions.push(region);
                     self.cancel_region(region);
+                    self.counters.region_failovers += 1;
+                    self.counters.failovers += 1;
                 }
                 return true;
             }
