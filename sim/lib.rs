@@ -15,8 +15,9 @@
 //!   the external store sinks write to.
 //! - [`protocol`]: checkpoint algorithms as sans-IO barrier handlers.
 //! - [`runtime`]: the simulator: tasks, channels with credits, the
-//!   coordinator, crashes and recovery, one event loop.
-//! - [`fault`]: fault plans drawn before the run.
+//!   coordinator, crashes and recovery, one event loop (the richer fault
+//!   model in `runtime/world/faults.rs` and `region.rs`).
+//! - [`fault`]: fault plans drawn before the run; restart strategies.
 //! - [`check`]: the oracle and the invariants; verdicts are data.
 //! - [`mutant`]: deliberate bugs that prove the checkers work.
 //! - [`savepoint`]: savepoints and retained checkpoints as files, and

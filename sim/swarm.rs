@@ -64,6 +64,11 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         crash_mean_interval: Some((interval, SimDuration(interval.0.saturating_mul(10)))),
         max_crashes: Some((0, max_crashes)),
         crash_window_end: Some((SimDuration(window.0 / 2), window)),
+        notification_loss_percent: None,
+        storage_failure_percent: None,
+        storage_slow_percent: None,
+        coordinator_crashes: None,
+        worker_crashes: None,
     }
 }
 
@@ -160,7 +165,70 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             max_crashes,
         });
     }
+    draw_fault_kinds(&mut out, spec, &mut d);
     (out, d.draw)
+}
+
+/// The richer fault model's knobs, drawn after every other knob so that
+/// scenarios without them draw what they always drew. A kind whose draw is
+/// 0 is off for the seed; crashes of the coordinator and of workers fall in
+/// the random crash window (or the first two seconds).
+fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
+    use crate::scenario::{CoordinatorFaults, MemoryLoss, NotificationFaults, StorageFaults};
+    let (start, end) = out
+        .faults
+        .random
+        .as_ref()
+        .map_or((SimTime::ZERO, SimTime(2_000_000_000)), |r| {
+            (r.window_start, r.window_end)
+        });
+    let span = end.0.saturating_sub(start.0).max(1_000_000);
+    if let Some(r) = spec.notification_loss_percent {
+        let loss_percent = d.int("notification_loss_percent", r);
+        out.faults.notifications =
+            (loss_percent > 0).then_some(NotificationFaults { loss_percent });
+    }
+    if spec.storage_failure_percent.is_some() || spec.storage_slow_percent.is_some() {
+        let base = out.faults.storage.clone().unwrap_or(StorageFaults {
+            failure_percent: 0,
+            slow_percent: 0,
+            slow_latency: SimDuration::from_millis(5),
+        });
+        let failure_percent = match spec.storage_failure_percent {
+            Some(r) => d.int("storage_failure_percent", r),
+            None => base.failure_percent,
+        };
+        let slow_percent = match spec.storage_slow_percent {
+            Some(r) => d.int("storage_slow_percent", r),
+            None => base.slow_percent,
+        };
+        out.faults.storage = (failure_percent > 0 || slow_percent > 0).then_some(StorageFaults {
+            failure_percent,
+            slow_percent,
+            ..base
+        });
+    }
+    let random = |max_crashes: u32| RandomCrashes {
+        mean_interval: SimDuration((span / u64::from(max_crashes.max(1))).max(1_000_000)),
+        window_start: start,
+        window_end: SimTime(start.0 + span),
+        max_crashes,
+    };
+    if let Some(r) = spec.coordinator_crashes {
+        let n = d.int("coordinator_crashes", r);
+        let mut c = out.faults.coordinator.clone().unwrap_or(CoordinatorFaults {
+            failover_delay: SimDuration::from_millis(20),
+            on_memory_loss: MemoryLoss::RestartFromScratch,
+            crashes: Vec::new(),
+            random: None,
+        });
+        c.random = (n > 0).then(|| random(n));
+        out.faults.coordinator = Some(c);
+    }
+    if let (Some(r), Some(_)) = (spec.worker_crashes, &out.cluster) {
+        let n = d.int("worker_crashes", r);
+        out.faults.random_workers = (n > 0).then(|| random(n));
+    }
 }
 
 #[cfg(test)]

@@ -177,9 +177,57 @@ fn list_names_everything() {
         "crash",
         "consistent-cut",
         "no-source-rewind",
+        "restart-strategy",
+        "region-failover",
+        "lost-notification",
+        "storage",
+        "coordinator-crash",
+        "worker-crash",
+        "latency-spike",
+        "partition",
+        "slow-task",
     ] {
         assert!(out.contains(needle), "{needle}");
     }
+}
+
+/// A restart strategy that gives up: exit 0 (a reported outcome, no check
+/// failed), and the outcome line says why.
+#[test]
+fn job_failed_is_reported_with_its_reason_and_exit_0() {
+    let text_in = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/alignment-crash.toml"),
+    )
+    .unwrap();
+    let body = text_in.replace("[faults]\n", "[faults]\nmax_restarts = 0\n");
+    assert_ne!(body, text_in, "alignment-crash.toml has a [faults] table");
+    let path = temp_scenario("gives-up.toml", &body);
+    let o = ckptsim(&["run", path.to_str().unwrap(), "--seed", "1"]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("outcome      job failed: restart strategy fixed-delay gave up after 0 attempts (last failure: task "),
+        "{out}"
+    );
+    let o = ckptsim(&["run", path.to_str().unwrap(), "--seed", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outcome"]["kind"], "job-failed");
+    assert_eq!(v["counters"]["restart_strategy_gave_up"], 1);
+}
+
+#[test]
+fn every_fault_kind_scenario_passes_its_determinism_check() {
+    let o = ckptsim(&[
+        "run",
+        "scenarios/faults.toml",
+        "--seed",
+        "3",
+        "--check-determinism",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("same fingerprint"), "{err}");
+    assert!(out.contains("worker crashes"), "{out}");
 }
 
 fn assert_bad_input(args: &[&str], needles: &[&str]) {

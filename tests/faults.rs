@@ -205,6 +205,13 @@ fn add(t: &mut Counters, c: &Counters) {
     t.partitions_during_recovery += c.partitions_during_recovery;
     t.partitions_lost += c.partitions_lost;
     t.messages_held += c.messages_held;
+    t.region_failovers += c.region_failovers;
+    t.tasks_restarted += c.tasks_restarted;
+    t.crashes_during_coordinator_failover += c.crashes_during_coordinator_failover;
+    t.worker_crashes_during_coordinator_failover += c.worker_crashes_during_coordinator_failover;
+    t.partitions_during_coordinator_failover += c.partitions_during_coordinator_failover;
+    t.records_replayed += c.records_replayed;
+    t.in_flight_records_restored += c.in_flight_records_restored;
     t.alignments += c.alignments;
 }
 
@@ -801,6 +808,410 @@ fn random_partitions_are_exactly_once() {
         assert!(total.partitions_during_recovery > 0, "{name}: {total:?}");
         if a != Algorithm::StopTheWorld {
             assert!(total.partitions_during_alignment > 0, "{name}: {total:?}");
+        }
+    }
+}
+
+// ------------------------------------------------------------ region failover
+
+/// source → map → 2PC sink, forward edges only, parallelism 3: three
+/// pipelined regions, one per subtask index.
+fn forward_job(failover: &str, faults: &str) -> Scenario {
+    let text = format!(
+        r#"
+version = 1
+name = "forward"
+max_parallelism = 32
+
+[network]
+buffer_records = 4
+buffer_credits = 2
+latency_min = "50us"
+latency_max = "400us"
+flush_timeout = "1ms"
+
+[[operators]]
+id = "source"
+kind = "source"
+parallelism = 3
+partitions = 3
+records_per_partition = 300
+keys = 40
+cost = "200us"
+
+[[operators]]
+id = "map"
+kind = "map"
+parallelism = 3
+cost = "20us"
+mul = 3
+
+[[operators]]
+id = "sink"
+kind = "sink-2pc"
+parallelism = 3
+cost = "20us"
+
+[[edges]]
+from = "source"
+to = "map"
+partitioning = "forward"
+
+[[edges]]
+from = "map"
+to = "sink"
+partitioning = "forward"
+
+[checkpoint]
+algorithm = "aligned"
+interval = "10ms"
+timeout = "1s"
+rpc_latency = "1ms"
+
+[faults]
+failover = "{failover}"
+detection_delay = "5ms"
+restart_delay = "5ms"
+{faults}
+
+[limits]
+max_events = 2_000_000
+max_time = "20s"
+"#
+    );
+    parse_str(&text, "forward.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One crash of `map[1]`: region failover restarts its three tasks, a full
+/// restart all nine; both exactly-once, for every algorithm.
+#[test]
+fn region_failover_restarts_fewer_tasks_and_stays_exactly_once() {
+    let crash = "[[faults.crashes]]\nat = \"25ms\"\ntask = \"map[1]\"\n";
+    for &a in &EXACTLY_ONCE {
+        let mut region = forward_job("region", crash);
+        region.checkpoint.algorithm = a;
+        let r = run_traced(&region, 8);
+        assert!(
+            r.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            r.verdict.violations().next()
+        );
+        assert_eq!(r.verdict.guarantee, Guarantee::ExactlyOnce);
+        let full = check_alg(&forward_job("full", crash), 8, a, &[]);
+        assert!(full.verdict.passed);
+        let (rc, fc) = (&r.output.counters, &full.output.counters);
+        assert_eq!(
+            (rc.region_failovers, rc.tasks_restarted),
+            (1, 3),
+            "{}",
+            a.name()
+        );
+        assert_eq!(
+            (fc.region_failovers, fc.tasks_restarted),
+            (0, 9),
+            "{}",
+            a.name()
+        );
+        assert!(
+            rc.records_replayed < fc.records_replayed,
+            "{}: {rc:?} {fc:?}",
+            a.name()
+        );
+        // The trace names the restarted tasks.
+        let reason = r.output.timeline.iter().find_map(|m| match &m.what {
+            ckptsim::runtime::world::Timeline::Failover { reason, .. } => Some(reason.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            reason.as_deref(),
+            Some("task map[1] failed; region failover restarts source[1], map[1], sink[1]")
+        );
+    }
+    // A hash edge joins everything into one region: a full restart.
+    let sc = job(
+        "failover = \"region\"\n[[faults.crashes]]\nat = \"25ms\"\ntask = \"count[0]\"\n",
+        "",
+    );
+    let e = check_alg(&sc, 8, Algorithm::Aligned, &[]);
+    assert!(e.verdict.passed);
+    assert_eq!(
+        (
+            e.output.counters.region_failovers,
+            e.output.counters.tasks_restarted
+        ),
+        (0, 8)
+    );
+}
+
+#[test]
+fn region_failover_is_exactly_once_over_the_seeds() {
+    let random = r#"
+[faults.random]
+mean_interval = "30ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 3
+"#;
+    let sc = forward_job("region", random);
+    for (a, c) in sweep_all(&sc, "region failover") {
+        let name = a.name();
+        // Single-input tasks only: nothing to align in a forward-only job.
+        assert!(c.region_failovers > 500, "{name}: {c:?}");
+        assert!(c.tasks_restarted < 9 * c.failovers, "{name}: {c:?}");
+        assert!(c.crashes_between_snapshot_and_notify > 0, "{name}: {c:?}");
+        assert!(c.recovery_commits > 0, "{name}: {c:?}");
+    }
+}
+
+// ------------------------------------------------------------ composition
+
+/// Every fault kind at once, each drawn per seed by swarm ranges (0 turns a
+/// kind off for the seed), beside random task crashes, stragglers, latency
+/// spikes and a short partition: 500 seeds per exactly-once algorithm.
+#[test]
+fn mixed_swarm_of_every_fault_kind_is_exactly_once() {
+    let faults = format!(
+        r#"{RANDOM_CRASHES}
+[[faults.slow_tasks]]
+task = "count[1]"
+from = "10ms"
+until = "40ms"
+factor = 5
+
+[[faults.latency_spikes]]
+from = "30ms"
+until = "50ms"
+extra = "2ms"
+
+[[faults.partitions]]
+from = "60ms"
+until = "66ms"
+workers = [0]
+
+[faults.coordinator]
+failover_delay = "8ms"
+{CLUSTER}
+[swarm]
+enabled = true
+latency_max = ["100us", "2ms"]
+interval = ["5ms", "20ms"]
+max_crashes = [0, 2]
+notification_loss_percent = [0, 40]
+storage_failure_percent = [0, 10]
+storage_slow_percent = [0, 20]
+coordinator_crashes = [0, 2]
+worker_crashes = [0, 2]
+"#
+    );
+    let sc = job(
+        &faults.replace("60ms\"\n", "15ms\"\n"),
+        "storage = \"filesystem\"\nstorage_latency = \"1ms\"\ntolerable_failures = 3",
+    );
+    let spec = sc.swarm.clone().expect("swarm");
+    let n = seeds();
+    for &a in &EXACTLY_ONCE {
+        let mut t = Counters::default();
+        let mut kinds_per_seed = 0u64;
+        for seed in 0..n {
+            let (drawn, draw) = ckptsim::swarm::draw(&sc, &spec, seed);
+            let e = check_alg(&drawn, seed, a, &[]);
+            assert!(
+                e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
+                "mixed, {} seed {seed} ({draw}): {:?} {:?}",
+                a.name(),
+                failed_checks(&e),
+                e.verdict.violations().next()
+            );
+            let c = &e.output.counters;
+            kinds_per_seed += [
+                c.crashes,
+                c.notifications_lost,
+                c.storage_write_failures,
+                c.coordinator_crashes,
+                c.worker_crashes,
+            ]
+            .iter()
+            .filter(|&&x| x > 0)
+            .count() as u64;
+            add(&mut t, c);
+        }
+        let name = a.name();
+        eprintln!("mixed swarm, {name}, {n} seeds: {t:?}");
+        for (kind, count) in [
+            ("task crashes", t.crashes),
+            ("lost notifications", t.notifications_lost),
+            ("storage failures", t.storage_write_failures),
+            ("slow writes", t.storage_writes_slow),
+            ("coordinator crashes", t.coordinator_crashes),
+            ("worker crashes", t.worker_crashes),
+            ("straggler steps", t.slow_task_steps),
+            ("latency spikes", t.latency_spikes),
+            ("partitions", t.partitions),
+        ] {
+            assert!(count > 0, "{name}: no {kind}");
+        }
+        assert!(
+            kinds_per_seed > 2 * n,
+            "{name}: faults compose ({kinds_per_seed})"
+        );
+        assert!(t.coordinator_crashes_during_recovery > 0, "{name}: {t:?}");
+        assert!(t.worker_crashes_during_recovery > 0, "{name}: {t:?}");
+        assert!(
+            t.crashes_during_coordinator_failover + t.worker_crashes_during_coordinator_failover
+                > 0,
+            "{name}: {t:?}"
+        );
+    }
+}
+
+/// Faults during a coordinator failover: a task crash (ignored, its task is
+/// already cancelled), a worker crash whose replacement is ready only after
+/// the new coordinator, and a partition. The job restarts once both are
+/// there, from the latest checkpoint, exactly-once.
+#[test]
+fn faults_during_a_coordinator_failover() {
+    let faults = format!(
+        r#"
+[[faults.crashes]]
+at = "55ms"
+task = "count[0]"
+
+[faults.coordinator]
+failover_delay = "30ms"
+crashes = ["40ms"]
+
+[[faults.worker_crashes]]
+at = "50ms"
+worker = 1
+
+[[faults.partitions]]
+from = "45ms"
+until = "48ms"
+workers = [0]
+{CLUSTER}"#
+    );
+    let sc = job(&faults, "storage = \"filesystem\"");
+    for &a in &EXACTLY_ONCE {
+        let mut sc = sc.clone();
+        sc.checkpoint.algorithm = a;
+        let e = run_traced(&sc, 2);
+        assert!(
+            e.verdict.passed,
+            "{}: {:?}",
+            a.name(),
+            e.verdict.violations().next()
+        );
+        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+        let c = &e.output.counters;
+        assert_eq!(c.crashes_during_coordinator_failover, 1, "{}", a.name());
+        assert_eq!(c.worker_crashes_during_coordinator_failover, 1);
+        assert_eq!(c.partitions_during_coordinator_failover, 1);
+        assert_eq!(c.coordinator_recoveries_from_checkpoint, 1);
+        let restart = e.output.trace.iter().find(|t| t.event == "restart");
+        assert_eq!(
+            restart.map(|t| t.time_ns),
+            Some(110_000_000),
+            "{}",
+            a.name()
+        );
+    }
+}
+
+/// Two independent keyed pipelines (hash and rebalance edges inside each):
+/// two regions, each with channel state under unaligned checkpoints. A
+/// region restart restores its in-flight records while the other pipeline
+/// runs on.
+fn two_pipelines() -> Scenario {
+    let mut text = String::from(
+        r#"
+version = 1
+name = "two-pipelines"
+max_parallelism = 32
+
+[network]
+buffer_records = 2
+buffer_credits = 1
+output_buffers = 1
+latency_min = "50us"
+latency_max = "600us"
+flush_timeout = "1ms"
+"#,
+    );
+    for p in ["a", "b"] {
+        text.push_str(&format!(
+            r#"
+[[operators]]
+id = "source-{p}"
+kind = "source"
+parallelism = 2
+partitions = 2
+records_per_partition = 250
+keys = 30
+cost = "100us"
+
+[[operators]]
+id = "count-{p}"
+kind = "keyed-count"
+parallelism = 2
+cost = "150us"
+
+[[operators]]
+id = "sink-{p}"
+kind = "sink-2pc"
+parallelism = 2
+cost = "20us"
+
+[[edges]]
+from = "source-{p}"
+to = "count-{p}"
+partitioning = "hash"
+
+[[edges]]
+from = "count-{p}"
+to = "sink-{p}"
+partitioning = "rebalance"
+"#
+        ));
+    }
+    text.push_str(
+        r#"
+[checkpoint]
+interval = "10ms"
+timeout = "1s"
+alignment_timeout = "2ms"
+rpc_latency = "1ms"
+
+[faults]
+failover = "region"
+detection_delay = "5ms"
+restart_delay = "5ms"
+
+[faults.random]
+mean_interval = "30ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 3
+
+[limits]
+max_events = 2_000_000
+max_time = "20s"
+"#,
+    );
+    parse_str(&text, "two-pipelines.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn region_failover_restores_channel_state_of_its_region_only() {
+    let sc = two_pipelines();
+    for (a, c) in sweep_all(&sc, "two pipelines") {
+        let name = a.name();
+        assert!(c.region_failovers > 500, "{name}: {c:?}");
+        // Each restart redeploys one pipeline's six tasks, never all twelve.
+        assert_eq!(c.tasks_restarted, 6 * c.region_failovers, "{name}: {c:?}");
+        assert!(c.crashes_during_alignment > 0, "{name}: {c:?}");
+        if matches!(a, Algorithm::Unaligned | Algorithm::ChandyLamport) {
+            assert!(c.in_flight_records_restored > 0, "{name}: {c:?}");
         }
     }
 }

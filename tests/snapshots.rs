@@ -27,6 +27,11 @@ fn alignment_crash() {
 }
 
 #[test]
+fn faults() {
+    insta::assert_snapshot!(summary("faults", 7));
+}
+
+#[test]
 fn bench() {
     insta::assert_snapshot!(summary("bench", 0));
 }

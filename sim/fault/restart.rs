@@ -126,6 +126,7 @@ mod tests {
             random_workers: None,
             latency_spikes: Vec::new(),
             partitions: Vec::new(),
+            failover: crate::scenario::FailoverStrategy::Full,
         }
     }
 

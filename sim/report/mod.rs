@@ -211,11 +211,26 @@ impl Summary {
         let _ = writeln!(w, "  alignment    {}", time(m.alignment_ns));
         let _ = writeln!(w, "  state        {}", bytes(m.state_bytes));
         let _ = writeln!(w, "  in-flight    {}", bytes(m.in_flight_bytes));
-        let _ = writeln!(
+        let _ = write!(
             w,
             "faults       {} crashes, {} recoveries",
             self.crashes, self.recoveries
         );
+        let c = &self.counters;
+        for (n, what) in [
+            (c.worker_crashes, "worker crashes"),
+            (c.coordinator_crashes, "coordinator crashes"),
+            (c.region_failovers, "region failovers"),
+            (c.storage_write_failures, "storage write failures"),
+            (c.notifications_lost, "notifications lost"),
+            (c.partitions, "partitions"),
+            (c.latency_spikes, "latency spikes"),
+        ] {
+            if n > 0 {
+                let _ = write!(w, ", {n} {what}");
+            }
+        }
+        let _ = writeln!(w);
         let _ = writeln!(
             w,
             "records      {} emitted ({} replayed), {} committed",

@@ -637,6 +637,37 @@ impl Net {
         s.full_outputs = 0;
     }
 
+    /// A region restart: these channels start empty with full credit, and
+    /// these tasks with fresh scheduling state.
+    pub fn reset_some(&mut self, channels: &[ChannelId], tasks: &[TaskId]) {
+        let now = self.now;
+        self.released.retain(|t| !tasks.contains(t));
+        self.announced.retain(|(ch, _)| !channels.contains(ch));
+        for &ch in channels {
+            let c = &mut self.channels[ch as usize];
+            c.partial.clear();
+            c.out_queue.clear();
+            c.wire.clear();
+            c.in_queue.clear();
+            c.queued_data = 0;
+            c.credits = self.buffer_credits;
+            c.sent = 0;
+            c.received = 0;
+            c.arrived = 0;
+            c.in_priority = 0;
+            c.barrier_mark = None;
+            c.capture = None;
+            c.last_arrival = now;
+        }
+        for &t in tasks {
+            self.sched[t as usize] = Sched {
+                alive: true,
+                busy_until: now,
+                ..Sched::default()
+            };
+        }
+    }
+
     /// A global restart: every channel starts empty with full credit.
     pub fn reset(&mut self) {
         let now = self.now;

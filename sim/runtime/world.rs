@@ -83,6 +83,7 @@ pub struct SnapshotOut {
     pub states: Vec<Option<TaskSnapshot>>,
 }
 mod faults;
+mod region;
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
@@ -264,6 +265,16 @@ pub struct Counters {
     pub partitions_lost: u64,
     /// Messages a partition held until it healed.
     pub messages_held: u64,
+    /// Failovers that restarted only the failed task's region.
+    pub region_failovers: u64,
+    /// Tasks redeployed, over all restarts (global and region).
+    pub tasks_restarted: u64,
+    /// Faults while the coordinator was down (between its crash and its
+    /// successor): task crashes (ignored: the tasks are cancelled), worker
+    /// crashes and partitions (the restart waits for the workers).
+    pub crashes_during_coordinator_failover: u64,
+    pub worker_crashes_during_coordinator_failover: u64,
+    pub partitions_during_coordinator_failover: u64,
 }
 
 /// One processed event, kept only when `record_trace` is on.
@@ -864,7 +875,7 @@ impl<'a> World<'a> {
             }
             debug_assert!(time >= self.net.now, "time went backwards");
             self.net.now = time;
-            if stamped.attempt != ANY_ATTEMPT && stamped.attempt != self.net.attempt {
+            if stamped.attempt != ANY_ATTEMPT && self.is_stale(&stamped) {
                 continue;
             }
             events += 1;
@@ -925,8 +936,14 @@ impl<'a> World<'a> {
                 id,
                 latest_completed,
             } => self.notify_aborted(task, id, latest_completed),
-            Ev::Crash { index } => self.crash(index),
+            Ev::Crash { index } => {
+                self.note_crash_event();
+                self.crash(index);
+            }
             Ev::FailureDetected { task } => {
+                if self.region_failover(task) {
+                    return;
+                }
                 let name = self.exec.tasks[task as usize].name.clone();
                 self.failover(format!("task {name} failed"));
             }
@@ -2469,7 +2486,7 @@ impl<'a> World<'a> {
     }
 
     /// Global failover: cancel every task, abort pending checkpoints, and
-    /// restart after the restart delay (fixed-delay strategy).
+    /// restart when the restart strategy says (or fail the job).
     fn failover(&mut self, reason: String) {
         if self.job != JobStatus::Running {
             return;
@@ -2520,6 +2537,9 @@ impl<'a> World<'a> {
     }
 
     fn restart(&mut self) {
+        if self.restart_pending_region() {
+            return;
+        }
         if self.job != JobStatus::Restarting {
             return;
         }

@@ -424,6 +424,21 @@ pub struct FaultSpec {
     pub latency_spikes: Vec<LatencySpike>,
     /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
     pub partitions: Vec<Partition>,
+    /// `failover`: what a task failure restarts.
+    pub failover: FailoverStrategy,
+}
+
+/// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailoverStrategy {
+    /// Every task (global failover).
+    Full,
+    /// Only the failed task's pipelined region: the tasks connected to it
+    /// by channels. A job whose operators are linked only by forward edges
+    /// splits into one region per subtask index; any other edge joins
+    /// everything into one region, and region failover restarts it all.
+    Region,
 }
 
 /// Between `from` and `until`, every message sent on the chosen channels
@@ -541,6 +556,7 @@ pub struct SlowTask {
 
 /// Fault kinds beyond subtask crashes, for `ckptsim list`.
 pub const FAULT_KINDS: &[(&str, &str)] = &[
+    ("region-failover", "[faults] failover = \"region\": a task failure restarts only its pipelined region (tasks connected by channels)"),
     ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
     ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
     ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
@@ -632,6 +648,14 @@ pub struct SwarmSpec {
     pub crash_mean_interval: Option<(SimDuration, SimDuration)>,
     pub max_crashes: Option<(u32, u32)>,
     pub crash_window_end: Option<(SimDuration, SimDuration)>,
+    /// The richer fault model, each kind off when the seed draws 0:
+    /// notification loss and storage failure and slowness (percent), and
+    /// how many coordinator and worker crashes fall in the crash window.
+    pub notification_loss_percent: Option<(u32, u32)>,
+    pub storage_failure_percent: Option<(u32, u32)>,
+    pub storage_slow_percent: Option<(u32, u32)>,
+    pub coordinator_crashes: Option<(u32, u32)>,
+    pub worker_crashes: Option<(u32, u32)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

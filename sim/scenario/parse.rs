@@ -32,7 +32,7 @@ use super::{
     RestartStrategy, SavepointSpec, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind,
     SwarmSpec, WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
 };
-use super::{LatencySpike, Partition};
+use super::{FailoverStrategy, LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
 // ---------------------------------------------------------------------------
@@ -343,6 +343,7 @@ struct RawCheckpoint {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawFaults {
+    failover: Text,
     detection_delay: Text,
     restart_delay: Text,
     max_restarts: Int,
@@ -471,6 +472,11 @@ struct RawSwarm {
     crash_mean_interval: TextRange,
     max_crashes: IntRange,
     crash_window_end: TextRange,
+    notification_loss_percent: IntRange,
+    storage_failure_percent: IntRange,
+    storage_slow_percent: IntRange,
+    coordinator_crashes: IntRange,
+    worker_crashes: IntRange,
 }
 
 // `toml` recognises `toml::Spanned` by these names (serde_spanned's protocol).
@@ -1732,6 +1738,17 @@ impl<'a> Validator<'a> {
             random_workers: None,
             latency_spikes: Vec::new(),
             partitions: Vec::new(),
+            failover: self
+                .choice(
+                    &raw.failover,
+                    ("failover strategy", "failover strategies"),
+                    &[
+                        ("full", FailoverStrategy::Full),
+                        ("region", FailoverStrategy::Region),
+                    ],
+                    FailoverStrategy::Full,
+                )
+                .unwrap_or(FailoverStrategy::Full),
         }
     }
 
@@ -2085,6 +2102,27 @@ impl<'a> Validator<'a> {
             ),
             max_crashes: self.int_range(&raw.max_crashes, "max_crashes", 0..=u32_max()),
             crash_window_end: self.duration_range(&raw.crash_window_end, "crash_window_end", false),
+            notification_loss_percent: self.int_range(
+                &raw.notification_loss_percent,
+                "notification_loss_percent",
+                0..=100,
+            ),
+            storage_failure_percent: self.int_range(
+                &raw.storage_failure_percent,
+                "storage_failure_percent",
+                0..=100,
+            ),
+            storage_slow_percent: self.int_range(
+                &raw.storage_slow_percent,
+                "storage_slow_percent",
+                0..=100,
+            ),
+            coordinator_crashes: self.int_range(
+                &raw.coordinator_crashes,
+                "coordinator_crashes",
+                0..=u32_max(),
+            ),
+            worker_crashes: self.int_range(&raw.worker_crashes, "worker_crashes", 0..=u32_max()),
         }
     }
 

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use super::FailoverStrategy;
 use super::{
     CheckpointSpec, EdgeSpec, FaultSpec, KeyDistribution, Limits, MemoryLoss, NetworkSpec,
     OperatorId, OperatorKind, OperatorSpec, Placement, RestartStrategy, Scenario, StorageKind,
@@ -173,6 +174,11 @@ fn checkpoint(w: &mut Writer, c: &CheckpointSpec) {
 
 fn faults(w: &mut Writer, s: &Scenario, f: &FaultSpec) {
     w.table("[faults]");
+    let failover = match f.failover {
+        FailoverStrategy::Full => "full",
+        FailoverStrategy::Region => "region",
+    };
+    w.string("failover", failover);
     w.duration("detection_delay", f.detection_delay);
     w.duration("restart_delay", f.restart_delay);
     w.int("max_restarts", f.max_restarts);
@@ -306,6 +312,11 @@ fn swarm(w: &mut Writer, s: &SwarmSpec) {
     w.duration_range("crash_mean_interval", s.crash_mean_interval);
     w.int_range("max_crashes", s.max_crashes);
     w.duration_range("crash_window_end", s.crash_window_end);
+    w.int_range("notification_loss_percent", s.notification_loss_percent);
+    w.int_range("storage_failure_percent", s.storage_failure_percent);
+    w.int_range("storage_slow_percent", s.storage_slow_percent);
+    w.int_range("coordinator_crashes", s.coordinator_crashes);
+    w.int_range("worker_crashes", s.worker_crashes);
 }
 
 fn limits(w: &mut Writer, l: &Limits) {
@@ -612,6 +623,7 @@ mod tests {
         assert_eq!(keys(&table(&doc["checkpoint"])), sorted(&checkpoint));
         let faults = table(&doc["faults"]);
         let mut expected = vec![
+            "failover",
             "detection_delay",
             "restart_delay",
             "max_restarts",
@@ -882,6 +894,7 @@ mod tests {
                     until: SimTime(50_000_000),
                     workers: vec![0, 2],
                 }],
+                failover: FailoverStrategy::Region,
             },
             limits: Limits {
                 max_events: 1_000_000,
@@ -1074,6 +1087,11 @@ mod tests {
             crash_mean_interval: Some((SimDuration::from_millis(5), SimDuration::from_secs(2))),
             max_crashes: Some((0, 12_345)),
             crash_window_end: Some((SimDuration::ZERO, SimDuration(u64::MAX))),
+            notification_loss_percent: Some((0, 100)),
+            storage_failure_percent: Some((0, 5)),
+            storage_slow_percent: Some((3, 3)),
+            coordinator_crashes: Some((0, 2)),
+            worker_crashes: Some((1, 4)),
         };
         let partial = SwarmSpec {
             buffer_credits: Some((1, 4)),

@@ -33,6 +33,49 @@ pub(super) struct FaultState {
     workers_ready_at: SimTime,
     /// When the scheduled restart happens.
     restart_at: SimTime,
+    /// Region failover: the region of each task (connected components of
+    /// the channel graph), and the regions waiting for their restart.
+    pub(super) region_of: Vec<u32>,
+    pub(super) pending_regions: Vec<u32>,
+    /// Events stamped before this attempt are stale for every task, and
+    /// before `valid_from[t]` for task `t` (region restarts).
+    pub(super) global_from: u32,
+    pub(super) valid_from: Vec<u32>,
+}
+
+/// Connected components of the execution graph's channels, numbered in
+/// order of their lowest task.
+fn regions(exec: &ExecGraph) -> Vec<u32> {
+    let n = exec.tasks.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for c in &exec.channels {
+        let (a, b) = (
+            find(&mut parent, c.from as usize),
+            find(&mut parent, c.to as usize),
+        );
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut id = vec![u32::MAX; n];
+    let mut next = 0;
+    let mut out = Vec::with_capacity(n);
+    for t in 0..n {
+        let r = find(&mut parent, t);
+        if id[r] == u32::MAX {
+            id[r] = next;
+            next += 1;
+        }
+        out.push(id[r]);
+    }
+    out
 }
 
 impl FaultState {
@@ -47,6 +90,10 @@ impl FaultState {
             None => Vec::new(),
         };
         FaultState {
+            region_of: regions(exec),
+            pending_regions: Vec::new(),
+            global_from: 0,
+            valid_from: vec![0; tasks],
             worker_of,
             worker_plan: plan_worker_crashes(scenario, seed),
             workers_ready_at: SimTime::ZERO,
@@ -96,6 +143,9 @@ impl World<'_> {
             Ev::WorkerCrash { index } => self.worker_crash(index),
             Ev::NetworkFault { index, lost } => self.network_fault(index, lost),
             Ev::WorkerLost { worker } => {
+                if self.force_global_restart() {
+                    return;
+                }
                 let tasks: Vec<String> = (0..self.tasks.len())
                     .filter(|&t| self.fx.worker_of.get(t) == Some(&worker))
                     .map(|t| self.exec.tasks[t].name.clone())
@@ -126,6 +176,13 @@ impl World<'_> {
         }
     }
 
+    /// A planned task crash comes up (hook in `dispatch`, before `crash`).
+    pub(super) fn note_crash_event(&mut self) {
+        if self.fx.coordinator_down {
+            self.counters.crashes_during_coordinator_failover += 1;
+        }
+    }
+
     /// A task crash (hook in `crash`): the fault-model windows it hit.
     pub(super) fn note_crash(&mut self, _t: TaskId) {
         let outstanding = self
@@ -153,6 +210,16 @@ impl World<'_> {
     /// Asks the restart strategy about a failure (hook in `failover`):
     /// `Some(delay)` to restart, `None` when it gave up (the job failed).
     pub(super) fn restart_decision(&mut self, reason: &str) -> Option<SimDuration> {
+        // A global failover: every task restarts, whatever region restart
+        // was pending.
+        self.fx.global_from = self.net.attempt;
+        self.fx.pending_regions.clear();
+        self.counters.tasks_restarted += self.tasks.len() as u64;
+        self.decide_restart(reason)
+    }
+
+    /// The restart strategy's answer, for any kind of failover.
+    pub(super) fn decide_restart(&mut self, reason: &str) -> Option<SimDuration> {
         match self.fx.restart.on_failure(self.net.now) {
             Decision::Restart(delay) => Some(delay),
             Decision::GiveUp(why) => {
@@ -193,6 +260,9 @@ impl World<'_> {
             return;
         }
         self.counters.worker_crashes += 1;
+        if self.fx.coordinator_down {
+            self.counters.worker_crashes_during_coordinator_failover += 1;
+        }
         let w = self.windows();
         if w.aligning {
             self.counters.worker_crashes_during_alignment += 1;
@@ -212,9 +282,16 @@ impl World<'_> {
         if self.job == JobStatus::Restarting {
             // No task runs on it now, but the redeployment must wait for
             // the replacement (unless a new coordinator is still coming,
-            // which waits by itself).
+            // which waits by itself). A pending region restart becomes global.
+            if !self.fx.pending_regions.is_empty() {
+                self.fx.workers_ready_at = self.fx.workers_ready_at.max(ready);
+                self.fx.restart_at = self.fx.restart_at.max(ready);
+                self.force_global_restart();
+                return;
+            }
             if !self.fx.coordinator_down && self.fx.restart_at < ready {
                 self.net.attempt += 1;
+                self.fx.global_from = self.net.attempt;
                 self.fx.restart_at = ready;
                 self.counters.restarts_waiting_for_worker += 1;
                 self.net.schedule(ready, Ev::Restart);
@@ -328,6 +405,7 @@ impl World<'_> {
         let p = self.scenario.faults.partitions[index as usize - spikes].clone();
         if !lost {
             c.partitions += 1;
+            c.partitions_during_coordinator_failover += u64::from(self.fx.coordinator_down);
             c.partitions_during_alignment += u64::from(w.aligning);
             c.partitions_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
             c.partitions_during_recovery += u64::from(recovering);
@@ -339,10 +417,17 @@ impl World<'_> {
         if self.job != JobStatus::Running {
             // Not running (restarting, finished): nothing to fail; a restart
             // still waits for the workers to come back.
+            if self.job == JobStatus::Restarting && !self.fx.pending_regions.is_empty() {
+                self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+                self.fx.restart_at = self.fx.restart_at.max(p.until);
+                self.force_global_restart();
+                return;
+            }
             if self.job == JobStatus::Restarting && !self.fx.coordinator_down {
                 self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
                 if self.fx.restart_at < p.until {
                     self.net.attempt += 1;
+                    self.fx.global_from = self.net.attempt;
                     self.fx.restart_at = p.until;
                     self.counters.restarts_waiting_for_worker += 1;
                     self.net.schedule(p.until, Ev::Restart);
@@ -371,6 +456,23 @@ impl World<'_> {
             "workers {} unreachable: network partition longer than the heartbeat timeout",
             list.join(", ")
         ));
+    }
+
+    /// While a region restart is pending, a failure that needs every task
+    /// restarted turns it into a global restart at the same time (or later,
+    /// if a replacement worker is not ready). False when no region restart
+    /// is pending.
+    fn force_global_restart(&mut self) -> bool {
+        if self.job != JobStatus::Restarting || self.fx.pending_regions.is_empty() {
+            return false;
+        }
+        self.escalate_to_global();
+        self.net.attempt += 1;
+        self.fx.global_from = self.net.attempt;
+        let at = self.fx.restart_at.max(self.net.now);
+        self.fx.restart_at = at;
+        self.net.schedule(at, Ev::Restart);
+        true
     }
 
     /// Copies counters the network keeps into the run's (hook in `finish`).
@@ -573,6 +675,9 @@ impl World<'_> {
         }
         // Every task-level event of the old attempt is stale.
         self.net.attempt += 1;
+        self.fx.global_from = self.net.attempt;
+        self.fx.pending_regions.clear();
+        self.counters.tasks_restarted += self.tasks.len() as u64;
         self.job = JobStatus::Restarting;
         self.fx.coordinator_down = true;
         if self.scenario.checkpoint.storage == StorageKind::Memory

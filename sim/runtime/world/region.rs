@@ -1,0 +1,283 @@
+//! Region failover (Flink's `RestartPipelinedRegionFailoverStrategy` for a
+//! streaming job): a task failure restarts only the tasks connected to the
+//! failed one by channels, from the latest completed checkpoint, while the
+//! other regions keep running.
+//!
+//! Events are stamped with the attempt that scheduled them. A region
+//! restart bumps the attempt and marks only the region's tasks as restarted
+//! from it (`valid_from`), so the surviving regions' events stay valid.
+
+use super::{JobStatus, Status, Timeline, World};
+use crate::model::{ChannelId, CheckpointId, TaskId};
+use crate::runtime::coordinator::Outcome as CpOutcome;
+use crate::runtime::event::{Ev, Stamped};
+use crate::scenario::FailoverStrategy;
+
+impl World<'_> {
+    /// Whether a stamped event belongs to a cancelled attempt of its task
+    /// (hook in `main_loop`). Without region restarts this is exactly
+    /// "stamped with an older attempt than the current one".
+    pub(super) fn is_stale(&self, stamped: &Stamped) -> bool {
+        if self.scenario.faults.failover != FailoverStrategy::Region {
+            return stamped.attempt != self.net.attempt;
+        }
+        let task = match stamped.ev {
+            Ev::Wake { task }
+            | Ev::Flush { task }
+            | Ev::TriggerSource { task, .. }
+            | Ev::Ack { task, .. }
+            | Ev::Decline { task, .. }
+            | Ev::NotifyComplete { task, .. }
+            | Ev::NotifyAborted { task, .. }
+            | Ev::FailureDetected { task }
+            | Ev::AlignmentTimer { task, .. }
+            | Ev::OutputTimeout { task, .. }
+            | Ev::Drained { task, .. }
+            | Ev::SnapshotTask { task, .. }
+            | Ev::StorageWriteFailed { task, .. } => Some(task),
+            Ev::Deliver { ch } => Some(self.exec.channels[ch as usize].to),
+            _ => None,
+        };
+        let from = match task {
+            Some(t) => self.fx.global_from.max(self.fx.valid_from[t as usize]),
+            None => self.fx.global_from,
+        };
+        stamped.attempt < from
+    }
+
+    /// The tasks of the given regions, in task order.
+    fn region_tasks(&self, regions: &[u32]) -> Vec<TaskId> {
+        (0..self.tasks.len() as TaskId)
+            .filter(|&t| regions.contains(&self.fx.region_of[t as usize]))
+            .collect()
+    }
+
+    /// A task failure under `failover = "region"` (hook in `dispatch`):
+    /// cancel and later restart only its region. Returns false when a
+    /// global failover must handle it instead (full strategy, a job with a
+    /// single region, or the job not running).
+    pub(super) fn region_failover(&mut self, failed: TaskId) -> bool {
+        if self.scenario.faults.failover != FailoverStrategy::Region || self.stopped_with.is_some()
+        {
+            return false; // (after a stop-with-savepoint: `failover` ends the job)
+        }
+        let region = self.fx.region_of[failed as usize];
+        let regions_total = self.fx.region_of.iter().max().map_or(1, |m| m + 1);
+        if regions_total <= 1 {
+            return false;
+        }
+        let name = self.exec.tasks[failed as usize].name.clone();
+        match self.job {
+            JobStatus::Running => {}
+            JobStatus::Restarting if !self.fx.pending_regions.is_empty() => {
+                // Another region restart is pending: this region joins it.
+                if !self.fx.pending_regions.contains(&region) {
+                    // A new attempt for this region's tasks: what they
+                    // scheduled so far is stale.
+                    self.net.attempt += 1;
+                    self.fx.pending_regions.push(region);
+                    self.cancel_region(region);
+                    self.counters.region_failovers += 1;
+                    self.counters.failovers += 1;
+                }
+                return true;
+            }
+            _ => return false,
+        }
+        self.check_closed();
+        self.counters.failovers += 1;
+        self.counters.region_failovers += 1;
+        // Flink aborts every pending checkpoint on any restart
+        // (JOB_FAILOVER_REGION, not counted); the surviving tasks are told.
+        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
+        for id in pending {
+            self.abort_pending(id, CpOutcome::Failover);
+            self.notify_survivors_aborted(region, id);
+        }
+        // Once the final checkpoint completed, the job is finishing: the
+        // region restores from it and is told about it again (the other
+        // regions may have finished already, so no newer checkpoint could
+        // ever complete).
+        if self.coord.final_id.is_none() {
+            self.coord.finishing = false;
+        }
+        self.net.attempt += 1;
+        self.restarts += 1;
+        self.fx.pending_regions = vec![region];
+        self.cancel_region(region);
+        let tasks: Vec<String> = self
+            .region_tasks(&[region])
+            .iter()
+            .map(|&t| self.exec.tasks[t as usize].name.clone())
+            .collect();
+        let reason = format!(
+            "task {name} failed; region failover restarts {}",
+            tasks.join(", ")
+        );
+        let delay = self.decide_restart(&reason);
+        let job_failed = delay.is_none(); // trace
+        self.mark(|| Timeline::Failover {
+            reason: reason.clone(),
+            job_failed,
+        });
+        let Some(delay) = delay else {
+            return true; // the restart strategy gave up: the job failed
+        };
+        // No checkpoint is triggered while a region is down (Flink:
+        // NOT_ALL_REQUIRED_TASKS_RUNNING).
+        self.job = JobStatus::Restarting;
+        let at = self.restart_time(delay);
+        self.net.schedule(at, Ev::Restart);
+        true
+    }
+
+    /// Cancels a region's tasks; their pending events become stale.
+    fn cancel_region(&mut self, region: u32) {
+        for t in self.region_tasks(&[region]) {
+            let ti = t as usize;
+            if self.tasks[ti].status != Status::Dead {
+                self.tasks[ti].status = Status::Cancelled;
+            }
+            self.net.sched[ti].alive = false;
+            self.fx.valid_from[ti] = self.net.attempt;
+        }
+    }
+
+    /// Abort notifications (with the latest completed id, for the catch-up)
+    /// to the tasks outside `region`.
+    fn notify_survivors_aborted(&mut self, region: u32, id: CheckpointId) {
+        let latest = self.coord.last_completed_id;
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.len() as TaskId {
+            if self.fx.region_of[t as usize] != region {
+                self.net.schedule(
+                    at,
+                    Ev::NotifyAborted {
+                        task: t,
+                        id,
+                        latest_completed: latest,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Redeploys the pending regions from the latest completed checkpoint
+    /// (hook at the top of `restart`). False when no region restart is
+    /// pending (a global restart).
+    pub(super) fn restart_pending_region(&mut self) -> bool {
+        if self.fx.pending_regions.is_empty() || self.job != JobStatus::Restarting {
+            return false;
+        }
+        let regions = std::mem::take(&mut self.fx.pending_regions);
+        let tasks = self.region_tasks(&regions);
+        let channels: Vec<ChannelId> = (0..self.exec.channels.len() as ChannelId)
+            .filter(|&ch| {
+                let to = self.exec.channels[ch as usize].to;
+                regions.contains(&self.fx.region_of[to as usize])
+            })
+            .collect();
+        // Restored in-flight data of these tasks not replayed yet is gone.
+        for &ch in &channels {
+            let left = std::mem::take(&mut self.recovered_out_left[ch as usize]);
+            self.recovery_pending -= left;
+        }
+        for &t in &tasks {
+            let left: u64 = self.tasks[t as usize]
+                .recovered_input
+                .iter()
+                .map(|b| b.len() as u64)
+                .sum();
+            self.recovery_pending -= left;
+        }
+        self.net.reset_some(&channels, &tasks);
+        let latest = self.coord.latest();
+        let before = self.store.stats.transactions_committed;
+        let mut restored = 0;
+        if let Some(c) = &latest {
+            for &t in &tasks {
+                let Some(snap) = c.states[t as usize].as_ref() else {
+                    continue;
+                };
+                for cs in &snap.outputs {
+                    self.net.restore_output(cs.ch, &cs.records);
+                    self.recovered_out_left[cs.ch as usize] += cs.records.len() as u64;
+                    restored += cs.records.len() as u64;
+                }
+            }
+        }
+        for &t in &tasks {
+            let ti = t as usize;
+            self.tasks[ti] = self.fresh_task(t);
+            let snap = latest.as_ref().and_then(|c| c.states[ti].as_ref());
+            if let Some(snap) = snap {
+                let result = {
+                    let (task, mut ctx) = self.ctx_parts(t);
+                    task.operator.restore(&snap.state, &mut ctx)
+                };
+                if let Err(e) = result {
+                    let name = self.exec.tasks[ti].name.clone();
+                    self.violation(
+                        "protocol",
+                        format!("task {name} could not restore its state: {e}"),
+                    );
+                }
+                self.out.clear();
+                let batch = self.net.buffer_records.max(1);
+                for cs in &snap.inputs {
+                    for chunk in cs.records.chunks(batch) {
+                        self.tasks[ti].recovered_input.push_back(chunk.to_vec());
+                    }
+                    restored += cs.records.len() as u64;
+                }
+            }
+        }
+        self.recovery_pending += restored;
+        if restored > 0 {
+            self.counters.recoveries_with_channel_state += 1;
+            self.counters.in_flight_records_restored += restored;
+        }
+        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
+        self.counters.recoveries += 1;
+        self.counters.tasks_restarted += tasks.len() as u64;
+        self.counters.checkpoints_after_last_recovery = 0;
+        match latest {
+            Some(_) => self.counters.recoveries_from_checkpoint += 1,
+            None => self.counters.recoveries_from_scratch += 1,
+        }
+        self.job = JobStatus::Running;
+        for &t in &tasks {
+            self.net.poke(t);
+        }
+        if let Some(id) = self.coord.final_id {
+            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+            for &t in &tasks {
+                self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            }
+        }
+        let from = self.coord.latest().map(|c| c.id); // trace
+        self.mark(|| Timeline::Restart {
+            from,
+            restored_records: restored,
+        });
+        true
+    }
+
+    /// A fault that needs every task restarted arrived while a region
+    /// restart was pending: cancel everything, the restart becomes global.
+    pub(super) fn escalate_to_global(&mut self) {
+        if self.fx.pending_regions.is_empty() {
+            return;
+        }
+        self.fx.pending_regions.clear();
+        for t in &mut self.tasks {
+            if t.status != Status::Dead {
+                t.status = Status::Cancelled;
+            }
+        }
+        for s in &mut self.net.sched {
+            s.alive = false;
+        }
+        self.counters.tasks_restarted += self.tasks.len() as u64;
+    }
+}
