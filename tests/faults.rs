@@ -1123,6 +1123,10 @@ workers = [0]
 /// region restart restores its in-flight records while the other pipeline
 /// runs on.
 fn two_pipelines() -> Scenario {
+    parse_str(&two_pipelines_text(), "two-pipelines.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn two_pipelines_text() -> String {
     let mut text = String::from(
         r#"
 version = 1
@@ -1198,7 +1202,7 @@ max_events = 2_000_000
 max_time = "20s"
 "#,
     );
-    parse_str(&text, "two-pipelines.toml").unwrap_or_else(|e| panic!("{e}"))
+    text
 }
 
 #[test]
@@ -1212,6 +1216,68 @@ fn region_failover_restores_channel_state_of_its_region_only() {
         assert!(c.crashes_during_alignment > 0, "{name}: {c:?}");
         if matches!(a, Algorithm::Unaligned | Algorithm::ChandyLamport) {
             assert!(c.in_flight_records_restored > 0, "{name}: {c:?}");
+        }
+    }
+}
+
+/// Region failover among every other fault: worker crashes and partitions
+/// (global restarts, also while a region restart is pending), coordinator
+/// crashes, lost notifications and storage faults.
+#[test]
+fn region_failover_composes_with_every_fault_kind() {
+    let text = format!(
+        r#"{}
+[cluster]
+workers = 2
+slots_per_worker = 1
+heartbeat_timeout = "10ms"
+replacement_delay = "20ms"
+
+[faults.random_workers]
+mean_interval = "60ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 1
+
+[faults.coordinator]
+failover_delay = "10ms"
+
+[faults.coordinator.random]
+mean_interval = "80ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 1
+
+[faults.notifications]
+loss_percent = 20
+
+[faults.storage]
+failure_percent = 5
+slow_percent = 5
+slow_latency = "3ms"
+
+[[faults.partitions]]
+from = "35ms"
+until = "50ms"
+workers = [1]
+"#,
+        two_pipelines_text()
+    );
+    let mut sc = parse_str(&text, "combined.toml").unwrap_or_else(|e| panic!("{e}"));
+    sc.checkpoint.storage = ckptsim::scenario::StorageKind::Filesystem;
+    sc.checkpoint.storage_latency = ckptsim::engine::SimDuration::from_millis(1);
+    sc.checkpoint.tolerable_failures = 2;
+    for (a, c) in sweep_all(&sc, "region failover with every fault") {
+        let name = a.name();
+        for (kind, n) in [
+            ("region failovers", c.region_failovers),
+            ("worker crashes", c.worker_crashes),
+            ("coordinator crashes", c.coordinator_crashes),
+            ("lost partitions", c.partitions_lost),
+            ("lost notifications", c.notifications_lost),
+            ("storage failures", c.storage_write_failures),
+        ] {
+            assert!(n > 100, "{name}: {kind} {n}");
         }
     }
 }
