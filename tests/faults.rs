@@ -1281,3 +1281,69 @@ workers = [1]
         }
     }
 }
+
+/// Restart strategies over the seeds: up to four random crashes against a
+/// failure-rate strategy that tolerates two within 50 ms, and an
+/// exponential-delay strategy with two attempts before its reset. Some seeds finish, some
+/// give up; either way nothing is committed twice, and a run that gives up
+/// says why.
+#[test]
+fn restart_strategies_over_the_seeds() {
+    let crashes = r#"
+[faults.random]
+mean_interval = "20ms"
+window_start = "0s"
+window_end = "80ms"
+max_crashes = 4
+"#;
+    let strategies = [
+        (
+            "failure-rate",
+            "[faults.restart]\nstrategy = \"failure-rate\"\nmax_failures = 2\ninterval = \"50ms\"\n",
+        ),
+        (
+            "exponential-delay",
+            "max_restarts = 2\n[faults.restart]\nstrategy = \"exponential-delay\"\nmax_backoff = \"20ms\"\nbackoff_multiplier = 2.0\nreset_threshold = \"30ms\"\n",
+        ),
+    ];
+    let n = seeds();
+    for (strategy, table) in strategies {
+        let sc = job(&format!("{table}\n{crashes}"), "");
+        for &a in &EXACTLY_ONCE {
+            let (mut finished, mut failed) = (0, 0);
+            for seed in 0..n {
+                let e = check_alg(&sc, seed, a, &[]);
+                assert!(
+                    e.verdict.passed,
+                    "{strategy}, {} seed {seed}: {:?}",
+                    a.name(),
+                    e.verdict.violations().next()
+                );
+                match &e.output.outcome {
+                    RunOutcome::Finished => {
+                        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+                        finished += 1;
+                    }
+                    RunOutcome::JobFailed(reason) => {
+                        assert!(
+                            reason.starts_with(&format!("restart strategy {strategy} gave up")),
+                            "{reason}"
+                        );
+                        assert!(reason.contains("(last failure: task "), "{reason}");
+                        failed += 1;
+                    }
+                    other => panic!("{strategy} {} seed {seed}: {other:?}", a.name()),
+                }
+            }
+            eprintln!(
+                "{strategy}, {}: {finished} finished, {failed} gave up",
+                a.name()
+            );
+            assert!(
+                finished > n / 10 && failed > n / 20,
+                "{strategy} {}: {finished}/{failed}",
+                a.name()
+            );
+        }
+    }
+}
