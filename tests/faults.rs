@@ -1002,6 +1002,8 @@ storage_failure_percent = [0, 10]
 storage_slow_percent = [0, 20]
 coordinator_crashes = [0, 2]
 worker_crashes = [0, 2]
+latency_spike_extra = ["0s", "3ms"]
+partition_duration = ["0s", "25ms"]
 "#
     );
     let sc = job(
