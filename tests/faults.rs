@@ -1349,3 +1349,23 @@ max_crashes = 4
         }
     }
 }
+
+/// Shrinking a failure found under every fault kind drops the kinds the
+/// failure does not need.
+#[test]
+fn shrinking_drops_fault_kinds_the_failure_does_not_need() {
+    use ckptsim::mutant::{Mutant, Mutants};
+    let sc = crate::common::load("faults");
+    let mutants = Mutants::NONE.with(Mutant::NoSourceRewind);
+    let shrunk = ckptsim::shrink::shrink(&sc, 3, Algorithm::Aligned, mutants, 300).unwrap();
+    for step in [
+        "no lost notifications",
+        "no storage faults",
+        "no stragglers",
+    ] {
+        assert!(shrunk.steps.iter().any(|s| s == step), "{:?}", shrunk.steps);
+    }
+    let f = &shrunk.scenario.faults;
+    assert!(f.notifications.is_none() && f.storage.is_none() && f.slow_tasks.is_empty());
+    assert!(!shrunk.execution.verdict.passed);
+}
