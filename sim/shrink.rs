@@ -10,7 +10,10 @@
 //!    which nothing else reads.
 //! 3. Minimise by delta debugging, replaying every candidate with the same
 //!    seed and keeping it only if it fails the same way (and, when mutants
-//!    are on, passes without them): drop crashes
+//!    are on, passes without them): drop each fault kind beyond task
+//!    crashes (lost notifications, storage faults, coordinator and worker
+//!    crashes, latency spikes, partitions, stragglers; region failover
+//!    becomes full), drop crashes
 //!    (all at once, then halves, then one by one), halve the records per
 //!    source partition, lower parallelism (operators joined by forward edges
 //!    together; crashes on subtasks that no longer exist go), halve the
@@ -272,6 +275,10 @@ impl Shrinker {
                 for &g in &group {
                     smaller.operators[g].parallelism = p - 1;
                 }
+                // Stragglers on subtasks that no longer exist go.
+                smaller.faults.slow_tasks.retain(|st| {
+                    !(group.contains(&(st.operator.0 as usize)) && st.subtask >= p - 1)
+                });
                 let names = group
                     .iter()
                     .map(|&g| cur.operators[g].id.clone())
@@ -301,6 +308,57 @@ impl Shrinker {
                 match self.accept(&dropped, format!("{what} (dropping its crashes)")) {
                     Some(c) => cur = c,
                     None => break,
+                }
+            }
+        }
+        cur
+    }
+
+    /// Drops whole fault kinds beyond task crashes, one at a time, while
+    /// the run still fails the same way.
+    fn fault_kinds(&mut self, s: Scenario) -> Scenario {
+        let mut cur = s;
+        type Drop = fn(&mut Scenario) -> bool;
+        let kinds: [(&str, Drop); 8] = [
+            ("lost notifications", |s| {
+                s.faults.notifications.take().is_some()
+            }),
+            ("storage faults", |s| s.faults.storage.take().is_some()),
+            ("coordinator crashes", |s| {
+                s.faults.coordinator.take().is_some()
+            }),
+            ("worker crashes", |s| {
+                let had = !s.faults.worker_crashes.is_empty() || s.faults.random_workers.is_some();
+                s.faults.worker_crashes.clear();
+                s.faults.random_workers = None;
+                had
+            }),
+            ("latency spikes", |s| {
+                let had = !s.faults.latency_spikes.is_empty();
+                s.faults.latency_spikes.clear();
+                had
+            }),
+            ("partitions", |s| {
+                let had = !s.faults.partitions.is_empty();
+                s.faults.partitions.clear();
+                had
+            }),
+            ("stragglers", |s| {
+                let had = !s.faults.slow_tasks.is_empty();
+                s.faults.slow_tasks.clear();
+                had
+            }),
+            ("region failover", |s| {
+                let had = s.faults.failover != crate::scenario::FailoverStrategy::Full;
+                s.faults.failover = crate::scenario::FailoverStrategy::Full;
+                had
+            }),
+        ];
+        for (what, drop) in kinds {
+            let mut cand = cur.clone();
+            if drop(&mut cand) {
+                if let Some(c) = self.accept(&cand, format!("no {what}")) {
+                    cur = c;
                 }
             }
         }
@@ -382,6 +440,7 @@ pub fn shrink(
     let mut cur = standalone;
     loop {
         let size = Size::of(&cur);
+        cur = sh.fault_kinds(cur);
         cur = sh.crashes(cur);
         cur = sh.records(cur);
         cur = sh.parallelism(cur);

@@ -69,6 +69,8 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         storage_slow_percent: None,
         coordinator_crashes: None,
         worker_crashes: None,
+        latency_spike_extra: None,
+        partition_duration: None,
     }
 }
 
@@ -228,6 +230,35 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
     if let (Some(r), Some(_)) = (spec.worker_crashes, &out.cluster) {
         let n = d.int("worker_crashes", r);
         out.faults.random_workers = (n > 0).then(|| random(n));
+    }
+    let window = (SimDuration(start.0), SimDuration(start.0 + span - 1));
+    if let Some(r) = spec.latency_spike_extra {
+        let extra = d.duration("latency_spike_extra", r);
+        let from = SimTime(d.duration("latency_spike_from", window).0);
+        if extra > SimDuration::ZERO {
+            out.faults
+                .latency_spikes
+                .push(crate::scenario::LatencySpike {
+                    from,
+                    until: SimTime(from.0 + (span / 4).max(1_000_000)),
+                    extra,
+                    edge: None,
+                    worker: None,
+                });
+        }
+    }
+    let workers = out.cluster.as_ref().map_or(0, |c| c.workers);
+    if let (Some(r), true) = (spec.partition_duration, workers >= 2) {
+        let duration = d.duration("partition_duration", r);
+        let from = SimTime(d.duration("partition_from", window).0);
+        let worker = d.int("partition_worker", (0, workers - 1));
+        if duration > SimDuration::ZERO {
+            out.faults.partitions.push(crate::scenario::Partition {
+                from,
+                until: SimTime(from.0 + duration.0),
+                workers: vec![worker],
+            });
+        }
     }
 }
 

@@ -72,6 +72,7 @@ partitioning = "rebalance"
 algorithm = "aligned"
 interval = "10ms"
 timeout = "1s"
+alignment_timeout = "2ms"
 rpc_latency = "1ms"
 {extra}
 
@@ -151,6 +152,15 @@ pub fn sweep_each(
                 add(&mut total, &e.output.counters);
             }
             eprintln!("{what}, {}, {n} seeds: {total:?}", a.name());
+            // With a 2 ms alignment timeout, aligned-timeout really goes
+            // unaligned wherever an edge allows it.
+            let timeoutable = sc
+                .edges
+                .iter()
+                .any(|e| e.partitioning != ckptsim::scenario::Partitioning::Forward);
+            if a == Algorithm::AlignedTimeout && timeoutable && n >= 100 {
+                assert!(total.switched_to_unaligned > 0, "{what}: {total:?}");
+            }
             (a, total)
         })
         .collect()
@@ -212,6 +222,8 @@ fn add(t: &mut Counters, c: &Counters) {
     t.partitions_during_coordinator_failover += c.partitions_during_coordinator_failover;
     t.records_replayed += c.records_replayed;
     t.in_flight_records_restored += c.in_flight_records_restored;
+    t.switched_to_unaligned += c.switched_to_unaligned;
+    t.unaligned_checkpoints += c.unaligned_checkpoints;
     t.alignments += c.alignments;
 }
 
@@ -1002,6 +1014,8 @@ storage_failure_percent = [0, 10]
 storage_slow_percent = [0, 20]
 coordinator_crashes = [0, 2]
 worker_crashes = [0, 2]
+latency_spike_extra = ["0s", "3ms"]
+partition_duration = ["0s", "25ms"]
 "#
     );
     let sc = job(
@@ -1123,6 +1137,10 @@ workers = [0]
 /// region restart restores its in-flight records while the other pipeline
 /// runs on.
 fn two_pipelines() -> Scenario {
+    parse_str(&two_pipelines_text(), "two-pipelines.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn two_pipelines_text() -> String {
     let mut text = String::from(
         r#"
 version = 1
@@ -1198,7 +1216,7 @@ max_events = 2_000_000
 max_time = "20s"
 "#,
     );
-    parse_str(&text, "two-pipelines.toml").unwrap_or_else(|e| panic!("{e}"))
+    text
 }
 
 #[test]
@@ -1214,4 +1232,152 @@ fn region_failover_restores_channel_state_of_its_region_only() {
             assert!(c.in_flight_records_restored > 0, "{name}: {c:?}");
         }
     }
+}
+
+/// Region failover among every other fault: worker crashes and partitions
+/// (global restarts, also while a region restart is pending), coordinator
+/// crashes, lost notifications and storage faults.
+#[test]
+fn region_failover_composes_with_every_fault_kind() {
+    let text = format!(
+        r#"{}
+[cluster]
+workers = 2
+slots_per_worker = 1
+heartbeat_timeout = "10ms"
+replacement_delay = "20ms"
+
+[faults.random_workers]
+mean_interval = "60ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 1
+
+[faults.coordinator]
+failover_delay = "10ms"
+
+[faults.coordinator.random]
+mean_interval = "80ms"
+window_start = "0s"
+window_end = "90ms"
+max_crashes = 1
+
+[faults.notifications]
+loss_percent = 20
+
+[faults.storage]
+failure_percent = 5
+slow_percent = 5
+slow_latency = "3ms"
+
+[[faults.partitions]]
+from = "35ms"
+until = "50ms"
+workers = [1]
+"#,
+        two_pipelines_text()
+    );
+    let mut sc = parse_str(&text, "combined.toml").unwrap_or_else(|e| panic!("{e}"));
+    sc.checkpoint.storage = ckptsim::scenario::StorageKind::Filesystem;
+    sc.checkpoint.storage_latency = ckptsim::engine::SimDuration::from_millis(1);
+    sc.checkpoint.tolerable_failures = 2;
+    for (a, c) in sweep_all(&sc, "region failover with every fault") {
+        let name = a.name();
+        for (kind, n) in [
+            ("region failovers", c.region_failovers),
+            ("worker crashes", c.worker_crashes),
+            ("coordinator crashes", c.coordinator_crashes),
+            ("lost partitions", c.partitions_lost),
+            ("lost notifications", c.notifications_lost),
+            ("storage failures", c.storage_write_failures),
+        ] {
+            assert!(n > 100, "{name}: {kind} {n}");
+        }
+    }
+}
+
+/// Restart strategies over the seeds: up to four random crashes against a
+/// failure-rate strategy that tolerates two within 50 ms, and an
+/// exponential-delay strategy with two attempts before its reset. Some seeds finish, some
+/// give up; either way nothing is committed twice, and a run that gives up
+/// says why.
+#[test]
+fn restart_strategies_over_the_seeds() {
+    let crashes = r#"
+[faults.random]
+mean_interval = "20ms"
+window_start = "0s"
+window_end = "80ms"
+max_crashes = 4
+"#;
+    let strategies = [
+        (
+            "failure-rate",
+            "[faults.restart]\nstrategy = \"failure-rate\"\nmax_failures = 2\ninterval = \"50ms\"\n",
+        ),
+        (
+            "exponential-delay",
+            "max_restarts = 2\n[faults.restart]\nstrategy = \"exponential-delay\"\nmax_backoff = \"20ms\"\nbackoff_multiplier = 2.0\nreset_threshold = \"30ms\"\n",
+        ),
+    ];
+    let n = seeds();
+    for (strategy, table) in strategies {
+        let sc = job(&format!("{table}\n{crashes}"), "");
+        for &a in &EXACTLY_ONCE {
+            let (mut finished, mut failed) = (0, 0);
+            for seed in 0..n {
+                let e = check_alg(&sc, seed, a, &[]);
+                assert!(
+                    e.verdict.passed,
+                    "{strategy}, {} seed {seed}: {:?}",
+                    a.name(),
+                    e.verdict.violations().next()
+                );
+                match &e.output.outcome {
+                    RunOutcome::Finished => {
+                        assert_eq!(e.verdict.guarantee, Guarantee::ExactlyOnce);
+                        finished += 1;
+                    }
+                    RunOutcome::JobFailed(reason) => {
+                        assert!(
+                            reason.starts_with(&format!("restart strategy {strategy} gave up")),
+                            "{reason}"
+                        );
+                        assert!(reason.contains("(last failure: task "), "{reason}");
+                        failed += 1;
+                    }
+                    other => panic!("{strategy} {} seed {seed}: {other:?}", a.name()),
+                }
+            }
+            eprintln!(
+                "{strategy}, {}: {finished} finished, {failed} gave up",
+                a.name()
+            );
+            assert!(
+                finished > n / 10 && failed > n / 20,
+                "{strategy} {}: {finished}/{failed}",
+                a.name()
+            );
+        }
+    }
+}
+
+/// Shrinking a failure found under every fault kind drops the kinds the
+/// failure does not need.
+#[test]
+fn shrinking_drops_fault_kinds_the_failure_does_not_need() {
+    use ckptsim::mutant::{Mutant, Mutants};
+    let sc = crate::common::load("faults");
+    let mutants = Mutants::NONE.with(Mutant::NoSourceRewind);
+    let shrunk = ckptsim::shrink::shrink(&sc, 3, Algorithm::Aligned, mutants, 300).unwrap();
+    for step in [
+        "no lost notifications",
+        "no storage faults",
+        "no stragglers",
+    ] {
+        assert!(shrunk.steps.iter().any(|s| s == step), "{:?}", shrunk.steps);
+    }
+    let f = &shrunk.scenario.faults;
+    assert!(f.notifications.is_none() && f.storage.is_none() && f.slow_tasks.is_empty());
+    assert!(!shrunk.execution.verdict.passed);
 }

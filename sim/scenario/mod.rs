@@ -656,6 +656,13 @@ pub struct SwarmSpec {
     pub storage_slow_percent: Option<(u32, u32)>,
     pub coordinator_crashes: Option<(u32, u32)>,
     pub worker_crashes: Option<(u32, u32)>,
+    /// A latency spike on every channel, a quarter of the crash window
+    /// long, starting at a drawn time, with a drawn extra latency (0: none).
+    pub latency_spike_extra: Option<(SimDuration, SimDuration)>,
+    /// A partition cutting off one drawn worker, starting at a drawn time
+    /// in the crash window, lasting a drawn duration (0: none; needs
+    /// `[cluster]` with two workers or more).
+    pub partition_duration: Option<(SimDuration, SimDuration)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

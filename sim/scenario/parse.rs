@@ -477,6 +477,8 @@ struct RawSwarm {
     storage_slow_percent: IntRange,
     coordinator_crashes: IntRange,
     worker_crashes: IntRange,
+    latency_spike_extra: TextRange,
+    partition_duration: TextRange,
 }
 
 // `toml` recognises `toml::Spanned` by these names (serde_spanned's protocol).
@@ -2123,6 +2125,16 @@ impl<'a> Validator<'a> {
                 0..=u32_max(),
             ),
             worker_crashes: self.int_range(&raw.worker_crashes, "worker_crashes", 0..=u32_max()),
+            latency_spike_extra: self.duration_range(
+                &raw.latency_spike_extra,
+                "latency_spike_extra",
+                false,
+            ),
+            partition_duration: self.duration_range(
+                &raw.partition_duration,
+                "partition_duration",
+                false,
+            ),
         }
     }
 

@@ -317,6 +317,8 @@ fn swarm(w: &mut Writer, s: &SwarmSpec) {
     w.int_range("storage_slow_percent", s.storage_slow_percent);
     w.int_range("coordinator_crashes", s.coordinator_crashes);
     w.int_range("worker_crashes", s.worker_crashes);
+    w.duration_range("latency_spike_extra", s.latency_spike_extra);
+    w.duration_range("partition_duration", s.partition_duration);
 }
 
 fn limits(w: &mut Writer, l: &Limits) {
@@ -1092,6 +1094,8 @@ mod tests {
             storage_slow_percent: Some((3, 3)),
             coordinator_crashes: Some((0, 2)),
             worker_crashes: Some((1, 4)),
+            latency_spike_extra: Some((SimDuration::ZERO, SimDuration::from_millis(9))),
+            partition_duration: Some((SimDuration(1), SimDuration::from_millis(30))),
         };
         let partial = SwarmSpec {
             buffer_credits: Some((1, 4)),

@@ -423,15 +423,19 @@ impl World<'_> {
                 self.force_global_restart();
                 return;
             }
-            if self.job == JobStatus::Restarting && !self.fx.coordinator_down {
+            if self.job == JobStatus::Restarting {
+                // A new coordinator still to come waits for them by itself.
                 self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
-                if self.fx.restart_at < p.until {
-                    self.net.attempt += 1;
-                    self.fx.global_from = self.net.attempt;
-                    self.fx.restart_at = p.until;
-                    self.counters.restarts_waiting_for_worker += 1;
-                    self.net.schedule(p.until, Ev::Restart);
-                }
+            }
+            if self.job == JobStatus::Restarting
+                && !self.fx.coordinator_down
+                && self.fx.restart_at < p.until
+            {
+                self.net.attempt += 1;
+                self.fx.global_from = self.net.attempt;
+                self.fx.restart_at = p.until;
+                self.counters.restarts_waiting_for_worker += 1;
+                self.net.schedule(p.until, Ev::Restart);
             }
             return;
         }
