@@ -842,3 +842,51 @@ fn a_coordinator_crash_in_a_restored_job_restores_the_savepoint_again() {
         assert_eq!(c.coordinator_recoveries_from_scratch, 0, "seed {seed}");
     }
 }
+
+#[test]
+fn savepoints_compose_with_every_fault_kind() {
+    // scenarios/faults.toml (workers, coordinator crashes, storage faults,
+    // lost notifications, network faults, a straggler) with a plain
+    // savepoint and a drained stop: every algorithm keeps exactly-once.
+    let mut s = load("faults");
+    s.savepoints = vec![
+        SavepointSpec {
+            at: SimTime(30_000_000),
+            stop: false,
+            drain: false,
+        },
+        SavepointSpec {
+            at: SimTime(60_000_000),
+            stop: true,
+            drain: true,
+        },
+    ];
+    for algorithm in [
+        Algorithm::Aligned,
+        Algorithm::Unaligned,
+        Algorithm::AlignedTimeout,
+        Algorithm::ChandyLamport,
+        Algorithm::StopTheWorld,
+    ] {
+        let (mut completed, mut failed, mut stopped) = (0, 0, 0);
+        for seed in 0..60u64 {
+            let c = RunConfig {
+                algorithm,
+                ..cfg(&s, seed)
+            };
+            let e = execute_job(&s, &c, &JobOptions::default(), seed);
+            assert!(
+                e.verdict.passed,
+                "{algorithm:?} seed {seed}: {}",
+                failures(&e)
+            );
+            completed += e.output.counters.savepoints_completed;
+            failed += e.output.counters.savepoints_failed;
+            stopped += u64::from(matches!(e.output.outcome, RunOutcome::Stopped(_)));
+        }
+        assert!(
+            completed > 30 && failed > 10 && stopped > 15,
+            "{algorithm:?}: {completed} completed, {failed} failed, {stopped} stopped"
+        );
+    }
+}
