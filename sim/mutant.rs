@@ -36,6 +36,7 @@ pub enum Mutant {
     RestartKeepsStaleBuffers,
     AbortKeepsBlocked,
     SavepointNotifies,
+    CoordinatorForgetsCheckpoints,
 }
 
 /// One registry entry.
@@ -167,6 +168,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "acknowledging before the asynchronous state upload is durable (lost or truncated checkpoint files)",
         caught_by: "exactly-once-output",
         applies: &[("wordcount", Aligned)],
+    },
+    MutantInfo {
+        mutant: Mutant::CoordinatorForgetsCheckpoints,
+        name: "coordinator-forgets-checkpoints",
+        part: "coordinator failover",
+        what: "a new coordinator does not recover the completed checkpoints from durable (filesystem) storage and restarts the job from scratch",
+        modelled_on: "a JobManager failover that does not recover the completed-checkpoint store from HA, restarting with empty state",
+        caught_by: "exactly-once-output",
+        applies: &[("faults", Aligned)],
     },
     MutantInfo {
         mutant: Mutant::SavepointNotifies,

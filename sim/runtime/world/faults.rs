@@ -684,7 +684,12 @@ impl World<'_> {
         self.counters.tasks_restarted += self.tasks.len() as u64;
         self.job = JobStatus::Restarting;
         self.fx.coordinator_down = true;
-        if self.scenario.checkpoint.storage == StorageKind::Memory
+        // Mutant: the new coordinator does not recover the durable store.
+        let forget = self
+            .cfg
+            .mutants
+            .has(crate::mutant::Mutant::CoordinatorForgetsCheckpoints);
+        if (self.scenario.checkpoint.storage == StorageKind::Memory || forget)
             && !self.coord.retained.is_empty()
         {
             self.counters.checkpoints_lost_with_coordinator += self.coord.retained.len() as u64;
