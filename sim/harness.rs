@@ -5,7 +5,7 @@ use crate::check::{judge, oracle::Oracle, Verdict};
 use crate::model::operator::BuiltinFactory;
 use crate::model::{OperatorFactory, Workload};
 use crate::report::wallclock::Stopwatch;
-use crate::runtime::{world::run_job, world::run_with, JobOptions, RunConfig, RunOutput};
+use crate::runtime::{world::run_job, JobOptions, RunConfig, RunOutput};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
@@ -80,17 +80,7 @@ pub fn execute_with(
     factory: &dyn OperatorFactory,
     cfg: &RunConfig,
 ) -> Execution {
-    let total = Stopwatch::start();
-    let output = run_with(scenario.clone(), workload.partition_count(), factory, cfg);
-    let sim_wall_ns = total.elapsed_ns();
-    let oracle = Oracle::build(&scenario, workload, factory);
-    let verdict = judge(&oracle, &output);
-    Execution {
-        output,
-        verdict,
-        sim_wall_ns,
-        total_wall_ns: total.elapsed_ns(),
-    }
+    execute_job_with(scenario, workload, factory, cfg, &JobOptions::default())
 }
 
 /// Runs the same configuration twice. Returns the first run and, if the two

@@ -696,53 +696,70 @@ fn a_failure_after_the_stop_savepoint_completed_ends_the_job_without_failover() 
     }
 }
 
+/// A plain savepoint at each of `plain`, then a drained stop at `stop`.
+fn savepoint_plan(plain: &[u64], stop: u64) -> Vec<SavepointSpec> {
+    let mut plan: Vec<SavepointSpec> = plain
+        .iter()
+        .map(|&ms| SavepointSpec {
+            at: SimTime(ms * 1_000_000),
+            stop: false,
+            drain: false,
+        })
+        .collect();
+    plan.push(SavepointSpec {
+        at: SimTime(stop * 1_000_000),
+        stop: true,
+        drain: true,
+    });
+    plan
+}
+
+/// Runs `s` (with its savepoints) under each algorithm for 60 seeds; every
+/// run must pass. Returns, per algorithm, savepoints completed and failed
+/// and runs stopped with a savepoint.
+fn sweep_savepoints(s: &Scenario, algorithms: &[Algorithm]) -> Vec<(Algorithm, u64, u64, u64)> {
+    algorithms
+        .iter()
+        .map(|&algorithm| {
+            let (mut completed, mut failed, mut stopped) = (0, 0, 0);
+            for seed in 0..60u64 {
+                let c = RunConfig {
+                    algorithm,
+                    ..cfg(s, seed)
+                };
+                let e = execute_job(s, &c, &JobOptions::default(), seed);
+                assert!(
+                    e.verdict.passed,
+                    "{algorithm:?} seed {seed}: {}",
+                    failures(&e)
+                );
+                completed += e.output.counters.savepoints_completed;
+                failed += e.output.counters.savepoints_failed;
+                stopped += u64::from(matches!(e.output.outcome, RunOutcome::Stopped(_)));
+            }
+            (algorithm, completed, failed, stopped)
+        })
+        .collect()
+}
+
+const EXACTLY_ONCE: [Algorithm; 5] = [
+    Algorithm::Aligned,
+    Algorithm::Unaligned,
+    Algorithm::AlignedTimeout,
+    Algorithm::ChandyLamport,
+    Algorithm::StopTheWorld,
+];
+
 #[test]
 fn savepoints_taken_during_a_run_with_crashes_keep_every_guarantee() {
     // Two plain savepoints and a drained stop, crashes anywhere: whatever
     // the algorithm, the run keeps its guarantee (a plain savepoint commits
     // nothing by itself, the stop commits exactly what was read).
     let mut s = load("wordcount");
-    s.savepoints = vec![
-        SavepointSpec {
-            at: SimTime(200_000_000),
-            stop: false,
-            drain: false,
-        },
-        SavepointSpec {
-            at: SimTime(450_000_000),
-            stop: false,
-            drain: false,
-        },
-        SavepointSpec {
-            at: SimTime(700_000_000),
-            stop: true,
-            drain: true,
-        },
-    ];
-    for algorithm in [
-        Algorithm::Aligned,
-        Algorithm::Unaligned,
-        Algorithm::AlignedTimeout,
-        Algorithm::ChandyLamport,
-        Algorithm::StopTheWorld,
-        Algorithm::AtLeastOnce,
-    ] {
-        let (mut completed, mut failed, mut stopped) = (0, 0, 0);
-        for seed in 0..60u64 {
-            let c = RunConfig {
-                algorithm,
-                ..cfg(&s, seed)
-            };
-            let e = execute_job(&s, &c, &JobOptions::default(), seed);
-            assert!(
-                e.verdict.passed,
-                "{algorithm:?} seed {seed}: {}",
-                failures(&e)
-            );
-            completed += e.output.counters.savepoints_completed;
-            failed += e.output.counters.savepoints_failed;
-            stopped += u64::from(matches!(e.output.outcome, RunOutcome::Stopped(_)));
-        }
+    s.savepoints = savepoint_plan(&[200, 450], 700);
+    let mut algorithms = EXACTLY_ONCE.to_vec();
+    algorithms.push(Algorithm::AtLeastOnce);
+    for (algorithm, completed, failed, stopped) in sweep_savepoints(&s, &algorithms) {
         assert!(
             completed > 100 && failed > 0 && stopped > 20,
             "{algorithm:?}: {completed} {failed} {stopped}"
@@ -849,41 +866,8 @@ fn savepoints_compose_with_every_fault_kind() {
     // lost notifications, network faults, a straggler) with a plain
     // savepoint and a drained stop: every algorithm keeps exactly-once.
     let mut s = load("faults");
-    s.savepoints = vec![
-        SavepointSpec {
-            at: SimTime(30_000_000),
-            stop: false,
-            drain: false,
-        },
-        SavepointSpec {
-            at: SimTime(60_000_000),
-            stop: true,
-            drain: true,
-        },
-    ];
-    for algorithm in [
-        Algorithm::Aligned,
-        Algorithm::Unaligned,
-        Algorithm::AlignedTimeout,
-        Algorithm::ChandyLamport,
-        Algorithm::StopTheWorld,
-    ] {
-        let (mut completed, mut failed, mut stopped) = (0, 0, 0);
-        for seed in 0..60u64 {
-            let c = RunConfig {
-                algorithm,
-                ..cfg(&s, seed)
-            };
-            let e = execute_job(&s, &c, &JobOptions::default(), seed);
-            assert!(
-                e.verdict.passed,
-                "{algorithm:?} seed {seed}: {}",
-                failures(&e)
-            );
-            completed += e.output.counters.savepoints_completed;
-            failed += e.output.counters.savepoints_failed;
-            stopped += u64::from(matches!(e.output.outcome, RunOutcome::Stopped(_)));
-        }
+    s.savepoints = savepoint_plan(&[30], 60);
+    for (algorithm, completed, failed, stopped) in sweep_savepoints(&s, &EXACTLY_ONCE) {
         assert!(
             completed > 30 && failed > 10 && stopped > 15,
             "{algorithm:?}: {completed} completed, {failed} failed, {stopped} stopped"

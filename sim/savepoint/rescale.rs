@@ -203,13 +203,8 @@ pub fn assign(
                 ));
                 continue;
             }
-            return Err(refuse(
-                format!(
-                    "the snapshot has {} in-flight records on {} → {}, an edge the job does not contain",
-                    c.records.len(),
-                    c.from,
-                    c.to
-                ),
+            return Err(no_edge(
+                c,
                 "keep both operators and their edge, or pass --allow-non-restored-state to drop the records",
             ));
         };
@@ -218,13 +213,8 @@ pub fn assign(
             .iter()
             .find(|e| e.from.0 as usize == from && e.to.0 as usize == to)
         else {
-            return Err(refuse(
-                format!(
-                    "the snapshot has {} in-flight records on {} → {}, an edge the job does not contain",
-                    c.records.len(),
-                    c.from,
-                    c.to
-                ),
+            return Err(no_edge(
+                c,
                 "keep the edge, or restore from a snapshot without in-flight data",
             ));
         };
@@ -290,6 +280,19 @@ pub fn assign(
         },
         notes,
     })
+}
+
+/// In-flight records on an edge the job does not have.
+fn no_edge(c: &super::ChannelRecords, help: &str) -> SnapshotError {
+    refuse(
+        format!(
+            "the snapshot has {} in-flight records on {} → {}, an edge the job does not contain",
+            c.records.len(),
+            c.from,
+            c.to
+        ),
+        help,
+    )
 }
 
 fn snapshot(state: Vec<u8>) -> TaskSnapshot {
