@@ -63,15 +63,8 @@ enum Command {
         /// Write a Chrome trace-event file for ui.perfetto.dev.
         #[arg(long)]
         perfetto: Option<PathBuf>,
-        /// Start from this savepoint or retained checkpoint directory.
-        #[arg(long, value_name = "DIR")]
-        from_savepoint: Option<PathBuf>,
-        /// Change an operator's parallelism: OP=N (repeatable).
-        #[arg(long, value_name = "OP=N")]
-        parallelism: Vec<String>,
-        /// Drop the snapshot's state of operators the job no longer has.
-        #[arg(long)]
-        allow_non_restored_state: bool,
+        #[command(flatten)]
+        restore: RestoreArgs,
         /// Cancel the job at this virtual time (e.g. 400ms).
         #[arg(long, value_name = "TIME")]
         cancel_at: Option<String>,
@@ -103,15 +96,8 @@ enum Command {
         /// Override the scenario's checkpoint algorithm.
         #[arg(long)]
         algorithm: Option<String>,
-        /// Start from this savepoint or retained checkpoint directory.
-        #[arg(long, value_name = "DIR")]
-        from_savepoint: Option<PathBuf>,
-        /// Change an operator's parallelism: OP=N (repeatable).
-        #[arg(long, value_name = "OP=N")]
-        parallelism: Vec<String>,
-        /// Drop the snapshot's state of operators the job no longer has.
-        #[arg(long)]
-        allow_non_restored_state: bool,
+        #[command(flatten)]
+        restore: RestoreArgs,
     },
     /// Run a scenario over a range of seeds, in parallel, and summarise.
     Sweep {
@@ -277,9 +263,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             swarm,
             trace,
             perfetto,
-            from_savepoint,
-            parallelism,
-            allow_non_restored_state,
+            restore,
             cancel_at,
             checkpoint_dir,
         } => run(RunArgs {
@@ -292,11 +276,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             swarm_flag: swarm,
             trace,
             perfetto,
-            restore: RestoreArgs {
-                from: from_savepoint,
-                parallelism,
-                allow_non_restored_state,
-            },
+            restore,
             cancel_at,
             checkpoint_dir,
         }),
@@ -308,9 +288,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             drain,
             seed,
             algorithm,
-            from_savepoint,
-            parallelism,
-            allow_non_restored_state,
+            restore,
         } => savepoint_cmd(SavepointArgs {
             path: scenario,
             at,
@@ -319,11 +297,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             drain,
             seed,
             algorithm,
-            restore: RestoreArgs {
-                from: from_savepoint,
-                parallelism,
-                allow_non_restored_state,
-            },
+            restore,
         }),
         Command::Sweep {
             scenario,
@@ -811,10 +785,18 @@ fn run(args: RunArgs) -> Result<u8> {
     Ok(if failed { 1 } else { 0 })
 }
 
-/// `--from-savepoint`, `--parallelism`, `--allow-non-restored-state`.
+/// `--from-savepoint`, `--parallelism`, `--allow-non-restored-state`
+/// (shared by `run` and `savepoint`).
+#[derive(clap::Args)]
 struct RestoreArgs {
+    /// Start from this savepoint or retained checkpoint directory.
+    #[arg(long = "from-savepoint", value_name = "DIR")]
     from: Option<PathBuf>,
+    /// Change an operator's parallelism: OP=N (repeatable).
+    #[arg(long, value_name = "OP=N")]
     parallelism: Vec<String>,
+    /// Drop the snapshot's state of operators the job no longer has.
+    #[arg(long)]
     allow_non_restored_state: bool,
 }
 

@@ -119,6 +119,36 @@ pub struct Sched {
     pub held_barriers: u32,
 }
 
+impl Sched {
+    /// A (re)deployed task: alive, idle, nothing pending.
+    fn fresh(now: SimTime) -> Sched {
+        Sched {
+            alive: true,
+            busy_until: now,
+            ..Sched::default()
+        }
+    }
+}
+
+impl Channel {
+    /// After a restart: empty, full credit, sequence numbers from 0.
+    fn reset(&mut self, credits: u32, now: SimTime) {
+        self.partial.clear();
+        self.out_queue.clear();
+        self.wire.clear();
+        self.in_queue.clear();
+        self.queued_data = 0;
+        self.credits = credits;
+        self.sent = 0;
+        self.received = 0;
+        self.arrived = 0;
+        self.in_priority = 0;
+        self.barrier_mark = None;
+        self.capture = None;
+        self.last_arrival = now;
+    }
+}
+
 pub struct Net {
     pub now: SimTime,
     pub attempt: u32,
@@ -644,27 +674,10 @@ impl Net {
         self.released.retain(|t| !tasks.contains(t));
         self.announced.retain(|(ch, _)| !channels.contains(ch));
         for &ch in channels {
-            let c = &mut self.channels[ch as usize];
-            c.partial.clear();
-            c.out_queue.clear();
-            c.wire.clear();
-            c.in_queue.clear();
-            c.queued_data = 0;
-            c.credits = self.buffer_credits;
-            c.sent = 0;
-            c.received = 0;
-            c.arrived = 0;
-            c.in_priority = 0;
-            c.barrier_mark = None;
-            c.capture = None;
-            c.last_arrival = now;
+            self.channels[ch as usize].reset(self.buffer_credits, now);
         }
         for &t in tasks {
-            self.sched[t as usize] = Sched {
-                alive: true,
-                busy_until: now,
-                ..Sched::default()
-            };
+            self.sched[t as usize] = Sched::fresh(now);
         }
     }
 
@@ -674,26 +687,10 @@ impl Net {
         self.released.clear();
         self.announced.clear();
         for c in &mut self.channels {
-            c.partial.clear();
-            c.out_queue.clear();
-            c.wire.clear();
-            c.in_queue.clear();
-            c.queued_data = 0;
-            c.credits = self.buffer_credits;
-            c.sent = 0;
-            c.received = 0;
-            c.arrived = 0;
-            c.in_priority = 0;
-            c.barrier_mark = None;
-            c.capture = None;
-            c.last_arrival = now;
+            c.reset(self.buffer_credits, now);
         }
         for s in &mut self.sched {
-            *s = Sched {
-                alive: true,
-                busy_until: now,
-                ..Sched::default()
-            };
+            *s = Sched::fresh(now);
         }
     }
 }

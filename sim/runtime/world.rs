@@ -2350,19 +2350,16 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Cancels the job: pending checkpoints are aborted, every task stops.
-    /// With `retain_on_cancel` the latest completed checkpoint is kept.
-    fn cancel(&mut self) {
-        if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
-            return;
-        }
-        self.check_closed();
+    /// Aborts every pending checkpoint (`outcome`: failover or cancel, so no
+    /// notification goes out) and cancels every live task; the attempt
+    /// stamp increments, so everything scheduled for them is now stale.
+    fn stop_all_tasks(&mut self, outcome: CpOutcome) {
         let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
         for id in pending {
-            self.abort_pending(id, CpOutcome::Cancelled);
+            self.abort_pending(id, outcome);
         }
         for t in &mut self.tasks {
-            if t.status == Status::Running {
+            if t.status != Status::Dead {
                 t.status = Status::Cancelled;
             }
         }
@@ -2370,6 +2367,16 @@ impl<'a> World<'a> {
             s.alive = false;
         }
         self.net.attempt += 1;
+    }
+
+    /// Cancels the job: pending checkpoints are aborted, every task stops.
+    /// With `retain_on_cancel` the latest completed checkpoint is kept.
+    fn cancel(&mut self) {
+        if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
+            return;
+        }
+        self.check_closed();
+        self.stop_all_tasks(CpOutcome::Cancelled);
         self.job = JobStatus::Cancelled;
         if self.scenario.checkpoint.retain_on_cancel && self.job_opts.keep_snapshots {
             if let Some(c) = self.coord.latest() {
@@ -2505,22 +2512,9 @@ impl<'a> World<'a> {
         }
         self.check_closed();
         self.counters.failovers += 1;
-        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
-        for id in pending {
-            self.abort_pending(id, CpOutcome::Failover);
-        }
+        self.stop_all_tasks(CpOutcome::Failover);
         self.coord.finishing = false;
         self.coord.final_id = None;
-        for t in &mut self.tasks {
-            if t.status != Status::Dead {
-                t.status = Status::Cancelled;
-            }
-        }
-        for s in &mut self.net.sched {
-            s.alive = false;
-        }
-        // Everything scheduled for the old attempt is now stale.
-        self.net.attempt += 1;
         self.restarts += 1;
         let delay = self.restart_decision(&reason);
         let job_failed = delay.is_none(); // trace

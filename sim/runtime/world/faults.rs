@@ -663,22 +663,9 @@ impl World<'_> {
             self.recovering_since = Some(self.net.now);
         }
         self.check_closed();
-        let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
-        for id in pending {
-            self.abort_pending(id, CpOutcome::Failover);
-        }
+        self.stop_all_tasks(CpOutcome::Failover);
         self.coord.finishing = false;
         self.coord.final_id = None;
-        for t in &mut self.tasks {
-            if t.status != Status::Dead {
-                t.status = Status::Cancelled;
-            }
-        }
-        for s in &mut self.net.sched {
-            s.alive = false;
-        }
-        // Every task-level event of the old attempt is stale.
-        self.net.attempt += 1;
         self.fx.global_from = self.net.attempt;
         self.fx.pending_regions.clear();
         self.counters.tasks_restarted += self.tasks.len() as u64;
