@@ -199,7 +199,8 @@ fn sweep_finds_shrink_reduces_and_the_reproducer_replays() {
 }
 
 /// Every committed reproducer under `tests/regressions/` still fails the way
-/// its header says, identically on two runs.
+/// its header says (`# expect-fail: CHECKS`), or passes (`# expect-pass`:
+/// a fixed bug of the simulator), identically on two runs.
 #[test]
 fn committed_regressions_fail_as_recorded() {
     let dir = scenario_path("x")
@@ -220,7 +221,7 @@ fn committed_regressions_fail_as_recorded() {
         let (args, expect) = reproducer_header(&text);
         let (args, expect) = (
             args.expect("# ckptsim: line"),
-            expect.expect("# expect-fail: line"),
+            expect.expect("# expect-fail: or # expect-pass line"),
         );
         let sc = scenario::load(&f).unwrap();
         let mut seed = 0;

@@ -449,15 +449,22 @@ impl Net {
                     }
                 }
                 Msg::Barrier(b) => {
-                    let mut closes = false;
+                    // A barrier closes the capture of its own checkpoint and
+                    // of any older one (Flink's `ChannelStatePersister`
+                    // stops at the first barrier it sees with id >= its own).
+                    let mut closes_own = false;
                     if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open && b.id >= cap.id) {
                         cap.open = false;
-                        closes = true;
+                        closes_own = cap.id == b.id;
                     }
                     if b.kind == BarrierKind::Unaligned {
                         priority = true;
                         c.barrier_mark = Some((b.id, c.arrived));
-                    } else if closes && b.kind == BarrierKind::Timeoutable {
+                    } else if closes_own && b.kind == BarrierKind::Timeoutable {
+                        // Its checkpoint already went unaligned here: the
+                        // announcement is turned priority at once. A newer
+                        // checkpoint's barrier is only announced: it must not
+                        // overtake data that nobody records.
                         priority = true;
                     } else if b.kind == BarrierKind::Timeoutable {
                         self.announced.push((ch, *b));
