@@ -255,3 +255,55 @@ fn broken_unaligned_capture_is_caught() {
         assert!(failed.contains(&"consistent-cut"), "{failed:?}");
     }
 }
+
+/// With an alignment timeout T, a checkpoint whose aligned duration would
+/// exceed T completes in about T plus a few hops and the state write: the
+/// timer wakes the backpressured task, which reads its now-priority barriers
+/// at once (Flink's mailbox runs the priority action), and the overhead does
+/// not grow with T.
+#[test]
+fn alignment_timeout_bounds_checkpoint_duration() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("checkpointing-time"))
+        .unwrap()
+        .replace("cost = \"1ms\"", "cost = \"3ms\"")
+        .replace("interval = \"200ms\"", "interval = \"2s\"");
+    let mut overheads = Vec::new();
+    for t_ms in [10u64, 100, 400] {
+        let text = base.replace(
+            "alignment_timeout = \"100ms\"",
+            &format!("alignment_timeout = \"{t_ms}ms\""),
+        );
+        let sc = parse_str(&text, "checkpointing-time-variant.toml").unwrap();
+        let e = check_alg(&sc, 0, Algorithm::AlignedTimeout, &[]);
+        assert!(
+            e.verdict.passed,
+            "timeout {t_ms}ms: {:?}",
+            failed_checks(&e)
+        );
+        let timed_out: Vec<_> = e
+            .output
+            .checkpoint_stats
+            .iter()
+            .filter(|c| c.unaligned)
+            .collect();
+        assert!(!timed_out.is_empty(), "timeout {t_ms}ms never switched");
+        for c in timed_out {
+            let t = t_ms * 1_000_000;
+            assert!(
+                c.duration_ns >= t && c.duration_ns < t + 5_000_000,
+                "timeout {t_ms}ms: checkpoint {} took {} ns",
+                c.id,
+                c.duration_ns
+            );
+            overheads.push(c.duration_ns - t);
+        }
+    }
+    let (lo, hi) = (
+        *overheads.iter().min().unwrap(),
+        *overheads.iter().max().unwrap(),
+    );
+    assert!(
+        hi - lo < 3_000_000,
+        "the overhead over the timeout varies: {overheads:?}"
+    );
+}

@@ -954,6 +954,11 @@ impl<'a> World<'a> {
                     self.tasks[task as usize].handler.on_timer(id, &mut actions);
                     self.apply_actions(task, &mut actions);
                     self.actions = actions;
+                    // The switch may have turned queued barriers into
+                    // priority events: the task reads them even when
+                    // backpressured (Flink's mailbox runs the priority
+                    // action), not when an output frees up.
+                    self.net.poke(task);
                 }
             }
             Ev::OutputTimeout { task, id } => self.output_timeout(task, id),
@@ -1144,6 +1149,7 @@ impl<'a> World<'a> {
                 .on_announcement(input, b, now, &mut actions);
             self.apply_actions(t, &mut actions);
             self.actions = actions;
+            self.net.poke(t);
         }
         let mut announced = announced;
         announced.clear();
