@@ -307,3 +307,28 @@ fn alignment_timeout_bounds_checkpoint_duration() {
         "the overhead over the timeout varies: {overheads:?}"
     );
 }
+
+/// Recovery time runs from the failure until the restarted job regained its
+/// pre-failure progress, so it includes failure detection and the restart
+/// delay (wordcount: 50 ms + 100 ms), for every failure and algorithm.
+#[test]
+fn recovery_time_includes_detection_and_restart_delay() {
+    let sc = load("wordcount");
+    let floor = sc.faults.detection_delay.0 + sc.faults.restart_delay.0;
+    assert_eq!(floor, 150_000_000);
+    for algorithm in [Algorithm::Aligned, Algorithm::Unaligned] {
+        let mut measured = 0;
+        for seed in 0..30 {
+            let e = check_alg(&sc, seed, algorithm, &[]);
+            assert!(e.verdict.passed, "seed {seed}");
+            for &r in &e.output.recovery_ns {
+                assert!(
+                    r >= floor,
+                    "{algorithm:?} seed {seed}: recovery {r} ns < detection + restart delay"
+                );
+                measured += 1;
+            }
+        }
+        assert!(measured >= 20, "{algorithm:?}: only {measured} recoveries");
+    }
+}

@@ -114,7 +114,8 @@ pub struct RunMetrics {
     /// Source emit → committed, over committed records.
     pub latency_p50_ns: u64,
     pub latency_p99_ns: u64,
-    /// Per failure: crash → the sources emit past their pre-failure position.
+    /// Per failure: failure → every source partition re-emitted what it had
+    /// emitted when the job was stopped.
     pub recovery_ns: Vec<u64>,
     pub records_replayed: u64,
     pub virtual_time_ns: u64,
@@ -182,7 +183,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("latency_p99_ms", "end-to-end latency p99 (ms, per run)"),
     (
         "recovery_ms",
-        "recovery time (ms, crash → past the pre-failure position, per failure)",
+        "recovery time (ms, failure → every source partition back at its pre-failure position, per failure)",
     ),
     ("records_replayed", "records replayed (per run)"),
     ("checkpoints_completed", "checkpoints completed (per run)"),

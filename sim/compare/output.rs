@@ -484,7 +484,7 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
             "Recovery",
             vec![
                 bars(
-                    "Recovery time (per failure: crash to past the pre-failure position)",
+                    "Recovery time (per failure: from the failure until every source partition is back at its pre-failure position)",
                     "ms",
                     false,
                     &[&|g| p50(g, "recovery_ms"), &|g| p99(g, "recovery_ms")],

@@ -83,6 +83,7 @@ pub struct SnapshotOut {
     pub states: Vec<Option<TaskSnapshot>>,
 }
 mod faults;
+mod recovery_time;
 mod region;
 
 /// How to run a scenario.
@@ -420,8 +421,10 @@ pub struct RunOutput {
     pub fault_phase_end: SimTime,
     /// When the last source ran out of input (throughput denominator).
     pub input_end: SimTime,
-    /// Per failure: from the crash until a source emits past its
-    /// pre-failure position again (recovery time).
+    /// Per failure: from the failure until the restarted job has
+    /// re-emitted, in every source partition, everything emitted before it
+    /// was stopped (recovery time; `world/recovery_time.rs`). Never less
+    /// than detection plus the restart delay.
     pub recovery_ns: Vec<u64>,
     /// Savepoints taken and the checkpoint retained on cancel, with
     /// `JobOptions::keep_snapshots`.
@@ -553,6 +556,8 @@ struct World<'a> {
     /// The crash a recovery started from, until sources are past it.
     recovering_since: Option<SimTime>,
     recovery_ns: Vec<u64>,
+    /// The progress a recovery must regain (`world/recovery_time.rs`).
+    recovery: recovery_time::RecoveryClock,
     job_opts: JobOptions,
     /// Savepoint requests not yet triggered, in time order.
     savepoint_queue: VecDeque<SavepointSpec>,
@@ -680,6 +685,7 @@ impl<'a> World<'a> {
             input_end: SimTime::ZERO,
             recovering_since: None,
             recovery_ns: Vec::new(),
+            recovery: recovery_time::RecoveryClock::new(partitions),
             savepoint_queue: scenario.savepoints.iter().cloned().collect(),
             savepoint_retry: false,
             savepoints: BTreeMap::new(),
@@ -1271,22 +1277,24 @@ impl<'a> World<'a> {
         };
         match poll {
             SourcePoll::Emitted(n) => {
-                for r in &self.out {
-                    let hw = &mut self.high_water[r.lineage.partition as usize];
-                    if r.lineage.offset < *hw {
+                for i in 0..self.out.len() {
+                    let l = self.out[i].lineage;
+                    let hw = &mut self.high_water[l.partition as usize];
+                    if l.offset < *hw {
                         self.counters.records_replayed += 1;
                     } else {
-                        *hw = r.lineage.offset + 1;
-                        if let Some(since) = self.recovering_since.take() {
-                            self.recovery_ns.push(self.net.now.since(since).0);
-                        }
+                        *hw = l.offset + 1;
                     }
+                    self.recovery_emitted(t, l.partition, l.offset);
                 }
                 self.counters.records_emitted += n as u64;
                 self.route_out(t);
                 self.busy(t, n as u64, 0);
             }
-            SourcePoll::Exhausted | SourcePoll::NotASource => self.end_of_input(t),
+            SourcePoll::Exhausted | SourcePoll::NotASource => {
+                self.recovery_source_exhausted(t);
+                self.end_of_input(t)
+            }
         }
     }
 
@@ -2519,6 +2527,7 @@ impl<'a> World<'a> {
         self.check_closed();
         self.counters.failovers += 1;
         self.stop_all_tasks(CpOutcome::Failover);
+        self.recovery_stopped(None);
         self.coord.finishing = false;
         self.coord.final_id = None;
         self.restarts += 1;
@@ -2585,6 +2594,7 @@ impl<'a> World<'a> {
             from: from_checkpoint,
             restored_records: restored,
         });
+        self.recovery_restarted(from_checkpoint);
     }
 
     /// Redeploys every task from `latest` (from scratch if `None`), in
@@ -2639,6 +2649,9 @@ impl<'a> World<'a> {
                     );
                 }
                 self.out.clear();
+                if self.tasks[ti].is_source {
+                    self.recovery_source_restored(&bytes);
+                }
             }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 let batch = self.net.buffer_records.max(1);

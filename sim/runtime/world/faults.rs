@@ -664,6 +664,7 @@ impl World<'_> {
         }
         self.check_closed();
         self.stop_all_tasks(CpOutcome::Failover);
+        self.recovery_stopped(None);
         self.coord.finishing = false;
         self.coord.final_id = None;
         self.fx.global_from = self.net.attempt;

@@ -77,6 +77,8 @@ impl World<'_> {
                     self.net.attempt += 1;
                     self.fx.pending_regions.push(region);
                     self.cancel_region(region);
+                    let stopped = self.region_tasks(&[region]);
+                    self.recovery_stopped(Some(&stopped));
                     self.counters.region_failovers += 1;
                     self.counters.failovers += 1;
                 }
@@ -105,6 +107,8 @@ impl World<'_> {
         self.restarts += 1;
         self.fx.pending_regions = vec![region];
         self.cancel_region(region);
+        let stopped = self.region_tasks(&[region]);
+        self.recovery_stopped(Some(&stopped));
         let tasks: Vec<String> = self
             .region_tasks(&[region])
             .iter()
@@ -223,6 +227,9 @@ impl World<'_> {
                     );
                 }
                 self.out.clear();
+                if self.tasks[ti].is_source {
+                    self.recovery_source_restored(&snap.state);
+                }
                 let batch = self.net.buffer_records.max(1);
                 for cs in &snap.inputs {
                     for chunk in cs.records.chunks(batch) {
@@ -260,6 +267,7 @@ impl World<'_> {
             from,
             restored_records: restored,
         });
+        self.recovery_restarted(from);
         true
     }
 
@@ -279,5 +287,6 @@ impl World<'_> {
             s.alive = false;
         }
         self.counters.tasks_restarted += self.tasks.len() as u64;
+        self.recovery_stopped(None);
     }
 }
