@@ -1023,18 +1023,26 @@ fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
             ))
             .into());
         }
-        let reasons: Vec<String> = e
-            .output
-            .checkpoint_stats
-            .iter()
-            .filter(|c| c.savepoint)
-            .map(|c| format!("{} {:?}", c.id, c.outcome).to_lowercase())
-            .collect();
-        eprintln!(
-            "savepoint FAILED: every attempt failed ({}) and the job ended ({}); nothing written",
-            reasons.join(", "),
-            e.output.outcome.describe()
-        );
+        let report = e.output.savepoints.first();
+        let attempts: Vec<String> = report
+            .map(|r| {
+                r.attempts
+                    .iter()
+                    .map(|(id, how)| format!("savepoint {id} {how}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let why = report
+            .and_then(|r| r.failure.clone())
+            .unwrap_or_else(|| format!("the job ended ({})", e.output.outcome.describe()));
+        if attempts.is_empty() {
+            eprintln!("savepoint FAILED: {why}; nothing written");
+        } else {
+            eprintln!(
+                "savepoint FAILED: {why} (attempts: {}); nothing written",
+                attempts.join("; ")
+            );
+        }
         return Ok(1);
     };
     let failed_attempts = e.output.counters.savepoints_failed;

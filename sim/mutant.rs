@@ -292,6 +292,31 @@ impl Mutant {
     }
 }
 
+thread_local! {
+    /// The mutants that changed behaviour in the run on this thread (runs
+    /// are single-threaded; a sweep runs one seed per thread at a time).
+    static FIRED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Records that mutant `m` just made the run diverge from correct code.
+/// Every mutant's hook calls it exactly where the broken path is taken, so
+/// a run can say which of its mutants never took effect. It only records:
+/// nothing in a run reads it.
+#[inline]
+pub(crate) fn fired(m: Mutant) {
+    FIRED.with(|f| f.set(f.get() | (1 << m as u8)));
+}
+
+/// Forgets what earlier runs on this thread fired (at the start of a run).
+pub(crate) fn reset_fired() {
+    FIRED.with(|f| f.set(0));
+}
+
+/// The mutants that took effect in the current run on this thread.
+pub(crate) fn fired_in_this_run() -> Mutants {
+    Mutants(FIRED.with(|f| f.get()))
+}
+
 /// A set of mutants (a bit set; empty in every normal run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mutants(u64);

@@ -155,6 +155,9 @@ pub struct SeedResult {
     /// Reachability counters (`runtime::Counters`), by name.
     pub counters: Map<String, Value>,
     pub replay: String,
+    /// What the seed was asked to do but did not (`runtime::Warning`).
+    #[serde(default)]
+    pub warnings: Vec<crate::runtime::Warning>,
 }
 
 /// Runs one seed of a sweep.
@@ -215,6 +218,7 @@ pub fn run_seed(spec: &SweepSpec, seed: u64) -> SeedResult {
         nondeterminism,
         counters,
         replay: spec.replay(seed),
+        warnings: e.output.warnings.clone(),
     }
 }
 
@@ -276,6 +280,13 @@ pub struct SweepSummary {
     /// Reachability counters summed over seeds.
     pub counters: Map<String, Value>,
     pub failures: Vec<Failure>,
+    /// Seeds with at least one warning of each kind (`runtime::Warning`):
+    /// planned faults that never took effect, mutants that never fired.
+    #[serde(default)]
+    pub warnings: BTreeMap<String, u64>,
+    /// One example message per warning kind (from the lowest seed).
+    #[serde(default)]
+    pub warning_examples: BTreeMap<String, String>,
 }
 
 /// Wall-clock figures of a sweep (not part of the summary's identity).
@@ -336,6 +347,8 @@ impl SweepSummary {
             events: 0,
             counters: Map::new(),
             failures: Vec::new(),
+            warnings: BTreeMap::new(),
+            warning_examples: BTreeMap::new(),
         };
         for r in sorted {
             if (&r.scenario, &r.algorithm, &r.mutants, r.swarm.is_some())
@@ -350,6 +363,17 @@ impl SweepSummary {
             }
             s.seeds_run += 1;
             s.events += r.events;
+            let mut kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for k in kinds {
+                *s.warnings.entry(k.to_string()).or_default() += 1;
+            }
+            for w in &r.warnings {
+                s.warning_examples
+                    .entry(w.kind.clone())
+                    .or_insert_with(|| format!("seed {}: {}", r.seed, w.message));
+            }
             *s.guarantees.entry(r.guarantee.clone()).or_default() += 1;
             *s.outcomes.entry(r.outcome.clone()).or_default() += 1;
             for (k, v) in &r.counters {
@@ -420,6 +444,22 @@ impl SweepSummary {
             let _ = writeln!(w, "failures     {}", join(&self.failures_by_check));
         }
         let _ = writeln!(w, "events       {}", self.events);
+        if !self.warnings.is_empty() {
+            let _ = writeln!(
+                w,
+                "warnings     seeds where something did not happen: {}",
+                join(&self.warnings)
+            );
+            for (kind, n) in &self.warnings {
+                let every = if *n == self.seeds_run {
+                    " (every seed)"
+                } else {
+                    ""
+                };
+                let example = self.warning_examples.get(kind).map_or("", String::as_str);
+                let _ = writeln!(w, "  {kind}{every}: {}", clip(example, 200));
+            }
+        }
         let _ = writeln!(w, "reachability (summed over seeds)");
         for (k, v) in &self.counters {
             let _ = writeln!(w, "  {k:<40} {v}");

@@ -19,6 +19,8 @@
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
 //!   committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
+//! - `judge`: the judge itself: savepoint requests always resolved, warnings
+//!   for what a run did not test.
 
 mod common;
 
@@ -27,6 +29,7 @@ mod cli;
 mod determinism;
 mod faults;
 mod golden;
+mod judge;
 mod mutants;
 mod properties;
 mod reports;

@@ -47,10 +47,16 @@ impl Context<'_> {
         self.out.push(record);
     }
 
-    /// Whether a deliberate bug is switched on (see `crate::mutant`).
+    /// Whether a deliberate bug is switched on (see `crate::mutant`). Call
+    /// it where the broken path is taken: a `true` answer records that the
+    /// mutant took effect in this run.
     #[inline]
     pub fn mutant(&self, m: Mutant) -> bool {
-        self.mutants.has(m)
+        let on = self.mutants.has(m);
+        if on {
+            crate::mutant::fired(m);
+        }
+        on
     }
 }
 

@@ -50,9 +50,12 @@ impl AlignedHandler {
     fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
         self.current = self.current.max(id);
         self.last_done = self.last_done.max(id);
+        let held = self.aligned_count > 0;
         self.reset_alignment();
         if !self.mutants.has(Mutant::AbortKeepsBlocked) {
             out.push(HandlerAction::UnblockAll);
+        } else if held {
+            crate::mutant::fired(Mutant::AbortKeepsBlocked);
         }
         out.push(HandlerAction::Abort(id, reason));
     }
@@ -83,6 +86,8 @@ impl BarrierHandler for AlignedHandler {
         }
         if !self.mutants.has(Mutant::AlignedNoBlock) {
             out.push(HandlerAction::Block(input));
+        } else if (self.aligned_count as usize) < self.aligned.len() {
+            crate::mutant::fired(Mutant::AlignedNoBlock);
         }
         if self.aligned_count as usize == self.aligned.len() {
             out.push(HandlerAction::AlignmentEnd(b.id));

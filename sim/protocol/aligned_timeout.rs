@@ -81,6 +81,9 @@ impl AlignedTimeoutHandler {
         self.unaligned = true;
         out.push(HandlerAction::Checkpoint(b.as_unaligned()));
         if self.mutants.has(Mutant::TimeoutSwitchNoCapture) {
+            if self.seen.iter().any(|s| !s) || overtaken.is_some() {
+                crate::mutant::fired(Mutant::TimeoutSwitchNoCapture);
+            }
             return;
         }
         for (i, &seen) in self.seen.iter().enumerate() {

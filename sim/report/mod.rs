@@ -47,6 +47,11 @@ pub struct Summary {
     pub replay: String,
     /// Swarm mode: the configuration this seed drew.
     pub swarm: Option<crate::swarm::SwarmDraw>,
+    /// Every savepoint request and what became of it.
+    pub savepoints: Vec<crate::runtime::world::SavepointReport>,
+    /// What the run was asked to do but did not (faults that never took
+    /// effect, mutants that never fired, failed savepoints, a late cancel).
+    pub warnings: Vec<crate::runtime::Warning>,
 }
 
 /// Median and 99th percentile of one metric.
@@ -153,6 +158,8 @@ impl Summary {
             counters: o.counters.clone(),
             replay: replay_command(path, seed, algorithm, mutants),
             swarm: None,
+            savepoints: o.savepoints.clone(),
+            warnings: o.warnings.clone(),
         }
     }
 
@@ -236,6 +243,20 @@ impl Summary {
             "records      {} emitted ({} replayed), {} committed",
             self.records_emitted, self.records_replayed, self.records_committed
         );
+        for (i, sp) in self.savepoints.iter().enumerate() {
+            let head = if i == 0 { "savepoints" } else { "" };
+            let _ = writeln!(w, "{head:<12} {}", sp.describe());
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(
+                w,
+                "warnings     {} (what this run did not test)",
+                self.warnings.len()
+            );
+            for x in &self.warnings {
+                let _ = writeln!(w, "  {:<18} {}", x.kind, x.message);
+            }
+        }
         let _ = writeln!(w, "checks");
         for c in &self.checks {
             let reach = c

@@ -108,6 +108,21 @@ pub enum Outcome {
     StorageFailed,
 }
 
+impl Outcome {
+    /// How a checkpoint (or savepoint) ended, as a phrase.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Expired => "expired (checkpoint timeout)",
+            Outcome::Declined => "was declined by a task",
+            Outcome::Subsumed => "was subsumed by a newer completed checkpoint",
+            Outcome::Failover => "was aborted by a failover",
+            Outcome::Cancelled => "was aborted: the job was cancelled",
+            Outcome::StorageFailed => "failed: a checkpoint storage write failed",
+        }
+    }
+}
+
 /// Metrics of one checkpoint (DESIGN.md §6).
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckpointStats {

@@ -12,5 +12,5 @@ pub mod world;
 
 pub use world::{
     run, run_job, Counters, JobOptions, Outcome as RunOutcome, Restore, RunConfig, RunOutput,
-    SnapshotKind, SnapshotOut, TraceEntry,
+    SavepointReport, SnapshotKind, SnapshotOut, TraceEntry, Warning,
 };

@@ -17,7 +17,7 @@ use crate::model::{
     ChannelId, CheckpointId, Context, ExecGraph, JobGraph, Operator, OperatorFactory, Record,
     SourcePoll, TaskId, Workload,
 };
-use crate::mutant::{Mutant, Mutants};
+use crate::mutant::{fired, Mutant, Mutants};
 use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
@@ -85,6 +85,42 @@ pub struct SnapshotOut {
 mod faults;
 mod recovery_time;
 mod region;
+mod warnings;
+pub use warnings::Warning;
+
+/// What became of one savepoint request (`[[savepoints]]`, or the
+/// `savepoint` command's): it completed, or it failed with a reason. Every
+/// request ends in one of the two; nothing is lost silently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SavepointReport {
+    pub requested_at_ns: u64,
+    pub stop: bool,
+    pub drain: bool,
+    /// The savepoint ids triggered for it (several when failed attempts
+    /// were retried), each with how it ended.
+    pub attempts: Vec<(CheckpointId, String)>,
+    /// The id that completed.
+    pub completed: Option<CheckpointId>,
+    /// Why it failed (set when it did not complete).
+    pub failure: Option<String>,
+}
+
+impl SavepointReport {
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        let what = match (self.stop, self.drain) {
+            (false, _) => "savepoint",
+            (true, false) => "stop-with-savepoint",
+            (true, true) => "stop-with-savepoint (drain)",
+        };
+        let at = SimDuration(self.requested_at_ns);
+        match (self.completed, &self.failure) {
+            (Some(id), _) => format!("{what} requested at {at}: completed as {id}"),
+            (None, Some(why)) => format!("{what} requested at {at} FAILED: {why}"),
+            (None, None) => format!("{what} requested at {at}: unresolved"),
+        }
+    }
+}
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
@@ -435,6 +471,11 @@ pub struct RunOutput {
     /// (`chandy-lamport` savepoints carry channel state).
     pub complete_below: Option<Vec<u64>>,
     pub complete_exempt: Vec<crate::model::Lineage>,
+    /// Every savepoint request and what became of it.
+    pub savepoints: Vec<SavepointReport>,
+    /// What the run was asked to do but did not (faults that never took
+    /// effect, mutants that never fired, failed savepoints, a late cancel).
+    pub warnings: Vec<Warning>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -561,6 +602,12 @@ struct World<'a> {
     job_opts: JobOptions,
     /// Savepoint requests not yet triggered, in time order.
     savepoint_queue: VecDeque<SavepointSpec>,
+    /// The request (index into `savepoint_reports`) of each queued entry.
+    savepoint_queue_request: VecDeque<usize>,
+    /// Per savepoint request, what became of it.
+    savepoint_reports: Vec<SavepointReport>,
+    /// The request each triggered savepoint id belongs to.
+    savepoint_request_of: BTreeMap<CheckpointId, usize>,
     /// A retry of the queued savepoint is scheduled.
     savepoint_retry: bool,
     /// Savepoint ids and their requests (for barrier kinds and completion).
@@ -574,6 +621,8 @@ struct World<'a> {
     complete_exempt: Vec<crate::model::Lineage>,
     /// The richer fault model's state (`world/faults.rs`).
     fx: faults::FaultState,
+    /// What became of each planned fault (`world/warnings.rs`).
+    fx_log: warnings::FiredLog,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -674,8 +723,19 @@ impl<'a> World<'a> {
         let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
         let nch = exec.channels.len();
         let expected = scenario.expected_guarantee(cfg.algorithm);
+        let fx = faults::FaultState::new(&scenario, cfg.seed, &exec);
+        let f = &scenario.faults;
+        let fx_log = warnings::FiredLog::new(
+            crash_plan.len(),
+            fx.worker_plan_len(),
+            fx.coordinator_plan.len(),
+            f.latency_spikes.len() + f.partitions.len(),
+            f.slow_tasks.len(),
+        );
+        crate::mutant::reset_fired();
         let mut w = World {
-            fx: faults::FaultState::new(&scenario, cfg.seed, &exec),
+            fx,
+            fx_log,
             forced_aligned,
             sink_tasks,
             recovery_pending: 0,
@@ -687,6 +747,20 @@ impl<'a> World<'a> {
             recovery_ns: Vec::new(),
             recovery: recovery_time::RecoveryClock::new(partitions),
             savepoint_queue: scenario.savepoints.iter().cloned().collect(),
+            savepoint_queue_request: (0..scenario.savepoints.len()).collect(),
+            savepoint_reports: scenario
+                .savepoints
+                .iter()
+                .map(|sp| SavepointReport {
+                    requested_at_ns: sp.at.0,
+                    stop: sp.stop,
+                    drain: sp.drain,
+                    attempts: Vec::new(),
+                    completed: None,
+                    failure: None,
+                })
+                .collect(),
+            savepoint_request_of: BTreeMap::new(),
             savepoint_retry: false,
             savepoints: BTreeMap::new(),
             stopped_with: None,
@@ -1313,8 +1387,18 @@ impl<'a> World<'a> {
         if self.tasks[ti].is_source {
             self.input_end = self.input_end.max(self.net.now);
         }
-        if self.cfg.algorithm == Algorithm::None && self.tasks.iter().all(|t| t.input_ended) {
-            // No checkpoints, so no final one: the job ends with its input.
+        let stopping = self
+            .coord
+            .pending
+            .keys()
+            .any(|id| self.savepoints.get(id).is_some_and(|sp| sp.stop));
+        if self.cfg.algorithm == Algorithm::None
+            && !stopping
+            && self.tasks.iter().all(|t| t.input_ended)
+        {
+            // No checkpoints, so no final one: the job ends with its input
+            // (a pending stop-with-savepoint is its final one: the tasks
+            // finish when it completes).
             self.job = JobStatus::Finished;
         }
         self.mark(|| Timeline::InputEnded { task: t });
@@ -1420,6 +1504,7 @@ impl<'a> World<'a> {
         if self.cfg.mutants.has(Mutant::UnalignedAckAtFirstBarrier) {
             if let Some(p) = &self.tasks[ti].pending_ack {
                 if p.waiting_barriers && !self.tasks[ti].is_source {
+                    fired(Mutant::UnalignedAckAtFirstBarrier);
                     let id = p.id;
                     self.all_barriers(t, id);
                 }
@@ -1441,6 +1526,7 @@ impl<'a> World<'a> {
         if let Some(i) = next {
             let ch = inputs[i];
             if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
+                fired(Mutant::UnalignedLateSnapshot);
                 for &r in &buf {
                     self.process_record(t, r);
                 }
@@ -1524,9 +1610,12 @@ impl<'a> World<'a> {
             let kind = self.out_kind(b);
             for j in 0..self.task_outputs[ti].len() {
                 let ch = self.task_outputs[ti][j];
-                let kind = if self.tasks[ti].out_uc[j]
-                    || self.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
+                let kind = if self.tasks[ti].out_uc[j] {
+                    kind
+                } else if kind != BarrierKind::Aligned
+                    && self.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
                 {
+                    fired(Mutant::PriorityOnForcedEdge);
                     kind
                 } else {
                     BarrierKind::Aligned // Flink's FORCED_ALIGNED edge
@@ -1550,6 +1639,9 @@ impl<'a> World<'a> {
                     }
                     BarrierKind::Aligned => {
                         let priority = self.net.priority_barriers;
+                        if priority && !self.net.channels[ch as usize].out_queue.is_empty() {
+                            fired(Mutant::AlignedPriorityBarrier);
+                        }
                         self.net.send_event(ch, Msg::Barrier(out), priority);
                     }
                 }
@@ -1600,7 +1692,9 @@ impl<'a> World<'a> {
                     let Some(cap) = self.net.take_capture(ch, id) else {
                         continue;
                     };
-                    if (!cap.records.is_empty() || cap.gap) && !drop_inflight {
+                    if (!cap.records.is_empty() || cap.gap) && drop_inflight {
+                        fired(Mutant::UnalignedDropInflight);
+                    } else if !cap.records.is_empty() || cap.gap {
                         p.snapshot.inputs.push(ChannelState {
                             ch,
                             first_seq: cap.first_seq,
@@ -1689,6 +1783,9 @@ impl<'a> World<'a> {
             };
             self.counters.output_barriers_prioritized += 1;
             let drop = self.cfg.mutants.has(Mutant::OutputTimeoutDropsOvertaken);
+            if drop && !cap.records.is_empty() {
+                fired(Mutant::OutputTimeoutDropsOvertaken);
+            }
             if let Some(p) = self.tasks[ti].pending_ack.as_mut().filter(|_| !drop) {
                 if !cap.records.is_empty() || cap.gap {
                     p.snapshot.outputs.push(ChannelState {
@@ -1743,6 +1840,9 @@ impl<'a> World<'a> {
 
     fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId) {
         if self.cfg.mutants.has(Mutant::SkipCancelMarker) {
+            if !self.task_outputs[t as usize].is_empty() {
+                fired(Mutant::SkipCancelMarker);
+            }
             return;
         }
         let ti = t as usize;
@@ -1898,7 +1998,9 @@ impl<'a> World<'a> {
             self.counters.triggers_skipped_savepoint += 1;
             return;
         }
-        if self.recovery_pending > 0 && !self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
+        if self.recovery_pending > 0 && self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
+            fired(Mutant::CheckpointDuringRecovery);
+        } else if self.recovery_pending > 0 {
             // Restored in-flight data is still being replayed: the tasks are
             // not RUNNING yet, and Flink declines to trigger.
             self.counters.triggers_skipped += 1;
@@ -1980,8 +2082,12 @@ impl<'a> World<'a> {
         a.arrived = true;
         p.remaining -= 1;
         p.last_ack = Some(t);
-        let done = p.remaining == 0 || (missing_ok && p.remaining == 1 && p.acks.len() > 1);
+        let early = missing_ok && p.remaining == 1 && p.acks.len() > 1;
+        let done = p.remaining == 0 || early;
         if done && !p.finalizing {
+            if early {
+                fired(Mutant::CompleteWithMissingAck);
+            }
             p.finalizing = true;
             self.schedule_finalize(id);
         }
@@ -2038,7 +2144,9 @@ impl<'a> World<'a> {
         if let Some(t) = lost {
             // Mutant: the write never became durable; the coordinator
             // restores that task as if it had no state.
-            states[t] = None;
+            if states[t].take().is_some() {
+                fired(Mutant::StorageLosesStateWrite);
+            }
         }
         if in_flight_records > 0 {
             self.counters.unaligned_checkpoints += 1;
@@ -2073,6 +2181,7 @@ impl<'a> World<'a> {
         }
         if all_ended && self.cfg.mutants.has(Mutant::FinalNotifyDropped) {
             // Mutant: the job ends without notifying the final checkpoint.
+            fired(Mutant::FinalNotifyDropped);
             for (ti, task) in self.tasks.iter_mut().enumerate() {
                 task.status = Status::Finished;
                 self.net.sched[ti].alive = false;
@@ -2099,11 +2208,18 @@ impl<'a> World<'a> {
         self.coord.aborted_ids.push(id);
         if let Some(sp) = &savepoint {
             self.counters.savepoints_failed += 1;
+            let request = self.savepoint_request_of[&id];
+            let report = &mut self.savepoint_reports[request];
+            report.attempts.push((id, outcome.describe().to_string()));
+            if !self.job_opts.retry_failed_savepoints {
+                report.failure = Some(format!("savepoint {id} {}", outcome.describe()));
+            }
             if self.job_opts.retry_failed_savepoints {
                 self.savepoint_queue.push_front(SavepointSpec {
                     at: now,
                     ..sp.clone()
                 });
+                self.savepoint_queue_request.push_front(request);
                 if !self.savepoint_retry {
                     self.savepoint_retry = true;
                     self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
@@ -2113,6 +2229,7 @@ impl<'a> World<'a> {
         if self.cfg.mutants.has(Mutant::PeriodicTriggerStopsOnAbort) && !self.coord.periodic_stopped
         {
             // Mutant: an abort cancels the periodic trigger.
+            fired(Mutant::PeriodicTriggerStopsOnAbort);
             self.coord.periodic_generation += 1;
             self.coord.periodic_stopped = true;
         }
@@ -2275,6 +2392,12 @@ impl<'a> World<'a> {
             return;
         }
         let sp = self.savepoint_queue.pop_front().expect("a due request");
+        let request = self
+            .savepoint_queue_request
+            .pop_front()
+            .expect("every queued request has an index");
+        self.savepoint_request_of
+            .insert(self.coord.next_id, request);
         self.trigger(Some(sp));
         if self.savepoint_queue.front().is_some_and(|s| s.at <= now) && !self.savepoint_retry {
             self.savepoint_retry = true;
@@ -2290,6 +2413,11 @@ impl<'a> World<'a> {
         let now = self.net.now;
         let id = p.id;
         self.counters.savepoints_completed += 1;
+        let request = self.savepoint_request_of[&id];
+        self.savepoint_reports[request].completed = Some(id);
+        self.savepoint_reports[request]
+            .attempts
+            .push((id, format!("completed at {}", SimDuration(now.0))));
         let mut stats = Coordinator::stats_of(&p, now, CpOutcome::Completed);
         stats.savepoint = true;
         self.coord.stats.push(stats);
@@ -2356,6 +2484,7 @@ impl<'a> World<'a> {
             self.net.schedule(at, Ev::SavepointDone { task: t, id });
             if self.cfg.mutants.has(Mutant::SavepointNotifies) {
                 // Mutant: the savepoint's side effects are committed.
+                fired(Mutant::SavepointNotifies);
                 self.net.schedule(at, Ev::NotifyComplete { task: t, id });
             }
         }
@@ -2387,8 +2516,10 @@ impl<'a> World<'a> {
     /// With `retain_on_cancel` the latest completed checkpoint is kept.
     fn cancel(&mut self) {
         if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
+            self.fx_log.cancel = warnings::Fate::Ignored(self.job_not_running());
             return;
         }
+        self.fx_log.cancel = warnings::Fate::Fired;
         self.check_closed();
         self.stop_all_tasks(CpOutcome::Cancelled);
         self.job = JobStatus::Cancelled;
@@ -2449,8 +2580,11 @@ impl<'a> World<'a> {
         {
             // After a stop-with-savepoint completed the job is shutting down.
             self.counters.crashes_ignored += 1;
+            self.fx_log.crashes[index as usize] =
+                warnings::Fate::Ignored(self.crash_ignored_reason(t));
             return;
         }
+        self.fx_log.crashes[index as usize] = warnings::Fate::Fired;
         self.counters.crashes += 1;
         if self.recovering_since.is_none() {
             self.recovering_since = Some(self.net.now);
@@ -2572,6 +2706,9 @@ impl<'a> World<'a> {
             Vec::new()
         };
         self.net.reset();
+        if stale.iter().any(|r| !r.is_empty()) {
+            fired(Mutant::RestartKeepsStaleBuffers);
+        }
         for (ch, records) in stale.iter().enumerate() {
             self.net.restore_output(ch as ChannelId, records);
         }
@@ -2611,6 +2748,11 @@ impl<'a> World<'a> {
         // recovered input channel state is queued ahead of any new input.
         let mut restored = 0;
         let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
+        if drop_channel_state
+            && latest.is_some_and(|c| c.states.iter().flatten().any(|s| s.in_flight_records() > 0))
+        {
+            fired(Mutant::RestoreDropsChannelState);
+        }
         if let Some(c) = latest.filter(|_| !drop_channel_state) {
             for snap in c.states.iter().flatten() {
                 for cs in &snap.outputs {
@@ -2624,6 +2766,7 @@ impl<'a> World<'a> {
             let ti = t as usize;
             // Mutant: a source continues from its pre-failure position.
             let live_offsets = if no_rewind && self.tasks[ti].is_source {
+                fired(Mutant::NoSourceRewind);
                 let (task, mut ctx) = self.ctx_parts(t);
                 Some(task.operator.snapshot(0, &mut ctx))
             } else {
@@ -2709,6 +2852,32 @@ impl<'a> World<'a> {
     fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
         self.check_closed();
         self.sync_fault_counters();
+        for (i, r) in self.savepoint_reports.iter_mut().enumerate() {
+            if r.completed.is_some() || r.failure.is_some() {
+                continue;
+            }
+            let end = SimDuration(self.net.now.0);
+            let pending = self
+                .savepoint_request_of
+                .iter()
+                .find(|(id, &req)| req == i && self.coord.pending.contains_key(id))
+                .map(|(&id, _)| id);
+            r.failure = Some(match pending {
+                Some(id) => format!(
+                    "the run ended ({}) at {end} while savepoint {id} was pending",
+                    outcome.describe()
+                ),
+                _ if r.requested_at_ns > self.net.now.0 => format!(
+                    "the run ended ({}) at {end}, before the request was due",
+                    outcome.describe()
+                ),
+                _ => format!(
+                    "the run ended ({}) at {end} before the savepoint could be triggered",
+                    outcome.describe()
+                ),
+            });
+        }
+        let warnings = self.warnings(&outcome);
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
         for t in &self.tasks {
@@ -2746,6 +2915,8 @@ impl<'a> World<'a> {
             snapshots: std::mem::take(&mut self.snapshots),
             complete_below: self.complete_below.take(),
             complete_exempt: std::mem::take(&mut self.complete_exempt),
+            savepoints: std::mem::take(&mut self.savepoint_reports),
+            warnings,
         }
     }
 }

@@ -79,6 +79,10 @@ fn regions(exec: &ExecGraph) -> Vec<u32> {
 }
 
 impl FaultState {
+    pub(super) fn worker_plan_len(&self) -> usize {
+        self.worker_plan.len()
+    }
+
     pub(super) fn new(scenario: &Scenario, seed: u64, exec: &ExecGraph) -> FaultState {
         let tasks = exec.tasks.len();
         let worker_of = match &scenario.cluster {
@@ -117,6 +121,12 @@ struct Windows {
 }
 
 impl World<'_> {
+    /// The `i`-th planned worker crash: its worker and time.
+    pub(super) fn planned_worker_crash(&self, i: usize) -> (u32, SimTime) {
+        let w = &self.fx.worker_plan[i];
+        (w.worker, w.at)
+    }
+
     /// Schedules the planned faults other than task crashes (hook in
     /// `main_loop`), and widens the fault phase to cover them.
     pub(super) fn schedule_planned_faults(&mut self) {
@@ -138,7 +148,7 @@ impl World<'_> {
         match ev {
             Ev::StorageWriteFailed { id, .. } => self.storage_failed(id),
             Ev::FinalizeFailed { id } => self.storage_failed(id),
-            Ev::CoordinatorCrash { .. } => self.coordinator_crash(),
+            Ev::CoordinatorCrash { index } => self.coordinator_crash(index),
             Ev::CoordinatorRecovered => self.coordinator_recovered(),
             Ev::WorkerCrash { index } => self.worker_crash(index),
             Ev::NetworkFault { index, lost } => self.network_fault(index, lost),
@@ -255,10 +265,30 @@ impl World<'_> {
             return;
         };
         let worker = self.fx.worker_plan[index as usize].worker;
-        if matches!(self.job, JobStatus::Finished | JobStatus::Failed) {
+        if matches!(
+            self.job,
+            JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
+        ) {
             self.counters.worker_crashes_ignored += 1;
+            self.fx_log.worker_crashes[index as usize] =
+                super::warnings::Fate::Ignored(self.job_not_running());
             return;
         }
+        if self.job == JobStatus::Running
+            && self.stopped_with.is_none()
+            && !(0..self.tasks.len())
+                .any(|t| self.fx.worker_of[t] == worker && self.tasks[t].status == Status::Running)
+        {
+            // An idle worker (its tasks finished, or none placed on it):
+            // losing it fails nothing (Flink releases its slots).
+            self.counters.worker_crashes_ignored += 1;
+            let at = SimDuration(self.net.now.0);
+            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(format!(
+                "no running subtask was on worker {worker} at {at}"
+            ));
+            return;
+        }
+        self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Fired;
         self.counters.worker_crashes += 1;
         if self.fx.coordinator_down {
             self.counters.worker_crashes_during_coordinator_failover += 1;
@@ -392,6 +422,12 @@ impl World<'_> {
 
     fn network_fault(&mut self, index: u32, lost: bool) {
         let spikes = self.scenario.faults.latency_spikes.len();
+        if !lost {
+            self.fx_log.network[index as usize] = match self.job {
+                JobStatus::Running | JobStatus::Restarting => super::warnings::Fate::Fired,
+                _ => super::warnings::Fate::Ignored(self.job_not_running()),
+            };
+        }
         let w = self.windows();
         let recovering = w.recovering || self.job == JobStatus::Restarting;
         let c = &mut self.counters;
@@ -496,12 +532,17 @@ impl World<'_> {
         }
         let info = &self.exec.tasks[t as usize];
         let now = self.net.now;
-        let factor = slow
-            .iter()
-            .filter(|s| s.operator == info.operator && s.subtask == info.subtask)
-            .filter(|s| s.from <= now && now < s.until)
-            .map(|s| u64::from(s.factor))
-            .max();
+        let mut factor = None;
+        for (i, s) in slow.iter().enumerate() {
+            if s.operator == info.operator
+                && s.subtask == info.subtask
+                && s.from <= now
+                && now < s.until
+            {
+                self.fx_log.stragglers[i] = true;
+                factor = factor.max(Some(u64::from(s.factor)));
+            }
+        }
         match factor {
             Some(f) => {
                 self.counters.slow_task_steps += 1;
@@ -637,7 +678,7 @@ impl World<'_> {
 
     /// The coordinator crashes: pending checkpoints are lost, every task is
     /// cancelled, and with `memory` storage the completed checkpoints too.
-    fn coordinator_crash(&mut self) {
+    fn coordinator_crash(&mut self, index: u32) {
         if matches!(
             self.job,
             JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
@@ -645,8 +686,18 @@ impl World<'_> {
             || self.stopped_with.is_some()
         {
             self.counters.coordinator_crashes_ignored += 1;
+            self.fx_log.coordinator_crashes[index as usize] =
+                super::warnings::Fate::Ignored(if self.fx.coordinator_down {
+                    format!(
+                        "the coordinator was already down at {}",
+                        SimDuration(self.net.now.0)
+                    )
+                } else {
+                    self.job_not_running()
+                });
             return;
         }
+        self.fx_log.coordinator_crashes[index as usize] = super::warnings::Fate::Fired;
         self.counters.coordinator_crashes += 1;
         let w = self.windows();
         if w.aligning {
@@ -680,6 +731,9 @@ impl World<'_> {
         if (self.scenario.checkpoint.storage == StorageKind::Memory || forget)
             && !self.coord.retained.is_empty()
         {
+            if self.scenario.checkpoint.storage != StorageKind::Memory {
+                crate::mutant::fired(crate::mutant::Mutant::CoordinatorForgetsCheckpoints);
+            }
             self.counters.checkpoints_lost_with_coordinator += self.coord.retained.len() as u64;
             self.coord.retained.clear();
             self.fx.lost_checkpoints = true;

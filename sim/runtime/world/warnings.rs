@@ -1,0 +1,225 @@
+//! What a run was asked to do but did not: planned faults that never took
+//! effect, mutants that never changed anything, savepoint requests that
+//! failed, a cancel that came too late, fault kinds configured at a rate
+//! that happened zero times. Each becomes a [`Warning`] in the run's output
+//! (the summary, `--json`, every sweep line, the kill matrix), so that a
+//! pass never hides a test that did not happen.
+
+use super::{JobStatus, Outcome, Status, World};
+use crate::engine::{SimDuration, SimTime};
+use crate::model::TaskId;
+use crate::mutant::MUTANTS;
+use serde::{Deserialize, Serialize};
+
+/// Something the run was asked to do that did not happen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// `crash`, `worker-crash`, `coordinator-crash`, `latency-spike`,
+    /// `partition`, `straggler`, `notification-loss`, `storage-failure`,
+    /// `storage-slowness`, `savepoint`, `cancel` or `mutant`.
+    pub kind: String,
+    pub message: String,
+}
+
+/// What became of one planned fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Its time never came (the run ended first).
+    Pending,
+    Fired,
+    /// It came but changed nothing, for this reason.
+    Ignored(String),
+}
+
+/// The fate of every planned fault of a run.
+pub(super) struct FiredLog {
+    pub(super) crashes: Vec<Fate>,
+    pub(super) worker_crashes: Vec<Fate>,
+    pub(super) coordinator_crashes: Vec<Fate>,
+    /// Latency spikes, then partitions (as `Ev::NetworkFault` indexes them).
+    pub(super) network: Vec<Fate>,
+    /// Per `[[faults.slow_tasks]]` entry: it slowed at least one step.
+    pub(super) stragglers: Vec<bool>,
+    pub(super) cancel: Fate,
+}
+
+impl FiredLog {
+    pub(super) fn new(
+        crashes: usize,
+        workers: usize,
+        coordinators: usize,
+        network: usize,
+        stragglers: usize,
+    ) -> FiredLog {
+        FiredLog {
+            crashes: vec![Fate::Pending; crashes],
+            worker_crashes: vec![Fate::Pending; workers],
+            coordinator_crashes: vec![Fate::Pending; coordinators],
+            network: vec![Fate::Pending; network],
+            stragglers: vec![false; stragglers],
+            cancel: Fate::Pending,
+        }
+    }
+}
+
+impl World<'_> {
+    /// Why a fault striking now changes nothing: the job is not running.
+    pub(super) fn job_not_running(&self) -> String {
+        let at = SimDuration(self.net.now.0);
+        match self.job {
+            JobStatus::Running if self.stopped_with.is_some() => {
+                format!("the job was stopping with a savepoint at {at}")
+            }
+            JobStatus::Running => format!("the job was running at {at}"),
+            JobStatus::Restarting => format!("the job was restarting at {at}"),
+            JobStatus::Finished => format!("the job had finished at {at}"),
+            JobStatus::Failed => format!("the job had failed at {at}"),
+            JobStatus::Cancelled => format!("the job had been cancelled at {at}"),
+        }
+    }
+
+    /// Why a task crash striking `t` now changes nothing.
+    pub(super) fn crash_ignored_reason(&self, t: TaskId) -> String {
+        if self.job != JobStatus::Running || self.stopped_with.is_some() {
+            return self.job_not_running();
+        }
+        let at = SimDuration(self.net.now.0);
+        match self.tasks[t as usize].status {
+            Status::Dead => format!("the task was already dead at {at}"),
+            Status::Finished => format!("the task had finished at {at}"),
+            Status::Cancelled => format!("the task was cancelled at {at}"),
+            Status::Running => format!("the task was running at {at}"),
+        }
+    }
+
+    /// The warnings of the run that ended with `outcome`.
+    pub(super) fn warnings(&self, outcome: &Outcome) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let end = SimDuration(self.net.now.0);
+        let ended = format!("the run ended ({}) at {end}", outcome.describe());
+        let mut push = |kind: &str, message: String| {
+            out.push(Warning {
+                kind: kind.to_string(),
+                message,
+            })
+        };
+        let fate = |f: &Fate, what: String, at: SimTime| -> Option<String> {
+            match f {
+                Fate::Fired => None,
+                Fate::Pending => Some(format!(
+                    "{what} planned at {} never happened: {ended} first",
+                    SimDuration(at.0)
+                )),
+                Fate::Ignored(why) => Some(format!(
+                    "{what} at {} took no effect: {why}",
+                    SimDuration(at.0)
+                )),
+            }
+        };
+        for (i, f) in self.fx_log.crashes.iter().enumerate() {
+            let c = &self.crash_plan[i];
+            let t = self.exec.task_of(c.operator, c.subtask);
+            let what = format!("crash of {}", self.exec.tasks[t as usize].name);
+            if let Some(m) = fate(f, what, c.at) {
+                push("crash", m);
+            }
+        }
+        for (i, f) in self.fx_log.worker_crashes.iter().enumerate() {
+            let (worker, at) = self.planned_worker_crash(i);
+            if let Some(m) = fate(f, format!("crash of worker {worker}"), at) {
+                push("worker-crash", m);
+            }
+        }
+        for (i, f) in self.fx_log.coordinator_crashes.iter().enumerate() {
+            let at = self.fx.coordinator_plan[i];
+            if let Some(m) = fate(f, "coordinator crash".to_string(), at) {
+                push("coordinator-crash", m);
+            }
+        }
+        let faults = &self.scenario.faults;
+        let spikes = faults.latency_spikes.len();
+        for (i, f) in self.fx_log.network.iter().enumerate() {
+            let (kind, at) = if i < spikes {
+                ("latency-spike", faults.latency_spikes[i].from)
+            } else {
+                ("partition", faults.partitions[i - spikes].from)
+            };
+            let what = kind.replace('-', " ");
+            if let Some(m) = fate(f, what, at) {
+                push(kind, m);
+            }
+        }
+        for (i, s) in faults.slow_tasks.iter().enumerate() {
+            if !self.fx_log.stragglers[i] {
+                let t = self.exec.task_of(s.operator, s.subtask);
+                push(
+                    "straggler",
+                    format!(
+                        "straggler {} (×{}) from {} until {} slowed no step: the task took no step in that window",
+                        self.exec.tasks[t as usize].name,
+                        s.factor,
+                        SimDuration(s.from.0),
+                        SimDuration(s.until.0)
+                    ),
+                );
+            }
+        }
+        let c = &self.counters;
+        if let Some(n) = &faults.notifications {
+            if n.loss_percent > 0 && c.notifications_lost == 0 {
+                push(
+                    "notification-loss",
+                    format!(
+                        "notifications are lost at {}%, but none was lost in this run",
+                        n.loss_percent
+                    ),
+                );
+            }
+        }
+        if let Some(s) = &faults.storage {
+            if s.failure_percent > 0 && c.storage_write_failures == 0 {
+                push(
+                    "storage-failure",
+                    format!(
+                        "storage writes fail at {}%, but none failed in this run",
+                        s.failure_percent
+                    ),
+                );
+            }
+            if s.slow_percent > 0 && c.storage_writes_slow == 0 {
+                push(
+                    "storage-slowness",
+                    format!(
+                        "storage writes are slow at {}%, but none was slow in this run",
+                        s.slow_percent
+                    ),
+                );
+            }
+        }
+        for r in &self.savepoint_reports {
+            if r.completed.is_none() {
+                push("savepoint", r.describe());
+            }
+        }
+        if let Some(at) = self.job_opts.cancel_at {
+            if let Some(m) = fate(&self.fx_log.cancel, "cancel".to_string(), at) {
+                push("cancel", m);
+            }
+        }
+        let fired = crate::mutant::fired_in_this_run();
+        for m in MUTANTS {
+            if self.cfg.mutants.has(m.mutant) && !fired.has(m.mutant) {
+                push(
+                    "mutant",
+                    format!(
+                        "mutant {} never took effect: the code it breaks ({}) never ran its broken path under {} in this run",
+                        m.name,
+                        m.part,
+                        self.cfg.algorithm.name()
+                    ),
+                );
+            }
+        }
+        out
+    }
+}
