@@ -62,7 +62,7 @@ pub fn execute_job_with(
         job,
     );
     let sim_wall_ns = total.elapsed_ns();
-    let oracle = Oracle::build(&scenario, workload, factory);
+    let oracle = Oracle::build_replaying(&scenario, workload, factory, output.schedule.as_deref());
     let verdict = judge(&oracle, &output);
     Execution {
         output,

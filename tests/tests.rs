@@ -9,6 +9,8 @@
 //! - `mutants`: deliberate bugs are caught by the checkers.
 //! - `snapshots`: insta snapshots of each shipped scenario's summary.
 //! - `user_operator`: a user-defined operator under the simulator.
+//! - `order`: order-dependent user operators (a dedup, a count window) are
+//!   judged correctly; their buggy variants are caught.
 //! - `golden`: the random streams' values are pinned.
 //! - `properties`: proptest over generated scenarios, every exactly-once
 //!   variant.
@@ -31,6 +33,7 @@ mod faults;
 mod golden;
 mod judge;
 mod mutants;
+mod order;
 mod properties;
 mod reports;
 mod savepoints;

@@ -41,6 +41,9 @@ pub struct TaskSnapshot {
     pub state: Vec<u8>,
     pub inputs: Vec<ChannelState>,
     pub outputs: Vec<ChannelState>,
+    /// Where the task's schedule stood at the snapshot (`runtime::schedule`;
+    /// `None` for snapshots from files).
+    pub log_pos: Option<super::schedule::LogPos>,
 }
 
 impl TaskSnapshot {

@@ -8,6 +8,7 @@
 pub mod coordinator;
 pub mod event;
 pub mod net;
+pub mod schedule;
 pub mod world;
 
 pub use world::{

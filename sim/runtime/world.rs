@@ -5,6 +5,7 @@ use super::coordinator::{
 };
 use super::event::{Ev, Stamped, ANY_ATTEMPT};
 use super::net::{Msg, Net};
+use super::schedule::{ScheduleLog, Step};
 use crate::check::Violation;
 use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
 use crate::fault::{fault_phase_end, plan_crashes};
@@ -476,6 +477,9 @@ pub struct RunOutput {
     /// What the run was asked to do but did not (faults that never took
     /// effect, mutants that never fired, failed savepoints, a late cancel).
     pub warnings: Vec<Warning>,
+    /// Per task, its effective schedule (`runtime::schedule`), which the
+    /// oracle replays; `None` for a job started from a snapshot file.
+    pub schedule: Option<Vec<Vec<Step>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -526,8 +530,9 @@ struct Task {
     /// A snapshot taken but not yet acknowledged (waiting for the last
     /// barrier or for held output barriers).
     pending_ack: Option<PartialAck>,
-    /// Restored input channel state, processed before any new input.
-    recovered_input: VecDeque<Vec<Record>>,
+    /// Restored input channel state (per input), processed before any
+    /// new input.
+    recovered_input: VecDeque<(u32, Vec<Record>)>,
     /// `stop-the-world` source: paused for this checkpoint.
     paused: Option<CheckpointId>,
     /// Checkpoints this task started (this attempt) and those it closed on
@@ -623,6 +628,11 @@ struct World<'a> {
     fx: faults::FaultState,
     /// What became of each planned fault (`world/warnings.rs`).
     fx_log: warnings::FiredLog,
+    /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
+    schedule: ScheduleLog,
+    /// The job started from a snapshot of another run: its tasks' history
+    /// before the snapshot is unknown, so the schedule is not returned.
+    schedule_partial: bool,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -736,6 +746,8 @@ impl<'a> World<'a> {
         let mut w = World {
             fx,
             fx_log,
+            schedule: ScheduleLog::new(exec.tasks.len()),
+            schedule_partial: false,
             forced_aligned,
             sink_tasks,
             recovery_pending: 0,
@@ -1107,10 +1119,11 @@ impl<'a> World<'a> {
         }
         if backpressured {
             // Only priority events (unaligned barriers) get through.
-        } else if let Some(buf) = self.tasks[ti].recovered_input.pop_front() {
+        } else if let Some((input, buf)) = self.tasks[ti].recovered_input.pop_front() {
             // Restored input channel state goes first (Flink's
             // RecoveredInputChannel), before anything on the real channels.
             let n = buf.len() as u64;
+            self.schedule.read(t, input, n);
             for &r in &buf {
                 self.process_record(t, r);
             }
@@ -1157,6 +1170,7 @@ impl<'a> World<'a> {
             match msg {
                 Msg::Data { buf, .. } => {
                     let n = buf.len() as u64;
+                    self.schedule.read(t, pick, n);
                     for &r in &buf {
                         self.process_record(t, r);
                     }
@@ -1351,6 +1365,7 @@ impl<'a> World<'a> {
         };
         match poll {
             SourcePoll::Emitted(n) => {
+                self.schedule.emit(t, n as u64);
                 for i in 0..self.out.len() {
                     let l = self.out[i].lineage;
                     let hw = &mut self.high_water[l.partition as usize];
@@ -1379,6 +1394,7 @@ impl<'a> World<'a> {
             return;
         }
         if !self.tasks[ti].is_source {
+            self.schedule.push(t, Step::EndOfInput);
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.end_of_input(&mut ctx);
             self.route_out(t);
@@ -1527,6 +1543,7 @@ impl<'a> World<'a> {
             let ch = inputs[i];
             if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
                 fired(Mutant::UnalignedLateSnapshot);
+                self.schedule.read(t, i as u32, buf.len() as u64);
                 for &r in &buf {
                     self.process_record(t, r);
                 }
@@ -1588,6 +1605,7 @@ impl<'a> World<'a> {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.snapshot(b.id, &mut ctx)
         };
+        self.schedule.push(t, Step::Snapshot(b.id));
         self.route_out(t); // snapshot() should emit nothing; route anything it did
         let info = &self.exec.tasks[ti];
         let cut = Cut {
@@ -1603,6 +1621,7 @@ impl<'a> World<'a> {
         };
         let mut snapshot = TaskSnapshot {
             state,
+            log_pos: Some(self.schedule.pos(t)),
             ..TaskSnapshot::default()
         };
         // Stop-the-world forwards nothing: the drain markers went first.
@@ -1924,6 +1943,7 @@ impl<'a> World<'a> {
         self.note_catch_up(t, id);
         self.tasks[ti].last_notified = id;
         self.resume_source(t, id);
+        self.schedule.push(t, Step::Complete(id));
         {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.notify_checkpoint_complete(id, &mut ctx);
@@ -1955,6 +1975,7 @@ impl<'a> World<'a> {
             }
         }
         self.resume_source(t, id);
+        self.schedule.push(t, Step::Aborted(id));
         {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.notify_checkpoint_aborted(id, &mut ctx);
@@ -2565,6 +2586,7 @@ impl<'a> World<'a> {
         let c = Self::restore_completed(r);
         self.coord.retained.push_back(c.clone());
         self.counters.restored_from_snapshot += 1;
+        self.schedule_partial = true;
         self.deploy(Some(&c), false);
     }
 
@@ -2774,6 +2796,11 @@ impl<'a> World<'a> {
             };
             self.tasks[ti] = self.fresh_task(t);
             let snap = latest.and_then(|c| c.states[ti].as_ref());
+            self.schedule.restart(
+                t,
+                latest.filter(|_| snap.is_some()).map(|c| c.id),
+                snap.and_then(|s| s.log_pos),
+            );
             let state = match (live_offsets, snap) {
                 (Some(live), _) => Some(live),
                 (None, Some(s)) => Some(s.state.clone()),
@@ -2799,8 +2826,11 @@ impl<'a> World<'a> {
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 let batch = self.net.buffer_records.max(1);
                 for cs in &snap.inputs {
+                    let input = self.exec.channels[cs.ch as usize].input_index;
                     for chunk in cs.records.chunks(batch) {
-                        self.tasks[ti].recovered_input.push_back(chunk.to_vec());
+                        self.tasks[ti]
+                            .recovered_input
+                            .push_back((input, chunk.to_vec()));
                     }
                     restored += cs.records.len() as u64;
                 }
@@ -2917,6 +2947,7 @@ impl<'a> World<'a> {
             complete_exempt: std::mem::take(&mut self.complete_exempt),
             savepoints: std::mem::take(&mut self.savepoint_reports),
             warnings,
+            schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
         }
     }
 }

@@ -190,7 +190,7 @@ impl World<'_> {
             let left: u64 = self.tasks[t as usize]
                 .recovered_input
                 .iter()
-                .map(|b| b.len() as u64)
+                .map(|(_, b)| b.len() as u64)
                 .sum();
             self.recovery_pending -= left;
         }
@@ -214,6 +214,11 @@ impl World<'_> {
             let ti = t as usize;
             self.tasks[ti] = self.fresh_task(t);
             let snap = latest.as_ref().and_then(|c| c.states[ti].as_ref());
+            self.schedule.restart(
+                t,
+                latest.as_ref().filter(|_| snap.is_some()).map(|c| c.id),
+                snap.and_then(|s| s.log_pos),
+            );
             if let Some(snap) = snap {
                 let result = {
                     let (task, mut ctx) = self.ctx_parts(t);
@@ -232,8 +237,11 @@ impl World<'_> {
                 }
                 let batch = self.net.buffer_records.max(1);
                 for cs in &snap.inputs {
+                    let input = self.exec.channels[cs.ch as usize].input_index;
                     for chunk in cs.records.chunks(batch) {
-                        self.tasks[ti].recovered_input.push_back(chunk.to_vec());
+                        self.tasks[ti]
+                            .recovered_input
+                            .push_back((input, chunk.to_vec()));
                     }
                     restored += cs.records.len() as u64;
                 }

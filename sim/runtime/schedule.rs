@@ -1,0 +1,190 @@
+//! The effective schedule of a run: per task, what its operator was made to
+//! do, in order (records read from which input, records a source emitted,
+//! snapshots, notifications, end of input, restarts from a checkpoint), as
+//! far as it survived into the run's result.
+//!
+//! A restart replaces a task's history after its restored checkpoint with a
+//! new branch, so the log is a tree of segments: a checkpoint remembers the
+//! position of each task's snapshot, and a task restored from it continues
+//! on a new segment whose parent is that position. Following the parents
+//! from a task's current segment gives its **effective** schedule: the
+//! failure-free execution that the committed output and the final state
+//! claim to be the result of.
+//!
+//! The oracle (`check::oracle`) replays the effective schedules on fresh
+//! operators over its own, independently computed channel contents: it takes
+//! the run's choices (which input a task read next, when it restarted), never
+//! its data. Every input is then judged in each channel's FIFO order,
+//! whatever its operators depend on.
+
+use crate::model::{CheckpointId, TaskId};
+
+/// One step of a task's schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `n` records read from input `input` (in channel order).
+    Read { input: u32, n: u64 },
+    /// A source emitted `n` records.
+    Emit { n: u64 },
+    /// The operator snapshot for a checkpoint or savepoint.
+    Snapshot(CheckpointId),
+    /// `notify_checkpoint_complete`.
+    Complete(CheckpointId),
+    /// `notify_checkpoint_aborted`.
+    Aborted(CheckpointId),
+    /// `end_of_input` (non-source tasks).
+    EndOfInput,
+    /// A fresh instance, restored from the snapshot of this checkpoint (the
+    /// last `Snapshot` before it), or empty (`None`).
+    Restart(Option<CheckpointId>),
+}
+
+/// A position in the log: a segment and a length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogPos {
+    segment: u32,
+    len: u32,
+}
+
+struct Segment {
+    parent: Option<LogPos>,
+    steps: Vec<Step>,
+}
+
+/// Every task's schedule, as a tree of segments.
+pub struct ScheduleLog {
+    segments: Vec<Segment>,
+    /// Per task: its current segment.
+    current: Vec<u32>,
+}
+
+impl ScheduleLog {
+    pub fn new(tasks: usize) -> ScheduleLog {
+        ScheduleLog {
+            segments: (0..tasks)
+                .map(|_| Segment {
+                    parent: None,
+                    steps: Vec::new(),
+                })
+                .collect(),
+            current: (0..tasks as u32).collect(),
+        }
+    }
+
+    #[inline]
+    fn steps(&mut self, t: TaskId) -> &mut Vec<Step> {
+        &mut self.segments[self.current[t as usize] as usize].steps
+    }
+
+    /// `n` records read from `input` (merged with a read just before).
+    #[inline]
+    pub fn read(&mut self, t: TaskId, input: u32, n: u64) {
+        let steps = self.steps(t);
+        match steps.last_mut() {
+            Some(Step::Read { input: i, n: m }) if *i == input => *m += n,
+            _ => steps.push(Step::Read { input, n }),
+        }
+    }
+
+    /// A source emitted `n` records (merged with an emission just before).
+    #[inline]
+    pub fn emit(&mut self, t: TaskId, n: u64) {
+        let steps = self.steps(t);
+        match steps.last_mut() {
+            Some(Step::Emit { n: m }) => *m += n,
+            _ => steps.push(Step::Emit { n }),
+        }
+    }
+
+    pub fn push(&mut self, t: TaskId, step: Step) {
+        self.steps(t).push(step);
+    }
+
+    /// Where task `t` is now (taken at its snapshot).
+    pub fn pos(&self, t: TaskId) -> LogPos {
+        let segment = self.current[t as usize];
+        LogPos {
+            segment,
+            len: self.segments[segment as usize].steps.len() as u32,
+        }
+    }
+
+    /// Task `t` is redeployed: restored from checkpoint `from`, whose
+    /// snapshot of `t` was taken at `at` (`None`: a fresh start).
+    pub fn restart(&mut self, t: TaskId, from: Option<CheckpointId>, at: Option<LogPos>) {
+        let (from, parent) = match (from, at) {
+            (Some(id), Some(p)) => (Some(id), Some(p)),
+            _ => (None, None),
+        };
+        self.current[t as usize] = self.segments.len() as u32;
+        self.segments.push(Segment {
+            parent,
+            steps: vec![Step::Restart(from)],
+        });
+    }
+
+    /// Task `t`'s effective schedule: its current segment preceded by the
+    /// prefixes its restores continued from.
+    pub fn effective(&self, t: TaskId) -> Vec<Step> {
+        let mut chain = Vec::new();
+        let mut seg = self.current[t as usize];
+        let mut len = self.segments[seg as usize].steps.len() as u32;
+        loop {
+            chain.push((seg, len));
+            match self.segments[seg as usize].parent {
+                Some(p) => {
+                    seg = p.segment;
+                    len = p.len;
+                }
+                None => break,
+            }
+        }
+        let mut out = Vec::new();
+        for &(seg, len) in chain.iter().rev() {
+            out.extend_from_slice(&self.segments[seg as usize].steps[..len as usize]);
+        }
+        out
+    }
+
+    /// Every task's effective schedule, in task order.
+    pub fn effective_all(&self) -> Vec<Vec<Step>> {
+        (0..self.current.len() as TaskId)
+            .map(|t| self.effective(t))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_continues_from_the_restored_position() {
+        let mut log = ScheduleLog::new(1);
+        log.read(0, 0, 2);
+        log.read(0, 0, 3);
+        log.read(0, 1, 1);
+        log.push(0, Step::Snapshot(1));
+        let at = log.pos(0);
+        log.read(0, 1, 4); // lost with the failure
+        log.restart(0, Some(1), Some(at));
+        log.read(0, 1, 2);
+        assert_eq!(
+            log.effective(0),
+            vec![
+                Step::Read { input: 0, n: 5 },
+                Step::Read { input: 1, n: 1 },
+                Step::Snapshot(1),
+                Step::Restart(Some(1)),
+                Step::Read { input: 1, n: 2 },
+            ]
+        );
+        // A restart without a checkpoint forgets everything.
+        log.restart(0, None, None);
+        log.emit(0, 3);
+        assert_eq!(
+            log.effective(0),
+            vec![Step::Restart(None), Step::Emit { n: 3 }]
+        );
+    }
+}
