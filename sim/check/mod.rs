@@ -137,6 +137,19 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         });
     }
     let mut protocol = by_check.remove("protocol").unwrap_or_default();
+    for (txn, state) in &run.store.refused_writes {
+        let state = match state {
+            Some(s) => format!("in state {s:?}"),
+            None => "that was never opened".to_string(),
+        };
+        protocol.push(Violation {
+            check: "protocol",
+            time_ns: end,
+            message: format!(
+                "a sink wrote to {txn} {state}: the write was refused (its records are lost)"
+            ),
+        });
+    }
     for txn in &run.store.refused {
         protocol.push(Violation {
             check: "protocol",

@@ -1368,6 +1368,10 @@ impl<'a> World<'a> {
                 self.schedule.emit(t, n as u64);
                 for i in 0..self.out.len() {
                     let l = self.out[i].lineage;
+                    if l.partition as usize >= self.high_water.len() {
+                        self.bad_lineage(t, l);
+                        continue;
+                    }
                     let hw = &mut self.high_water[l.partition as usize];
                     if l.offset < *hw {
                         self.counters.records_replayed += 1;
@@ -1384,6 +1388,28 @@ impl<'a> World<'a> {
                 self.recovery_source_exhausted(t);
                 self.end_of_input(t)
             }
+        }
+    }
+
+    /// A source emitted a record whose lineage names a partition the input
+    /// does not have (a bug of a user's source).
+    #[cold]
+    fn bad_lineage(&mut self, t: TaskId, l: crate::model::Lineage) {
+        if self
+            .violations
+            .iter()
+            .filter(|v| v.check == "protocol")
+            .count()
+            < 5
+        {
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.violation(
+                "protocol",
+                format!(
+                    "source {name} emitted a record of partition {} (offset {}), which the input does not have",
+                    l.partition, l.offset
+                ),
+            );
         }
     }
 
