@@ -513,6 +513,9 @@ fn shrink_cmd(
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
     let mut report = String::new();
     let _ = writeln!(report, "shrunk       fails {}", shrunk.target.join(", "));
+    if let Err(p) = &shrunk.execution {
+        let _ = writeln!(report, "panic        {p}");
+    }
     let _ = writeln!(report, "before       {}", shrunk.before);
     let _ = writeln!(report, "after        {}", shrunk.after);
     let _ = writeln!(report, "runs         {}", shrunk.runs);
