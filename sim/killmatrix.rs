@@ -3,9 +3,13 @@
 //! For each mutant: killed or survived, the invariants that caught it, how
 //! many seeds it took, the wall time to the first kill, and the size of the
 //! shrunk reproducer of the first killing seed.
+//!
+//! A mutant run that panics is killed with the check `panic`; a seed whose
+//! run panics without the mutant is never a kill.
 
 use crate::harness::execute;
 use crate::mutant::{MutantInfo, Mutants, MUTANTS};
+use crate::panics::{self, PANIC};
 use crate::report::wallclock::Stopwatch;
 use crate::runtime::RunConfig;
 use crate::scenario::{self, Scenario};
@@ -77,8 +81,9 @@ pub struct KillMatrix {
     pub median_seeds_to_kill: u64,
 }
 
-/// The first seed of `seeds` (in order) where the mutant fails the run and
-/// the clean run passes, searched in parallel batches.
+/// The first seed of `seeds` (in order) where the mutant fails the run (a
+/// panic included) and the clean run passes (without panicking), searched
+/// in parallel batches.
 fn first_kill(
     sc: &Scenario,
     info: &MutantInfo,
@@ -99,27 +104,24 @@ fn first_kill(
                     mutants: Mutants::NONE.with(info.mutant),
                     record_trace: false,
                 };
-                let e = execute(sc, &cfg);
-                if e.verdict.passed {
-                    return None;
-                }
-                let clean = execute(
-                    sc,
-                    &RunConfig {
-                        mutants: Mutants::NONE,
-                        ..cfg
-                    },
-                );
-                clean.verdict.passed.then(|| {
-                    let checks = e
+                let checks: Vec<String> = match panics::catch(|| execute(sc, &cfg)) {
+                    Ok(e) if e.verdict.passed => return None,
+                    Ok(e) => e
                         .verdict
                         .checks
                         .iter()
                         .filter(|c| !c.passed)
                         .map(|c| c.name.to_string())
-                        .collect();
-                    (seed, checks)
-                })
+                        .collect(),
+                    Err(_) => vec![PANIC.to_string()],
+                };
+                let clean = RunConfig {
+                    mutants: Mutants::NONE,
+                    ..cfg
+                };
+                let clean_passes =
+                    matches!(panics::catch(|| execute(sc, &clean)), Ok(e) if e.verdict.passed);
+                clean_passes.then_some((seed, checks))
             })
             .collect();
         if let Some(hit) = hits.into_iter().flatten().next() {
@@ -137,6 +139,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
         .num_threads(spec.jobs.max(1))
         .build()
         .map_err(|e| e.to_string())?;
+    let _capture = panics::Capture::install();
     let mut rows = Vec::new();
     for info in MUTANTS {
         if !spec.only.is_empty() && !spec.only.iter().any(|n| n == info.name) {

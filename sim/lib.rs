@@ -23,6 +23,8 @@
 //! - [`savepoint`]: savepoints and retained checkpoints as files, and
 //!   restoring them at a new parallelism.
 //! - [`harness`]: one checked run (simulate, build the oracle, judge).
+//! - [`panics`]: a panic of one seed's run becomes that seed's failure
+//!   (kind `panic`) in the commands that run many seeds.
 //! - [`report`]: summaries for people and machines, traces, wall-clock timing.
 //! - [`strategies`]: proptest strategies for scenarios (topologies,
 //!   workloads, fault plans, checkpoint configurations).
@@ -35,6 +37,7 @@ pub mod harness;
 pub mod killmatrix;
 pub mod model;
 pub mod mutant;
+pub mod panics;
 pub mod protocol;
 pub mod report;
 pub mod runtime;

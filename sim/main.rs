@@ -187,6 +187,9 @@ enum Command {
         /// Worker threads (default: every core).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Switch on a deliberate bug in every run (repeatable); see `ckptsim list`.
+        #[arg(long = "mutant")]
+        mutants: Vec<String>,
     },
     /// Sweep every mutant where it applies and print the kill matrix.
     Mutants {
@@ -337,7 +340,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
             out,
             notes,
             jobs,
-        } => compare_cmd(scenario, algorithms, seeds, vary, out, notes, jobs),
+            mutants,
+        } => compare_cmd(CompareArgs {
+            path: scenario,
+            algorithms,
+            seeds,
+            vary,
+            out,
+            notes,
+            jobs,
+            mutants: parse_mutants(&mutants)?,
+        }),
         Command::Mutants {
             seeds,
             jobs,
@@ -513,6 +526,9 @@ fn shrink_cmd(
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
     let mut report = String::new();
     let _ = writeln!(report, "shrunk       fails {}", shrunk.target.join(", "));
+    if let Err(p) = &shrunk.execution {
+        let _ = writeln!(report, "panic        {p}");
+    }
     let _ = writeln!(report, "before       {}", shrunk.before);
     let _ = writeln!(report, "after        {}", shrunk.after);
     let _ = writeln!(report, "runs         {}", shrunk.runs);
@@ -526,7 +542,7 @@ fn shrink_cmd(
     Ok(0)
 }
 
-fn compare_cmd(
+struct CompareArgs {
     path: PathBuf,
     algorithms: String,
     seeds: String,
@@ -534,8 +550,21 @@ fn compare_cmd(
     out: PathBuf,
     notes: Option<PathBuf>,
     jobs: Option<usize>,
-) -> Result<u8> {
+    mutants: Mutants,
+}
+
+fn compare_cmd(a: CompareArgs) -> Result<u8> {
     use ckptsim::compare::{self, CompareSpec, Vary};
+    let CompareArgs {
+        path,
+        algorithms,
+        seeds,
+        vary,
+        out,
+        notes,
+        jobs,
+        mutants,
+    } = a;
     let scenario = load_scenario(&path)?;
     let mut algs = Vec::new();
     for name in algorithms
@@ -569,6 +598,9 @@ fn compare_cmd(
     if let Some(v) = &vary {
         command.push_str(&format!(" --vary {v}"));
     }
+    for m in mutants.names() {
+        command.push_str(&format!(" --mutant {m}"));
+    }
     command.push_str(&format!(" --out {}", out.display()));
     if let Some(n) = &notes {
         command.push_str(&format!(" --notes {}", n.display()));
@@ -579,6 +611,7 @@ fn compare_cmd(
         algorithms: algs,
         seeds: seeds_range,
         vary: vary_axis,
+        mutants,
         command,
     };
     let jobs = jobs
@@ -621,6 +654,14 @@ fn compare_cmd(
         text.push_str(&format!("wrote {}\n", f.display()));
     }
     emit(&text);
+    let panicked: Vec<_> = c.runs.iter().filter(|r| r.panic.is_some()).collect();
+    if !panicked.is_empty() {
+        eprintln!(
+            "compare: {} of {} runs panicked (a bug of ckptsim itself), left out of the metrics; README.md lists them with their replay lines",
+            panicked.len(),
+            c.runs.len()
+        );
+    }
     Ok(0)
 }
 

@@ -37,6 +37,7 @@ pub enum Mutant {
     AbortKeepsBlocked,
     SavepointNotifies,
     CoordinatorForgetsCheckpoints,
+    SimulatorPanic,
 }
 
 /// One registry entry.
@@ -267,6 +268,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-27251: output buffers spilled at the alignment timeout",
         caught_by: "consistent-cut",
         applies: &[("backpressure", AlignedTimeout)],
+    },
+    MutantInfo {
+        mutant: Mutant::SimulatorPanic,
+        name: "simulator-panic",
+        part: "the simulator itself",
+        what: "the simulator panics (one of its own assertions fails) at the job's first failover",
+        modelled_on: "a broken assumption of the simulator itself: proves that a panicking seed is reported with its replay line and never ends a sweep",
+        caught_by: "panic",
+        applies: &[("wordcount", Aligned)],
     },
 ];
 

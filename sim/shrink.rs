@@ -23,10 +23,16 @@
 //! Candidates are written to TOML and parsed back before they run, so every
 //! one passes the scenario validator and the result is exactly what the
 //! reproducer file will say.
+//!
+//! A run that panics (a bug of ckptsim itself) fails as `panic`: it shrinks
+//! like any other failure, every candidate run is caught the same way, and
+//! a candidate that panics fails the same way as a panicking target.
 
 use crate::engine::SimTime;
+use crate::fault::plan_crashes;
 use crate::harness::{execute, Execution};
 use crate::mutant::Mutants;
+use crate::panics::{self, Panicked, PANIC};
 use crate::runtime::RunConfig;
 use crate::scenario::{parse_str, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario};
 
@@ -84,8 +90,8 @@ pub struct Shrunk {
     pub steps: Vec<String>,
     /// Candidate runs made.
     pub runs: u64,
-    /// The reproducer's last run.
-    pub execution: Execution,
+    /// The reproducer's last run (or its panic).
+    pub execution: Result<Execution, Panicked>,
 }
 
 struct Shrinker {
@@ -98,21 +104,26 @@ struct Shrinker {
     steps: Vec<String>,
 }
 
-fn failed_checks(e: &Execution) -> Vec<String> {
-    e.verdict
-        .checks
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| c.name.to_string())
-        .collect()
+/// The checks a run failed; `["panic"]` for a run that panicked.
+fn failed_checks(e: &Result<Execution, Panicked>) -> Vec<String> {
+    match e {
+        Ok(e) => e
+            .verdict
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name.to_string())
+            .collect(),
+        Err(_) => vec![PANIC.to_string()],
+    }
 }
 
 impl Shrinker {
-    fn run(&mut self, s: &Scenario) -> Execution {
+    fn run(&mut self, s: &Scenario) -> Result<Execution, Panicked> {
         self.run_with(s, self.mutants)
     }
 
-    fn run_with(&mut self, s: &Scenario, mutants: Mutants) -> Execution {
+    fn run_with(&mut self, s: &Scenario, mutants: Mutants) -> Result<Execution, Panicked> {
         self.runs += 1;
         let cfg = RunConfig {
             seed: self.seed,
@@ -120,14 +131,15 @@ impl Shrinker {
             mutants,
             record_trace: false,
         };
-        execute(s, &cfg)
+        panics::catch(|| execute(s, &cfg))
     }
 
-    /// With mutants on, the candidate must pass without them: the
-    /// reproducer then blames the bug, not the shrunk configuration (too
-    /// short a time limit, say).
+    /// With mutants on, the candidate must pass without them (and not
+    /// panic): the reproducer then blames the bug, not the shrunk
+    /// configuration (too short a time limit, say).
     fn clean_passes(&mut self, s: &Scenario) -> bool {
-        self.mutants.is_empty() || self.run_with(s, Mutants::NONE).verdict.passed
+        self.mutants.is_empty()
+            || matches!(self.run_with(s, Mutants::NONE), Ok(e) if e.verdict.passed)
     }
 
     /// Validates the candidate (through its TOML) and keeps it if the target
@@ -403,6 +415,7 @@ pub fn shrink(
     mutants: Mutants,
     budget: u64,
 ) -> Result<Shrunk, String> {
+    let _capture = panics::Capture::install();
     let mut sh = Shrinker {
         seed,
         algorithm,
@@ -422,7 +435,9 @@ pub fn shrink(
     }
     sh.target = target.clone();
     let mut standalone = scenario.clone();
-    standalone.faults.crashes = first.output.crash_plan.clone();
+    // The run's planned crashes, drawn before it started (as the run itself
+    // draws them), so a run that panicked has them too.
+    standalone.faults.crashes = plan_crashes(scenario, seed);
     standalone.faults.random = None;
     standalone.swarm = None;
     standalone.name = format!("{}-shrunk", scenario.name);
@@ -467,10 +482,15 @@ pub fn shrink(
 /// the scenario.
 pub fn reproducer_text(shrunk: &Shrunk, origin: &str, args: &str) -> String {
     let mut h = String::new();
-    h.push_str(&format!(
-        "# Shrunk reproducer: exactly these checks fail: {}.\n",
-        shrunk.target.join(", ")
-    ));
+    match &shrunk.execution {
+        Err(p) => h.push_str(&format!(
+            "# Shrunk reproducer: the run panics (a bug of ckptsim itself): {p}.\n"
+        )),
+        Ok(_) => h.push_str(&format!(
+            "# Shrunk reproducer: exactly these checks fail: {}.\n",
+            shrunk.target.join(", ")
+        )),
+    }
     h.push_str(&format!("# From: {origin}\n"));
     h.push_str(&format!(
         "# Before: {}\n# After:  {}\n",

@@ -6,9 +6,14 @@
 //! interleaved shards (`--shard I/N`: the seeds `A + I`, `A + I + N`, …)
 //! merges back into exactly the summary of the whole range. Wall-clock
 //! figures are kept apart ([`SweepTiming`]) so summaries compare equal.
+//!
+//! A seed whose run panics (a bug of ckptsim itself) is a failing seed of
+//! kind `panic`, with the message, the location and the replay line; the
+//! other seeds run on.
 
 use crate::harness::{check_determinism, execute};
 use crate::mutant::Mutants;
+use crate::panics::{self, Panicked, PANIC};
 use crate::report::replay_command;
 use crate::runtime::RunConfig;
 use crate::scenario::{Algorithm, Scenario, SwarmSpec};
@@ -158,10 +163,65 @@ pub struct SeedResult {
     /// What the seed was asked to do but did not (`runtime::Warning`).
     #[serde(default)]
     pub warnings: Vec<crate::runtime::Warning>,
+    /// The run panicked instead of returning: then `failed_checks` is
+    /// `["panic"]`, the outcome `panic`, the guarantee `unknown`, and the
+    /// events, time, fingerprint and counters are empty.
+    #[serde(default)]
+    pub panic: Option<Panicked>,
 }
 
-/// Runs one seed of a sweep.
+/// Runs one seed of a sweep. A panic of the run is caught and becomes the
+/// seed's failure (kind `panic`).
 pub fn run_seed(spec: &SweepSpec, seed: u64) -> SeedResult {
+    match panics::catch(|| run_seed_unguarded(spec, seed)) {
+        Ok(r) => r,
+        Err(p) => panicked(spec, seed, p),
+    }
+}
+
+/// The result of a seed whose run panicked. With `--check-determinism` the
+/// seed runs once more: a panic that does not repeat exactly is
+/// nondeterminism too.
+fn panicked(spec: &SweepSpec, seed: u64, p: Panicked) -> SeedResult {
+    let nondeterminism = if spec.check_determinism {
+        match panics::catch(|| run_seed_unguarded(spec, seed)) {
+            Err(again) if again == p => None,
+            Err(again) => Some(format!(
+                "the seed panicked differently on a second run: {p}, then {again}"
+            )),
+            Ok(_) => Some(format!(
+                "the seed panicked on one run ({p}) and not on another"
+            )),
+        }
+    } else {
+        None
+    };
+    // The draw happens before the run, so it is known (merge needs it to
+    // tell swarm sweeps apart).
+    let swarm = panics::catch(|| spec.scenario_for(seed).1).ok().flatten();
+    SeedResult {
+        scenario: spec.path.clone(),
+        algorithm: spec.algorithm.name().to_string(),
+        mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
+        seed,
+        passed: false,
+        failed_checks: vec![PANIC.to_string()],
+        violation: Some(format!("{PANIC}: {p}")),
+        guarantee: "unknown".to_string(),
+        outcome: PANIC.to_string(),
+        events: 0,
+        virtual_time_ns: 0,
+        fingerprint: String::new(),
+        swarm,
+        nondeterminism,
+        counters: Map::new(),
+        replay: spec.replay(seed),
+        warnings: Vec::new(),
+        panic: Some(p),
+    }
+}
+
+fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
     let (scenario, draw) = spec.scenario_for(seed);
     let cfg = RunConfig {
         seed,
@@ -219,17 +279,20 @@ pub fn run_seed(spec: &SweepSpec, seed: u64) -> SeedResult {
         counters,
         replay: spec.replay(seed),
         warnings: e.output.warnings.clone(),
+        panic: None,
     }
 }
 
 /// Runs every seed of the spec on `jobs` threads, calling `progress` with
 /// the number of seeds done so far (from any thread). Results are in seed
-/// order.
+/// order. Panics are caught per seed and not printed (see
+/// [`crate::panics`]).
 pub fn run(
     spec: &SweepSpec,
     jobs: usize,
     progress: &(dyn Fn(u64, bool) + Sync),
 ) -> Vec<SeedResult> {
+    let _capture = panics::Capture::install();
     let seeds = spec.seeds();
     let done = AtomicU64::new(0);
     let work = || {
@@ -257,6 +320,9 @@ pub struct Failure {
     pub violation: Option<String>,
     pub nondeterminism: Option<String>,
     pub replay: String,
+    /// The seed's run panicked (a bug of ckptsim itself).
+    #[serde(default)]
+    pub panic: Option<Panicked>,
 }
 
 /// A sweep's summary: a pure function of its per-seed results (equal for
@@ -399,6 +465,7 @@ impl SweepSummary {
                     violation: r.violation.clone(),
                     nondeterminism: r.nondeterminism.clone(),
                     replay: r.replay.clone(),
+                    panic: r.panic.clone(),
                 });
             }
         }
@@ -442,6 +509,13 @@ impl SweepSummary {
         let _ = writeln!(w, "outcomes     {}", join(&self.outcomes));
         if !self.failures_by_check.is_empty() {
             let _ = writeln!(w, "failures     {}", join(&self.failures_by_check));
+        }
+        if let Some(n) = self.failures_by_check.get(PANIC) {
+            let _ = writeln!(
+                w,
+                "panics       {n} seed{} panicked: a bug of ckptsim itself; each replay line below reproduces it",
+                if *n == 1 { "" } else { "s" }
+            );
         }
         let _ = writeln!(w, "events       {}", self.events);
         if !self.warnings.is_empty() {

@@ -410,3 +410,226 @@ fn run_writes_trace_and_perfetto_files() {
     assert_eq!(bad.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A seed that panics (the `simulator-panic` mutant, at the first failover)
+/// ends neither `sweep` nor `merge`: each panicking seed is listed with its
+/// replay line and written to `--out` as kind `panic`, nothing is printed
+/// raw, the other seeds pass, and the exit code is 1. The replay line
+/// reproduces the panic.
+#[test]
+fn sweep_and_merge_report_panicking_seeds_and_go_on() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-cli-panic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("all.jsonl");
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "scenarios/wordcount.toml",
+            "--seeds",
+            "0..16",
+            "--mutant",
+            "simulator-panic",
+            "--jobs",
+            "2",
+        ];
+        args.extend(extra);
+        ckptsim(&args)
+    };
+    let o = sweep(&["--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 16);
+    let mut panicked = Vec::new();
+    for v in &lines {
+        let seed = v["seed"].as_u64().unwrap();
+        if v["panic"].is_null() {
+            assert_eq!(v["passed"], true, "{v}");
+            assert_eq!(v["outcome"], "finished", "{v}");
+            continue;
+        }
+        panicked.push(seed);
+        assert_eq!(v["passed"], false);
+        assert_eq!(v["failed_checks"], serde_json::json!(["panic"]));
+        assert_eq!(v["outcome"], "panic");
+        let message = v["panic"]["message"].as_str().unwrap();
+        assert!(message.starts_with("simulator-panic mutant: failover of task "));
+        assert!(v["panic"]["location"]
+            .as_str()
+            .unwrap()
+            .starts_with("sim/runtime/world.rs:"));
+        let replay = v["replay"].as_str().unwrap();
+        assert_eq!(
+            replay,
+            format!("ckptsim run scenarios/wordcount.toml --seed {seed} --algorithm aligned --mutant simulator-panic")
+        );
+        assert!(
+            stdout.contains(&format!(
+                "  seed {seed}: panic: {message} (at sim/runtime/world.rs:"
+            )),
+            "{stdout}"
+        );
+        assert!(stdout.contains(&format!("    {replay}\n")), "{stdout}");
+    }
+    assert!(!panicked.is_empty() && panicked.len() < 16, "{panicked:?}");
+    assert!(
+        stdout.contains(&format!("failures     panic {}\n", panicked.len())),
+        "{stdout}"
+    );
+
+    // Two shards merged: the same summary as the whole sweep, exit 1.
+    let summary = |o: &Output| {
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["summary"].clone()
+    };
+    let whole = sweep(&["--json"]);
+    let mut parts = Vec::new();
+    for i in 0..2 {
+        let f = dir.join(format!("part{i}.jsonl")).display().to_string();
+        let shard = format!("{i}/2");
+        assert_eq!(
+            sweep(&["--shard", &shard, "--out", &f]).status.code(),
+            Some(1)
+        );
+        parts.push(f);
+    }
+    let mut args = vec!["merge", "--json"];
+    args.extend(parts.iter().map(String::as_str));
+    let merged = ckptsim(&args);
+    assert_eq!(merged.status.code(), Some(1));
+    assert_eq!(summary(&merged), summary(&whole));
+    let merged_text = ckptsim(&["merge", &parts[0], &parts[1]]);
+    assert_eq!(merged_text.status.code(), Some(1));
+    let (merged_out, _) = text(&merged_text);
+    for seed in &panicked {
+        assert!(
+            merged_out.contains(&format!("  seed {seed}: panic: ")),
+            "{merged_out}"
+        );
+    }
+
+    // The replay line panics the same way (exit code 101, the message).
+    let replay = lines[panicked[0] as usize]["replay"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let words: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let again = ckptsim(&words);
+    assert_eq!(again.status.code(), Some(101));
+    assert!(text(&again)
+        .1
+        .contains("simulator-panic mutant: failover of task "));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `shrink` of a panicking seed writes a reproducer that expects the panic.
+#[test]
+fn shrink_of_a_panicking_seed_expects_the_panic() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-cli-shrink-panic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("repro.toml");
+    let o = ckptsim(&[
+        "shrink",
+        "scenarios/wordcount.toml",
+        "--seed",
+        "0",
+        "--mutant",
+        "simulator-panic",
+        "--budget",
+        "60",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("shrunk       fails panic\n"), "{out}");
+    assert!(
+        out.contains("panic        simulator-panic mutant: failover of task "),
+        "{out}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let repro = std::fs::read_to_string(&file).unwrap();
+    assert!(repro.contains("\n# expect-fail: panic\n"), "{repro}");
+    let replay = ckptsim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--seed",
+        "0",
+        "--mutant",
+        "simulator-panic",
+    ]);
+    assert_eq!(replay.status.code(), Some(101));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `compare --mutant simulator-panic`: the runs that panic are failed runs
+/// with their message and replay line (results.json, results.csv, the
+/// README's failed runs), left out of the metrics; compare finishes.
+#[test]
+fn compare_records_panicking_runs_and_finishes() {
+    let dir =
+        std::env::temp_dir().join(format!("ckptsim-cli-compare-panic-{}", std::process::id()));
+    let o = ckptsim(&[
+        "compare",
+        "scenarios/wordcount.toml",
+        "--algorithms",
+        "aligned,unaligned",
+        "--seeds",
+        "0..6",
+        "--mutant",
+        "simulator-panic",
+        "--jobs",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("runs panicked"), "{err}");
+    assert!(!err.contains("panicked at"), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["mutants"], serde_json::json!(["simulator-panic"]));
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12);
+    let panicked: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["panic"].is_null()).collect();
+    assert!(!panicked.is_empty() && panicked.len() < 12);
+    for g in json["groups"].as_array().unwrap() {
+        let n = panicked
+            .iter()
+            .filter(|r| r["algorithm"] == g["algorithm"])
+            .count();
+        assert_eq!(g["panicked_runs"], n as u64, "{g}");
+        // Metrics come from the runs that returned.
+        assert_eq!(
+            g["metrics"]["throughput_rps"]["n"],
+            g["runs"].as_u64().unwrap() - n as u64
+        );
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        readme.contains("--mutant simulator-panic --out"),
+        "{readme}"
+    );
+    assert!(readme.contains("## Failed runs"), "{readme}");
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    for r in &panicked {
+        assert_eq!(r["failed_checks"], serde_json::json!(["panic"]));
+        let replay = r["replay"].as_str().unwrap();
+        assert!(replay.ends_with("--mutant simulator-panic"), "{replay}");
+        assert!(readme.contains(&format!("  `{replay}`")), "{readme}");
+        let row = csv
+            .lines()
+            .find(|l| l.ends_with(replay))
+            .unwrap_or_else(|| panic!("no CSV row for {replay}"));
+        assert!(
+            row.contains(",panic,simulator-panic mutant: failover of task "),
+            "{row}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -136,6 +136,9 @@ fn a_mutant_that_never_fires_is_reported() {
 #[test]
 fn every_mutant_fires_where_it_kills() {
     for info in ckptsim::mutant::MUTANTS {
+        if info.caught_by == "panic" {
+            continue; // its kill is a panic, caught by sweeps, not here
+        }
         let &(name, alg) = info.applies.first().unwrap();
         let sc = load(name);
         let killed = (0..200).find_map(|seed| {

@@ -17,6 +17,7 @@ fn run(name: &str, algorithms: &[Algorithm], seeds: u64, vary: Option<&str>) -> 
             end: seeds,
         },
         vary: vary.map(|v| Vary::parse(v).unwrap()),
+        mutants: ckptsim::mutant::Mutants::NONE,
         command: String::new(),
     };
     compare(&spec, &|_| {}).unwrap()

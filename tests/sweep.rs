@@ -1,8 +1,10 @@
-//! Sweeps, shards and merge, swarm mode, and the sweep → shrink → replay
-//! round trip.
+//! Sweeps, shards and merge, swarm mode, the sweep → shrink → replay
+//! round trip, and seeds that panic (each a failure of its own).
 
 use crate::common::{load, scenario_path};
 use ckptsim::mutant::{Mutant, Mutants};
+use ckptsim::panics;
+use ckptsim::runtime::RunConfig;
 use ckptsim::scenario::{self, Algorithm};
 use ckptsim::shrink::{reproducer_header, reproducer_text, shrink};
 use ckptsim::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary};
@@ -198,9 +200,164 @@ fn sweep_finds_shrink_reduces_and_the_reproducer_replays() {
     std::fs::remove_file(&file).ok();
 }
 
+/// The `simulator-panic` mutant panics at the job's first failover: on
+/// wordcount (random crashes) some seeds panic and the others pass.
+fn panicking(seeds: std::ops::Range<u64>) -> SweepSpec {
+    SweepSpec {
+        mutants: Mutants::NONE.with(Mutant::SimulatorPanic),
+        ..spec("wordcount", seeds)
+    }
+}
+
+/// A panicking seed is a failure of kind `panic` with its message, location
+/// and replay line; the other seeds run as they would without the mutant,
+/// the same on any number of threads and in any sharding.
+#[test]
+fn a_panicking_seed_fails_alone_and_the_sweep_goes_on() {
+    let s = panicking(0..24);
+    let results = sweep::run(&s, 2, &quiet);
+    assert_eq!(results, sweep::run(&s, 1, &quiet), "--jobs 1 and 2 agree");
+    let clean = sweep::run(&spec("wordcount", 0..24), 2, &quiet);
+    let panicked: Vec<_> = results.iter().filter(|r| r.panic.is_some()).collect();
+    assert!(
+        !panicked.is_empty() && panicked.len() < results.len(),
+        "{} of {} seeds panicked",
+        panicked.len(),
+        results.len()
+    );
+    for (r, c) in results.iter().zip(&clean) {
+        match &r.panic {
+            Some(p) => {
+                assert!(!r.passed);
+                assert_eq!(r.failed_checks, ["panic"]);
+                assert_eq!(
+                    (r.outcome.as_str(), r.guarantee.as_str()),
+                    ("panic", "unknown")
+                );
+                assert!(
+                    p.message
+                        .starts_with("simulator-panic mutant: failover of task "),
+                    "{p}"
+                );
+                assert!(p.location.starts_with("sim/runtime/world.rs:"), "{p}");
+                assert_eq!(r.violation.as_deref(), Some(format!("panic: {p}").as_str()));
+                assert_eq!(
+                    r.replay,
+                    format!(
+                        "ckptsim run scenarios/wordcount.toml --seed {} --algorithm aligned --mutant simulator-panic",
+                        r.seed
+                    )
+                );
+                assert!(
+                    c.counters["failovers"].as_u64().unwrap() > 0,
+                    "seed {}",
+                    r.seed
+                );
+            }
+            // Without a failover the mutant changes nothing.
+            None => {
+                assert!(r.passed, "seed {}: {:?}", r.seed, r.violation);
+                assert_eq!(r.fingerprint, c.fingerprint, "seed {}", r.seed);
+            }
+        }
+    }
+    let summary = SweepSummary::of(&results).unwrap();
+    assert_eq!(summary.failures_by_check["panic"], panicked.len() as u64);
+    assert_eq!(summary.outcomes["panic"], panicked.len() as u64);
+    assert_eq!(summary.failures.len(), panicked.len());
+    assert!(summary.failures.iter().all(|f| f.panic.is_some()));
+    let text = summary.to_text(None);
+    for r in &panicked {
+        assert!(text.contains(&format!("  seed {}: panic: simulator-panic mutant", r.seed)));
+        assert!(text.contains(&format!("    {}\n", r.replay)));
+    }
+    assert!(text.contains(&format!("panics       {} seeds panicked", panicked.len())));
+
+    // Two shards through their JSON lines merge into the same summary.
+    let mut merged = Vec::new();
+    for i in 0..2 {
+        let shard = SweepSpec {
+            shard: Some(Shard { index: i, count: 2 }),
+            ..s.clone()
+        };
+        let text: String = sweep::run(&shard, 2, &quiet)
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        merged.extend(sweep::read_jsonl(&format!("shard{i}.jsonl"), &text).unwrap());
+    }
+    assert_eq!(SweepSummary::of(&merged).unwrap(), summary);
+}
+
+/// Swarm draws are kept for a panicking seed (merge tells swarm sweeps
+/// apart by them), and `--check-determinism` runs a panicking seed again:
+/// the same panic is not nondeterminism.
+#[test]
+fn panicking_seeds_keep_their_swarm_draw_and_panic_deterministically() {
+    let base = panicking(0..12);
+    let swarmed = SweepSpec {
+        swarm: Some(ckptsim::swarm::default_ranges(&base.scenario)),
+        check_determinism: true,
+        ..base
+    };
+    let results = sweep::run(&swarmed, 2, &quiet);
+    assert!(results.iter().any(|r| r.panic.is_some()));
+    for r in &results {
+        assert!(r.swarm.is_some(), "seed {}", r.seed);
+        assert_eq!(r.nondeterminism, None, "seed {}", r.seed);
+        assert!(r.replay.ends_with("--swarm"));
+    }
+    SweepSummary::of(&results).unwrap();
+}
+
+/// Shrinking a panicking seed: the target is `panic`, every candidate that
+/// panics fails the same way, and the reproducer expects the panic.
+#[test]
+fn a_panicking_seed_shrinks_to_a_reproducer_that_expects_the_panic() {
+    let s = panicking(0..24);
+    let seed = sweep::run(&s, 2, &quiet)
+        .into_iter()
+        .find(|r| r.panic.is_some())
+        .expect("a panicking seed")
+        .seed;
+    let shrunk = shrink(&s.scenario, seed, s.algorithm, s.mutants, 120).unwrap();
+    assert_eq!(shrunk.target, ["panic"]);
+    let p = shrunk
+        .execution
+        .as_ref()
+        .err()
+        .expect("the reproducer panics");
+    assert!(p.message.starts_with("simulator-panic mutant"), "{p}");
+    assert!(
+        shrunk.after.records < shrunk.before.records,
+        "{}",
+        shrunk.after
+    );
+    assert!(shrunk.after.crashes >= 1 && shrunk.after.crashes <= shrunk.before.crashes);
+
+    let args = format!("--seed {seed} --algorithm aligned --mutant simulator-panic");
+    let text = reproducer_text(&shrunk, "scenarios/wordcount.toml", &args);
+    assert!(
+        text.starts_with(
+            "# Shrunk reproducer: the run panics (a bug of ckptsim itself): simulator-panic mutant"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        reproducer_header(&text),
+        (Some(args), Some("panic".to_string()))
+    );
+    let file =
+        std::env::temp_dir().join(format!("ckptsim-panic-repro-{}.toml", std::process::id()));
+    std::fs::write(&file, &text).unwrap();
+    assert_fails_as_recorded(&file);
+    std::fs::remove_file(&file).ok();
+}
+
 /// Every committed reproducer under `tests/regressions/` still fails the way
-/// its header says (`# expect-fail: CHECKS`), or passes (`# expect-pass`:
-/// a fixed bug of the simulator), identically on two runs.
+/// its header says (`# expect-fail: CHECKS`, or `# expect-fail: panic` for a
+/// run that panics), or passes (`# expect-pass`: a fixed bug of the
+/// simulator), identically on two runs.
 #[test]
 fn committed_regressions_fail_as_recorded() {
     let dir = scenario_path("x")
@@ -217,59 +374,71 @@ fn committed_regressions_fail_as_recorded() {
     files.sort();
     assert!(!files.is_empty(), "no reproducers in {}", dir.display());
     for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        let (args, expect) = reproducer_header(&text);
-        let (args, expect) = (
-            args.expect("# ckptsim: line"),
-            expect.expect("# expect-fail: or # expect-pass line"),
-        );
-        let sc = scenario::load(&f).unwrap();
-        let mut seed = 0;
-        let mut algorithm = sc.checkpoint.algorithm;
-        let mut mutants = Mutants::NONE;
-        let words: Vec<&str> = args.split_whitespace().collect();
-        for w in words.windows(2) {
-            match w[0] {
-                "--seed" => seed = w[1].parse().unwrap(),
-                "--algorithm" => algorithm = Algorithm::from_name(w[1]).unwrap(),
-                "--mutant" => mutants = mutants.with(Mutant::from_name(w[1]).unwrap()),
-                _ => {}
-            }
-        }
-        let cfg = ckptsim::runtime::RunConfig {
-            seed,
-            algorithm,
-            mutants,
-            record_trace: false,
-        };
-        let a = ckptsim::harness::execute(&sc, &cfg);
-        let b = ckptsim::harness::execute(&sc, &cfg);
-        let failed: Vec<&str> = a
-            .verdict
-            .checks
-            .iter()
-            .filter(|c| !c.passed)
-            .map(|c| c.name)
-            .collect();
-        assert_eq!(failed.join(", "), expect, "{}", f.display());
-        assert_eq!(
-            a.output.fingerprint,
-            b.output.fingerprint,
-            "{}",
-            f.display()
-        );
-        // Without its mutants the same scenario passes: the bug is the cause.
-        let clean = ckptsim::harness::execute(
-            &sc,
-            &ckptsim::runtime::RunConfig {
-                mutants: Mutants::NONE,
-                ..cfg
-            },
-        );
-        assert!(
-            clean.verdict.passed || mutants.is_empty(),
-            "{} fails without its mutants too",
-            f.display()
-        );
+        assert_fails_as_recorded(&f);
     }
+}
+
+/// The checks a run fails, joined by ", " (`panic` if it panicked), and
+/// what a second run must repeat (its fingerprint, or its panic).
+fn failed_as(sc: &scenario::Scenario, cfg: &RunConfig) -> (String, String) {
+    match panics::catch(|| ckptsim::harness::execute(sc, cfg)) {
+        Ok(e) => {
+            let failed: Vec<&str> = e
+                .verdict
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.name)
+                .collect();
+            (failed.join(", "), e.output.fingerprint)
+        }
+        Err(p) => ("panic".to_string(), p.to_string()),
+    }
+}
+
+/// A reproducer fails as its header records, twice alike, and passes
+/// without its mutants.
+fn assert_fails_as_recorded(f: &std::path::Path) {
+    let text = std::fs::read_to_string(f).unwrap();
+    let (args, expect) = reproducer_header(&text);
+    let (args, expect) = (
+        args.expect("# ckptsim: line"),
+        expect.expect("# expect-fail: or # expect-pass line"),
+    );
+    let sc = scenario::load(f).unwrap();
+    let mut seed = 0;
+    let mut algorithm = sc.checkpoint.algorithm;
+    let mut mutants = Mutants::NONE;
+    let words: Vec<&str> = args.split_whitespace().collect();
+    for w in words.windows(2) {
+        match w[0] {
+            "--seed" => seed = w[1].parse().unwrap(),
+            "--algorithm" => algorithm = Algorithm::from_name(w[1]).unwrap(),
+            "--mutant" => mutants = mutants.with(Mutant::from_name(w[1]).unwrap()),
+            _ => {}
+        }
+    }
+    let cfg = RunConfig {
+        seed,
+        algorithm,
+        mutants,
+        record_trace: false,
+    };
+    let (failed, a) = failed_as(&sc, &cfg);
+    let (_, b) = failed_as(&sc, &cfg);
+    assert_eq!(failed, expect, "{}", f.display());
+    assert_eq!(a, b, "{}", f.display());
+    // Without its mutants the same scenario passes: the bug is the cause.
+    let (clean, _) = failed_as(
+        &sc,
+        &RunConfig {
+            mutants: Mutants::NONE,
+            ..cfg
+        },
+    );
+    assert!(
+        clean.is_empty() || mutants.is_empty(),
+        "{} fails without its mutants too ({clean})",
+        f.display()
+    );
 }

@@ -18,8 +18,8 @@
 //! - `faults`: the richer fault model (restart strategies, lost
 //!   notifications, storage faults, coordinator crashes, stragglers), each
 //!   exactly-once over many seeds with reachability evidence.
-//! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
-//!   committed reproducers under `tests/regressions/`.
+//! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
+//!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
 //!   for what a run did not test.

@@ -29,7 +29,9 @@ pub struct CheckResult {
     pub violations: Vec<Violation>,
 }
 
-/// The checks, in report order.
+/// The checks, in report order. `judge` never produces the last one,
+/// `panic`: the commands that run many seeds report it for a run that
+/// panicked instead of returning (`crate::panics`).
 pub const CHECKS: &[(&str, &str)] = &[
     ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state"),
     ("exactly-once-output", "committed sink output equals the failure-free oracle's, by lineage and (where order-insensitive) by value"),
@@ -37,6 +39,7 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),
     ("routing", "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)"),
     ("protocol", "each checkpoint is snapshotted at most once per task, never notified complete after an abort, completed ids increase, restores succeed, no commit is refused"),
+    ("panic", "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep"),
 ];
 
 /// The verdict of a run.

@@ -5,11 +5,17 @@
 //! aggregated across seeds. [`output`] writes the results directory: a
 //! README with tables and a reading, `results.json`, `results.csv` and SVG
 //! charts.
+//!
+//! A run that panics (a bug of ckptsim itself) is a failed run with its
+//! message and replay line, left out of every metric; the comparison goes
+//! on with the other runs.
 
 pub mod output;
 
 use crate::harness::execute;
-use crate::report::percentile;
+use crate::mutant::Mutants;
+use crate::panics::{self, Panicked, PANIC};
+use crate::report::{percentile, replay_command};
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::RunConfig;
 use crate::scenario::{parse_str, write::to_toml, Algorithm, Scenario};
@@ -120,6 +126,14 @@ pub struct RunMetrics {
     pub records_replayed: u64,
     pub virtual_time_ns: u64,
     pub events: u64,
+    /// The checks that failed (`["panic"]` for a run that panicked).
+    pub failed_checks: Vec<String>,
+    /// The run panicked instead of returning: every metric above is empty
+    /// and the run is left out of the group's metrics.
+    pub panic: Option<Panicked>,
+    /// `ckptsim run` line of a failed run (with `--vary`, a comment names
+    /// the axis value to set in the scenario file).
+    pub replay: Option<String>,
 }
 
 /// Median, 99th percentile, minimum and maximum of a metric.
@@ -195,7 +209,10 @@ pub struct Group {
     pub algorithm: String,
     pub vary: Option<String>,
     pub runs: u64,
+    /// Runs that failed their checks or panicked.
     pub failed_runs: u64,
+    /// Runs that panicked (counted in `failed_runs`, left out of `metrics`).
+    pub panicked_runs: u64,
     /// Keyed by the names in [`METRICS`].
     pub metrics: BTreeMap<String, Stat>,
 }
@@ -207,6 +224,8 @@ pub struct Comparison {
     /// The command that produced it.
     pub command: String,
     pub algorithms: Vec<String>,
+    /// Mutants switched on in every run (`--mutant`).
+    pub mutants: Vec<String>,
     pub seeds: String,
     pub vary: Option<Vary>,
     pub groups: Vec<Group>,
@@ -221,19 +240,57 @@ pub struct CompareSpec {
     pub algorithms: Vec<Algorithm>,
     pub seeds: SeedRange,
     pub vary: Option<Vary>,
+    /// Deliberate bugs switched on in every run (normally none).
+    pub mutants: Mutants,
     pub command: String,
 }
 
-fn run_one(sc: &Scenario, algorithm: Algorithm, seed: u64, vary: Option<String>) -> RunMetrics {
-    let e = execute(
-        sc,
-        &RunConfig {
-            seed,
-            algorithm,
-            mutants: crate::mutant::Mutants::NONE,
-            record_trace: false,
-        },
-    );
+fn run_one(
+    spec: &CompareSpec,
+    sc: &Scenario,
+    algorithm: Algorithm,
+    seed: u64,
+    vary: Option<String>,
+) -> RunMetrics {
+    let cfg = RunConfig {
+        seed,
+        algorithm,
+        mutants: spec.mutants,
+        record_trace: false,
+    };
+    let mut replay = replay_command(&spec.path, seed, algorithm.name(), &spec.mutants.names());
+    if let (Some(v), Some(axis)) = (&vary, &spec.vary) {
+        replay.push_str(&format!("  # with {} = {v}", axis.key));
+    }
+    let e = match panics::catch(|| execute(sc, &cfg)) {
+        Ok(e) => e,
+        Err(p) => {
+            return RunMetrics {
+                algorithm: algorithm.name().to_string(),
+                seed,
+                vary,
+                passed: false,
+                guarantee: "unknown".to_string(),
+                checkpoints_completed: 0,
+                checkpoints_aborted: 0,
+                duration_ns: Vec::new(),
+                alignment_ns: Vec::new(),
+                start_delay_ns: Vec::new(),
+                state_bytes: Vec::new(),
+                in_flight_bytes: Vec::new(),
+                throughput_rps: 0.0,
+                latency_p50_ns: 0,
+                latency_p99_ns: 0,
+                recovery_ns: Vec::new(),
+                records_replayed: 0,
+                virtual_time_ns: 0,
+                events: 0,
+                failed_checks: vec![PANIC.to_string()],
+                panic: Some(p),
+                replay: Some(replay),
+            }
+        }
+    };
     let o = &e.output;
     let done: Vec<_> = o
         .checkpoint_stats
@@ -269,10 +326,21 @@ fn run_one(sc: &Scenario, algorithm: Algorithm, seed: u64, vary: Option<String>)
         records_replayed: o.counters.records_replayed,
         virtual_time_ns: o.end_time.0,
         events: o.events,
+        failed_checks: e
+            .verdict
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name.to_string())
+            .collect(),
+        panic: None,
+        replay: (!e.verdict.passed).then_some(replay),
     }
 }
 
-fn group(algorithm: &str, vary: Option<&String>, runs: &[&RunMetrics]) -> Group {
+fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
+    // A run that panicked measured nothing.
+    let runs: Vec<&RunMetrics> = all.iter().copied().filter(|r| r.panic.is_none()).collect();
     let ms = |v: u64| v as f64 / 1e6;
     let kib = |v: u64| v as f64 / 1024.0;
     let pooled = |f: &dyn Fn(&RunMetrics) -> Vec<f64>| -> Vec<f64> {
@@ -338,15 +406,18 @@ fn group(algorithm: &str, vary: Option<&String>, runs: &[&RunMetrics]) -> Group 
     Group {
         algorithm: algorithm.to_string(),
         vary: vary.cloned(),
-        runs: runs.len() as u64,
-        failed_runs: runs.iter().filter(|r| !r.passed).count() as u64,
+        runs: all.len() as u64,
+        failed_runs: all.iter().filter(|r| !r.passed).count() as u64,
+        panicked_runs: (all.len() - runs.len()) as u64,
         metrics: m,
     }
 }
 
 /// Runs every (axis value, algorithm, seed) in parallel and aggregates,
 /// calling `progress` with the number of runs done (from any thread).
+/// Panics are caught per run and not printed (see [`crate::panics`]).
 pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Comparison, String> {
+    let _capture = panics::Capture::install();
     let values: Vec<Option<String>> = match &spec.vary {
         Some(v) => v.values.iter().cloned().map(Some).collect(),
         None => vec![None],
@@ -371,7 +442,7 @@ pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Co
     let runs: Vec<RunMetrics> = jobs
         .par_iter()
         .map(|(v, sc, a, seed)| {
-            let r = run_one(sc, *a, *seed, v.clone());
+            let r = run_one(spec, sc, *a, *seed, v.clone());
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r
         })
@@ -394,6 +465,7 @@ pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Co
             .iter()
             .map(|a| a.name().to_string())
             .collect(),
+        mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
         seeds: format!("{}..{}", spec.seeds.start, spec.seeds.end),
         vary: spec.vary.clone(),
         groups,

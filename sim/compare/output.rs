@@ -1,7 +1,8 @@
 //! Writing a comparison into a results directory:
 //!
 //! - `results.json`: the whole [`Comparison`] (groups and every run);
-//! - `results.csv`: one row per run, hand-written with RFC 4180 quoting;
+//! - `results.csv`: one row per run, hand-written with RFC 4180 quoting
+//!   (a run that panicked has its message and replay line and no metrics);
 //! - SVG charts (plotters' SVG backend, rendered into a string, so the bytes
 //!   depend only on the data): per algorithm without `--vary`, along the axis
 //!   with it;
@@ -268,6 +269,9 @@ fn csv(c: &Comparison) -> String {
             "recovery_p50_ms",
             "records_replayed",
             "virtual_time_ms",
+            "failed_checks",
+            "panic",
+            "replay",
         ]
         .map(String::from),
     );
@@ -292,6 +296,8 @@ fn csv(c: &Comparison) -> String {
             r.seed.to_string(),
             r.passed.to_string(),
             r.guarantee.clone(),
+        ]);
+        let metrics = [
             r.checkpoints_completed.to_string(),
             r.checkpoints_aborted.to_string(),
             cell(duration, |s| s.p50),
@@ -306,6 +312,17 @@ fn csv(c: &Comparison) -> String {
             cell(run_stat(&r.recovery_ns, 1e6), |s| s.p50),
             r.records_replayed.to_string(),
             ms(r.virtual_time_ns),
+        ];
+        // A run that panicked measured nothing: empty cells, not zeros.
+        row.extend(
+            metrics
+                .into_iter()
+                .map(|m| if r.panic.is_some() { String::new() } else { m }),
+        );
+        row.extend([
+            r.failed_checks.join(" "),
+            r.panic.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+            r.replay.clone().unwrap_or_default(),
         ]);
         line(&row);
     }
@@ -1053,12 +1070,24 @@ fn readme(c: &Comparison, charts: &[Chart], notes: Option<&str>) -> String {
         Some(v) => line(&format!("- Axis: `{}` = {}", v.key, v.values.join(", "))),
         None => line("- Axis: none"),
     }
+    if !c.mutants.is_empty() {
+        line(&format!("- Mutants: {}", c.mutants.join(", ")));
+    }
     let failed = c.runs.iter().filter(|r| !r.passed).count();
-    line(&format!(
-        "- Runs: {} ({} failed their checks)",
-        c.runs.len(),
-        failed
-    ));
+    let panicked = c.runs.iter().filter(|r| r.panic.is_some()).count();
+    if panicked == 0 {
+        line(&format!(
+            "- Runs: {} ({} failed their checks)",
+            c.runs.len(),
+            failed
+        ));
+    } else {
+        line(&format!(
+            "- Runs: {} ({} failed their checks, {panicked} panicked)",
+            c.runs.len(),
+            failed - panicked
+        ));
+    }
     line("");
     line("## Results");
     line("");
@@ -1104,6 +1133,34 @@ fn readme(c: &Comparison, charts: &[Chart], notes: Option<&str>) -> String {
         line(&format!("- `{key}`: {description}"));
     }
     line("");
+    let failures: Vec<_> = c.runs.iter().filter(|r| !r.passed).collect();
+    if !failures.is_empty() {
+        line("## Failed runs");
+        line("");
+        line("Each with its replay line. A run that panicked (a bug of ckptsim itself) is left out of every metric above.");
+        line("");
+        for r in failures {
+            let at = r
+                .vary
+                .as_ref()
+                .map(|v| format!(", {} = {}", c.vary.as_ref().map_or("", |x| &x.key), v))
+                .unwrap_or_default();
+            let what = match &r.panic {
+                Some(p) => format!("panic: {p}"),
+                None => format!("failed {}", r.failed_checks.join(", ")),
+            };
+            line(&format!(
+                "- {}, seed {}{at}: {}",
+                r.algorithm,
+                r.seed,
+                md(&what)
+            ));
+            if let Some(replay) = &r.replay {
+                line(&format!("  `{replay}`"));
+            }
+        }
+        line("");
+    }
     line("## Charts");
     line("");
     for ch in charts {
@@ -1298,15 +1355,30 @@ fn reading_at(groups: &[(String, Option<&Group>)]) -> Vec<String> {
     }
     let failing: Vec<String> = groups
         .iter()
-        .filter_map(|(a, g)| g.filter(|g| g.failed_runs > 0).map(|g| (a, g)))
-        .map(|(a, g)| format!("{a} ({} of {})", g.failed_runs, g.runs))
+        .filter_map(|(a, g)| {
+            g.filter(|g| g.failed_runs > g.panicked_runs)
+                .map(|g| (a, g))
+        })
+        .map(|(a, g)| format!("{a} ({} of {})", g.failed_runs - g.panicked_runs, g.runs))
         .collect();
-    if failing.is_empty() {
+    let panicking: Vec<String> = groups
+        .iter()
+        .filter_map(|(a, g)| g.filter(|g| g.panicked_runs > 0).map(|g| (a, g)))
+        .map(|(a, g)| format!("{a} ({} of {})", g.panicked_runs, g.runs))
+        .collect();
+    if failing.is_empty() && panicking.is_empty() {
         out.push("- Every run passed its guarantee checks.".to_string());
-    } else {
+    }
+    if !failing.is_empty() {
         out.push(format!(
             "- Runs that failed their guarantee checks: {}.",
             failing.join(", ")
+        ));
+    }
+    if !panicking.is_empty() {
+        out.push(format!(
+            "- Runs that panicked (bugs of ckptsim itself, left out of the metrics): {}.",
+            panicking.join(", ")
         ));
     }
     out
@@ -1329,11 +1401,12 @@ mod tests {
         recovery_ms: &[u64],
     ) -> RunMetrics {
         let n = duration_ms.len();
+        let passed = seed != 2 || algorithm != "aligned";
         RunMetrics {
             algorithm: algorithm.to_string(),
             seed,
             vary: vary.map(String::from),
-            passed: seed != 2 || algorithm != "aligned",
+            passed,
             guarantee: "exactly-once".to_string(),
             checkpoints_completed: n as u64,
             checkpoints_aborted: 0,
@@ -1353,6 +1426,15 @@ mod tests {
             records_replayed: 100 * seed,
             virtual_time_ns: 10_000_000_000,
             events: 1000,
+            failed_checks: if passed {
+                Vec::new()
+            } else {
+                vec!["exactly-once-output".to_string()]
+            },
+            panic: None,
+            replay: (!passed).then(|| {
+                format!("ckptsim run scenarios/test.toml --seed {seed} --algorithm {algorithm}")
+            }),
         }
     }
 
@@ -1405,6 +1487,7 @@ mod tests {
             scenario: "scenarios/test, \"quoted\".toml".to_string(),
             command: "ckptsim compare scenarios/test.toml --algorithms aligned,unaligned,none --seeds 1..4 --out out".to_string(),
             algorithms: algorithms.iter().map(|a| a.to_string()).collect(),
+            mutants: Vec::new(),
             seeds: "1..4".to_string(),
             vary,
             groups,
@@ -1494,7 +1577,7 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), c.runs.len() + 1);
         let columns = lines[0].split(',').count();
-        assert_eq!(columns, if c.vary.is_some() { 19 } else { 18 });
+        assert_eq!(columns, if c.vary.is_some() { 22 } else { 21 });
         for l in &lines {
             assert_eq!(l.split(',').count(), columns, "{l}");
         }
@@ -1634,6 +1717,57 @@ mod tests {
             }),
         );
         check(&axis, "nothing-vary", None, true);
+    }
+
+    /// A run that panicked: listed with its message and replay line, left
+    /// out of the metrics, empty metric cells in the CSV.
+    #[test]
+    fn a_panicked_run_is_a_failed_run_without_metrics() {
+        let mut runs = runs_at(None, 1);
+        let mut p = run("unaligned", 4, None, &[], &[], &[], 0.0, &[]);
+        p.passed = false;
+        p.guarantee = "unknown".to_string();
+        p.failed_checks = vec!["panic".to_string()];
+        p.panic = Some(crate::panics::Panicked {
+            message: "simulator-panic mutant: failover of a crash".to_string(),
+            location: "sim/runtime/world.rs:10:13".to_string(),
+        });
+        p.replay =
+            Some("ckptsim run scenarios/test.toml --seed 4 --algorithm unaligned".to_string());
+        runs.push(p);
+        let c = comparison(runs, &["aligned", "unaligned", "none"], None);
+        let g = c
+            .groups
+            .iter()
+            .find(|g| g.algorithm == "unaligned")
+            .unwrap();
+        assert_eq!((g.runs, g.failed_runs, g.panicked_runs), (4, 1, 1));
+        assert_eq!(
+            g.metrics["throughput_rps"].n, 3,
+            "the panicked run has no throughput"
+        );
+        check(&c, "panicked", None, true);
+        let readme = readme(&c, &charts(&c), None);
+        for needle in [
+            "- Runs: 10 (1 failed their checks, 1 panicked)",
+            "## Failed runs",
+            "- unaligned, seed 4: panic: simulator-panic mutant: failover of a crash (at sim/runtime/world.rs:10:13)",
+            "  `ckptsim run scenarios/test.toml --seed 4 --algorithm unaligned`",
+            "- aligned, seed 2: failed exactly-once-output",
+            "Runs that failed their guarantee checks: aligned (1 of 3).",
+            "Runs that panicked (bugs of ckptsim itself, left out of the metrics): unaligned (1 of 4).",
+        ] {
+            assert!(readme.contains(needle), "missing {needle:?} in\n{readme}");
+        }
+        let text = csv(&c);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("unaligned,4,"))
+            .unwrap();
+        assert_eq!(
+            row,
+            "unaligned,4,false,unknown,,,,,,,,,,,,,,,panic,simulator-panic mutant: failover of a crash (at sim/runtime/world.rs:10:13),ckptsim run scenarios/test.toml --seed 4 --algorithm unaligned"
+        );
     }
 
     #[test]

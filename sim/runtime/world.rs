@@ -2706,6 +2706,10 @@ impl<'a> World<'a> {
             self.job = JobStatus::Finished;
             return;
         }
+        if self.cfg.mutants.has(Mutant::SimulatorPanic) {
+            fired(Mutant::SimulatorPanic);
+            panic!("simulator-panic mutant: failover of {reason}");
+        }
         self.check_closed();
         self.counters.failovers += 1;
         self.stop_all_tasks(CpOutcome::Failover);

@@ -25,3 +25,4 @@ shrink wordcount aligned final-notify-dropped
 shrink timeouts aligned abort-keeps-blocked
 shrink timeouts aligned skip-cancel-marker
 shrink backpressure unaligned checkpoint-during-recovery
+shrink wordcount aligned simulator-panic
