@@ -65,6 +65,9 @@ pub struct KillRow {
     /// Seeds run until the first kill (over all applicable scenarios), or
     /// in all if it survived.
     pub seeds_run: u64,
+    /// Of those, the seeds in which the mutant took its broken path (a
+    /// survivor that never did was never tested).
+    pub seeds_fired: u64,
     pub wall_ms: f64,
     pub reproducer: Option<ReproSize>,
     /// `ckptsim run` line of the first kill.
@@ -90,12 +93,13 @@ fn first_kill(
     alg: scenario::Algorithm,
     seeds: SeedRange,
     jobs: usize,
-) -> (Option<(u64, Vec<String>)>, u64) {
+) -> (Option<(u64, Vec<String>)>, u64, u64) {
     let batch = (jobs * 4).max(1) as u64;
     let mut start = seeds.start;
+    let mut fired = 0;
     while start < seeds.end {
         let end = (start + batch).min(seeds.end);
-        let hits: Vec<Option<(u64, Vec<String>)>> = (start..end)
+        let hits: Vec<(Option<(u64, Vec<String>)>, bool)> = (start..end)
             .into_par_iter()
             .map(|seed| {
                 let cfg = RunConfig {
@@ -104,16 +108,22 @@ fn first_kill(
                     mutants: Mutants::NONE.with(info.mutant),
                     record_trace: false,
                 };
-                let checks: Vec<String> = match panics::catch(|| execute(sc, &cfg)) {
-                    Ok(e) if e.verdict.passed => return None,
-                    Ok(e) => e
-                        .verdict
-                        .checks
-                        .iter()
-                        .filter(|c| !c.passed)
-                        .map(|c| c.name.to_string())
-                        .collect(),
-                    Err(_) => vec![PANIC.to_string()],
+                let took_effect = |e: &crate::harness::Execution| {
+                    !e.output.warnings.iter().any(|w| w.kind == "mutant")
+                };
+                let (checks, took): (Vec<String>, bool) = match panics::catch(|| execute(sc, &cfg))
+                {
+                    Ok(e) if e.verdict.passed => return (None, took_effect(&e)),
+                    Ok(e) => (
+                        e.verdict
+                            .checks
+                            .iter()
+                            .filter(|c| !c.passed)
+                            .map(|c| c.name.to_string())
+                            .collect(),
+                        took_effect(&e),
+                    ),
+                    Err(_) => (vec![PANIC.to_string()], true),
                 };
                 let clean = RunConfig {
                     mutants: Mutants::NONE,
@@ -121,15 +131,20 @@ fn first_kill(
                 };
                 let clean_passes =
                     matches!(panics::catch(|| execute(sc, &clean)), Ok(e) if e.verdict.passed);
-                clean_passes.then_some((seed, checks))
+                (clean_passes.then_some((seed, checks)), took)
             })
             .collect();
-        if let Some(hit) = hits.into_iter().flatten().next() {
-            return (Some(hit.clone()), hit.0 - seeds.start + 1);
+        // Seeds up to the first kill, in order: the result does not depend
+        // on the batch size.
+        for (hit, took) in hits {
+            fired += u64::from(took);
+            if let Some(hit) = hit {
+                return (Some(hit.clone()), hit.0 - seeds.start + 1, fired);
+            }
         }
         start = end;
     }
-    (None, seeds.len())
+    (None, seeds.len(), fired)
 }
 
 /// Builds the matrix from the scenarios in `dir` (`NAME.toml` per entry of
@@ -154,6 +169,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
             seed: None,
             checks: Vec::new(),
             seeds_run: 0,
+            seeds_fired: 0,
             wall_ms: 0.0,
             reproducer: None,
             replay: None,
@@ -163,8 +179,10 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
             let sc = scenario::load(&path).map_err(|e| e.to_string())?;
             row.scenario = format!("{}", path.display());
             row.algorithm = alg.name().to_string();
-            let (hit, run) = pool.install(|| first_kill(&sc, info, alg, spec.seeds, spec.jobs));
+            let (hit, run, fired) =
+                pool.install(|| first_kill(&sc, info, alg, spec.seeds, spec.jobs));
             row.seeds_run += run;
+            row.seeds_fired += fired;
             if let Some((seed, checks)) = hit {
                 row.wall_ms = clock.elapsed_ns() as f64 / 1e6;
                 row.killed = true;
@@ -255,8 +273,18 @@ impl KillMatrix {
         for r in self.rows.iter().filter(|r| !r.killed) {
             let _ = writeln!(
                 s,
-                "survivor {}: {} — tried {} ({})",
-                r.info.name, r.info.what, r.scenario, r.algorithm
+                "survivor {}: {} — tried {} ({}); it took effect in {} of {} seeds{}",
+                r.info.name,
+                r.info.what,
+                r.scenario,
+                r.algorithm,
+                r.seeds_fired,
+                r.seeds_run,
+                if r.seeds_fired == 0 {
+                    " (warning: never took effect, so nothing was tested)"
+                } else {
+                    ""
+                }
             );
         }
         s
