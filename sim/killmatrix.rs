@@ -84,6 +84,9 @@ pub struct KillMatrix {
     pub median_seeds_to_kill: u64,
 }
 
+/// A killing seed and the checks that failed on it.
+type Hit = (u64, Vec<String>);
+
 /// The first seed of `seeds` (in order) where the mutant fails the run (a
 /// panic included) and the clean run passes (without panicking), searched
 /// in parallel batches.
@@ -93,13 +96,13 @@ fn first_kill(
     alg: scenario::Algorithm,
     seeds: SeedRange,
     jobs: usize,
-) -> (Option<(u64, Vec<String>)>, u64, u64) {
+) -> (Option<Hit>, u64, u64) {
     let batch = (jobs * 4).max(1) as u64;
     let mut start = seeds.start;
     let mut fired = 0;
     while start < seeds.end {
         let end = (start + batch).min(seeds.end);
-        let hits: Vec<(Option<(u64, Vec<String>)>, bool)> = (start..end)
+        let hits: Vec<(Option<Hit>, bool)> = (start..end)
             .into_par_iter()
             .map(|seed| {
                 let cfg = RunConfig {
