@@ -902,11 +902,16 @@ fn prepare(path: &Path, mut scenario: scenario::Scenario, r: &RestoreArgs) -> Re
 }
 
 fn parse_time(flag: &str, text: &str) -> Result<SimTime> {
-    let d = ckptsim::engine::parse_duration(text).map_err(|e| {
+    let bad = |e: String| {
         UsageError(format!(
             "error: {flag} `{text}`: {e}\n  help: a virtual time such as 300ms or 1.5s"
         ))
-    })?;
+    };
+    let d = ckptsim::engine::parse_duration(text).map_err(bad)?;
+    if d > scenario::MAX_DURATION {
+        let limit = scenario::MAX_DURATION_TEXT;
+        return Err(bad(format!("a time must be at most {limit}")).into());
+    }
     Ok(SimTime(d.nanos()))
 }
 
