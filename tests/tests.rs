@@ -19,12 +19,15 @@
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking and the
 //!   committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
+//! - `extremes`: extreme values in scenario files are refused or run, and
+//!   never panic.
 
 mod common;
 
 mod algorithms;
 mod cli;
 mod determinism;
+mod extremes;
 mod faults;
 mod golden;
 mod mutants;
