@@ -617,9 +617,9 @@ fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let total = spec.algorithms.len() as u64
-        * seeds_range.len()
-        * spec.vary.as_ref().map_or(1, |v| v.values.len() as u64);
+    let total = (spec.algorithms.len() as u64)
+        .saturating_mul(seeds_range.len())
+        .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
     use std::io::IsTerminal;
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(total);
@@ -948,6 +948,13 @@ fn parse_time(flag: &str, text: &str) -> Result<SimTime> {
             "error: {flag} `{text}`: {e}\n  help: a virtual time such as 300ms or 1.5s"
         ))
     })?;
+    if d > scenario::MAX_DURATION {
+        return Err(UsageError(format!(
+            "error: {flag} `{text}`: a time must be at most {}\n  help: see \"Limits on values\" in docs/scenarios.md",
+            scenario::MAX_DURATION_TEXT
+        ))
+        .into());
+    }
     Ok(SimTime(d.nanos()))
 }
 

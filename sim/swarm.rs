@@ -11,9 +11,15 @@
 //! a uniform value otherwise (extremes are where bugs live).
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
-use crate::scenario::{RandomCrashes, Scenario, SwarmSpec};
+use crate::scenario::{RandomCrashes, Scenario, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// `t`, or the longest time a scenario may hold if `t` lies past it: a draw
+/// stays a scenario the parser accepts.
+fn at_most_max(t: u64) -> SimTime {
+    SimTime(t.min(MAX_DURATION.0))
+}
 
 /// The configuration a seed drew: `(knob, value)` in draw order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +40,9 @@ impl fmt::Display for SwarmDraw {
 /// The ranges `--swarm` uses for a scenario without a `[swarm]` table:
 /// around the scenario's own values. The checkpoint timeout is left alone
 /// (too short a timeout makes every checkpoint expire: a configuration
-/// error, not a finding), and crashes stay below the restart limit.
+/// error, not a finding), and crashes stay below the restart limit. Every
+/// range is ordered and stays within the limits on values, whatever the
+/// scenario holds.
 pub fn default_ranges(s: &Scenario) -> SwarmSpec {
     let n = &s.network;
     let cp = &s.checkpoint;
@@ -45,23 +53,35 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         .as_ref()
         .map_or(SimDuration::from_secs(2), |r| SimDuration(r.window_end.0));
     let max_crashes = 3.min(s.faults.max_restarts);
+    // `[lo, hi]` with `hi` capped at the longest duration, and never below `lo`.
+    let range =
+        |lo: SimDuration, hi: u64| Some((lo, SimDuration(hi.min(MAX_DURATION.0).max(lo.0))));
+    let records_lo = (n.buffer_records / 4).max(1);
     SwarmSpec {
         enabled: true,
-        latency_max: Some((
+        latency_max: range(
             n.latency_min.max(SimDuration::from_micros(1)),
-            SimDuration(n.latency_max.0.max(1_000).saturating_mul(20)),
+            n.latency_max.0.max(1_000).saturating_mul(20),
+        ),
+        buffer_records: Some((
+            records_lo,
+            n.buffer_records
+                .saturating_mul(2)
+                .min(MAX_BUFFER_RECORDS)
+                .max(records_lo),
         )),
-        buffer_records: Some(((n.buffer_records / 4).max(1), n.buffer_records * 2)),
         buffer_credits: Some((1, n.buffer_credits.saturating_mul(4))),
-        interval: cp.interval.map(|iv| {
-            (
-                SimDuration((iv.0 / 4).max(1_000_000)),
-                SimDuration(iv.0.saturating_mul(4)),
+        // From a quarter of the interval, but not below 1 ms unless the
+        // scenario's own interval is shorter.
+        interval: cp.interval.and_then(|iv| {
+            range(
+                SimDuration((iv.0 / 4).max(iv.0.min(1_000_000))),
+                iv.0.saturating_mul(4),
             )
         }),
         timeout: None,
         cost_percent: Some((50, 200)),
-        crash_mean_interval: Some((interval, SimDuration(interval.0.saturating_mul(10)))),
+        crash_mean_interval: range(interval, interval.0.saturating_mul(10)),
         max_crashes: Some((0, max_crashes)),
         crash_window_end: Some((SimDuration(window.0 / 2), window)),
         notification_loss_percent: None,
@@ -131,8 +151,10 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
     if let Some(r) = spec.cost_percent {
         for (i, op) in out.operators.iter_mut().enumerate() {
             let pct = u64::from(d.int(&format!("cost_percent[{i}]"), r));
-            op.cost = SimDuration(op.cost.0.saturating_mul(pct) / 100);
-            op.cost_jitter = SimDuration(op.cost_jitter.0.saturating_mul(pct) / 100);
+            let scale =
+                |d: SimDuration| SimDuration((d.0.saturating_mul(pct) / 100).min(MAX_DURATION.0));
+            op.cost = scale(op.cost);
+            op.cost_jitter = scale(op.cost_jitter);
         }
     }
     let crash_knobs = (
@@ -159,7 +181,7 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             Some(r) => SimTime(d.duration("crash_window_end", r).0),
             None => base.window_end,
         };
-        let window_end = window_end.max(SimTime(base.window_start.0 + 1_000_000));
+        let window_end = window_end.max(at_most_max(base.window_start.0 + 1_000_000));
         out.faults.random = Some(RandomCrashes {
             mean_interval,
             window_start: base.window_start,
@@ -184,7 +206,10 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
         .map_or((SimTime::ZERO, SimTime(2_000_000_000)), |r| {
             (r.window_start, r.window_end)
         });
+    // At least 1 ms, and not past the longest time (a window starting
+    // later than that less 1 ms is shorter).
     let span = end.0.saturating_sub(start.0).max(1_000_000);
+    let span = span.min(MAX_DURATION.0.saturating_sub(start.0)).max(1);
     if let Some(r) = spec.notification_loss_percent {
         let loss_percent = d.int("notification_loss_percent", r);
         out.faults.notifications =
@@ -240,7 +265,7 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
                 .latency_spikes
                 .push(crate::scenario::LatencySpike {
                     from,
-                    until: SimTime(from.0 + (span / 4).max(1_000_000)),
+                    until: at_most_max(from.0 + (span / 4).max(1_000_000)),
                     extra,
                     edge: None,
                     worker: None,
@@ -255,7 +280,7 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
         if duration > SimDuration::ZERO {
             out.faults.partitions.push(crate::scenario::Partition {
                 from,
-                until: SimTime(from.0 + duration.0),
+                until: at_most_max(from.0 + duration.0),
                 workers: vec![worker],
             });
         }
@@ -306,6 +331,75 @@ mod tests {
             assert!(draw.to_string().contains("buffer_credits="));
         }
         assert!(seen.contains(&lo) && seen.contains(&hi));
+    }
+
+    /// Default ranges are ordered and within the limits on values for any
+    /// scenario: a checkpoint interval below 250 us once gave an inverted
+    /// interval range (`--swarm` panicked), a large buffer overflowed u32.
+    #[test]
+    fn default_ranges_are_ordered_at_extreme_values() {
+        use crate::scenario::{MAX_BUFFER_RECORDS, MAX_DURATION};
+        for (interval, records, latency) in [
+            (1, 1, 0),
+            (100_000, 3, 1),
+            (249_999, 16, 1_000),
+            (250_000, 32_768, 50_000),
+            (999_999, MAX_BUFFER_RECORDS, MAX_DURATION.0),
+            (MAX_DURATION.0, MAX_BUFFER_RECORDS, MAX_DURATION.0),
+        ] {
+            let mut s = wordcount();
+            s.checkpoint.interval = Some(SimDuration(interval));
+            s.network.buffer_records = records;
+            s.network.latency_min = SimDuration(latency);
+            s.network.latency_max = SimDuration(latency);
+            let spec = default_ranges(&s);
+            let durations = [spec.latency_max, spec.interval, spec.crash_mean_interval];
+            for (lo, hi) in durations.into_iter().flatten() {
+                assert!(lo <= hi && hi <= MAX_DURATION, "{interval}: {lo} > {hi}");
+            }
+            let (lo, hi) = spec.buffer_records.unwrap();
+            assert!(lo <= hi && hi <= MAX_BUFFER_RECORDS, "{lo} > {hi}");
+            let (iv_lo, iv_hi) = spec.interval.unwrap();
+            assert!(iv_lo.0 <= interval && interval <= iv_hi.0);
+            for seed in 0..20 {
+                let (c, _) = draw(&s, &spec, seed);
+                assert!(c.network.latency_min <= c.network.latency_max);
+                assert!(c.operators.iter().all(|o| o.cost <= MAX_DURATION));
+            }
+        }
+    }
+
+    /// Windows drawn at the end of the longest time a scenario may hold end
+    /// there too, so the drawn scenario still parses (shrinking writes it).
+    #[test]
+    fn draws_at_the_longest_time_stay_valid() {
+        use crate::scenario::{parse_str, write::to_toml, ClusterSpec, Placement, MAX_DURATION};
+        let mut s = wordcount();
+        s.cluster = Some(ClusterSpec {
+            workers: 2,
+            slots_per_worker: 2,
+            placement: Placement::Spread,
+            heartbeat_timeout: SimDuration::from_millis(50),
+            replacement_delay: SimDuration::from_millis(100),
+        });
+        let r = s.faults.random.as_mut().unwrap();
+        r.window_start = SimTime(MAX_DURATION.0 - 500_000);
+        r.window_end = SimTime(MAX_DURATION.0);
+        let spec = SwarmSpec {
+            crash_window_end: Some((SimDuration::ZERO, SimDuration::ZERO)),
+            coordinator_crashes: Some((1, 1)),
+            worker_crashes: Some((1, 1)),
+            latency_spike_extra: Some((SimDuration::from_millis(1), SimDuration::from_millis(1))),
+            partition_duration: Some((MAX_DURATION, MAX_DURATION)),
+            ..SwarmSpec::default()
+        };
+        for seed in 0..10 {
+            let (drawn, _) = draw(&s, &spec, seed);
+            let text = to_toml(&drawn);
+            if let Err(e) = parse_str(&text, "drawn.toml") {
+                panic!("seed {seed}: {e}\n{text}");
+            }
+        }
     }
 
     #[test]

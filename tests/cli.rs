@@ -336,6 +336,54 @@ fn oversized_jobs_are_refused_not_crashed() {
 }
 
 #[test]
+fn extreme_values_are_refused_or_run_never_panic() {
+    let base = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
+    // Past the limit: refused with its position and the limit.
+    let body = base.replace(
+        "cost = \"5us\"",
+        "cost = \"5us\"\ncost_jitter = \"18446744073s\"",
+    );
+    let p = temp_scenario("jitter.toml", &body);
+    assert_bad_input(
+        &["run", p.to_str().unwrap()],
+        &[
+            "jitter.toml:40:15: error: cost_jitter must be at most 8760h (365 days)",
+            "help: the largest value ckptsim supports",
+        ],
+    );
+    assert_bad_input(
+        &[
+            "savepoint",
+            "scenarios/wordcount.toml",
+            "--at",
+            "9000h",
+            "--out",
+            "unused",
+        ],
+        &["--at `9000h`: a time must be at most 8760h (365 days)"],
+    );
+    // A checkpoint interval below 250 us under --swarm (once an inverted
+    // range), and a year-long jitter: runs, with a verdict.
+    let body = base
+        .replace("interval = \"100ms\"", "interval = \"100us\"")
+        .replace("cost = \"5us\"", "cost = \"5us\"\ncost_jitter = \"8760h\"")
+        .replace("max_events = 5_000_000", "max_events = 20_000");
+    let p = temp_scenario("tiny-interval.toml", &body);
+    for args in [
+        vec!["run", p.to_str().unwrap()],
+        vec!["run", p.to_str().unwrap(), "--swarm"],
+    ] {
+        let o = ckptsim(&args);
+        let (out, err) = text(&o);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {out}{err}"
+        );
+        assert!(out.contains("verdict"), "{out}{err}");
+    }
+}
+
+#[test]
 fn every_algorithm_runs_from_the_command_line() {
     for a in [
         "aligned",

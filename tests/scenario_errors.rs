@@ -585,3 +585,129 @@ fn network_faults_are_validated() {
         ]
     );
 }
+
+// ------------------------------------------------------------ limits on values
+
+const LIMIT_HELP: &str =
+    "the largest value ckptsim supports; see \"Limits on values\" in docs/scenarios.md";
+
+#[test]
+fn durations_are_at_most_a_year() {
+    let error = only_error(&edit("cost = \"5us\"", "cost = \"8761h\""));
+    assert_eq!(at(&error), (29, 8));
+    assert_eq!(error.message, "cost must be at most 8760h (365 days)");
+    assert_eq!(help(&error), LIMIT_HELP);
+
+    // Exactly a year is accepted, wherever a duration or time goes.
+    let year = edit("interval = \"500ms\"", "interval = \"8760h\"")
+        .replace("max_time = \"1m\"", "max_time = \"8760h\"");
+    let s = parse_str(&year, "base.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.checkpoint.interval, Some(ckptsim::scenario::MAX_DURATION));
+    assert_eq!(s.limits.max_time.0, ckptsim::scenario::MAX_DURATION.0);
+}
+
+#[test]
+fn a_duration_past_u64_nanoseconds_is_too_large() {
+    // The whole seconds fit in u64 nanoseconds, the fraction does not.
+    let error = only_error(&edit(
+        "interval = \"500ms\"",
+        "interval = \"18446744073.999999999s\"",
+    ));
+    assert_eq!(at(&error), (53, 12));
+    assert_eq!(
+        error.message,
+        "duration `18446744073.999999999s` is too large"
+    );
+    let error = only_error(&edit(
+        "interval = \"500ms\"",
+        "interval = \"18446744073.709551615s\"",
+    ));
+    assert_eq!(error.message, "interval must be at most 8760h (365 days)");
+}
+
+#[test]
+fn limits_on_values_are_all_reported_in_file_order() {
+    let text = BASE
+        .replacen("buffer_records = 8", "buffer_records = 65537", 1) // line 7
+        .replacen("parallelism = 2", "parallelism = 32769", 1) // line 14
+        .replacen("kind = \"map\"", "kind = \"flat-map\"", 1) // line 21
+        .replacen("mul = 2", "copies = 1001", 1) // line 23
+        .replacen(
+            "cost = \"5us\"",
+            "cost_jitter = \"18446744073.709551615s\"",
+            1,
+        ) // line 29
+        .replacen(
+            "window_end = \"4s\"",
+            "window_end = \"4s\"\nmax_crashes = 1000001",
+            1,
+        ) // line 66
+        .replacen("max_time = \"1m\"", "max_time = \"9000h\"", 1); // line 69
+    let errors = errors(&text);
+    let found: Vec<((usize, usize), &str, &str)> = errors
+        .iter()
+        .map(|e| (at(e), e.message.as_str(), help(e)))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ((7, 18), "buffer_records must be at most 65536", LIMIT_HELP),
+            ((14, 15), "parallelism must be at most 32768", LIMIT_HELP),
+            ((23, 10), "copies must be at most 1000", LIMIT_HELP),
+            (
+                (29, 15),
+                "cost_jitter must be at most 8760h (365 days)",
+                LIMIT_HELP
+            ),
+            ((66, 15), "max_crashes must be at most 1000000", LIMIT_HELP),
+            (
+                (69, 12),
+                "max_time must be at most 8760h (365 days)",
+                LIMIT_HELP
+            ),
+        ]
+    );
+}
+
+#[test]
+fn swarm_ranges_and_time_lists_keep_the_limits() {
+    let text = format!(
+        "{BASE}\n[faults.coordinator]\ncrashes = [\"1s\", \"9000h\"]\n\n[swarm]\ninterval = [\"1ms\", \"8761h\"]\nbuffer_records = [1, 65537]\nmax_crashes = [-1, 1000001]\ncoordinator_crashes = [0, 1000001, 2]\n"
+    );
+    let errors = errors(&text);
+    let found: Vec<((usize, usize), &str, &str)> = errors
+        .iter()
+        .map(|e| (at(e), e.message.as_str(), help(e)))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                (74, 18),
+                "crashes must be at most 8760h (365 days)",
+                LIMIT_HELP
+            ),
+            (
+                (77, 12),
+                "interval bounds must be at most 8760h (365 days)",
+                LIMIT_HELP
+            ),
+            (
+                (78, 18),
+                "buffer_records bounds must lie in 1..=65536, not 65537",
+                LIMIT_HELP
+            ),
+            // Below the range: no word of limits.
+            (
+                (79, 15),
+                "max_crashes bounds must lie in 0..=1000000, not -1",
+                ""
+            ),
+            (
+                (80, 23),
+                "coordinator_crashes must be a range of two values, [min, max]",
+                "for example coordinator_crashes = [1, 8]"
+            ),
+        ]
+    );
+}

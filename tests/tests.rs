@@ -23,12 +23,15 @@
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
 //!   for what a run did not test.
+//! - `extremes`: extreme values in scenario files are refused or run, and
+//!   never panic.
 
 mod common;
 
 mod algorithms;
 mod cli;
 mod determinism;
+mod extremes;
 mod faults;
 mod golden;
 mod judge;

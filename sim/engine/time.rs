@@ -149,7 +149,9 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
                 continue;
             }
             place /= 10;
-            total += u64::from(b - b'0') * place;
+            total = total
+                .checked_add(u64::from(b - b'0') * place)
+                .ok_or_else(|| format!("duration `{text}` is too large"))?;
         }
     }
     Ok(SimDuration(total))
@@ -177,6 +179,16 @@ mod tests {
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("0.5ns").is_err());
+        // The whole part fits in u64 nanoseconds, the fraction tips it over.
+        assert_eq!(
+            parse_duration("18446744073.709551615s"),
+            Ok(SimDuration(u64::MAX))
+        );
+        assert_eq!(
+            parse_duration("18446744073.709551616s"),
+            Err("duration `18446744073.709551616s` is too large".to_string())
+        );
+        assert!(parse_duration("18446744073.999999999s").is_err());
         for ns in [1u64, 999, 1_000, 1_234_567, 7_300_000_000, 90_000_000_001] {
             let d = SimDuration(ns);
             assert_eq!(parse_duration(&d.to_string()), Ok(d));

@@ -672,9 +672,14 @@ pub fn run_job(
 /// `memory` the state travels inside the ack) plus the ack RPC.
 fn storage_delay(s: &Scenario, bytes: u64) -> SimDuration {
     let c = &s.checkpoint;
-    let transfer =
-        (bytes as u128 * 1_000_000_000u128 / u128::from(c.storage_bytes_per_sec.max(1))) as u64;
-    SimDuration(c.storage_latency.0 + transfer + c.rpc_latency.0)
+    let transfer = bytes as u128 * 1_000_000_000u128 / u128::from(c.storage_bytes_per_sec.max(1));
+    let transfer = u64::try_from(transfer).unwrap_or(u64::MAX);
+    SimDuration(
+        c.storage_latency
+            .0
+            .saturating_add(transfer)
+            .saturating_add(c.rpc_latency.0),
+    )
 }
 
 impl<'a> World<'a> {
@@ -1269,7 +1274,7 @@ impl<'a> World<'a> {
         let task = &self.tasks[t as usize];
         let mut cost = task.cost.saturating_mul(n);
         if task.jitter > 0 {
-            cost += self.sched_rng.below(task.jitter + 1);
+            cost = cost.saturating_add(self.sched_rng.below(task.jitter.saturating_add(1)));
         }
         let cost = self.straggle(t, cost);
         let s = &mut self.net.sched[t as usize];

@@ -14,6 +14,29 @@ use serde::Serialize;
 /// Current version of the scenario format (`version = 1` in the file).
 pub const FORMAT_VERSION: u32 = 1;
 
+// Upper bounds on values (docs/scenarios.md, "Limits on values"). The
+// validator refuses anything larger, so the simulator can add a handful of
+// durations to a virtual time, or size a buffer, without overflowing or
+// requesting memory that cannot exist.
+
+/// The longest duration or time a scenario may hold: 365 days of virtual
+/// time. `u64` nanoseconds reach about 584 years, so a time plus a few such
+/// durations never overflows.
+pub const MAX_DURATION: SimDuration = SimDuration::from_secs(365 * 24 * 3600);
+/// [`MAX_DURATION`] as written in messages.
+pub const MAX_DURATION_TEXT: &str = "8760h (365 days)";
+/// The highest parallelism of an operator, and the most key groups
+/// (`max_parallelism`): Flink's upper bound, 2^15.
+pub const MAX_PARALLELISM: u32 = 32_768;
+/// The most records in one network buffer (`buffer_records`). Each buffer is
+/// allocated at its full size.
+pub const MAX_BUFFER_RECORDS: u32 = 65_536;
+/// The most records a flat-map emits per input record (`copies`).
+pub const MAX_COPIES: u32 = 1_000;
+/// The most random crashes one random crash table may plan
+/// (`max_crashes`); the plan is kept in memory before the run.
+pub const MAX_RANDOM_CRASHES: u32 = 1_000_000;
+
 /// A validated scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct Scenario {

@@ -30,7 +30,8 @@ use super::{
     FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults,
     OperatorId, OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes,
     RestartStrategy, SavepointSpec, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind,
-    SwarmSpec, WorkerCrash, ALGORITHMS, FORMAT_VERSION, OPERATOR_KINDS,
+    SwarmSpec, WorkerCrash, ALGORITHMS, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_COPIES,
+    MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES, OPERATOR_KINDS,
 };
 use super::{FailoverStrategy, LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
@@ -92,13 +93,16 @@ impl std::error::Error for ScenarioErrors {}
 // Entry points
 // ---------------------------------------------------------------------------
 
-/// Reads and parses the scenario file at `path`. A file that cannot be read
-/// gives one error without a position.
 /// Upper bound on the channels of one job (each costs memory up front).
 const MAX_CHANNELS: u64 = 1_000_000;
 /// Upper bound on the records of all sources (generated in memory up front).
 const MAX_RECORDS: u64 = 200_000_000;
+/// The help for a value above one of the limits on values.
+const LIMIT_HELP: &str =
+    "the largest value ckptsim supports; see \"Limits on values\" in docs/scenarios.md";
 
+/// Reads and parses the scenario file at `path`. A file that cannot be read
+/// gives one error without a position.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
@@ -673,8 +677,14 @@ impl<'a> Validator<'a> {
                 name.get_ref().clone()
             }
         };
-        let max_parallelism =
-            self.int_checked(&raw.max_parallelism, "max_parallelism", 128u32, 1..=32_768);
+        let max_parallelism_range = 1..=i64::from(MAX_PARALLELISM);
+        let max_parallelism = self.int_checked(
+            &raw.max_parallelism,
+            "max_parallelism",
+            128u32,
+            max_parallelism_range.clone(),
+        );
+        self.limit_help(&raw.max_parallelism, &max_parallelism_range);
         let network = self.network(raw.network.unwrap_or_default());
         let (operators, ops, ids) = self.operators(&raw.operators, max_parallelism);
         let edges = self.edges(&raw.edges, &ops, &ids);
@@ -735,8 +745,9 @@ impl<'a> Validator<'a> {
         operators: &[OperatorSpec],
     ) -> ClusterSpec {
         let c = &located.value;
-        let workers = self.int(&c.workers, "workers", 2u32, 1..=100_000);
-        let slots_per_worker = self.int(&c.slots_per_worker, "slots_per_worker", 1u32, 1..=100_000);
+        let workers = self.limited_int(&c.workers, "workers", 2u32, 1..=100_000);
+        let slots_per_worker =
+            self.limited_int(&c.slots_per_worker, "slots_per_worker", 1u32, 1..=100_000);
         let placement = self
             .choice(
                 &c.placement,
@@ -760,8 +771,16 @@ impl<'a> Validator<'a> {
             workers,
             slots_per_worker,
             placement,
-            heartbeat_timeout: self.duration(&c.heartbeat_timeout, SimDuration::from_millis(50)),
-            replacement_delay: self.duration(&c.replacement_delay, SimDuration::from_millis(100)),
+            heartbeat_timeout: self.duration(
+                &c.heartbeat_timeout,
+                "heartbeat_timeout",
+                SimDuration::from_millis(50),
+            ),
+            replacement_delay: self.duration(
+                &c.replacement_delay,
+                "replacement_delay",
+                SimDuration::from_millis(100),
+            ),
         }
     }
 
@@ -883,6 +902,30 @@ impl<'a> Validator<'a> {
             .unwrap_or(default)
     }
 
+    /// Like [`Self::int`], for a key whose upper end is one of the limits on
+    /// values (docs/scenarios.md): a larger value's error says so.
+    fn limited_int<T: TryFrom<i64> + Copy>(
+        &mut self,
+        value: &Int,
+        key: &str,
+        default: T,
+        range: RangeInclusive<i64>,
+    ) -> T {
+        let n = self.int(value, key, default, range.clone());
+        self.limit_help(value, &range);
+        n
+    }
+
+    /// Adds the limits help to the error just reported for `value`, if it
+    /// lies above `range`.
+    fn limit_help(&mut self, value: &Int, range: &RangeInclusive<i64>) {
+        if value.as_ref().is_some_and(|v| v.get_ref() > range.end()) {
+            if let Some(error) = self.errors.last_mut() {
+                error.help = Some(LIMIT_HELP.to_string());
+            }
+        }
+    }
+
     /// A required integer: `None` (and an error) when missing or out of range.
     fn required_int<T: TryFrom<i64>>(
         &mut self,
@@ -901,13 +944,32 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// A duration: `Some(default)` when absent, `None` (and parse_duration's
-    /// message) when it does not parse.
-    fn duration_checked(&mut self, value: &Text, default: SimDuration) -> Option<SimDuration> {
-        let Some(value) = value else {
-            return Some(default);
-        };
+    /// A duration: `Some(default)` when absent, `None` (and an error) when
+    /// it does not parse or exceeds [`MAX_DURATION`].
+    fn duration_checked(
+        &mut self,
+        value: &Text,
+        key: &str,
+        default: SimDuration,
+    ) -> Option<SimDuration> {
+        match value {
+            None => Some(default),
+            Some(value) => self.bounded_duration(value, key),
+        }
+    }
+
+    /// A duration that is present: parsed, and at most [`MAX_DURATION`]
+    /// (so that the simulator can add a few of them to a time).
+    fn bounded_duration(&mut self, value: &Spanned<String>, key: &str) -> Option<SimDuration> {
         match parse_duration(value.get_ref()) {
+            Ok(d) if d > MAX_DURATION => {
+                self.report(
+                    Some(value.span()),
+                    format!("{key} must be at most {MAX_DURATION_TEXT}"),
+                    Some(LIMIT_HELP.to_string()),
+                );
+                None
+            }
             Ok(d) => Some(d),
             Err(message) => {
                 self.report(Some(value.span()), message, None);
@@ -916,13 +978,14 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn duration(&mut self, value: &Text, default: SimDuration) -> SimDuration {
-        self.duration_checked(value, default).unwrap_or(default)
+    fn duration(&mut self, value: &Text, key: &str, default: SimDuration) -> SimDuration {
+        self.duration_checked(value, key, default)
+            .unwrap_or(default)
     }
 
     /// A duration that must be greater than zero.
     fn positive_duration(&mut self, value: &Text, key: &str, default: SimDuration) -> SimDuration {
-        match self.duration_checked(value, default) {
+        match self.duration_checked(value, key, default) {
             Some(SimDuration::ZERO) => {
                 let span = value.as_ref().map(Spanned::span);
                 self.report(span, format!("{key} must be greater than 0"), None);
@@ -933,7 +996,8 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// A required duration; `None` (and an error) when missing or malformed.
+    /// A required duration; `None` (and an error) when missing, malformed or
+    /// too long.
     fn required_duration(
         &mut self,
         value: &Text,
@@ -945,7 +1009,7 @@ impl<'a> Validator<'a> {
             self.missing(key, table, table_span.clone());
             return None;
         }
-        self.duration_checked(value, SimDuration::ZERO)
+        self.duration_checked(value, key, SimDuration::ZERO)
     }
 
     /// One of a fixed set of names: `Some(default)` when absent, `None` (and
@@ -985,8 +1049,16 @@ impl<'a> Validator<'a> {
     // --- sections ----------------------------------------------------------
 
     fn network(&mut self, raw: RawNetwork) -> NetworkSpec {
-        let latency_min = self.duration(&raw.latency_min, SimDuration::from_micros(50));
-        let latency_max = self.duration(&raw.latency_max, SimDuration::from_micros(200));
+        let latency_min = self.duration(
+            &raw.latency_min,
+            "latency_min",
+            SimDuration::from_micros(50),
+        );
+        let latency_max = self.duration(
+            &raw.latency_max,
+            "latency_max",
+            SimDuration::from_micros(200),
+        );
         if latency_max < latency_min {
             let span = raw
                 .latency_max
@@ -1000,7 +1072,12 @@ impl<'a> Validator<'a> {
             );
         }
         NetworkSpec {
-            buffer_records: self.int(&raw.buffer_records, "buffer_records", 16, 1..=u32_max()),
+            buffer_records: self.limited_int(
+                &raw.buffer_records,
+                "buffer_records",
+                16,
+                1..=MAX_BUFFER_RECORDS.into(),
+            ),
             buffer_credits: self.int(&raw.buffer_credits, "buffer_credits", 2, 1..=u32_max()),
             output_buffers: self.int(&raw.output_buffers, "output_buffers", 1, 1..=u32_max()),
             latency_min,
@@ -1010,7 +1087,11 @@ impl<'a> Validator<'a> {
                 "flush_timeout",
                 SimDuration::from_millis(1),
             ),
-            step_quantum: self.duration(&raw.step_quantum, SimDuration::from_millis(1)),
+            step_quantum: self.duration(
+                &raw.step_quantum,
+                "step_quantum",
+                SimDuration::from_millis(1),
+            ),
         }
     }
 
@@ -1088,13 +1169,15 @@ impl<'a> Validator<'a> {
                 }
             };
 
+            let parallelism_range = 1..=i64::from(MAX_PARALLELISM);
             let parallelism: Option<u32> = self.required_int(
                 &op.parallelism,
                 "parallelism",
                 "[[operators]]",
                 table,
-                1..=u32_max(),
+                parallelism_range.clone(),
             );
+            self.limit_help(&op.parallelism, &parallelism_range);
 
             let kind = kind.map(|kind| {
                 self.check_kind_keys(op, kind.name());
@@ -1129,8 +1212,8 @@ impl<'a> Validator<'a> {
                 // for an unknown kind never escapes.
                 kind: kind.clone().unwrap_or(OperatorKind::KeyedCount),
                 parallelism: parallelism.unwrap_or(1),
-                cost: self.duration(&op.cost, default_cost),
-                cost_jitter: self.duration(&op.cost_jitter, SimDuration::ZERO),
+                cost: self.duration(&op.cost, "cost", default_cost),
+                cost_jitter: self.duration(&op.cost_jitter, "cost_jitter", SimDuration::ZERO),
             });
             infos.push(OpInfo {
                 id,
@@ -1259,7 +1342,7 @@ impl<'a> Validator<'a> {
                 }
             }
             OperatorKind::FlatMap { .. } => OperatorKind::FlatMap {
-                copies: self.int(&op.copies, "copies", 2, 1..=u32_max()),
+                copies: self.limited_int(&op.copies, "copies", 2, 1..=MAX_COPIES.into()),
             },
             other => other,
         }
@@ -1571,7 +1654,7 @@ impl<'a> Validator<'a> {
         let default_interval = SimDuration::from_secs(1);
         let interval = match &raw.interval {
             Some(v) if v.get_ref().trim() == "none" => None,
-            value => match self.duration_checked(value, default_interval) {
+            value => match self.duration_checked(value, "interval", default_interval) {
                 Some(SimDuration::ZERO) => {
                     self.report(
                         value.as_ref().map(Spanned::span),
@@ -1586,7 +1669,11 @@ impl<'a> Validator<'a> {
                 None => Some(default_interval),
             },
         };
-        let first_delay = self.duration(&raw.first_delay, interval.unwrap_or(SimDuration::ZERO));
+        let first_delay = self.duration(
+            &raw.first_delay,
+            "first_delay",
+            interval.unwrap_or(SimDuration::ZERO),
+        );
 
         let storage = self
             .choice(
@@ -1623,10 +1710,14 @@ impl<'a> Validator<'a> {
             algorithm,
             interval,
             first_delay,
-            min_pause: self.duration(&raw.min_pause, SimDuration::ZERO),
+            min_pause: self.duration(&raw.min_pause, "min_pause", SimDuration::ZERO),
             timeout: self.positive_duration(&raw.timeout, "timeout", SimDuration::from_secs(600)),
             max_concurrent,
-            alignment_timeout: self.duration(&raw.alignment_timeout, SimDuration::from_millis(100)),
+            alignment_timeout: self.duration(
+                &raw.alignment_timeout,
+                "alignment_timeout",
+                SimDuration::from_millis(100),
+            ),
             tolerable_failures: self.int(
                 &raw.tolerable_failures,
                 "tolerable_failures",
@@ -1636,14 +1727,22 @@ impl<'a> Validator<'a> {
             retained: self.int(&raw.retained, "retained", 1, 1..=u32_max()),
             retain_on_cancel: raw.retain_on_cancel.as_ref().is_some_and(|b| *b.get_ref()),
             storage,
-            storage_latency: self.duration(&raw.storage_latency, default_latency),
+            storage_latency: self.duration(
+                &raw.storage_latency,
+                "storage_latency",
+                default_latency,
+            ),
             storage_bytes_per_sec: self.int(
                 &raw.storage_bytes_per_sec,
                 "storage_bytes_per_sec",
                 default_bandwidth,
                 1..=i64::MAX,
             ),
-            rpc_latency: self.duration(&raw.rpc_latency, SimDuration::from_micros(200)),
+            rpc_latency: self.duration(
+                &raw.rpc_latency,
+                "rpc_latency",
+                SimDuration::from_micros(200),
+            ),
         }
     }
 
@@ -1653,8 +1752,16 @@ impl<'a> Validator<'a> {
         ops: &[OpInfo],
         ids: &BTreeMap<String, OperatorId>,
     ) -> FaultSpec {
-        let detection_delay = self.duration(&raw.detection_delay, SimDuration::from_millis(100));
-        let restart_delay = self.duration(&raw.restart_delay, SimDuration::from_millis(100));
+        let detection_delay = self.duration(
+            &raw.detection_delay,
+            "detection_delay",
+            SimDuration::from_millis(100),
+        );
+        let restart_delay = self.duration(
+            &raw.restart_delay,
+            "restart_delay",
+            SimDuration::from_millis(100),
+        );
         let max_restarts = self.int(&raw.max_restarts, "max_restarts", 1000, 0..=u32_max());
 
         let mut crashes = Vec::new();
@@ -1689,7 +1796,11 @@ impl<'a> Validator<'a> {
         let storage = raw.storage.as_ref().map(|l| StorageFaults {
             failure_percent: self.int(&l.value.failure_percent, "failure_percent", 0, 0..=100),
             slow_percent: self.int(&l.value.slow_percent, "slow_percent", 0, 0..=100),
-            slow_latency: self.duration(&l.value.slow_latency, SimDuration::from_millis(50)),
+            slow_latency: self.duration(
+                &l.value.slow_latency,
+                "slow_latency",
+                SimDuration::from_millis(50),
+            ),
         });
         let coordinator = raw.coordinator.as_ref().map(|l| self.coordinator_faults(l));
         let mut slow_tasks = Vec::new();
@@ -1697,9 +1808,9 @@ impl<'a> Validator<'a> {
             let st = &located.value;
             let table = &located.span;
             let what = "[[faults.slow_tasks]]";
-            let from = self.duration_checked(&st.from, SimDuration::ZERO);
+            let from = self.duration_checked(&st.from, "from", SimDuration::ZERO);
             let until = self.required_duration(&st.until, "until", what, table);
-            let factor = self.int(&st.factor, "factor", 10, 1..=1_000_000);
+            let factor = self.limited_int(&st.factor, "factor", 10, 1..=1_000_000);
             if let (Some(from), Some(until)) = (from, until) {
                 if until <= from {
                     self.report(
@@ -1763,7 +1874,7 @@ impl<'a> Validator<'a> {
         what: &str,
         table: &Option<Range<usize>>,
     ) -> Option<(SimTime, SimTime)> {
-        let start = self.duration_checked(from, SimDuration::ZERO);
+        let start = self.duration_checked(from, "from", SimDuration::ZERO);
         let end = self.required_duration(until, "until", what, table);
         let (start, end) = (start?, end?);
         if end <= start {
@@ -1961,10 +2072,17 @@ impl<'a> Validator<'a> {
                     }
                 };
                 RestartStrategy::ExponentialDelay {
-                    max_backoff: self.duration(&r.max_backoff, SimDuration::from_secs(60)),
+                    max_backoff: self.duration(
+                        &r.max_backoff,
+                        "max_backoff",
+                        SimDuration::from_secs(60),
+                    ),
                     multiplier_permille,
-                    reset_threshold: self
-                        .duration(&r.reset_threshold, SimDuration::from_secs(3_600)),
+                    reset_threshold: self.duration(
+                        &r.reset_threshold,
+                        "reset_threshold",
+                        SimDuration::from_secs(3_600),
+                    ),
                 }
             }
             2 => RestartStrategy::FailureRate {
@@ -1995,9 +2113,8 @@ impl<'a> Validator<'a> {
             .unwrap_or(MemoryLoss::RestartFromScratch);
         let mut crashes = Vec::new();
         for at in c.crashes.iter().flatten() {
-            match parse_duration(at.get_ref()) {
-                Ok(d) => crashes.push(SimTime(d.nanos())),
-                Err(message) => self.report(Some(at.span()), message, None),
+            if let Some(d) = self.bounded_duration(at, "crashes") {
+                crashes.push(SimTime(d.nanos()));
             }
         }
         let random = c
@@ -2005,7 +2122,11 @@ impl<'a> Validator<'a> {
             .as_ref()
             .and_then(|l| self.random_crashes(l, "[faults.coordinator.random]"));
         CoordinatorFaults {
-            failover_delay: self.duration(&c.failover_delay, SimDuration::from_millis(200)),
+            failover_delay: self.duration(
+                &c.failover_delay,
+                "failover_delay",
+                SimDuration::from_millis(200),
+            ),
             on_memory_loss,
             crashes,
             random,
@@ -2030,7 +2151,8 @@ impl<'a> Validator<'a> {
                     None,
                 );
             }
-            let window_start = self.duration_checked(&r.window_start, SimDuration::ZERO);
+            let window_start =
+                self.duration_checked(&r.window_start, "window_start", SimDuration::ZERO);
             let window_end = self.required_duration(&r.window_end, "window_end", what, table);
             if let (Some(start), Some(end)) = (window_start, window_end) {
                 if end <= start {
@@ -2041,7 +2163,12 @@ impl<'a> Validator<'a> {
                     );
                 }
             }
-            let max_crashes = self.int(&r.max_crashes, "max_crashes", 3, 0..=u32_max());
+            let max_crashes = self.limited_int(
+                &r.max_crashes,
+                "max_crashes",
+                3,
+                0..=MAX_RANDOM_CRASHES.into(),
+            );
             Some(RandomCrashes {
                 mean_interval: mean_interval?,
                 window_start: SimTime(window_start?.nanos()),
@@ -2092,7 +2219,11 @@ impl<'a> Validator<'a> {
         SwarmSpec {
             enabled: raw.enabled.as_ref().is_some_and(|e| *e.get_ref()),
             latency_max: self.duration_range(&raw.latency_max, "latency_max", false),
-            buffer_records: self.int_range(&raw.buffer_records, "buffer_records", 1..=u32_max()),
+            buffer_records: self.limited_range(
+                &raw.buffer_records,
+                "buffer_records",
+                1..=MAX_BUFFER_RECORDS.into(),
+            ),
             buffer_credits: self.int_range(&raw.buffer_credits, "buffer_credits", 1..=u32_max()),
             interval: self.duration_range(&raw.interval, "interval", true),
             timeout: self.duration_range(&raw.timeout, "timeout", true),
@@ -2102,7 +2233,11 @@ impl<'a> Validator<'a> {
                 "crash_mean_interval",
                 true,
             ),
-            max_crashes: self.int_range(&raw.max_crashes, "max_crashes", 0..=u32_max()),
+            max_crashes: self.limited_range(
+                &raw.max_crashes,
+                "max_crashes",
+                0..=MAX_RANDOM_CRASHES.into(),
+            ),
             crash_window_end: self.duration_range(&raw.crash_window_end, "crash_window_end", false),
             notification_loss_percent: self.int_range(
                 &raw.notification_loss_percent,
@@ -2119,12 +2254,16 @@ impl<'a> Validator<'a> {
                 "storage_slow_percent",
                 0..=100,
             ),
-            coordinator_crashes: self.int_range(
+            coordinator_crashes: self.limited_range(
                 &raw.coordinator_crashes,
                 "coordinator_crashes",
-                0..=u32_max(),
+                0..=MAX_RANDOM_CRASHES.into(),
             ),
-            worker_crashes: self.int_range(&raw.worker_crashes, "worker_crashes", 0..=u32_max()),
+            worker_crashes: self.limited_range(
+                &raw.worker_crashes,
+                "worker_crashes",
+                0..=MAX_RANDOM_CRASHES.into(),
+            ),
             latency_spike_extra: self.duration_range(
                 &raw.latency_spike_extra,
                 "latency_spike_extra",
@@ -2156,6 +2295,29 @@ impl<'a> Validator<'a> {
                 None
             }
         }
+    }
+
+    /// Like [`Self::int_range`], for a knob whose upper end is one of the
+    /// limits on values: a larger bound's error says so.
+    fn limited_range(
+        &mut self,
+        value: &IntRange,
+        key: &str,
+        range: RangeInclusive<i64>,
+    ) -> Option<(u32, u32)> {
+        let out = self.int_range(value, key, range.clone());
+        // The error, if any, names the first bound out of range.
+        let over = value.as_ref().is_some_and(|v| {
+            let bounds = v.get_ref();
+            let first_out = bounds.iter().find(|n| !range.contains(n));
+            bounds.len() == 2 && first_out.is_some_and(|n| n > range.end())
+        });
+        if over {
+            if let Some(error) = self.errors.last_mut() {
+                error.help = Some(LIMIT_HELP.to_string());
+            }
+        }
+        out
     }
 
     fn int_range(
@@ -2205,6 +2367,14 @@ impl<'a> Validator<'a> {
                         Some(v.span()),
                         format!("{key} bounds must be greater than 0"),
                         None,
+                    );
+                    return None;
+                }
+                Ok(d) if d > MAX_DURATION => {
+                    self.report(
+                        Some(v.span()),
+                        format!("{key} bounds must be at most {MAX_DURATION_TEXT}"),
+                        Some(LIMIT_HELP.to_string()),
                     );
                     return None;
                 }

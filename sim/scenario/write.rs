@@ -469,7 +469,7 @@ mod tests {
     use crate::engine::parse_duration;
     use crate::scenario::{
         load, parse_str, Algorithm, CrashSpec, Expect, Guarantee, Partitioning, RandomCrashes,
-        SavepointSpec, ScenarioErrors, SourceSpec, SwarmSpec,
+        SavepointSpec, ScenarioErrors, SourceSpec, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
     };
     use std::path::{Path, PathBuf};
 
@@ -1020,7 +1020,8 @@ mod tests {
             SimDuration::from_secs(90),
             SimDuration::from_secs(7_200),
             SimDuration::from_secs(3_601),
-            SimDuration(u64::MAX),
+            SimDuration(MAX_DURATION.0 - 1),
+            MAX_DURATION,
         ];
         for d in odd {
             let mut s = sample();
@@ -1081,14 +1082,14 @@ mod tests {
         let full = SwarmSpec {
             enabled: true,
             latency_max: Some((SimDuration::ZERO, SimDuration(3_000_000_007))),
-            buffer_records: Some((1, u32::MAX)),
+            buffer_records: Some((1, MAX_BUFFER_RECORDS)),
             buffer_credits: Some((2, 2)),
             interval: Some((SimDuration(1), SimDuration::from_millis(1_001))),
             timeout: Some((SimDuration::from_secs(1), SimDuration::from_secs(600))),
             cost_percent: Some((0, 100_000)),
             crash_mean_interval: Some((SimDuration::from_millis(5), SimDuration::from_secs(2))),
             max_crashes: Some((0, 12_345)),
-            crash_window_end: Some((SimDuration::ZERO, SimDuration(u64::MAX))),
+            crash_window_end: Some((SimDuration::ZERO, MAX_DURATION)),
             notification_loss_percent: Some((0, 100)),
             storage_failure_percent: Some((0, 5)),
             storage_slow_percent: Some((3, 3)),
@@ -1132,7 +1133,7 @@ mod tests {
             src.value_max = i64::MAX as u64;
             src.records_per_partition = 66_000_000;
         }
-        s.network.buffer_records = u32::MAX;
+        s.network.buffer_records = MAX_BUFFER_RECORDS;
         s.checkpoint.max_concurrent = u32::MAX;
         s.checkpoint.retained = u32::MAX;
         s.checkpoint.tolerable_failures = u32::MAX;
@@ -1156,6 +1157,13 @@ mod tests {
         let text = to_toml(&s);
         assert!(text.contains("\nmax_events = 18_446_744_073_709_551_615\n"));
         assert!(parse_str(&text, "big").is_err());
+
+        // Past the limits on values: written as is, refused when read.
+        let mut s = sample();
+        s.network.latency_max = SimDuration(u64::MAX);
+        let text = to_toml(&s);
+        assert!(text.contains("\nlatency_max = \"18446744073709551615ns\"\n"));
+        assert!(parse_str(&text, "long").is_err());
 
         let mut s = sample();
         s.edges[0].to = OperatorId(99);
