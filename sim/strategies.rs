@@ -219,7 +219,7 @@ impl Topology {
                     K::KeyedCount => GenKind::KeyedCount,
                     K::KeyedSum => GenKind::KeyedSum,
                     K::Sink2pc => GenKind::Sink2pc,
-                    K::SinkAtLeastOnce => return None,
+                    K::SinkAtLeastOnce { .. } | K::CountWindow { .. } => return None,
                 };
                 Some(GenOperator {
                     id: op.id.clone(),

@@ -3,6 +3,7 @@
 //! an explanation), never a panic. Every check reports reachability counters
 //! beside its verdict, so that a pass cannot be vacuous.
 
+pub mod accounting;
 pub mod oracle;
 
 use crate::runtime::{RunOutcome, RunOutput};
@@ -38,7 +39,9 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("state", "after the job ends, every keyed state equals the oracle's"),
     ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),
     ("routing", "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)"),
-    ("protocol", "each checkpoint is snapshotted at most once per task, never notified complete after an abort, completed ids increase, restores succeed, no commit is refused"),
+    ("protocol", "per task and checkpoint at most one snapshot, one decline and one cancellation marker per output; never notified complete after an abort; completed ids increase; restores succeed; no commit or sink write is refused; no savepoint enters the completed-checkpoint store or is restored by a failover"),
+    ("commit", "what completed checkpoints promise is committed, in time: once a sink task is notified of checkpoint N, nothing it pre-committed for N or earlier stays pre-committed; at the end, everything each sink task read before the snapshot of the last checkpoint it was notified of (or restored from) is committed, whatever the ending"),
+    ("failure-accounting", "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise"),
     ("panic", "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep"),
 ];
 
@@ -163,6 +166,20 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         });
     }
 
+    // Commit: in time (at each notification, found while running) and
+    // complete (at the end, whatever the ending).
+    // The end part replays the sinks' schedules on the oracle's data, which
+    // is the run's data only when the cut was exactly-once; a run allowed
+    // to duplicate (at-least-once) reads records the oracle does not have.
+    let mut commit = by_check.remove("commit").unwrap_or_default();
+    let (promised_violations, promised) = if expected == Guarantee::ExactlyOnce {
+        oracle.compare_promised(run)
+    } else {
+        (Vec::new(), 0)
+    };
+    commit.extend(promised_violations);
+    let accounting = accounting::check(run);
+
     let checks = vec![
         CheckResult {
             name: "consistent-cut",
@@ -220,6 +237,24 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
                 ("checkpoints aborted", c.checkpoints_aborted),
             ],
             violations: protocol,
+        },
+        CheckResult {
+            name: "commit",
+            passed: commit.is_empty(),
+            reach: vec![
+                ("sink notifications", oracle.sink_notifications),
+                ("records promised", promised),
+            ],
+            violations: commit,
+        },
+        CheckResult {
+            name: "failure-accounting",
+            passed: accounting.violations.is_empty(),
+            reach: vec![
+                ("checkpoint failures counted", accounting.counted),
+                ("failovers for checkpoint failures", accounting.failovers),
+            ],
+            violations: accounting.violations,
         },
     ];
     let passed = checks.iter().all(|c| c.passed);

@@ -52,6 +52,12 @@ pub struct Oracle {
     /// The oracle replayed the run's effective schedule: values and state
     /// are exact for every operator.
     pub replayed: bool,
+    /// With the schedule: per (sink slot, lineage), the records sink tasks
+    /// had read before the snapshot of the last checkpoint they were
+    /// notified of (or restored from): what must be committed.
+    promised: Vec<u32>,
+    /// Checkpoint-complete notifications replayed at sink tasks.
+    pub sink_notifications: u64,
 }
 
 /// Outcome of the output comparison.
@@ -76,6 +82,8 @@ struct Exec<'a> {
     sink_slot: Vec<Option<usize>>,
     store: ExternalStore,
     out: Vec<Record>,
+    /// Queue what reaches sinks too (to replay the sinks' schedules).
+    sink_queues: bool,
 }
 
 /// One task's operator in the oracle, with its routing state.
@@ -129,7 +137,12 @@ impl Exec<'_> {
                 let mut deliver = |ch: u32| {
                     let to = self.exec.channels[ch as usize].to as usize;
                     match self.sink_slot[to] {
-                        Some(slot) => oracle.arrive(slot, r),
+                        Some(slot) => {
+                            oracle.arrive(slot, r);
+                            if self.sink_queues {
+                                self.queues[ch as usize].push_back(r);
+                            }
+                        }
                         None => self.queues[ch as usize].push_back(r),
                     }
                 };
@@ -186,6 +199,53 @@ impl Exec<'_> {
             }
         }
         false
+    }
+
+    /// A sink task's schedule, counted, not run: what it read before the
+    /// snapshot of the last checkpoint it was notified of (or restored
+    /// from) is promised.
+    fn replay_sink(&mut self, t: usize, slot: usize, steps: &[Step], oracle: &mut Oracle) {
+        let inputs = self.exec.tasks[t].inputs.clone();
+        let mut read: Vec<Record> = Vec::new();
+        let mut marks: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut known = 0;
+        for &step in steps {
+            match step {
+                Step::Read { input, n } => {
+                    let Some(&ch) = inputs.get(input as usize) else {
+                        continue;
+                    };
+                    for _ in 0..n {
+                        match self.queues[ch as usize].pop_front() {
+                            Some(r) => read.push(r),
+                            None => break,
+                        }
+                    }
+                }
+                Step::Snapshot(id) => {
+                    marks.insert(id, read.len());
+                }
+                Step::Complete(id) => {
+                    known = known.max(id);
+                    oracle.sink_notifications += 1;
+                }
+                Step::Restart(Some(id)) => known = known.max(id),
+                _ => {}
+            }
+        }
+        let Some((_, &upto)) = marks.range(..=known).next_back() else {
+            return;
+        };
+        for r in &read[..upto] {
+            let p = r.lineage.partition as usize;
+            if p < oracle.partition_base.len()
+                && oracle.partition_base[p] + (r.lineage.offset as usize)
+                    < oracle.partition_end(r.lineage.partition)
+            {
+                let i = oracle.flat(slot, r.lineage.partition, r.lineage.offset);
+                oracle.promised[i] += 1;
+            }
+        }
     }
 
     /// Runs task `t`: its schedule's steps, then whatever input is left
@@ -317,6 +377,8 @@ impl Oracle {
             keyed_state: BTreeMap::new(),
             order_dependent: std::collections::BTreeSet::new(),
             replayed: schedule.is_some(),
+            promised: Vec::new(),
+            sink_notifications: 0,
         };
         let sink_slot: Vec<Option<usize>> = exec
             .tasks
@@ -331,6 +393,7 @@ impl Oracle {
             sink_slot,
             store: ExternalStore::default(),
             out: Vec::new(),
+            sink_queues: schedule.is_some(),
         };
         let mut order_sensitive = vec![false; scenario.operators.len()];
         for &op in &job.topo {
@@ -364,8 +427,64 @@ impl Oracle {
                 }
             }
         }
+        if let Some(schedule) = schedule {
+            oracle.promised = vec![0; oracle.expected.len()];
+            for (t, steps) in schedule.iter().enumerate() {
+                if let Some(slot) = x.sink_slot[t] {
+                    x.replay_sink(t, slot, steps, &mut oracle);
+                }
+            }
+        }
         oracle.digest = MultisetDigest::of(&oracle.values);
         oracle
+    }
+
+    /// The commit check's end part: every record a sink task read before
+    /// the snapshot of the last checkpoint it was notified of (or restored
+    /// from) is committed, whatever the ending (a cancel, a stop without
+    /// drain, a failed job). Returns the violations and how many records
+    /// were promised.
+    pub fn compare_promised(&self, run: &RunOutput) -> (Vec<Violation>, u64) {
+        if self.promised.is_empty() {
+            return (Vec::new(), 0);
+        }
+        let mut actual = vec![0u32; self.expected.len()];
+        for r in run.store.committed() {
+            let Some(slot) = self.sinks.iter().position(|&s| s == r.sink) else {
+                continue;
+            };
+            let p = r.lineage.partition as usize;
+            if p < self.partition_base.len()
+                && self.partition_base[p] + (r.lineage.offset as usize)
+                    < self.partition_end(r.lineage.partition)
+            {
+                actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+            }
+        }
+        let mut missing = 0u64;
+        let mut examples = Vec::new();
+        let mut promised = 0u64;
+        for (i, (&p, &a)) in self.promised.iter().zip(&actual).enumerate() {
+            promised += u64::from(p);
+            if a < p {
+                missing += u64::from(p - a);
+                if examples.len() < MAX_EXAMPLES {
+                    examples.push(self.describe(i, a, p));
+                }
+            }
+        }
+        let mut violations = Vec::new();
+        if missing > 0 {
+            violations.push(Violation {
+                check: "commit",
+                time_ns: run.end_time.0,
+                message: format!(
+                    "{missing} records that sink tasks had read before the snapshot of a checkpoint they were notified of (or restored from) were never committed, e.g. {}",
+                    examples.join("; ")
+                ),
+            });
+        }
+        (violations, promised)
     }
 
     /// A record reached sink slot `slot`.

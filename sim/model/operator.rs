@@ -479,8 +479,10 @@ impl TwoPhaseCommitSink {
 
     fn commit_up_to(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
         let now = ctx.now;
+        let behind = self.pending.iter().any(|&(cp, _)| cp == checkpoint)
+            && ctx.mutant(Mutant::SinkCommitsOneBehind);
         self.pending.retain(|&(cp, txn)| {
-            if cp <= checkpoint {
+            if cp < checkpoint || (cp == checkpoint && !behind) {
                 ctx.store.commit(txn, now);
                 false
             } else {
@@ -540,20 +542,198 @@ impl Operator for TwoPhaseCommitSink {
     }
 }
 
-/// Writes every record straight to the store: exactly-once only without
-/// failures; duplicates on replay.
-pub struct AtLeastOnceSink;
+/// Writes to the store without transactions, in batches (Flink's
+/// `AsyncSinkWriter`): a batch of `batch` records is written when full, and
+/// whatever is buffered is flushed before the snapshot is taken (so before
+/// the checkpoint is acknowledged) and at end of input. Exactly-once only
+/// without failures; duplicates on replay. A batch still buffered when the
+/// task fails is lost with it, and its records are replayed only if no
+/// completed checkpoint covers them: hence the flush at the snapshot.
+/// (The write completes at once: the model has no asynchronous requests.)
+pub struct AtLeastOnceSink {
+    batch: usize,
+    buffer: Vec<Record>,
+}
+
+impl AtLeastOnceSink {
+    pub fn new(batch: u32) -> AtLeastOnceSink {
+        AtLeastOnceSink {
+            batch: batch.max(1) as usize,
+            buffer: Vec::new(),
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context) {
+        for r in self.buffer.drain(..) {
+            ctx.store.write_direct(ctx.operator, r, ctx.now);
+        }
+    }
+}
 
 impl Operator for AtLeastOnceSink {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        ctx.store.write_direct(ctx.operator, record, ctx.now);
+        if self.batch == 1 {
+            ctx.store.write_direct(ctx.operator, record, ctx.now);
+            return;
+        }
+        self.buffer.push(record);
+        if self.buffer.len() >= self.batch {
+            self.flush(ctx);
+        }
     }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+    fn end_of_input(&mut self, ctx: &mut Context) {
+        self.flush(ctx);
+    }
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        if !self.buffer.is_empty() && ctx.mutant(Mutant::SinkAckWithoutFlush) {
+            // Mutant: the open batch stays buffered across the checkpoint.
+            return Vec::new();
+        }
+        self.flush(ctx);
         Vec::new()
     }
     fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
         Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- windows
+
+/// One key's count window: records in the open window, their sum, the last
+/// record's lineage and emit time (what a flushed window carries), and the
+/// records the key has seen in all (its keyed state for the checker).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Window {
+    seen: i64,
+    open: u32,
+    sum: i64,
+    last: Lineage,
+    last_emitted: u64,
+}
+
+/// Keyed state whose per-key values are an operator's own encoding: one
+/// byte string per key group (the encoding of that group's sorted entries),
+/// so a restore at another parallelism can still move whole key groups.
+pub type KeyGroupBytes = (u32, Vec<u8>);
+
+#[derive(Serialize, Deserialize)]
+struct KeyedBytesSnapshot {
+    key_groups: Vec<KeyGroupBytes>,
+}
+
+/// Keyed state as opaque key groups (`None` if not such state).
+pub fn keyed_byte_groups(state: &[u8]) -> Option<Vec<KeyGroupBytes>> {
+    postcard::from_bytes::<KeyedBytesSnapshot>(state)
+        .ok()
+        .map(|s| s.key_groups)
+}
+
+/// Keyed state holding these opaque key groups (sorted by key group).
+pub fn keyed_byte_state(mut key_groups: Vec<KeyGroupBytes>) -> Vec<u8> {
+    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+    encode(&KeyedBytesSnapshot { key_groups })
+}
+
+/// A count window per key: every `size` records of a key it emits their sum
+/// with the lineage of the record that closed the window; at end of input
+/// it flushes every open window with the lineage of its last record. What
+/// an open window holds is in the snapshot, so a restore neither loses nor
+/// repeats a window.
+pub struct CountWindow {
+    size: u32,
+    windows: IndexMap<u64, Window, BuildHasherDefault<rustc_hash::FxHasher>>,
+}
+
+impl CountWindow {
+    pub fn new(size: u32) -> CountWindow {
+        CountWindow {
+            size: size.max(1),
+            windows: IndexMap::default(),
+        }
+    }
+}
+
+impl Operator for CountWindow {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let w = self.windows.entry(record.key).or_default();
+        w.seen += 1;
+        w.open += 1;
+        w.sum = w.sum.wrapping_add(record.value);
+        w.last = record.lineage;
+        w.last_emitted = record.emitted_at.0;
+        if w.open >= self.size {
+            let sum = w.sum;
+            w.open = 0;
+            w.sum = 0;
+            ctx.emit(Record {
+                value: sum,
+                ..record
+            });
+        }
+    }
+
+    fn end_of_input(&mut self, ctx: &mut Context) {
+        if ctx.mutant(Mutant::WindowNoFlushAtEnd) {
+            return; // Mutant: the open windows are never emitted.
+        }
+        let mut keys: Vec<u64> = self
+            .windows
+            .iter()
+            .filter(|(_, w)| w.open > 0)
+            .map(|(&k, _)| k)
+            .collect();
+        keys.sort_unstable();
+        for key in keys {
+            let w = &mut self.windows[&key];
+            let (sum, lineage, at) = (w.sum, w.last, w.last_emitted);
+            w.open = 0;
+            w.sum = 0;
+            ctx.emit(Record {
+                key,
+                value: sum,
+                lineage,
+                emitted_at: SimTime(at),
+            });
+        }
+    }
+
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        let mut groups: BTreeMap<u32, Vec<(u64, Window)>> = BTreeMap::new();
+        for (&k, &w) in &self.windows {
+            groups
+                .entry(key_group(k, ctx.max_parallelism))
+                .or_default()
+                .push((k, w));
+        }
+        let key_groups = groups
+            .into_iter()
+            .map(|(kg, mut entries)| {
+                entries.sort_unstable_by_key(|(k, _)| *k);
+                (kg, encode(&entries))
+            })
+            .collect();
+        keyed_byte_state(key_groups)
+    }
+
+    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
+        let groups = keyed_byte_groups(state)
+            .ok_or_else(|| "cannot decode count-window state".to_string())?;
+        self.windows.clear();
+        for (kg, bytes) in groups {
+            let entries: Vec<(u64, Window)> =
+                decode(&bytes, "count-window").map_err(|e| format!("key group {kg}: {e}"))?;
+            self.windows.extend(entries);
+        }
+        Ok(())
+    }
+
+    fn keyed_state(&self) -> BTreeMap<u64, i64> {
+        self.windows.iter().map(|(&k, w)| (k, w.seen)).collect()
+    }
+
+    fn order_insensitive_output(&self) -> bool {
+        false // which records share a window depends on arrival order
     }
 }
 
@@ -594,8 +774,9 @@ impl OperatorFactory for BuiltinFactory {
             OperatorKind::FlatMap { copies } => Box::new(FlatMap { copies: *copies }),
             OperatorKind::KeyedCount => Box::<KeyedCount>::default(),
             OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
+            OperatorKind::CountWindow { size } => Box::new(CountWindow::new(*size)),
             OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
-            OperatorKind::SinkAtLeastOnce => Box::new(AtLeastOnceSink),
+            OperatorKind::SinkAtLeastOnce { batch } => Box::new(AtLeastOnceSink::new(*batch)),
         }
     }
 }

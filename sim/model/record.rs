@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 /// source operators) and the offset within it. Every record derived from a
 /// source record carries that record's lineage, so the checker can count how
 /// often each input reached committed output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Lineage {
     pub partition: u32,
     pub offset: u64,

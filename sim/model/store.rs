@@ -91,6 +91,14 @@ pub struct ExternalStore {
     /// savepoint's copy of the store: the run that made them judged them.
     #[serde(skip)]
     pub refused_writes: Vec<(TxnId, Option<TxnState>)>,
+    /// Set by the simulator while an operator takes its snapshot for this
+    /// checkpoint: a pre-commit then belongs to it.
+    #[serde(skip)]
+    pub precommit_scope: Option<u64>,
+    /// Pre-committed transactions with their checkpoint (an index for the
+    /// commit check, small however long the run).
+    #[serde(skip)]
+    precommitted: BTreeMap<TxnId, u64>,
 }
 
 impl ExternalStore {
@@ -145,11 +153,38 @@ impl ExternalStore {
     }
 
     pub fn pre_commit(&mut self, id: TxnId) {
+        let scope = self.precommit_scope;
         if let Some(txn) = self.get_mut(&id) {
             if txn.state == TxnState::Open {
                 txn.state = TxnState::PreCommitted;
+                if let Some(cp) = scope {
+                    self.precommitted.insert(id, cp);
+                }
             }
         }
+    }
+
+    /// Transactions of one sink subtask, opened in attempt `min_attempt` or
+    /// later, still pre-committed for a checkpoint at or below `upto`.
+    pub fn precommitted_up_to(
+        &self,
+        sink: u32,
+        subtask: u32,
+        min_attempt: u32,
+        upto: u64,
+    ) -> Vec<(TxnId, u64)> {
+        let from = TxnId {
+            sink,
+            subtask,
+            attempt: min_attempt,
+            seq: 0,
+        };
+        self.precommitted
+            .range(from..)
+            .take_while(|(id, _)| id.sink == sink && id.subtask == subtask)
+            .filter(|&(_, &cp)| cp <= upto)
+            .map(|(&id, &cp)| (id, cp))
+            .collect()
     }
 
     pub fn commit(&mut self, id: TxnId, now: SimTime) -> CommitOutcome {
@@ -171,6 +206,7 @@ impl ExternalStore {
             }
             TxnState::Open | TxnState::PreCommitted => {
                 txn.state = TxnState::Committed;
+                self.precommitted.remove(&id);
                 self.stats.transactions_committed += 1;
                 let records = std::mem::take(&mut txn.records);
                 self.committed
@@ -187,6 +223,7 @@ impl ExternalStore {
                 txn.state = TxnState::Aborted;
                 txn.records = Vec::new();
                 self.stats.transactions_aborted += 1;
+                self.precommitted.remove(&id);
             }
         }
     }

@@ -480,6 +480,11 @@ pub struct RunOutput {
     /// Per task, its effective schedule (`runtime::schedule`), which the
     /// oracle replays; `None` for a job started from a snapshot file.
     pub schedule: Option<Vec<Vec<Step>>>,
+    /// Every global failover of a running job (time, reason), for the
+    /// failure-accounting check.
+    pub failovers: Vec<(u64, String)>,
+    /// The scenario's `tolerable_failures`.
+    pub tolerable_failures: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -547,6 +552,25 @@ struct Task {
     check_routing: bool,
     /// The key groups this subtask owns: `start..end`.
     key_groups: (u32, u32),
+    /// The job attempt this instance was deployed in: transactions it
+    /// opened carry this attempt or a later one.
+    deploy_attempt: u32,
+    is_sink: bool,
+    /// Checkpoints this instance declined, and those it sent cancellation
+    /// markers for (the protocol check: at most once each).
+    declined: BTreeSet<CheckpointId>,
+    cancel_sent: BTreeSet<(CheckpointId, CancelCause)>,
+}
+
+/// Why a task sends a cancellation marker. Flink sends one of each for the
+/// same checkpoint when a barrier of a checkpoint the coordinator already
+/// aborted is skipped (`SubtaskCheckpointCoordinatorImpl.checkpointState`)
+/// and the handler then aborts it too (`abortCheckpointOnBarrier`): the
+/// protocol check allows one marker per cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum CancelCause {
+    Skipped,
+    Declined,
 }
 
 /// A task's snapshot on its way to an acknowledgement.
@@ -630,6 +654,8 @@ struct World<'a> {
     fx_log: warnings::FiredLog,
     /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
     schedule: ScheduleLog,
+    /// Every global failover of a running job: time and reason.
+    failovers: Vec<(u64, String)>,
     /// The job started from a snapshot of another run: its tasks' history
     /// before the snapshot is unknown, so the schedule is not returned.
     schedule_partial: bool,
@@ -752,6 +778,7 @@ impl<'a> World<'a> {
             fx,
             fx_log,
             schedule: ScheduleLog::new(exec.tasks.len()),
+            failovers: Vec::new(),
             schedule_partial: false,
             forced_aligned,
             sink_tasks,
@@ -878,6 +905,10 @@ impl<'a> World<'a> {
                 spec.parallelism,
                 self.scenario.max_parallelism,
             ),
+            deploy_attempt: self.net.attempt,
+            is_sink: spec.kind.is_sink(),
+            declined: BTreeSet::new(),
+            cancel_sent: BTreeSet::new(),
         }
     }
 
@@ -930,7 +961,7 @@ impl<'a> World<'a> {
         {
             self.schedule_any(at, Ev::SavepointDue);
         }
-        if let Some(at) = self.job_opts.cancel_at {
+        if let Some(at) = self.job_opts.cancel_at.or(self.scenario.cancel_at) {
             self.schedule_any(at, Ev::Cancel);
         }
         let cp = &self.scenario.checkpoint;
@@ -1613,7 +1644,7 @@ impl<'a> World<'a> {
         if self.tasks[ti].aborted.remove(&b.id) {
             // The coordinator already aborted it: cancel downstream instead.
             self.counters.aborted_checkpoints_skipped += 1;
-            self.broadcast_cancel(t, b.id);
+            self.broadcast_cancel(t, b.id, CancelCause::Skipped);
             return;
         }
         self.tasks[ti].last_checkpoint = b.id;
@@ -1632,10 +1663,12 @@ impl<'a> World<'a> {
             let ch = self.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
+        self.store.precommit_scope = Some(b.id);
         let state = {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.snapshot(b.id, &mut ctx)
         };
+        self.store.precommit_scope = None;
         self.schedule.push(t, Step::Snapshot(b.id));
         self.route_out(t); // snapshot() should emit nothing; route anything it did
         let info = &self.exec.tasks[ti];
@@ -1888,7 +1921,7 @@ impl<'a> World<'a> {
         }
     }
 
-    fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId) {
+    fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId, cause: CancelCause) {
         if self.cfg.mutants.has(Mutant::SkipCancelMarker) {
             if !self.task_outputs[t as usize].is_empty() {
                 fired(Mutant::SkipCancelMarker);
@@ -1897,6 +1930,13 @@ impl<'a> World<'a> {
         }
         let ti = t as usize;
         self.tasks[ti].closed.insert(id);
+        if !self.tasks[ti].cancel_sent.insert((id, cause)) && !self.task_outputs[ti].is_empty() {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} sent a second cancellation marker for checkpoint {id} on each output"),
+            );
+        }
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.send_event(ch, Msg::Cancel(id), false);
@@ -1904,8 +1944,51 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Commit timeliness: once a sink task was told that checkpoint `id`
+    /// completed, nothing its current instance pre-committed for `id` or an
+    /// earlier checkpoint may stay pre-committed (Flink's 2PC contract:
+    /// notify-complete commits everything up to the id).
+    fn check_commit_timeliness(&mut self, t: TaskId, id: CheckpointId) {
+        let task = &self.tasks[t as usize];
+        let late = self.store.precommitted_up_to(
+            task.operator_index,
+            task.subtask,
+            task.deploy_attempt,
+            id,
+        );
+        if let Some((txn, cp)) = late.first() {
+            let name = self.exec.tasks[t as usize].name.clone();
+            let more = match late.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            self.violation(
+                "commit",
+                format!(
+                    "sink {name} was notified that checkpoint {id} completed, but {txn}, pre-committed for checkpoint {cp}, is still not committed{more}"
+                ),
+            );
+        }
+    }
+
     /// The handler aborted a checkpoint: decline it and cancel downstream.
     fn decline(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        self.decline_once(t, id, reason);
+        if self.cfg.mutants.has(Mutant::DeclineTwice) {
+            // Mutant: the abort happens twice.
+            fired(Mutant::DeclineTwice);
+            self.decline_once(t, id, reason);
+        }
+    }
+
+    fn decline_once(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        if !self.tasks[t as usize].declined.insert(id) {
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} declined checkpoint {id} twice"),
+            );
+        }
         let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
         self.net.schedule(
             at,
@@ -1915,7 +1998,7 @@ impl<'a> World<'a> {
                 reason,
             },
         );
-        self.broadcast_cancel(t, id);
+        self.broadcast_cancel(t, id, CancelCause::Declined);
     }
 
     fn trigger_source(&mut self, t: TaskId, b: Barrier) {
@@ -1978,6 +2061,9 @@ impl<'a> World<'a> {
         {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.notify_checkpoint_complete(id, &mut ctx);
+        }
+        if self.tasks[ti].is_sink {
+            self.check_commit_timeliness(t, id);
         }
         self.route_out(t);
         // The job's final checkpoint covered all input everywhere: finish.
@@ -2204,7 +2290,7 @@ impl<'a> World<'a> {
             self.counters.unaligned_checkpoints += 1;
             self.counters.in_flight_records_persisted += in_flight_records;
         }
-        self.coord.add_completed(Completed {
+        self.store_completed(Completed {
             id,
             trigger_time: p.trigger_time,
             completed_at: now,
@@ -2306,6 +2392,38 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Adds a completed checkpoint to the store (evicting the oldest beyond
+    /// `retained`). Protocol: a savepoint never enters it.
+    fn store_completed(&mut self, c: Completed) {
+        if self.savepoints.contains_key(&c.id) {
+            let evicted = match self.coord.retained.front() {
+                Some(old) if self.coord.retained.len() >= self.coord.num_retained => {
+                    format!(", evicting checkpoint {}", old.id)
+                }
+                _ => String::new(),
+            };
+            self.violation(
+                "protocol",
+                format!(
+                    "savepoint {} entered the completed-checkpoint store{evicted}",
+                    c.id
+                ),
+            );
+        }
+        self.coord.add_completed(c);
+    }
+
+    /// Protocol: a failover restores a checkpoint, never a savepoint taken
+    /// by this job.
+    fn check_restore_source(&mut self, from: Option<CheckpointId>) {
+        if let Some(id) = from.filter(|id| self.savepoints.contains_key(id)) {
+            self.violation(
+                "protocol",
+                format!("the job was restarted from savepoint {id}: savepoints are never used for recovery"),
+            );
+        }
+    }
+
     /// Flink's `CheckpointFailureManager`: count a failure once per id, only
     /// if newer than the last success; past the tolerance, fail the job over.
     fn count_failure(&mut self, id: CheckpointId) {
@@ -2313,7 +2431,16 @@ impl<'a> World<'a> {
             return;
         }
         self.coord.failure_counter += 1;
-        if self.coord.failure_counter > self.scenario.checkpoint.tolerable_failures {
+        let tolerable = self.scenario.checkpoint.tolerable_failures;
+        let mut limit = tolerable;
+        if self.cfg.mutants.has(Mutant::TolerableFailuresOffByOne) {
+            // Mutant: the threshold is one too high.
+            limit = tolerable.saturating_add(1);
+            if self.coord.failure_counter == tolerable.saturating_add(1) {
+                fired(Mutant::TolerableFailuresOffByOne);
+            }
+        }
+        if self.coord.failure_counter > limit {
             self.coord.failure_counter = 0;
             self.failover(format!(
                 "more than {} consecutive checkpoint failures",
@@ -2475,6 +2602,23 @@ impl<'a> World<'a> {
         self.coord.stats.push(stats);
         self.check_cut(&p);
         self.coord.last_completion = Some(now);
+        if !sp.stop && self.cfg.mutants.has(Mutant::SavepointEntersStore) {
+            // Mutant: the savepoint is stored like a checkpoint.
+            fired(Mutant::SavepointEntersStore);
+            let states: Vec<Option<TaskSnapshot>> = p
+                .acks
+                .iter()
+                .map(|a| a.as_ref().filter(|a| a.arrived).map(|a| a.snapshot.clone()))
+                .collect();
+            self.store_completed(Completed {
+                id,
+                trigger_time: p.trigger_time,
+                completed_at: now,
+                states,
+                state_bytes: 0,
+                in_flight_bytes: 0,
+            });
+        }
         if sp.stop && sp.drain {
             // Drained: everything the stopped sources read must be
             // committed. (Without drain, operators may still hold records
@@ -2699,6 +2843,7 @@ impl<'a> World<'a> {
         if self.job != JobStatus::Running {
             return;
         }
+        self.failovers.push((self.net.now.0, reason.clone()));
         if self.stopped_with.is_some() {
             // A failure after the stop-with-savepoint completed, while tasks
             // commit its side effects: Flink does not fail over (FLINK-26783,
@@ -2770,6 +2915,7 @@ impl<'a> World<'a> {
             self.net.restore_output(ch as ChannelId, records);
         }
         let latest = self.coord.latest();
+        self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.store.stats.transactions_committed;
         let restored = self.deploy(latest.as_deref(), true);
         self.counters.recovery_commits += self.store.stats.transactions_committed - before;
@@ -2983,6 +3129,8 @@ impl<'a> World<'a> {
             savepoints: std::mem::take(&mut self.savepoint_reports),
             warnings,
             schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
+            failovers: std::mem::take(&mut self.failovers),
+            tolerable_failures: self.scenario.checkpoint.tolerable_failures,
         }
     }
 }

@@ -96,6 +96,12 @@ pub enum OperatorState {
     /// A 2PC sink's native state per old subtask (list state: its pending
     /// transactions are dealt round-robin to the new subtasks).
     Sink2pc { subtasks: Vec<Vec<u8>> },
+    /// Keyed state whose values are the operator's own encoding, one byte
+    /// string per key group, sorted (a count window's open windows); moved
+    /// by key group like `Keyed`.
+    KeyedBytes {
+        key_groups: Vec<crate::model::operator::KeyGroupBytes>,
+    },
 }
 
 impl OperatorState {
@@ -104,6 +110,7 @@ impl OperatorState {
             OperatorState::Stateless => true,
             OperatorState::Source { offsets } => offsets.is_empty(),
             OperatorState::Keyed { key_groups } => key_groups.is_empty(),
+            OperatorState::KeyedBytes { key_groups } => key_groups.is_empty(),
             OperatorState::Sink2pc { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::operator::sink_pending(s).is_none_or(|p| p.is_empty())),
@@ -231,6 +238,17 @@ impl Image {
                 OperatorKind::Sink2pc => OperatorState::Sink2pc {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),
                 },
+                OperatorKind::CountWindow { .. } => {
+                    let mut key_groups = Vec::new();
+                    for bytes in states.iter().filter(|b| !b.is_empty()) {
+                        key_groups.extend(
+                            crate::model::operator::keyed_byte_groups(bytes)
+                                .ok_or_else(|| undecodable("count-window"))?,
+                        );
+                    }
+                    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+                    OperatorState::KeyedBytes { key_groups }
+                }
                 _ => OperatorState::Stateless,
             };
             operators.push(OperatorImage {

@@ -161,6 +161,18 @@ pub fn assign(
                     states[first + s] = Some(snapshot(keyed_state(groups)));
                 }
             }
+            OperatorState::KeyedBytes { key_groups } => {
+                let mut per: Vec<Vec<crate::model::operator::KeyGroupBytes>> =
+                    vec![Vec::new(); p as usize];
+                for (kg, bytes) in key_groups {
+                    let owner = crate::model::record::subtask_for_key_group(*kg, p, max_p) as usize;
+                    per[owner].push((*kg, bytes.clone()));
+                }
+                for (s, groups) in per.into_iter().enumerate() {
+                    states[first + s] =
+                        Some(snapshot(crate::model::operator::keyed_byte_state(groups)));
+                }
+            }
             OperatorState::Sink2pc { subtasks } => {
                 for s in 0..p as usize {
                     let mine: Vec<&[u8]> = subtasks

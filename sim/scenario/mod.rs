@@ -58,6 +58,9 @@ pub struct Scenario {
     pub savepoints: Vec<SavepointSpec>,
     /// `[cluster]`: workers and slots, if the scenario places subtasks.
     pub cluster: Option<ClusterSpec>,
+    /// `cancel_at`: the job is cancelled at this virtual time (also
+    /// `ckptsim run --cancel-at`, which takes precedence).
+    pub cancel_at: Option<SimTime>,
 }
 
 /// A savepoint requested at a virtual time (`[[savepoints]]`, or
@@ -154,10 +157,20 @@ pub enum OperatorKind {
     KeyedCount,
     /// Per-key running sum of values; emits `(key, sum)`.
     KeyedSum,
+    /// Per-key count window: every `size` records of a key it emits their
+    /// sum (with the lineage of the record that closed the window); at end
+    /// of input it flushes the open windows. Buffers records in its state.
+    CountWindow {
+        size: u32,
+    },
     /// Two-phase-commit sink: transactions committed on checkpoint completion.
     Sink2pc,
-    /// Writes straight to the external store: duplicates on replay.
-    SinkAtLeastOnce,
+    /// Writes to the external store in batches of `batch` records, flushed
+    /// when full, at every snapshot and at end of input (`batch = 1`: every
+    /// record at once): duplicates on replay.
+    SinkAtLeastOnce {
+        batch: u32,
+    },
 }
 
 impl OperatorKind {
@@ -169,18 +182,25 @@ impl OperatorKind {
             OperatorKind::FlatMap { .. } => "flat-map",
             OperatorKind::KeyedCount => "keyed-count",
             OperatorKind::KeyedSum => "keyed-sum",
+            OperatorKind::CountWindow { .. } => "count-window",
             OperatorKind::Sink2pc => "sink-2pc",
-            OperatorKind::SinkAtLeastOnce => "sink-at-least-once",
+            OperatorKind::SinkAtLeastOnce { .. } => "sink-at-least-once",
         }
     }
     pub fn is_source(&self) -> bool {
         matches!(self, OperatorKind::Source(_))
     }
     pub fn is_sink(&self) -> bool {
-        matches!(self, OperatorKind::Sink2pc | OperatorKind::SinkAtLeastOnce)
+        matches!(
+            self,
+            OperatorKind::Sink2pc | OperatorKind::SinkAtLeastOnce { .. }
+        )
     }
     pub fn is_keyed(&self) -> bool {
-        matches!(self, OperatorKind::KeyedCount | OperatorKind::KeyedSum)
+        matches!(
+            self,
+            OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::CountWindow { .. }
+        )
     }
 }
 
@@ -202,12 +222,16 @@ pub const OPERATOR_KINDS: &[(&str, &str)] = &[
         "per-key running sum in key groups; emits (key, sum)",
     ),
     (
+        "count-window",
+        "per-key count window of `size` records in key groups; emits (key, window sum), flushes open windows at end of input",
+    ),
+    (
         "sink-2pc",
         "two-phase-commit sink: pre-commit at the barrier, commit on notify-complete",
     ),
     (
         "sink-at-least-once",
-        "writes directly to the external store",
+        "writes to the external store in batches of `batch` records, flushed when full, at every snapshot and at end of input",
     ),
 ];
 

@@ -254,6 +254,7 @@ struct RawScenario {
     #[serde(default)]
     savepoints: Vec<Located<RawSavepoint>>,
     cluster: Option<Located<RawCluster>>,
+    cancel_at: Text,
 }
 
 #[derive(Deserialize)]
@@ -315,6 +316,10 @@ struct RawOperator {
     keep_below: Int,
     // flat-map
     copies: Int,
+    // count-window
+    size: Int,
+    // sink-at-least-once
+    batch: Int,
 }
 
 #[derive(Deserialize)]
@@ -702,6 +707,11 @@ impl<'a> Validator<'a> {
         let limits = self.limits(raw.limits.unwrap_or_default());
         let swarm = raw.swarm.as_ref().map(|s| self.swarm(&s.value));
         let savepoints = self.savepoints(&raw.savepoints);
+        let cancel_at = raw
+            .cancel_at
+            .is_some()
+            .then(|| self.duration(&raw.cancel_at, "cancel_at", SimDuration::ZERO))
+            .map(|d| SimTime(d.nanos()));
         let guarantee = self.choice(
             &raw.expect.unwrap_or_default().guarantee,
             ("guarantee", "guarantees"),
@@ -735,6 +745,7 @@ impl<'a> Validator<'a> {
             swarm,
             savepoints,
             cluster,
+            cancel_at,
         })
     }
 
@@ -1265,6 +1276,8 @@ impl<'a> Validator<'a> {
             ("modulus", "filter", int(&op.modulus)),
             ("keep_below", "filter", int(&op.keep_below)),
             ("copies", "flat-map", int(&op.copies)),
+            ("size", "count-window", int(&op.size)),
+            ("batch", "sink-at-least-once", int(&op.batch)),
         ];
         for (key, applies_to, span) in keys {
             if let Some(span) = span {
@@ -1343,6 +1356,12 @@ impl<'a> Validator<'a> {
             }
             OperatorKind::FlatMap { .. } => OperatorKind::FlatMap {
                 copies: self.limited_int(&op.copies, "copies", 2, 1..=MAX_COPIES.into()),
+            },
+            OperatorKind::CountWindow { .. } => OperatorKind::CountWindow {
+                size: self.int(&op.size, "size", 10, 1..=u32_max()),
+            },
+            OperatorKind::SinkAtLeastOnce { .. } => OperatorKind::SinkAtLeastOnce {
+                batch: self.limited_int(&op.batch, "batch", 1, 1..=MAX_BUFFER_RECORDS.into()),
             },
             other => other,
         }
@@ -2438,7 +2457,8 @@ fn kind_from_name(name: &str) -> Option<OperatorKind> {
         "keyed-count" => OperatorKind::KeyedCount,
         "keyed-sum" => OperatorKind::KeyedSum,
         "sink-2pc" => OperatorKind::Sink2pc,
-        "sink-at-least-once" => OperatorKind::SinkAtLeastOnce,
+        "count-window" => OperatorKind::CountWindow { size: 10 },
+        "sink-at-least-once" => OperatorKind::SinkAtLeastOnce { batch: 1 },
         _ => return None,
     })
 }

@@ -39,6 +39,9 @@ pub fn to_toml(s: &Scenario) -> String {
     w.string("name", &s.name);
     w.string("description", &s.description);
     w.int("max_parallelism", s.max_parallelism);
+    if let Some(at) = s.cancel_at {
+        w.time("cancel_at", at);
+    }
 
     w.table("[network]");
     network(&mut w, &s.network);
@@ -132,10 +135,9 @@ fn operator(w: &mut Writer, op: &OperatorSpec) {
             w.int("keep_below", *keep_below);
         }
         OperatorKind::FlatMap { copies } => w.int("copies", *copies),
-        OperatorKind::KeyedCount
-        | OperatorKind::KeyedSum
-        | OperatorKind::Sink2pc
-        | OperatorKind::SinkAtLeastOnce => {}
+        OperatorKind::CountWindow { size } => w.int("size", *size),
+        OperatorKind::SinkAtLeastOnce { batch } => w.int("batch", *batch),
+        OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::Sink2pc => {}
     }
 }
 
@@ -546,6 +548,10 @@ mod tests {
             expected_top.push("savepoints".to_string());
             expected_top.sort();
         }
+        if doc.contains_key("cancel_at") {
+            expected_top.push("cancel_at".to_string());
+            expected_top.sort();
+        }
         for sp in array(doc.get("savepoints")) {
             assert_eq!(
                 keys(&sp),
@@ -597,6 +603,8 @@ mod tests {
                 "map" => &["mul", "add"],
                 "filter" => &["modulus", "keep_below"],
                 "flat-map" => &["copies"],
+                "count-window" => &["size"],
+                "sink-at-least-once" => &["batch"],
                 _ => &[],
             };
             let mut all = vec!["id", "kind", "parallelism", "cost", "cost_jitter"];
@@ -761,7 +769,7 @@ mod tests {
                 op("count", OperatorKind::KeyedCount, 4),
                 op("sink-2pc", OperatorKind::Sink2pc, 4),
                 op("sum", OperatorKind::KeyedSum, 3),
-                op("alo", OperatorKind::SinkAtLeastOnce, 1),
+                op("alo", OperatorKind::SinkAtLeastOnce { batch: 4 }, 1),
                 op(
                     "src2",
                     OperatorKind::Source(SourceSpec {
@@ -773,6 +781,7 @@ mod tests {
                     }),
                     1,
                 ),
+                op("window", OperatorKind::CountWindow { size: 5 }, 2),
             ],
             edges: vec![
                 edge(0, 1, Partitioning::Forward),
@@ -783,6 +792,8 @@ mod tests {
                 edge(2, 6, Partitioning::Hash),
                 edge(8, 6, Partitioning::Hash),
                 edge(6, 7, Partitioning::Rebalance),
+                edge(8, 9, Partitioning::Hash),
+                edge(9, 7, Partitioning::Rebalance),
             ],
             network: NetworkSpec {
                 buffer_records: 7,
@@ -925,6 +936,7 @@ mod tests {
                 heartbeat_timeout: SimDuration::from_millis(77),
                 replacement_delay: SimDuration::from_millis(250),
             }),
+            cancel_at: Some(SimTime(9_000_000_007)),
         }
     }
 
@@ -1176,8 +1188,8 @@ mod tests {
         assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
         let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
         let mut expected = vec!["[network]"];
-        expected.extend(["[[operators]]"; 9]);
-        expected.extend(["[[edges]]"; 8]);
+        expected.extend(["[[operators]]"; 10]);
+        expected.extend(["[[edges]]"; 10]);
         expected.extend(["[checkpoint]", "[cluster]", "[faults]"]);
         expected.extend(["[[faults.crashes]]"; 3]);
         expected.extend([

@@ -670,7 +670,11 @@ impl World<'_> {
         if self.coord.pending.contains_key(&id) {
             self.counters.checkpoints_storage_failed += 1;
             self.abort_pending(id, CpOutcome::StorageFailed);
-            self.count_failure(id);
+            // Savepoint failures never count (Flink's
+            // CheckpointFailureManager skips savepoints).
+            if !self.savepoints.contains_key(&id) {
+                self.count_failure(id);
+            }
         }
     }
 

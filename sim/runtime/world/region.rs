@@ -196,6 +196,7 @@ impl World<'_> {
         }
         self.net.reset_some(&channels, &tasks);
         let latest = self.coord.latest();
+        self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.store.stats.transactions_committed;
         let mut restored = 0;
         if let Some(c) = &latest {

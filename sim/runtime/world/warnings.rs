@@ -201,7 +201,7 @@ impl World<'_> {
                 push("savepoint", r.describe());
             }
         }
-        if let Some(at) = self.job_opts.cancel_at {
+        if let Some(at) = self.job_opts.cancel_at.or(self.scenario.cancel_at) {
             if let Some(m) = fate(&self.fx_log.cancel, "cancel".to_string(), at) {
                 push("cancel", m);
             }
