@@ -164,3 +164,158 @@ fn every_mutant_fires_where_it_kills() {
         );
     }
 }
+
+/// Seeds per (scenario, algorithm) for the endings below: `CKPTSIM_SEEDS`
+/// or 60.
+fn seeds() -> u64 {
+    std::env::var("CKPTSIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60)
+}
+
+/// Every counter summed over the runs (by name, through their JSON form,
+/// so none is left out).
+fn sum(total: &mut std::collections::BTreeMap<String, u64>, c: &ckptsim::runtime::Counters) {
+    if let serde_json::Value::Object(m) = serde_json::to_value(c).unwrap() {
+        for (k, v) in m {
+            *total.entry(k).or_default() += v.as_u64().unwrap_or(0);
+        }
+    }
+}
+
+const EXACTLY_ONCE: [Algorithm; 5] = [
+    Algorithm::Aligned,
+    Algorithm::Unaligned,
+    Algorithm::AlignedTimeout,
+    Algorithm::ChandyLamport,
+    Algorithm::StopTheWorld,
+];
+
+/// Runs `name` over the seeds under every exactly-once algorithm; every
+/// run passes (with its replay line if not); returns the summed counters
+/// and the outcomes seen.
+fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<String>) {
+    let sc = load(name);
+    let mut total = std::collections::BTreeMap::new();
+    let mut outcomes = Vec::new();
+    for alg in EXACTLY_ONCE {
+        for seed in 0..seeds() {
+            let e = check_alg(&sc, seed, alg, &[]);
+            assert!(
+                e.verdict.passed,
+                "{:?}\nreplay: ckptsim run scenarios/{name}.toml --seed {seed} --algorithm {}",
+                e.verdict.violations().next(),
+                alg.name()
+            );
+            sum(&mut total, &e.output.counters);
+            let o = e.output.outcome.describe();
+            if !outcomes.contains(&o) {
+                outcomes.push(o);
+            }
+        }
+    }
+    (total, outcomes)
+}
+
+/// Jobs that end without a final checkpoint keep every promise of their
+/// completed checkpoints, under every exactly-once algorithm with crashes:
+/// a cancel, a stop-with-savepoint without drain, a job failed by its
+/// restart strategy; and a buffering operator ended by a drained stop.
+#[test]
+fn endings_without_a_final_checkpoint_keep_their_promises() {
+    let (c, outcomes) = sweep_endings("cancel");
+    assert_eq!(outcomes, vec!["cancelled"]);
+    assert!(
+        c["recoveries_from_checkpoint"] > 0 && c["crashes"] > 0,
+        "{c:?}"
+    );
+    let (c, outcomes) = sweep_endings("stop");
+    assert!(outcomes
+        .iter()
+        .all(|o| o.starts_with("stopped with savepoint")));
+    assert!(c["savepoints_completed"] > 0 && c["crashes"] > 0, "{c:?}");
+    let (c, outcomes) = sweep_endings("windows");
+    assert!(outcomes
+        .iter()
+        .all(|o| o.starts_with("stopped with savepoint")));
+    assert!(c["recoveries_from_checkpoint"] > 0, "{c:?}");
+    // Aligned checkpoints expire there until the job fails; unaligned ones
+    // complete, and the job finishes.
+    let (c, outcomes) = sweep_endings("expiring");
+    assert!(
+        outcomes.iter().any(|o| o.starts_with("job failed")),
+        "{outcomes:?}"
+    );
+    assert!(
+        c["restart_strategy_gave_up"] > 0 && c["checkpoints_expired"] > 0,
+        "{c:?}"
+    );
+    let sc = load("expiring");
+    for seed in 0..5 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(
+            matches!(e.output.outcome, RunOutcome::JobFailed(_)),
+            "seed {seed}"
+        );
+    }
+}
+
+/// The batching sink is at-least-once under crashes, never lossy.
+#[test]
+fn a_batching_sink_never_loses_records() {
+    let sc = load("batching");
+    let mut total = std::collections::BTreeMap::new();
+    for seed in 0..seeds() * 2 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(
+            e.verdict.passed,
+            "seed {seed}: {:?}",
+            e.verdict.violations().next()
+        );
+        sum(&mut total, &e.output.counters);
+    }
+    assert!(total["recoveries_from_checkpoint"] > 10, "{total:?}");
+}
+
+/// A crash right after the final checkpoint completed (while its
+/// notifications are on their way): the failover restores the final
+/// checkpoint, the job finishes again, nothing is committed twice and
+/// nothing promised is lost.
+#[test]
+fn a_failover_right_after_the_final_checkpoint() {
+    let quiet = |extra: &str| {
+        variant("wordcount", |t| {
+            t.replace("[faults.random]", "[faults.random_off]")
+                .replace("[faults.random_off]\nmean_interval = \"500ms\"\nwindow_start = \"0s\"\nwindow_end = \"1.5s\"\nmax_crashes = 3\n", "")
+                + extra
+        })
+    };
+    let sc = quiet("");
+    for seed in 0..4 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert_eq!(e.output.counters.crashes, 0);
+        let last = e
+            .output
+            .checkpoint_stats
+            .iter()
+            .rev()
+            .find(|s| s.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
+            .unwrap();
+        let at = ckptsim::engine::SimDuration(last.end_ns + 1_000);
+        let crashed = quiet(&format!(
+            "\n[[faults.crashes]]\nat = \"{at}\"\ntask = \"sink[1]\"\n"
+        ));
+        let e = check_alg(&crashed, seed, Algorithm::Aligned, &[]);
+        assert!(
+            e.verdict.passed,
+            "seed {seed}: {:?}",
+            e.verdict.violations().next()
+        );
+        assert_eq!(
+            e.output.counters.crashes_after_final_checkpoint, 1,
+            "seed {seed}"
+        );
+        assert_eq!(e.output.outcome, RunOutcome::Finished);
+    }
+}
