@@ -887,8 +887,7 @@ fn prepare(path: &Path, mut scenario: scenario::Scenario, r: &RestoreArgs) -> Re
             let _ = write!(replay, " --parallelism {arg}");
         }
         // Validate the changed job as a file would be.
-        let text = scenario::write::to_toml(&scenario);
-        scenario = scenario::parse_str(&text, &path.display().to_string()).map_err(|errors| {
+        scenario = scenario::check(&scenario, &path.display().to_string()).map_err(|errors| {
             let list: Vec<String> = errors
                 .0
                 .iter()

@@ -20,9 +20,9 @@
 //!    run's time limit. Repeat until nothing more goes or the run budget is
 //!    spent.
 //!
-//! Candidates are written to TOML and parsed back before they run, so every
-//! one passes the scenario validator and the result is exactly what the
-//! reproducer file will say.
+//! Every candidate passes the scenario validator before it runs
+//! ([`crate::scenario::check`], on the value: nothing is written), so the
+//! result is exactly what the reproducer file will say.
 //!
 //! A run that panics (a bug of ckptsim itself) fails as `panic`: it shrinks
 //! like any other failure, every candidate run is caught the same way, and
@@ -34,7 +34,7 @@ use crate::harness::{execute, Execution};
 use crate::mutant::Mutants;
 use crate::panics::{self, Panicked, PANIC};
 use crate::runtime::RunConfig;
-use crate::scenario::{parse_str, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario};
+use crate::scenario::{check, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario};
 
 /// The size of a scenario, as shrinking sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,13 +142,12 @@ impl Shrinker {
             || matches!(self.run_with(s, Mutants::NONE), Ok(e) if e.verdict.passed)
     }
 
-    /// Validates the candidate (through its TOML) and keeps it if the target
-    /// check still fails.
+    /// Validates the candidate and keeps it if the target check still fails.
     fn accept(&mut self, candidate: &Scenario, what: String) -> Option<Scenario> {
         if self.runs >= self.budget {
             return None;
         }
-        let parsed = parse_str(&to_toml(candidate), "candidate.toml").ok()?;
+        let parsed = check(candidate, "candidate").ok()?;
         let e = self.run(&parsed);
         if failed_checks(&e) == self.target && self.clean_passes(&parsed) {
             self.steps.push(what);
@@ -441,8 +440,8 @@ pub fn shrink(
     standalone.faults.random = None;
     standalone.swarm = None;
     standalone.name = format!("{}-shrunk", scenario.name);
-    let standalone = parse_str(&to_toml(&standalone), "standalone.toml").map_err(|e| {
-        format!("the standalone scenario does not validate (a bug in the writer): {e}")
+    let standalone = check(&standalone, "standalone").map_err(|e| {
+        format!("the standalone scenario does not validate (a bug of shrinking): {e}")
     })?;
     let before = Size::of(&standalone);
     let check = sh.run(&standalone);

@@ -305,10 +305,10 @@ fn savepoint_and_rescale(
             s2.operators[i].parallelism = parallelism[root % parallelism.len()];
         }
     }
-    let text = ckptsim::scenario::write::to_toml(&s2);
-    let Ok(s2) = parse_str(&text, "rescaled.toml") else {
+    let Ok(s2) = ckptsim::scenario::check(&s2, "rescaled") else {
         return Ok(()); // e.g. a keyed parallelism above max_parallelism
     };
+    let text = ckptsim::scenario::write::to_toml(&s2);
     let plan = match rescale::assign(&image, &s2, false) {
         Ok(p) => p,
         // Chandy–Lamport savepoints may hold channel state on forward or

@@ -1,6 +1,8 @@
 //! The one integration-test binary. Each module is a chapter:
 //!
 //! - `scenario_errors`: malformed scenarios give clear, positioned errors.
+//! - `scenario_format`: the parser's rules, the writer's round trips and
+//!   layout, and parsing never panicking.
 //! - `cli`: the command line's output and exit codes.
 //! - `determinism`: same seed, same fingerprint; different seeds differ.
 //! - `seeds`: exactly-once over many seeds, with reachability evidence.
@@ -41,6 +43,7 @@ mod properties;
 mod reports;
 mod savepoints;
 mod scenario_errors;
+mod scenario_format;
 mod seeds;
 mod snapshots;
 mod sweep;

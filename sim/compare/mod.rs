@@ -18,7 +18,7 @@ use crate::panics::{self, Panicked, PANIC};
 use crate::report::{percentile, replay_command};
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::RunConfig;
-use crate::scenario::{parse_str, write::to_toml, Algorithm, Scenario};
+use crate::scenario::{self, schema::File, Algorithm, Scenario};
 use crate::sweep::SeedRange;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -52,12 +52,12 @@ impl Vary {
     }
 }
 
-/// Sets `key` to `value` in the scenario (through its TOML, so the result is
-/// validated like a file). Integer keys take integer values; others take
-/// the value as a string (durations, names).
+/// Sets `key` to `value` in the scenario's file form ([`File`], as a
+/// `toml::Value`: no text is written or parsed) and validates the result
+/// like a file. Integer keys take integer values; others take the value as
+/// a string (durations, names).
 pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, String> {
-    let text = to_toml(scenario);
-    let mut doc: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    let mut doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
     let parts: Vec<&str> = key.split('.').collect();
     let slot: &mut toml::Value = match parts.as_slice() {
         ["operators", id, k] => {
@@ -93,8 +93,9 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
         ),
         _ => toml::Value::String(value.to_string()),
     };
-    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
-    parse_str(&text, "varied.toml").map_err(|e| format!("--vary {key}={value}: {e}"))
+    let edited = parts.last().copied().unwrap_or(key);
+    scenario::from_value(toml::Value::Table(doc), edited, "varied")
+        .map_err(|e| format!("--vary {key}={value}: {e}"))
 }
 
 /// The metrics of one run (one algorithm, one seed, one axis value).

@@ -1,15 +1,72 @@
-//! Scenarios: what to simulate. A TOML file is parsed into raw structs, then
-//! validated into a [`Scenario`] with typed ids (two phases, every problem
-//! reported at once with file, line and column). The rest of the simulator
-//! only ever sees a validated `Scenario`.
+//! Scenarios: what to simulate. A TOML file is deserialized into the typed
+//! [`schema::File`], validated into a [`Scenario`] with typed ids, and every
+//! problem is reported at once with file, line and column. The rest of the
+//! simulator only ever sees a validated `Scenario`.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`schema`] | the file format as serde types, defaults, `Scenario` -> `File` |
+//! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
+//! | `spans` | key paths -> file:line:col, values refused while deserializing |
+//! | [`write`] | `Scenario` -> TOML text through serde |
 
-mod parse;
+pub mod schema;
+mod spans;
+pub mod validate;
 pub mod write;
 
-pub use parse::{load, parse_str, ScenarioError, ScenarioErrors};
+pub use spans::{ScenarioError, ScenarioErrors};
 
 use crate::engine::{SimDuration, SimTime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Reads and parses the scenario file at `path`. A file that cannot be read
+/// gives one error without a position.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_str(&text, &file),
+        Err(err) => Err(ScenarioErrors(vec![ScenarioError {
+            file,
+            line: None,
+            column: None,
+            message: format!("cannot read scenario file: {err}"),
+            help: None,
+        }])),
+    }
+}
+
+/// Parses and validates scenario text; `file` is only used in error messages.
+pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioErrors> {
+    spans::parse(&spans::Source { file, text })
+}
+
+/// Validates a scenario built or changed in memory as if it were read from
+/// a file, without writing one: `Ok` is the scenario that file would give.
+/// The errors have no position; `file` names the scenario in them.
+pub fn check(scenario: &Scenario, file: &str) -> Result<Scenario, ScenarioErrors> {
+    validate::validate(&schema::File::from(scenario), &|_| None)
+        .map_err(|problems| spans::unplaced(file, problems))
+}
+
+/// A scenario from its file form as a `toml::Value` (`File::from` a
+/// scenario, then edited: `compare --vary`), validated; nothing goes through
+/// text. A value serde refuses is reported against `key`, the edited one.
+pub fn from_value(value: toml::Value, key: &str, file: &str) -> Result<Scenario, ScenarioErrors> {
+    let document = schema::File::deserialize(value).map_err(|e| {
+        let (message, help) = spans::describe(validate::key_of(key), e.message());
+        spans::unplaced(
+            file,
+            vec![validate::Problem {
+                path: key.to_string(),
+                message,
+                help,
+            }],
+        )
+    })?;
+    validate::validate(&document, &|_| None).map_err(|problems| spans::unplaced(file, problems))
+}
 
 /// Current version of the scenario format (`version = 1` in the file).
 pub const FORMAT_VERSION: u32 = 1;
@@ -80,23 +137,39 @@ pub struct SavepointSpec {
 /// Workers with task slots. With slot sharing (Flink's default), slot `i`
 /// holds subtask `i` of every operator, so the job needs as many slots as
 /// its highest parallelism.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ClusterSpec {
     pub workers: u32,
     pub slots_per_worker: u32,
     pub placement: Placement,
     /// A lost worker is noticed this long after it crashed.
+    #[serde(with = "schema::duration")]
     pub heartbeat_timeout: SimDuration,
     /// A replacement worker is ready this long after the crash; the job
     /// restarts no earlier.
+    #[serde(with = "schema::duration")]
     pub replacement_delay: SimDuration,
 }
 
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        ClusterSpec {
+            workers: 2,
+            slots_per_worker: 1,
+            placement: Placement::Spread,
+            heartbeat_timeout: SimDuration::from_millis(50),
+            replacement_delay: SimDuration::from_millis(100),
+        }
+    }
+}
+
 /// How slots are chosen from the workers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// Slot `i` on worker `i % workers` (Flink's evenly-spread-out slots).
+    #[default]
     Spread,
     /// Fill each worker's slots before the next (`i / slots_per_worker`).
     Pack,
@@ -245,10 +318,11 @@ pub struct SourceSpec {
     pub value_max: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyDistribution {
     /// Each key drawn uniformly from the workload stream.
+    #[default]
     Uniform,
     /// Keys cycle `0, 1, …, keys-1` over the global record index, so each key
     /// occurs equally often.
@@ -260,7 +334,7 @@ pub enum KeyDistribution {
     Skewed,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Partitioning {
     Forward,
@@ -287,7 +361,8 @@ pub struct EdgeSpec {
     pub partitioning: Partitioning,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct NetworkSpec {
     /// Records per network buffer (the unit that credits count).
     pub buffer_records: u32,
@@ -296,21 +371,40 @@ pub struct NetworkSpec {
     /// Buffers a sender may queue per output channel before the task stops
     /// taking input (backpressure).
     pub output_buffers: u32,
+    #[serde(with = "schema::duration")]
     pub latency_min: SimDuration,
+    #[serde(with = "schema::duration")]
     pub latency_max: SimDuration,
     /// A partially filled buffer is shipped at the latest this long after a
     /// task last shipped its output.
+    #[serde(with = "schema::duration")]
     pub flush_timeout: SimDuration,
     /// A task takes at most this much work (records × cost, at least one
     /// record) from an input buffer before it looks for priority events
     /// again. Flink looks between every two records; coarser steps are
     /// faster to simulate.
+    #[serde(with = "schema::duration")]
     pub step_quantum: SimDuration,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+impl Default for NetworkSpec {
+    fn default() -> Self {
+        NetworkSpec {
+            buffer_records: 16,
+            buffer_credits: 2,
+            output_buffers: 1,
+            latency_min: SimDuration::from_micros(50),
+            latency_max: SimDuration::from_micros(200),
+            flush_timeout: SimDuration::from_millis(1),
+            step_quantum: SimDuration::from_millis(1),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
+    #[default]
     Aligned,
     Unaligned,
     AlignedTimeout,
@@ -406,10 +500,11 @@ impl Algorithm {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StorageKind {
     /// The coordinator's heap.
+    #[default]
     Memory,
     /// A durable file system with write latency and bandwidth.
     Filesystem,
@@ -476,10 +571,11 @@ pub struct FaultSpec {
 }
 
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailoverStrategy {
     /// Every task (global failover).
+    #[default]
     Full,
     /// Only the failed task's pipelined region: the tasks connected to it
     /// by channels. A job whose operators are linked only by forward edges
@@ -548,7 +644,8 @@ impl RestartStrategy {
 }
 
 /// Lost checkpoint-complete notifications.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct NotificationFaults {
     /// Each notify-complete RPC to a task is lost with this probability (%).
     /// The final checkpoint's notification is never lost.
@@ -556,7 +653,8 @@ pub struct NotificationFaults {
 }
 
 /// Checkpoint storage faults, drawn per write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct StorageFaults {
     /// A task's state write, or the checkpoint's metadata write, fails with
     /// this probability (%).
@@ -564,15 +662,27 @@ pub struct StorageFaults {
     /// A write is slow with this probability (%) ...
     pub slow_percent: u32,
     /// ... and then takes this much longer.
+    #[serde(with = "schema::duration")]
     pub slow_latency: SimDuration,
+}
+
+impl Default for StorageFaults {
+    fn default() -> Self {
+        StorageFaults {
+            failure_percent: 0,
+            slow_percent: 0,
+            slow_latency: SimDuration::from_millis(50),
+        }
+    }
 }
 
 /// What the new coordinator does when checkpoint storage is `memory` and
 /// the completed checkpoints were lost with the old one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemoryLoss {
     /// Restart the job from scratch (empty state, sources from the start).
+    #[default]
     RestartFromScratch,
     /// Fail the job.
     Fail,
@@ -632,15 +742,27 @@ pub struct RandomCrashes {
     pub max_crashes: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     pub max_events: u64,
+    #[serde(with = "schema::time")]
     pub max_time: SimTime,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: 50_000_000,
+            max_time: SimTime(600_000_000_000),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Guarantee {
+    #[default]
     ExactlyOnce,
     AtLeastOnce,
     AtMostOnce,
@@ -712,7 +834,8 @@ pub struct SwarmSpec {
     pub partition_duration: Option<(SimDuration, SimDuration)>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Expect {
     /// The weakest guarantee the run must keep; anything weaker is a violation.
     pub guarantee: Guarantee,

@@ -1,0 +1,476 @@
+//! Reading a scenario file: TOML text → `toml_edit` document → [`File`] →
+//! [`super::validate`], with every problem placed at file:line:col.
+//!
+//! The document is parsed once. [`SpanIndex`] maps key paths
+//! (`operators[2].cost`, `faults.coordinator.crashes[1]`) to the byte span
+//! of their value, or of their table's header; a path that is not written
+//! takes the position of the nearest table that is.
+//!
+//! Deserialization is strict, so serde stops at the first value it
+//! refuses. A value of the right TOML type that serde refuses (an unknown
+//! name, a malformed duration, an integer outside its field's type) is
+//! reported and taken out of the document (an integer is clamped to its
+//! type instead), and deserialization runs again: each refused value is one
+//! error and everything else is still validated. A syntax error, an unknown
+//! key or a value of the wrong TOML type stops with that one error.
+//!
+//! This module reads untrusted input: it must never panic, whatever the text.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use toml_edit::{Item, TableLike, Value};
+
+use super::schema::File;
+use super::validate::{key_of, unsupported_version, validate, Problem};
+use super::{Scenario, FORMAT_VERSION};
+
+/// One problem in a scenario file, with its position when it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file name as given to [`super::parse_str`] (or the path given to [`super::load`]).
+    pub file: String,
+    /// 1-based line; `None` for problems not tied to a place (e.g. IO errors).
+    pub line: Option<usize>,
+    /// 1-based column, counted in characters.
+    pub column: Option<usize>,
+    pub message: String,
+    /// How to fix it, when that is obvious.
+    pub help: Option<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => {
+                write!(f, "{}:{line}:{column}: error: {}", self.file, self.message)?
+            }
+            _ => write!(f, "{}: error: {}", self.file, self.message)?,
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Every problem found in a scenario file, in file order.
+#[derive(Debug, Clone)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioErrors {}
+
+/// Problems without a file to place them in.
+pub(super) fn unplaced(file: &str, problems: Vec<Problem>) -> ScenarioErrors {
+    let error = |p: Problem| ScenarioError {
+        file: file.to_string(),
+        line: None,
+        column: None,
+        message: p.message,
+        help: p.help,
+    };
+    ScenarioErrors(problems.into_iter().map(error).collect())
+}
+
+/// The text being read, for turning byte offsets into positions.
+pub(super) struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    /// 1-based (line, column) of a byte offset; columns count characters.
+    /// Offsets past the end or inside a character are clamped, never a panic.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        let mut end = offset.min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let before = self.text.get(..end).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before.get(line_start..).unwrap_or_default().chars().count() + 1;
+        (line, column)
+    }
+
+    fn error(
+        &self,
+        span: Option<Range<usize>>,
+        message: String,
+        help: Option<String>,
+    ) -> ScenarioError {
+        let position = span.map(|s| self.position(s.start));
+        ScenarioError {
+            file: self.file.to_string(),
+            line: position.map(|p| p.0),
+            column: position.map(|p| p.1),
+            message,
+            help,
+        }
+    }
+
+    /// The one error of a syntax error, an unknown key or a wrong type.
+    fn fatal(&self, message: &str, span: Option<Range<usize>>) -> ScenarioErrors {
+        let message = message.trim_end().to_string();
+        let help = unknown_key_help(&message);
+        ScenarioErrors(vec![self.error(span, message, help)])
+    }
+}
+
+/// Key paths → spans, and value spans → key paths.
+pub(super) struct SpanIndex {
+    paths: BTreeMap<String, Range<usize>>,
+    values: BTreeMap<usize, String>,
+}
+
+impl SpanIndex {
+    fn new(root: &toml_edit::Table) -> SpanIndex {
+        let mut index = SpanIndex {
+            paths: BTreeMap::from([(String::new(), 0..0)]),
+            values: BTreeMap::new(),
+        };
+        index.table("", root);
+        index
+    }
+
+    fn join(path: &str, key: &str) -> String {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    }
+
+    fn table(&mut self, path: &str, table: &dyn TableLike) {
+        for (key, item) in table.iter() {
+            let path = Self::join(path, key);
+            // A table of dotted keys has no span of its own: its key does.
+            let key_span = table.key(key).and_then(toml_edit::Key::span);
+            self.item(&path, item, key_span);
+        }
+    }
+
+    fn item(&mut self, path: &str, item: &Item, key_span: Option<Range<usize>>) {
+        match item {
+            Item::Value(v) => self.value(path, v),
+            Item::Table(t) => {
+                self.mark(path, t.span().or(key_span));
+                self.table(path, t);
+            }
+            Item::ArrayOfTables(a) => {
+                self.mark(path, a.span().or(key_span));
+                for (i, t) in a.iter().enumerate() {
+                    let path = format!("{path}[{i}]");
+                    self.mark(&path, t.span());
+                    self.table(&path, t);
+                }
+            }
+            Item::None => {}
+        }
+    }
+
+    fn value(&mut self, path: &str, value: &Value) {
+        if let Some(span) = value.span() {
+            self.values.insert(span.start, path.to_string());
+        }
+        self.mark(path, value.span());
+        match value {
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    self.value(&format!("{path}[{i}]"), v);
+                }
+            }
+            Value::InlineTable(t) => self.table(path, t),
+            _ => {}
+        }
+    }
+
+    fn mark(&mut self, path: &str, span: Option<Range<usize>>) {
+        if let Some(span) = span {
+            self.paths.insert(path.to_string(), span);
+        }
+    }
+
+    /// The span of `path`, or of the nearest written table above it.
+    fn locate(&self, path: &str) -> Range<usize> {
+        let mut path = path;
+        loop {
+            if let Some(span) = self.paths.get(path) {
+                return span.clone();
+            }
+            path = match path.strip_suffix(']').and_then(|p| p.rsplit_once('[')) {
+                Some((array, _)) => array,
+                None => path.rsplit_once('.').map_or("", |(table, _)| table),
+            };
+        }
+    }
+}
+
+/// A value serde refused, and what was done to the document about it.
+struct Refusal {
+    problem: Problem,
+    /// The key taken out of the document; `None` when an integer was clamped.
+    removed: Option<String>,
+}
+
+/// Parses, validates and places every problem.
+pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
+    let document = toml_edit::ImDocument::parse(source.text)
+        .map_err(|e| source.fatal(e.message(), e.span()))?;
+    // A file written for another format version would mostly produce noise
+    // (unknown keys), so the version is checked on its own first.
+    if let Some(Item::Value(Value::Integer(v))) = document.get("version") {
+        if *v.value() != i64::from(FORMAT_VERSION) {
+            let error = source.error(v.span(), unsupported_version(*v.value()), None);
+            return Err(ScenarioErrors(vec![error]));
+        }
+    }
+    let index = SpanIndex::new(document.as_table());
+    let mut table = document.as_table().clone();
+    let mut refusals: Vec<Refusal> = Vec::new();
+    let file = loop {
+        let doc = toml_edit::DocumentMut::from(table.clone());
+        let error = match toml_edit::de::from_document::<File>(doc) {
+            Ok(file) => break file,
+            Err(error) => error,
+        };
+        let message = error.message();
+        let path = error.span().and_then(|s| index.values.get(&s.start));
+        let refusal = path
+            .filter(|_| !message.starts_with("invalid type:"))
+            .and_then(|path| refuse(&mut table, path, message));
+        match refusal {
+            Some(refusal) => refusals.push(refusal),
+            None => return Err(source.fatal(message, error.span())),
+        }
+    };
+    let line = |path: &str| {
+        let span = index.paths.get(path)?;
+        Some(source.position(span.start).0)
+    };
+    let mut problems = match validate(&file, &line) {
+        Ok(scenario) if refusals.is_empty() => return Ok(scenario),
+        Ok(_) => Vec::new(),
+        Err(problems) => problems,
+    };
+    // A removed value is reported once, not again as missing; a clamped
+    // integer by validation's range check when it has one.
+    problems.retain(|p| !refusals.iter().any(|r| r.removed.as_ref() == Some(&p.path)));
+    for r in refusals {
+        if r.removed.is_some() || !problems.iter().any(|p| p.path == r.problem.path) {
+            problems.push(r.problem);
+        }
+    }
+    let mut errors: Vec<ScenarioError> = problems
+        .into_iter()
+        .map(|p| source.error(Some(index.locate(&p.path)), p.message, p.help))
+        .collect();
+    errors.sort_by_key(|e| (e.line, e.column));
+    Err(ScenarioErrors(errors))
+}
+
+/// Reports the refused value at `path` and takes it out of `table`: an
+/// integer is clamped to `u32`'s range (the only integer fields that can
+/// refuse a TOML integer), a value in an array removes the whole array,
+/// anything else its key. `None` if nothing could be changed.
+fn refuse(table: &mut toml_edit::Table, path: &str, message: &str) -> Option<Refusal> {
+    let key = key_of(path);
+    let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
+    let array = last.strip_suffix(']').and_then(|l| l.rsplit_once('['));
+    let container = walk(table, parent)?;
+    if array.is_none() {
+        if let Some(n) = container.get(last)?.as_integer() {
+            let (clamped, bound) = if n < 0 {
+                (0, "at least 0".to_string())
+            } else {
+                (i64::from(u32::MAX), format!("at most {}", u32::MAX))
+            };
+            *container.get_mut(last)? = toml_edit::value(clamped);
+            return Some(Refusal {
+                problem: problem(path, format!("{key} must be {bound}"), None),
+                removed: None,
+            });
+        }
+    }
+    let removed = array.map_or(last, |(name, _)| name);
+    container.remove(removed)?;
+    let (message, help) = describe(key, message);
+    Some(Refusal {
+        problem: problem(path, message, help),
+        removed: Some(SpanIndex::join(parent, removed)),
+    })
+}
+
+fn problem(path: &str, message: String, help: Option<String>) -> Problem {
+    Problem {
+        path: path.to_string(),
+        message,
+        help,
+    }
+}
+
+/// The table (or inline table) at `path`, where `path`'s segments may end
+/// in an array index. Never creates anything.
+fn walk<'t>(table: &'t mut toml_edit::Table, path: &str) -> Option<&'t mut dyn TableLike> {
+    let mut here: &mut dyn TableLike = table;
+    for segment in path.split('.').filter(|s| !s.is_empty()) {
+        let (key, index) = match segment.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
+            Some((key, i)) => (key, Some(i.parse::<usize>().ok()?)),
+            None => (segment, None),
+        };
+        let mut item = here.get_mut(key)?;
+        if let Some(i) = index {
+            item = item.get_mut(i)?;
+        }
+        here = item.as_table_like_mut()?;
+    }
+    Some(here)
+}
+
+/// A refused value's message, for the key that holds it: serde's "unknown
+/// variant" becomes "unknown algorithm `x`" with the known names and the
+/// closest one; any other message (a duration's) stays as it is. `--vary`
+/// uses it too.
+pub(super) fn describe(key: &str, message: &str) -> (String, Option<String>) {
+    const NOUNS: &[(&str, &str, &str)] = &[
+        ("algorithm", "algorithm", "algorithms"),
+        ("kind", "operator kind", "operator kinds"),
+        ("partitioning", "partitioning", "partitioning schemes"),
+        ("key_distribution", "key distribution", "key distributions"),
+        ("storage", "storage", "storage kinds"),
+        ("guarantee", "guarantee", "guarantees"),
+        ("placement", "placement", "placements"),
+        ("failover", "failover strategy", "failover strategies"),
+        ("strategy", "restart strategy", "restart strategies"),
+        ("on_memory_loss", "on_memory_loss choice", "choices"),
+    ];
+    if !message.starts_with("unknown variant `") {
+        return (message.to_string(), None);
+    }
+    // Odd-numbered pieces between backticks are the quoted names.
+    let mut quoted = message.split('`').skip(1).step_by(2);
+    let name = quoted.next().unwrap_or_default();
+    let names: Vec<&str> = quoted.collect();
+    let (what, plural) = NOUNS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map_or((key, "names"), |(_, one, many)| (*one, *many));
+    (
+        format!("unknown {what} `{name}`"),
+        Some(known(name, &names, plural)),
+    )
+}
+
+/// "did you mean `x`? known things: a, b, c", or only the list.
+pub(super) fn known(word: &str, names: &[&str], plural: &str) -> String {
+    let list = names.join(", ");
+    match closest(word, names.iter().copied()) {
+        Some(close) => format!("did you mean `{close}`? known {plural}: {list}"),
+        None => format!("known {plural}: {list}"),
+    }
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`": suggests the
+/// closest expected key, if one is close.
+fn unknown_key_help(message: &str) -> Option<String> {
+    if !message.starts_with("unknown field `") {
+        return None;
+    }
+    let mut quoted = message.split('`').skip(1).step_by(2);
+    let unknown = quoted.next()?;
+    let close = closest(unknown, quoted)?;
+    Some(format!("did you mean `{close}`?"))
+}
+
+/// The candidate closest to `word` by edit distance, if within 2 (and not
+/// equal). Ties go to the earliest candidate.
+fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        let distance = edit_distance(word, candidate);
+        if distance == 0 || distance > 2 {
+            continue;
+        }
+        if best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitute.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_and_clamp() {
+        let source = Source {
+            file: "f",
+            text: "ab\nµµx\n",
+        };
+        assert_eq!(source.position(0), (1, 1));
+        assert_eq!(source.position(3), (2, 1));
+        // "µ" is two bytes: byte 7 is the `x`, the third character.
+        assert_eq!(source.position(7), (2, 3));
+        // Inside a character and past the end: clamped, no panic.
+        assert_eq!(source.position(4), (2, 1));
+        assert_eq!(source.position(1000), (3, 1));
+    }
+
+    #[test]
+    fn paths_locate_values_then_their_tables() {
+        let text = "a = 1\n[t]\nb = [\"x\", \"y\"]\n[[arr]]\nc = 2\n[u]\nv.w = 3\n";
+        let document = toml_edit::ImDocument::parse(text).expect("TOML");
+        let index = SpanIndex::new(document.as_table());
+        let source = Source { file: "f", text };
+        let at = |path: &str| source.position(index.locate(path).start);
+        assert_eq!(at(""), (1, 1));
+        assert_eq!(at("a"), (1, 5));
+        assert_eq!(at("t.b[1]"), (3, 11));
+        assert_eq!(at("t.missing"), (2, 1));
+        assert_eq!(at("arr[0].c"), (5, 5));
+        assert_eq!(at("arr[0].missing"), (4, 1));
+        // A table of dotted keys is where its key is.
+        assert_eq!(at("u.v.missing"), (7, 1));
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("count", "cuont"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("µs", "us"), 1);
+        assert_eq!(closest("cont", ["source", "count"]), Some("count"));
+        assert_eq!(closest("zzzzzz", ["source", "count"]), None);
+    }
+}

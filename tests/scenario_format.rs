@@ -1,0 +1,1102 @@
+//! The scenario format end to end: the parser's rules on small files, the
+//! writer's round trips (every kind and non-default value, the shipped
+//! scenarios, the documented example), its layout, and parsing never
+//! panicking whatever the text. Positioned error messages have their own
+//! chapter (`scenario_errors`).
+
+use ckptsim::engine::{parse_duration, SimDuration, SimTime};
+use ckptsim::scenario::write::{duration, to_toml, HEADER};
+use ckptsim::scenario::{
+    load, parse_str, Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FailoverStrategy,
+    FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, OperatorId,
+    OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes, RestartStrategy,
+    SavepointSpec, Scenario, ScenarioError, ScenarioErrors, SourceSpec, StorageKind, SwarmSpec,
+    MAX_BUFFER_RECORDS, MAX_DURATION, ALGORITHMS, OPERATOR_KINDS,
+};
+use std::path::{Path, PathBuf};
+
+/// Parses written text, failing with the text and every error.
+fn reparse(text: &str, what: &str) -> Scenario {
+    match parse_str(text, what) {
+        Ok(s) => s,
+        Err(ScenarioErrors(errors)) => {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            panic!(
+                "written scenario `{what}` does not parse:\n{}\n--- text ---\n{text}",
+                list.join("\n")
+            )
+        }
+    }
+}
+
+fn json(s: &Scenario) -> serde_json::Value {
+    serde_json::to_value(s).expect("Scenario serializes")
+}
+
+/// Writes, parses, compares, and checks that writing again is a no-op.
+fn round_trip(s: &Scenario, what: &str) {
+    let text = to_toml(s);
+    let back = reparse(&text, what);
+    assert_eq!(
+        json(&back),
+        json(s),
+        "`{what}` changed in the round trip; text:\n{text}"
+    );
+    assert_eq!(to_toml(&back), text, "`{what}`: writing is not idempotent");
+    assert_every_key_written(&text, what);
+}
+
+/// Every key of the format is present, so nothing relies on a default.
+fn assert_every_key_written(text: &str, what: &str) {
+    let doc: toml::Table = toml::from_str(text).expect("written text is TOML");
+    let keys = |table: &toml::Table| -> Vec<String> {
+        let mut v: Vec<String> = table.keys().cloned().collect();
+        v.sort();
+        v
+    };
+    let sorted = |list: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = list.iter().map(|k| k.to_string()).collect();
+        v.sort();
+        v
+    };
+    let table = |value: &toml::Value| value.as_table().expect("a table").clone();
+    let array = |value: Option<&toml::Value>| -> Vec<toml::Table> {
+        value
+            .and_then(toml::Value::as_array)
+            .map(|a| a.iter().map(table).collect())
+            .unwrap_or_default()
+    };
+
+    let top = [
+        "version",
+        "name",
+        "description",
+        "max_parallelism",
+        "network",
+        "operators",
+        "edges",
+        "checkpoint",
+        "faults",
+        "limits",
+        "expect",
+    ];
+    let mut expected_top = sorted(&top);
+    if !doc.contains_key("edges") {
+        expected_top.retain(|k| k != "edges");
+    }
+    if doc.contains_key("savepoints") {
+        expected_top.push("savepoints".to_string());
+        expected_top.sort();
+    }
+    if doc.contains_key("cancel_at") {
+        expected_top.push("cancel_at".to_string());
+        expected_top.sort();
+    }
+    for sp in array(doc.get("savepoints")) {
+        assert_eq!(
+            keys(&sp),
+            sorted(&["at", "stop", "drain"]),
+            "{what}: savepoint"
+        );
+    }
+    if let Some(cluster) = doc.get("cluster") {
+        expected_top.push("cluster".to_string());
+        expected_top.sort();
+        let keys_cluster = [
+            "workers",
+            "slots_per_worker",
+            "placement",
+            "heartbeat_timeout",
+            "replacement_delay",
+        ];
+        assert_eq!(
+            keys(&table(cluster)),
+            sorted(&keys_cluster),
+            "{what}: cluster"
+        );
+    }
+    if let Some(swarm) = doc.get("swarm") {
+        expected_top.push("swarm".to_string());
+        expected_top.sort();
+        assert!(table(swarm).contains_key("enabled"), "{what}: swarm");
+    }
+    assert_eq!(keys(&doc), expected_top, "{what}: top level");
+    let network = [
+        "buffer_records",
+        "buffer_credits",
+        "output_buffers",
+        "latency_min",
+        "latency_max",
+        "flush_timeout",
+        "step_quantum",
+    ];
+    assert_eq!(keys(&table(&doc["network"])), sorted(&network), "{what}");
+    for op in array(doc.get("operators")) {
+        let own: &[&str] = match op["kind"].as_str().expect("kind") {
+            "source" => &[
+                "partitions",
+                "records_per_partition",
+                "keys",
+                "key_distribution",
+                "value_max",
+            ],
+            "map" => &["mul", "add"],
+            "filter" => &["modulus", "keep_below"],
+            "flat-map" => &["copies"],
+            "count-window" => &["size"],
+            "sink-at-least-once" => &["batch"],
+            _ => &[],
+        };
+        let mut all = vec!["id", "kind", "parallelism", "cost", "cost_jitter"];
+        all.extend_from_slice(own);
+        assert_eq!(keys(&op), sorted(&all), "{what}: operator");
+    }
+    for edge in array(doc.get("edges")) {
+        assert_eq!(keys(&edge), sorted(&["from", "to", "partitioning"]));
+    }
+    let checkpoint = [
+        "algorithm",
+        "interval",
+        "first_delay",
+        "min_pause",
+        "timeout",
+        "max_concurrent",
+        "alignment_timeout",
+        "tolerable_failures",
+        "retained",
+        "retain_on_cancel",
+        "storage",
+        "storage_latency",
+        "storage_bytes_per_sec",
+        "rpc_latency",
+    ];
+    assert_eq!(keys(&table(&doc["checkpoint"])), sorted(&checkpoint));
+    let faults = table(&doc["faults"]);
+    let mut expected = vec![
+        "failover",
+        "detection_delay",
+        "restart_delay",
+        "max_restarts",
+        "restart",
+    ];
+    for optional in [
+        "notifications",
+        "storage",
+        "coordinator",
+        "slow_tasks",
+        "worker_crashes",
+        "random_workers",
+        "latency_spikes",
+        "partitions",
+    ] {
+        if faults.contains_key(optional) {
+            expected.push(optional);
+        }
+    }
+    let restart = table(&faults["restart"]);
+    let restart_keys: &[&str] = match restart["strategy"].as_str().expect("strategy") {
+        "exponential-delay" => &[
+            "strategy",
+            "max_backoff",
+            "backoff_multiplier",
+            "reset_threshold",
+        ],
+        "failure-rate" => &["strategy", "max_failures", "interval"],
+        _ => &["strategy"],
+    };
+    assert_eq!(keys(&restart), sorted(restart_keys), "{what}: restart");
+    if faults.contains_key("crashes") {
+        expected.push("crashes");
+    }
+    if faults.contains_key("random") {
+        expected.push("random");
+        let random = ["mean_interval", "window_start", "window_end", "max_crashes"];
+        assert_eq!(keys(&table(&faults["random"])), sorted(&random));
+    }
+    assert_eq!(keys(&faults), sorted(&expected), "{what}: faults");
+    for crash in array(faults.get("crashes")) {
+        assert_eq!(keys(&crash), sorted(&["at", "task"]));
+    }
+    assert_eq!(
+        keys(&table(&doc["limits"])),
+        sorted(&["max_events", "max_time"])
+    );
+    assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));
+}
+
+fn shipped() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios directory")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn shipped_scenarios_round_trip() {
+    let paths = shipped();
+    assert!(!paths.is_empty(), "no shipped scenarios found");
+    for path in paths {
+        let what = path.display().to_string();
+        let scenario = load(&path).unwrap_or_else(|e| panic!("{e}"));
+        round_trip(&scenario, &what);
+    }
+}
+
+/// The complete example of docs/scenarios.md, which sets every key.
+#[test]
+fn documented_example_round_trips() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenarios.md");
+    let text = std::fs::read_to_string(docs).expect("docs/scenarios.md");
+    let example = text
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a toml block");
+    round_trip(&reparse(example, "docs example"), "docs example");
+}
+
+fn op(id: &str, kind: OperatorKind, parallelism: u32) -> OperatorSpec {
+    OperatorSpec {
+        id: id.to_string(),
+        kind,
+        parallelism,
+        cost: SimDuration::from_micros(7),
+        cost_jitter: SimDuration::from_nanos(3),
+    }
+}
+
+fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
+    EdgeSpec {
+        from: OperatorId(from),
+        to: OperatorId(to),
+        partitioning,
+    }
+}
+
+/// A valid scenario with every operator kind and partitioning, where
+/// every value differs from its default.
+fn sample() -> Scenario {
+    Scenario {
+        name: "every-kind".to_string(),
+        description: "all kinds, nothing default".to_string(),
+        max_parallelism: 64,
+        operators: vec![
+            op(
+                "src",
+                OperatorKind::Source(SourceSpec {
+                    partitions: 3,
+                    records_per_partition: 1234,
+                    keys: 17,
+                    key_distribution: KeyDistribution::Cyclic,
+                    value_max: 9,
+                }),
+                2,
+            ),
+            op("map", OperatorKind::Map { mul: -3, add: 42 }, 2),
+            op(
+                "filter",
+                OperatorKind::Filter {
+                    modulus: 5,
+                    keep_below: 3,
+                },
+                3,
+            ),
+            op("flat_map", OperatorKind::FlatMap { copies: 4 }, 2),
+            op("count", OperatorKind::KeyedCount, 4),
+            op("sink-2pc", OperatorKind::Sink2pc, 4),
+            op("sum", OperatorKind::KeyedSum, 3),
+            op("alo", OperatorKind::SinkAtLeastOnce { batch: 4 }, 1),
+            op(
+                "src2",
+                OperatorKind::Source(SourceSpec {
+                    partitions: 1,
+                    records_per_partition: 10,
+                    keys: 100,
+                    key_distribution: KeyDistribution::Uniform,
+                    value_max: 1,
+                }),
+                1,
+            ),
+            op("window", OperatorKind::CountWindow { size: 5 }, 2),
+        ],
+        edges: vec![
+            edge(0, 1, Partitioning::Forward),
+            edge(1, 2, Partitioning::Rebalance),
+            edge(2, 3, Partitioning::Broadcast),
+            edge(3, 4, Partitioning::Hash),
+            edge(4, 5, Partitioning::Forward),
+            edge(2, 6, Partitioning::Hash),
+            edge(8, 6, Partitioning::Hash),
+            edge(6, 7, Partitioning::Rebalance),
+            edge(8, 9, Partitioning::Hash),
+            edge(9, 7, Partitioning::Rebalance),
+        ],
+        network: NetworkSpec {
+            buffer_records: 7,
+            buffer_credits: 3,
+            output_buffers: 2,
+            latency_min: SimDuration::from_micros(20),
+            latency_max: SimDuration::from_micros(1_001),
+            flush_timeout: SimDuration::from_micros(500),
+            step_quantum: SimDuration::from_nanos(1),
+        },
+        checkpoint: CheckpointSpec {
+            algorithm: Algorithm::Aligned,
+            interval: Some(SimDuration::from_millis(250)),
+            first_delay: SimDuration::from_millis(30),
+            min_pause: SimDuration::from_millis(5),
+            timeout: SimDuration::from_secs(7),
+            max_concurrent: 3,
+            alignment_timeout: SimDuration::from_millis(40),
+            tolerable_failures: 2,
+            retained: 4,
+            retain_on_cancel: true,
+            storage: StorageKind::Filesystem,
+            storage_latency: SimDuration::from_millis(3),
+            storage_bytes_per_sec: 123_456_789,
+            rpc_latency: SimDuration::from_micros(150),
+        },
+        faults: FaultSpec {
+            detection_delay: SimDuration::from_millis(20),
+            restart_delay: SimDuration::from_millis(30),
+            max_restarts: 7,
+            crashes: vec![
+                CrashSpec {
+                    at: SimTime(430_000_000),
+                    operator: OperatorId(6),
+                    subtask: 2,
+                },
+                CrashSpec {
+                    at: SimTime(1),
+                    operator: OperatorId(0),
+                    subtask: 0,
+                },
+                CrashSpec {
+                    at: SimTime(1),
+                    operator: OperatorId(5),
+                    subtask: 3,
+                },
+            ],
+            random: Some(RandomCrashes {
+                mean_interval: SimDuration::from_millis(1_500),
+                window_start: SimTime(100_000_000),
+                window_end: SimTime(3_000_000_007),
+                max_crashes: 5,
+            }),
+            restart: RestartStrategy::ExponentialDelay {
+                max_backoff: SimDuration::from_secs(3),
+                multiplier_permille: 1250,
+                reset_threshold: SimDuration::from_secs(20),
+            },
+            notifications: Some(ckptsim::scenario::NotificationFaults { loss_percent: 13 }),
+            storage: Some(ckptsim::scenario::StorageFaults {
+                failure_percent: 4,
+                slow_percent: 9,
+                slow_latency: SimDuration::from_millis(70),
+            }),
+            coordinator: Some(ckptsim::scenario::CoordinatorFaults {
+                failover_delay: SimDuration::from_millis(333),
+                on_memory_loss: MemoryLoss::Fail,
+                crashes: vec![SimTime(1_500_000_000), SimTime(7)],
+                random: Some(RandomCrashes {
+                    mean_interval: SimDuration::from_millis(900),
+                    window_start: SimTime(0),
+                    window_end: SimTime(2_000_000_000),
+                    max_crashes: 2,
+                }),
+            }),
+            slow_tasks: vec![ckptsim::scenario::SlowTask {
+                operator: OperatorId(1),
+                subtask: 0,
+                from: SimTime(1_000_000),
+                until: SimTime(2_000_000_000),
+                factor: 25,
+            }],
+            worker_crashes: vec![ckptsim::scenario::WorkerCrash {
+                at: SimTime(3_000_000),
+                worker: 2,
+            }],
+            random_workers: Some(RandomCrashes {
+                mean_interval: SimDuration::from_millis(700),
+                window_start: SimTime(5),
+                window_end: SimTime(1_000_000_000),
+                max_crashes: 1,
+            }),
+            latency_spikes: vec![
+                ckptsim::scenario::LatencySpike {
+                    from: SimTime(0),
+                    until: SimTime(9_000_000),
+                    extra: SimDuration::from_micros(700),
+                    edge: Some((OperatorId(1), OperatorId(2))),
+                    worker: Some(1),
+                },
+                ckptsim::scenario::LatencySpike {
+                    from: SimTime(10),
+                    until: SimTime(11),
+                    extra: SimDuration(1),
+                    edge: None,
+                    worker: None,
+                },
+            ],
+            partitions: vec![ckptsim::scenario::Partition {
+                from: SimTime(2_000_000),
+                until: SimTime(50_000_000),
+                workers: vec![0, 2],
+            }],
+            failover: FailoverStrategy::Region,
+        },
+        limits: Limits {
+            max_events: 1_000_000,
+            max_time: SimTime(90_000_000_000),
+        },
+        expect: Expect {
+            guarantee: Guarantee::AtLeastOnce,
+        },
+        swarm: None,
+        savepoints: vec![
+            SavepointSpec {
+                at: SimTime(1_500_000_000),
+                stop: false,
+                drain: false,
+            },
+            SavepointSpec {
+                at: SimTime(2_000_000_001),
+                stop: true,
+                drain: true,
+            },
+        ],
+        cluster: Some(ckptsim::scenario::ClusterSpec {
+            workers: 3,
+            slots_per_worker: 3,
+            placement: Placement::Pack,
+            heartbeat_timeout: SimDuration::from_millis(77),
+            replacement_delay: SimDuration::from_millis(250),
+        }),
+        cancel_at: Some(SimTime(9_000_000_007)),
+    }
+}
+
+#[test]
+fn every_kind_and_non_default_value_round_trips() {
+    let s = sample();
+    let kinds: Vec<&str> = s.operators.iter().map(|o| o.kind.name()).collect();
+    for (name, _) in ckptsim::scenario::OPERATOR_KINDS {
+        assert!(kinds.contains(name), "sample lacks kind {name}");
+    }
+    round_trip(&s, "sample");
+}
+
+#[test]
+fn without_faults_or_edges_of_some_kinds() {
+    let mut s = sample();
+    s.faults.crashes.clear();
+    s.faults.random = None;
+    round_trip(&s, "no faults");
+
+    let mut s = sample();
+    s.faults.random = None;
+    round_trip(&s, "crashes only");
+
+    let mut s = sample();
+    s.faults.crashes.clear();
+    round_trip(&s, "random only");
+
+    let mut s = sample();
+    s.faults.notifications = None;
+    s.faults.storage = None;
+    s.faults.coordinator = None;
+    s.faults.slow_tasks.clear();
+    s.faults.restart = RestartStrategy::FixedDelay;
+    round_trip(&s, "fixed delay, no new fault kinds");
+
+    let mut s = sample();
+    s.faults.restart = RestartStrategy::FailureRate {
+        max_failures: 3,
+        interval: SimDuration::from_secs(10),
+    };
+    if let Some(c) = s.faults.coordinator.as_mut() {
+        c.crashes.clear();
+        c.random = None;
+        c.on_memory_loss = MemoryLoss::RestartFromScratch;
+    }
+    round_trip(&s, "failure rate, coordinator without crashes");
+}
+
+#[test]
+fn interval_none_round_trips() {
+    let mut s = sample();
+    s.checkpoint.interval = None;
+    round_trip(&s, "interval none");
+    assert!(to_toml(&s).contains("\ninterval = \"none\"\n"));
+    s.checkpoint.first_delay = SimDuration::ZERO;
+    round_trip(&s, "interval none, no first delay");
+}
+
+#[test]
+fn every_algorithm_storage_and_guarantee_round_trips() {
+    for algorithm in Algorithm::ALL {
+        let mut s = sample();
+        s.checkpoint.algorithm = algorithm;
+        s.checkpoint.max_concurrent = algorithm.max_concurrent().unwrap_or(5);
+        round_trip(&s, algorithm.name());
+    }
+    for storage in [StorageKind::Memory, StorageKind::Filesystem] {
+        let mut s = sample();
+        s.checkpoint.storage = storage;
+        round_trip(&s, "storage");
+    }
+    for guarantee in [
+        Guarantee::ExactlyOnce,
+        Guarantee::AtLeastOnce,
+        Guarantee::AtMostOnce,
+        Guarantee::Broken,
+    ] {
+        let mut s = sample();
+        s.expect.guarantee = guarantee;
+        round_trip(&s, guarantee.name());
+    }
+}
+
+#[test]
+fn odd_durations_round_trip() {
+    let odd = [
+        SimDuration(1),
+        SimDuration::from_micros(1_001),
+        SimDuration(3_000_000_007),
+        SimDuration(1_337),
+        SimDuration::ZERO,
+        SimDuration::from_secs(90),
+        SimDuration::from_secs(7_200),
+        SimDuration::from_secs(3_601),
+        SimDuration(MAX_DURATION.0 - 1),
+        MAX_DURATION,
+    ];
+    for d in odd {
+        let mut s = sample();
+        s.operators[3].cost = d;
+        s.operators[0].cost_jitter = d;
+        s.network.step_quantum = d;
+        s.network.latency_min = d;
+        s.network.latency_max = d;
+        s.checkpoint.first_delay = d;
+        s.checkpoint.min_pause = d;
+        s.checkpoint.alignment_timeout = d;
+        s.checkpoint.storage_latency = d;
+        s.checkpoint.rpc_latency = d;
+        s.faults.detection_delay = d;
+        s.faults.restart_delay = d;
+        s.faults.crashes[0].at = SimTime(d.nanos());
+        if d > SimDuration::ZERO {
+            s.network.flush_timeout = d;
+            s.checkpoint.interval = Some(d);
+            s.checkpoint.timeout = d;
+            s.limits.max_time = SimTime(d.nanos());
+            let random = s.faults.random.as_mut().expect("random");
+            random.mean_interval = d;
+            random.window_start = SimTime(d.nanos() - 1);
+            random.window_end = SimTime(d.nanos());
+        }
+        round_trip(&s, &format!("{d:?}"));
+    }
+}
+
+#[test]
+fn awkward_strings_round_trip() {
+    for description in [
+        "",
+        "say \"hi\"",
+        "C:\\path\\to\\file \\n not a newline",
+        "two\nlines\r\nand a tab\there",
+        "'single' '''triple''' \"\"\"triple\"\"\"",
+        "# not a comment ] [table] = x",
+        "unicode: µs ünï 日本 🦀",
+        "controls: \u{0}\u{1}\u{8}\u{c}\u{1b}\u{7f}\u{85}",
+        "trailing backslash \\",
+    ] {
+        let mut s = sample();
+        s.description = description.to_string();
+        s.name = format!("n {description} x");
+        round_trip(&s, description);
+    }
+}
+
+#[test]
+fn swarm_round_trips() {
+    let full = SwarmSpec {
+        enabled: true,
+        latency_max: Some((SimDuration::ZERO, SimDuration(3_000_000_007))),
+        buffer_records: Some((1, MAX_BUFFER_RECORDS)),
+        buffer_credits: Some((2, 2)),
+        interval: Some((SimDuration(1), SimDuration::from_millis(1_001))),
+        timeout: Some((SimDuration::from_secs(1), SimDuration::from_secs(600))),
+        cost_percent: Some((0, 100_000)),
+        crash_mean_interval: Some((SimDuration::from_millis(5), SimDuration::from_secs(2))),
+        max_crashes: Some((0, 12_345)),
+        crash_window_end: Some((SimDuration::ZERO, MAX_DURATION)),
+        notification_loss_percent: Some((0, 100)),
+        storage_failure_percent: Some((0, 5)),
+        storage_slow_percent: Some((3, 3)),
+        coordinator_crashes: Some((0, 2)),
+        worker_crashes: Some((1, 4)),
+        latency_spike_extra: Some((SimDuration::ZERO, SimDuration::from_millis(9))),
+        partition_duration: Some((SimDuration(1), SimDuration::from_millis(30))),
+    };
+    let partial = SwarmSpec {
+        buffer_credits: Some((1, 4)),
+        timeout: Some((SimDuration(7), SimDuration(7))),
+        ..SwarmSpec::default()
+    };
+    for (what, spec) in [
+        ("full swarm", full),
+        ("partial swarm", partial),
+        ("empty swarm", SwarmSpec::default()),
+    ] {
+        let mut s = sample();
+        s.swarm = Some(spec);
+        round_trip(&s, what);
+        assert!(to_toml(&s).contains("\n\n[swarm]\nenabled = "), "{what}");
+    }
+    assert!(!to_toml(&sample()).contains("[swarm]"));
+}
+
+#[test]
+fn extreme_integers_round_trip() {
+    let mut s = sample();
+    s.max_parallelism = 32_768;
+    s.operators[1].kind = OperatorKind::Map {
+        mul: i64::MIN,
+        add: i64::MAX,
+    };
+    s.operators[2].kind = OperatorKind::Filter {
+        modulus: i64::MAX as u64,
+        keep_below: 0,
+    };
+    if let OperatorKind::Source(src) = &mut s.operators[0].kind {
+        src.keys = i64::MAX as u64;
+        src.value_max = i64::MAX as u64;
+        src.records_per_partition = 66_000_000;
+    }
+    s.network.buffer_records = MAX_BUFFER_RECORDS;
+    s.checkpoint.max_concurrent = u32::MAX;
+    s.checkpoint.retained = u32::MAX;
+    s.checkpoint.tolerable_failures = u32::MAX;
+    s.checkpoint.storage_bytes_per_sec = i64::MAX as u64;
+    s.faults.max_restarts = 0;
+    s.limits.max_events = i64::MAX as u64;
+    round_trip(&s, "extreme integers");
+    let text = to_toml(&s);
+    assert!(text.contains("\nmul = -9223372036854775808\n"), "{text}");
+    assert!(text.contains("\nmax_events = 9223372036854775807\n"));
+}
+
+#[test]
+fn out_of_range_values_are_written_not_changed() {
+    // Not representable in TOML: the text says so and is refused, instead
+    // of reading as another value.
+    let mut s = sample();
+    s.limits.max_events = u64::MAX;
+    let text = to_toml(&s);
+    assert!(text.contains("cannot be written"), "{text}");
+    assert!(parse_str(&text, "big").is_err());
+
+    // Past the limits on values: written as is, refused when read.
+    let mut s = sample();
+    s.network.latency_max = SimDuration(u64::MAX);
+    let text = to_toml(&s);
+    assert!(text.contains("\nlatency_max = \"18446744073709551615ns\"\n"));
+    assert!(parse_str(&text, "long").is_err());
+
+    let mut s = sample();
+    s.edges[0].to = OperatorId(99);
+    let errors = parse_str(&to_toml(&s), "dangling").expect_err("dangling edge");
+    assert_eq!(errors.0[0].message, "unknown operator `#99`");
+}
+
+#[test]
+fn layout_follows_the_docs() {
+    let text = to_toml(&sample());
+    assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    let mut expected = vec!["[network]"];
+    expected.extend(["[[operators]]"; 10]);
+    expected.extend(["[[edges]]"; 10]);
+    expected.extend(["[checkpoint]", "[cluster]", "[faults]"]);
+    expected.extend(["[[faults.crashes]]"; 3]);
+    expected.extend([
+        "[faults.random]",
+        "[faults.restart]",
+        "[faults.notifications]",
+        "[faults.storage]",
+        "[faults.coordinator]",
+        "[faults.coordinator.random]",
+        "[[faults.worker_crashes]]",
+        "[faults.random_workers]",
+        "[[faults.latency_spikes]]",
+        "[[faults.latency_spikes]]",
+        "[[faults.partitions]]",
+        "[[faults.slow_tasks]]",
+        "[[savepoints]]",
+        "[[savepoints]]",
+        "[limits]",
+        "[expect]",
+    ]);
+    assert_eq!(headers, expected);
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('[') {
+            assert_eq!(
+                text.lines().nth(i - 1),
+                Some(""),
+                "blank line before {line}"
+            );
+        }
+    }
+    assert!(text.contains("\ntask = \"sum[2]\"\n"));
+    assert!(text.contains("\nat = \"430ms\"\n"));
+    assert!(text.contains("\nwindow_end = \"3000000007ns\"\n"));
+    assert!(text.contains("\nmax_time = \"90s\"\n"));
+    assert!(text.ends_with("[expect]\nguarantee = \"at-least-once\"\n"));
+}
+
+#[test]
+fn durations_are_exact_in_the_largest_unit() {
+    for (nanos, text) in [
+        (0, "0s"),
+        (1, "1ns"),
+        (1_337, "1337ns"),
+        (250_000, "250us"),
+        (1_001_000, "1001us"),
+        (5_000_000, "5ms"),
+        (1_000_000_000, "1s"),
+        (3_000_000_007, "3000000007ns"),
+        (90_000_000_000, "90s"),
+        (600_000_000_000, "10m"),
+        (7_200_000_000_000, "2h"),
+        (u64::MAX, "18446744073709551615ns"),
+    ] {
+        assert_eq!(duration(SimDuration(nanos)), text);
+        assert_eq!(parse_duration(text), Ok(SimDuration(nanos)), "{text}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_duration_round_trips(nanos in proptest::prelude::any::<u64>()) {
+        let d = SimDuration(nanos);
+        proptest::prop_assert_eq!(parse_duration(&duration(d)), Ok(d));
+    }
+
+    #[test]
+    fn any_string_round_trips(text in "\\PC*|[\\x00-\\x7f\\u{80}-\\u{9f}]*") {
+        let mut s = sample();
+        s.description = text.clone();
+        let back = reparse(&to_toml(&s), "any string");
+        proptest::prop_assert_eq!(back.description, text);
+    }
+
+    #[test]
+    fn any_integer_round_trips(n in proptest::prelude::any::<i64>()) {
+        let mut s = sample();
+        s.operators[1].kind = OperatorKind::Map { mul: n, add: n };
+        let back = reparse(&to_toml(&s), "any integer");
+        proptest::prop_assert_eq!(&back.operators[1].kind, &s.operators[1].kind);
+    }
+}
+
+// ------------------------------------------------------------ parsing
+
+const MINIMAL: &str = r#"
+version = 1
+name = "t"
+
+[[operators]]
+id = "src"
+kind = "source"
+parallelism = 2
+
+[[operators]]
+id = "sink"
+kind = "sink-2pc"
+parallelism = 2
+
+[[edges]]
+from = "src"
+to = "sink"
+partitioning = "forward"
+"#;
+
+fn errors(text: &str) -> Vec<ScenarioError> {
+    match parse_str(text, "t.toml") {
+        Ok(_) => panic!("expected errors for:\n{text}"),
+        Err(ScenarioErrors(errors)) => errors,
+    }
+}
+
+#[test]
+fn minimal_scenario_parses_with_defaults() {
+    let scenario = parse_str(MINIMAL, "t.toml").expect("valid");
+    assert_eq!(scenario.operators.len(), 2);
+    assert_eq!(scenario.max_parallelism, 128);
+    assert_eq!(scenario.operators[0].cost, SimDuration::from_micros(10));
+    assert_eq!(scenario.operators[1].cost, SimDuration::from_micros(1));
+    assert_eq!(
+        scenario.checkpoint.interval,
+        Some(SimDuration::from_secs(1))
+    );
+    assert_eq!(scenario.checkpoint.first_delay, SimDuration::from_secs(1));
+    match &scenario.operators[0].kind {
+        OperatorKind::Source(s) => assert_eq!(s.partitions, 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn every_listed_kind_is_parsed() {
+    use ckptsim::scenario::schema::{name_of, Kind, Operator};
+    use serde::Deserialize;
+    for (name, _) in OPERATOR_KINDS {
+        let kind = Kind::deserialize(toml::Value::String(name.to_string())).expect(name);
+        assert_eq!(name_of(&kind), *name);
+        assert_eq!(Operator::default().kind_spec(kind).name(), *name);
+    }
+}
+
+#[test]
+fn every_listed_algorithm_is_parsed() {
+    for (name, _) in ALGORITHMS {
+        assert!(Algorithm::from_name(name).is_some(), "{name}");
+        let text = format!("{MINIMAL}\n[checkpoint]\nalgorithm = \"{name}\"\n");
+        let s = parse_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.checkpoint.algorithm.name(), *name);
+    }
+}
+
+#[test]
+fn dotted_key_tables_parse() {
+    // toml::Spanned fails on tables made only of dotted keys; Located must not.
+    let text = format!(
+        "{MINIMAL}\n[faults]\nrandom.mean_interval = \"2s\"\nrandom.window_end = \"4s\"\n"
+    );
+    let scenario = parse_str(&text, "t.toml").expect("valid");
+    let random = scenario.faults.random.expect("random");
+    assert_eq!(random.window_end, SimTime(4_000_000_000));
+    assert_eq!(random.max_crashes, 3);
+
+    // A located table missing a required key gets the table's position.
+    let text = format!("{MINIMAL}\n[faults.random]\nwindow_end = \"4s\"\n");
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].line, Some(20));
+    assert!(errors[0].message.contains("`mean_interval`"));
+}
+
+#[test]
+fn unknown_key_suggests_closest() {
+    let text = MINIMAL.replace(
+        "parallelism = 2\n\n[[operators]]",
+        "paralelism = 2\n\n[[operators]]",
+    );
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].message.contains("unknown field `paralelism`"));
+    assert_eq!(
+        errors[0].help.as_deref(),
+        Some("did you mean `parallelism`?")
+    );
+}
+
+#[test]
+fn other_version_is_the_only_error() {
+    let text = MINIMAL.replace("version = 1", "version = 2\nnew_key = 3");
+    let errors = errors(&text);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].message,
+        "unsupported scenario version 2; this ckptsim reads version 1"
+    );
+    assert_eq!((errors[0].line, errors[0].column), (Some(2), Some(11)));
+}
+
+#[test]
+fn cycle_message_starts_at_first_operator() {
+    let text = r#"
+version = 1
+name = "c"
+[[operators]]
+id = "s"
+kind = "source"
+parallelism = 1
+[[operators]]
+id = "a"
+kind = "map"
+parallelism = 1
+[[operators]]
+id = "b"
+kind = "map"
+parallelism = 1
+[[edges]]
+from = "b"
+to = "a"
+partitioning = "forward"
+[[edges]]
+from = "s"
+to = "a"
+partitioning = "forward"
+[[edges]]
+from = "a"
+to = "b"
+partitioning = "forward"
+"#;
+    let errors = errors(text);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].message, "the job graph has a cycle: a -> b -> a");
+    assert_eq!(errors[0].line, Some(24));
+}
+
+#[test]
+fn graph_rules_are_each_reported() {
+    let text = r#"version = 1
+name = "g"
+max_parallelism = 4
+[[operators]]
+id = "src"
+kind = "source"
+parallelism = 2
+[[operators]]
+id = "count"
+kind = "keyed-count"
+parallelism = 8
+[[operators]]
+id = "out"
+kind = "sink-at-least-once"
+parallelism = 2
+[[operators]]
+id = "lonely"
+kind = "map"
+parallelism = 1
+[[edges]]
+from = "src"
+to = "count"
+partitioning = "rebalance"
+[[edges]]
+from = "count"
+to = "out"
+partitioning = "hash"
+[[edges]]
+from = "count"
+to = "out"
+partitioning = "hash"
+[[edges]]
+from = "out"
+to = "src"
+partitioning = "forward"
+"#;
+    let found: Vec<(Option<usize>, String)> = errors(text)
+        .into_iter()
+        .map(|e| (e.line, e.message))
+        .collect();
+    let expected = [
+        (
+            Some(11),
+            "parallelism 8 of keyed operator `count` exceeds max_parallelism 4",
+        ),
+        (Some(17), "operator `lonely` has no inputs"),
+        (
+            Some(23),
+            "keyed operator `count` reads a `rebalance` edge from `src`",
+        ),
+        (Some(28), "duplicate edge count -> out"),
+        (
+            Some(32),
+            "the job graph has a cycle: src -> count -> out -> src",
+        ),
+        (Some(33), "sink `out` cannot have outputs"),
+        (Some(34), "source `src` cannot have inputs"),
+    ];
+    let expected: Vec<(Option<usize>, String)> = expected
+        .iter()
+        .map(|(line, message)| (*line, message.to_string()))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn no_source_and_missing_keys() {
+    let text =
+        "version = 1\n[[operators]]\nid = \"m\"\nkind = \"map\"\n[[edges]]\nfrom = \"m\"\n";
+    let found: Vec<(Option<usize>, Option<usize>, String)> = errors(text)
+        .into_iter()
+        .map(|e| (e.line, e.column, e.message))
+        .collect();
+    let expected = [
+        (1, 1, "missing required key `name`"),
+        (1, 1, "the job has no source operator"),
+        (2, 1, "missing required key `parallelism` in [[operators]]"),
+        (5, 1, "missing required key `to` in [[edges]]"),
+        (5, 1, "missing required key `partitioning` in [[edges]]"),
+    ];
+    let expected: Vec<(Option<usize>, Option<usize>, String)> = expected
+        .iter()
+        .map(|(l, c, m)| (Some(*l), Some(*c), m.to_string()))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn display_formats() {
+    let e = ScenarioError {
+        file: "f.toml".into(),
+        line: Some(3),
+        column: Some(7),
+        message: "bad".into(),
+        help: Some("fix".into()),
+    };
+    let plain = ScenarioError {
+        line: None,
+        column: None,
+        help: None,
+        ..e.clone()
+    };
+    assert_eq!(e.to_string(), "f.toml:3:7: error: bad\n  help: fix");
+    assert_eq!(plain.to_string(), "f.toml: error: bad");
+    assert_eq!(
+        ScenarioErrors(vec![e, plain]).to_string(),
+        "f.toml:3:7: error: bad\n  help: fix\nf.toml: error: bad"
+    );
+}
+
+#[test]
+fn missing_file_is_an_unpositioned_error() {
+    let errors = load(Path::new("/nonexistent/ckptsim/scenario.toml")).expect_err("missing");
+    assert_eq!(errors.0.len(), 1);
+    assert_eq!(errors.0[0].line, None);
+    assert!(errors.0[0].message.starts_with("cannot read scenario file"));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(text in "\\PC{0,200}") {
+        let _ = parse_str(&text, "p.toml");
+    }
+
+    #[test]
+    fn never_panics_on_mangled_scenarios(
+        cut in 0usize..400,
+        len in 0usize..40,
+        insert in "[\\[\\]=\"a-z0-9_.\n -]{0,12}",
+    ) {
+        let mut text: Vec<char> = MINIMAL.chars().collect();
+        let start = cut.min(text.len());
+        let end = (start + len).min(text.len());
+        text.splice(start..end, insert.chars());
+        let text: String = text.into_iter().collect();
+        let _ = parse_str(&text, "p.toml");
+    }
+}
