@@ -932,7 +932,7 @@ fn region_failover_restarts_fewer_tasks_and_stays_exactly_once() {
         );
         // The trace names the restarted tasks.
         let reason = r.output.timeline.iter().find_map(|m| match &m.what {
-            ckptsim::runtime::world::Timeline::Failover { reason, .. } => Some(reason.clone()),
+            ckptsim::runtime::Timeline::Failover { reason, .. } => Some(reason.clone()),
             _ => None,
         });
         assert_eq!(

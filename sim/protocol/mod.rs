@@ -217,6 +217,16 @@ pub struct HandlerConfig {
     pub mutants: Mutants,
 }
 
+/// The kind of barrier a checkpoint of `algorithm` starts with at the
+/// sources (savepoints are always aligned).
+pub fn first_barrier(algorithm: Algorithm) -> BarrierKind {
+    match algorithm {
+        Algorithm::Unaligned => BarrierKind::Unaligned,
+        Algorithm::AlignedTimeout => BarrierKind::Timeoutable,
+        _ => BarrierKind::Aligned,
+    }
+}
+
 /// Creates the handler for a task.
 pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
     let aligned = || Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));

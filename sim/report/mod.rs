@@ -48,7 +48,7 @@ pub struct Summary {
     /// Swarm mode: the configuration this seed drew.
     pub swarm: Option<crate::swarm::SwarmDraw>,
     /// Every savepoint request and what became of it.
-    pub savepoints: Vec<crate::runtime::world::SavepointReport>,
+    pub savepoints: Vec<crate::runtime::SavepointReport>,
     /// What the run was asked to do but did not (faults that never took
     /// effect, mutants that never fired, failed savepoints, a late cancel).
     pub warnings: Vec<crate::runtime::Warning>,

@@ -93,7 +93,10 @@ impl World<'_> {
         // (JOB_FAILOVER_REGION, not counted); the surviving tasks are told.
         let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
         for id in pending {
-            self.abort_pending(id, CpOutcome::Failover);
+            let mut out = Vec::new();
+            self.coord
+                .abort(self.net.now, id, CpOutcome::Failover, &mut out);
+            self.perform(out);
             self.notify_survivors_aborted(region, id);
         }
         // Once the final checkpoint completed, the job is finishing: the
