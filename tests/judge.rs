@@ -174,32 +174,14 @@ fn seeds() -> u64 {
         .unwrap_or(60)
 }
 
-/// Every counter summed over the runs (by name, through their JSON form,
-/// so none is left out).
-fn sum(total: &mut std::collections::BTreeMap<String, u64>, c: &ckptsim::runtime::Counters) {
-    if let serde_json::Value::Object(m) = serde_json::to_value(c).unwrap() {
-        for (k, v) in m {
-            *total.entry(k).or_default() += v.as_u64().unwrap_or(0);
-        }
-    }
-}
-
-const EXACTLY_ONCE: [Algorithm; 5] = [
-    Algorithm::Aligned,
-    Algorithm::Unaligned,
-    Algorithm::AlignedTimeout,
-    Algorithm::ChandyLamport,
-    Algorithm::StopTheWorld,
-];
-
 /// Runs `name` over the seeds under every exactly-once algorithm; every
 /// run passes (with its replay line if not); returns the summed counters
 /// and the outcomes seen.
-fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<String>) {
+fn sweep_endings(name: &str) -> (ckptsim::runtime::Counters, Vec<String>) {
     let sc = load(name);
-    let mut total = std::collections::BTreeMap::new();
+    let mut total = ckptsim::runtime::Counters::default();
     let mut outcomes = Vec::new();
-    for alg in EXACTLY_ONCE {
+    for alg in crate::common::exactly_once() {
         for seed in 0..seeds() {
             let e = check_alg(&sc, seed, alg, &[]);
             assert!(
@@ -208,7 +190,7 @@ fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<St
                 e.verdict.violations().next(),
                 alg.name()
             );
-            sum(&mut total, &e.output.counters);
+            total += &e.output.counters;
             let o = e.output.outcome.describe();
             if !outcomes.contains(&o) {
                 outcomes.push(o);
@@ -226,20 +208,17 @@ fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<St
 fn endings_without_a_final_checkpoint_keep_their_promises() {
     let (c, outcomes) = sweep_endings("cancel");
     assert_eq!(outcomes, vec!["cancelled"]);
-    assert!(
-        c["recoveries_from_checkpoint"] > 0 && c["crashes"] > 0,
-        "{c:?}"
-    );
+    assert!(c.recoveries_from_checkpoint > 0 && c.crashes > 0, "{c:?}");
     let (c, outcomes) = sweep_endings("stop");
     assert!(outcomes
         .iter()
         .all(|o| o.starts_with("stopped with savepoint")));
-    assert!(c["savepoints_completed"] > 0 && c["crashes"] > 0, "{c:?}");
+    assert!(c.savepoints_completed > 0 && c.crashes > 0, "{c:?}");
     let (c, outcomes) = sweep_endings("windows");
     assert!(outcomes
         .iter()
         .all(|o| o.starts_with("stopped with savepoint")));
-    assert!(c["recoveries_from_checkpoint"] > 0, "{c:?}");
+    assert!(c.recoveries_from_checkpoint > 0, "{c:?}");
     // Aligned checkpoints expire there until the job fails; unaligned ones
     // complete, and the job finishes.
     let (c, outcomes) = sweep_endings("expiring");
@@ -248,7 +227,7 @@ fn endings_without_a_final_checkpoint_keep_their_promises() {
         "{outcomes:?}"
     );
     assert!(
-        c["restart_strategy_gave_up"] > 0 && c["checkpoints_expired"] > 0,
+        c.restart_strategy_gave_up > 0 && c.checkpoints_expired > 0,
         "{c:?}"
     );
     let sc = load("expiring");
@@ -265,7 +244,7 @@ fn endings_without_a_final_checkpoint_keep_their_promises() {
 #[test]
 fn a_batching_sink_never_loses_records() {
     let sc = load("batching");
-    let mut total = std::collections::BTreeMap::new();
+    let mut total = ckptsim::runtime::Counters::default();
     for seed in 0..seeds() * 2 {
         let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
         assert!(
@@ -273,9 +252,9 @@ fn a_batching_sink_never_loses_records() {
             "seed {seed}: {:?}",
             e.verdict.violations().next()
         );
-        sum(&mut total, &e.output.counters);
+        total += &e.output.counters;
     }
-    assert!(total["recoveries_from_checkpoint"] > 10, "{total:?}");
+    assert!(total.recoveries_from_checkpoint > 10, "{total:?}");
 }
 
 /// A crash right after the final checkpoint completed (while its

@@ -12,6 +12,7 @@ pub mod event;
 pub mod net;
 pub mod output;
 pub mod schedule;
+pub mod scheduler;
 pub mod world;
 
 pub use config::{JobOptions, Restore, RunConfig};

@@ -170,7 +170,10 @@ struct World<'a> {
     /// Output channels of each task, flattened.
     task_outputs: Vec<Vec<ChannelId>>,
     net: Net,
+    /// The scheduling stream: the scheduler's choices and cost jitter.
     sched_rng: SimRng,
+    /// Which ready input a task reads next (`runtime::scheduler`).
+    scheduler: Box<dyn super::scheduler::Scheduler>,
     store: ExternalStore,
     coord: Coordinator,
     job: JobStatus,
@@ -404,6 +407,7 @@ impl<'a> World<'a> {
             task_outputs,
             net,
             sched_rng: SimRng::new(cfg.seed, Stream::Scheduling),
+            scheduler: Box::new(super::scheduler::Uniform),
             store: ExternalStore::default(),
             job: JobStatus::Running,
             failed_reason: None,

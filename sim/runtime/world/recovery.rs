@@ -187,20 +187,40 @@ impl World<'_> {
     /// (the source-rewind mutant applies).
     pub(super) fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
         self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
-        self.recovery_pending = 0;
+        let all: Vec<TaskId> = (0..self.tasks.len() as TaskId).collect();
+        let restored = self.restore_tasks(&all, latest, failover);
+        self.recovery_pending = restored;
+        restored
+    }
+
+    /// The one restore sequence, for a global restart (every task) and a
+    /// region restart (the region's tasks): recovered output channel state
+    /// back into the output queues first, then each task fresh with its
+    /// operator state restored, then its recovered input channel state
+    /// queued ahead of any new input (Flink's order). `failover`: after a
+    /// failure (the source-rewind mutant applies). Returns the in-flight
+    /// records restored.
+    pub(super) fn restore_tasks(
+        &mut self,
+        tasks: &[TaskId],
+        latest: Option<&Completed>,
+        failover: bool,
+    ) -> u64 {
         let no_rewind = failover && self.cfg.mutants.has(Mutant::NoSourceRewind);
-        // Flink's order: recovered output channel state goes back into the
-        // output queues first, then operator state is restored, then the
-        // recovered input channel state is queued ahead of any new input.
         let mut restored = 0;
+        let snapshot_of = |t: TaskId| latest.and_then(|c| c.states[t as usize].as_ref());
         let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
         if drop_channel_state
-            && latest.is_some_and(|c| c.states.iter().flatten().any(|s| s.in_flight_records() > 0))
+            && tasks
+                .iter()
+                .filter_map(|&t| snapshot_of(t))
+                .any(|s| s.in_flight_records() > 0)
         {
             fired(Mutant::RestoreDropsChannelState);
         }
-        if let Some(c) = latest.filter(|_| !drop_channel_state) {
-            for snap in c.states.iter().flatten() {
+        if !drop_channel_state {
+            for &t in tasks {
+                let Some(snap) = snapshot_of(t) else { continue };
                 for cs in &snap.outputs {
                     self.net.restore_output(cs.ch, &cs.records);
                     self.recovered_out_left[cs.ch as usize] += cs.records.len() as u64;
@@ -208,7 +228,7 @@ impl World<'_> {
                 }
             }
         }
-        for t in 0..self.tasks.len() as TaskId {
+        for &t in tasks {
             let ti = t as usize;
             // Mutant: a source continues from its pre-failure position.
             let live_offsets = if no_rewind && self.tasks[ti].is_source {
@@ -219,7 +239,7 @@ impl World<'_> {
                 None
             };
             self.tasks[ti] = self.fresh_task(t);
-            let snap = latest.and_then(|c| c.states[ti].as_ref());
+            let snap = snapshot_of(t);
             self.schedule.restart(
                 t,
                 latest.filter(|_| snap.is_some()).map(|c| c.id),
@@ -260,7 +280,6 @@ impl World<'_> {
                 }
             }
         }
-        self.recovery_pending = restored;
         if restored > 0 {
             self.counters.recoveries_with_channel_state += 1;
             self.counters.in_flight_records_restored += restored;

@@ -84,7 +84,7 @@ impl World<'_> {
                     match self.ready.len() {
                         0 => return,
                         1 => self.ready[0],
-                        n => self.ready[self.sched_rng.below(n as u64) as usize],
+                        _ => self.scheduler.pick(t, &self.ready, &mut self.sched_rng),
                     }
                 }
             };
