@@ -56,8 +56,7 @@ pub fn failed_checks(e: &Execution) -> Vec<&'static str> {
 /// The algorithms that promise exactly-once, from the algorithms' own
 /// promises (a new one is never left out).
 pub fn exactly_once() -> Vec<Algorithm> {
-    Algorithm::ALL
-        .into_iter()
+    Algorithm::all()
         .filter(|a| a.promise() == Guarantee::ExactlyOnce)
         .collect()
 }

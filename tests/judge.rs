@@ -24,7 +24,7 @@ fn kinds(e: &ckptsim::harness::Execution) -> Vec<&str> {
 #[test]
 fn every_savepoint_request_completes_or_fails_with_a_reason() {
     let sc = load("savepoints");
-    for alg in Algorithm::ALL {
+    for alg in Algorithm::all() {
         for seed in 0..5 {
             let e = check_alg(&sc, seed, alg, &[]);
             assert_eq!(e.output.savepoints.len(), 3, "{alg:?}");
@@ -140,6 +140,7 @@ fn every_mutant_fires_where_it_kills() {
             continue; // its kill is a panic, caught by sweeps, not here
         }
         let &(name, alg) = info.applies.first().unwrap();
+        let alg = Algorithm::from_name(alg).unwrap();
         let sc = load(name);
         let killed = (0..200).find_map(|seed| {
             let e = execute(

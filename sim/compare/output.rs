@@ -66,26 +66,19 @@ pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<
 /// The fixed colour of an algorithm (a categorical palette); unknown names
 /// get one of a few spare colours, chosen by a fixed hash of the name.
 pub fn colour(algorithm: &str) -> RGBColor {
-    match algorithm {
-        "aligned" => RGBColor(31, 119, 180),
-        "unaligned" => RGBColor(255, 127, 14),
-        "aligned-timeout" => RGBColor(44, 160, 44),
-        "at-least-once" => RGBColor(214, 39, 40),
-        "chandy-lamport" => RGBColor(148, 103, 189),
-        "stop-the-world" => RGBColor(140, 86, 75),
-        "none" => RGBColor(127, 127, 127),
-        other => {
-            let spare = [
-                RGBColor(227, 119, 194),
-                RGBColor(188, 189, 34),
-                RGBColor(23, 190, 207),
-            ];
-            let h = other
-                .bytes()
-                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
-            spare[h % spare.len()]
-        }
+    if let Some(a) = crate::scenario::Algorithm::from_name(algorithm) {
+        let (r, g, b) = a.info().colour;
+        return RGBColor(r, g, b);
     }
+    let spare = [
+        RGBColor(227, 119, 194),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    let h = algorithm
+        .bytes()
+        .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+    spare[h % spare.len()]
 }
 
 // ---------------------------------------------------------------------------

@@ -20,8 +20,7 @@ use std::collections::BTreeMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-/// A checkpoint id. Ids start at 1 and increase within a run.
-pub type CheckpointId = u64;
+pub use crate::protocol::CheckpointId;
 
 /// What an operator sees of the world while it runs.
 pub struct Context<'a> {

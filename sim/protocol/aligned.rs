@@ -8,10 +8,26 @@
 //! cancellation marker aborts it too; obsolete barriers are ignored (and
 //! unblock their channel, as Flink's producer-side blocking requires).
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 use crate::mutant::{Mutant, Mutants};
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "aligned",
+    description: "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: None,
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (31, 119, 180),
+    handler: |c| Box::new(AlignedHandler::new(c.inputs, c.mutants)),
+};
 
 pub struct AlignedHandler {
     /// Highest checkpoint id seen (0 = none yet).

@@ -19,10 +19,26 @@
 //! ahead of its first barrier also switches at the timeout; switching then
 //! turns the announced barriers into priority events.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction};
 use crate::engine::{SimDuration, SimTime};
-use crate::model::CheckpointId;
 use crate::mutant::{Mutant, Mutants};
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "aligned-timeout",
+    description: "starts aligned; past `alignment_timeout` from the trigger it switches to unaligned for what remains",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Timeoutable,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: true,
+    colour: (44, 160, 44),
+    handler: |c| Box::new(AlignedTimeoutHandler::new(c.inputs, c.alignment_timeout, c.mutants)),
+};
 
 pub struct AlignedTimeoutHandler {
     current: CheckpointId,

@@ -35,9 +35,9 @@
 
 use std::collections::VecDeque;
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 
 /// How many checkpoints with some, but not all, barriers are tracked at once
 /// (Flink's `MAX_CHECKPOINTS_TO_TRACK`).
@@ -81,6 +81,22 @@ impl Tracked {
         first
     }
 }
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "at-least-once",
+    description: "Flink's barrier tracker: no blocking, snapshot at the last barrier; duplicates after recovery",
+    promise: super::registry::Guarantee::AtLeastOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: None,
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: false,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (214, 39, 40),
+    handler: |c| Box::new(BarrierTracker::new(c.inputs)),
+};
 
 pub struct BarrierTracker {
     inputs: u32,

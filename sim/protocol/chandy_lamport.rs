@@ -19,9 +19,25 @@
 //! aborts the pending checkpoint (only the first marker of an id has an
 //! effect), and markers of older or finished checkpoints are ignored.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "chandy-lamport",
+    description: "classic markers over FIFO channels: snapshot at the first marker, record each other channel until its marker",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: false,
+    forced_alignment: false,
+    colour: (148, 103, 189),
+    handler: |c| Box::new(MarkerHandler::new(c.inputs)),
+};
 
 pub struct MarkerHandler {
     round: Round,

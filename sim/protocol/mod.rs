@@ -11,13 +11,18 @@ pub mod aligned;
 pub mod aligned_timeout;
 pub mod at_least_once;
 pub mod chandy_lamport;
+pub mod none;
+pub mod registry;
 pub mod stop_the_world;
 pub mod unaligned;
 
+pub use registry::{Algorithm, AlgorithmInfo, Coordination, Guarantee, REGISTRY};
+
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 use crate::mutant::Mutants;
-use crate::scenario::Algorithm;
+
+/// A checkpoint id. Ids start at 1 and increase within a run.
+pub type CheckpointId = u64;
 use serde::{Deserialize, Serialize};
 
 /// How a barrier travels and what the receiver may do with it (Flink's
@@ -217,30 +222,12 @@ pub struct HandlerConfig {
     pub mutants: Mutants,
 }
 
-/// The kind of barrier a checkpoint of `algorithm` starts with at the
-/// sources (savepoints are always aligned).
-pub fn first_barrier(algorithm: Algorithm) -> BarrierKind {
-    match algorithm {
-        Algorithm::Unaligned => BarrierKind::Unaligned,
-        Algorithm::AlignedTimeout => BarrierKind::Timeoutable,
-        _ => BarrierKind::Aligned,
-    }
-}
-
-/// Creates the handler for a task.
+/// Creates the handler for a task: the algorithm's own, or the aligned
+/// handler where Flink forces alignment and the algorithm obeys it.
 pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
-    let aligned = || Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
-    match algorithm {
-        Algorithm::Aligned | Algorithm::None => aligned(),
-        Algorithm::Unaligned | Algorithm::AlignedTimeout if cfg.forced_aligned => aligned(),
-        Algorithm::Unaligned => Box::new(unaligned::UnalignedHandler::new(cfg.inputs, cfg.mutants)),
-        Algorithm::AlignedTimeout => Box::new(aligned_timeout::AlignedTimeoutHandler::new(
-            cfg.inputs,
-            cfg.alignment_timeout,
-            cfg.mutants,
-        )),
-        Algorithm::AtLeastOnce => Box::new(at_least_once::BarrierTracker::new(cfg.inputs)),
-        Algorithm::ChandyLamport => Box::new(chandy_lamport::MarkerHandler::new(cfg.inputs)),
-        Algorithm::StopTheWorld => Box::new(stop_the_world::DrainHandler::new(cfg.inputs)),
+    let info = algorithm.info();
+    if cfg.forced_aligned && info.forced_alignment {
+        return Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
     }
+    (info.handler)(&cfg)
 }

@@ -18,9 +18,25 @@
 //! aborts it (only the first marker of an id has an effect), and markers of
 //! older or finished drains are ignored.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "stop-the-world",
+    description: "pause the sources, drain every channel, snapshot every task, resume: the synchronous baseline",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::StopTheWorld,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (140, 86, 75),
+    handler: |c| Box::new(DrainHandler::new(c.inputs)),
+};
 
 pub struct DrainHandler {
     round: Round,

@@ -16,10 +16,26 @@
 //! handler does for barriers whose options are aligned: each channel is
 //! blocked at its barrier, the snapshot follows the last one.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 use crate::mutant::Mutants;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "unaligned",
+    description: "Flink unaligned: priority barriers overtake buffered data, snapshot at the first barrier, overtaken records persisted as channel state",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Unaligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: true,
+    colour: (255, 127, 14),
+    handler: |c| Box::new(UnalignedHandler::new(c.inputs, c.mutants)),
+};
 
 pub struct UnalignedHandler {
     round: Round,

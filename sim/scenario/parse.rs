@@ -30,8 +30,8 @@ use super::{
     FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, NotificationFaults,
     OperatorId, OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes,
     RestartStrategy, SavepointSpec, Scenario, SlowTask, SourceSpec, StorageFaults, StorageKind,
-    SwarmSpec, WorkerCrash, ALGORITHMS, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_COPIES,
-    MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES, OPERATOR_KINDS,
+    SwarmSpec, WorkerCrash, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_COPIES, MAX_DURATION,
+    MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES, OPERATOR_KINDS,
 };
 use super::{FailoverStrategy, LatencySpike, Partition};
 use crate::engine::{parse_duration, SimDuration, SimTime};
@@ -1657,10 +1657,7 @@ impl<'a> Validator<'a> {
     }
 
     fn checkpoint(&mut self, raw: RawCheckpoint) -> CheckpointSpec {
-        let options: Vec<(&str, Algorithm)> = ALGORITHMS
-            .iter()
-            .filter_map(|(name, _)| Algorithm::from_name(name).map(|a| (*name, a)))
-            .collect();
+        let options: Vec<(&str, Algorithm)> = Algorithm::all().map(|a| (a.name(), a)).collect();
         let algorithm = self
             .choice(
                 &raw.algorithm,
@@ -2602,8 +2599,8 @@ partitioning = "forward"
 
     #[test]
     fn every_listed_algorithm_is_parsed() {
-        for (name, _) in ALGORITHMS {
-            assert!(Algorithm::from_name(name).is_some(), "{name}");
+        for a in Algorithm::all() {
+            assert_eq!(Algorithm::from_name(a.name()), Some(a));
         }
     }
 

@@ -998,7 +998,7 @@ mod tests {
 
     #[test]
     fn every_algorithm_storage_and_guarantee_round_trips() {
-        for algorithm in Algorithm::ALL {
+        for algorithm in Algorithm::all() {
             let mut s = sample();
             s.checkpoint.algorithm = algorithm;
             s.checkpoint.max_concurrent = algorithm.max_concurrent().unwrap_or(5);

@@ -59,7 +59,7 @@ impl World<'_> {
                 }
                 HandlerAction::Checkpoint(b) => {
                     if b.kind == BarrierKind::Unaligned
-                        && self.cfg.algorithm == Algorithm::AlignedTimeout
+                        && self.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
                     {
                         self.counters.switched_to_unaligned += 1;
                     }
@@ -147,11 +147,12 @@ impl World<'_> {
         if self.savepoints.contains_key(&b.id) {
             return BarrierKind::Aligned; // savepoints are never unaligned
         }
-        match self.cfg.algorithm {
-            Algorithm::Unaligned => BarrierKind::Unaligned,
-            Algorithm::AlignedTimeout if b.kind == BarrierKind::Unaligned => BarrierKind::Unaligned,
-            Algorithm::AlignedTimeout => BarrierKind::Timeoutable,
-            _ => BarrierKind::Aligned,
+        match self.cfg.algorithm.info().first_barrier {
+            BarrierKind::Unaligned => BarrierKind::Unaligned,
+            // A timeoutable checkpoint that went unaligned stays so.
+            BarrierKind::Timeoutable if b.kind == BarrierKind::Unaligned => BarrierKind::Unaligned,
+            BarrierKind::Timeoutable => BarrierKind::Timeoutable,
+            BarrierKind::Aligned => BarrierKind::Aligned,
         }
     }
 
@@ -173,7 +174,7 @@ impl World<'_> {
             return;
         }
         self.tasks[ti].last_checkpoint = b.id;
-        if self.cfg.algorithm != Algorithm::StopTheWorld {
+        if !self.stop_the_world() {
             self.tasks[ti].closed.insert(b.id);
         }
         if self.tasks[ti].snapshotted.contains(&b.id) {
@@ -214,7 +215,7 @@ impl World<'_> {
             ..TaskSnapshot::default()
         };
         // Stop-the-world forwards nothing: the drain markers went first.
-        if self.cfg.algorithm != Algorithm::StopTheWorld {
+        if !self.stop_the_world() {
             let kind = self.out_kind(b);
             for j in 0..self.task_outputs[ti].len() {
                 let ch = self.task_outputs[ti][j];
@@ -520,7 +521,7 @@ impl World<'_> {
         }
         self.tasks[t as usize].alignment_start = Some((b.id, self.net.now));
         self.tasks[t as usize].last_alignment_ns = 0;
-        if self.cfg.algorithm == Algorithm::StopTheWorld {
+        if self.stop_the_world() {
             // Pause, and send the drain marker behind the last records.
             self.counters.sources_paused += 1;
             self.tasks[t as usize].paused = Some(b.id);

@@ -36,7 +36,7 @@ impl World<'_> {
                     let kind = if self.savepoints.contains_key(&id) {
                         BarrierKind::Aligned // savepoints are never unaligned
                     } else {
-                        crate::protocol::first_barrier(self.cfg.algorithm)
+                        self.cfg.algorithm.info().first_barrier
                     };
                     let barrier = Barrier {
                         id,

@@ -58,7 +58,7 @@ use crate::mutant::{fired, Mutant};
 use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
-use crate::scenario::{Algorithm, CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
+use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -502,6 +502,12 @@ impl<'a> World<'a> {
         }
     }
 
+    /// The algorithm takes its checkpoints by stopping the world (drain
+    /// markers, then a snapshot of every task on request).
+    pub(super) fn stop_the_world(&self) -> bool {
+        self.cfg.algorithm.info().coordination == crate::protocol::Coordination::StopTheWorld
+    }
+
     pub(super) fn now(&self) -> SimTime {
         self.net.now
     }
@@ -555,7 +561,7 @@ impl<'a> World<'a> {
             self.schedule_any(at, Ev::Cancel);
         }
         let cp = &self.scenario.checkpoint;
-        if cp.interval.is_some() && self.cfg.algorithm != Algorithm::None {
+        if cp.interval.is_some() && self.cfg.algorithm.info().checkpoints {
             let first = SimTime(cp.first_delay.0);
             self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
         }
@@ -700,7 +706,7 @@ impl<'a> World<'a> {
     /// exempt. Checked for superseded ids of every live task, at each
     /// failover and at the end.
     pub(super) fn check_closed(&mut self) {
-        if self.cfg.algorithm == Algorithm::AtLeastOnce {
+        if !self.cfg.algorithm.info().closes_superseded {
             return;
         }
         let mut found = Vec::new();

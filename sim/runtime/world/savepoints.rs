@@ -81,7 +81,7 @@ impl World<'_> {
                 in_flight_bytes: 0,
             });
         }
-        if sp.stop && sp.drain && self.cfg.algorithm != Algorithm::ChandyLamport {
+        if sp.stop && sp.drain && self.cfg.algorithm.info().aligned_savepoints {
             // Drained: everything the stopped sources read must be
             // committed. (Without drain, operators may still hold records
             // in their state, as windows do in Flink.) The stopped sources'

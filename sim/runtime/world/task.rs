@@ -361,7 +361,7 @@ impl World<'_> {
             .pending
             .keys()
             .any(|id| self.savepoints.get(id).is_some_and(|sp| sp.stop));
-        if self.cfg.algorithm == Algorithm::None
+        if !self.cfg.algorithm.info().checkpoints
             && !stopping
             && self.tasks.iter().all(|t| t.input_ended)
         {
