@@ -26,7 +26,11 @@ pub struct AlignedHandler {
 }
 
 impl AlignedHandler {
-    pub fn new(inputs: u32, mutants: Mutants) -> AlignedHandler {
+    pub fn new(inputs: u32) -> AlignedHandler {
+        AlignedHandler::with_mutants(inputs, Mutants::NONE)
+    }
+
+    pub(crate) fn with_mutants(inputs: u32, mutants: Mutants) -> AlignedHandler {
         AlignedHandler {
             current: 0,
             last_done: 0,
@@ -131,7 +135,7 @@ mod tests {
     }
 
     fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedHandler::new(inputs, Mutants::NONE);
+        let mut h = AlignedHandler::new(inputs);
         steps
             .iter()
             .map(|s| {
@@ -294,7 +298,7 @@ mod tests {
 
     #[test]
     fn aligning_reports_the_pending_checkpoint() {
-        let mut h = AlignedHandler::new(2, Mutants::NONE);
+        let mut h = AlignedHandler::new(2);
         let mut out = Vec::new();
         assert_eq!(h.aligning(), None);
         h.on_barrier(0, bar(4), SimTime(0), &mut out);

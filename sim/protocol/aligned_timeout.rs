@@ -37,7 +37,15 @@ pub struct AlignedTimeoutHandler {
 }
 
 impl AlignedTimeoutHandler {
-    pub fn new(inputs: u32, timeout: SimDuration, mutants: Mutants) -> AlignedTimeoutHandler {
+    pub fn new(inputs: u32, timeout: SimDuration) -> AlignedTimeoutHandler {
+        AlignedTimeoutHandler::with_mutants(inputs, timeout, Mutants::NONE)
+    }
+
+    pub(crate) fn with_mutants(
+        inputs: u32,
+        timeout: SimDuration,
+        mutants: Mutants,
+    ) -> AlignedTimeoutHandler {
         AlignedTimeoutHandler {
             current: 0,
             last_done: 0,
@@ -223,7 +231,7 @@ mod tests {
     }
 
     fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT, Mutants::NONE);
+        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT);
         steps
             .iter()
             .map(|s| {

@@ -19,21 +19,18 @@
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, Round};
 use crate::engine::SimTime;
 use crate::model::CheckpointId;
-use crate::mutant::Mutants;
 
 pub struct UnalignedHandler {
     round: Round,
     /// The current checkpoint aligns (a savepoint's aligned barrier).
     aligned: bool,
-    _mutants: Mutants,
 }
 
 impl UnalignedHandler {
-    pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
+    pub fn new(inputs: u32) -> UnalignedHandler {
         UnalignedHandler {
             round: Round::new(inputs),
             aligned: false,
-            _mutants: mutants,
         }
     }
 
@@ -127,7 +124,7 @@ mod tests {
     }
 
     fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = UnalignedHandler::new(inputs, Mutants::NONE);
+        let mut h = UnalignedHandler::new(inputs);
         steps
             .iter()
             .map(|s| {
@@ -318,7 +315,7 @@ mod tests {
             ),
         ];
         for (name, steps) in cases {
-            let mut h = UnalignedHandler::new(2, Mutants::NONE);
+            let mut h = UnalignedHandler::new(2);
             for (i, (input, b, expected)) in steps.into_iter().enumerate() {
                 let mut out = Vec::new();
                 h.on_barrier(input, b, SimTime(0), &mut out);
