@@ -58,7 +58,7 @@
 //! - [`shrink`]: a failing seed reduced to a small standalone reproducer.
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
 //! - [`compare`]: algorithms side by side over seeds and an axis, written
-//!   as a report.
+//!   as a report (SVG charts with the `cli` feature).
 
 pub mod check;
 pub mod compare;
