@@ -118,41 +118,15 @@ impl BarrierHandler for AlignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, aligned as bar, Case, In};
     use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
-    enum In {
-        B(u32, CheckpointId),
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Aligned,
-        }
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedHandler::new(inputs);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Aligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: align and snapshot at once",
@@ -291,9 +265,7 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(AlignedHandler::new, KIND, cases);
     }
 
     #[test]

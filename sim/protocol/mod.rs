@@ -12,6 +12,8 @@ pub mod aligned_timeout;
 pub mod at_least_once;
 pub mod chandy_lamport;
 pub mod stop_the_world;
+#[cfg(test)]
+mod testkit;
 pub mod unaligned;
 
 use crate::engine::SimTime;

@@ -107,41 +107,14 @@ impl BarrierHandler for UnalignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
-    use crate::protocol::BarrierKind;
+    use crate::protocol::testkit::{self, aligned as sp, unaligned as bar, Case, In};
     use HandlerAction::*;
 
-    enum In {
-        B(u32, CheckpointId),
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Unaligned,
-        }
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = UnalignedHandler::new(inputs);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Unaligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: snapshot, capture what the barrier overtook, done",
@@ -248,19 +221,10 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(UnalignedHandler::new, KIND, cases);
     }
 
-    /// A savepoint's barrier (kind `Aligned`).
-    fn sp(id: CheckpointId) -> Barrier {
-        Barrier {
-            kind: BarrierKind::Aligned,
-            ..bar(id)
-        }
-    }
-
+    /// `sp(id)` is a savepoint's barrier (kind `Aligned`).
     #[test]
     fn a_savepoint_barrier_aligns() {
         type Step = (u32, Barrier, Vec<HandlerAction>);
