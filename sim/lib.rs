@@ -80,3 +80,10 @@ pub mod swarm;
 pub mod sweep;
 pub mod verdict;
 pub mod wallclock;
+
+/// `docs/operators.md` as documentation of an item that exists only for
+/// doctests, so that `cargo test` compiles and runs its example: the page
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/operators.md")]
+pub struct OperatorsGuide;

@@ -1,6 +1,7 @@
 //! The code's structure as its documentation states it: the layers listed in
 //! `sim/lib.rs` hold (a module names only modules of lower layers, so there
-//! is no cycle), and the list and the module map name every module.
+//! is no cycle), the list and the module map name every module, and the
+//! links between the markdown files resolve, anchors included.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -190,4 +191,102 @@ fn the_module_map_names_every_module() {
             "the module map in sim/lib.rs lacks {m}"
         );
     }
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped (but `-`
+/// and `_`), spaces to `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|&c| c.is_alphanumeric() || c == '-' || c == '_' || c == ' ')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The lines of a markdown file outside fenced code blocks.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = BTreeSet::new();
+    for (_, line) in prose(text) {
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        let a = anchor(heading.trim_start_matches('#'));
+        let n = seen.entry(a.clone()).or_insert(0);
+        out.insert(if *n == 0 {
+            a.clone()
+        } else {
+            format!("{a}-{n}")
+        });
+        *n += 1;
+    }
+    out
+}
+
+/// The targets of the inline links (`[text](target)`) of a line.
+fn link_targets(line: &str) -> Vec<&str> {
+    line.match_indices("](")
+        .filter_map(|(at, _)| {
+            let rest = &line[at + 2..];
+            rest.find(')').map(|end| &rest[..end])
+        })
+        .filter(|t| !t.contains(' '))
+        .collect()
+}
+
+#[test]
+fn markdown_links_resolve() {
+    let mut files = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let text = read(file);
+        for (n, line) in prose(&text) {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let dest = if path.is_empty() {
+                    file.clone()
+                } else {
+                    file.parent().unwrap().join(path)
+                };
+                let rel = file.strip_prefix(root()).unwrap().display().to_string();
+                if !dest.exists() {
+                    broken.push(format!("{rel}:{n}: {target}: no such file"));
+                } else if !fragment.is_empty()
+                    && dest.extension().is_some_and(|x| x == "md")
+                    && !anchors(&read(&dest)).contains(fragment)
+                {
+                    broken.push(format!("{rel}:{n}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }

@@ -27,8 +27,8 @@
 //!   never panic.
 //! - `reports`: the qualitative claims of the reports under `reports/`, on
 //!   small versions.
-//! - `structure`: the code as documented: the module layers in `sim/lib.rs`
-//!   hold, the module map is complete.
+//! - `structure`: the code and the docs as documented: the module layers in
+//!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 
 mod common;
 
