@@ -10,11 +10,11 @@
 use crate::harness::execute;
 use crate::mutant::{MutantInfo, Mutants, MUTANTS};
 use crate::panics::{self, PANIC};
-use crate::report::wallclock::Stopwatch;
 use crate::runtime::RunConfig;
 use crate::scenario::{self, Scenario};
 use crate::shrink::{shrink, Size};
 use crate::sweep::SeedRange;
+use crate::wallclock::Stopwatch;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -421,7 +421,9 @@ mod tests {
             assert_eq!(Mutant::from_name(m.name), Some(m.mutant));
             assert!(!m.applies.is_empty(), "{}", m.name);
             assert!(
-                crate::check::CHECKS.iter().any(|(c, _)| *c == m.caught_by),
+                crate::verdict::CHECKS
+                    .iter()
+                    .any(|(c, _)| *c == m.caught_by),
                 "{}",
                 m.name
             );

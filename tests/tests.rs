@@ -25,6 +25,10 @@
 //!   for what a run did not test.
 //! - `extremes`: extreme values in scenario files are refused or run, and
 //!   never panic.
+//! - `reports`: the qualitative claims of the reports under `reports/`, on
+//!   small versions.
+//! - `structure`: the code and the docs as documented: the module layers in
+//!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 
 mod common;
 
@@ -43,6 +47,7 @@ mod savepoints;
 mod scenario_errors;
 mod seeds;
 mod snapshots;
+mod structure;
 mod sweep;
 mod traces;
 mod user_operator;

@@ -50,7 +50,7 @@ impl Context<'_> {
     /// it where the broken path is taken: a `true` answer records that the
     /// mutant took effect in this run.
     #[inline]
-    pub fn mutant(&self, m: Mutant) -> bool {
+    pub(crate) fn mutant(&self, m: Mutant) -> bool {
         let on = self.mutants.has(m);
         if on {
             crate::mutant::fired(m);

@@ -14,6 +14,8 @@ pub mod chandy_lamport;
 pub mod none;
 pub mod registry;
 pub mod stop_the_world;
+#[cfg(test)]
+mod testkit;
 pub mod unaligned;
 
 pub use registry::{Algorithm, AlgorithmInfo, Coordination, Guarantee, REGISTRY};
@@ -219,7 +221,25 @@ pub struct HandlerConfig {
     /// align even when checkpoints are unaligned.
     pub forced_aligned: bool,
     pub alignment_timeout: crate::engine::SimDuration,
-    pub mutants: Mutants,
+    /// Deliberate bugs are switched on by the simulator only (through
+    /// `RunConfig::mutants`), never by a handler built outside the crate.
+    pub(crate) mutants: Mutants,
+}
+
+impl HandlerConfig {
+    /// A configuration with no mutant switched on.
+    pub fn new(
+        inputs: u32,
+        forced_aligned: bool,
+        alignment_timeout: crate::engine::SimDuration,
+    ) -> HandlerConfig {
+        HandlerConfig {
+            inputs,
+            forced_aligned,
+            alignment_timeout,
+            mutants: Mutants::NONE,
+        }
+    }
 }
 
 /// Creates the handler for a task: the algorithm's own, or the aligned
@@ -227,7 +247,10 @@ pub struct HandlerConfig {
 pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
     let info = algorithm.info();
     if cfg.forced_aligned && info.forced_alignment {
-        return Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
+        return Box::new(aligned::AlignedHandler::with_mutants(
+            cfg.inputs,
+            cfg.mutants,
+        ));
     }
     (info.handler)(&cfg)
 }

@@ -15,5 +15,5 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     aligned_savepoints: true,
     forced_alignment: false,
     colour: (127, 127, 127),
-    handler: |c| Box::new(super::aligned::AlignedHandler::new(c.inputs, c.mutants)),
+    handler: |c| Box::new(super::aligned::AlignedHandler::with_mutants(c.inputs, c.mutants)),
 };

@@ -19,7 +19,6 @@
 use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::mutant::Mutants;
 
 /// The registry entry (`protocol::registry`).
 pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
@@ -34,22 +33,20 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     aligned_savepoints: true,
     forced_alignment: true,
     colour: (255, 127, 14),
-    handler: |c| Box::new(UnalignedHandler::new(c.inputs, c.mutants)),
+    handler: |c| Box::new(UnalignedHandler::new(c.inputs)),
 };
 
 pub struct UnalignedHandler {
     round: Round,
     /// The current checkpoint aligns (a savepoint's aligned barrier).
     aligned: bool,
-    _mutants: Mutants,
 }
 
 impl UnalignedHandler {
-    pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
+    pub fn new(inputs: u32) -> UnalignedHandler {
         UnalignedHandler {
             round: Round::new(inputs),
             aligned: false,
-            _mutants: mutants,
         }
     }
 
@@ -126,41 +123,14 @@ impl BarrierHandler for UnalignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
-    use crate::protocol::BarrierKind;
+    use crate::protocol::testkit::{self, aligned as sp, unaligned as bar, Case, In};
     use HandlerAction::*;
 
-    enum In {
-        B(u32, CheckpointId),
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Unaligned,
-        }
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = UnalignedHandler::new(inputs, Mutants::NONE);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Unaligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: snapshot, capture what the barrier overtook, done",
@@ -267,19 +237,10 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(UnalignedHandler::new, KIND, cases);
     }
 
-    /// A savepoint's barrier (kind `Aligned`).
-    fn sp(id: CheckpointId) -> Barrier {
-        Barrier {
-            kind: BarrierKind::Aligned,
-            ..bar(id)
-        }
-    }
-
+    /// `sp(id)` is a savepoint's barrier (kind `Aligned`).
     #[test]
     fn a_savepoint_barrier_aligns() {
         type Step = (u32, Barrier, Vec<HandlerAction>);
@@ -334,7 +295,7 @@ mod tests {
             ),
         ];
         for (name, steps) in cases {
-            let mut h = UnalignedHandler::new(2, Mutants::NONE);
+            let mut h = UnalignedHandler::new(2);
             for (i, (input, b, expected)) in steps.into_iter().enumerate() {
                 let mut out = Vec::new();
                 h.on_barrier(input, b, SimTime(0), &mut out);

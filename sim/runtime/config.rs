@@ -24,7 +24,7 @@ pub struct JobOptions {
     /// completes or the job ends), as a person at the CLI would.
     pub retry_failed_savepoints: bool,
     /// Keep the snapshots a run produces (savepoints, the checkpoint
-    /// retained on cancel) in [`RunOutput::snapshots`].
+    /// retained on cancel) in [`RunOutput::snapshots`](super::RunOutput::snapshots).
     pub keep_snapshots: bool,
 }
 

@@ -7,12 +7,12 @@ use super::event::Ev;
 use super::schedule::Step;
 use super::world::Warning;
 use super::RunConfig;
-use crate::check::Violation;
 use crate::engine::{SimDuration, SimTime};
 use crate::model::store::ExternalStore;
 use crate::model::{ChannelId, CheckpointId, TaskId};
 use crate::protocol::{AbortReason, BarrierKind};
 use crate::scenario::{CrashSpec, Guarantee};
+use crate::verdict::Violation;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -43,7 +43,6 @@ use super::output::{
     TraceEntry,
 };
 use super::schedule::{ScheduleLog, Step};
-use crate::check::Violation;
 use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
 use crate::fault::{fault_phase_end, plan_crashes};
 use crate::model::graph::OutputEdge;
@@ -59,6 +58,7 @@ use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
 use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
+use crate::verdict::Violation;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
