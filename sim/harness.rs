@@ -4,9 +4,9 @@
 use crate::check::{judge, oracle::Oracle, Verdict};
 use crate::model::operator::BuiltinFactory;
 use crate::model::{OperatorFactory, Workload};
-use crate::report::wallclock::Stopwatch;
 use crate::runtime::{world::run_job, JobOptions, RunConfig, RunOutput};
 use crate::scenario::Scenario;
+use crate::wallclock::Stopwatch;
 use std::sync::Arc;
 
 /// A run and its verdict.

@@ -10,11 +10,11 @@
 use crate::harness::execute;
 use crate::mutant::{MutantInfo, Mutants, MUTANTS};
 use crate::panics::{self, PANIC};
-use crate::report::wallclock::Stopwatch;
 use crate::runtime::RunConfig;
 use crate::scenario::{self, Scenario};
 use crate::shrink::{shrink, Size};
 use crate::sweep::SeedRange;
+use crate::wallclock::Stopwatch;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -178,6 +178,8 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
             replay: None,
         };
         for &(name, alg) in info.applies {
+            let alg = scenario::Algorithm::from_name(alg)
+                .ok_or_else(|| format!("mutant {}: unknown algorithm `{alg}`", info.name))?;
             let path = dir.join(format!("{name}.toml"));
             let sc = scenario::load(&path).map_err(|e| e.to_string())?;
             row.scenario = format!("{}", path.display());

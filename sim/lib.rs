@@ -5,29 +5,61 @@
 //! fault plan) plus a seed goes in; a reproducible run comes out, and the
 //! checkers decide whether it kept its exactly-once promise.
 //!
+//! Layers, lowest first. A module uses only modules of lower layers
+//! (`tests/structure.rs` checks it against this list):
+//!
+//! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`]: nothing of the
+//!    crate;
+//! 2. [`mutant`];
+//! 3. [`protocol`] (the algorithm registry and the barrier handlers);
+//! 4. [`scenario`];
+//! 5. [`strategies`];
+//! 6. [`model`], [`fault`], [`swarm`];
+//! 7. [`runtime`] (the coordinator is `runtime::coordinator`);
+//! 8. [`check`], [`savepoint`];
+//! 9. [`harness`];
+//! 10. [`report`];
+//! 11. [`sweep`], [`shrink`];
+//! 12. [`killmatrix`], [`compare`];
+//! 13. the CLI (`sim/main.rs`).
+//!
+//! In short: engine ← protocol ← scenario ← model ← runtime ← check ← harness ←
+//! explore (sweep, shrink, kill matrix) and compare ← cli.
+//!
 //! Module map (one idea per module; see `docs/ARCHITECTURE.md`):
 //!
 //! - [`engine`]: virtual time, the event queue, seeded random streams, the
 //!   run fingerprint. Knows nothing about streaming.
+//! - [`verdict`]: a [`verdict::Violation`] and the names of the checks: what
+//!   the runtime and the checkers both report.
+//! - [`wallclock`]: the one wall-clock reader, for timing reports; nothing it
+//!   returns feeds a run.
+//! - [`panics`]: a panic of one seed's run becomes that seed's failure
+//!   (kind `panic`) in the commands that run many seeds.
 //! - [`scenario`]: TOML → raw structs → validated [`scenario::Scenario`].
+//! - [`mutant`]: deliberate bugs that prove the checkers work.
+//! - [`strategies`]: proptest strategies for scenarios (topologies,
+//!   workloads, fault plans, checkpoint configurations).
 //! - [`model`]: records and key groups, job and execution graphs, the
 //!   [`model::Operator`] trait and built-in operators, the generated input,
 //!   the external store sinks write to.
+//! - [`fault`]: fault plans drawn before the run; restart strategies.
+//! - [`swarm`]: swarm testing: a seed's configuration drawn from ranges.
 //! - [`protocol`]: checkpoint algorithms as sans-IO barrier handlers.
 //! - [`runtime`]: the simulator: tasks, channels with credits, the
 //!   coordinator, crashes and recovery, one event loop (the richer fault
 //!   model in `runtime/world/faults.rs` and `region.rs`).
-//! - [`fault`]: fault plans drawn before the run; restart strategies.
 //! - [`check`]: the oracle and the invariants; verdicts are data.
-//! - [`mutant`]: deliberate bugs that prove the checkers work.
 //! - [`savepoint`]: savepoints and retained checkpoints as files, and
 //!   restoring them at a new parallelism.
 //! - [`harness`]: one checked run (simulate, build the oracle, judge).
-//! - [`panics`]: a panic of one seed's run becomes that seed's failure
-//!   (kind `panic`) in the commands that run many seeds.
-//! - [`report`]: summaries for people and machines, traces, wall-clock timing.
-//! - [`strategies`]: proptest strategies for scenarios (topologies,
-//!   workloads, fault plans, checkpoint configurations).
+//! - [`report`]: summaries for people and machines, traces.
+//! - [`sweep`]: many seeds in parallel, shards and merging, one JSON line
+//!   per seed.
+//! - [`shrink`]: a failing seed reduced to a small standalone reproducer.
+//! - [`killmatrix`]: every mutant against the scenarios where it applies.
+//! - [`compare`]: algorithms side by side over seeds and an axis, written
+//!   as a report (SVG charts with the `cli` feature).
 
 pub mod check;
 pub mod compare;
@@ -47,3 +79,12 @@ pub mod shrink;
 pub mod strategies;
 pub mod swarm;
 pub mod sweep;
+pub mod verdict;
+pub mod wallclock;
+
+/// `docs/operators.md` as documentation of an item that exists only for
+/// doctests, so that `cargo test` compiles and runs its example: the page
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/operators.md")]
+pub struct OperatorsGuide;

@@ -6,15 +6,15 @@ use ckptsim::engine::{SimDuration, SimTime};
 use ckptsim::harness::{check_determinism as check_determinism_twice, execute, execute_job};
 use ckptsim::mutant::{Mutant, Mutants, MUTANTS};
 use ckptsim::report::trace;
-use ckptsim::report::wallclock::Stopwatch;
 use ckptsim::report::Summary;
 use ckptsim::runtime::RunConfig;
 use ckptsim::runtime::{JobOptions, RunOutcome, SnapshotKind};
 use ckptsim::savepoint::{self, rescale, Image};
 use ckptsim::scenario::SavepointSpec;
-use ckptsim::scenario::{self, Algorithm, ALGORITHMS, OPERATOR_KINDS};
+use ckptsim::scenario::{self, Algorithm, OPERATOR_KINDS};
 use ckptsim::swarm;
 use ckptsim::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary, SweepTiming};
+use ckptsim::wallclock::Stopwatch;
 use clap::{Parser, Subcommand};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -1129,8 +1129,8 @@ fn list() {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "algorithms");
-    for (name, what) in ALGORITHMS {
-        let _ = writeln!(s, "  {name:<28} {what}");
+    for a in Algorithm::all() {
+        let _ = writeln!(s, "  {:<28} {}", a.name(), a.info().description);
     }
     let _ = writeln!(s, "operators");
     for (name, what) in OPERATOR_KINDS {

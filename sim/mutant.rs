@@ -8,7 +8,6 @@
 //! and prints the kill matrix; a mutant that survives is a finding about the
 //! checkers (or about the scenarios that should reach it).
 
-use crate::scenario::Algorithm;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -59,12 +58,10 @@ pub struct MutantInfo {
     pub modelled_on: &'static str,
     /// The invariant that should catch it.
     pub caught_by: &'static str,
-    /// Where it applies: (shipped scenario, algorithm) pairs to sweep.
+    /// Where it applies: (shipped scenario, algorithm name) pairs to sweep.
     #[serde(skip)]
-    pub applies: &'static [(&'static str, Algorithm)],
+    pub applies: &'static [(&'static str, &'static str)],
 }
-
-use Algorithm::{Aligned, AlignedTimeout, Unaligned};
 
 /// Every mutant.
 pub const MUTANTS: &[MutantInfo] = &[
@@ -75,7 +72,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "sources keep their pre-failure offsets on restore instead of rewinding",
         modelled_on: "sources that resume from live (broker-committed) offsets instead of checkpointed split state",
         caught_by: "exactly-once-output",
-        applies: &[("alignment-crash", Aligned), ("wordcount", Aligned)],
+        applies: &[("alignment-crash", "aligned"), ("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SourceOffsetOffByOne,
@@ -84,7 +81,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a restored source resumes one record past its checkpointed offset",
         modelled_on: "off-by-one offset bookkeeping in source readers (last-read vs next-to-read offset)",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SinkCommitOnBarrier,
@@ -93,7 +90,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the 2PC sink commits its transaction at the barrier instead of on notify-complete",
         modelled_on: "sinks committing in snapshotState rather than notifyCheckpointComplete (TwoPhaseCommitSinkFunction contract)",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SinkAbortsRecoveredTxns,
@@ -102,7 +99,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "on restore the 2PC sink aborts the pre-committed transactions its state lists instead of committing them",
         modelled_on: "TwoPhaseCommitSinkFunction.recoverAndCommit contract violations (Kafka transactional-id reuse aborting pending transactions)",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned), ("alignment-crash", Aligned)],
+        applies: &[("wordcount", "aligned"), ("alignment-crash", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::AlignedNoBlock,
@@ -111,7 +108,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the aligned handler never blocks a channel after its barrier",
         modelled_on: "alignment that processes post-barrier records before the snapshot (the BarrierBuffer/BarrierTracker mix-up)",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", Aligned)],
+        applies: &[("backpressure", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::AlignedPriorityBarrier,
@@ -120,7 +117,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "aligned barriers overtake queued output data",
         modelled_on: "FLINK-18252: aligned barriers sent as priority events",
         caught_by: "consistent-cut",
-        applies: &[("alignment-crash", Aligned)],
+        applies: &[("alignment-crash", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::AbortKeepsBlocked,
@@ -129,7 +126,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "aborting an alignment (subsumed or cancelled) does not unblock the channels it blocked",
         modelled_on: "channels left blocked after an aborted or timed-out alignment (FLINK-22638 and resumeConsumption bugs)",
         caught_by: "liveness",
-        applies: &[("timeouts", Aligned)],
+        applies: &[("timeouts", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SkipCancelMarker,
@@ -138,7 +135,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a task that aborts (or skips an aborted) checkpoint does not broadcast its cancellation marker",
         modelled_on: "FLINK-18238: no CancelCheckpointMarker for a checkpoint aborted by the JobManager",
         caught_by: "protocol",
-        applies: &[("timeouts", Aligned)],
+        applies: &[("timeouts", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::CompleteWithMissingAck,
@@ -147,7 +144,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the coordinator completes a checkpoint when all but one ack arrived",
         modelled_on: "PendingCheckpoint completion counting bugs (acks for the wrong attempt or execution)",
         caught_by: "consistent-cut",
-        applies: &[("alignment-crash", Aligned)],
+        applies: &[("alignment-crash", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::PeriodicTriggerStopsOnAbort,
@@ -156,7 +153,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the periodic trigger is re-armed only on completion, so an aborted checkpoint stops checkpointing",
         modelled_on: "FLINK-13256: periodic checkpoints stop after a failover",
         caught_by: "liveness",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::CheckpointDuringRecovery,
@@ -165,7 +162,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "checkpoints are triggered while restored in-flight data is still being replayed; records not yet replayed are in no snapshot",
         modelled_on: "the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
         caught_by: "exactly-once-output",
-        applies: &[("backpressure", Unaligned)],
+        applies: &[("backpressure", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::StorageLosesStateWrite,
@@ -174,7 +171,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the state write of the task whose ack arrived last is lost, but the checkpoint completes",
         modelled_on: "acknowledging before the asynchronous state upload is durable (lost or truncated checkpoint files)",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::CoordinatorForgetsCheckpoints,
@@ -183,7 +180,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a new coordinator does not recover the completed checkpoints from durable (filesystem) storage and restarts the job from scratch",
         modelled_on: "a JobManager failover that does not recover the completed-checkpoint store from HA, restarting with empty state",
         caught_by: "exactly-once-output",
-        applies: &[("faults", Aligned)],
+        applies: &[("faults", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SavepointNotifies,
@@ -192,7 +189,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a plain savepoint notifies the tasks when it completes, so sinks commit its transactions although recovery never uses it",
         modelled_on: "intermediate savepoints committing side effects before FLINK-25191 (a restart from the older checkpoint then duplicates them)",
         caught_by: "exactly-once-output",
-        applies: &[("savepoints", Aligned)],
+        applies: &[("savepoints", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::FinalNotifyDropped,
@@ -201,7 +198,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "tasks finish at the final checkpoint without its checkpoint-complete notification, so the last transactions are never committed",
         modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (no notification for the final checkpoint)",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::UnalignedLateSnapshot,
@@ -210,7 +207,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "an unaligned task processes a buffer between starting its channel capture and its snapshot",
         modelled_on: "FLINK-17564-style ordering bugs between channel-state capture and the operator snapshot",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", Unaligned)],
+        applies: &[("backpressure", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::UnalignedDropInflight,
@@ -219,7 +216,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "an unaligned task drops its recorded input channel state",
         modelled_on: "in-flight buffers missing from the channel state (persister state-machine bugs)",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", Unaligned)],
+        applies: &[("backpressure", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::UnalignedAckAtFirstBarrier,
@@ -228,7 +225,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "an unaligned task acknowledges at its first barrier, before its channel captures are closed",
         modelled_on: "completing the channel-state write before the last barrier (the async phase must wait for all barriers)",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", Unaligned)],
+        applies: &[("backpressure", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::PriorityOnForcedEdge,
@@ -237,7 +234,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "unaligned barriers are sent over forward edges into a node Flink forces to align",
         modelled_on: "FLINK-36287 / FLINK-37870: unaligned checkpoints over edges inside sink topologies",
         caught_by: "consistent-cut",
-        applies: &[("alignment-crash", Unaligned), ("wordcount", Unaligned)],
+        applies: &[("alignment-crash", "unaligned"), ("wordcount", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::RestoreDropsChannelState,
@@ -246,7 +243,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "recovery restores operator state but drops the checkpoint's channel state",
         modelled_on: "recover-without-channel-state (documented as data loss) applied by mistake",
         caught_by: "exactly-once-output",
-        applies: &[("backpressure", Unaligned)],
+        applies: &[("backpressure", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::RestartKeepsStaleBuffers,
@@ -255,7 +252,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "buffers that were in flight when the job failed are delivered to the restarted tasks",
         modelled_on: "stale network buffers surviving a failover into the next execution attempt",
         caught_by: "exactly-once-output",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::TimeoutSwitchNoCapture,
@@ -264,7 +261,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "switching to unaligned at the alignment timeout does not record the channels still waiting for their barrier",
         modelled_on: "FLINK-22638 / FLINK-27251-era bugs in the aligned-to-unaligned switch",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", AlignedTimeout)],
+        applies: &[("backpressure", "aligned-timeout")],
     },
     MutantInfo {
         mutant: Mutant::OutputTimeoutDropsOvertaken,
@@ -273,7 +270,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the output-side timeout moves a queued barrier ahead of the data without recording that data as output channel state",
         modelled_on: "FLINK-27251: output buffers spilled at the alignment timeout",
         caught_by: "consistent-cut",
-        applies: &[("backpressure", AlignedTimeout)],
+        applies: &[("backpressure", "aligned-timeout")],
     },
     MutantInfo {
         mutant: Mutant::SimulatorPanic,
@@ -282,7 +279,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the simulator panics (one of its own assertions fails) at the job's first failover",
         modelled_on: "a broken assumption of the simulator itself: proves that a panicking seed is reported with its replay line and never ends a sweep",
         caught_by: "panic",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SinkCommitsOneBehind,
@@ -291,7 +288,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "on checkpoint-complete for N the 2PC sink commits only the transactions of checkpoints before N, so every commit comes one checkpoint late",
         modelled_on: "off-by-one commit ranges in two-phase-commit sinks (committing pendingCommitTransactions headMap(N) instead of up to N): output delayed by a checkpoint, lost when the job ends without a final one",
         caught_by: "commit",
-        applies: &[("wordcount", Aligned)],
+        applies: &[("wordcount", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SavepointEntersStore,
@@ -300,7 +297,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a completed plain savepoint is added to the completed-checkpoint store, evicting a retained checkpoint, and recovery may restore from it",
         modelled_on: "savepoints used for recovery and subsuming checkpoints before Flink 1.15 (FLINK-25191, FLINK-24064)",
         caught_by: "protocol",
-        applies: &[("savepoints", Aligned)],
+        applies: &[("savepoints", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::DeclineTwice,
@@ -309,7 +306,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "a task that aborts a checkpoint declines it and broadcasts its cancellation marker twice",
         modelled_on: "one checkpoint aborted twice in the task (abortInternal reached from a cancellation marker and again from a newer barrier or an abort notification)",
         caught_by: "protocol",
-        applies: &[("timeouts", Aligned)],
+        applies: &[("timeouts", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::TolerableFailuresOffByOne,
@@ -318,7 +315,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the coordinator fails the job over only when the consecutive checkpoint failures exceed tolerable_failures by two",
         modelled_on: "CheckpointFailureManager counting bugs (failures counted against the wrong threshold or not counted, so a job with failing checkpoints keeps running)",
         caught_by: "failure-accounting",
-        applies: &[("expiring", Aligned)],
+        applies: &[("expiring", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::SinkAckWithoutFlush,
@@ -327,7 +324,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the batching at-least-once sink acknowledges a checkpoint without flushing its open batch, whose records are lost in a failover",
         modelled_on: "async sink writers that snapshot without flushing in-flight requests (AsyncSinkWriter.flush(true) skipped in prepareCommit)",
         caught_by: "exactly-once-output",
-        applies: &[("batching", Aligned)],
+        applies: &[("batching", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::WindowNoFlushAtEnd,
@@ -336,7 +333,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         what: "the count window does not emit its open windows at end of input, so the last records of each key never reach the sink",
         modelled_on: "operators that lose buffered records when the input ends (windows and buffers not flushed before FLIP-147's endInput/finish handling)",
         caught_by: "exactly-once-output",
-        applies: &[("windows", Aligned)],
+        applies: &[("windows", "aligned")],
     },
 ];
 
@@ -424,7 +421,9 @@ mod tests {
             assert_eq!(Mutant::from_name(m.name), Some(m.mutant));
             assert!(!m.applies.is_empty(), "{}", m.name);
             assert!(
-                crate::check::CHECKS.iter().any(|(c, _)| *c == m.caught_by),
+                crate::verdict::CHECKS
+                    .iter()
+                    .any(|(c, _)| *c == m.caught_by),
                 "{}",
                 m.name
             );

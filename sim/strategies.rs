@@ -291,10 +291,14 @@ impl Topology {
     /// so its barrier waits in line behind input it no longer reads, and `X`
     /// never gets it.
     pub fn deadlock_risk(&self, algorithm: Algorithm) -> bool {
-        let any_blocker = match algorithm {
-            Algorithm::Unaligned => false,
-            Algorithm::AlignedTimeout => true,
-            _ => return false,
+        // Only checkpoints that can go unaligned forward a barrier before
+        // their alignment ends; a timeoutable one keeps the channels that
+        // already delivered their barrier blocked after the switch
+        // (FLINK-22638), so any such channel can be the blocker.
+        let any_blocker = match algorithm.info().first_barrier {
+            crate::protocol::BarrierKind::Unaligned => false,
+            crate::protocol::BarrierKind::Timeoutable => true,
+            crate::protocol::BarrierKind::Aligned => return false,
         };
         let graph = self.graph();
         let n = self.operators.len();

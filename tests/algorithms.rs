@@ -11,38 +11,15 @@ use ckptsim::report::CheckpointMetrics;
 use ckptsim::runtime::Counters;
 use ckptsim::scenario::{parse_str, Algorithm, Guarantee, Scenario};
 
-/// Runs `seeds` under `algorithm` and sums the counters; panics with the
-/// replay line of the first failing seed.
+/// Runs `seeds` of a shipped scenario under `algorithm` and sums the
+/// counters; panics with the replay line of the first failing seed.
 fn sweep(name: &str, algorithm: Algorithm, seeds: std::ops::Range<u64>) -> Counters {
-    let sc = load(name);
-    let mut t = Counters::default();
-    for seed in seeds {
-        let e = check_alg(&sc, seed, algorithm, &[]);
-        assert!(
-            e.verdict.passed,
-            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run scenarios/{name}.toml --seed {seed} --algorithm {}",
-            failed_checks(&e),
-            e.verdict.violations().next(),
-            algorithm.name()
-        );
-        let c = &e.output.counters;
-        t.crashes += c.crashes;
-        t.crashes_during_alignment += c.crashes_during_alignment;
-        t.crashes_during_unaligned_capture += c.crashes_during_unaligned_capture;
-        t.crashes_between_snapshot_and_notify += c.crashes_between_snapshot_and_notify;
-        t.recoveries += c.recoveries;
-        t.recoveries_from_checkpoint += c.recoveries_from_checkpoint;
-        t.recoveries_with_channel_state += c.recoveries_with_channel_state;
-        t.in_flight_records_restored += c.in_flight_records_restored;
-        t.in_flight_records_replayed += c.in_flight_records_replayed;
-        t.unaligned_checkpoints += c.unaligned_checkpoints;
-        t.switched_to_unaligned += c.switched_to_unaligned;
-        t.output_barriers_prioritized += c.output_barriers_prioritized;
-        t.checkpoints_completed += c.checkpoints_completed;
-        t.sources_paused += c.sources_paused;
-        t.triggers_skipped_recovering += c.triggers_skipped_recovering;
-    }
-    t
+    crate::common::sweep(
+        &load(name),
+        &format!("scenarios/{name}.toml"),
+        algorithm,
+        seeds,
+    )
 }
 
 /// Evidence common to the capture-based variants: crashes while channel

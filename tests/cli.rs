@@ -510,7 +510,7 @@ fn sweep_and_merge_report_panicking_seeds_and_go_on() {
         assert!(v["panic"]["location"]
             .as_str()
             .unwrap()
-            .starts_with("sim/runtime/world.rs:"));
+            .starts_with("sim/runtime/world/recovery.rs:"));
         let replay = v["replay"].as_str().unwrap();
         assert_eq!(
             replay,
@@ -518,7 +518,7 @@ fn sweep_and_merge_report_panicking_seeds_and_go_on() {
         );
         assert!(
             stdout.contains(&format!(
-                "  seed {seed}: panic: {message} (at sim/runtime/world.rs:"
+                "  seed {seed}: panic: {message} (at sim/runtime/world/recovery.rs:"
             )),
             "{stdout}"
         );

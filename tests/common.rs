@@ -2,8 +2,9 @@
 
 use ckptsim::harness::{execute, Execution};
 use ckptsim::mutant::{Mutant, Mutants};
+use ckptsim::runtime::Counters;
 use ckptsim::runtime::RunConfig;
-use ckptsim::scenario::{self, Algorithm, Scenario};
+use ckptsim::scenario::{self, Algorithm, Guarantee, Scenario};
 use std::path::PathBuf;
 
 pub fn scenario_path(name: &str) -> PathBuf {
@@ -50,4 +51,36 @@ pub fn failed_checks(e: &Execution) -> Vec<&'static str> {
         .filter(|c| !c.passed)
         .map(|c| c.name)
         .collect()
+}
+
+/// The algorithms that promise exactly-once, from the algorithms' own
+/// promises (a new one is never left out).
+pub fn exactly_once() -> Vec<Algorithm> {
+    Algorithm::all()
+        .filter(|a| a.promise() == Guarantee::ExactlyOnce)
+        .collect()
+}
+
+/// Runs `seeds` of `scenario` (named `name` in replay lines) under
+/// `algorithm` with `mutants`; every run must pass (the first that does not
+/// panics with its replay line). Returns every counter summed.
+pub fn sweep(
+    scenario: &Scenario,
+    name: &str,
+    algorithm: Algorithm,
+    seeds: std::ops::Range<u64>,
+) -> Counters {
+    let mut total = Counters::default();
+    for seed in seeds {
+        let e = check_alg(scenario, seed, algorithm, &[]);
+        assert!(
+            e.verdict.passed,
+            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run {name} --seed {seed} --algorithm {}",
+            failed_checks(&e),
+            e.verdict.violations().next(),
+            algorithm.name()
+        );
+        total += &e.output.counters;
+    }
+    total
 }

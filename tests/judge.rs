@@ -24,7 +24,7 @@ fn kinds(e: &ckptsim::harness::Execution) -> Vec<&str> {
 #[test]
 fn every_savepoint_request_completes_or_fails_with_a_reason() {
     let sc = load("savepoints");
-    for alg in Algorithm::ALL {
+    for alg in Algorithm::all() {
         for seed in 0..5 {
             let e = check_alg(&sc, seed, alg, &[]);
             assert_eq!(e.output.savepoints.len(), 3, "{alg:?}");
@@ -140,6 +140,7 @@ fn every_mutant_fires_where_it_kills() {
             continue; // its kill is a panic, caught by sweeps, not here
         }
         let &(name, alg) = info.applies.first().unwrap();
+        let alg = Algorithm::from_name(alg).unwrap();
         let sc = load(name);
         let killed = (0..200).find_map(|seed| {
             let e = execute(
@@ -174,32 +175,14 @@ fn seeds() -> u64 {
         .unwrap_or(60)
 }
 
-/// Every counter summed over the runs (by name, through their JSON form,
-/// so none is left out).
-fn sum(total: &mut std::collections::BTreeMap<String, u64>, c: &ckptsim::runtime::Counters) {
-    if let serde_json::Value::Object(m) = serde_json::to_value(c).unwrap() {
-        for (k, v) in m {
-            *total.entry(k).or_default() += v.as_u64().unwrap_or(0);
-        }
-    }
-}
-
-const EXACTLY_ONCE: [Algorithm; 5] = [
-    Algorithm::Aligned,
-    Algorithm::Unaligned,
-    Algorithm::AlignedTimeout,
-    Algorithm::ChandyLamport,
-    Algorithm::StopTheWorld,
-];
-
 /// Runs `name` over the seeds under every exactly-once algorithm; every
 /// run passes (with its replay line if not); returns the summed counters
 /// and the outcomes seen.
-fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<String>) {
+fn sweep_endings(name: &str) -> (ckptsim::runtime::Counters, Vec<String>) {
     let sc = load(name);
-    let mut total = std::collections::BTreeMap::new();
+    let mut total = ckptsim::runtime::Counters::default();
     let mut outcomes = Vec::new();
-    for alg in EXACTLY_ONCE {
+    for alg in crate::common::exactly_once() {
         for seed in 0..seeds() {
             let e = check_alg(&sc, seed, alg, &[]);
             assert!(
@@ -208,7 +191,7 @@ fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<St
                 e.verdict.violations().next(),
                 alg.name()
             );
-            sum(&mut total, &e.output.counters);
+            total += &e.output.counters;
             let o = e.output.outcome.describe();
             if !outcomes.contains(&o) {
                 outcomes.push(o);
@@ -226,20 +209,17 @@ fn sweep_endings(name: &str) -> (std::collections::BTreeMap<String, u64>, Vec<St
 fn endings_without_a_final_checkpoint_keep_their_promises() {
     let (c, outcomes) = sweep_endings("cancel");
     assert_eq!(outcomes, vec!["cancelled"]);
-    assert!(
-        c["recoveries_from_checkpoint"] > 0 && c["crashes"] > 0,
-        "{c:?}"
-    );
+    assert!(c.recoveries_from_checkpoint > 0 && c.crashes > 0, "{c:?}");
     let (c, outcomes) = sweep_endings("stop");
     assert!(outcomes
         .iter()
         .all(|o| o.starts_with("stopped with savepoint")));
-    assert!(c["savepoints_completed"] > 0 && c["crashes"] > 0, "{c:?}");
+    assert!(c.savepoints_completed > 0 && c.crashes > 0, "{c:?}");
     let (c, outcomes) = sweep_endings("windows");
     assert!(outcomes
         .iter()
         .all(|o| o.starts_with("stopped with savepoint")));
-    assert!(c["recoveries_from_checkpoint"] > 0, "{c:?}");
+    assert!(c.recoveries_from_checkpoint > 0, "{c:?}");
     // Aligned checkpoints expire there until the job fails; unaligned ones
     // complete, and the job finishes.
     let (c, outcomes) = sweep_endings("expiring");
@@ -248,7 +228,7 @@ fn endings_without_a_final_checkpoint_keep_their_promises() {
         "{outcomes:?}"
     );
     assert!(
-        c["restart_strategy_gave_up"] > 0 && c["checkpoints_expired"] > 0,
+        c.restart_strategy_gave_up > 0 && c.checkpoints_expired > 0,
         "{c:?}"
     );
     let sc = load("expiring");
@@ -265,7 +245,7 @@ fn endings_without_a_final_checkpoint_keep_their_promises() {
 #[test]
 fn a_batching_sink_never_loses_records() {
     let sc = load("batching");
-    let mut total = std::collections::BTreeMap::new();
+    let mut total = ckptsim::runtime::Counters::default();
     for seed in 0..seeds() * 2 {
         let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
         assert!(
@@ -273,9 +253,9 @@ fn a_batching_sink_never_loses_records() {
             "seed {seed}: {:?}",
             e.verdict.violations().next()
         );
-        sum(&mut total, &e.output.counters);
+        total += &e.output.counters;
     }
-    assert!(total["recoveries_from_checkpoint"] > 10, "{total:?}");
+    assert!(total.recoveries_from_checkpoint > 10, "{total:?}");
 }
 
 /// A crash right after the final checkpoint completed (while its

@@ -196,7 +196,7 @@ proptest! {
     /// Same scenario, same seed: same fingerprint (any algorithm).
     #[test]
     fn runs_are_deterministic(
-        g in prop::sample::select(Algorithm::ALL.to_vec()).prop_flat_map(strategies::scenario),
+        g in prop::sample::select(Algorithm::all().collect::<Vec<_>>()).prop_flat_map(strategies::scenario),
         seed in any::<u64>(),
     ) {
         let algorithm = g.algorithm();
@@ -380,7 +380,7 @@ fn parses(parts: &ScenarioParts) {
 #[test]
 fn strategies_generate_valid_scenarios() {
     const N: usize = 200;
-    for algorithm in Algorithm::ALL {
+    for algorithm in Algorithm::all() {
         let generated = sample(strategies::scenario(algorithm), N);
         for g in &generated {
             assert_eq!(g.algorithm(), algorithm);
@@ -480,7 +480,7 @@ fn strategies_generate_valid_scenarios() {
             ..base.clone()
         });
     }
-    for algorithm in Algorithm::ALL {
+    for algorithm in Algorithm::all() {
         for checkpoint in sample(checkpoint_config(algorithm), N) {
             assert_eq!(checkpoint.algorithm, algorithm);
             if algorithm.max_concurrent().is_some() {

@@ -38,43 +38,52 @@ fn p50(c: &Comparison, algorithm: Algorithm, at: Option<&str>, metric: &str) -> 
 /// and only the unaligned variants persist in-flight data.
 #[test]
 fn unaligned_beats_timeout_beats_aligned_under_backpressure() {
-    use Algorithm::*;
     let c = run(
         "checkpointing-time",
-        &[Aligned, Unaligned, AlignedTimeout],
+        &[
+            Algorithm::Aligned,
+            Algorithm::Unaligned,
+            Algorithm::AlignedTimeout,
+        ],
         2,
         Option::None,
     );
     let d = |a| p50(&c, a, Option::None, "checkpoint_duration_ms");
-    let (al, un, to) = (d(Aligned), d(Unaligned), d(AlignedTimeout));
+    let (al, un, to) = (
+        d(Algorithm::Aligned),
+        d(Algorithm::Unaligned),
+        d(Algorithm::AlignedTimeout),
+    );
     assert!(
         un * 20.0 < to && to < al,
         "unaligned {un} ≪ timeout {to} < aligned {al}"
     );
     let f = |a| p50(&c, a, Option::None, "in_flight_kib");
-    assert_eq!(f(Aligned), 0.0);
-    assert!(f(Unaligned) > 0.0 && f(AlignedTimeout) > 0.0);
+    assert_eq!(f(Algorithm::Aligned), 0.0);
+    assert!(f(Algorithm::Unaligned) > 0.0 && f(Algorithm::AlignedTimeout) > 0.0);
 }
 
 /// Report 2: aligned checkpoint duration grows with the slow operator's cost
 /// per record; unaligned stays a few milliseconds.
 #[test]
 fn aligned_duration_grows_with_record_cost_unaligned_stays_flat() {
-    use Algorithm::*;
     let c = run(
         "checkpointing-time",
-        &[Aligned, Unaligned],
+        &[Algorithm::Aligned, Algorithm::Unaligned],
         1,
         Some("operators.sink.cost=200us,1ms,4ms"),
     );
     let d = |a, at| p50(&c, a, Some(at), "checkpoint_duration_ms");
-    assert!(d(Aligned, "200us") < d(Aligned, "1ms") && d(Aligned, "1ms") < d(Aligned, "4ms"));
-    assert!(d(Aligned, "4ms") > 4.0 * d(Aligned, "200us"));
+    assert!(
+        d(Algorithm::Aligned, "200us") < d(Algorithm::Aligned, "1ms")
+            && d(Algorithm::Aligned, "1ms") < d(Algorithm::Aligned, "4ms")
+    );
+    assert!(d(Algorithm::Aligned, "4ms") > 4.0 * d(Algorithm::Aligned, "200us"));
     for at in ["200us", "1ms", "4ms"] {
         assert!(
-            d(Unaligned, at) < 10.0,
+            d(Algorithm::Unaligned, at) < 10.0,
             "unaligned at {at}: {}",
-            d(Unaligned, at)
+            d(Algorithm::Unaligned, at)
         );
     }
 }
@@ -83,17 +92,16 @@ fn aligned_duration_grows_with_record_cost_unaligned_stays_flat() {
 /// below the no-checkpoint baseline while aligned stays close to it.
 #[test]
 fn stop_the_world_overhead_climbs_aligned_stays_near_baseline() {
-    use Algorithm::*;
     let c = run(
         "throughput",
-        &[None, Aligned, StopTheWorld],
+        &[Algorithm::None, Algorithm::Aligned, Algorithm::StopTheWorld],
         1,
         Some("checkpoint.interval=1s,100ms,20ms"),
     );
     let t = |a, at| p50(&c, a, Some(at), "throughput_rps");
-    let base = t(None, "1s");
-    let stw_slow = t(StopTheWorld, "1s");
-    let stw_fast = t(StopTheWorld, "20ms");
+    let base = t(Algorithm::None, "1s");
+    let stw_slow = t(Algorithm::StopTheWorld, "1s");
+    let stw_fast = t(Algorithm::StopTheWorld, "20ms");
     assert!(
         stw_fast < 0.7 * base,
         "stop-the-world at 20ms: {stw_fast} vs {base}"
@@ -101,9 +109,9 @@ fn stop_the_world_overhead_climbs_aligned_stays_near_baseline() {
     assert!(stw_fast < 0.8 * stw_slow, "{stw_fast} vs {stw_slow}");
     for at in ["1s", "100ms", "20ms"] {
         assert!(
-            t(Aligned, at) > 0.9 * base,
+            t(Algorithm::Aligned, at) > 0.9 * base,
             "aligned at {at}: {} vs {base}",
-            t(Aligned, at)
+            t(Algorithm::Aligned, at)
         );
     }
 }
@@ -112,17 +120,19 @@ fn stop_the_world_overhead_climbs_aligned_stays_near_baseline() {
 /// persists no in-flight data at any credit count.
 #[test]
 fn unaligned_size_grows_with_credits_aligned_does_not() {
-    use Algorithm::*;
     let c = run(
         "checkpointing-time",
-        &[Aligned, Unaligned],
+        &[Algorithm::Aligned, Algorithm::Unaligned],
         1,
         Some("network.buffer_credits=1,4,16"),
     );
     let f = |a, at| p50(&c, a, Some(at), "in_flight_kib");
-    assert!(f(Unaligned, "1") < f(Unaligned, "4") && f(Unaligned, "4") < f(Unaligned, "16"));
+    assert!(
+        f(Algorithm::Unaligned, "1") < f(Algorithm::Unaligned, "4")
+            && f(Algorithm::Unaligned, "4") < f(Algorithm::Unaligned, "16")
+    );
     for at in ["1", "4", "16"] {
-        assert_eq!(f(Aligned, at), 0.0);
+        assert_eq!(f(Algorithm::Aligned, at), 0.0);
     }
 }
 

@@ -742,14 +742,6 @@ fn sweep_savepoints(s: &Scenario, algorithms: &[Algorithm]) -> Vec<(Algorithm, u
         .collect()
 }
 
-const EXACTLY_ONCE: [Algorithm; 5] = [
-    Algorithm::Aligned,
-    Algorithm::Unaligned,
-    Algorithm::AlignedTimeout,
-    Algorithm::ChandyLamport,
-    Algorithm::StopTheWorld,
-];
-
 #[test]
 fn savepoints_taken_during_a_run_with_crashes_keep_every_guarantee() {
     // Two plain savepoints and a drained stop, crashes anywhere: whatever
@@ -757,7 +749,7 @@ fn savepoints_taken_during_a_run_with_crashes_keep_every_guarantee() {
     // nothing by itself, the stop commits exactly what was read).
     let mut s = load("wordcount");
     s.savepoints = savepoint_plan(&[200, 450], 700);
-    let mut algorithms = EXACTLY_ONCE.to_vec();
+    let mut algorithms = crate::common::exactly_once();
     algorithms.push(Algorithm::AtLeastOnce);
     for (algorithm, completed, failed, stopped) in sweep_savepoints(&s, &algorithms) {
         assert!(
@@ -867,7 +859,9 @@ fn savepoints_compose_with_every_fault_kind() {
     // savepoint and a drained stop: every algorithm keeps exactly-once.
     let mut s = load("faults");
     s.savepoints = savepoint_plan(&[30], 60);
-    for (algorithm, completed, failed, stopped) in sweep_savepoints(&s, &EXACTLY_ONCE) {
+    for (algorithm, completed, failed, stopped) in
+        sweep_savepoints(&s, &crate::common::exactly_once())
+    {
         assert!(
             completed > 30 && failed > 10 && stopped > 15,
             "{algorithm:?}: {completed} completed, {failed} failed, {stopped} stopped"

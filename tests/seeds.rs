@@ -4,32 +4,17 @@
 
 use crate::common::{check, failed_checks, load};
 
-/// Runs `seeds` and returns summed counters; panics with the replay line of
-/// the first failing seed.
+/// Runs `seeds` of a shipped scenario under its own algorithm and returns
+/// every counter summed; panics with the replay line of the first failing
+/// seed.
 fn sweep(name: &str, seeds: std::ops::Range<u64>) -> ckptsim::runtime::Counters {
     let sc = load(name);
-    let mut total = ckptsim::runtime::Counters::default();
-    for seed in seeds {
-        let e = check(&sc, seed, &[]);
-        assert!(
-            e.verdict.passed,
-            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run scenarios/{name}.toml --seed {seed}",
-            failed_checks(&e),
-            e.verdict.violations().next()
-        );
-        let c = &e.output.counters;
-        total.crashes += c.crashes;
-        total.crashes_during_alignment += c.crashes_during_alignment;
-        total.crashes_between_snapshot_and_notify += c.crashes_between_snapshot_and_notify;
-        total.recoveries += c.recoveries;
-        total.recoveries_from_checkpoint += c.recoveries_from_checkpoint;
-        total.recoveries_from_scratch += c.recoveries_from_scratch;
-        total.records_replayed += c.records_replayed;
-        total.recovery_commits += c.recovery_commits;
-        total.checkpoints_completed += c.checkpoints_completed;
-        total.checkpoints_aborted += c.checkpoints_aborted;
-    }
-    total
+    crate::common::sweep(
+        &sc,
+        &format!("scenarios/{name}.toml"),
+        sc.checkpoint.algorithm,
+        seeds,
+    )
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn backpressure_per_algorithm() {
     use crate::common::check_alg;
     use ckptsim::scenario::Algorithm;
     let sc = load("backpressure");
-    for a in Algorithm::ALL {
+    for a in Algorithm::all() {
         let e = check_alg(&sc, 1, a, &[]);
         let text = Summary::new("scenarios/backpressure.toml", 1, a.name(), &[], &e).to_text(false);
         insta::assert_snapshot!(format!("backpressure_{}", a.name()), text);

@@ -239,7 +239,10 @@ fn a_panicking_seed_fails_alone_and_the_sweep_goes_on() {
                         .starts_with("simulator-panic mutant: failover of task "),
                     "{p}"
                 );
-                assert!(p.location.starts_with("sim/runtime/world.rs:"), "{p}");
+                assert!(
+                    p.location.starts_with("sim/runtime/world/recovery.rs:"),
+                    "{p}"
+                );
                 assert_eq!(r.violation.as_deref(), Some(format!("panic: {p}").as_str()));
                 assert_eq!(
                     r.replay,

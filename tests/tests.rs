@@ -27,6 +27,10 @@
 //!   for what a run did not test.
 //! - `extremes`: extreme values in scenario files are refused or run, and
 //!   never panic.
+//! - `reports`: the qualitative claims of the reports under `reports/`, on
+//!   small versions.
+//! - `structure`: the code and the docs as documented: the module layers in
+//!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 
 mod common;
 
@@ -46,6 +50,7 @@ mod scenario_errors;
 mod scenario_format;
 mod seeds;
 mod snapshots;
+mod structure;
 mod sweep;
 mod traces;
 mod user_operator;

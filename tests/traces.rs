@@ -61,7 +61,7 @@ fn tracing_does_not_change_the_run() {
         ("alignment-crash", None),
         ("bench", None),
     ];
-    for a in Algorithm::ALL {
+    for a in Algorithm::all() {
         runs.push(("backpressure", Some(a)));
     }
     for (name, alg) in runs {
@@ -399,7 +399,7 @@ fn perfetto_backpressure_unaligned() {
 /// different actions: concurrent alignments, held barriers, drains).
 #[test]
 fn perfetto_every_algorithm() {
-    for a in Algorithm::ALL {
+    for a in Algorithm::all() {
         let (sc, e) = traced("backpressure", 4, Some(a));
         let f = check_perfetto(&perfetto(&sc, &e));
         check_timeline(&sc, &e, &f);

@@ -10,9 +10,9 @@
 //! the last completed checkpoint; a completed checkpoint resets the count,
 //! and so does the failover the count triggers.
 
-use super::Violation;
 use crate::runtime::coordinator::Outcome;
 use crate::runtime::RunOutput;
+use crate::verdict::Violation;
 use std::collections::BTreeSet;
 
 /// The reason `World::count_failure` gives its failover.

@@ -18,7 +18,6 @@
 //! each task reads its inputs channel after channel, and operators whose
 //! output depends on order are compared by lineage and keys only.
 
-use super::Violation;
 use crate::engine::SimTime;
 use crate::model::graph::ExecGraph;
 use crate::model::record::subtask_for_key;
@@ -29,6 +28,7 @@ use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
 use crate::runtime::RunOutput;
 use crate::scenario::{Partitioning, Scenario};
+use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
 
 pub struct Oracle {

@@ -24,7 +24,7 @@ impl Default for Fingerprint {
 }
 
 impl Fingerprint {
-    /// Adds one event: a kind tag and up to four integer fields.
+    /// Adds one event: its time, a kind tag and two integer fields.
     #[inline]
     pub fn event(&mut self, time: u64, tag: u8, a: u64, b: u64) {
         self.stage.extend_from_slice(&time.to_le_bytes());

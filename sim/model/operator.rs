@@ -20,8 +20,7 @@ use std::collections::BTreeMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-/// A checkpoint id. Ids start at 1 and increase within a run.
-pub type CheckpointId = u64;
+pub use crate::protocol::CheckpointId;
 
 /// What an operator sees of the world while it runs.
 pub struct Context<'a> {
@@ -51,7 +50,7 @@ impl Context<'_> {
     /// it where the broken path is taken: a `true` answer records that the
     /// mutant took effect in this run.
     #[inline]
-    pub fn mutant(&self, m: Mutant) -> bool {
+    pub(crate) fn mutant(&self, m: Mutant) -> bool {
         let on = self.mutants.has(m);
         if on {
             crate::mutant::fired(m);

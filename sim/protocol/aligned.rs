@@ -8,10 +8,26 @@
 //! cancellation marker aborts it too; obsolete barriers are ignored (and
 //! unblock their channel, as Flink's producer-side blocking requires).
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 use crate::mutant::{Mutant, Mutants};
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "aligned",
+    description: "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: None,
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (31, 119, 180),
+    handler: |c| Box::new(AlignedHandler::with_mutants(c.inputs, c.mutants)),
+};
 
 pub struct AlignedHandler {
     /// Highest checkpoint id seen (0 = none yet).
@@ -26,7 +42,11 @@ pub struct AlignedHandler {
 }
 
 impl AlignedHandler {
-    pub fn new(inputs: u32, mutants: Mutants) -> AlignedHandler {
+    pub fn new(inputs: u32) -> AlignedHandler {
+        AlignedHandler::with_mutants(inputs, Mutants::NONE)
+    }
+
+    pub(crate) fn with_mutants(inputs: u32, mutants: Mutants) -> AlignedHandler {
         AlignedHandler {
             current: 0,
             last_done: 0,
@@ -114,41 +134,15 @@ impl BarrierHandler for AlignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, aligned as bar, Case, In};
     use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
-    enum In {
-        B(u32, CheckpointId),
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Aligned,
-        }
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedHandler::new(inputs, Mutants::NONE);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Aligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: align and snapshot at once",
@@ -287,14 +281,12 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(AlignedHandler::new, KIND, cases);
     }
 
     #[test]
     fn aligning_reports_the_pending_checkpoint() {
-        let mut h = AlignedHandler::new(2, Mutants::NONE);
+        let mut h = AlignedHandler::new(2);
         let mut out = Vec::new();
         assert_eq!(h.aligning(), None);
         h.on_barrier(0, bar(4), SimTime(0), &mut out);

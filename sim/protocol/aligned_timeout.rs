@@ -19,10 +19,26 @@
 //! ahead of its first barrier also switches at the timeout; switching then
 //! turns the announced barriers into priority events.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction};
 use crate::engine::{SimDuration, SimTime};
-use crate::model::CheckpointId;
 use crate::mutant::{Mutant, Mutants};
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "aligned-timeout",
+    description: "starts aligned; past `alignment_timeout` from the trigger it switches to unaligned for what remains",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Timeoutable,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: true,
+    colour: (44, 160, 44),
+    handler: |c| Box::new(AlignedTimeoutHandler::with_mutants(c.inputs, c.alignment_timeout, c.mutants)),
+};
 
 pub struct AlignedTimeoutHandler {
     current: CheckpointId,
@@ -37,7 +53,15 @@ pub struct AlignedTimeoutHandler {
 }
 
 impl AlignedTimeoutHandler {
-    pub fn new(inputs: u32, timeout: SimDuration, mutants: Mutants) -> AlignedTimeoutHandler {
+    pub fn new(inputs: u32, timeout: SimDuration) -> AlignedTimeoutHandler {
+        AlignedTimeoutHandler::with_mutants(inputs, timeout, Mutants::NONE)
+    }
+
+    pub(crate) fn with_mutants(
+        inputs: u32,
+        timeout: SimDuration,
+        mutants: Mutants,
+    ) -> AlignedTimeoutHandler {
         AlignedTimeoutHandler {
             current: 0,
             last_done: 0,
@@ -195,56 +219,16 @@ impl BarrierHandler for AlignedTimeoutHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, timeoutable as bar, unaligned as ubar, Case, Timed};
     use HandlerAction::*;
 
     const TIMEOUT: SimDuration = SimDuration(50);
-
-    enum In {
-        /// Timeoutable barrier on a channel at a time.
-        B(u32, CheckpointId, u64),
-        /// Unaligned (priority) barrier.
-        U(u32, CheckpointId, u64),
-        C(u32, CheckpointId),
-        Timer(CheckpointId),
-        /// Announcement of a timeoutable barrier queued behind data.
-        A(u32, CheckpointId, u64),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Timeoutable,
-        }
-    }
-
-    fn ubar(id: CheckpointId) -> Barrier {
-        bar(id).as_unaligned()
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = AlignedTimeoutHandler::new(inputs, TIMEOUT, Mutants::NONE);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id, t) => h.on_barrier(c, bar(id), SimTime(t), &mut out),
-                    In::U(c, id, t) => h.on_barrier(c, ubar(id), SimTime(t), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                    In::Timer(id) => h.on_timer(id, &mut out),
-                    In::A(c, id, t) => h.on_announcement(c, bar(id), SimTime(t), &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Timeoutable;
 
     #[test]
     fn table() {
-        use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
-        let cases: Vec<Case> = vec![
+        use Timed::*;
+        let cases: Vec<Case<Timed>> = vec![
             (
                 "aligned within the timeout: like aligned",
                 2,
@@ -409,8 +393,6 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(|n| AlignedTimeoutHandler::new(n, TIMEOUT), KIND, cases);
     }
 }

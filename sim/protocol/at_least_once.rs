@@ -35,9 +35,9 @@
 
 use std::collections::VecDeque;
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 
 /// How many checkpoints with some, but not all, barriers are tracked at once
 /// (Flink's `MAX_CHECKPOINTS_TO_TRACK`).
@@ -81,6 +81,22 @@ impl Tracked {
         first
     }
 }
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "at-least-once",
+    description: "Flink's barrier tracker: no blocking, snapshot at the last barrier; duplicates after recovery",
+    promise: super::registry::Guarantee::AtLeastOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: None,
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: false,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (214, 39, 40),
+    handler: |c| Box::new(BarrierTracker::new(c.inputs)),
+};
 
 pub struct BarrierTracker {
     inputs: u32,
@@ -205,40 +221,11 @@ impl BarrierHandler for BarrierTracker {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, aligned as bar, alphabet, sequences, Case, In, CM};
     use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
-    const CM: AbortReason = AbortReason::CancellationMarker;
-
-    #[derive(Clone, Copy, Debug)]
-    enum In {
-        /// A barrier on input `.0` for checkpoint `.1`.
-        B(u32, CheckpointId),
-        /// A cancellation marker on input `.0` for checkpoint `.1`.
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Aligned,
-        }
-    }
-
-    fn step(h: &mut BarrierTracker, s: In) -> Vec<HandlerAction> {
-        let mut out = Vec::new();
-        match s {
-            In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-            In::C(c, id) => h.on_cancel(c, id, &mut out),
-        }
-        out
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = BarrierTracker::new(inputs);
-        steps.iter().map(|&s| step(&mut h, s)).collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Aligned;
 
     /// What one completing barrier answers.
     fn done(id: CheckpointId) -> Vec<HandlerAction> {
@@ -258,7 +245,6 @@ mod tests {
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "two inputs: snapshot only at the last barrier, no blocking",
@@ -412,9 +398,7 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(BarrierTracker::new, KIND, cases);
     }
 
     #[test]
@@ -451,7 +435,10 @@ mod tests {
             ),
         ];
         for (inputs, steps) in sequences {
-            for (i, actions) in run(inputs, &steps).iter().enumerate() {
+            for (i, actions) in testkit::run(&mut BarrierTracker::new(inputs), KIND, &steps)
+                .iter()
+                .enumerate()
+            {
                 for a in actions {
                     assert!(
                         !matches!(a, Block(_) | Unblock(_) | UnblockAll),
@@ -462,20 +449,6 @@ mod tests {
         }
     }
 
-    /// Every sequence of `len` symbols over `alphabet`, in a fixed order.
-    fn sequences(alphabet: &[In], len: u32) -> impl Iterator<Item = Vec<In>> + '_ {
-        let n = alphabet.len();
-        (0..n.pow(len)).map(move |mut k| {
-            (0..len)
-                .map(|_| {
-                    let s = alphabet[k % n];
-                    k /= n;
-                    s
-                })
-                .collect()
-        })
-    }
-
     /// Exhaustive over short sequences: no blocking, no capture; each id is
     /// decided (snapshot or abort) at most once, in increasing id order; a
     /// snapshot needs a barrier from every input and no earlier marker for
@@ -483,20 +456,14 @@ mod tests {
     #[test]
     fn exhaustive_small_sequences() {
         for (inputs, len) in [(1, 4), (2, 5), (3, 4)] {
-            let mut alphabet = Vec::new();
-            for c in 0..inputs {
-                for id in 1..=3 {
-                    alphabet.push(In::B(c, id));
-                    alphabet.push(In::C(c, id));
-                }
-            }
+            let alphabet = alphabet(inputs);
             for steps in sequences(&alphabet, len) {
                 let mut h = BarrierTracker::new(inputs);
                 let mut last_decided = 0;
                 let mut delivered = vec![vec![false; inputs as usize]; 4];
                 let mut highest_marker = 0;
                 for &s in &steps {
-                    let actions = step(&mut h, s);
+                    let actions = testkit::step(&mut h, KIND, s);
                     if let In::B(c, id) = s {
                         delivered[id as usize][c as usize] = true;
                     }
@@ -530,14 +497,17 @@ mod tests {
     fn tracks_at_most_50_checkpoints() {
         let mut h = BarrierTracker::new(2);
         for id in 1..=51 {
-            assert_eq!(step(&mut h, In::B(0, id)), vec![AlignmentStart(id)]);
+            assert_eq!(
+                testkit::step(&mut h, KIND, In::B(0, id)),
+                vec![AlignmentStart(id)]
+            );
         }
         assert_eq!(h.tracked.len(), MAX_CHECKPOINTS_TO_TRACK);
         assert_eq!(h.tracked.front().map(|t| t.id), Some(2));
         // Checkpoint 1 was dropped: its last barrier looks like an old first one.
-        assert_eq!(step(&mut h, In::B(1, 1)), vec![]);
+        assert_eq!(testkit::step(&mut h, KIND, In::B(1, 1)), vec![]);
         // 2 is still tracked and completes.
-        assert_eq!(step(&mut h, In::B(1, 2)), done(2));
+        assert_eq!(testkit::step(&mut h, KIND, In::B(1, 2)), done(2));
         assert_eq!(h.tracked.len(), MAX_CHECKPOINTS_TO_TRACK - 1);
         assert_eq!(h.aligning(), Some(51));
     }
@@ -546,20 +516,20 @@ mod tests {
     fn aligning_reports_the_newest_live_checkpoint() {
         let mut h = BarrierTracker::new(2);
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(0, 1));
+        testkit::step(&mut h, KIND, In::B(0, 1));
         assert_eq!(h.aligning(), Some(1));
-        step(&mut h, In::B(0, 2));
+        testkit::step(&mut h, KIND, In::B(0, 2));
         assert_eq!(h.aligning(), Some(2));
         // A marker for 2 aborts 1 and 2: nothing live is left.
-        step(&mut h, In::C(1, 2));
+        testkit::step(&mut h, KIND, In::C(1, 2));
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(1, 3));
+        testkit::step(&mut h, KIND, In::B(1, 3));
         assert_eq!(h.aligning(), Some(3));
-        step(&mut h, In::B(0, 3));
+        testkit::step(&mut h, KIND, In::B(0, 3));
         assert_eq!(h.aligning(), None);
         // Single input: nothing is ever tracked.
         let mut h = BarrierTracker::new(1);
-        step(&mut h, In::B(0, 1));
+        testkit::step(&mut h, KIND, In::B(0, 1));
         assert_eq!(h.aligning(), None);
     }
 }

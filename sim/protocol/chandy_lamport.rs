@@ -19,9 +19,25 @@
 //! aborts the pending checkpoint (only the first marker of an id has an
 //! effect), and markers of older or finished checkpoints are ignored.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "chandy-lamport",
+    description: "classic markers over FIFO channels: snapshot at the first marker, record each other channel until its marker",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: false,
+    forced_alignment: false,
+    colour: (148, 103, 189),
+    handler: |c| Box::new(MarkerHandler::new(c.inputs)),
+};
 
 pub struct MarkerHandler {
     round: Round,
@@ -90,45 +106,15 @@ impl BarrierHandler for MarkerHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, aligned as bar, alphabet, sequences, Case, In, CM};
     use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
-    const CM: AbortReason = AbortReason::CancellationMarker;
-
-    #[derive(Clone, Copy, Debug)]
-    enum In {
-        /// A marker (barrier) on input `.0` for checkpoint `.1`.
-        B(u32, CheckpointId),
-        /// A cancellation marker on input `.0` for checkpoint `.1`.
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Aligned,
-        }
-    }
-
-    fn step(h: &mut MarkerHandler, s: In) -> Vec<HandlerAction> {
-        let mut out = Vec::new();
-        match s {
-            In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-            In::C(c, id) => h.on_cancel(c, id, &mut out),
-        }
-        out
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = MarkerHandler::new(inputs);
-        steps.iter().map(|&s| step(&mut h, s)).collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Aligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: snapshot and all markers at once, no capture",
@@ -275,23 +261,7 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
-    }
-
-    /// Every sequence of `len` symbols over `alphabet`, in a fixed order.
-    fn sequences(alphabet: &[In], len: u32) -> impl Iterator<Item = Vec<In>> + '_ {
-        let n = alphabet.len();
-        (0..n.pow(len)).map(move |mut k| {
-            (0..len)
-                .map(|_| {
-                    let s = alphabet[k % n];
-                    k /= n;
-                    s
-                })
-                .collect()
-        })
+        testkit::check_table(MarkerHandler::new, KIND, cases);
     }
 
     /// Exhaustive over short sequences: never blocks; snapshots in
@@ -302,13 +272,7 @@ mod tests {
     #[test]
     fn exhaustive_small_sequences() {
         for (inputs, len) in [(1, 4), (2, 5), (3, 4)] {
-            let mut alphabet = Vec::new();
-            for c in 0..inputs {
-                for id in 1..=3 {
-                    alphabet.push(In::B(c, id));
-                    alphabet.push(In::C(c, id));
-                }
-            }
+            let alphabet = alphabet(inputs);
             for steps in sequences(&alphabet, len) {
                 let mut h = MarkerHandler::new(inputs);
                 let mut last_snapshot = 0;
@@ -316,7 +280,7 @@ mod tests {
                 let mut open: Option<CheckpointId> = None;
                 let mut delivered = vec![vec![false; inputs as usize]; 4];
                 for &s in &steps {
-                    let actions = step(&mut h, s);
+                    let actions = testkit::step(&mut h, KIND, s);
                     if let In::B(c, id) = s {
                         delivered[id as usize][c as usize] = true;
                     }
@@ -375,13 +339,13 @@ mod tests {
     fn aligning_reports_the_pending_checkpoint() {
         let mut h = MarkerHandler::new(2);
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(0, 4));
+        testkit::step(&mut h, KIND, In::B(0, 4));
         assert_eq!(h.aligning(), Some(4));
-        step(&mut h, In::B(1, 4));
+        testkit::step(&mut h, KIND, In::B(1, 4));
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(1, 5));
+        testkit::step(&mut h, KIND, In::B(1, 5));
         assert_eq!(h.aligning(), Some(5));
-        step(&mut h, In::C(0, 5));
+        testkit::step(&mut h, KIND, In::C(0, 5));
         assert_eq!(h.aligning(), None);
     }
 }

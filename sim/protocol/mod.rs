@@ -11,13 +11,20 @@ pub mod aligned;
 pub mod aligned_timeout;
 pub mod at_least_once;
 pub mod chandy_lamport;
+pub mod none;
+pub mod registry;
 pub mod stop_the_world;
+#[cfg(test)]
+mod testkit;
 pub mod unaligned;
 
+pub use registry::{Algorithm, AlgorithmInfo, Coordination, Guarantee, REGISTRY};
+
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
 use crate::mutant::Mutants;
-use crate::scenario::Algorithm;
+
+/// A checkpoint id. Ids start at 1 and increase within a run.
+pub type CheckpointId = u64;
 use serde::{Deserialize, Serialize};
 
 /// How a barrier travels and what the receiver may do with it (Flink's
@@ -214,23 +221,36 @@ pub struct HandlerConfig {
     /// align even when checkpoints are unaligned.
     pub forced_aligned: bool,
     pub alignment_timeout: crate::engine::SimDuration,
-    pub mutants: Mutants,
+    /// Deliberate bugs are switched on by the simulator only (through
+    /// `RunConfig::mutants`), never by a handler built outside the crate.
+    pub(crate) mutants: Mutants,
 }
 
-/// Creates the handler for a task.
-pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
-    let aligned = || Box::new(aligned::AlignedHandler::new(cfg.inputs, cfg.mutants));
-    match algorithm {
-        Algorithm::Aligned | Algorithm::None => aligned(),
-        Algorithm::Unaligned | Algorithm::AlignedTimeout if cfg.forced_aligned => aligned(),
-        Algorithm::Unaligned => Box::new(unaligned::UnalignedHandler::new(cfg.inputs, cfg.mutants)),
-        Algorithm::AlignedTimeout => Box::new(aligned_timeout::AlignedTimeoutHandler::new(
-            cfg.inputs,
-            cfg.alignment_timeout,
-            cfg.mutants,
-        )),
-        Algorithm::AtLeastOnce => Box::new(at_least_once::BarrierTracker::new(cfg.inputs)),
-        Algorithm::ChandyLamport => Box::new(chandy_lamport::MarkerHandler::new(cfg.inputs)),
-        Algorithm::StopTheWorld => Box::new(stop_the_world::DrainHandler::new(cfg.inputs)),
+impl HandlerConfig {
+    /// A configuration with no mutant switched on.
+    pub fn new(
+        inputs: u32,
+        forced_aligned: bool,
+        alignment_timeout: crate::engine::SimDuration,
+    ) -> HandlerConfig {
+        HandlerConfig {
+            inputs,
+            forced_aligned,
+            alignment_timeout,
+            mutants: Mutants::NONE,
+        }
     }
+}
+
+/// Creates the handler for a task: the algorithm's own, or the aligned
+/// handler where Flink forces alignment and the algorithm obeys it.
+pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
+    let info = algorithm.info();
+    if cfg.forced_aligned && info.forced_alignment {
+        return Box::new(aligned::AlignedHandler::with_mutants(
+            cfg.inputs,
+            cfg.mutants,
+        ));
+    }
+    (info.handler)(&cfg)
 }

@@ -18,9 +18,25 @@
 //! aborts it (only the first marker of an id has an effect), and markers of
 //! older or finished drains are ignored.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "stop-the-world",
+    description: "pause the sources, drain every channel, snapshot every task, resume: the synchronous baseline",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Aligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::StopTheWorld,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: false,
+    colour: (140, 86, 75),
+    handler: |c| Box::new(DrainHandler::new(c.inputs)),
+};
 
 pub struct DrainHandler {
     round: Round,
@@ -81,40 +97,11 @@ impl BarrierHandler for DrainHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
+    use crate::protocol::testkit::{self, aligned as bar, alphabet, sequences, Case, In, CM};
     use crate::protocol::BarrierKind;
     use HandlerAction::*;
 
-    const CM: AbortReason = AbortReason::CancellationMarker;
-
-    #[derive(Clone, Copy, Debug)]
-    enum In {
-        /// A drain marker on input `.0` for checkpoint `.1`.
-        B(u32, CheckpointId),
-        /// A cancellation marker on input `.0` for checkpoint `.1`.
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Aligned,
-        }
-    }
-
-    fn step(h: &mut DrainHandler, s: In) -> Vec<HandlerAction> {
-        let mut out = Vec::new();
-        match s {
-            In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-            In::C(c, id) => h.on_cancel(c, id, &mut out),
-        }
-        out
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = DrainHandler::new(inputs);
-        steps.iter().map(|&s| step(&mut h, s)).collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Aligned;
 
     /// What the completing marker answers.
     fn drained(id: CheckpointId) -> Vec<HandlerAction> {
@@ -124,7 +111,6 @@ mod tests {
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: drained at once",
@@ -193,23 +179,7 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
-    }
-
-    /// Every sequence of `len` symbols over `alphabet`, in a fixed order.
-    fn sequences(alphabet: &[In], len: u32) -> impl Iterator<Item = Vec<In>> + '_ {
-        let n = alphabet.len();
-        (0..n.pow(len)).map(move |mut k| {
-            (0..len)
-                .map(|_| {
-                    let s = alphabet[k % n];
-                    k /= n;
-                    s
-                })
-                .collect()
-        })
+        testkit::check_table(DrainHandler::new, KIND, cases);
     }
 
     /// Exhaustive over short sequences: only alignment marks, `Drained` and
@@ -219,13 +189,7 @@ mod tests {
     #[test]
     fn exhaustive_small_sequences() {
         for (inputs, len) in [(1, 4), (2, 5), (3, 4)] {
-            let mut alphabet = Vec::new();
-            for c in 0..inputs {
-                for id in 1..=3 {
-                    alphabet.push(In::B(c, id));
-                    alphabet.push(In::C(c, id));
-                }
-            }
+            let alphabet = alphabet(inputs);
             for steps in sequences(&alphabet, len) {
                 let mut h = DrainHandler::new(inputs);
                 let mut last_start = 0;
@@ -233,7 +197,7 @@ mod tests {
                 let mut open: Option<CheckpointId> = None;
                 let mut delivered = vec![vec![false; inputs as usize]; 4];
                 for &s in &steps {
-                    let actions = step(&mut h, s);
+                    let actions = testkit::step(&mut h, KIND, s);
                     if let In::B(c, id) = s {
                         delivered[id as usize][c as usize] = true;
                     }
@@ -278,12 +242,12 @@ mod tests {
     fn aligning_reports_the_drain_in_progress() {
         let mut h = DrainHandler::new(2);
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(1, 3));
+        testkit::step(&mut h, KIND, In::B(1, 3));
         assert_eq!(h.aligning(), Some(3));
-        step(&mut h, In::B(0, 3));
+        testkit::step(&mut h, KIND, In::B(0, 3));
         assert_eq!(h.aligning(), None);
-        step(&mut h, In::B(0, 4));
-        step(&mut h, In::C(1, 4));
+        testkit::step(&mut h, KIND, In::B(0, 4));
+        testkit::step(&mut h, KIND, In::C(1, 4));
         assert_eq!(h.aligning(), None);
     }
 }

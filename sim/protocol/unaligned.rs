@@ -16,24 +16,37 @@
 //! handler does for barriers whose options are aligned: each channel is
 //! blocked at its barrier, the snapshot follows the last one.
 
+use super::CheckpointId;
 use super::{AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, Round};
 use crate::engine::SimTime;
-use crate::model::CheckpointId;
-use crate::mutant::Mutants;
+
+/// The registry entry (`protocol::registry`).
+pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo {
+    name: "unaligned",
+    description: "Flink unaligned: priority barriers overtake buffered data, snapshot at the first barrier, overtaken records persisted as channel state",
+    promise: super::registry::Guarantee::ExactlyOnce,
+    checkpoints: true,
+    first_barrier: super::BarrierKind::Unaligned,
+    max_concurrent: Some(1),
+    coordination: super::registry::Coordination::Barriers,
+    closes_superseded: true,
+    aligned_savepoints: true,
+    forced_alignment: true,
+    colour: (255, 127, 14),
+    handler: |c| Box::new(UnalignedHandler::new(c.inputs)),
+};
 
 pub struct UnalignedHandler {
     round: Round,
     /// The current checkpoint aligns (a savepoint's aligned barrier).
     aligned: bool,
-    _mutants: Mutants,
 }
 
 impl UnalignedHandler {
-    pub fn new(inputs: u32, mutants: Mutants) -> UnalignedHandler {
+    pub fn new(inputs: u32) -> UnalignedHandler {
         UnalignedHandler {
             round: Round::new(inputs),
             aligned: false,
-            _mutants: mutants,
         }
     }
 
@@ -110,41 +123,14 @@ impl BarrierHandler for UnalignedHandler {
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.
     use super::*;
-    use crate::protocol::BarrierKind;
+    use crate::protocol::testkit::{self, aligned as sp, unaligned as bar, Case, In};
     use HandlerAction::*;
 
-    enum In {
-        B(u32, CheckpointId),
-        C(u32, CheckpointId),
-    }
-
-    fn bar(id: CheckpointId) -> Barrier {
-        Barrier {
-            id,
-            timestamp: SimTime(id * 100),
-            kind: BarrierKind::Unaligned,
-        }
-    }
-
-    fn run(inputs: u32, steps: &[In]) -> Vec<Vec<HandlerAction>> {
-        let mut h = UnalignedHandler::new(inputs, Mutants::NONE);
-        steps
-            .iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                match *s {
-                    In::B(c, id) => h.on_barrier(c, bar(id), SimTime(0), &mut out),
-                    In::C(c, id) => h.on_cancel(c, id, &mut out),
-                }
-                out
-            })
-            .collect()
-    }
+    const KIND: BarrierKind = BarrierKind::Unaligned;
 
     #[test]
     fn table() {
         use In::*;
-        type Case = (&'static str, u32, Vec<In>, Vec<Vec<HandlerAction>>);
         let cases: Vec<Case> = vec![
             (
                 "single input: snapshot, capture what the barrier overtook, done",
@@ -251,19 +237,10 @@ mod tests {
                 ],
             ),
         ];
-        for (name, inputs, steps, expected) in cases {
-            assert_eq!(run(inputs, &steps), expected, "case: {name}");
-        }
+        testkit::check_table(UnalignedHandler::new, KIND, cases);
     }
 
-    /// A savepoint's barrier (kind `Aligned`).
-    fn sp(id: CheckpointId) -> Barrier {
-        Barrier {
-            kind: BarrierKind::Aligned,
-            ..bar(id)
-        }
-    }
-
+    /// `sp(id)` is a savepoint's barrier (kind `Aligned`).
     #[test]
     fn a_savepoint_barrier_aligns() {
         type Step = (u32, Barrier, Vec<HandlerAction>);
@@ -318,7 +295,7 @@ mod tests {
             ),
         ];
         for (name, steps) in cases {
-            let mut h = UnalignedHandler::new(2, Mutants::NONE);
+            let mut h = UnalignedHandler::new(2);
             for (i, (input, b, expected)) in steps.into_iter().enumerate() {
                 let mut out = Vec::new();
                 h.on_barrier(input, b, SimTime(0), &mut out);

@@ -5,13 +5,20 @@
 //! scenario, its seed and its configuration; every event it processes goes
 //! into the fingerprint.
 
+pub mod config;
 pub mod coordinator;
+pub mod counters;
 pub mod event;
 pub mod net;
+pub mod output;
 pub mod schedule;
+pub mod scheduler;
 pub mod world;
 
-pub use world::{
-    run, run_job, Counters, JobOptions, Outcome as RunOutcome, Restore, RunConfig, RunOutput,
-    SavepointReport, SnapshotKind, SnapshotOut, TraceEntry, Warning,
+pub use config::{JobOptions, Restore, RunConfig};
+pub use counters::Counters;
+pub use output::{
+    Outcome as RunOutcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, Timeline,
+    TimelineMark, TraceEntry,
 };
+pub use world::{run, run_job, run_with, Warning};

@@ -15,7 +15,7 @@ pub mod rescale;
 use crate::model::graph::ExecGraph;
 use crate::model::operator::{keyed_groups, source_offsets, KeyGroupState};
 use crate::model::{CheckpointId, ExternalStore, JobGraph, Record};
-use crate::runtime::world::{SnapshotKind, SnapshotOut};
+use crate::runtime::{SnapshotKind, SnapshotOut};
 use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

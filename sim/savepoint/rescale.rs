@@ -11,7 +11,7 @@ use crate::model::operator::{keyed_state, merge_sink_states, source_state, KeyGr
 use crate::model::record::subtask_for_key;
 use crate::model::{JobGraph, Record};
 use crate::runtime::coordinator::{ChannelState, TaskSnapshot};
-use crate::runtime::world::Restore;
+use crate::runtime::Restore;
 use crate::scenario::{OperatorKind, Partitioning, Scenario};
 use std::collections::BTreeMap;
 

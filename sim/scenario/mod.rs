@@ -401,104 +401,7 @@ impl Default for NetworkSpec {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Algorithm {
-    #[default]
-    Aligned,
-    Unaligned,
-    AlignedTimeout,
-    AtLeastOnce,
-    ChandyLamport,
-    StopTheWorld,
-    /// No checkpoints: the baseline.
-    None,
-}
-
-/// Every algorithm: name and one-line description.
-pub const ALGORITHMS: &[(&str, &str)] = &[
-    (
-        "aligned",
-        "Flink exactly-once ABS: block each channel at its barrier until all arrived, then snapshot and forward",
-    ),
-    (
-        "unaligned",
-        "Flink unaligned: priority barriers overtake buffered data, snapshot at the first barrier, overtaken records persisted as channel state",
-    ),
-    (
-        "aligned-timeout",
-        "starts aligned; past `alignment_timeout` from the trigger it switches to unaligned for what remains",
-    ),
-    (
-        "at-least-once",
-        "Flink's barrier tracker: no blocking, snapshot at the last barrier; duplicates after recovery",
-    ),
-    (
-        "chandy-lamport",
-        "classic markers over FIFO channels: snapshot at the first marker, record each other channel until its marker",
-    ),
-    (
-        "stop-the-world",
-        "pause the sources, drain every channel, snapshot every task, resume: the synchronous baseline",
-    ),
-    (
-        "none",
-        "no checkpoints at all: the throughput baseline (2PC sinks commit nothing, a crash restarts from scratch)",
-    ),
-];
-
-impl Algorithm {
-    pub const ALL: [Algorithm; 7] = [
-        Algorithm::Aligned,
-        Algorithm::Unaligned,
-        Algorithm::AlignedTimeout,
-        Algorithm::AtLeastOnce,
-        Algorithm::ChandyLamport,
-        Algorithm::StopTheWorld,
-        Algorithm::None,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Aligned => "aligned",
-            Algorithm::Unaligned => "unaligned",
-            Algorithm::AlignedTimeout => "aligned-timeout",
-            Algorithm::AtLeastOnce => "at-least-once",
-            Algorithm::ChandyLamport => "chandy-lamport",
-            Algorithm::StopTheWorld => "stop-the-world",
-            Algorithm::None => "none",
-        }
-    }
-    pub fn from_name(name: &str) -> Option<Algorithm> {
-        Algorithm::ALL.into_iter().find(|a| a.name() == name)
-    }
-    /// Names, comma separated, for error messages.
-    pub fn names() -> String {
-        ALGORITHMS
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-    /// The strongest guarantee the algorithm promises for state and 2PC output.
-    pub fn promise(self) -> Guarantee {
-        match self {
-            Algorithm::AtLeastOnce => Guarantee::AtLeastOnce,
-            Algorithm::None => Guarantee::Broken,
-            _ => Guarantee::ExactlyOnce,
-        }
-    }
-    /// The most concurrent checkpoints the algorithm supports, if limited.
-    /// Flink refuses `maxConcurrentCheckpoints > 1` with unaligned
-    /// checkpoints; the capture-based and stop-the-world variants here keep
-    /// one channel-state capture (or one pause) at a time.
-    pub fn max_concurrent(self) -> Option<u32> {
-        match self {
-            Algorithm::Aligned | Algorithm::AtLeastOnce | Algorithm::None => None,
-            _ => Some(1),
-        }
-    }
-}
+pub use crate::protocol::{Algorithm, Guarantee};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -759,46 +662,6 @@ impl Default for Limits {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Guarantee {
-    #[default]
-    ExactlyOnce,
-    AtLeastOnce,
-    AtMostOnce,
-    Broken,
-}
-
-impl Guarantee {
-    /// Whether an observed guarantee keeps a declared one: exactly-once keeps
-    /// every promise, at-least-once and at-most-once keep their own, and
-    /// `broken` (declared) accepts anything.
-    pub fn satisfies(self, declared: Guarantee) -> bool {
-        self == declared || self == Guarantee::ExactlyOnce || declared == Guarantee::Broken
-    }
-
-    /// The weaker of two guarantees (the one both keep; `broken` if neither
-    /// implies the other).
-    pub fn weaker(self, other: Guarantee) -> Guarantee {
-        if self.satisfies(other) {
-            other
-        } else if other.satisfies(self) {
-            self
-        } else {
-            Guarantee::Broken
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Guarantee::ExactlyOnce => "exactly-once",
-            Guarantee::AtLeastOnce => "at-least-once",
-            Guarantee::AtMostOnce => "at-most-once",
-            Guarantee::Broken => "broken",
-        }
-    }
-}
-
 /// Swarm testing: each seed also draws its own configuration within these
 /// ranges (inclusive). A knob without a range keeps the scenario's value.
 /// See `crate::swarm`.
@@ -834,11 +697,19 @@ pub struct SwarmSpec {
     pub partition_duration: Option<(SimDuration, SimDuration)>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Expect {
     /// The weakest guarantee the run must keep; anything weaker is a violation.
     pub guarantee: Guarantee,
+}
+
+impl Default for Expect {
+    fn default() -> Self {
+        Expect {
+            guarantee: Guarantee::ExactlyOnce,
+        }
+    }
 }
 
 impl Scenario {

@@ -74,10 +74,24 @@ impl Serialize for Duration {
     }
 }
 
+/// Reads a string through `read` inside the deserializer, so that a
+/// refused value is placed at itself (an array element, not the array).
+struct Text<F>(F);
+
+impl<T, F: FnOnce(&str) -> Result<T, String>> de::Visitor<'_> for Text<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.0)(v).map_err(E::custom)
+    }
+}
+
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        parse_duration(&text).map(Duration).map_err(de::Error::custom)
+        let read = |text: &str| parse_duration(text).map(Duration);
+        d.deserialize_str(Text(read))
     }
 }
 
@@ -118,13 +132,11 @@ impl Serialize for Interval {
 
 impl<'de> Deserialize<'de> for Interval {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        if text.trim() == "none" {
-            return Ok(Interval(None));
-        }
-        parse_duration(&text)
-            .map(|d| Interval(Some(d)))
-            .map_err(de::Error::custom)
+        let read = |text: &str| match text.trim() {
+            "none" => Ok(Interval(None)),
+            _ => parse_duration(text).map(|d| Interval(Some(d))),
+        };
+        d.deserialize_str(Text(read))
     }
 }
 

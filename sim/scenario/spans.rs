@@ -359,13 +359,17 @@ pub(super) fn describe(key: &str, message: &str) -> (String, Option<String>) {
         ("strategy", "restart strategy", "restart strategies"),
         ("on_memory_loss", "on_memory_loss choice", "choices"),
     ];
-    if !message.starts_with("unknown variant `") {
-        return (message.to_string(), None);
-    }
-    // Odd-numbered pieces between backticks are the quoted names.
+    // Odd-numbered pieces between backticks are the quoted names; the
+    // algorithm registry lists its names after "(known: ".
     let mut quoted = message.split('`').skip(1).step_by(2);
     let name = quoted.next().unwrap_or_default();
-    let names: Vec<&str> = quoted.collect();
+    let names: Vec<&str> = match message.split_once(" (known: ") {
+        _ if message.starts_with("unknown variant `") => quoted.collect(),
+        Some((_, list)) if message.starts_with("unknown algorithm `") => {
+            list.trim_end_matches(')').split(", ").collect()
+        }
+        _ => return (message.to_string(), None),
+    };
     let (what, plural) = NOUNS
         .iter()
         .find(|(k, _, _)| *k == key)

@@ -664,20 +664,6 @@ impl World<'_> {
         }
     }
 
-    /// A write failed: the checkpoint is aborted and the failure counted
-    /// (Flink: `CHECKPOINT_ASYNC_EXCEPTION` / `FINALIZE_CHECKPOINT_FAILURE`).
-    fn storage_failed(&mut self, id: CheckpointId) {
-        if self.coord.pending.contains_key(&id) {
-            self.counters.checkpoints_storage_failed += 1;
-            self.abort_pending(id, CpOutcome::StorageFailed);
-            // Savepoint failures never count (Flink's
-            // CheckpointFailureManager skips savepoints).
-            if !self.savepoints.contains_key(&id) {
-                self.count_failure(id);
-            }
-        }
-    }
-
     // ------------------------------------------------------------ coordinator
 
     /// The coordinator crashes: pending checkpoints are lost, every task is

@@ -93,7 +93,10 @@ impl World<'_> {
         // (JOB_FAILOVER_REGION, not counted); the surviving tasks are told.
         let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
         for id in pending {
-            self.abort_pending(id, CpOutcome::Failover);
+            let mut out = Vec::new();
+            self.coord
+                .abort(self.net.now, id, CpOutcome::Failover, &mut out);
+            self.perform(out);
             self.notify_survivors_aborted(region, id);
         }
         // Once the final checkpoint completed, the job is finishing: the
@@ -198,61 +201,8 @@ impl World<'_> {
         let latest = self.coord.latest();
         self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.store.stats.transactions_committed;
-        let mut restored = 0;
-        if let Some(c) = &latest {
-            for &t in &tasks {
-                let Some(snap) = c.states[t as usize].as_ref() else {
-                    continue;
-                };
-                for cs in &snap.outputs {
-                    self.net.restore_output(cs.ch, &cs.records);
-                    self.recovered_out_left[cs.ch as usize] += cs.records.len() as u64;
-                    restored += cs.records.len() as u64;
-                }
-            }
-        }
-        for &t in &tasks {
-            let ti = t as usize;
-            self.tasks[ti] = self.fresh_task(t);
-            let snap = latest.as_ref().and_then(|c| c.states[ti].as_ref());
-            self.schedule.restart(
-                t,
-                latest.as_ref().filter(|_| snap.is_some()).map(|c| c.id),
-                snap.and_then(|s| s.log_pos),
-            );
-            if let Some(snap) = snap {
-                let result = {
-                    let (task, mut ctx) = self.ctx_parts(t);
-                    task.operator.restore(&snap.state, &mut ctx)
-                };
-                if let Err(e) = result {
-                    let name = self.exec.tasks[ti].name.clone();
-                    self.violation(
-                        "protocol",
-                        format!("task {name} could not restore its state: {e}"),
-                    );
-                }
-                self.out.clear();
-                if self.tasks[ti].is_source {
-                    self.recovery_source_restored(&snap.state);
-                }
-                let batch = self.net.buffer_records.max(1);
-                for cs in &snap.inputs {
-                    let input = self.exec.channels[cs.ch as usize].input_index;
-                    for chunk in cs.records.chunks(batch) {
-                        self.tasks[ti]
-                            .recovered_input
-                            .push_back((input, chunk.to_vec()));
-                    }
-                    restored += cs.records.len() as u64;
-                }
-            }
-        }
+        let restored = self.restore_tasks(&tasks, latest.as_deref(), true);
         self.recovery_pending += restored;
-        if restored > 0 {
-            self.counters.recoveries_with_channel_state += 1;
-            self.counters.in_flight_records_restored += restored;
-        }
         self.counters.recovery_commits += self.store.stats.transactions_committed - before;
         self.counters.recoveries += 1;
         self.counters.tasks_restarted += tasks.len() as u64;

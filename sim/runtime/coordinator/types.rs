@@ -1,13 +1,9 @@
-//! The checkpoint coordinator's bookkeeping (Flink's `CheckpointCoordinator`):
-//! pending checkpoints with their acknowledgements, completed (retained)
-//! checkpoints, the failure counter and per-checkpoint statistics. The world
-//! drives it; it holds data and the rules that need no clock.
+//! What a checkpoint is made of: each task's snapshot and cut, the pending
+//! checkpoint collecting them, the completed one, and its statistics.
 
 use crate::engine::SimTime;
 use crate::model::{ChannelId, CheckpointId, Record};
 use serde::Serialize;
-use std::collections::{BTreeMap, VecDeque};
-use std::rc::Rc;
 
 /// The channel positions a task recorded at its snapshot.
 #[derive(Clone, Debug, Default)]
@@ -43,7 +39,7 @@ pub struct TaskSnapshot {
     pub outputs: Vec<ChannelState>,
     /// Where the task's schedule stood at the snapshot (`runtime::schedule`;
     /// `None` for snapshots from files).
-    pub log_pos: Option<super::schedule::LogPos>,
+    pub log_pos: Option<crate::runtime::schedule::LogPos>,
 }
 
 impl TaskSnapshot {
@@ -80,6 +76,8 @@ pub struct Pending {
     pub drained: u32,
     /// The task whose ack arrived last.
     pub last_ack: Option<u32>,
+    /// The savepoint request, if this is a savepoint.
+    pub savepoint: Option<crate::scenario::SavepointSpec>,
 }
 
 /// A completed checkpoint: the state of every task, restorable.
@@ -152,95 +150,38 @@ pub struct CheckpointStats {
     pub savepoint: bool,
 }
 
-pub struct Coordinator {
-    pub next_id: CheckpointId,
-    pub pending: BTreeMap<CheckpointId, Pending>,
-    pub retained: VecDeque<Rc<Completed>>,
-    pub num_retained: usize,
-    pub last_completion: Option<SimTime>,
-    pub last_completed_id: CheckpointId,
-    /// Consecutive counted failures (Flink's `CheckpointFailureManager`).
-    pub failure_counter: u32,
-    pub periodic_generation: u32,
-    /// Mutant `periodic-trigger-stops-on-abort`: the trigger waits for a
-    /// completion to be re-armed.
-    pub periodic_stopped: bool,
-    /// The last checkpoint covered all input: stop triggering, tasks finish.
-    pub finishing: bool,
-    /// That checkpoint: tasks finish when notified of it.
-    pub final_id: Option<CheckpointId>,
-    pub stats: Vec<CheckpointStats>,
-    /// Ids completed and ids aborted, for the protocol checker.
-    pub completed_ids: Vec<CheckpointId>,
-    pub aborted_ids: Vec<CheckpointId>,
-}
-
-impl Coordinator {
-    pub fn new(num_retained: u32) -> Coordinator {
-        Coordinator {
-            next_id: 1,
-            pending: BTreeMap::new(),
-            retained: VecDeque::new(),
-            num_retained: num_retained.max(1) as usize,
-            last_completion: None,
-            last_completed_id: 0,
-            failure_counter: 0,
-            periodic_generation: 0,
-            periodic_stopped: false,
-            finishing: false,
-            final_id: None,
-            stats: Vec::new(),
-            completed_ids: Vec::new(),
-            aborted_ids: Vec::new(),
-        }
+/// The statistics of a checkpoint that ended at `end` with `outcome`.
+pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats {
+    let arrived = |a: &&TaskAck| a.arrived;
+    let acks = p.acks.iter().flatten().filter(arrived);
+    let (mut bytes, mut in_flight, mut n, mut delay, mut align) = (0, 0, 0, 0, 0);
+    for a in acks {
+        bytes += a.snapshot.state.len() as u64;
+        in_flight += a.snapshot.in_flight_bytes();
+        n += 1;
+        delay = delay.max(a.start_delay_ns);
+        align = align.max(a.alignment_ns);
     }
-
-    pub fn latest(&self) -> Option<Rc<Completed>> {
-        self.retained.back().cloned()
-    }
-
-    pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats {
-        let arrived = |a: &&TaskAck| a.arrived;
-        let acks = p.acks.iter().flatten().filter(arrived);
-        let (mut bytes, mut in_flight, mut n, mut delay, mut align) = (0, 0, 0, 0, 0);
-        for a in acks {
-            bytes += a.snapshot.state.len() as u64;
-            in_flight += a.snapshot.in_flight_bytes();
-            n += 1;
-            delay = delay.max(a.start_delay_ns);
-            align = align.max(a.alignment_ns);
-        }
-        let per_task = |f: fn(&TaskAck) -> u64| {
-            p.acks
-                .iter()
-                .map(|a| a.as_ref().filter(arrived).map(f))
-                .collect()
-        };
-        CheckpointStats {
-            id: p.id,
-            trigger_ns: p.trigger_time.0,
-            end_ns: end.0,
-            duration_ns: end.since(p.trigger_time).0,
-            outcome,
-            state_bytes: bytes,
-            in_flight_bytes: in_flight,
-            unaligned: in_flight > 0,
-            acks: n,
-            start_delay_max_ns: delay,
-            alignment_max_ns: align,
-            start_delay_ns: per_task(|a| a.start_delay_ns),
-            alignment_ns: per_task(|a| a.alignment_ns),
-            savepoint: false,
-        }
-    }
-
-    /// Adds a completed checkpoint, dropping the oldest beyond `num_retained`.
-    pub fn add_completed(&mut self, c: Completed) {
-        self.last_completed_id = c.id;
-        self.completed_ids.push(c.id);
-        self.retained.push_back(Rc::new(c));
-        while self.retained.len() > self.num_retained {
-            self.retained.pop_front();
-        }
+    let per_task = |f: fn(&TaskAck) -> u64| {
+        p.acks
+            .iter()
+            .map(|a| a.as_ref().filter(arrived).map(f))
+            .collect()
+    };
+    CheckpointStats {
+        id: p.id,
+        trigger_ns: p.trigger_time.0,
+        end_ns: end.0,
+        duration_ns: end.since(p.trigger_time).0,
+        outcome,
+        state_bytes: bytes,
+        in_flight_bytes: in_flight,
+        unaligned: in_flight > 0,
+        acks: n,
+        start_delay_max_ns: delay,
+        alignment_max_ns: align,
+        start_delay_ns: per_task(|a| a.start_delay_ns),
+        alignment_ns: per_task(|a| a.alignment_ns),
+        savepoint: false,
     }
 }

@@ -1,0 +1,543 @@
+//! The checkpoint coordinator (Flink's `CheckpointCoordinator`, with its
+//! `CheckpointRequestDecider` and `CheckpointFailureManager`) as a sans-IO
+//! state machine: it receives what happens (a periodic trigger is due, a
+//! checkpoint or savepoint is requested, an acknowledgement arrives, the
+//! metadata is written, a checkpoint expires, is declined or fails to be
+//! stored, the job fails over or is cancelled) and answers with
+//! [`Action`]s (arm the periodic trigger, arm a timeout, send the trigger
+//! RPC, write the metadata, notify the tasks, fail the job over) that the
+//! simulator performs in order.
+//!
+//! **Invariant:** the coordinator never reads a clock, draws randomness,
+//! schedules an event or touches a task: the simulator passes the time in
+//! and performs the actions. Its rules are tested with tables of inputs and
+//! the exact actions out (`tests.rs`), without a simulator.
+
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use types::{
+    stats_of, ChannelState, CheckpointStats, Completed, Cut, Outcome, Pending, TaskAck,
+    TaskSnapshot, RECORD_BYTES,
+};
+
+use crate::engine::{SimDuration, SimTime};
+use crate::model::CheckpointId;
+use crate::mutant::{fired, Mutant, Mutants};
+use crate::scenario::SavepointSpec;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+/// The coordinator's configuration (`[checkpoint]`, resolved for the
+/// algorithm and the job).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The periodic trigger's interval (`None`: no periodic checkpoints).
+    pub interval: Option<SimDuration>,
+    pub min_pause: SimDuration,
+    pub timeout: SimDuration,
+    /// One-way latency of the coordinator's RPCs (triggers, notifications).
+    pub rpc_latency: SimDuration,
+    /// Pending checkpoints at most (the algorithm's limit applied).
+    pub max_concurrent: usize,
+    pub tolerable_failures: u32,
+    /// Completed checkpoints kept (at least one).
+    pub retained: usize,
+    /// Tasks in the job: one acknowledgement slot each.
+    pub tasks: usize,
+    pub mutants: Mutants,
+}
+
+/// Why a periodic trigger was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// The job is not running, or it is finishing (its final checkpoint
+    /// completed).
+    NotRunning,
+    /// `max_concurrent` checkpoints are pending.
+    MaxConcurrent,
+    /// A savepoint is due or pending: it goes first.
+    Savepoint,
+    /// Restored in-flight data is still replaying (the tasks are not
+    /// RUNNING yet).
+    Recovering,
+    /// Within `min_pause` of the last completion: the trigger moves to the
+    /// end of the pause.
+    MinPause,
+}
+
+/// What the simulator tells the coordinator about the job when a periodic
+/// trigger comes due.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    /// The job is running (not restarting or over).
+    pub running: bool,
+    /// A savepoint request is due.
+    pub savepoint_due: bool,
+    /// Restored in-flight data is still replaying.
+    pub recovering: bool,
+}
+
+/// What the coordinator asks the simulator to do, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Schedule the periodic trigger of this generation at `at`.
+    ArmPeriodic { at: SimTime, generation: u32 },
+    /// A periodic trigger was not taken.
+    Skipped(Skip),
+    /// Checkpoint (or savepoint) `id` was triggered.
+    Triggered { id: CheckpointId, savepoint: bool },
+    /// Schedule the expiry of `id` at `at`.
+    ArmTimeout { id: CheckpointId, at: SimTime },
+    /// Send the trigger RPC of `id` (barrier timestamp `timestamp`) to
+    /// every source task, arriving at `at`.
+    TriggerSources {
+        id: CheckpointId,
+        timestamp: SimTime,
+        at: SimTime,
+    },
+    /// Every acknowledgement arrived: write the metadata of `id`.
+    Finalize { id: CheckpointId },
+    /// Tell every task that `id` completed, arriving at `at`.
+    NotifyComplete { id: CheckpointId, at: SimTime },
+    /// `id` ended without completing (its statistics are recorded);
+    /// `savepoint` is its request if it was one.
+    Aborted {
+        id: CheckpointId,
+        outcome: Outcome,
+        savepoint: Option<SavepointSpec>,
+    },
+    /// Tell every task that `id` was aborted (with the latest completed
+    /// id, Flink's catch-up), arriving at `at`.
+    NotifyAborted {
+        id: CheckpointId,
+        latest_completed: CheckpointId,
+        at: SimTime,
+    },
+    /// Fail the job over, for this reason.
+    Failover { reason: String },
+}
+
+/// A completed checkpoint as [`Coordinator::complete`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Every task acknowledged with its input ended and nothing in flight:
+    /// the job's final checkpoint.
+    pub final_checkpoint: bool,
+    /// In-flight records persisted in it.
+    pub in_flight_records: u64,
+}
+
+pub struct Coordinator {
+    pub cfg: Config,
+    pub next_id: CheckpointId,
+    pub pending: BTreeMap<CheckpointId, Pending>,
+    pub retained: VecDeque<Rc<Completed>>,
+    pub last_completion: Option<SimTime>,
+    pub last_completed_id: CheckpointId,
+    /// Consecutive counted failures (Flink's `CheckpointFailureManager`).
+    pub failure_counter: u32,
+    pub periodic_generation: u32,
+    /// Mutant `periodic-trigger-stops-on-abort`: the trigger waits for a
+    /// completion to be re-armed.
+    pub periodic_stopped: bool,
+    /// The last checkpoint covered all input: stop triggering, tasks finish.
+    pub finishing: bool,
+    /// That checkpoint: tasks finish when notified of it.
+    pub final_id: Option<CheckpointId>,
+    pub stats: Vec<CheckpointStats>,
+    /// Ids completed and ids aborted, for the protocol checker.
+    pub completed_ids: Vec<CheckpointId>,
+    pub aborted_ids: Vec<CheckpointId>,
+}
+
+impl Coordinator {
+    pub fn new(cfg: Config) -> Coordinator {
+        Coordinator {
+            cfg,
+            next_id: 1,
+            pending: BTreeMap::new(),
+            retained: VecDeque::new(),
+            last_completion: None,
+            last_completed_id: 0,
+            failure_counter: 0,
+            periodic_generation: 0,
+            periodic_stopped: false,
+            finishing: false,
+            final_id: None,
+            stats: Vec::new(),
+            completed_ids: Vec::new(),
+            aborted_ids: Vec::new(),
+        }
+    }
+
+    pub fn latest(&self) -> Option<Rc<Completed>> {
+        self.retained.back().cloned()
+    }
+
+    pub fn is_pending(&self, id: CheckpointId) -> bool {
+        self.pending.contains_key(&id)
+    }
+
+    /// A savepoint is pending.
+    pub fn savepoint_pending(&self) -> bool {
+        self.pending.values().any(|p| p.savepoint.is_some())
+    }
+
+    /// The job starts from a snapshot with id `c.id`: ids continue after it
+    /// and it is the latest completed checkpoint.
+    pub fn start_from(&mut self, c: Rc<Completed>) {
+        self.next_id = c.id + 1;
+        self.last_completed_id = c.id;
+        self.retained.push_back(c);
+    }
+
+    /// The periodic trigger of `generation` came due.
+    pub fn periodic(&mut self, now: SimTime, generation: u32, facts: Facts, out: &mut Vec<Action>) {
+        if generation != self.periodic_generation {
+            return;
+        }
+        let Some(interval) = self.cfg.interval else {
+            return;
+        };
+        out.push(Action::ArmPeriodic {
+            at: now.plus(interval),
+            generation,
+        });
+        let skip = if !facts.running || self.finishing {
+            Some(Skip::NotRunning)
+        } else if self.pending.len() >= self.cfg.max_concurrent {
+            Some(Skip::MaxConcurrent)
+        } else if facts.savepoint_due || self.savepoint_pending() {
+            // A requested savepoint goes first (Flink's request queue puts
+            // savepoints ahead of periodic checkpoints), and none runs
+            // beside a savepoint here.
+            Some(Skip::Savepoint)
+        } else if facts.recovering {
+            Some(Skip::Recovering)
+        } else {
+            None
+        };
+        if let Some(skip) = skip {
+            out.push(Action::Skipped(skip));
+            return;
+        }
+        if let Some(last) = self.last_completion {
+            let earliest = last.plus(self.cfg.min_pause);
+            if earliest > now {
+                // Flink reschedules the periodic trigger to the end of the pause.
+                out.push(Action::Skipped(Skip::MinPause));
+                self.periodic_generation += 1;
+                out.push(Action::ArmPeriodic {
+                    at: earliest,
+                    generation: self.periodic_generation,
+                });
+                return;
+            }
+        }
+        self.trigger(now, None, out);
+    }
+
+    /// Starts a checkpoint, or the savepoint `savepoint`: a pending entry
+    /// with its timeout, and the trigger RPC to every source. Returns its id.
+    pub fn trigger(
+        &mut self,
+        now: SimTime,
+        savepoint: Option<SavepointSpec>,
+        out: &mut Vec<Action>,
+    ) -> CheckpointId {
+        let id = self.next_id;
+        self.next_id += 1;
+        out.push(Action::Triggered {
+            id,
+            savepoint: savepoint.is_some(),
+        });
+        let n = self.cfg.tasks;
+        self.pending.insert(
+            id,
+            Pending {
+                id,
+                trigger_time: now,
+                acks: (0..n).map(|_| None).collect(),
+                remaining: n as u32,
+                finalizing: false,
+                drained: 0,
+                last_ack: None,
+                savepoint,
+            },
+        );
+        out.push(Action::ArmTimeout {
+            id,
+            at: now.plus(self.cfg.timeout),
+        });
+        out.push(Action::TriggerSources {
+            id,
+            timestamp: now,
+            at: now.plus(self.cfg.rpc_latency),
+        });
+        id
+    }
+
+    /// A task's snapshot for `id` is being written: keep it in its slot.
+    /// False if `id` is no longer pending (the write is for nothing).
+    pub fn record_ack(&mut self, id: CheckpointId, task: u32, ack: TaskAck) -> bool {
+        match self.pending.get_mut(&id) {
+            Some(p) => {
+                p.acks[task as usize] = Some(ack);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A task's acknowledgement of `id` arrived.
+    pub fn ack(&mut self, task: u32, id: CheckpointId, out: &mut Vec<Action>) {
+        let missing_ok = self.cfg.mutants.has(Mutant::CompleteWithMissingAck);
+        let Some(p) = self.pending.get_mut(&id) else {
+            return;
+        };
+        let Some(a) = p.acks[task as usize].as_mut() else {
+            return;
+        };
+        if a.arrived {
+            return;
+        }
+        a.arrived = true;
+        p.remaining -= 1;
+        p.last_ack = Some(task);
+        let early = missing_ok && p.remaining == 1 && p.acks.len() > 1;
+        if (p.remaining == 0 || early) && !p.finalizing {
+            if early {
+                fired(Mutant::CompleteWithMissingAck);
+            }
+            p.finalizing = true;
+            out.push(Action::Finalize { id });
+        }
+    }
+
+    /// `stop-the-world`: a task without outputs reported that everything
+    /// upstream is drained. Returns the checkpoint's trigger time once every
+    /// one of the `sinks` such tasks did.
+    pub fn drained(&mut self, id: CheckpointId, sinks: u32) -> Option<SimTime> {
+        let p = self.pending.get_mut(&id)?;
+        p.drained += 1;
+        (p.drained >= sinks).then_some(p.trigger_time)
+    }
+
+    /// The metadata of `id` is written: it leaves the pending set and the
+    /// caller completes it (a checkpoint with [`Coordinator::complete`], a
+    /// savepoint by its own rules).
+    pub fn take_finalized(&mut self, id: CheckpointId) -> Option<Pending> {
+        self.pending.remove(&id)
+    }
+
+    /// A completed checkpoint's id does not come after the last completed
+    /// one (a protocol violation, reported by the caller).
+    pub fn out_of_order(&self, id: CheckpointId) -> Option<CheckpointId> {
+        self.completed_ids
+            .last()
+            .copied()
+            .filter(|&last| id <= last)
+    }
+
+    /// Completes checkpoint `p` (not a savepoint): its statistics, the
+    /// retained store, the failure count, the final checkpoint, subsumption
+    /// of older pending checkpoints, and the notifications.
+    pub fn complete(&mut self, now: SimTime, p: Pending, out: &mut Vec<Action>) -> Completion {
+        let id = p.id;
+        self.stats.push(stats_of(&p, now, Outcome::Completed));
+        // The final checkpoint: every task had consumed all its input, and
+        // nothing was in flight.
+        let final_checkpoint = p.acks.iter().all(|a| {
+            a.as_ref()
+                .is_some_and(|a| a.input_ended && a.snapshot.in_flight_records() == 0)
+        });
+        let (mut state_bytes, mut in_flight_bytes, mut in_flight_records) = (0, 0, 0);
+        let lost = match p.last_ack {
+            Some(t) if self.cfg.mutants.has(Mutant::StorageLosesStateWrite) => Some(t as usize),
+            _ => None,
+        };
+        let mut states: Vec<Option<TaskSnapshot>> = p
+            .acks
+            .into_iter()
+            .map(|a| {
+                a.filter(|a| a.arrived).map(|a| {
+                    state_bytes += a.snapshot.state.len() as u64;
+                    in_flight_bytes += a.snapshot.in_flight_bytes();
+                    in_flight_records += a.snapshot.in_flight_records();
+                    a.snapshot
+                })
+            })
+            .collect();
+        if let Some(t) = lost {
+            // Mutant: the write never became durable; the coordinator
+            // restores that task as if it had no state.
+            if states[t].take().is_some() {
+                fired(Mutant::StorageLosesStateWrite);
+            }
+        }
+        self.store(Completed {
+            id,
+            trigger_time: p.trigger_time,
+            completed_at: now,
+            states,
+            state_bytes,
+            in_flight_bytes,
+        });
+        self.last_completion = Some(now);
+        self.failure_counter = 0;
+        if final_checkpoint {
+            self.finishing = true;
+            self.final_id = Some(id);
+        }
+        // Subsume older pending checkpoints.
+        let older: Vec<CheckpointId> = self.pending.range(..id).map(|(&k, _)| k).collect();
+        for o in older {
+            self.abort(now, o, Outcome::Subsumed, out);
+        }
+        if self.periodic_stopped {
+            // Mutant: the trigger comes back only with a completion.
+            self.periodic_stopped = false;
+            if let Some(interval) = self.cfg.interval {
+                out.push(Action::ArmPeriodic {
+                    at: now.plus(interval),
+                    generation: self.periodic_generation,
+                });
+            }
+        }
+        out.push(Action::NotifyComplete {
+            id,
+            at: now.plus(self.cfg.rpc_latency),
+        });
+        Completion {
+            final_checkpoint,
+            in_flight_records,
+        }
+    }
+
+    /// Adds a completed checkpoint to the store, dropping the oldest beyond
+    /// `retained`.
+    pub fn store(&mut self, c: Completed) {
+        self.last_completed_id = c.id;
+        self.completed_ids.push(c.id);
+        self.retained.push_back(Rc::new(c));
+        while self.retained.len() > self.cfg.retained.max(1) {
+            self.retained.pop_front();
+        }
+    }
+
+    /// The checkpoint store would evict its oldest entry on the next store.
+    pub fn full(&self) -> Option<CheckpointId> {
+        (self.retained.len() >= self.cfg.retained.max(1))
+            .then(|| self.retained.front().map(|c| c.id))
+            .flatten()
+    }
+
+    /// `id` ends without completing.
+    pub fn abort(
+        &mut self,
+        now: SimTime,
+        id: CheckpointId,
+        outcome: Outcome,
+        out: &mut Vec<Action>,
+    ) {
+        let Some(p) = self.pending.remove(&id) else {
+            return;
+        };
+        let mut stats = stats_of(&p, now, outcome);
+        stats.savepoint = p.savepoint.is_some();
+        self.stats.push(stats);
+        self.aborted_ids.push(id);
+        let stop = p.savepoint.as_ref().is_some_and(|sp| sp.stop);
+        out.push(Action::Aborted {
+            id,
+            outcome,
+            savepoint: p.savepoint,
+        });
+        if self.cfg.mutants.has(Mutant::PeriodicTriggerStopsOnAbort) && !self.periodic_stopped {
+            // Mutant: an abort cancels the periodic trigger.
+            fired(Mutant::PeriodicTriggerStopsOnAbort);
+            self.periodic_generation += 1;
+            self.periodic_stopped = true;
+        }
+        if matches!(outcome, Outcome::Failover | Outcome::Cancelled) {
+            return; // the tasks are being cancelled; nobody to notify
+        }
+        out.push(Action::NotifyAborted {
+            id,
+            latest_completed: self.last_completed_id,
+            at: now.plus(self.cfg.rpc_latency),
+        });
+        if stop {
+            // Flink: "Stop-with-savepoint failed." fails the job over.
+            out.push(Action::Failover {
+                reason: format!("stop-with-savepoint {id} failed ({outcome:?})"),
+            });
+        }
+    }
+
+    /// `id` expired (if still pending): aborted, and counted as a failure
+    /// unless it is a savepoint.
+    pub fn expire(&mut self, now: SimTime, id: CheckpointId, out: &mut Vec<Action>) {
+        self.abort_counted(now, id, Outcome::Expired, out);
+    }
+
+    /// A state or metadata write of `id` failed: aborted, and counted as a
+    /// failure unless it is a savepoint.
+    pub fn storage_failed(&mut self, now: SimTime, id: CheckpointId, out: &mut Vec<Action>) {
+        self.abort_counted(now, id, Outcome::StorageFailed, out);
+    }
+
+    fn abort_counted(
+        &mut self,
+        now: SimTime,
+        id: CheckpointId,
+        outcome: Outcome,
+        out: &mut Vec<Action>,
+    ) {
+        let Some(savepoint) = self.pending.get(&id).map(|p| p.savepoint.is_some()) else {
+            return;
+        };
+        self.abort(now, id, outcome, out);
+        // Savepoint failures never count (Flink's CheckpointFailureManager
+        // skips savepoints).
+        if !savepoint {
+            self.count_failure(id, out);
+        }
+    }
+
+    /// Every pending checkpoint ends with `outcome` (a failover or a
+    /// cancel: no notifications).
+    pub fn abort_all(&mut self, now: SimTime, outcome: Outcome, out: &mut Vec<Action>) {
+        let pending: Vec<CheckpointId> = self.pending.keys().copied().collect();
+        for id in pending {
+            self.abort(now, id, outcome, out);
+        }
+    }
+
+    /// Flink's `CheckpointFailureManager`: count a failure once per id, only
+    /// if newer than the last success; past the tolerance, fail the job over.
+    fn count_failure(&mut self, id: CheckpointId, out: &mut Vec<Action>) {
+        if id <= self.last_completed_id {
+            return;
+        }
+        self.failure_counter += 1;
+        let tolerable = self.cfg.tolerable_failures;
+        let mut limit = tolerable;
+        if self.cfg.mutants.has(Mutant::TolerableFailuresOffByOne) {
+            // Mutant: the threshold is one too high.
+            limit = tolerable.saturating_add(1);
+            if self.failure_counter == tolerable.saturating_add(1) {
+                fired(Mutant::TolerableFailuresOffByOne);
+            }
+        }
+        if self.failure_counter > limit {
+            self.failure_counter = 0;
+            out.push(Action::Failover {
+                reason: format!("more than {tolerable} consecutive checkpoint failures"),
+            });
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Reachability counters: evidence that the interesting situations of a
+//! run happened (a crash during an alignment, a recovery that restored
+//! channel state, ...), so that a pass is never vacuous. One list of
+//! names, from which the struct, its sum over runs (`+=`) and the name
+//! table are all generated: a new counter cannot be left out of a sum.
+
+use serde::Serialize;
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident, )*) => {
+        /// Reachability counters: evidence that the interesting situations happened.
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+        pub struct Counters {
+            $( $(#[$doc])* pub $name: u64, )*
+        }
+
+        impl std::ops::AddAssign<&Counters> for Counters {
+            fn add_assign(&mut self, other: &Counters) {
+                $( self.$name += other.$name; )*
+            }
+        }
+
+        impl Counters {
+            /// Every counter's name, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// Every counter, by name, in declaration order.
+            pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+                [$((stringify!($name), self.$name)),*].into_iter()
+            }
+        }
+    };
+}
+
+counters! {
+    checkpoints_triggered,
+    checkpoints_completed,
+    checkpoints_aborted,
+    checkpoints_expired,
+    checkpoints_declined,
+    triggers_skipped,
+    snapshots,
+    alignments,
+    cancel_markers_sent,
+    /// Barriers of checkpoints the task already knew were aborted: no
+    /// snapshot, a cancellation marker instead (FLINK-18238's path).
+    aborted_checkpoints_skipped,
+    crashes,
+    crashes_ignored,
+    crashes_during_alignment,
+    crashes_between_snapshot_and_notify,
+    /// Crashes after the final checkpoint completed, while tasks were being
+    /// notified of it and finishing (the failover restores the final
+    /// checkpoint and must finish again without repeating its commits).
+    crashes_after_final_checkpoint,
+    failovers,
+    recoveries,
+    recoveries_from_checkpoint,
+    recoveries_from_scratch,
+    recovery_commits,
+    records_emitted,
+    records_replayed,
+    records_processed,
+    backpressure_stalls,
+    notifications_ignored,
+    checkpoints_after_last_recovery,
+    /// Checkpoints completed after the fault phase ended (the quiet phase).
+    checkpoints_in_quiet_phase,
+    /// Completed checkpoints that persisted in-flight data.
+    unaligned_checkpoints,
+    /// In-flight records persisted in completed checkpoints.
+    in_flight_records_persisted,
+    /// `aligned-timeout`: tasks that switched a checkpoint to unaligned.
+    switched_to_unaligned,
+    /// Timeoutable barriers turned priority in an output queue.
+    output_barriers_prioritized,
+    /// Crashes while an unaligned (or Chandy–Lamport) checkpoint was in
+    /// progress with channel state already recorded.
+    crashes_during_unaligned_capture,
+    /// Recoveries whose checkpoint carried channel state.
+    recoveries_with_channel_state,
+    /// Records of channel state restored, and processed again after restore.
+    in_flight_records_restored,
+    in_flight_records_replayed,
+    /// Periodic triggers skipped because restored in-flight data was still
+    /// being replayed (Flink: tasks not yet RUNNING).
+    triggers_skipped_recovering,
+    /// `stop-the-world`: times the sources were paused.
+    sources_paused,
+    /// Channels whose receiver had consumed more than its sender had sent
+    /// before the snapshots: duplicates after a restore (allowed only when
+    /// the expected guarantee is at-least-once).
+    cut_duplicates,
+    /// Savepoints triggered, completed and failed (aborted).
+    savepoints_triggered,
+    savepoints_completed,
+    savepoints_failed,
+    /// Failures detected after a stop-with-savepoint completed (the job
+    /// ends instead of failing over).
+    failures_after_stop_savepoint,
+    /// Periodic triggers skipped because a savepoint was queued or pending.
+    triggers_skipped_savepoint,
+    /// The job started from a savepoint or retained checkpoint.
+    restored_from_snapshot,
+    /// Keyed records checked against their key group's owner.
+    records_routing_checked,
+    // --- the richer fault model (`world/faults.rs`, docs/faults.md) ---
+    /// The restart strategy gave up: the job failed.
+    restart_strategy_gave_up,
+    /// Checkpoint-complete notifications lost on the way to a task.
+    notifications_lost,
+    notifications_lost_during_alignment,
+    notifications_lost_during_recovery,
+    /// Tasks that committed a checkpoint whose notification they had lost,
+    /// through a later notification (complete or, next, abort).
+    lost_notifications_caught_up,
+    /// ... through an abort notification carrying the latest completed id.
+    lost_notifications_caught_up_by_abort,
+    /// Checkpoint storage writes (task state or metadata) that failed.
+    storage_write_failures,
+    storage_failures_during_alignment,
+    storage_failures_during_recovery,
+    /// Storage writes that were slow.
+    storage_writes_slow,
+    /// Checkpoints aborted because a storage write failed.
+    checkpoints_storage_failed,
+    coordinator_crashes,
+    coordinator_crashes_ignored,
+    coordinator_crashes_during_alignment,
+    coordinator_crashes_between_snapshot_and_notify,
+    coordinator_crashes_during_recovery,
+    /// New coordinators that took over.
+    coordinator_failovers,
+    /// Completed checkpoints lost with the coordinator (`memory` storage).
+    checkpoints_lost_with_coordinator,
+    coordinator_recoveries_from_checkpoint,
+    coordinator_recoveries_from_scratch,
+    /// Task steps taken while the task was a straggler.
+    slow_task_steps,
+    /// Task crashes while some task had lost a notification it had not
+    /// caught up with yet (its restore must commit it).
+    crashes_with_lost_notification,
+    /// Task crashes while a straggler was slowed down.
+    crashes_during_straggling,
+    /// Whole workers that crashed (every subtask on them at once).
+    worker_crashes,
+    worker_crashes_ignored,
+    worker_crashes_during_alignment,
+    worker_crashes_between_snapshot_and_notify,
+    worker_crashes_during_recovery,
+    /// Subtasks killed by worker crashes.
+    worker_tasks_killed,
+    /// Restarts that waited for a replacement worker.
+    restarts_waiting_for_worker,
+    /// Latency spikes that began, and in which window.
+    latency_spikes,
+    latency_spikes_during_alignment,
+    latency_spikes_between_snapshot_and_notify,
+    latency_spikes_during_recovery,
+    /// Messages a latency spike delayed.
+    messages_delayed,
+    /// Network partitions that began, and in which window.
+    partitions,
+    partitions_during_alignment,
+    partitions_between_snapshot_and_notify,
+    partitions_during_recovery,
+    /// Partitions longer than the heartbeat timeout: the cut-off side lost.
+    partitions_lost,
+    /// Messages a partition held until it healed.
+    messages_held,
+    /// Failovers that restarted only the failed task's region.
+    region_failovers,
+    /// Tasks redeployed, over all restarts (global and region).
+    tasks_restarted,
+    /// Faults while the coordinator was down (between its crash and its
+    /// successor): task crashes (ignored: the tasks are cancelled), worker
+    /// crashes and partitions (the restart waits for the workers).
+    crashes_during_coordinator_failover,
+    worker_crashes_during_coordinator_failover,
+    partitions_during_coordinator_failover,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sum_adds_every_counter() {
+        let mut one = Counters::default();
+        for (i, name) in Counters::NAMES.iter().enumerate() {
+            // Set each through the JSON form, so every field is reached.
+            let mut v = serde_json::to_value(&one).unwrap();
+            v[*name] = serde_json::Value::from(i as u64 + 1);
+            one = serde_json::from_value(v).unwrap();
+        }
+        let mut sum = one.clone();
+        sum += &one;
+        for ((name, a), (_, b)) in sum.iter().zip(one.iter()) {
+            assert_eq!(a, 2 * b, "{name}");
+        }
+    }
+}

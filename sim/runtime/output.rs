@@ -1,0 +1,280 @@
+//! What a run produces: its outcome, the savepoint reports, the trace and
+//! timeline, and [`RunOutput`], everything the checkers and reports read.
+
+use super::coordinator::{CheckpointStats, TaskSnapshot};
+use super::counters::Counters;
+use super::event::Ev;
+use super::schedule::Step;
+use super::world::Warning;
+use super::RunConfig;
+use crate::engine::{SimDuration, SimTime};
+use crate::model::store::ExternalStore;
+use crate::model::{ChannelId, CheckpointId, TaskId};
+use crate::protocol::{AbortReason, BarrierKind};
+use crate::scenario::{CrashSpec, Guarantee};
+use crate::verdict::Violation;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Whether a snapshot a run produced is a savepoint or a retained checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotKind {
+    Savepoint,
+    Checkpoint,
+}
+
+/// A savepoint or retained checkpoint as the run produced it (per task of
+/// its execution graph); `crate::savepoint` turns it into files.
+#[derive(Clone, Debug)]
+pub struct SnapshotOut {
+    pub kind: SnapshotKind,
+    pub id: CheckpointId,
+    /// Stop-with-savepoint (and whether it drained).
+    pub stop: bool,
+    pub drain: bool,
+    pub completed_at: SimTime,
+    pub states: Vec<Option<TaskSnapshot>>,
+}
+
+/// What became of one savepoint request (`[[savepoints]]`, or the
+/// `savepoint` command's): it completed, or it failed with a reason. Every
+/// request ends in one of the two; nothing is lost silently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SavepointReport {
+    pub requested_at_ns: u64,
+    pub stop: bool,
+    pub drain: bool,
+    /// The savepoint ids triggered for it (several when failed attempts
+    /// were retried), each with how it ended.
+    pub attempts: Vec<(CheckpointId, String)>,
+    /// The id that completed.
+    pub completed: Option<CheckpointId>,
+    /// Why it failed (set when it did not complete).
+    pub failure: Option<String>,
+}
+
+impl SavepointReport {
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        let what = match (self.stop, self.drain) {
+            (false, _) => "savepoint",
+            (true, false) => "stop-with-savepoint",
+            (true, true) => "stop-with-savepoint (drain)",
+        };
+        let at = SimDuration(self.requested_at_ns);
+        match (self.completed, &self.failure) {
+            (Some(id), _) => format!("{what} requested at {at}: completed as {id}"),
+            (None, Some(why)) => format!("{what} requested at {at} FAILED: {why}"),
+            (None, None) => format!("{what} requested at {at}: unresolved"),
+        }
+    }
+}
+
+/// How the run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "detail")]
+pub enum Outcome {
+    /// Every task finished after a final checkpoint covering all input.
+    Finished,
+    /// The restart strategy gave up.
+    JobFailed(String),
+    /// `max_events` reached.
+    EventLimit,
+    /// `max_time` reached.
+    TimeLimit,
+    /// Nothing left to do but the job did not finish (a deadlock).
+    Stalled,
+    /// Stopped with a savepoint (stop-with-savepoint): every task finished
+    /// after the savepoint completed.
+    Stopped(CheckpointId),
+    /// Cancelled at a requested time or after a savepoint.
+    Cancelled,
+}
+
+impl Outcome {
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Finished => "finished".to_string(),
+            Outcome::JobFailed(r) => format!("job failed: {r}"),
+            Outcome::EventLimit => "stopped at max_events".to_string(),
+            Outcome::TimeLimit => "stopped at max_time".to_string(),
+            Outcome::Stalled => "stalled".to_string(),
+            Outcome::Stopped(id) => format!("stopped with savepoint {id}"),
+            Outcome::Cancelled => "cancelled".to_string(),
+        }
+    }
+}
+
+/// One processed event, kept only when `record_trace` is on.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceEntry {
+    pub index: u64,
+    pub time_ns: u64,
+    pub event: &'static str,
+    pub a: u64,
+    pub b: u64,
+    // --- trace: begin (fields for `report::trace`) ---
+    /// The job attempt when the event was processed (0 before the first
+    /// failover; +1 per failover).
+    pub attempt: u32,
+    /// The event itself, with every field (for the named fields of
+    /// `report::trace::write_jsonl`).
+    #[serde(skip)]
+    pub ev: Ev,
+    // --- trace: end ---
+}
+
+// --- trace: begin (timeline recording for `report::trace`) ---
+impl PartialEq for TraceEntry {
+    fn eq(&self, o: &TraceEntry) -> bool {
+        let key = |e: &TraceEntry| (e.index, e.time_ns, e.event, e.a, e.b, e.attempt);
+        // `Ev` has no `PartialEq`; its `Debug` text names every field.
+        key(self) == key(o) && format!("{:?}", self.ev) == format!("{:?}", o.ev)
+    }
+}
+impl Eq for TraceEntry {}
+
+/// A fact of the run that the event list does not show (a task's busy
+/// period, an alignment, a snapshot, a crash's effect), recorded only with
+/// `record_trace`. Recording schedules nothing and draws nothing: the run
+/// and its fingerprint are the same with and without it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineMark {
+    pub time_ns: u64,
+    pub what: Timeline,
+}
+
+/// What happened at a [`TimelineMark`]'s time. Tasks and channels are ids
+/// of the run's `ExecGraph`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Timeline {
+    /// A task step: `records` records processed (emitted, for a source), of
+    /// which `replayed` were restored in-flight records; the task is busy
+    /// until `until_ns`.
+    Step {
+        task: TaskId,
+        records: u64,
+        replayed: u64,
+        until_ns: u64,
+    },
+    /// The task read a barrier from input channel `ch`.
+    BarrierRead {
+        task: TaskId,
+        ch: ChannelId,
+        id: CheckpointId,
+        kind: BarrierKind,
+    },
+    /// The task read a cancellation marker from input channel `ch`.
+    CancelRead {
+        task: TaskId,
+        ch: ChannelId,
+        id: CheckpointId,
+    },
+    /// The handler's `AlignmentStart` (first barrier of `id`).
+    AlignmentStart { task: TaskId, id: CheckpointId },
+    /// The handler's `AlignmentEnd` (last barrier of `id`).
+    AlignmentEnd { task: TaskId, id: CheckpointId },
+    /// The task-side checkpoint: operator snapshot taken, barriers sent on.
+    Snapshot {
+        task: TaskId,
+        id: CheckpointId,
+        kind: BarrierKind,
+        state_bytes: u64,
+    },
+    /// The snapshot is complete (every barrier in, channel state closed).
+    /// Its ack reaches the coordinator at `ack_at_ns`; `None`: the
+    /// checkpoint had already ended, no ack was sent.
+    SnapshotDone {
+        task: TaskId,
+        id: CheckpointId,
+        state_bytes: u64,
+        in_flight_bytes: u64,
+        ack_at_ns: Option<u64>,
+    },
+    /// The handler aborted `id` (decline sent, cancellation markers on).
+    Declined {
+        task: TaskId,
+        id: CheckpointId,
+        reason: AbortReason,
+    },
+    /// The task consumed all its input (it sends end-of-data downstream).
+    InputEnded { task: TaskId },
+    /// The task finished (notified of the final checkpoint).
+    Finished { task: TaskId },
+    /// A planned crash hit a running task (ignored crashes are not marked).
+    Crash { task: TaskId },
+    /// Global failover: pending checkpoints aborted, the other tasks
+    /// cancelled; `job_failed` if the restart strategy gave up.
+    Failover { reason: String, job_failed: bool },
+    /// Every task redeployed from checkpoint `from` (`None`: from scratch)
+    /// with `restored_records` records of channel state.
+    Restart {
+        from: Option<CheckpointId>,
+        restored_records: u64,
+    },
+    /// The coordinator triggered checkpoint `id`.
+    Triggered { id: CheckpointId },
+}
+// --- trace: end ---
+
+/// Everything a run produced, for the checkers and the report.
+pub struct RunOutput {
+    pub outcome: Outcome,
+    pub events: u64,
+    pub end_time: SimTime,
+    pub fingerprint: String,
+    pub counters: Counters,
+    pub store: ExternalStore,
+    /// Final keyed state per operator (merged over subtasks), for finished runs.
+    pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
+    /// Violations found while running (consistent cut, protocol).
+    pub violations: Vec<Violation>,
+    pub checkpoint_stats: Vec<CheckpointStats>,
+    pub completed_ids: Vec<CheckpointId>,
+    pub aborted_ids: Vec<CheckpointId>,
+    pub trace: Vec<TraceEntry>,
+    // --- trace: begin ---
+    /// Timeline facts for the Perfetto trace (`record_trace` only).
+    pub timeline: Vec<TimelineMark>,
+    /// The configuration the run was made with.
+    pub config: RunConfig,
+    // --- trace: end ---
+    pub crash_plan: Vec<CrashSpec>,
+    pub order_insensitive: bool,
+    /// The guarantee the run must keep (the scenario's, weakened to what
+    /// the algorithm promises).
+    pub expected: Guarantee,
+    /// End of the fault phase: no fault is planned after it.
+    pub fault_phase_end: SimTime,
+    /// When the last source ran out of input (throughput denominator).
+    pub input_end: SimTime,
+    /// Per failure: from the failure until the restarted job has
+    /// re-emitted, in every source partition, everything emitted before it
+    /// was stopped (recovery time; `world/recovery_time.rs`). Never less
+    /// than detection plus the restart delay.
+    pub recovery_ns: Vec<u64>,
+    /// Savepoints taken and the checkpoint retained on cancel, with
+    /// `JobOptions::keep_snapshots`.
+    pub snapshots: Vec<SnapshotOut>,
+    /// After a stop-with-savepoint: per global source partition, the offset
+    /// the stopped source had reached; everything below it must be
+    /// committed, except what the savepoint holds as in-flight records
+    /// (`chandy-lamport` savepoints carry channel state).
+    pub complete_below: Option<Vec<u64>>,
+    pub complete_exempt: Vec<crate::model::Lineage>,
+    /// Every savepoint request and what became of it.
+    pub savepoints: Vec<SavepointReport>,
+    /// What the run was asked to do but did not (faults that never took
+    /// effect, mutants that never fired, failed savepoints, a late cancel).
+    pub warnings: Vec<Warning>,
+    /// Per task, its effective schedule (`runtime::schedule`), which the
+    /// oracle replays; `None` for a job started from a snapshot file.
+    pub schedule: Option<Vec<Vec<Step>>>,
+    /// Every global failover of a running job (time, reason), for the
+    /// failure-accounting check.
+    pub failovers: Vec<(u64, String)>,
+    /// The scenario's `tolerable_failures`.
+    pub tolerable_failures: u32,
+}

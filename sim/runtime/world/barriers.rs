@@ -1,0 +1,614 @@
+//! What a task does with its barrier handler's actions: block and unblock
+//! inputs, snapshot and forward the barrier, capture channel state,
+//! acknowledge, decline and cancel downstream; trigger RPCs and
+//! notifications at the task.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
+        let ti = t as usize;
+        let late = self.cfg.mutants.has(Mutant::UnalignedLateSnapshot);
+        // Mutant: a snapshot put off until the capture has started.
+        let mut deferred: Option<Barrier> = None;
+        for a in actions.drain(..) {
+            if let HandlerAction::Block(i)
+            | HandlerAction::Unblock(i)
+            | HandlerAction::CaptureInput(_, i) = a
+            {
+                if i as usize >= self.exec.tasks[ti].inputs.len() {
+                    // A handler naming an input the task does not have: a
+                    // bug of the algorithm under test, not of the simulator.
+                    let name = self.exec.tasks[ti].name.clone();
+                    let n = self.exec.tasks[ti].inputs.len();
+                    self.violation(
+                        "protocol",
+                        format!("the barrier handler of task {name} asked for {a:?}, but the task has {n} inputs"),
+                    );
+                    continue;
+                }
+            }
+            if let Some(b) = deferred {
+                if !matches!(a, HandlerAction::CaptureInput(..)) {
+                    deferred = None;
+                    self.late_snapshot(t, b);
+                }
+            }
+            match a {
+                HandlerAction::Block(i) => self.tasks[ti].blocked[i as usize] = true,
+                HandlerAction::Unblock(i) => self.tasks[ti].blocked[i as usize] = false,
+                HandlerAction::UnblockAll => {
+                    self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false)
+                }
+                HandlerAction::AlignmentStart(id) => {
+                    self.tasks[ti].started.insert(id);
+                    self.mark(|| Timeline::AlignmentStart { task: t, id });
+                    self.tasks[ti].alignment_start = Some((id, self.net.now));
+                    self.tasks[ti].last_alignment_ns = 0;
+                    if self.tasks[ti].blocked.len() > 1 {
+                        self.counters.alignments += 1;
+                    }
+                }
+                HandlerAction::AlignmentEnd(id) => {
+                    self.mark(|| Timeline::AlignmentEnd { task: t, id });
+                    let task = &mut self.tasks[ti];
+                    task.last_alignment_ns = match task.alignment_start {
+                        Some((sid, start)) if sid == id => self.net.now.since(start).0,
+                        _ => 0,
+                    };
+                }
+                HandlerAction::Checkpoint(b) => {
+                    if b.kind == BarrierKind::Unaligned
+                        && self.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
+                    {
+                        self.counters.switched_to_unaligned += 1;
+                    }
+                    if late && b.kind == BarrierKind::Unaligned {
+                        deferred = Some(b);
+                    } else {
+                        self.checkpoint(t, b);
+                    }
+                }
+                HandlerAction::CaptureInput(id, i) => {
+                    let ch = self.exec.tasks[ti].inputs[i as usize];
+                    self.net.start_capture(ch, id);
+                }
+                HandlerAction::AllBarriers(id) => self.all_barriers(t, id),
+                HandlerAction::ArmTimer(id, at) => {
+                    let at = at.max(self.net.now);
+                    self.net.schedule(at, Ev::AlignmentTimer { task: t, id });
+                }
+                HandlerAction::Abort(id, reason) => {
+                    self.mark(|| Timeline::Declined {
+                        task: t,
+                        id,
+                        reason,
+                    });
+                    for i in 0..self.exec.tasks[ti].inputs.len() {
+                        let ch = self.exec.tasks[ti].inputs[i];
+                        self.net.drop_capture(ch, id);
+                    }
+                    if self.tasks[ti]
+                        .pending_ack
+                        .as_ref()
+                        .is_some_and(|p| p.id <= id)
+                    {
+                        self.tasks[ti].pending_ack = None;
+                    }
+                    self.decline(t, id, reason);
+                }
+                HandlerAction::Drained(b) => self.forward_drain_marker(t, b),
+            }
+        }
+        if let Some(b) = deferred {
+            self.late_snapshot(t, b);
+        }
+        // Mutant: acknowledge at the first barrier, captures still open.
+        if self.cfg.mutants.has(Mutant::UnalignedAckAtFirstBarrier) {
+            if let Some(p) = &self.tasks[ti].pending_ack {
+                if p.waiting_barriers && !self.tasks[ti].is_source {
+                    fired(Mutant::UnalignedAckAtFirstBarrier);
+                    let id = p.id;
+                    self.all_barriers(t, id);
+                }
+            }
+        }
+    }
+
+    /// Mutant `unaligned-late-snapshot`: process one more queued buffer
+    /// after the channel capture started, then snapshot.
+    pub(super) fn late_snapshot(&mut self, t: TaskId, b: Barrier) {
+        let ti = t as usize;
+        let inputs = &self.exec.tasks[ti].inputs;
+        let next = inputs.iter().position(|&ch| {
+            matches!(
+                self.net.channels[ch as usize].in_queue.front(),
+                Some(Msg::Data { .. })
+            )
+        });
+        if let Some(i) = next {
+            let ch = inputs[i];
+            if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
+                fired(Mutant::UnalignedLateSnapshot);
+                self.schedule.read(t, i as u32, buf.len() as u64);
+                for &r in &buf {
+                    self.process_record(t, r);
+                }
+                self.counters.records_processed += buf.len() as u64;
+                self.net.recycle(buf);
+            }
+        }
+        self.checkpoint(t, b);
+    }
+
+    /// The kind of barrier this task forwards for a checkpoint whose barrier
+    /// arrived as `b` (before per-edge forced alignment).
+    pub(super) fn out_kind(&self, b: Barrier) -> BarrierKind {
+        if self.savepoints.contains_key(&b.id) {
+            return BarrierKind::Aligned; // savepoints are never unaligned
+        }
+        match self.cfg.algorithm.info().first_barrier {
+            BarrierKind::Unaligned => BarrierKind::Unaligned,
+            // A timeoutable checkpoint that went unaligned stays so.
+            BarrierKind::Timeoutable if b.kind == BarrierKind::Unaligned => BarrierKind::Unaligned,
+            BarrierKind::Timeoutable => BarrierKind::Timeoutable,
+            BarrierKind::Aligned => BarrierKind::Aligned,
+        }
+    }
+
+    /// The task-side checkpoint: snapshot the operator and forward the
+    /// barrier, as one indivisible step on the task thread (Flink's
+    /// `checkpointState`). An unaligned barrier overtakes the queued output,
+    /// which becomes output channel state. The acknowledgement follows in
+    /// [`World::maybe_ack`] once every input delivered the barrier.
+    pub(super) fn checkpoint(&mut self, t: TaskId, b: Barrier) {
+        let ti = t as usize;
+        if b.id <= self.tasks[ti].last_checkpoint {
+            return; // out of order (aborted previously?)
+        }
+        self.tasks[ti].started.insert(b.id);
+        if self.tasks[ti].aborted.remove(&b.id) {
+            // The coordinator already aborted it: cancel downstream instead.
+            self.counters.aborted_checkpoints_skipped += 1;
+            self.broadcast_cancel(t, b.id, CancelCause::Skipped);
+            return;
+        }
+        self.tasks[ti].last_checkpoint = b.id;
+        if !self.stop_the_world() {
+            self.tasks[ti].closed.insert(b.id);
+        }
+        if self.tasks[ti].snapshotted.contains(&b.id) {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} snapshotted checkpoint {} twice", b.id),
+            );
+        }
+        self.tasks[ti].snapshotted.push(b.id);
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.ship_partial(ch);
+        }
+        self.store.precommit_scope = Some(b.id);
+        let state = {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.snapshot(b.id, &mut ctx)
+        };
+        self.store.precommit_scope = None;
+        self.schedule.push(t, Step::Snapshot(b.id));
+        self.route_out(t); // snapshot() should emit nothing; route anything it did
+        let info = &self.exec.tasks[ti];
+        let cut = Cut {
+            inputs: info
+                .inputs
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].received))
+                .collect(),
+            outputs: self.task_outputs[ti]
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].sent))
+                .collect(),
+        };
+        let mut snapshot = TaskSnapshot {
+            state,
+            log_pos: Some(self.schedule.pos(t)),
+            ..TaskSnapshot::default()
+        };
+        // Stop-the-world forwards nothing: the drain markers went first.
+        if !self.stop_the_world() {
+            let kind = self.out_kind(b);
+            for j in 0..self.task_outputs[ti].len() {
+                let ch = self.task_outputs[ti][j];
+                let kind = if self.tasks[ti].out_uc[j] {
+                    kind
+                } else if kind != BarrierKind::Aligned
+                    && self.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
+                {
+                    fired(Mutant::PriorityOnForcedEdge);
+                    kind
+                } else {
+                    BarrierKind::Aligned // Flink's FORCED_ALIGNED edge
+                };
+                let out = Barrier { kind, ..b };
+                match kind {
+                    BarrierKind::Unaligned => {
+                        let cap = self.net.send_priority_barrier(ch, out);
+                        if !cap.records.is_empty() || cap.gap {
+                            snapshot.outputs.push(ChannelState {
+                                ch,
+                                first_seq: cap.first_seq,
+                                records: cap.records,
+                                gap: cap.gap,
+                            });
+                        }
+                    }
+                    BarrierKind::Timeoutable => {
+                        self.net.sched[ti].held_barriers += 1;
+                        self.net.send_event(ch, Msg::Barrier(out), false);
+                    }
+                    BarrierKind::Aligned => {
+                        let priority = self.net.priority_barriers;
+                        if priority && !self.net.channels[ch as usize].out_queue.is_empty() {
+                            fired(Mutant::AlignedPriorityBarrier);
+                        }
+                        self.net.send_event(ch, Msg::Barrier(out), priority);
+                    }
+                }
+            }
+        }
+        self.counters.snapshots += 1;
+        let state_bytes = snapshot.state.len() as u64; // trace
+        self.mark(|| Timeline::Snapshot {
+            task: t,
+            id: b.id,
+            kind: b.kind,
+            state_bytes,
+        });
+        if self.net.sched[ti].held_barriers > 0 {
+            let at = b
+                .timestamp
+                .plus(self.scenario.checkpoint.alignment_timeout)
+                .max(self.net.now);
+            self.net
+                .schedule(at, Ev::OutputTimeout { task: t, id: b.id });
+        }
+        let task = &self.tasks[ti];
+        let start = task
+            .alignment_start
+            .filter(|(id, _)| *id == b.id)
+            .map(|(_, s)| s)
+            .unwrap_or(self.net.now);
+        self.tasks[ti].pending_ack = Some(PartialAck {
+            id: b.id,
+            snapshot,
+            cut,
+            input_ended: task.input_ended,
+            start_delay_ns: start.since(b.timestamp).0,
+            alignment_ns: 0,
+            waiting_barriers: true,
+        });
+    }
+
+    /// Every input delivered the barrier: close the input channel state.
+    pub(super) fn all_barriers(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        let drop_inflight = self.cfg.mutants.has(Mutant::UnalignedDropInflight);
+        let pending = self.tasks[ti].pending_ack.as_mut().filter(|p| p.id == id);
+        let inputs = &self.exec.tasks[ti].inputs;
+        match pending {
+            Some(p) => {
+                for &ch in inputs {
+                    let Some(cap) = self.net.take_capture(ch, id) else {
+                        continue;
+                    };
+                    if (!cap.records.is_empty() || cap.gap) && drop_inflight {
+                        fired(Mutant::UnalignedDropInflight);
+                    } else if !cap.records.is_empty() || cap.gap {
+                        p.snapshot.inputs.push(ChannelState {
+                            ch,
+                            first_seq: cap.first_seq,
+                            records: cap.records,
+                            gap: cap.gap,
+                        });
+                    }
+                }
+                p.waiting_barriers = false;
+                let task = &self.tasks[ti];
+                let alignment = match task.alignment_start {
+                    Some((sid, _)) if sid == id => task.last_alignment_ns,
+                    _ => 0,
+                };
+                if let Some(p) = self.tasks[ti].pending_ack.as_mut() {
+                    p.alignment_ns = alignment;
+                }
+                self.maybe_ack(t);
+            }
+            None => {
+                for &ch in inputs {
+                    self.net.drop_capture(ch, id);
+                }
+            }
+        }
+    }
+
+    /// Acknowledges the pending snapshot once every input delivered its
+    /// barrier and no timeoutable barrier is held in an output queue; the
+    /// ack reaches the coordinator after the state (and channel state) is
+    /// written.
+    pub(super) fn maybe_ack(&mut self, t: TaskId) {
+        let ti = t as usize;
+        match &self.tasks[ti].pending_ack {
+            Some(p) if !p.waiting_barriers && self.net.sched[ti].held_barriers == 0 => {}
+            _ => return,
+        }
+        let Some(p) = self.tasks[ti].pending_ack.take() else {
+            return;
+        };
+        let bytes = p.snapshot.state.len() as u64 + p.snapshot.in_flight_bytes();
+        let delay = storage_delay(&self.scenario, bytes);
+        // trace: what the snapshot wrote, and when its ack arrives.
+        let (id, in_flight_bytes) = (p.id, p.snapshot.in_flight_bytes());
+        let mut ack_at_ns = None;
+        let ack = TaskAck {
+            snapshot: p.snapshot,
+            cut: p.cut,
+            input_ended: p.input_ended,
+            start_delay_ns: p.start_delay_ns,
+            alignment_ns: p.alignment_ns,
+            arrived: false,
+        };
+        if self.coord.record_ack(p.id, t, ack) {
+            let at = self.schedule_ack(t, p.id, delay);
+            ack_at_ns = Some(at.0);
+        }
+        self.mark(|| Timeline::SnapshotDone {
+            task: t,
+            id,
+            state_bytes: bytes - in_flight_bytes,
+            in_flight_bytes,
+            ack_at_ns,
+        });
+    }
+
+    /// The output side of the alignment timeout: barriers of `id` still
+    /// queued behind data turn into priority barriers; the data they
+    /// overtake becomes output channel state.
+    pub(super) fn output_timeout(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        if self.tasks[ti]
+            .pending_ack
+            .as_ref()
+            .is_none_or(|p| p.id != id)
+        {
+            return;
+        }
+        for j in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][j];
+            let Some(cap) = self.net.prioritize_queued_barrier(ch, id) else {
+                continue;
+            };
+            self.counters.output_barriers_prioritized += 1;
+            let drop = self.cfg.mutants.has(Mutant::OutputTimeoutDropsOvertaken);
+            if drop && !cap.records.is_empty() {
+                fired(Mutant::OutputTimeoutDropsOvertaken);
+            }
+            if let Some(p) = self.tasks[ti].pending_ack.as_mut().filter(|_| !drop) {
+                if !cap.records.is_empty() || cap.gap {
+                    p.snapshot.outputs.push(ChannelState {
+                        ch,
+                        first_seq: cap.first_seq,
+                        records: cap.records,
+                        gap: cap.gap,
+                    });
+                }
+            }
+        }
+        self.maybe_ack(t);
+    }
+
+    /// `stop-the-world`: everything upstream of this task is drained; pass
+    /// the marker on, or tell the coordinator if this task has no outputs.
+    pub(super) fn forward_drain_marker(&mut self, t: TaskId, b: Barrier) {
+        let ti = t as usize;
+        self.tasks[ti].started.insert(b.id);
+        self.tasks[ti].closed.insert(b.id);
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::Barrier(b), false);
+        }
+        if self.task_outputs[ti].is_empty() {
+            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+            self.net.schedule(at, Ev::Drained { task: t, id: b.id });
+        }
+    }
+
+    pub(super) fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId, cause: CancelCause) {
+        if self.cfg.mutants.has(Mutant::SkipCancelMarker) {
+            if !self.task_outputs[t as usize].is_empty() {
+                fired(Mutant::SkipCancelMarker);
+            }
+            return;
+        }
+        let ti = t as usize;
+        self.tasks[ti].closed.insert(id);
+        if !self.tasks[ti].cancel_sent.insert((id, cause)) && !self.task_outputs[ti].is_empty() {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} sent a second cancellation marker for checkpoint {id} on each output"),
+            );
+        }
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::Cancel(id), false);
+            self.counters.cancel_markers_sent += 1;
+        }
+    }
+
+    /// Commit timeliness: once a sink task was told that checkpoint `id`
+    /// completed, nothing its current instance pre-committed for `id` or an
+    /// earlier checkpoint may stay pre-committed (Flink's 2PC contract:
+    /// notify-complete commits everything up to the id).
+    pub(super) fn check_commit_timeliness(&mut self, t: TaskId, id: CheckpointId) {
+        let task = &self.tasks[t as usize];
+        let late = self.store.precommitted_up_to(
+            task.operator_index,
+            task.subtask,
+            task.deploy_attempt,
+            id,
+        );
+        if let Some((txn, cp)) = late.first() {
+            let name = self.exec.tasks[t as usize].name.clone();
+            let more = match late.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            self.violation(
+                "commit",
+                format!(
+                    "sink {name} was notified that checkpoint {id} completed, but {txn}, pre-committed for checkpoint {cp}, is still not committed{more}"
+                ),
+            );
+        }
+    }
+
+    /// The handler aborted a checkpoint: decline it and cancel downstream.
+    pub(super) fn decline(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        self.decline_once(t, id, reason);
+        if self.cfg.mutants.has(Mutant::DeclineTwice) {
+            // Mutant: the abort happens twice.
+            fired(Mutant::DeclineTwice);
+            self.decline_once(t, id, reason);
+        }
+    }
+
+    pub(super) fn decline_once(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        if !self.tasks[t as usize].declined.insert(id) {
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} declined checkpoint {id} twice"),
+            );
+        }
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        self.net.schedule(
+            at,
+            Ev::Decline {
+                task: t,
+                id,
+                reason,
+            },
+        );
+        self.broadcast_cancel(t, id, CancelCause::Declined);
+    }
+
+    pub(super) fn trigger_source(&mut self, t: TaskId, b: Barrier) {
+        if self.tasks[t as usize].status != Status::Running {
+            return;
+        }
+        if let Some(sp) = self.savepoints.get(&b.id).filter(|sp| sp.stop) {
+            // Stop-with-savepoint: the source emits nothing after this
+            // barrier; with drain it ends its input first, so every
+            // operator downstream flushes before the barrier reaches it.
+            let drain = sp.drain;
+            self.tasks[t as usize].stopped = true;
+            if drain {
+                self.end_of_input(t);
+            }
+        }
+        self.tasks[t as usize].alignment_start = Some((b.id, self.net.now));
+        self.tasks[t as usize].last_alignment_ns = 0;
+        if self.stop_the_world() {
+            // Pause, and send the drain marker behind the last records.
+            self.counters.sources_paused += 1;
+            self.tasks[t as usize].paused = Some(b.id);
+            self.forward_drain_marker(t, b);
+            return;
+        }
+        self.checkpoint(t, b);
+        self.all_barriers(t, b.id);
+    }
+
+    /// `stop-the-world`: a paused source resumes once its checkpoint is
+    /// complete or aborted.
+    pub(super) fn resume_source(&mut self, t: TaskId, id: CheckpointId) {
+        let task = &mut self.tasks[t as usize];
+        if task.paused.is_some_and(|p| id >= p) {
+            task.paused = None;
+            self.net.poke(t);
+        }
+    }
+
+    pub(super) fn notify_complete(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        if id <= self.tasks[ti].last_notified {
+            self.counters.notifications_ignored += 1;
+            return;
+        }
+        if self.coord.aborted_ids.contains(&id) {
+            let name = self.exec.tasks[ti].name.clone();
+            self.violation(
+                "protocol",
+                format!("task {name} notified complete for aborted checkpoint {id}"),
+            );
+        }
+        self.note_catch_up(t, id);
+        self.tasks[ti].last_notified = id;
+        self.resume_source(t, id);
+        self.schedule.push(t, Step::Complete(id));
+        {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.notify_checkpoint_complete(id, &mut ctx);
+        }
+        if self.tasks[ti].is_sink {
+            self.check_commit_timeliness(t, id);
+        }
+        self.route_out(t);
+        // The job's final checkpoint covered all input everywhere: finish.
+        let task = &mut self.tasks[ti];
+        if self.coord.final_id.is_some_and(|f| id >= f) {
+            task.status = Status::Finished;
+            self.net.sched[ti].alive = false;
+            self.mark(|| Timeline::Finished { task: t });
+            if self.tasks.iter().all(|t| t.status == Status::Finished) {
+                self.job = JobStatus::Finished;
+            }
+        }
+    }
+
+    pub(super) fn notify_aborted(
+        &mut self,
+        t: TaskId,
+        id: CheckpointId,
+        latest_completed: CheckpointId,
+    ) {
+        let ti = t as usize;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        // Flink's catch-up: an abort carries the latest completed id.
+        if latest_completed > self.tasks[ti].last_notified {
+            self.note_abort_catch_up(t, latest_completed);
+            self.notify_complete(t, latest_completed);
+            if self.tasks[ti].status != Status::Running {
+                return;
+            }
+        }
+        self.resume_source(t, id);
+        self.schedule.push(t, Step::Aborted(id));
+        {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.notify_checkpoint_aborted(id, &mut ctx);
+        }
+        self.route_out(t);
+        if id > self.tasks[ti].last_checkpoint {
+            self.tasks[ti].aborted.insert(id);
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The simulator's side of the coordinator (`runtime::coordinator`, a
+//! sans-IO state machine): events go in, and its actions are performed
+//! here in the order it returns them; plus the consistent-cut check of each
+//! completed checkpoint.
+
+use super::*;
+
+impl World<'_> {
+    /// Performs the coordinator's actions, in order.
+    pub(super) fn perform(&mut self, actions: Vec<CoordAction>) {
+        for a in actions {
+            match a {
+                CoordAction::ArmPeriodic { at, generation } => {
+                    self.schedule_any(at, Ev::PeriodicTrigger { generation });
+                }
+                CoordAction::Skipped(skip) => {
+                    self.counters.triggers_skipped += 1;
+                    match skip {
+                        coordinator::Skip::Savepoint => {
+                            self.counters.triggers_skipped_savepoint += 1
+                        }
+                        coordinator::Skip::Recovering => {
+                            self.counters.triggers_skipped_recovering += 1
+                        }
+                        _ => {}
+                    }
+                }
+                CoordAction::Triggered { id, .. } => {
+                    self.counters.checkpoints_triggered += 1;
+                    self.mark(|| Timeline::Triggered { id });
+                }
+                CoordAction::ArmTimeout { id, at } => {
+                    self.schedule_any(at, Ev::CheckpointTimeout { id });
+                }
+                CoordAction::TriggerSources { id, timestamp, at } => {
+                    let kind = if self.savepoints.contains_key(&id) {
+                        BarrierKind::Aligned // savepoints are never unaligned
+                    } else {
+                        self.cfg.algorithm.info().first_barrier
+                    };
+                    let barrier = Barrier {
+                        id,
+                        timestamp,
+                        kind,
+                    };
+                    for t in 0..self.tasks.len() as TaskId {
+                        if self.tasks[t as usize].is_source {
+                            self.net
+                                .schedule(at, Ev::TriggerSource { task: t, barrier });
+                        }
+                    }
+                }
+                CoordAction::Finalize { id } => self.schedule_finalize(id),
+                CoordAction::NotifyComplete { id, at } => {
+                    if self.coord.final_id == Some(id)
+                        && self.cfg.mutants.has(Mutant::FinalNotifyDropped)
+                    {
+                        // Mutant: the job ends without notifying the final checkpoint.
+                        fired(Mutant::FinalNotifyDropped);
+                        for (ti, task) in self.tasks.iter_mut().enumerate() {
+                            task.status = Status::Finished;
+                            self.net.sched[ti].alive = false;
+                        }
+                        self.job = JobStatus::Finished;
+                        continue;
+                    }
+                    for t in 0..self.tasks.len() as TaskId {
+                        self.send_notify_complete(at, t, id);
+                    }
+                }
+                CoordAction::Aborted {
+                    id,
+                    outcome,
+                    savepoint,
+                } => {
+                    self.counters.checkpoints_aborted += 1;
+                    if let Some(sp) = savepoint {
+                        self.savepoint_aborted(id, outcome, sp);
+                    }
+                }
+                CoordAction::NotifyAborted {
+                    id,
+                    latest_completed,
+                    at,
+                } => {
+                    for t in 0..self.tasks.len() as TaskId {
+                        self.net.schedule(
+                            at,
+                            Ev::NotifyAborted {
+                                task: t,
+                                id,
+                                latest_completed,
+                            },
+                        );
+                    }
+                }
+                CoordAction::Failover { reason } => self.failover(reason),
+            }
+        }
+    }
+
+    /// The periodic trigger of `generation` came due.
+    pub(super) fn periodic_trigger(&mut self, generation: u32) {
+        let now = self.net.now;
+        let mut recovering = self.recovery_pending > 0;
+        if recovering && self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
+            // Mutant: restored in-flight data still replaying does not hold
+            // the trigger back.
+            let due_otherwise = self.job == JobStatus::Running
+                && !self.coord.finishing
+                && self.coord.pending.len() < self.coord.cfg.max_concurrent;
+            if due_otherwise {
+                fired(Mutant::CheckpointDuringRecovery);
+            }
+            recovering = false;
+        }
+        let facts = coordinator::Facts {
+            running: self.job == JobStatus::Running,
+            savepoint_due: self.savepoint_queue.front().is_some_and(|s| s.at <= now),
+            recovering,
+        };
+        let mut out = Vec::new();
+        self.coord.periodic(now, generation, facts, &mut out);
+        self.perform(out);
+    }
+
+    /// Starts the savepoint `sp` now.
+    pub(super) fn trigger_savepoint(&mut self, sp: SavepointSpec) {
+        let mut out = Vec::new();
+        let id = self.coord.trigger(self.net.now, Some(sp.clone()), &mut out);
+        self.counters.savepoints_triggered += 1;
+        self.savepoints.insert(id, sp);
+        self.perform(out);
+    }
+
+    /// A task's acknowledgement of `id` reached the coordinator.
+    pub(super) fn ack(&mut self, t: TaskId, id: CheckpointId) {
+        let mut out = Vec::new();
+        self.coord.ack(t, id, &mut out);
+        self.perform(out);
+    }
+
+    /// A task declined `id`.
+    pub(super) fn declined(&mut self, id: CheckpointId) {
+        if self.coord.is_pending(id) {
+            self.counters.checkpoints_declined += 1;
+            let mut out = Vec::new();
+            self.coord
+                .abort(self.net.now, id, CpOutcome::Declined, &mut out);
+            self.perform(out);
+        }
+    }
+
+    /// `id` expired.
+    pub(super) fn expired(&mut self, id: CheckpointId) {
+        if self.coord.is_pending(id) {
+            self.counters.checkpoints_expired += 1;
+            let mut out = Vec::new();
+            self.coord.expire(self.net.now, id, &mut out);
+            self.perform(out);
+        }
+    }
+
+    /// A state or metadata write of `id` failed.
+    pub(super) fn storage_failed(&mut self, id: CheckpointId) {
+        if self.coord.is_pending(id) {
+            self.counters.checkpoints_storage_failed += 1;
+            let mut out = Vec::new();
+            self.coord.storage_failed(self.net.now, id, &mut out);
+            self.perform(out);
+        }
+    }
+
+    /// Every pending checkpoint ends with `outcome` (a failover or cancel).
+    pub(super) fn abort_all_pending(&mut self, outcome: CpOutcome) {
+        let mut out = Vec::new();
+        self.coord.abort_all(self.net.now, outcome, &mut out);
+        self.perform(out);
+    }
+
+    /// `stop-the-world`: a drain report reached the coordinator; once every
+    /// task without outputs reported, ask every task for its snapshot.
+    pub(super) fn drained(&mut self, id: CheckpointId) {
+        let Some(timestamp) = self.coord.drained(id, self.sink_tasks) else {
+            return;
+        };
+        let barrier = Barrier {
+            id,
+            timestamp,
+            kind: BarrierKind::Aligned,
+        };
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.schedule(at, Ev::SnapshotTask { task: t, barrier });
+        }
+    }
+
+    /// The metadata of `id` is written: it completes.
+    pub(super) fn finalized(&mut self, id: CheckpointId) {
+        let Some(p) = self.coord.take_finalized(id) else {
+            return;
+        };
+        if let Some(sp) = self.savepoints.get(&id).cloned() {
+            self.savepoint_completed(p, sp);
+            return;
+        }
+        let now = self.net.now;
+        self.counters.checkpoints_completed += 1;
+        self.counters.checkpoints_after_last_recovery += 1;
+        if now >= self.fault_phase_end {
+            self.counters.checkpoints_in_quiet_phase += 1;
+        }
+        if let Some(last) = self.coord.out_of_order(id) {
+            self.violation(
+                "protocol",
+                format!("checkpoint {id} completed after checkpoint {last}"),
+            );
+        }
+        self.check_cut(&p);
+        let mut out = Vec::new();
+        let done = self.coord.complete(now, p, &mut out);
+        if done.in_flight_records > 0 {
+            self.counters.unaligned_checkpoints += 1;
+            self.counters.in_flight_records_persisted += done.in_flight_records;
+        }
+        self.perform(out);
+    }
+
+    /// Adds a completed checkpoint to the store. Protocol: a savepoint
+    /// never enters it.
+    pub(super) fn store_completed(&mut self, c: Completed) {
+        if self.savepoints.contains_key(&c.id) {
+            let evicted = self
+                .coord
+                .full()
+                .map_or(String::new(), |old| format!(", evicting checkpoint {old}"));
+            self.violation(
+                "protocol",
+                format!(
+                    "savepoint {} entered the completed-checkpoint store{evicted}",
+                    c.id
+                ),
+            );
+        }
+        self.coord.store(c);
+    }
+
+    /// Protocol: a failover restores a checkpoint, never a savepoint taken
+    /// by this job.
+    pub(super) fn check_restore_source(&mut self, from: Option<CheckpointId>) {
+        if let Some(id) = from.filter(|id| self.savepoints.contains_key(id)) {
+            self.violation(
+                "protocol",
+                format!("the job was restarted from savepoint {id}: savepoints are never used for recovery"),
+            );
+        }
+    }
+
+    /// Consistent cut, per channel and by sequence number: the records the
+    /// sender had sent before its snapshot are exactly the records the
+    /// receiver had consumed before its snapshot, then the receiver's input
+    /// channel state, then the sender's output channel state — consecutive,
+    /// in order, no overlap, no gap. (Aligned: both channel states empty.)
+    /// A receiver that consumed more than was sent (post-barrier records in
+    /// the snapshot) means duplicates after a restore: counted, and allowed
+    /// only when the run is expected to be at-least-once.
+    pub(super) fn check_cut(&mut self, p: &Pending) {
+        let nch = self.net.channels.len();
+        let mut sent = vec![None; nch];
+        let mut recv = vec![None; nch];
+        let mut in_state: Vec<Option<&ChannelState>> = vec![None; nch];
+        let mut out_state: Vec<Option<&ChannelState>> = vec![None; nch];
+        for a in p.acks.iter().flatten().filter(|a| a.arrived) {
+            for &(ch, n) in &a.cut.outputs {
+                sent[ch as usize] = Some(n);
+            }
+            for &(ch, n) in &a.cut.inputs {
+                recv[ch as usize] = Some(n);
+            }
+            for c in &a.snapshot.inputs {
+                in_state[c.ch as usize] = Some(c);
+            }
+            for c in &a.snapshot.outputs {
+                out_state[c.ch as usize] = Some(c);
+            }
+        }
+        let dup_ok = matches!(self.expected, Guarantee::AtLeastOnce | Guarantee::Broken);
+        let mut found = Vec::new();
+        for ch in 0..nch {
+            let (Some(s), Some(r)) = (sent[ch], recv[ch]) else {
+                found.push((
+                    ch,
+                    "completed without a snapshot from both ends".to_string(),
+                ));
+                continue;
+            };
+            let span = |c: Option<&ChannelState>, from: u64| match c {
+                Some(c) => (c.first_seq, c.records.len() as u64, c.gap),
+                None => (from, 0, false),
+            };
+            let (in_first, in_len, in_gap) = span(in_state[ch], r);
+            let (out_first, out_len, out_gap) = span(out_state[ch], r + in_len);
+            let ok = !in_gap
+                && !out_gap
+                && in_first == r
+                && out_first == r + in_len
+                && out_first + out_len == s;
+            if ok {
+                continue;
+            }
+            if dup_ok && in_len == 0 && out_len == 0 && r > s {
+                self.counters.cut_duplicates += 1;
+                continue;
+            }
+            let mut msg = format!(
+                "sender sent {s} records before its snapshot; receiver consumed {r} before its snapshot"
+            );
+            if in_len > 0 || in_gap {
+                let _ = std::fmt::Write::write_fmt(
+                    &mut msg,
+                    format_args!(
+                        "; input channel state [{in_first}, {}){}",
+                        in_first + in_len,
+                        if in_gap { " with a gap" } else { "" }
+                    ),
+                );
+            }
+            if out_len > 0 || out_gap {
+                let _ = std::fmt::Write::write_fmt(
+                    &mut msg,
+                    format_args!(
+                        "; output channel state [{out_first}, {}){}",
+                        out_first + out_len,
+                        if out_gap { " with a gap" } else { "" }
+                    ),
+                );
+            }
+            if in_len == 0 && out_len == 0 {
+                msg.push_str(" (no in-flight records captured)");
+            }
+            found.push((ch, msg));
+        }
+        for (ch, msg) in found {
+            let c = &self.exec.channels[ch];
+            let msg = format!(
+                "checkpoint {}: channel {} -> {}: {msg}",
+                p.id, self.exec.tasks[c.from as usize].name, self.exec.tasks[c.to as usize].name
+            );
+            self.violation("consistent-cut", msg);
+        }
+    }
+}

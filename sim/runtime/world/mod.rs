@@ -1,0 +1,807 @@
+//! The simulator: one event loop over virtual time that drives tasks,
+//! channels, the coordinator, faults and recovery. This file holds the
+//! `World` (the state of one run), its construction, the event loop and
+//! dispatch, and the end of a run; each concern lives in its own file:
+//!
+//! - `task.rs`: a task's step (reading input, running the operator,
+//!   routing its output, end of input);
+//! - `barriers.rs`: what a task does with its barrier handler's actions
+//!   (snapshot, forward, capture channel state, acknowledge, decline,
+//!   notifications);
+//! - `coordination.rs`: the simulator's side of the sans-IO coordinator
+//!   (`runtime::coordinator`): it feeds it events and performs its actions;
+//!   the consistent-cut check at each completion;
+//! - `savepoints.rs`: savepoint requests, completion, cancel, start from a
+//!   snapshot;
+//! - `recovery.rs`: crashes, failover, restart, and the one restore used by
+//!   global and region restarts;
+//! - `faults.rs`, `region.rs`: the richer fault model and region failover;
+//! - `recovery_time.rs`, `warnings.rs`: what a run measures and reports.
+
+mod barriers;
+mod coordination;
+mod faults;
+mod recovery;
+mod recovery_time;
+mod region;
+mod savepoints;
+mod task;
+mod warnings;
+
+pub use warnings::Warning;
+
+use super::config::{JobOptions, Restore, RunConfig};
+use super::coordinator::{
+    self, Action as CoordAction, ChannelState, Completed, Coordinator, Cut, Outcome as CpOutcome,
+    Pending, TaskAck, TaskSnapshot,
+};
+use super::counters::Counters;
+use super::event::{Ev, Stamped, ANY_ATTEMPT};
+use super::net::{Msg, Net};
+use super::output::{
+    Outcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, Timeline, TimelineMark,
+    TraceEntry,
+};
+use super::schedule::{ScheduleLog, Step};
+use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
+use crate::fault::{fault_phase_end, plan_crashes};
+use crate::model::graph::OutputEdge;
+use crate::model::operator::BuiltinFactory;
+use crate::model::record::{subtask_for_key, subtask_for_key_group};
+use crate::model::store::ExternalStore;
+use crate::model::{
+    ChannelId, CheckpointId, Context, ExecGraph, JobGraph, Operator, OperatorFactory, Record,
+    SourcePoll, TaskId, Workload,
+};
+use crate::mutant::{fired, Mutant};
+use crate::protocol::{
+    handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
+};
+use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
+use crate::verdict::Violation;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    Dead,
+    Finished,
+    Cancelled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JobStatus {
+    Running,
+    Restarting,
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+struct Task {
+    operator_index: u32,
+    subtask: u32,
+    parallelism: u32,
+    is_source: bool,
+    operator: Box<dyn Operator>,
+    handler: Box<dyn BarrierHandler>,
+    status: Status,
+    blocked: Vec<bool>,
+    eod: Vec<bool>,
+    eod_remaining: u32,
+    input_ended: bool,
+    last_checkpoint: CheckpointId,
+    last_notified: CheckpointId,
+    aborted: BTreeSet<CheckpointId>,
+    rr: Vec<u32>,
+    cost: u64,
+    jitter: u64,
+    /// Records taken from an input buffer per step (`step_quantum / cost`).
+    step_records: usize,
+    /// Time the current alignment's first barrier arrived.
+    alignment_start: Option<(CheckpointId, SimTime)>,
+    last_alignment_ns: u64,
+    /// Checkpoint ids snapshotted (this attempt), for the protocol check.
+    snapshotted: Vec<CheckpointId>,
+    /// Per output channel (as in `task_outputs`): the edge may carry
+    /// unaligned barriers (not forward/broadcast, receiver not forced to align).
+    out_uc: Vec<bool>,
+    /// A snapshot taken but not yet acknowledged (waiting for the last
+    /// barrier or for held output barriers).
+    pending_ack: Option<PartialAck>,
+    /// Restored input channel state (per input), processed before any
+    /// new input.
+    recovered_input: VecDeque<(u32, Vec<Record>)>,
+    /// `stop-the-world` source: paused for this checkpoint.
+    paused: Option<CheckpointId>,
+    /// Checkpoints this task started (this attempt) and those it closed on
+    /// its outputs with their barrier or a cancellation marker, for the
+    /// protocol check that every started checkpoint is closed downstream.
+    started: BTreeSet<CheckpointId>,
+    closed: BTreeSet<CheckpointId>,
+    /// Source stopped by a stop-with-savepoint: emits nothing more.
+    stopped: bool,
+    /// Keyed operator whose every input is hash-partitioned: each record
+    /// must belong to one of this subtask's key groups (routing check).
+    check_routing: bool,
+    /// The key groups this subtask owns: `start..end`.
+    key_groups: (u32, u32),
+    /// The job attempt this instance was deployed in: transactions it
+    /// opened carry this attempt or a later one.
+    deploy_attempt: u32,
+    is_sink: bool,
+    /// Checkpoints this instance declined, and those it sent cancellation
+    /// markers for (the protocol check: at most once each).
+    declined: BTreeSet<CheckpointId>,
+    cancel_sent: BTreeSet<(CheckpointId, CancelCause)>,
+}
+
+/// Why a task sends a cancellation marker. Flink sends one of each for the
+/// same checkpoint when a barrier of a checkpoint the coordinator already
+/// aborted is skipped (`SubtaskCheckpointCoordinatorImpl.checkpointState`)
+/// and the handler then aborts it too (`abortCheckpointOnBarrier`): the
+/// protocol check allows one marker per cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum CancelCause {
+    Skipped,
+    Declined,
+}
+
+/// A task's snapshot on its way to an acknowledgement.
+struct PartialAck {
+    id: CheckpointId,
+    snapshot: TaskSnapshot,
+    cut: Cut,
+    input_ended: bool,
+    start_delay_ns: u64,
+    alignment_ns: u64,
+    /// Not every input delivered the barrier yet (channel state still open).
+    waiting_barriers: bool,
+}
+
+struct World<'a> {
+    scenario: Arc<Scenario>,
+    exec: ExecGraph,
+    cfg: RunConfig,
+    factory: &'a dyn OperatorFactory,
+    tasks: Vec<Task>,
+    /// Output channels of each task, flattened.
+    task_outputs: Vec<Vec<ChannelId>>,
+    net: Net,
+    /// The scheduling stream: the scheduler's choices and cost jitter.
+    sched_rng: SimRng,
+    /// Which ready input a task reads next (`runtime::scheduler`).
+    scheduler: Box<dyn super::scheduler::Scheduler>,
+    store: ExternalStore,
+    coord: Coordinator,
+    job: JobStatus,
+    failed_reason: Option<String>,
+    restarts: u32,
+    fp: Fingerprint,
+    trace: Vec<TraceEntry>,
+    timeline: Vec<TimelineMark>, // trace
+    counters: Counters,
+    violations: Vec<Violation>,
+    crash_plan: Vec<CrashSpec>,
+    /// Highest offset + 1 ever emitted per global partition.
+    high_water: Vec<u64>,
+    out: Vec<Record>,
+    actions: Vec<HandlerAction>,
+    ready: Vec<u32>,
+    /// Per operator: an input edge is forward or broadcast (Flink forces
+    /// such a node to align even with unaligned checkpoints).
+    forced_aligned: Vec<bool>,
+    /// Tasks without output channels (the drain reports of stop-the-world).
+    sink_tasks: u32,
+    /// Restored in-flight records not yet processed again.
+    recovery_pending: u64,
+    /// Per channel: restored output-state records still ahead in line.
+    recovered_out_left: Vec<u64>,
+    expected: Guarantee,
+    fault_phase_end: SimTime,
+    input_end: SimTime,
+    /// The crash a recovery started from, until sources are past it.
+    recovering_since: Option<SimTime>,
+    recovery_ns: Vec<u64>,
+    /// The progress a recovery must regain (`world/recovery_time.rs`).
+    recovery: recovery_time::RecoveryClock,
+    job_opts: JobOptions,
+    /// Savepoint requests not yet triggered, in time order.
+    savepoint_queue: VecDeque<SavepointSpec>,
+    /// The request (index into `savepoint_reports`) of each queued entry.
+    savepoint_queue_request: VecDeque<usize>,
+    /// Per savepoint request, what became of it.
+    savepoint_reports: Vec<SavepointReport>,
+    /// The request each triggered savepoint id belongs to.
+    savepoint_request_of: BTreeMap<CheckpointId, usize>,
+    /// A retry of the queued savepoint is scheduled.
+    savepoint_retry: bool,
+    /// Savepoint ids and their requests (for barrier kinds and completion).
+    savepoints: BTreeMap<CheckpointId, SavepointSpec>,
+    /// A stop-with-savepoint completed: the job is finishing.
+    stopped_with: Option<CheckpointId>,
+    snapshots: Vec<SnapshotOut>,
+    /// Per operator: keyed with only hash inputs (see `Task::check_routing`).
+    routed_by_key: Vec<bool>,
+    complete_below: Option<Vec<u64>>,
+    complete_exempt: Vec<crate::model::Lineage>,
+    /// The richer fault model's state (`world/faults.rs`).
+    fx: faults::FaultState,
+    /// What became of each planned fault (`world/warnings.rs`).
+    fx_log: warnings::FiredLog,
+    /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
+    schedule: ScheduleLog,
+    /// Every global failover of a running job: time and reason.
+    failovers: Vec<(u64, String)>,
+    /// The job started from a snapshot of another run: its tasks' history
+    /// before the snapshot is unknown, so the schedule is not returned.
+    schedule_partial: bool,
+}
+
+/// Runs a scenario with the built-in operators (no checks; see
+/// `crate::harness` for a checked run).
+pub fn run(scenario: &Scenario, cfg: &RunConfig) -> RunOutput {
+    let scenario = Arc::new(scenario.clone());
+    let workload = Arc::new(Workload::generate(&scenario, cfg.seed));
+    let factory = BuiltinFactory::new(scenario.clone(), workload.clone());
+    run_with(scenario, workload.partition_count(), &factory, cfg)
+}
+
+/// Runs a scenario whose operators come from `factory` (user-defined operators).
+pub fn run_with(
+    scenario: Arc<Scenario>,
+    partitions: usize,
+    factory: &dyn OperatorFactory,
+    cfg: &RunConfig,
+) -> RunOutput {
+    run_job(scenario, partitions, factory, cfg, &JobOptions::default())
+}
+
+/// Runs a scenario as a job started (or not) from a snapshot, with the
+/// savepoint workflow's options.
+pub fn run_job(
+    scenario: Arc<Scenario>,
+    partitions: usize,
+    factory: &dyn OperatorFactory,
+    cfg: &RunConfig,
+    job: &JobOptions,
+) -> RunOutput {
+    let mut w = World::new(scenario, partitions, factory, cfg.clone(), job.clone());
+    w.main_loop()
+}
+
+/// Time from a task's snapshot until its ack reaches the coordinator: the
+/// state write (latency + size / bandwidth of the configured storage; with
+/// `memory` the state travels inside the ack) plus the ack RPC.
+fn storage_delay(s: &Scenario, bytes: u64) -> SimDuration {
+    let c = &s.checkpoint;
+    let transfer = bytes as u128 * 1_000_000_000u128 / u128::from(c.storage_bytes_per_sec.max(1));
+    let transfer = u64::try_from(transfer).unwrap_or(u64::MAX);
+    SimDuration(
+        c.storage_latency
+            .0
+            .saturating_add(transfer)
+            .saturating_add(c.rpc_latency.0),
+    )
+}
+
+impl<'a> World<'a> {
+    pub(super) fn new(
+        scenario: Arc<Scenario>,
+        partitions: usize,
+        factory: &'a dyn OperatorFactory,
+        cfg: RunConfig,
+        job_opts: JobOptions,
+    ) -> World<'a> {
+        let job = JobGraph::build(&scenario);
+        let exec = ExecGraph::build(&scenario, &job);
+        let n = &scenario.network;
+        let mut net = Net::new(
+            exec.channels
+                .iter()
+                .map(|c| (c.from, c.to, c.input_index))
+                .collect(),
+            exec.tasks.len(),
+            SimRng::new(cfg.seed, Stream::Network),
+            n.buffer_records,
+            n.buffer_credits,
+            n.output_buffers,
+            (n.latency_min, n.latency_max),
+            n.flush_timeout,
+        );
+        net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
+        let task_outputs = exec
+            .tasks
+            .iter()
+            .map(|t| {
+                t.outputs
+                    .iter()
+                    .flat_map(|o| o.channels.iter().copied())
+                    .collect()
+            })
+            .collect();
+        let crash_plan = plan_crashes(&scenario, cfg.seed);
+        let fault_phase_end = fault_phase_end(&crash_plan);
+        let mut forced_aligned = vec![false; scenario.operators.len()];
+        for e in &scenario.edges {
+            if matches!(
+                e.partitioning,
+                Partitioning::Forward | Partitioning::Broadcast
+            ) {
+                forced_aligned[e.to.0 as usize] = true;
+            }
+        }
+        let routed_by_key = (0..scenario.operators.len())
+            .map(|i| {
+                let mut inputs = scenario.edges.iter().filter(|e| e.to.0 as usize == i);
+                scenario.operators[i].kind.is_keyed()
+                    && inputs.all(|e| e.partitioning == Partitioning::Hash)
+            })
+            .collect();
+        let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
+        let nch = exec.channels.len();
+        let expected = scenario.expected_guarantee(cfg.algorithm);
+        let fx = faults::FaultState::new(&scenario, cfg.seed, &exec);
+        let f = &scenario.faults;
+        let fx_log = warnings::FiredLog::new(
+            crash_plan.len(),
+            fx.worker_plan_len(),
+            fx.coordinator_plan.len(),
+            f.latency_spikes.len() + f.partitions.len(),
+            f.slow_tasks.len(),
+        );
+        crate::mutant::reset_fired();
+        let mut w = World {
+            fx,
+            fx_log,
+            schedule: ScheduleLog::new(exec.tasks.len()),
+            failovers: Vec::new(),
+            schedule_partial: false,
+            forced_aligned,
+            sink_tasks,
+            recovery_pending: 0,
+            recovered_out_left: vec![0; nch],
+            expected,
+            fault_phase_end,
+            input_end: SimTime::ZERO,
+            recovering_since: None,
+            recovery_ns: Vec::new(),
+            recovery: recovery_time::RecoveryClock::new(partitions),
+            savepoint_queue: scenario.savepoints.iter().cloned().collect(),
+            savepoint_queue_request: (0..scenario.savepoints.len()).collect(),
+            savepoint_reports: scenario
+                .savepoints
+                .iter()
+                .map(|sp| SavepointReport {
+                    requested_at_ns: sp.at.0,
+                    stop: sp.stop,
+                    drain: sp.drain,
+                    attempts: Vec::new(),
+                    completed: None,
+                    failure: None,
+                })
+                .collect(),
+            savepoint_request_of: BTreeMap::new(),
+            savepoint_retry: false,
+            savepoints: BTreeMap::new(),
+            stopped_with: None,
+            snapshots: Vec::new(),
+            routed_by_key,
+            complete_below: None,
+            complete_exempt: Vec::new(),
+            job_opts,
+            coord: Coordinator::new(coordinator::Config {
+                interval: scenario.checkpoint.interval,
+                min_pause: scenario.checkpoint.min_pause,
+                timeout: scenario.checkpoint.timeout,
+                rpc_latency: scenario.checkpoint.rpc_latency,
+                max_concurrent: scenario.max_concurrent(cfg.algorithm) as usize,
+                tolerable_failures: scenario.checkpoint.tolerable_failures,
+                retained: scenario.checkpoint.retained.max(1) as usize,
+                tasks: exec.tasks.len(),
+                mutants: cfg.mutants,
+            }),
+            tasks: Vec::new(),
+            task_outputs,
+            net,
+            sched_rng: SimRng::new(cfg.seed, Stream::Scheduling),
+            scheduler: Box::new(super::scheduler::Uniform),
+            store: ExternalStore::default(),
+            job: JobStatus::Running,
+            failed_reason: None,
+            restarts: 0,
+            fp: Fingerprint::default(),
+            trace: Vec::new(),
+            timeline: Vec::new(), // trace
+            counters: Counters::default(),
+            violations: Vec::new(),
+            crash_plan,
+            high_water: vec![0; partitions],
+            out: Vec::with_capacity(64),
+            actions: Vec::with_capacity(8),
+            ready: Vec::with_capacity(16),
+            scenario,
+            exec,
+            cfg,
+            factory,
+        };
+        w.tasks = (0..w.exec.tasks.len() as TaskId)
+            .map(|t| w.fresh_task(t))
+            .collect();
+        w
+    }
+
+    pub(super) fn fresh_task(&self, t: TaskId) -> Task {
+        let info = &self.exec.tasks[t as usize];
+        let spec = self.scenario.op(info.operator);
+        let inputs = info.inputs.len() as u32;
+        let mut out_uc = Vec::new();
+        for o in &info.outputs {
+            let uc = !matches!(
+                o.partitioning,
+                Partitioning::Forward | Partitioning::Broadcast
+            );
+            for &ch in &o.channels {
+                let to = self.exec.channels[ch as usize].to;
+                let to_op = self.exec.tasks[to as usize].operator.0 as usize;
+                out_uc.push(uc && !self.forced_aligned[to_op]);
+            }
+        }
+        Task {
+            operator_index: info.operator.0,
+            subtask: info.subtask,
+            parallelism: spec.parallelism,
+            is_source: spec.kind.is_source(),
+            operator: self.factory.create(info.operator.0, info.subtask),
+            handler: handler_for(
+                self.cfg.algorithm,
+                HandlerConfig {
+                    inputs,
+                    forced_aligned: self.forced_aligned[info.operator.0 as usize],
+                    alignment_timeout: self.scenario.checkpoint.alignment_timeout,
+                    mutants: self.cfg.mutants,
+                },
+            ),
+            status: Status::Running,
+            blocked: vec![false; inputs as usize],
+            eod: vec![false; inputs as usize],
+            eod_remaining: inputs,
+            input_ended: false,
+            last_checkpoint: 0,
+            last_notified: 0,
+            aborted: BTreeSet::new(),
+            rr: vec![info.subtask; info.outputs.len()],
+            cost: spec.cost.0,
+            jitter: spec.cost_jitter.0,
+            step_records: match spec.cost.0 {
+                0 => usize::MAX,
+                c => (self.scenario.network.step_quantum.0 / c).max(1) as usize,
+            },
+            alignment_start: None,
+            last_alignment_ns: 0,
+            snapshotted: Vec::new(),
+            out_uc,
+            pending_ack: None,
+            recovered_input: VecDeque::new(),
+            paused: None,
+            started: BTreeSet::new(),
+            closed: BTreeSet::new(),
+            stopped: false,
+            check_routing: self.routed_by_key[info.operator.0 as usize],
+            key_groups: crate::model::record::key_group_range(
+                info.subtask,
+                spec.parallelism,
+                self.scenario.max_parallelism,
+            ),
+            deploy_attempt: self.net.attempt,
+            is_sink: spec.kind.is_sink(),
+            declined: BTreeSet::new(),
+            cancel_sent: BTreeSet::new(),
+        }
+    }
+
+    /// The algorithm takes its checkpoints by stopping the world (drain
+    /// markers, then a snapshot of every task on request).
+    pub(super) fn stop_the_world(&self) -> bool {
+        self.cfg.algorithm.info().coordination == crate::protocol::Coordination::StopTheWorld
+    }
+
+    pub(super) fn now(&self) -> SimTime {
+        self.net.now
+    }
+
+    pub(super) fn schedule_any(&mut self, at: SimTime, ev: Ev) {
+        self.net.queue.push(
+            at,
+            Stamped {
+                attempt: ANY_ATTEMPT,
+                ev,
+            },
+        );
+    }
+
+    pub(super) fn violation(&mut self, check: &'static str, message: String) {
+        let time_ns = self.now().0;
+        self.violations.push(Violation {
+            check,
+            time_ns,
+            message,
+        });
+    }
+
+    // --- trace: begin ---
+    /// Records a timeline fact (`record_trace` only; one branch otherwise).
+    #[inline]
+    pub(super) fn mark(&mut self, what: impl FnOnce() -> Timeline) {
+        if self.cfg.record_trace {
+            let time_ns = self.net.now.0;
+            let what = what();
+            self.timeline.push(TimelineMark { time_ns, what });
+        }
+    }
+    // --- trace: end ---
+
+    // ------------------------------------------------------------ main loop
+
+    pub(super) fn main_loop(&mut self) -> RunOutput {
+        if let Some(r) = self.job_opts.restore.clone() {
+            self.start_from(&r);
+        }
+        for at in self
+            .savepoint_queue
+            .iter()
+            .map(|s| s.at)
+            .collect::<Vec<_>>()
+        {
+            self.schedule_any(at, Ev::SavepointDue);
+        }
+        if let Some(at) = self.job_opts.cancel_at.or(self.scenario.cancel_at) {
+            self.schedule_any(at, Ev::Cancel);
+        }
+        let cp = &self.scenario.checkpoint;
+        if cp.interval.is_some() && self.cfg.algorithm.info().checkpoints {
+            let first = SimTime(cp.first_delay.0);
+            self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
+        }
+        for (i, c) in self.crash_plan.clone().iter().enumerate() {
+            self.schedule_any(c.at, Ev::Crash { index: i as u32 });
+        }
+        self.schedule_planned_faults();
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.poke(t);
+        }
+        let limits = self.scenario.limits.clone();
+        let mut events: u64 = 0;
+        let outcome = loop {
+            if self.job == JobStatus::Finished {
+                match self.stopped_with {
+                    Some(id) => break Outcome::Stopped(id),
+                    None => break Outcome::Finished,
+                }
+            }
+            if self.job == JobStatus::Cancelled {
+                break Outcome::Cancelled;
+            }
+            if self.job == JobStatus::Failed {
+                break Outcome::JobFailed(self.failed_reason.clone().unwrap_or_default());
+            }
+            let Some((time, stamped)) = self.net.queue.pop() else {
+                break Outcome::Stalled;
+            };
+            if time > limits.max_time {
+                self.net.now = limits.max_time;
+                break Outcome::TimeLimit;
+            }
+            if events >= limits.max_events {
+                break Outcome::EventLimit;
+            }
+            debug_assert!(time >= self.net.now, "time went backwards");
+            self.net.now = time;
+            if stamped.attempt != ANY_ATTEMPT && self.is_stale(&stamped) {
+                continue;
+            }
+            events += 1;
+            let (tag, a, b) = stamped.ev.encode();
+            self.fp.event(time.0, tag, a, b);
+            if self.cfg.record_trace {
+                self.trace.push(TraceEntry {
+                    index: events - 1,
+                    time_ns: time.0,
+                    event: stamped.ev.name(),
+                    a,
+                    b,
+                    attempt: self.net.attempt, // trace
+                    ev: stamped.ev,            // trace
+                });
+            }
+            self.dispatch(stamped.ev);
+            while let Some(t) = self.net.released.pop() {
+                if self.tasks[t as usize].status == Status::Running {
+                    self.maybe_ack(t);
+                }
+            }
+            if !self.net.announced.is_empty() {
+                self.announce();
+            }
+        };
+        self.finish(outcome, events)
+    }
+
+    pub(super) fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Wake { task } => self.wake(task),
+            Ev::Deliver { ch } => self.net.deliver(ch),
+            Ev::Flush { task } => self.flush(task),
+            Ev::PeriodicTrigger { generation } => self.periodic_trigger(generation),
+            Ev::TriggerSource { task, barrier } => self.trigger_source(task, barrier),
+            Ev::Ack { task, id } => self.ack(task, id),
+            Ev::Decline { id, .. } => self.declined(id),
+            Ev::CheckpointTimeout { id } => self.expired(id),
+            Ev::Finalized { id } => self.finalized(id),
+            Ev::NotifyComplete { task, id } => self.notify_complete(task, id),
+            Ev::NotifyAborted {
+                task,
+                id,
+                latest_completed,
+            } => self.notify_aborted(task, id, latest_completed),
+            Ev::Crash { index } => {
+                self.note_crash_event();
+                self.crash(index);
+            }
+            Ev::FailureDetected { task } => {
+                if self.region_failover(task) {
+                    return;
+                }
+                let name = self.exec.tasks[task as usize].name.clone();
+                self.failover(format!("task {name} failed"));
+            }
+            Ev::Restart => self.restart(),
+            Ev::AlignmentTimer { task, id } => {
+                if self.tasks[task as usize].status == Status::Running {
+                    let mut actions = std::mem::take(&mut self.actions);
+                    self.tasks[task as usize].handler.on_timer(id, &mut actions);
+                    self.apply_actions(task, &mut actions);
+                    self.actions = actions;
+                    // The switch may have turned queued barriers into
+                    // priority events: the task reads them even when
+                    // backpressured (Flink's mailbox runs the priority
+                    // action), not when an output frees up.
+                    self.net.poke(task);
+                }
+            }
+            Ev::OutputTimeout { task, id } => self.output_timeout(task, id),
+            Ev::Drained { id, .. } => self.drained(id),
+            Ev::SnapshotTask { task, barrier } => {
+                if self.tasks[task as usize].status == Status::Running {
+                    self.checkpoint(task, barrier);
+                    self.all_barriers(task, barrier.id);
+                }
+            }
+            Ev::SavepointDue => self.try_savepoint(),
+            Ev::Cancel => self.cancel(),
+            Ev::SavepointDone { task, id } => {
+                if self.tasks[task as usize].status == Status::Running {
+                    self.resume_source(task, id);
+                }
+            }
+            Ev::StorageWriteFailed { .. }
+            | Ev::FinalizeFailed { .. }
+            | Ev::CoordinatorCrash { .. }
+            | Ev::CoordinatorRecovered
+            | Ev::WorkerCrash { .. }
+            | Ev::WorkerLost { .. }
+            | Ev::NetworkFault { .. } => self.dispatch_fault(ev),
+        }
+    }
+
+    // ------------------------------------------------------------ end
+
+    /// Protocol: a checkpoint a task started (read a barrier of, or was
+    /// triggered for) must be closed on its outputs — by its barrier or by a
+    /// cancellation marker — before the task moves on to a newer one, so
+    /// that downstream alignments end (FLINK-18238). Flink's at-least-once
+    /// tracker drops superseded checkpoints silently by design, so it is
+    /// exempt. Checked for superseded ids of every live task, at each
+    /// failover and at the end.
+    pub(super) fn check_closed(&mut self) {
+        if !self.cfg.algorithm.info().closes_superseded {
+            return;
+        }
+        let mut found = Vec::new();
+        for (ti, task) in self.tasks.iter().enumerate() {
+            if task.status == Status::Dead || self.task_outputs[ti].is_empty() {
+                continue;
+            }
+            let Some(&newest) = task.started.iter().next_back() else {
+                continue;
+            };
+            for &id in task.started.range(..newest) {
+                if !task.closed.contains(&id) {
+                    found.push(format!(
+                        "task {} started checkpoint {id} but sent neither its barrier nor a cancellation marker downstream before starting checkpoint {newest}",
+                        self.exec.tasks[ti].name
+                    ));
+                }
+            }
+        }
+        for msg in found {
+            self.violation("protocol", msg);
+        }
+    }
+
+    pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
+        self.check_closed();
+        self.sync_fault_counters();
+        for (i, r) in self.savepoint_reports.iter_mut().enumerate() {
+            if r.completed.is_some() || r.failure.is_some() {
+                continue;
+            }
+            let end = SimDuration(self.net.now.0);
+            let pending = self
+                .savepoint_request_of
+                .iter()
+                .find(|(id, &req)| req == i && self.coord.pending.contains_key(id))
+                .map(|(&id, _)| id);
+            r.failure = Some(match pending {
+                Some(id) => format!(
+                    "the run ended ({}) at {end} while savepoint {id} was pending",
+                    outcome.describe()
+                ),
+                _ if r.requested_at_ns > self.net.now.0 => format!(
+                    "the run ended ({}) at {end}, before the request was due",
+                    outcome.describe()
+                ),
+                _ => format!(
+                    "the run ended ({}) at {end} before the savepoint could be triggered",
+                    outcome.describe()
+                ),
+            });
+        }
+        let warnings = self.warnings(&outcome);
+        let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
+        let mut order_insensitive = true;
+        for t in &self.tasks {
+            order_insensitive &= t.operator.order_insensitive_output();
+            let s = t.operator.keyed_state();
+            if !s.is_empty()
+                || self.scenario.operators[t.operator_index as usize]
+                    .kind
+                    .is_keyed()
+            {
+                keyed_state.entry(t.operator_index).or_default().extend(s);
+            }
+        }
+        RunOutput {
+            outcome,
+            events,
+            end_time: self.net.now,
+            fingerprint: self.fp.finish(),
+            counters: std::mem::take(&mut self.counters),
+            store: std::mem::take(&mut self.store),
+            keyed_state,
+            violations: std::mem::take(&mut self.violations),
+            checkpoint_stats: std::mem::take(&mut self.coord.stats),
+            completed_ids: std::mem::take(&mut self.coord.completed_ids),
+            aborted_ids: std::mem::take(&mut self.coord.aborted_ids),
+            trace: std::mem::take(&mut self.trace),
+            timeline: std::mem::take(&mut self.timeline), // trace
+            config: self.cfg.clone(),                     // trace
+            crash_plan: std::mem::take(&mut self.crash_plan),
+            order_insensitive,
+            expected: self.expected,
+            fault_phase_end: self.fault_phase_end,
+            input_end: self.input_end,
+            recovery_ns: std::mem::take(&mut self.recovery_ns),
+            snapshots: std::mem::take(&mut self.snapshots),
+            complete_below: self.complete_below.take(),
+            complete_exempt: std::mem::take(&mut self.complete_exempt),
+            savepoints: std::mem::take(&mut self.savepoint_reports),
+            warnings,
+            schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
+            failovers: std::mem::take(&mut self.failovers),
+            tolerable_failures: self.scenario.checkpoint.tolerable_failures,
+        }
+    }
+}

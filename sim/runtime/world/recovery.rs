@@ -1,0 +1,289 @@
+//! Crashes, global failover and restart, and the one restore sequence
+//! (Flink's order: output channel state, operator state, input channel
+//! state) used by global and region restarts.
+
+use super::*;
+
+impl World<'_> {
+    // ------------------------------------------------------------ faults
+
+    pub(super) fn crash(&mut self, index: u32) {
+        let c = self.crash_plan[index as usize].clone();
+        let t = self.exec.task_of(c.operator, c.subtask);
+        let ti = t as usize;
+        if self.job != JobStatus::Running
+            || self.tasks[ti].status != Status::Running
+            || self.stopped_with.is_some()
+        {
+            // After a stop-with-savepoint completed the job is shutting down.
+            self.counters.crashes_ignored += 1;
+            self.fx_log.crashes[index as usize] =
+                warnings::Fate::Ignored(self.crash_ignored_reason(t));
+            return;
+        }
+        self.fx_log.crashes[index as usize] = warnings::Fate::Fired;
+        self.counters.crashes += 1;
+        if self.coord.final_id.is_some() {
+            self.counters.crashes_after_final_checkpoint += 1;
+        }
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
+        self.mark(|| Timeline::Crash { task: t });
+        if self
+            .tasks
+            .iter()
+            .any(|t| t.status == Status::Running && t.handler.aligning().is_some())
+        {
+            self.counters.crashes_during_alignment += 1;
+        }
+        // Some task snapshotted a checkpoint that is not aborted and that it
+        // has not been told is complete (pending, or complete but unnotified).
+        let snapshot_unnotified = self.tasks.iter().any(|t| {
+            t.last_checkpoint > t.last_notified
+                && !self.coord.aborted_ids.contains(&t.last_checkpoint)
+        });
+        if self.capture_in_progress() {
+            self.counters.crashes_during_unaligned_capture += 1;
+        }
+        if snapshot_unnotified {
+            self.counters.crashes_between_snapshot_and_notify += 1;
+        }
+        self.note_crash(t);
+        self.tasks[ti].status = Status::Dead;
+        let outputs = self.task_outputs[ti].clone();
+        self.net.kill_task_outputs(t, &outputs);
+        let at = self.net.now.plus(self.scenario.faults.detection_delay);
+        self.net.schedule(at, Ev::FailureDetected { task: t });
+    }
+
+    /// An unaligned or Chandy–Lamport checkpoint is in progress and some
+    /// channel state is already recorded (in a channel, in a task's pending
+    /// snapshot, or in an ack the coordinator holds).
+    pub(super) fn capture_in_progress(&self) -> bool {
+        let in_channels = self.net.channels.iter().any(|c| {
+            c.capture
+                .as_ref()
+                .is_some_and(|cap| !cap.records.is_empty())
+        });
+        let in_tasks = self.tasks.iter().any(|t| {
+            t.pending_ack
+                .as_ref()
+                .is_some_and(|p| p.snapshot.in_flight_records() > 0)
+        });
+        let in_acks = self.coord.pending.values().any(|p| {
+            p.acks
+                .iter()
+                .flatten()
+                .any(|a| a.snapshot.in_flight_records() > 0)
+        });
+        in_channels || in_tasks || in_acks
+    }
+
+    /// Global failover: cancel every task, abort pending checkpoints, and
+    /// restart when the restart strategy says (or fail the job).
+    pub(super) fn failover(&mut self, reason: String) {
+        if self.job != JobStatus::Running {
+            return;
+        }
+        self.failovers.push((self.net.now.0, reason.clone()));
+        if self.stopped_with.is_some() {
+            // A failure after the stop-with-savepoint completed, while tasks
+            // commit its side effects: Flink does not fail over (FLINK-26783,
+            // a restart from the latest checkpoint would duplicate what the
+            // savepoint committed); the job ends, and what some sinks did not
+            // commit yet is committed by a restore from the savepoint.
+            self.counters.failures_after_stop_savepoint += 1;
+            self.complete_below = None;
+            self.complete_exempt.clear();
+            self.job = JobStatus::Finished;
+            return;
+        }
+        if self.cfg.mutants.has(Mutant::SimulatorPanic) {
+            fired(Mutant::SimulatorPanic);
+            panic!("simulator-panic mutant: failover of {reason}");
+        }
+        self.check_closed();
+        self.counters.failovers += 1;
+        self.stop_all_tasks(CpOutcome::Failover);
+        self.recovery_stopped(None);
+        self.coord.finishing = false;
+        self.coord.final_id = None;
+        self.restarts += 1;
+        let delay = self.restart_decision(&reason);
+        let job_failed = delay.is_none(); // trace
+        self.mark(|| Timeline::Failover {
+            reason: reason.clone(),
+            job_failed,
+        });
+        let Some(delay) = delay else {
+            return; // the restart strategy gave up: the job failed
+        };
+        self.job = JobStatus::Restarting;
+        let at = self.restart_time(delay);
+        self.net.schedule(at, Ev::Restart);
+    }
+
+    pub(super) fn restart(&mut self) {
+        if self.restart_pending_region() {
+            return;
+        }
+        if self.job != JobStatus::Restarting {
+            return;
+        }
+        // Mutant: the failed attempt's in-flight buffers survive the restart.
+        let stale: Vec<Vec<Record>> = if self.cfg.mutants.has(Mutant::RestartKeepsStaleBuffers) {
+            self.net
+                .channels
+                .iter()
+                .map(|c| {
+                    c.in_queue
+                        .iter()
+                        .chain(c.wire.iter().map(|(_, m)| m))
+                        .flat_map(|m| match m {
+                            Msg::Data { buf, .. } => buf.clone(),
+                            _ => Vec::new(),
+                        })
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.net.reset();
+        if stale.iter().any(|r| !r.is_empty()) {
+            fired(Mutant::RestartKeepsStaleBuffers);
+        }
+        for (ch, records) in stale.iter().enumerate() {
+            self.net.restore_output(ch as ChannelId, records);
+        }
+        let latest = self.coord.latest();
+        self.check_restore_source(latest.as_ref().map(|c| c.id));
+        let before = self.store.stats.transactions_committed;
+        let restored = self.deploy(latest.as_deref(), true);
+        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
+        self.counters.recoveries += 1;
+        self.counters.checkpoints_after_last_recovery = 0;
+        let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
+        match latest {
+            Some(_) => self.counters.recoveries_from_checkpoint += 1,
+            None => self.counters.recoveries_from_scratch += 1,
+        }
+        self.job = JobStatus::Running;
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.poke(t);
+        }
+        self.mark(|| Timeline::Restart {
+            from: from_checkpoint,
+            restored_records: restored,
+        });
+        self.recovery_restarted(from_checkpoint);
+    }
+
+    /// Redeploys every task from `latest` (from scratch if `None`), in
+    /// Flink's order: recovered output channel state goes back into the
+    /// output queues, operator state is restored, recovered input channel
+    /// state is queued ahead of any new input. `failover`: after a failure
+    /// (the source-rewind mutant applies).
+    pub(super) fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
+        self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
+        let all: Vec<TaskId> = (0..self.tasks.len() as TaskId).collect();
+        let restored = self.restore_tasks(&all, latest, failover);
+        self.recovery_pending = restored;
+        restored
+    }
+
+    /// The one restore sequence, for a global restart (every task) and a
+    /// region restart (the region's tasks): recovered output channel state
+    /// back into the output queues first, then each task fresh with its
+    /// operator state restored, then its recovered input channel state
+    /// queued ahead of any new input (Flink's order). `failover`: after a
+    /// failure (the source-rewind mutant applies). Returns the in-flight
+    /// records restored.
+    pub(super) fn restore_tasks(
+        &mut self,
+        tasks: &[TaskId],
+        latest: Option<&Completed>,
+        failover: bool,
+    ) -> u64 {
+        let no_rewind = failover && self.cfg.mutants.has(Mutant::NoSourceRewind);
+        let mut restored = 0;
+        let snapshot_of = |t: TaskId| latest.and_then(|c| c.states[t as usize].as_ref());
+        let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
+        if drop_channel_state
+            && tasks
+                .iter()
+                .filter_map(|&t| snapshot_of(t))
+                .any(|s| s.in_flight_records() > 0)
+        {
+            fired(Mutant::RestoreDropsChannelState);
+        }
+        if !drop_channel_state {
+            for &t in tasks {
+                let Some(snap) = snapshot_of(t) else { continue };
+                for cs in &snap.outputs {
+                    self.net.restore_output(cs.ch, &cs.records);
+                    self.recovered_out_left[cs.ch as usize] += cs.records.len() as u64;
+                    restored += cs.records.len() as u64;
+                }
+            }
+        }
+        for &t in tasks {
+            let ti = t as usize;
+            // Mutant: a source continues from its pre-failure position.
+            let live_offsets = if no_rewind && self.tasks[ti].is_source {
+                fired(Mutant::NoSourceRewind);
+                let (task, mut ctx) = self.ctx_parts(t);
+                Some(task.operator.snapshot(0, &mut ctx))
+            } else {
+                None
+            };
+            self.tasks[ti] = self.fresh_task(t);
+            let snap = snapshot_of(t);
+            self.schedule.restart(
+                t,
+                latest.filter(|_| snap.is_some()).map(|c| c.id),
+                snap.and_then(|s| s.log_pos),
+            );
+            let state = match (live_offsets, snap) {
+                (Some(live), _) => Some(live),
+                (None, Some(s)) => Some(s.state.clone()),
+                (None, None) => None,
+            };
+            if let Some(bytes) = state {
+                let result = {
+                    let (task, mut ctx) = self.ctx_parts(t);
+                    task.operator.restore(&bytes, &mut ctx)
+                };
+                if let Err(e) = result {
+                    let name = self.exec.tasks[ti].name.clone();
+                    self.violation(
+                        "protocol",
+                        format!("task {name} could not restore its state: {e}"),
+                    );
+                }
+                self.out.clear();
+                if self.tasks[ti].is_source {
+                    self.recovery_source_restored(&bytes);
+                }
+            }
+            if let Some(snap) = snap.filter(|_| !drop_channel_state) {
+                let batch = self.net.buffer_records.max(1);
+                for cs in &snap.inputs {
+                    let input = self.exec.channels[cs.ch as usize].input_index;
+                    for chunk in cs.records.chunks(batch) {
+                        self.tasks[ti]
+                            .recovered_input
+                            .push_back((input, chunk.to_vec()));
+                    }
+                    restored += cs.records.len() as u64;
+                }
+            }
+        }
+        if restored > 0 {
+            self.counters.recoveries_with_channel_state += 1;
+            self.counters.in_flight_records_restored += restored;
+        }
+        restored
+    }
+}

@@ -1,0 +1,257 @@
+//! Savepoint requests (queued until nothing is pending), their completion
+//! (plain or stop-with-savepoint), cancel, and a job started from a
+//! snapshot.
+
+use super::*;
+
+impl World<'_> {
+    // ------------------------------------------------------------ savepoints
+
+    /// Triggers the first due savepoint request if the job runs, nothing is
+    /// pending and no restored in-flight data is still replaying; otherwise
+    /// tries again in a millisecond (Flink queues the request).
+    pub(super) fn try_savepoint(&mut self) {
+        self.savepoint_retry = false;
+        let now = self.net.now;
+        if self.savepoint_queue.front().is_none_or(|s| s.at > now) {
+            return;
+        }
+        match self.job {
+            JobStatus::Running | JobStatus::Restarting => {}
+            _ => return,
+        }
+        let ready = self.job == JobStatus::Running
+            && !self.coord.finishing
+            && self.stopped_with.is_none()
+            && self.coord.pending.is_empty()
+            && self.recovery_pending == 0;
+        if !ready {
+            // Keep trying even while the job is finishing: a failover can
+            // undo that, and a queued request holds back periodic triggers.
+            self.savepoint_retry = true;
+            self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+            return;
+        }
+        let sp = self.savepoint_queue.pop_front().expect("a due request");
+        let request = self
+            .savepoint_queue_request
+            .pop_front()
+            .expect("every queued request has an index");
+        self.savepoint_request_of
+            .insert(self.coord.next_id, request);
+        self.trigger_savepoint(sp);
+        if self.savepoint_queue.front().is_some_and(|s| s.at <= now) && !self.savepoint_retry {
+            self.savepoint_retry = true;
+            self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+        }
+    }
+
+    /// A savepoint's metadata is written. A plain savepoint notifies
+    /// nobody (its transactions stay pre-committed until a later checkpoint
+    /// commits them), subsumes nothing and is never used for recovery; a
+    /// stop-with-savepoint notifies every task, which then finishes.
+    pub(super) fn savepoint_completed(&mut self, p: Pending, sp: SavepointSpec) {
+        let now = self.net.now;
+        let id = p.id;
+        self.counters.savepoints_completed += 1;
+        let request = self.savepoint_request_of[&id];
+        self.savepoint_reports[request].completed = Some(id);
+        self.savepoint_reports[request]
+            .attempts
+            .push((id, format!("completed at {}", SimDuration(now.0))));
+        let mut stats = coordinator::stats_of(&p, now, CpOutcome::Completed);
+        stats.savepoint = true;
+        self.coord.stats.push(stats);
+        self.check_cut(&p);
+        self.coord.last_completion = Some(now);
+        if !sp.stop && self.cfg.mutants.has(Mutant::SavepointEntersStore) {
+            // Mutant: the savepoint is stored like a checkpoint.
+            fired(Mutant::SavepointEntersStore);
+            let states: Vec<Option<TaskSnapshot>> = p
+                .acks
+                .iter()
+                .map(|a| a.as_ref().filter(|a| a.arrived).map(|a| a.snapshot.clone()))
+                .collect();
+            self.store_completed(Completed {
+                id,
+                trigger_time: p.trigger_time,
+                completed_at: now,
+                states,
+                state_bytes: 0,
+                in_flight_bytes: 0,
+            });
+        }
+        if sp.stop && sp.drain && self.cfg.algorithm.info().aligned_savepoints {
+            // Drained: everything the stopped sources read must be
+            // committed. (Without drain, operators may still hold records
+            // in their state, as windows do in Flink.) The stopped sources'
+            // positions come from their built-in source state. Only for an
+            // aligned savepoint: there the end of input reaches every
+            // operator before the savepoint's barrier, so every operator
+            // flushed before its snapshot. A Chandy–Lamport savepoint
+            // snapshots at the first marker, possibly before the end of
+            // input arrived on another input: what the operator flushes
+            // then is after its snapshot. (The commit check still holds
+            // the sinks to what they had read before the savepoint.)
+            let mut below = vec![0; self.high_water.len()];
+            let mut known = true;
+            for (ti, a) in p.acks.iter().enumerate() {
+                if !self.tasks[ti].is_source {
+                    continue;
+                }
+                match a
+                    .as_ref()
+                    .and_then(|a| crate::model::operator::source_offsets(&a.snapshot.state))
+                {
+                    Some(offsets) => {
+                        for (partition, offset) in offsets {
+                            below[partition as usize] = offset;
+                        }
+                    }
+                    None => known = false,
+                }
+            }
+            self.complete_below = known.then_some(below);
+            for a in p.acks.iter().flatten() {
+                for cs in a.snapshot.inputs.iter().chain(&a.snapshot.outputs) {
+                    self.complete_exempt
+                        .extend(cs.records.iter().map(|r| r.lineage));
+                }
+            }
+            self.complete_exempt.sort_unstable();
+        }
+        if self.job_opts.keep_snapshots {
+            let states = p
+                .acks
+                .into_iter()
+                .map(|a| a.filter(|a| a.arrived).map(|a| a.snapshot))
+                .collect();
+            self.snapshots.push(SnapshotOut {
+                kind: SnapshotKind::Savepoint,
+                id,
+                stop: sp.stop,
+                drain: sp.drain,
+                completed_at: now,
+                states,
+            });
+        }
+        let at = now.plus(self.scenario.checkpoint.rpc_latency);
+        if sp.stop {
+            self.stopped_with = Some(id);
+            self.coord.finishing = true;
+            self.coord.final_id = Some(id);
+            for t in 0..self.tasks.len() as TaskId {
+                self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            }
+            return;
+        }
+        for t in 0..self.tasks.len() as TaskId {
+            self.net.schedule(at, Ev::SavepointDone { task: t, id });
+            if self.cfg.mutants.has(Mutant::SavepointNotifies) {
+                // Mutant: the savepoint's side effects are committed.
+                fired(Mutant::SavepointNotifies);
+                self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+            }
+        }
+        if self.job_opts.cancel_after_savepoint {
+            self.cancel();
+        }
+    }
+
+    /// Aborts every pending checkpoint (`outcome`: failover or cancel, so no
+    /// notification goes out) and cancels every live task; the attempt
+    /// stamp increments, so everything scheduled for them is now stale.
+    pub(super) fn stop_all_tasks(&mut self, outcome: CpOutcome) {
+        self.abort_all_pending(outcome);
+        for t in &mut self.tasks {
+            if t.status != Status::Dead {
+                t.status = Status::Cancelled;
+            }
+        }
+        for s in &mut self.net.sched {
+            s.alive = false;
+        }
+        self.net.attempt += 1;
+    }
+
+    /// Cancels the job: pending checkpoints are aborted, every task stops.
+    /// With `retain_on_cancel` the latest completed checkpoint is kept.
+    pub(super) fn cancel(&mut self) {
+        if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
+            self.fx_log.cancel = warnings::Fate::Ignored(self.job_not_running());
+            return;
+        }
+        self.fx_log.cancel = warnings::Fate::Fired;
+        self.check_closed();
+        self.stop_all_tasks(CpOutcome::Cancelled);
+        self.job = JobStatus::Cancelled;
+        if self.scenario.checkpoint.retain_on_cancel && self.job_opts.keep_snapshots {
+            if let Some(c) = self.coord.latest() {
+                self.snapshots.push(SnapshotOut {
+                    kind: SnapshotKind::Checkpoint,
+                    id: c.id,
+                    stop: false,
+                    drain: false,
+                    completed_at: c.completed_at,
+                    states: c.states.clone(),
+                });
+            }
+        }
+    }
+
+    /// A snapshot to start from, as a completed checkpoint.
+    pub(super) fn restore_completed(r: &Restore) -> Rc<Completed> {
+        let (mut state_bytes, mut in_flight_bytes) = (0, 0);
+        for s in r.states.iter().flatten() {
+            state_bytes += s.state.len() as u64;
+            in_flight_bytes += s.in_flight_bytes();
+        }
+        Rc::new(Completed {
+            id: r.id,
+            trigger_time: SimTime::ZERO,
+            completed_at: SimTime::ZERO,
+            states: r.states.clone(),
+            state_bytes,
+            in_flight_bytes,
+        })
+    }
+
+    /// The job starts from a snapshot: ids continue after it, it is the
+    /// latest completed checkpoint (for a failover before the first new
+    /// one), and every task restores from it.
+    pub(super) fn start_from(&mut self, r: &Restore) {
+        self.store = r.store.clone();
+        self.net.attempt = r.generation << 16;
+        let c = Self::restore_completed(r);
+        self.coord.start_from(c.clone());
+        self.counters.restored_from_snapshot += 1;
+        self.schedule_partial = true;
+        self.deploy(Some(&c), false);
+    }
+
+    /// A savepoint ended without completing: its request records the
+    /// attempt, and is queued again when failed savepoints are retried.
+    pub(super) fn savepoint_aborted(
+        &mut self,
+        id: CheckpointId,
+        outcome: CpOutcome,
+        sp: SavepointSpec,
+    ) {
+        let now = self.net.now;
+        self.counters.savepoints_failed += 1;
+        let request = self.savepoint_request_of[&id];
+        let report = &mut self.savepoint_reports[request];
+        report.attempts.push((id, outcome.describe().to_string()));
+        if !self.job_opts.retry_failed_savepoints {
+            report.failure = Some(format!("savepoint {id} {}", outcome.describe()));
+            return;
+        }
+        self.savepoint_queue
+            .push_front(SavepointSpec { at: now, ..sp });
+        self.savepoint_queue_request.push_front(request);
+        if !self.savepoint_retry {
+            self.savepoint_retry = true;
+            self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
+        }
+    }
+}

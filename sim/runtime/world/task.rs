@@ -1,0 +1,390 @@
+//! A task's step: restored input first, then priority events, then one
+//! input chosen among the ready ones; records run through the operator and
+//! out through the partitioner; sources poll; end of input.
+
+use super::*;
+
+impl World<'_> {
+    // ------------------------------------------------------------ tasks
+
+    pub(super) fn ctx_parts(&mut self, t: TaskId) -> (&mut Task, Context<'_>) {
+        let task = &mut self.tasks[t as usize];
+        let ctx = Context {
+            subtask: task.subtask,
+            parallelism: task.parallelism,
+            operator: task.operator_index,
+            max_parallelism: self.scenario.max_parallelism,
+            attempt: self.net.attempt,
+            now: self.net.now,
+            store: &mut self.store,
+            out: &mut self.out,
+            mutants: self.cfg.mutants,
+        };
+        (task, ctx)
+    }
+
+    pub(super) fn wake(&mut self, t: TaskId) {
+        let ti = t as usize;
+        self.net.sched[ti].wake_pending = false;
+        if self.tasks[ti].status != Status::Running {
+            return;
+        }
+        if self.net.sched[ti].busy_until > self.net.now {
+            // Woken early (an output drained while the task was still busy
+            // with its last step): come back when the step is over.
+            self.net.poke(t);
+            return;
+        }
+        let backpressured = self.net.sched[ti].full_outputs > 0;
+        if backpressured && !self.priority_input(ti) {
+            self.counters.backpressure_stalls += 1;
+            return;
+        }
+        if self.tasks[ti].is_source {
+            self.source_step(t);
+            return;
+        }
+        if backpressured {
+            // Only priority events (unaligned barriers) get through.
+        } else if let Some((input, buf)) = self.tasks[ti].recovered_input.pop_front() {
+            // Restored input channel state goes first (Flink's
+            // RecoveredInputChannel), before anything on the real channels.
+            let n = buf.len() as u64;
+            self.schedule.read(t, input, n);
+            for &r in &buf {
+                self.process_record(t, r);
+            }
+            self.counters.records_processed += n;
+            self.counters.in_flight_records_replayed += n;
+            self.recovery_pending -= n;
+            self.busy(t, n, n);
+            return;
+        }
+        loop {
+            let task = &self.tasks[ti];
+            let inputs = &self.exec.tasks[ti].inputs;
+            // Priority events first (Flink processes them eagerly).
+            let mut pick = None;
+            for (i, &ch) in inputs.iter().enumerate() {
+                if !task.blocked[i] && self.net.has_priority(ch) {
+                    pick = Some(i as u32);
+                    break;
+                }
+            }
+            let pick = match pick {
+                Some(p) => p,
+                None if self.net.sched[ti].full_outputs > 0 => return,
+                None => {
+                    self.ready.clear();
+                    for (i, &ch) in inputs.iter().enumerate() {
+                        if !task.blocked[i] && !self.net.channels[ch as usize].in_queue.is_empty() {
+                            self.ready.push(i as u32);
+                        }
+                    }
+                    match self.ready.len() {
+                        0 => return,
+                        1 => self.ready[0],
+                        _ => self.scheduler.pick(t, &self.ready, &mut self.sched_rng),
+                    }
+                }
+            };
+            let ch = inputs[pick as usize];
+            let step = self.tasks[ti].step_records;
+            let msg = self
+                .net
+                .take_input(ch, step)
+                .expect("ready channel has input");
+            match msg {
+                Msg::Data { buf, .. } => {
+                    let n = buf.len() as u64;
+                    self.schedule.read(t, pick, n);
+                    for &r in &buf {
+                        self.process_record(t, r);
+                    }
+                    self.net.recycle(buf);
+                    self.counters.records_processed += n;
+                    let left = &mut self.recovered_out_left[ch as usize];
+                    let mut replayed = 0; // trace
+                    if *left > 0 {
+                        let k = n.min(*left);
+                        *left -= k;
+                        self.recovery_pending -= k;
+                        self.counters.in_flight_records_replayed += k;
+                        replayed = k;
+                    }
+                    self.busy(t, n, replayed);
+                    return;
+                }
+                Msg::Barrier(b) => {
+                    self.mark(|| Timeline::BarrierRead {
+                        task: t,
+                        ch,
+                        id: b.id,
+                        kind: b.kind,
+                    });
+                    let mut actions = std::mem::take(&mut self.actions);
+                    let now = self.net.now;
+                    self.tasks[ti]
+                        .handler
+                        .on_barrier(pick, b, now, &mut actions);
+                    self.apply_actions(t, &mut actions);
+                    self.actions = actions;
+                }
+                Msg::Cancel(id) => {
+                    self.mark(|| Timeline::CancelRead { task: t, ch, id });
+                    let mut actions = std::mem::take(&mut self.actions);
+                    self.tasks[ti].handler.on_cancel(pick, id, &mut actions);
+                    self.apply_actions(t, &mut actions);
+                    self.actions = actions;
+                }
+                Msg::EndOfData => {
+                    let task = &mut self.tasks[ti];
+                    if !task.eod[pick as usize] {
+                        task.eod[pick as usize] = true;
+                        task.eod_remaining -= 1;
+                        if task.eod_remaining == 0 {
+                            self.end_of_input(t);
+                        }
+                    }
+                }
+            }
+            if self.tasks[ti].status != Status::Running {
+                return;
+            }
+        }
+    }
+
+    /// Hands announced timeoutable barriers to their receivers' handlers.
+    pub(super) fn announce(&mut self) {
+        let announced = std::mem::take(&mut self.net.announced);
+        for &(ch, b) in &announced {
+            let c = &self.exec.channels[ch as usize];
+            let (t, input) = (c.to, c.input_index);
+            if self.tasks[t as usize].status != Status::Running {
+                continue;
+            }
+            let mut actions = std::mem::take(&mut self.actions);
+            let now = self.net.now;
+            self.tasks[t as usize]
+                .handler
+                .on_announcement(input, b, now, &mut actions);
+            self.apply_actions(t, &mut actions);
+            self.actions = actions;
+            self.net.poke(t);
+        }
+        let mut announced = announced;
+        announced.clear();
+        if self.net.announced.is_empty() {
+            self.net.announced = announced;
+        }
+    }
+
+    /// A priority event waits on an unblocked input of a non-source task.
+    pub(super) fn priority_input(&self, ti: usize) -> bool {
+        let task = &self.tasks[ti];
+        !task.is_source
+            && self.exec.tasks[ti]
+                .inputs
+                .iter()
+                .enumerate()
+                .any(|(i, &ch)| !task.blocked[i] && self.net.has_priority(ch))
+    }
+
+    /// The task is busy processing `n` records from now (`replayed` of them
+    /// restored in-flight records, for the trace).
+    pub(super) fn busy(&mut self, t: TaskId, n: u64, replayed: u64) {
+        let task = &self.tasks[t as usize];
+        let mut cost = task.cost.saturating_mul(n);
+        if task.jitter > 0 {
+            cost = cost.saturating_add(self.sched_rng.below(task.jitter.saturating_add(1)));
+        }
+        let cost = self.straggle(t, cost);
+        let s = &mut self.net.sched[t as usize];
+        s.busy_until = self.net.now.plus(SimDuration(cost));
+        let until_ns = s.busy_until.0;
+        self.net.poke(t);
+        self.mark(|| Timeline::Step {
+            task: t,
+            records: n,
+            replayed,
+            until_ns,
+        });
+    }
+
+    pub(super) fn process_record(&mut self, t: TaskId, r: Record) {
+        if self.tasks[t as usize].check_routing {
+            self.check_routing(t, r.key);
+        }
+        let (task, mut ctx) = self.ctx_parts(t);
+        task.operator.process(r, &mut ctx);
+        self.route_out(t);
+    }
+
+    /// Routing: a keyed record reached the subtask that owns its key group
+    /// at the current parallelism (after a rescale too).
+    pub(super) fn check_routing(&mut self, t: TaskId, key: u64) {
+        self.counters.records_routing_checked += 1;
+        let task = &self.tasks[t as usize];
+        let max_p = self.scenario.max_parallelism;
+        let kg = crate::model::record::key_group(key, max_p);
+        if kg < task.key_groups.0 || kg >= task.key_groups.1 {
+            let owner = subtask_for_key_group(kg, task.parallelism, max_p);
+            let n = self
+                .violations
+                .iter()
+                .filter(|v| v.check == "routing")
+                .count();
+            if n < 5 {
+                let name = self.exec.tasks[t as usize].name.clone();
+                let p = task.parallelism;
+                self.violation(
+                    "routing",
+                    format!("task {name} received key {key} of key group {kg}, which subtask {owner} owns at parallelism {p}"),
+                );
+            }
+        }
+    }
+
+    /// Routes everything the operator emitted to the output channels.
+    pub(super) fn route_out(&mut self, t: TaskId) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let max_p = self.scenario.max_parallelism;
+        let outputs: &[OutputEdge] = &self.exec.tasks[t as usize].outputs;
+        for (e, edge) in outputs.iter().enumerate() {
+            for &r in &out {
+                match edge.partitioning {
+                    Partitioning::Forward => self.net.emit(edge.channels[0], r),
+                    Partitioning::Hash => {
+                        let p = edge.channels.len() as u32;
+                        let s = subtask_for_key(r.key, p, max_p);
+                        self.net.emit(edge.channels[s as usize], r);
+                    }
+                    Partitioning::Rebalance => {
+                        let rr = &mut self.tasks[t as usize].rr[e];
+                        let s = *rr as usize % edge.channels.len();
+                        *rr = rr.wrapping_add(1);
+                        self.net.emit(edge.channels[s], r);
+                    }
+                    Partitioning::Broadcast => {
+                        for &ch in &edge.channels {
+                            self.net.emit(ch, r);
+                        }
+                    }
+                }
+            }
+        }
+        out.clear();
+        self.out = out;
+    }
+
+    pub(super) fn source_step(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks[ti].input_ended || self.tasks[ti].paused.is_some() || self.tasks[ti].stopped {
+            return;
+        }
+        let batch = self.net.buffer_records;
+        let poll = {
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.poll_source(batch, &mut ctx)
+        };
+        match poll {
+            SourcePoll::Emitted(n) => {
+                self.schedule.emit(t, n as u64);
+                for i in 0..self.out.len() {
+                    let l = self.out[i].lineage;
+                    if l.partition as usize >= self.high_water.len() {
+                        self.bad_lineage(t, l);
+                        continue;
+                    }
+                    let hw = &mut self.high_water[l.partition as usize];
+                    if l.offset < *hw {
+                        self.counters.records_replayed += 1;
+                    } else {
+                        *hw = l.offset + 1;
+                    }
+                    self.recovery_emitted(t, l.partition, l.offset);
+                }
+                self.counters.records_emitted += n as u64;
+                self.route_out(t);
+                self.busy(t, n as u64, 0);
+            }
+            SourcePoll::Exhausted | SourcePoll::NotASource => {
+                self.recovery_source_exhausted(t);
+                self.end_of_input(t)
+            }
+        }
+    }
+
+    /// A source emitted a record whose lineage names a partition the input
+    /// does not have (a bug of a user's source).
+    #[cold]
+    pub(super) fn bad_lineage(&mut self, t: TaskId, l: crate::model::Lineage) {
+        if self
+            .violations
+            .iter()
+            .filter(|v| v.check == "protocol")
+            .count()
+            < 5
+        {
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.violation(
+                "protocol",
+                format!(
+                    "source {name} emitted a record of partition {} (offset {}), which the input does not have",
+                    l.partition, l.offset
+                ),
+            );
+        }
+    }
+
+    /// All input consumed: flush the operator and tell downstream.
+    pub(super) fn end_of_input(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks[ti].input_ended {
+            return;
+        }
+        if !self.tasks[ti].is_source {
+            self.schedule.push(t, Step::EndOfInput);
+            let (task, mut ctx) = self.ctx_parts(t);
+            task.operator.end_of_input(&mut ctx);
+            self.route_out(t);
+        }
+        self.tasks[ti].input_ended = true;
+        if self.tasks[ti].is_source {
+            self.input_end = self.input_end.max(self.net.now);
+        }
+        let stopping = self
+            .coord
+            .pending
+            .keys()
+            .any(|id| self.savepoints.get(id).is_some_and(|sp| sp.stop));
+        if !self.cfg.algorithm.info().checkpoints
+            && !stopping
+            && self.tasks.iter().all(|t| t.input_ended)
+        {
+            // No checkpoints, so no final one: the job ends with its input
+            // (a pending stop-with-savepoint is its final one: the tasks
+            // finish when it completes).
+            self.job = JobStatus::Finished;
+        }
+        self.mark(|| Timeline::InputEnded { task: t });
+        for i in 0..self.task_outputs[ti].len() {
+            let ch = self.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::EndOfData, false);
+        }
+    }
+
+    pub(super) fn flush(&mut self, t: TaskId) {
+        self.net.sched[t as usize].flush_pending = false;
+        if self.tasks[t as usize].status != Status::Running {
+            return;
+        }
+        for i in 0..self.task_outputs[t as usize].len() {
+            let ch = self.task_outputs[t as usize][i];
+            self.net.ship_partial(ch);
+        }
+    }
+}

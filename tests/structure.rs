@@ -1,0 +1,281 @@
+//! The code's structure as its documentation states it: the layers listed in
+//! `sim/lib.rs` hold (a module names only modules of lower layers, so there
+//! is no cycle), the list and the module map name every module, and the
+//! links between the markdown files resolve, anchors included.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every `.rs` file under `dir` (or `dir` itself), sorted.
+fn rust_files(path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            out.extend(rust_files(&e));
+        }
+    } else if path.extension().is_some_and(|x| x == "rs") {
+        out.push(path.to_path_buf());
+    }
+    out
+}
+
+/// The `pub mod` declarations of `sim/lib.rs`.
+fn modules(lib: &str) -> Vec<String> {
+    lib.lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect()
+}
+
+/// The names in backticked brackets (`` [`name`] ``) of a piece of text.
+fn linked_names(text: &str) -> Vec<String> {
+    text.split("[`")
+        .skip(1)
+        .filter_map(|t| t.split_once("`]").map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+/// The numbered list of layers in `sim/lib.rs`'s docs: module → layer.
+fn layers(lib: &str) -> BTreeMap<String, usize> {
+    let mut items: Vec<String> = Vec::new();
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            continue;
+        };
+        let text = doc.trim();
+        let numbered = text
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if numbered {
+            items.push(text.to_string());
+        } else if doc.starts_with("    ") && !items.is_empty() && !text.is_empty() {
+            items.last_mut().unwrap().push_str(text);
+        } else if !items.is_empty() {
+            break;
+        }
+    }
+    let mut layer = BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        for name in linked_names(item) {
+            assert!(
+                layer.insert(name.clone(), i).is_none(),
+                "{name} is in two layers"
+            );
+        }
+    }
+    layer
+}
+
+/// Rust source without its comments (line comments only: the code has no
+/// block comments), so that prose naming a module is not a use of it.
+fn code(source: &str) -> String {
+    source
+        .lines()
+        .map(|l| l.split_once("//").map_or(l, |(code, _)| code))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every path the code names after `crate::`, grouped imports expanded one
+/// level (`crate::{a::B, c}` gives `a::B` and `c`).
+fn crate_paths(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue; // `ckptsim_crate::`, not ours
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for part in inner.split(',') {
+                let p: String = part.trim().chars().take_while(|&c| ident(c)).collect();
+                if !p.is_empty() {
+                    out.push(p);
+                }
+            }
+        } else {
+            out.push(rest.chars().take_while(|&c| ident(c)).collect());
+        }
+    }
+    out
+}
+
+#[test]
+fn modules_use_only_lower_layers() {
+    let lib = read(&root().join("sim/lib.rs"));
+    let layer = layers(&lib);
+    let mods = modules(&lib);
+    let listed: BTreeSet<&String> = layer.keys().collect();
+    let declared: BTreeSet<&String> = mods.iter().collect();
+    assert_eq!(
+        listed, declared,
+        "the layers in sim/lib.rs must list every `pub mod`, once"
+    );
+    let mut wrong = Vec::new();
+    for m in &mods {
+        let dir = root().join("sim").join(m);
+        let path = if dir.is_dir() {
+            dir
+        } else {
+            root().join(format!("sim/{m}.rs"))
+        };
+        let files = rust_files(&path);
+        assert!(!files.is_empty(), "no source for module {m}");
+        for file in files {
+            let code = code(&read(&file));
+            for used in crate_paths(&code) {
+                let target = used.split("::").next().unwrap_or_default();
+                if target == m || target.is_empty() {
+                    continue;
+                }
+                let Some(&to) = layer.get(target) else {
+                    continue; // `crate::` of a macro or a path we do not know
+                };
+                if to < layer[m] {
+                    continue;
+                }
+                let rel = file.strip_prefix(root()).unwrap().display().to_string();
+                wrong.push(format!(
+                    "{rel}: {m} (layer {}) uses crate::{used} (layer {})",
+                    layer[m] + 1,
+                    to + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "modules using a module of the same or a higher layer (see the layers in sim/lib.rs):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_module_map_names_every_module() {
+    let lib = read(&root().join("sim/lib.rs"));
+    let mapped: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! - "))
+        .flat_map(|l| linked_names(l.split_once(':').map_or(l, |(head, _)| head)))
+        .collect();
+    for m in modules(&lib) {
+        assert!(
+            mapped.contains(&m),
+            "the module map in sim/lib.rs lacks {m}"
+        );
+    }
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped (but `-`
+/// and `_`), spaces to `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|&c| c.is_alphanumeric() || c == '-' || c == '_' || c == ' ')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The lines of a markdown file outside fenced code blocks.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = BTreeSet::new();
+    for (_, line) in prose(text) {
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        let a = anchor(heading.trim_start_matches('#'));
+        let n = seen.entry(a.clone()).or_insert(0);
+        out.insert(if *n == 0 {
+            a.clone()
+        } else {
+            format!("{a}-{n}")
+        });
+        *n += 1;
+    }
+    out
+}
+
+/// The targets of the inline links (`[text](target)`) of a line.
+fn link_targets(line: &str) -> Vec<&str> {
+    line.match_indices("](")
+        .filter_map(|(at, _)| {
+            let rest = &line[at + 2..];
+            rest.find(')').map(|end| &rest[..end])
+        })
+        .filter(|t| !t.contains(' '))
+        .collect()
+}
+
+#[test]
+fn markdown_links_resolve() {
+    let mut files = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let text = read(file);
+        for (n, line) in prose(&text) {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let dest = if path.is_empty() {
+                    file.clone()
+                } else {
+                    file.parent().unwrap().join(path)
+                };
+                let rel = file.strip_prefix(root()).unwrap().display().to_string();
+                if !dest.exists() {
+                    broken.push(format!("{rel}:{n}: {target}: no such file"));
+                } else if !fragment.is_empty()
+                    && dest.extension().is_some_and(|x| x == "md")
+                    && !anchors(&read(&dest)).contains(fragment)
+                {
+                    broken.push(format!("{rel}:{n}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(checked > 30, "only {checked} links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
