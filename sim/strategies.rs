@@ -51,9 +51,7 @@
 use crate::engine::SimDuration;
 use crate::scenario::schema::{self, Duration, Edge, File, Interval, Kind, Operator};
 use crate::scenario::validate::validate;
-use crate::scenario::{
-    Algorithm, KeyDistribution, NetworkSpec, Partitioning, Scenario, StorageKind,
-};
+use crate::scenario::{Algorithm, KeyDistribution, Partitioning, Scenario, StorageKind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use proptest::prelude::*;
 use std::fmt;
@@ -1053,7 +1051,7 @@ pub struct ScenarioParts {
 }
 
 /// Most virtual time a generated run may take.
-pub const MAX_TIME: crate::engine::SimTime = crate::engine::SimTime(120_000_000_000);
+pub const MAX_TIME: SimDuration = SimDuration::from_secs(120);
 /// Most events a generated run may process.
 pub const MAX_EVENTS: u64 = 5_000_000;
 
@@ -1062,6 +1060,8 @@ impl ScenarioParts {
     /// at its default.
     pub fn to_file(&self) -> File {
         let us = |n: u64| Duration(SimDuration::from_micros(n));
+        // Generated values are small: every count fits an `i64`.
+        let int = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
         let t = &self.topology;
         let (n, c, f) = (&self.network, &self.checkpoint, &self.faults);
         let mut sources = self.workload.sources.iter();
@@ -1073,7 +1073,7 @@ impl ScenarioParts {
             let mut o = Operator {
                 id: Some(op.id.clone()),
                 kind: Some(op.kind.kind()),
-                parallelism: Some(op.parallelism),
+                parallelism: Some(op.parallelism.into()),
                 cost: Some(us(cost.cost_us)),
                 cost_jitter: us(cost.jitter_us),
                 ..Operator::default()
@@ -1083,15 +1083,15 @@ impl ScenarioParts {
                 GenKind::Filter {
                     modulus,
                     keep_below,
-                } => (o.modulus, o.keep_below) = (Some(modulus), Some(keep_below)),
-                GenKind::FlatMap { copies } => o.copies = Some(copies),
+                } => (o.modulus, o.keep_below) = (int(modulus), int(keep_below)),
+                GenKind::FlatMap { copies } => o.copies = Some(copies.into()),
                 GenKind::Source => {
                     if let Some(w) = sources.next() {
-                        o.partitions = Some(w.partitions);
-                        o.records_per_partition = Some(w.records_per_partition);
-                        o.keys = Some(w.keys);
+                        o.partitions = Some(w.partitions.into());
+                        o.records_per_partition = int(w.records_per_partition);
+                        o.keys = int(w.keys);
                         o.key_distribution = Some(w.key_distribution);
-                        o.value_max = Some(w.value_max);
+                        o.value_max = int(w.value_max);
                     }
                 }
                 _ => {}
@@ -1107,7 +1107,7 @@ impl ScenarioParts {
         });
         let defaults = schema::Faults::default();
         File {
-            version: Some(crate::scenario::FORMAT_VERSION),
+            version: Some(crate::scenario::FORMAT_VERSION.into()),
             name: Some(format!("generated-{}", c.algorithm.name())),
             description: format!(
                 "{} operators, {} edges, {} source records",
@@ -1115,15 +1115,15 @@ impl ScenarioParts {
                 t.edges.len(),
                 self.workload.total_records()
             ),
-            max_parallelism: t.max_parallelism,
-            network: NetworkSpec {
-                buffer_records: n.buffer_records,
-                buffer_credits: n.buffer_credits,
-                output_buffers: n.output_buffers,
-                latency_min: us(n.latency_min_us).0,
-                latency_max: us(n.latency_max_us).0,
-                flush_timeout: us(n.flush_timeout_us).0,
-                step_quantum: us(n.step_quantum_us).0,
+            max_parallelism: t.max_parallelism.into(),
+            network: schema::Network {
+                buffer_records: n.buffer_records.into(),
+                buffer_credits: n.buffer_credits.into(),
+                output_buffers: n.output_buffers.into(),
+                latency_min: us(n.latency_min_us),
+                latency_max: us(n.latency_max_us),
+                flush_timeout: us(n.flush_timeout_us),
+                step_quantum: us(n.step_quantum_us),
             },
             operators: operators.collect(),
             edges: t
@@ -1141,32 +1141,32 @@ impl ScenarioParts {
                 first_delay: c.first_delay_us.map(us),
                 min_pause: us(c.min_pause_us),
                 timeout: us(c.timeout_us),
-                max_concurrent: c.max_concurrent,
+                max_concurrent: c.max_concurrent.into(),
                 alignment_timeout: us(c.alignment_timeout_us),
-                tolerable_failures: c.tolerable_failures,
-                retained: c.retained,
+                tolerable_failures: c.tolerable_failures.into(),
+                retained: c.retained.into(),
                 retain_on_cancel: false,
                 storage: c.storage,
                 storage_latency: c.storage_latency_us.map(us),
-                storage_bytes_per_sec: c.storage_bytes_per_sec,
+                storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
                 rpc_latency: us(c.rpc_latency_us),
             },
             faults: schema::Faults {
                 detection_delay: us(f.detection_delay_us),
                 restart_delay: us(f.restart_delay_us),
-                max_restarts: f.max_restarts.unwrap_or(defaults.max_restarts),
+                max_restarts: f.max_restarts.map_or(defaults.max_restarts, i64::from),
                 crashes: crashes.collect(),
                 random: f.random.map(|r| schema::Random {
                     mean_interval: Some(us(r.mean_interval_us)),
                     window_start: us(r.window_start_us),
                     window_end: Some(us(r.window_end_us)),
-                    max_crashes: r.max_crashes,
+                    max_crashes: r.max_crashes.into(),
                 }),
                 ..defaults
             },
-            limits: crate::scenario::Limits {
-                max_events: MAX_EVENTS,
-                max_time: MAX_TIME,
+            limits: schema::Limits {
+                max_events: i64::try_from(MAX_EVENTS).unwrap_or(i64::MAX),
+                max_time: Duration(MAX_TIME),
             },
             ..File::default()
         }

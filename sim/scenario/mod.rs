@@ -5,9 +5,9 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`schema`] | the file format as serde types, defaults, `Scenario` -> `File` |
+//! | [`schema`] | the file format as serde types, with every default; `Scenario` -> `File` |
 //! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
-//! | `spans` | key paths -> file:line:col, values refused while deserializing |
+//! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
 //! | [`write`] | `Scenario` -> TOML text through serde |
 
 pub mod schema;
@@ -137,39 +137,23 @@ pub struct SavepointSpec {
 /// Workers with task slots. With slot sharing (Flink's default), slot `i`
 /// holds subtask `i` of every operator, so the job needs as many slots as
 /// its highest parallelism.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterSpec {
     pub workers: u32,
     pub slots_per_worker: u32,
     pub placement: Placement,
     /// A lost worker is noticed this long after it crashed.
-    #[serde(with = "schema::duration")]
     pub heartbeat_timeout: SimDuration,
     /// A replacement worker is ready this long after the crash; the job
     /// restarts no earlier.
-    #[serde(with = "schema::duration")]
     pub replacement_delay: SimDuration,
 }
 
-impl Default for ClusterSpec {
-    fn default() -> Self {
-        ClusterSpec {
-            workers: 2,
-            slots_per_worker: 1,
-            placement: Placement::Spread,
-            heartbeat_timeout: SimDuration::from_millis(50),
-            replacement_delay: SimDuration::from_millis(100),
-        }
-    }
-}
-
 /// How slots are chosen from the workers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// Slot `i` on worker `i % workers` (Flink's evenly-spread-out slots).
-    #[default]
     Spread,
     /// Fill each worker's slots before the next (`i / slots_per_worker`).
     Pack,
@@ -318,11 +302,10 @@ pub struct SourceSpec {
     pub value_max: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyDistribution {
     /// Each key drawn uniformly from the workload stream.
-    #[default]
     Uniform,
     /// Keys cycle `0, 1, …, keys-1` over the global record index, so each key
     /// occurs equally often.
@@ -361,8 +344,7 @@ pub struct EdgeSpec {
     pub partitioning: Partitioning,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
 pub struct NetworkSpec {
     /// Records per network buffer (the unit that credits count).
     pub buffer_records: u32,
@@ -371,43 +353,24 @@ pub struct NetworkSpec {
     /// Buffers a sender may queue per output channel before the task stops
     /// taking input (backpressure).
     pub output_buffers: u32,
-    #[serde(with = "schema::duration")]
     pub latency_min: SimDuration,
-    #[serde(with = "schema::duration")]
     pub latency_max: SimDuration,
     /// A partially filled buffer is shipped at the latest this long after a
     /// task last shipped its output.
-    #[serde(with = "schema::duration")]
     pub flush_timeout: SimDuration,
     /// A task takes at most this much work (records × cost, at least one
     /// record) from an input buffer before it looks for priority events
     /// again. Flink looks between every two records; coarser steps are
     /// faster to simulate.
-    #[serde(with = "schema::duration")]
     pub step_quantum: SimDuration,
-}
-
-impl Default for NetworkSpec {
-    fn default() -> Self {
-        NetworkSpec {
-            buffer_records: 16,
-            buffer_credits: 2,
-            output_buffers: 1,
-            latency_min: SimDuration::from_micros(50),
-            latency_max: SimDuration::from_micros(200),
-            flush_timeout: SimDuration::from_millis(1),
-            step_quantum: SimDuration::from_millis(1),
-        }
-    }
 }
 
 pub use crate::protocol::{Algorithm, Guarantee};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StorageKind {
     /// The coordinator's heap.
-    #[default]
     Memory,
     /// A durable file system with write latency and bandwidth.
     Filesystem,
@@ -474,11 +437,10 @@ pub struct FaultSpec {
 }
 
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailoverStrategy {
     /// Every task (global failover).
-    #[default]
     Full,
     /// Only the failed task's pipelined region: the tasks connected to it
     /// by channels. A job whose operators are linked only by forward edges
@@ -547,8 +509,7 @@ impl RestartStrategy {
 }
 
 /// Lost checkpoint-complete notifications.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NotificationFaults {
     /// Each notify-complete RPC to a task is lost with this probability (%).
     /// The final checkpoint's notification is never lost.
@@ -556,8 +517,7 @@ pub struct NotificationFaults {
 }
 
 /// Checkpoint storage faults, drawn per write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StorageFaults {
     /// A task's state write, or the checkpoint's metadata write, fails with
     /// this probability (%).
@@ -565,27 +525,15 @@ pub struct StorageFaults {
     /// A write is slow with this probability (%) ...
     pub slow_percent: u32,
     /// ... and then takes this much longer.
-    #[serde(with = "schema::duration")]
     pub slow_latency: SimDuration,
-}
-
-impl Default for StorageFaults {
-    fn default() -> Self {
-        StorageFaults {
-            failure_percent: 0,
-            slow_percent: 0,
-            slow_latency: SimDuration::from_millis(50),
-        }
-    }
 }
 
 /// What the new coordinator does when checkpoint storage is `memory` and
 /// the completed checkpoints were lost with the old one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemoryLoss {
     /// Restart the job from scratch (empty state, sources from the start).
-    #[default]
     RestartFromScratch,
     /// Fail the job.
     Fail,
@@ -645,21 +593,10 @@ pub struct RandomCrashes {
     pub max_crashes: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Limits {
     pub max_events: u64,
-    #[serde(with = "schema::time")]
     pub max_time: SimTime,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_events: 50_000_000,
-            max_time: SimTime(600_000_000_000),
-        }
-    }
 }
 
 /// Swarm testing: each seed also draws its own configuration within these
@@ -697,19 +634,10 @@ pub struct SwarmSpec {
     pub partition_duration: Option<(SimDuration, SimDuration)>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Expect {
     /// The weakest guarantee the run must keep; anything weaker is a violation.
     pub guarantee: Guarantee,
-}
-
-impl Default for Expect {
-    fn default() -> Self {
-        Expect {
-            guarantee: Guarantee::ExactlyOnce,
-        }
-    }
 }
 
 impl Scenario {

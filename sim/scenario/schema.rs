@@ -1,42 +1,37 @@
-//! The scenario file format as serde types: what a file may say, key by key,
-//! with every default. Tables whose keys are all optional reuse the
-//! [`Scenario`]'s own types (`[network]`, `[cluster]`, `[limits]`, ...);
-//! the others have a file-shaped type here, where operators, tasks and edges
-//! are named, required keys are `Option`s and context-dependent defaults
-//! (a source's cost, the first checkpoint delay, storage latency) are
-//! methods. [`super::validate`] turns a [`File`] into a [`Scenario`];
-//! `File::from(&Scenario)` goes back, writing every key.
+//! The scenario file format as serde types: every table and key a file may
+//! hold, with every default ([`table!`] puts each default next to its key).
+//! [`super::validate`] turns a [`File`] into a [`Scenario`];
+//! `File::from(&Scenario)` goes back, with every key written.
 //!
-//! Deserialization is strict: `deny_unknown_fields` everywhere, durations
-//! through [`parse_duration`], names through serde's kebab-case renames.
-//! Nothing here checks ranges or cross-references; validation does.
+//! Deserialization is strict (unknown keys are refused) but knows no rules:
+//! integers are TOML's `i64`, so that validation reports a value out of
+//! range together with every other problem; durations are [`Duration`]s
+//! (read with [`parse_duration`]); names (kebab-case enums) are read as
+//! strings. A key whose default depends on another (a source's cost and
+//! partitions, the first checkpoint delay, the storage speed) and a key
+//! that is required or belongs to one operator kind or restart strategy is
+//! an `Option`. Durations inside arrays (coordinator crashes, swarm ranges)
+//! stay text: validation reads them, so each is reported where it is.
 
-use serde::de::{self, Deserializer};
+use serde::de::{self, value::StrDeserializer, DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 use super::{
-    Algorithm, ClusterSpec, Expect, FailoverStrategy, KeyDistribution, Limits, MemoryLoss,
-    NetworkSpec, NotificationFaults, OperatorId, OperatorKind, Partitioning, RandomCrashes,
-    RestartStrategy, Scenario, StorageFaults, StorageKind, FORMAT_VERSION,
+    Algorithm, FailoverStrategy, Guarantee, KeyDistribution, MemoryLoss, OperatorId, OperatorKind,
+    Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind, SwarmSpec,
+    FORMAT_VERSION,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
 /// A duration or a time as files write it: `"500ms"`, `"1.5s"`, `"100us"`.
-/// Read with [`parse_duration`]; written exactly, as an integer in the
-/// largest unit that holds it (`"5ms"`, `"1337ns"`, `"0s"`).
+/// Read with [`parse_duration`]; written exactly by [`duration_text`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub SimDuration);
 
-impl fmt::Display for Duration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
 impl Duration {
     pub fn time(self) -> SimTime {
-        SimTime(self.0 .0)
+        SimTime(self.0.nanos())
     }
 }
 
@@ -44,6 +39,13 @@ impl From<SimTime> for Duration {
     fn from(t: SimTime) -> Self {
         Duration(SimDuration(t.0))
     }
+}
+
+const fn us(n: u64) -> Duration {
+    Duration(SimDuration::from_micros(n))
+}
+const fn ms(n: u64) -> Duration {
+    Duration(SimDuration::from_millis(n))
 }
 
 /// The exact text of a duration: an integer in the largest unit that holds
@@ -68,14 +70,8 @@ pub fn duration_text(d: SimDuration) -> String {
     format!("{}{unit}", n / scale)
 }
 
-impl Serialize for Duration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&duration_text(self.0))
-    }
-}
-
-/// Reads a string through `read` inside the deserializer, so that a
-/// refused value is placed at itself (an array element, not the array).
+/// Reads a string through a function inside the deserializer, so that a
+/// value it refuses is placed at itself.
 struct Text<F>(F);
 
 impl<T, F: FnOnce(&str) -> Result<T, String>> de::Visitor<'_> for Text<F> {
@@ -88,32 +84,15 @@ impl<T, F: FnOnce(&str) -> Result<T, String>> de::Visitor<'_> for Text<F> {
     }
 }
 
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&duration_text(self.0))
+    }
+}
+
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let read = |text: &str| parse_duration(text).map(Duration);
-        d.deserialize_str(Text(read))
-    }
-}
-
-/// `#[serde(with)]` for the `SimDuration` fields of reused scenario types.
-pub(super) mod duration {
-    use super::*;
-    pub fn serialize<S: Serializer>(d: &SimDuration, s: S) -> Result<S::Ok, S::Error> {
-        Duration(*d).serialize(s)
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SimDuration, D::Error> {
-        Duration::deserialize(d).map(|d| d.0)
-    }
-}
-
-/// `#[serde(with)]` for the `SimTime` fields of reused scenario types.
-pub(super) mod time {
-    use super::*;
-    pub fn serialize<S: Serializer>(t: &SimTime, s: S) -> Result<S::Ok, S::Error> {
-        Duration::from(*t).serialize(s)
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SimTime, D::Error> {
-        Duration::deserialize(d).map(Duration::time)
+        d.deserialize_str(Text(|text: &str| parse_duration(text).map(Duration)))
     }
 }
 
@@ -140,47 +119,78 @@ impl<'de> Deserialize<'de> for Interval {
     }
 }
 
-/// A whole scenario file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct File {
-    pub version: Option<u32>,
-    pub name: Option<String>,
-    pub description: String,
-    pub max_parallelism: u32,
-    pub cancel_at: Option<Duration>,
-    pub network: NetworkSpec,
-    pub operators: Vec<Operator>,
-    pub edges: Vec<Edge>,
-    pub checkpoint: Checkpoint,
-    pub cluster: Option<ClusterSpec>,
-    pub faults: Faults,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub savepoints: Vec<Savepoint>,
-    pub limits: Limits,
-    pub expect: Expect,
-    pub swarm: Option<Swarm>,
+/// `deserialize_with` for names (kebab-case enums): read as a string, so
+/// that another type is "expected a string" like any text, and an unknown
+/// name is serde's "unknown variant" at the name itself.
+fn name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
+    let read = |s: &str| T::deserialize(StrDeserializer::<de::value::Error>::new(s));
+    d.deserialize_str(Text(|s: &str| read(s).map_err(|e| e.to_string())))
 }
 
-impl Default for File {
-    fn default() -> Self {
-        File {
-            version: None,
-            name: None,
-            description: String::new(),
-            max_parallelism: 128,
-            cancel_at: None,
-            network: NetworkSpec::default(),
-            operators: Vec::new(),
-            edges: Vec::new(),
-            checkpoint: Checkpoint::default(),
-            cluster: None,
-            faults: Faults::default(),
-            savepoints: Vec::new(),
-            limits: Limits::default(),
-            expect: Expect::default(),
-            swarm: None,
+fn some_name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    name(d).map(Some)
+}
+
+/// The name serde gives a unit variant: `"flat-map"` for [`Kind::FlatMap`].
+pub fn name_of<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// A table of the file: the struct, strict about unknown keys, and its
+/// `Default` from the value after each key, the only place it is given.
+macro_rules! table {
+    ($(#[$m:meta])* $name:ident { $($(#[$f:meta])* $key:ident: $ty:ty = $default:expr,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $name { $($(#[$f])* pub $key: $ty,)* }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($key: $default,)* }
+            }
         }
+    };
+}
+
+table! {
+    /// A whole scenario file, its keys in the order unknown-key messages
+    /// list them (and the written file has them).
+    File {
+        version: Option<i64> = None,
+        name: Option<String> = None,
+        description: String = String::new(),
+        max_parallelism: i64 = 128,
+        network: Network = Network::default(),
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        operators: Vec<Operator> = Vec::new(),
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        edges: Vec<Edge> = Vec::new(),
+        checkpoint: Checkpoint = Checkpoint::default(),
+        faults: Faults = Faults::default(),
+        limits: Limits = Limits::default(),
+        expect: Expect = Expect::default(),
+        swarm: Option<Swarm> = None,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        savepoints: Vec<Savepoint> = Vec::new(),
+        cluster: Option<Cluster> = None,
+        cancel_at: Option<Duration> = None,
+    }
+}
+
+table! {
+    /// `[network]`.
+    Network {
+        buffer_records: i64 = 16,
+        buffer_credits: i64 = 2,
+        output_buffers: i64 = 1,
+        latency_min: Duration = us(50),
+        latency_max: Duration = us(200),
+        flush_timeout: Duration = ms(1),
+        step_quantum: Duration = ms(1),
     }
 }
 
@@ -200,440 +210,283 @@ pub enum Kind {
     SinkAtLeastOnce,
 }
 
-/// The name serde gives a unit variant: `"flat-map"` for [`Kind::FlatMap`].
-pub fn name_of<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => String::new(),
+table! {
+    /// `[[operators]]`: the common keys, then every kind's own (validation
+    /// refuses those of another kind and gives their defaults).
+    Operator {
+        id: Option<String> = None,
+        #[serde(deserialize_with = "some_name")]
+        kind: Option<Kind> = None,
+        parallelism: Option<i64> = None,
+        /// By default 10us for a source, 1us for the others.
+        cost: Option<Duration> = None,
+        cost_jitter: Duration = Duration::default(),
+        /// By default the operator's parallelism.
+        partitions: Option<i64> = None,
+        records_per_partition: Option<i64> = None,
+        keys: Option<i64> = None,
+        #[serde(deserialize_with = "some_name")]
+        key_distribution: Option<KeyDistribution> = None,
+        value_max: Option<i64> = None,
+        mul: Option<i64> = None,
+        add: Option<i64> = None,
+        modulus: Option<i64> = None,
+        keep_below: Option<i64> = None,
+        copies: Option<i64> = None,
+        size: Option<i64> = None,
+        batch: Option<i64> = None,
     }
 }
 
-/// `[[operators]]`: the common keys, then every kind's own keys (validation
-/// refuses those of another kind).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Operator {
-    pub id: Option<String>,
-    pub kind: Option<Kind>,
-    pub parallelism: Option<u32>,
-    pub cost: Option<Duration>,
-    #[serde(default)]
-    pub cost_jitter: Duration,
-    pub partitions: Option<u32>,
-    pub records_per_partition: Option<u64>,
-    pub keys: Option<u64>,
-    pub key_distribution: Option<KeyDistribution>,
-    pub value_max: Option<u64>,
-    pub mul: Option<i64>,
-    pub add: Option<i64>,
-    pub modulus: Option<u64>,
-    pub keep_below: Option<u64>,
-    pub copies: Option<u32>,
-    pub size: Option<u32>,
-    pub batch: Option<u32>,
-}
-
-impl Operator {
-    /// Kind-specific keys: (key, the kind it belongs to, whether it is set,
-    /// its value if it is a number with a range).
-    pub fn kind_keys(&self) -> [(&'static str, Kind, bool, Option<i128>); 12] {
-        let n = |v: Option<u64>| v.map(i128::from);
-        let m = |v: Option<u32>| v.map(i128::from);
-        [
-            (
-                "partitions",
-                Kind::Source,
-                self.partitions.is_some(),
-                m(self.partitions),
-            ),
-            (
-                "records_per_partition",
-                Kind::Source,
-                self.records_per_partition.is_some(),
-                n(self.records_per_partition),
-            ),
-            ("keys", Kind::Source, self.keys.is_some(), n(self.keys)),
-            (
-                "key_distribution",
-                Kind::Source,
-                self.key_distribution.is_some(),
-                None,
-            ),
-            (
-                "value_max",
-                Kind::Source,
-                self.value_max.is_some(),
-                n(self.value_max),
-            ),
-            ("mul", Kind::Map, self.mul.is_some(), None),
-            ("add", Kind::Map, self.add.is_some(), None),
-            (
-                "modulus",
-                Kind::Filter,
-                self.modulus.is_some(),
-                n(self.modulus),
-            ),
-            (
-                "keep_below",
-                Kind::Filter,
-                self.keep_below.is_some(),
-                n(self.keep_below),
-            ),
-            (
-                "copies",
-                Kind::FlatMap,
-                self.copies.is_some(),
-                m(self.copies),
-            ),
-            ("size", Kind::CountWindow, self.size.is_some(), m(self.size)),
-            (
-                "batch",
-                Kind::SinkAtLeastOnce,
-                self.batch.is_some(),
-                m(self.batch),
-            ),
-        ]
-    }
-
-    /// The operator kind with its parameters, defaults filled in.
-    pub fn kind_spec(&self, kind: Kind) -> OperatorKind {
-        match kind {
-            Kind::Source => OperatorKind::Source(super::SourceSpec {
-                partitions: self.partitions.or(self.parallelism).unwrap_or(1),
-                records_per_partition: self.records_per_partition.unwrap_or(1000),
-                keys: self.keys.unwrap_or(100),
-                key_distribution: self.key_distribution.unwrap_or_default(),
-                value_max: self.value_max.unwrap_or(1),
-            }),
-            Kind::Map => OperatorKind::Map {
-                mul: self.mul.unwrap_or(1),
-                add: self.add.unwrap_or(0),
-            },
-            Kind::Filter => OperatorKind::Filter {
-                modulus: self.modulus.unwrap_or(2),
-                keep_below: self.keep_below.unwrap_or(1),
-            },
-            Kind::FlatMap => OperatorKind::FlatMap {
-                copies: self.copies.unwrap_or(2),
-            },
-            Kind::KeyedCount => OperatorKind::KeyedCount,
-            Kind::KeyedSum => OperatorKind::KeyedSum,
-            Kind::CountWindow => OperatorKind::CountWindow {
-                size: self.size.unwrap_or(10),
-            },
-            Kind::Sink2pc => OperatorKind::Sink2pc,
-            Kind::SinkAtLeastOnce => OperatorKind::SinkAtLeastOnce {
-                batch: self.batch.unwrap_or(1),
-            },
-        }
-    }
-
-    /// `cost`, by default 10us for a source and 1us for the others.
-    pub fn cost(&self) -> SimDuration {
-        let default = match self.kind {
-            Some(Kind::Source) => SimDuration::from_micros(10),
-            _ => SimDuration::from_micros(1),
-        };
-        self.cost.map_or(default, |d| d.0)
+table! {
+    /// `[[edges]]`.
+    Edge {
+        from: Option<String> = None,
+        to: Option<String> = None,
+        #[serde(deserialize_with = "some_name")]
+        partitioning: Option<Partitioning> = None,
     }
 }
 
-/// `[[edges]]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Edge {
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub partitioning: Option<Partitioning>,
-}
-
-/// `[checkpoint]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Checkpoint {
-    pub algorithm: Algorithm,
-    pub interval: Interval,
-    pub first_delay: Option<Duration>,
-    pub min_pause: Duration,
-    pub timeout: Duration,
-    pub max_concurrent: u32,
-    pub alignment_timeout: Duration,
-    pub tolerable_failures: u32,
-    pub retained: u32,
-    pub retain_on_cancel: bool,
-    pub storage: StorageKind,
-    pub storage_latency: Option<Duration>,
-    pub storage_bytes_per_sec: Option<u64>,
-    pub rpc_latency: Duration,
-}
-
-impl Default for Checkpoint {
-    fn default() -> Self {
-        Checkpoint {
-            algorithm: Algorithm::Aligned,
-            interval: Interval(Some(SimDuration::from_secs(1))),
-            first_delay: None,
-            min_pause: Duration(SimDuration::ZERO),
-            timeout: Duration(SimDuration::from_secs(600)),
-            max_concurrent: 1,
-            alignment_timeout: Duration(SimDuration::from_millis(100)),
-            tolerable_failures: 0,
-            retained: 1,
-            retain_on_cancel: false,
-            storage: StorageKind::Memory,
-            storage_latency: None,
-            storage_bytes_per_sec: None,
-            rpc_latency: Duration(SimDuration::from_micros(200)),
-        }
+table! {
+    /// `[checkpoint]`.
+    Checkpoint {
+        algorithm: Algorithm = Algorithm::Aligned,
+        interval: Interval = Interval(Some(SimDuration::from_secs(1))),
+        /// By default the interval (0 without one).
+        first_delay: Option<Duration> = None,
+        min_pause: Duration = Duration::default(),
+        timeout: Duration = Duration(SimDuration::from_secs(600)),
+        max_concurrent: i64 = 1,
+        alignment_timeout: Duration = ms(100),
+        tolerable_failures: i64 = 0,
+        retained: i64 = 1,
+        retain_on_cancel: bool = false,
+        #[serde(deserialize_with = "name")]
+        storage: StorageKind = StorageKind::Memory,
+        /// By default 100us for memory, 5ms for a file system.
+        storage_latency: Option<Duration> = None,
+        /// By default 1 GB/s for memory, 200 MB/s for a file system.
+        storage_bytes_per_sec: Option<i64> = None,
+        rpc_latency: Duration = us(200),
     }
 }
 
 impl Checkpoint {
-    /// `first_delay`, by default the interval (0 without one).
-    pub fn first_delay(&self) -> SimDuration {
-        let default = self.interval.0.unwrap_or(SimDuration::ZERO);
-        self.first_delay.map_or(default, |d| d.0)
-    }
-
-    /// `storage_latency` and `storage_bytes_per_sec`, by default those of
-    /// the storage kind.
-    pub fn storage_speed(&self) -> (SimDuration, u64) {
-        let (latency, bandwidth) = match self.storage {
+    /// `storage_latency` and `storage_bytes_per_sec` for `storage`.
+    pub fn storage_speed(storage: StorageKind) -> (SimDuration, u64) {
+        match storage {
             StorageKind::Memory => (SimDuration::from_micros(100), 1_000_000_000),
             StorageKind::Filesystem => (SimDuration::from_millis(5), 200_000_000),
-        };
-        (
-            self.storage_latency.map_or(latency, |d| d.0),
-            self.storage_bytes_per_sec.unwrap_or(bandwidth),
-        )
-    }
-}
-
-/// `[faults]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Faults {
-    pub failover: FailoverStrategy,
-    pub detection_delay: Duration,
-    pub restart_delay: Duration,
-    pub max_restarts: u32,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub crashes: Vec<Crash>,
-    pub random: Option<Random>,
-    pub restart: Restart,
-    pub notifications: Option<NotificationFaults>,
-    pub storage: Option<StorageFaults>,
-    pub coordinator: Option<Coordinator>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub worker_crashes: Vec<WorkerCrash>,
-    pub random_workers: Option<Random>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub latency_spikes: Vec<Spike>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub partitions: Vec<Partition>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub slow_tasks: Vec<SlowTask>,
-}
-
-impl Default for Faults {
-    fn default() -> Self {
-        Faults {
-            failover: FailoverStrategy::Full,
-            detection_delay: Duration(SimDuration::from_millis(100)),
-            restart_delay: Duration(SimDuration::from_millis(100)),
-            max_restarts: 1000,
-            crashes: Vec::new(),
-            random: None,
-            restart: Restart::default(),
-            notifications: None,
-            storage: None,
-            coordinator: None,
-            worker_crashes: Vec::new(),
-            random_workers: None,
-            latency_spikes: Vec::new(),
-            partitions: Vec::new(),
-            slow_tasks: Vec::new(),
         }
     }
 }
 
-/// `[[faults.crashes]]`: `task` is `"op[n]"`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Crash {
-    pub at: Option<Duration>,
-    pub task: Option<String>,
+table! {
+    /// `[faults]`.
+    Faults {
+        #[serde(deserialize_with = "name")]
+        failover: FailoverStrategy = FailoverStrategy::Full,
+        detection_delay: Duration = ms(100),
+        restart_delay: Duration = ms(100),
+        max_restarts: i64 = 1000,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        crashes: Vec<Crash> = Vec::new(),
+        random: Option<Random> = None,
+        restart: Restart = Restart::default(),
+        notifications: Option<Notifications> = None,
+        storage: Option<StorageFaults> = None,
+        coordinator: Option<Coordinator> = None,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        slow_tasks: Vec<SlowTask> = Vec::new(),
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        worker_crashes: Vec<WorkerCrash> = Vec::new(),
+        random_workers: Option<Random> = None,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        latency_spikes: Vec<Spike> = Vec::new(),
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        partitions: Vec<Partition> = Vec::new(),
+    }
 }
 
-/// A random crash table: `[faults.random]`, `[faults.random_workers]`,
-/// `[faults.coordinator.random]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Random {
-    pub mean_interval: Option<Duration>,
-    pub window_start: Duration,
-    pub window_end: Option<Duration>,
-    pub max_crashes: u32,
+table! {
+    /// `[[faults.crashes]]`: `task` is `"op[n]"`.
+    Crash {
+        at: Option<Duration> = None,
+        task: Option<String> = None,
+    }
 }
 
-impl Default for Random {
-    fn default() -> Self {
-        Random {
-            mean_interval: None,
-            window_start: Duration::default(),
-            window_end: None,
-            max_crashes: 3,
-        }
+table! {
+    /// A random crash table: `[faults.random]`, `[faults.random_workers]`,
+    /// `[faults.coordinator.random]`.
+    Random {
+        mean_interval: Option<Duration> = None,
+        window_start: Duration = Duration::default(),
+        window_end: Option<Duration> = None,
+        max_crashes: i64 = 3,
     }
 }
 
 /// The restart strategies, as files name them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
-    #[default]
     FixedDelay,
     ExponentialDelay,
     FailureRate,
 }
 
-/// `[faults.restart]`: the strategy and the keys of every strategy
-/// (validation refuses those of another).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Restart {
-    pub strategy: Strategy,
-    pub max_backoff: Option<Duration>,
-    pub backoff_multiplier: Option<f64>,
-    pub reset_threshold: Option<Duration>,
-    pub max_failures: Option<u32>,
-    pub interval: Option<Duration>,
-}
-
-impl Restart {
-    /// Keys of a strategy other than `fixed-delay`: (key, strategy, set).
-    pub fn strategy_keys(&self) -> [(&'static str, Strategy, bool); 5] {
-        use Strategy::{ExponentialDelay as Exp, FailureRate as Rate};
-        [
-            ("max_backoff", Exp, self.max_backoff.is_some()),
-            ("backoff_multiplier", Exp, self.backoff_multiplier.is_some()),
-            ("reset_threshold", Exp, self.reset_threshold.is_some()),
-            ("max_failures", Rate, self.max_failures.is_some()),
-            ("interval", Rate, self.interval.is_some()),
-        ]
+table! {
+    /// `[faults.restart]`: the strategy and the keys of every strategy
+    /// (validation refuses those of another and gives their defaults).
+    Restart {
+        #[serde(deserialize_with = "name")]
+        strategy: Strategy = Strategy::FixedDelay,
+        max_backoff: Option<Duration> = None,
+        backoff_multiplier: Option<f64> = None,
+        reset_threshold: Option<Duration> = None,
+        max_failures: Option<i64> = None,
+        interval: Option<Duration> = None,
     }
 }
 
-/// `[faults.coordinator]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Coordinator {
-    pub failover_delay: Duration,
-    pub on_memory_loss: MemoryLoss,
-    pub crashes: Vec<Duration>,
-    pub random: Option<Random>,
-}
-
-impl Default for Coordinator {
-    fn default() -> Self {
-        Coordinator {
-            failover_delay: Duration(SimDuration::from_millis(200)),
-            on_memory_loss: MemoryLoss::RestartFromScratch,
-            crashes: Vec::new(),
-            random: None,
-        }
+table! {
+    /// `[faults.notifications]`.
+    Notifications {
+        loss_percent: i64 = 0,
     }
 }
 
-/// `[[faults.worker_crashes]]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkerCrash {
-    pub at: Option<Duration>,
-    pub worker: Option<u32>,
-}
-
-/// `[[faults.latency_spikes]]`: `edge` is `"from->to"`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Spike {
-    #[serde(default)]
-    pub from: Duration,
-    pub until: Option<Duration>,
-    pub extra: Option<Duration>,
-    pub edge: Option<String>,
-    pub worker: Option<u32>,
-}
-
-/// `[[faults.partitions]]`; workers as written (validation names the
-/// ones that do not exist).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Partition {
-    #[serde(default)]
-    pub from: Duration,
-    pub until: Option<Duration>,
-    pub workers: Option<Vec<i64>>,
-}
-
-/// `[[faults.slow_tasks]]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SlowTask {
-    pub task: Option<String>,
-    pub from: Duration,
-    pub until: Option<Duration>,
-    pub factor: u32,
-}
-
-impl Default for SlowTask {
-    fn default() -> Self {
-        SlowTask {
-            task: None,
-            from: Duration::default(),
-            until: None,
-            factor: 10,
-        }
+table! {
+    /// `[faults.storage]`.
+    StorageFaults {
+        failure_percent: i64 = 0,
+        slow_percent: i64 = 0,
+        slow_latency: Duration = ms(50),
     }
 }
 
-/// `[[savepoints]]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Savepoint {
-    pub at: Option<Duration>,
-    pub stop: bool,
-    pub drain: bool,
+table! {
+    /// `[faults.coordinator]`; `crashes` are durations as written.
+    Coordinator {
+        failover_delay: Duration = ms(200),
+        #[serde(deserialize_with = "name")]
+        on_memory_loss: MemoryLoss = MemoryLoss::RestartFromScratch,
+        crashes: Vec<String> = Vec::new(),
+        random: Option<Random> = None,
+    }
 }
 
-/// `[swarm]`: `[min, max]` ranges as written (validation checks their
-/// length, bounds and order).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Swarm {
-    pub enabled: bool,
-    pub latency_max: Option<Vec<Duration>>,
-    pub buffer_records: Option<Vec<i64>>,
-    pub buffer_credits: Option<Vec<i64>>,
-    pub interval: Option<Vec<Duration>>,
-    pub timeout: Option<Vec<Duration>>,
-    pub cost_percent: Option<Vec<i64>>,
-    pub crash_mean_interval: Option<Vec<Duration>>,
-    pub max_crashes: Option<Vec<i64>>,
-    pub crash_window_end: Option<Vec<Duration>>,
-    pub notification_loss_percent: Option<Vec<i64>>,
-    pub storage_failure_percent: Option<Vec<i64>>,
-    pub storage_slow_percent: Option<Vec<i64>>,
-    pub coordinator_crashes: Option<Vec<i64>>,
-    pub worker_crashes: Option<Vec<i64>>,
-    pub latency_spike_extra: Option<Vec<Duration>>,
-    pub partition_duration: Option<Vec<Duration>>,
+table! {
+    /// `[[faults.slow_tasks]]`.
+    SlowTask {
+        task: Option<String> = None,
+        from: Duration = Duration::default(),
+        until: Option<Duration> = None,
+        factor: i64 = 10,
+    }
+}
+
+table! {
+    /// `[[faults.worker_crashes]]`.
+    WorkerCrash {
+        at: Option<Duration> = None,
+        worker: Option<i64> = None,
+    }
+}
+
+table! {
+    /// `[[faults.latency_spikes]]`: `edge` is `"from->to"`.
+    Spike {
+        from: Duration = Duration::default(),
+        until: Option<Duration> = None,
+        extra: Option<Duration> = None,
+        edge: Option<String> = None,
+        worker: Option<i64> = None,
+    }
+}
+
+table! {
+    /// `[[faults.partitions]]`.
+    Partition {
+        from: Duration = Duration::default(),
+        until: Option<Duration> = None,
+        workers: Option<Vec<i64>> = None,
+    }
+}
+
+table! {
+    /// `[limits]`.
+    Limits {
+        max_events: i64 = 50_000_000,
+        max_time: Duration = Duration(SimDuration::from_secs(600)),
+    }
+}
+
+table! {
+    /// `[expect]`.
+    Expect {
+        #[serde(deserialize_with = "name")]
+        guarantee: Guarantee = Guarantee::ExactlyOnce,
+    }
+}
+
+table! {
+    /// `[swarm]`: `[min, max]` ranges as written (validation checks their
+    /// length, bounds and order).
+    Swarm {
+        enabled: bool = false,
+        latency_max: Option<Vec<String>> = None,
+        buffer_records: Option<Vec<i64>> = None,
+        buffer_credits: Option<Vec<i64>> = None,
+        interval: Option<Vec<String>> = None,
+        timeout: Option<Vec<String>> = None,
+        cost_percent: Option<Vec<i64>> = None,
+        crash_mean_interval: Option<Vec<String>> = None,
+        max_crashes: Option<Vec<i64>> = None,
+        crash_window_end: Option<Vec<String>> = None,
+        notification_loss_percent: Option<Vec<i64>> = None,
+        storage_failure_percent: Option<Vec<i64>> = None,
+        storage_slow_percent: Option<Vec<i64>> = None,
+        coordinator_crashes: Option<Vec<i64>> = None,
+        worker_crashes: Option<Vec<i64>> = None,
+        latency_spike_extra: Option<Vec<String>> = None,
+        partition_duration: Option<Vec<String>> = None,
+    }
+}
+
+table! {
+    /// `[[savepoints]]`.
+    Savepoint {
+        at: Option<Duration> = None,
+        stop: bool = false,
+        drain: bool = false,
+    }
+}
+
+table! {
+    /// `[cluster]`.
+    Cluster {
+        workers: i64 = 2,
+        slots_per_worker: i64 = 1,
+        #[serde(deserialize_with = "name")]
+        placement: Placement = Placement::Spread,
+        heartbeat_timeout: Duration = ms(50),
+        replacement_delay: Duration = ms(100),
+    }
 }
 
 // ---------------------------------------------------------------------------
 // Scenario -> File: every key written, so a file means the same whatever the
 // defaults become.
 // ---------------------------------------------------------------------------
+
+/// A count as a file integer. One above `i64::MAX`, which no valid scenario
+/// holds and no file can, becomes `i64::MIN`, which validation refuses.
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MIN)
+}
 
 impl From<&Scenario> for File {
     fn from(s: &Scenario) -> File {
@@ -650,17 +503,23 @@ impl From<&Scenario> for File {
             mean_interval: d(r.mean_interval),
             window_start: r.window_start.into(),
             window_end: t(r.window_end),
-            max_crashes: r.max_crashes,
+            max_crashes: r.max_crashes.into(),
         };
-        let c = &s.checkpoint;
-        let f = &s.faults;
+        let (n, c, f) = (&s.network, &s.checkpoint, &s.faults);
         File {
-            version: Some(FORMAT_VERSION),
+            version: Some(FORMAT_VERSION.into()),
             name: Some(s.name.clone()),
             description: s.description.clone(),
-            max_parallelism: s.max_parallelism,
-            cancel_at: s.cancel_at.map(Duration::from),
-            network: s.network.clone(),
+            max_parallelism: s.max_parallelism.into(),
+            network: Network {
+                buffer_records: n.buffer_records.into(),
+                buffer_credits: n.buffer_credits.into(),
+                output_buffers: n.output_buffers.into(),
+                latency_min: Duration(n.latency_min),
+                latency_max: Duration(n.latency_max),
+                flush_timeout: Duration(n.flush_timeout),
+                step_quantum: Duration(n.step_quantum),
+            },
             operators: s.operators.iter().map(operator).collect(),
             edges: s
                 .edges
@@ -677,22 +536,21 @@ impl From<&Scenario> for File {
                 first_delay: d(c.first_delay),
                 min_pause: Duration(c.min_pause),
                 timeout: Duration(c.timeout),
-                max_concurrent: c.max_concurrent,
+                max_concurrent: c.max_concurrent.into(),
                 alignment_timeout: Duration(c.alignment_timeout),
-                tolerable_failures: c.tolerable_failures,
-                retained: c.retained,
+                tolerable_failures: c.tolerable_failures.into(),
+                retained: c.retained.into(),
                 retain_on_cancel: c.retain_on_cancel,
                 storage: c.storage,
                 storage_latency: d(c.storage_latency),
-                storage_bytes_per_sec: Some(c.storage_bytes_per_sec),
+                storage_bytes_per_sec: Some(int(c.storage_bytes_per_sec)),
                 rpc_latency: Duration(c.rpc_latency),
             },
-            cluster: s.cluster.clone(),
             faults: Faults {
                 failover: f.failover,
                 detection_delay: Duration(f.detection_delay),
                 restart_delay: Duration(f.restart_delay),
-                max_restarts: f.max_restarts,
+                max_restarts: f.max_restarts.into(),
                 crashes: f
                     .crashes
                     .iter()
@@ -703,20 +561,40 @@ impl From<&Scenario> for File {
                     .collect(),
                 random: f.random.as_ref().map(random),
                 restart: restart(&f.restart),
-                notifications: f.notifications.clone(),
-                storage: f.storage.clone(),
+                notifications: f.notifications.as_ref().map(|n| Notifications {
+                    loss_percent: n.loss_percent.into(),
+                }),
+                storage: f.storage.as_ref().map(|x| StorageFaults {
+                    failure_percent: x.failure_percent.into(),
+                    slow_percent: x.slow_percent.into(),
+                    slow_latency: Duration(x.slow_latency),
+                }),
                 coordinator: f.coordinator.as_ref().map(|c| Coordinator {
                     failover_delay: Duration(c.failover_delay),
                     on_memory_loss: c.on_memory_loss,
-                    crashes: c.crashes.iter().map(|&at| at.into()).collect(),
+                    crashes: c
+                        .crashes
+                        .iter()
+                        .map(|at| duration_text(SimDuration(at.0)))
+                        .collect(),
                     random: c.random.as_ref().map(random),
                 }),
+                slow_tasks: f
+                    .slow_tasks
+                    .iter()
+                    .map(|st| SlowTask {
+                        task: task(st.operator, st.subtask),
+                        from: st.from.into(),
+                        until: t(st.until),
+                        factor: st.factor.into(),
+                    })
+                    .collect(),
                 worker_crashes: f
                     .worker_crashes
                     .iter()
                     .map(|w| WorkerCrash {
                         at: t(w.at),
-                        worker: Some(w.worker),
+                        worker: Some(w.worker.into()),
                     })
                     .collect(),
                 random_workers: f.random_workers.as_ref().map(random),
@@ -728,7 +606,7 @@ impl From<&Scenario> for File {
                         until: t(sp.until),
                         extra: d(sp.extra),
                         edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                        worker: sp.worker,
+                        worker: sp.worker.map(i64::from),
                     })
                     .collect(),
                 partitions: f
@@ -737,20 +615,18 @@ impl From<&Scenario> for File {
                     .map(|p| Partition {
                         from: p.from.into(),
                         until: t(p.until),
-                        workers: Some(p.workers.iter().map(|&w| i64::from(w)).collect()),
-                    })
-                    .collect(),
-                slow_tasks: f
-                    .slow_tasks
-                    .iter()
-                    .map(|st| SlowTask {
-                        task: task(st.operator, st.subtask),
-                        from: st.from.into(),
-                        until: t(st.until),
-                        factor: st.factor,
+                        workers: Some(p.workers.iter().map(|&w| w.into()).collect()),
                     })
                     .collect(),
             },
+            limits: Limits {
+                max_events: int(s.limits.max_events),
+                max_time: s.limits.max_time.into(),
+            },
+            expect: Expect {
+                guarantee: s.expect.guarantee,
+            },
+            swarm: s.swarm.as_ref().map(swarm),
             savepoints: s
                 .savepoints
                 .iter()
@@ -760,9 +636,14 @@ impl From<&Scenario> for File {
                     drain: sp.drain,
                 })
                 .collect(),
-            limits: s.limits.clone(),
-            expect: s.expect.clone(),
-            swarm: s.swarm.as_ref().map(swarm),
+            cluster: s.cluster.as_ref().map(|c| Cluster {
+                workers: c.workers.into(),
+                slots_per_worker: c.slots_per_worker.into(),
+                placement: c.placement,
+                heartbeat_timeout: Duration(c.heartbeat_timeout),
+                replacement_delay: Duration(c.replacement_delay),
+            }),
+            cancel_at: s.cancel_at.map(Duration::from),
         }
     }
 }
@@ -770,44 +651,45 @@ impl From<&Scenario> for File {
 fn operator(op: &super::OperatorSpec) -> Operator {
     let mut o = Operator {
         id: Some(op.id.clone()),
-        parallelism: Some(op.parallelism),
+        parallelism: Some(op.parallelism.into()),
         cost: Some(Duration(op.cost)),
         cost_jitter: Duration(op.cost_jitter),
         ..Operator::default()
     };
-    o.kind = Some(match &op.kind {
-        OperatorKind::Source(src) => {
-            o.partitions = Some(src.partitions);
-            o.records_per_partition = Some(src.records_per_partition);
-            o.keys = Some(src.keys);
+    let n = |n: u32| Some(i64::from(n));
+    o.kind = Some(match op.kind {
+        OperatorKind::Source(ref src) => {
+            o.partitions = n(src.partitions);
+            o.records_per_partition = Some(int(src.records_per_partition));
+            o.keys = Some(int(src.keys));
             o.key_distribution = Some(src.key_distribution);
-            o.value_max = Some(src.value_max);
+            o.value_max = Some(int(src.value_max));
             Kind::Source
         }
         OperatorKind::Map { mul, add } => {
-            (o.mul, o.add) = (Some(*mul), Some(*add));
+            (o.mul, o.add) = (Some(mul), Some(add));
             Kind::Map
         }
         OperatorKind::Filter {
             modulus,
             keep_below,
         } => {
-            (o.modulus, o.keep_below) = (Some(*modulus), Some(*keep_below));
+            (o.modulus, o.keep_below) = (Some(int(modulus)), Some(int(keep_below)));
             Kind::Filter
         }
         OperatorKind::FlatMap { copies } => {
-            o.copies = Some(*copies);
+            o.copies = n(copies);
             Kind::FlatMap
         }
         OperatorKind::KeyedCount => Kind::KeyedCount,
         OperatorKind::KeyedSum => Kind::KeyedSum,
         OperatorKind::CountWindow { size } => {
-            o.size = Some(*size);
+            o.size = n(size);
             Kind::CountWindow
         }
         OperatorKind::Sink2pc => Kind::Sink2pc,
         OperatorKind::SinkAtLeastOnce { batch } => {
-            o.batch = Some(*batch);
+            o.batch = n(batch);
             Kind::SinkAtLeastOnce
         }
     });
@@ -833,17 +715,18 @@ fn restart(r: &RestartStrategy) -> Restart {
             interval,
         } => Restart {
             strategy: Strategy::FailureRate,
-            max_failures: Some(max_failures),
+            max_failures: Some(max_failures.into()),
             interval: Some(Duration(interval)),
             ..Restart::default()
         },
     }
 }
 
-fn swarm(s: &super::SwarmSpec) -> Swarm {
-    let ints = |r: Option<(u32, u32)>| r.map(|(a, b)| vec![i64::from(a), i64::from(b)]);
-    let durations =
-        |r: Option<(SimDuration, SimDuration)>| r.map(|(a, b)| vec![Duration(a), Duration(b)]);
+fn swarm(s: &SwarmSpec) -> Swarm {
+    let ints = |r: Option<(u32, u32)>| r.map(|(a, b)| vec![a.into(), b.into()]);
+    let durations = |r: Option<(SimDuration, SimDuration)>| {
+        r.map(|(a, b)| vec![duration_text(a), duration_text(b)])
+    };
     Swarm {
         enabled: s.enabled,
         latency_max: durations(s.latency_max),

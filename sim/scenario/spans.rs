@@ -221,13 +221,6 @@ impl SpanIndex {
     }
 }
 
-/// A value serde refused, and what was done to the document about it.
-struct Refusal {
-    problem: Problem,
-    /// The key taken out of the document; `None` when an integer was clamped.
-    removed: Option<String>,
-}
-
 /// Parses, validates and places every problem.
 pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     let document = toml_edit::ImDocument::parse(source.text)
@@ -242,7 +235,9 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     }
     let index = SpanIndex::new(document.as_table());
     let mut table = document.as_table().clone();
-    let mut refusals: Vec<Refusal> = Vec::new();
+    // Values serde refuses, each taken out of the document (so that it
+    // gets its default) before deserializing again.
+    let mut refused: Vec<Problem> = Vec::new();
     let file = loop {
         let doc = toml_edit::DocumentMut::from(table.clone());
         let error = match toml_edit::de::from_document::<File>(doc) {
@@ -251,11 +246,18 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         };
         let message = error.message();
         let path = error.span().and_then(|s| index.values.get(&s.start));
-        let refusal = path
+        let removed = path
             .filter(|_| !message.starts_with("invalid type:"))
-            .and_then(|path| refuse(&mut table, path, message));
-        match refusal {
-            Some(refusal) => refusals.push(refusal),
+            .filter(|path| remove(&mut table, path).is_some());
+        match removed {
+            Some(path) => {
+                let (message, help) = describe(key_of(path), message);
+                refused.push(Problem {
+                    path: path.clone(),
+                    message,
+                    help,
+                });
+            }
             None => return Err(source.fatal(message, error.span())),
         }
     };
@@ -264,82 +266,40 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         Some(source.position(span.start).0)
     };
     let mut problems = match validate(&file, &line) {
-        Ok(scenario) if refusals.is_empty() => return Ok(scenario),
+        Ok(scenario) if refused.is_empty() => return Ok(scenario),
         Ok(_) => Vec::new(),
         Err(problems) => problems,
     };
-    // A removed value is reported once, not again as missing; a clamped
-    // integer by validation's range check when it has one.
-    problems.retain(|p| !refusals.iter().any(|r| r.removed.as_ref() == Some(&p.path)));
-    for r in refusals {
-        if r.removed.is_some() || !problems.iter().any(|p| p.path == r.problem.path) {
-            problems.push(r.problem);
-        }
-    }
-    let mut errors: Vec<ScenarioError> = problems
+    // A refused value is reported once, not again as missing.
+    let missing = |p: &Problem| p.message.starts_with("missing required key");
+    problems.retain(|p| !(missing(p) && refused.iter().any(|r| r.path == p.path)));
+    // Refused values first: at the same place, what depends on them follows.
+    let mut errors: Vec<ScenarioError> = refused
         .into_iter()
+        .chain(problems)
         .map(|p| source.error(Some(index.locate(&p.path)), p.message, p.help))
         .collect();
     errors.sort_by_key(|e| (e.line, e.column));
     Err(ScenarioErrors(errors))
 }
 
-/// Reports the refused value at `path` and takes it out of `table`: an
-/// integer is clamped to `u32`'s range (the only integer fields that can
-/// refuse a TOML integer), a value in an array removes the whole array,
-/// anything else its key. `None` if nothing could be changed.
-fn refuse(table: &mut toml_edit::Table, path: &str, message: &str) -> Option<Refusal> {
-    let key = key_of(path);
-    let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
-    let array = last.strip_suffix(']').and_then(|l| l.rsplit_once('['));
-    let container = walk(table, parent)?;
-    if array.is_none() {
-        if let Some(n) = container.get(last)?.as_integer() {
-            let (clamped, bound) = if n < 0 {
-                (0, "at least 0".to_string())
-            } else {
-                (i64::from(u32::MAX), format!("at most {}", u32::MAX))
-            };
-            *container.get_mut(last)? = toml_edit::value(clamped);
-            return Some(Refusal {
-                problem: problem(path, format!("{key} must be {bound}"), None),
-                removed: None,
-            });
-        }
-    }
-    let removed = array.map_or(last, |(name, _)| name);
-    container.remove(removed)?;
-    let (message, help) = describe(key, message);
-    Some(Refusal {
-        problem: problem(path, message, help),
-        removed: Some(SpanIndex::join(parent, removed)),
-    })
-}
-
-fn problem(path: &str, message: String, help: Option<String>) -> Problem {
-    Problem {
-        path: path.to_string(),
-        message,
-        help,
-    }
-}
-
-/// The table (or inline table) at `path`, where `path`'s segments may end
-/// in an array index. Never creates anything.
-fn walk<'t>(table: &'t mut toml_edit::Table, path: &str) -> Option<&'t mut dyn TableLike> {
+/// Takes the value at `path` (`faults.coordinator.on_memory_loss`,
+/// `operators[2].kind`) out of `table`. `None` if there is none.
+fn remove(table: &mut toml_edit::Table, path: &str) -> Option<Item> {
+    let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
     let mut here: &mut dyn TableLike = table;
-    for segment in path.split('.').filter(|s| !s.is_empty()) {
-        let (key, index) = match segment.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
-            Some((key, i)) => (key, Some(i.parse::<usize>().ok()?)),
+    for segment in parent.split('.').filter(|s| !s.is_empty()) {
+        let (name, index) = match segment.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
+            Some((name, i)) => (name, Some(i.parse::<usize>().ok()?)),
             None => (segment, None),
         };
-        let mut item = here.get_mut(key)?;
+        let mut item = here.get_mut(name)?;
         if let Some(i) = index {
             item = item.get_mut(i)?;
         }
         here = item.as_table_like_mut()?;
     }
-    Some(here)
+    here.remove(key)
 }
 
 /// A refused value's message, for the key that holds it: serde's "unknown

@@ -1,26 +1,28 @@
 //! Validation: a [`File`] becomes a [`Scenario`], or every problem with it
 //! is reported. Problems name a key path (`operators[2].cost`,
-//! `faults.crashes[0].task`, `""` for the file as a whole); the span index
-//! turns paths into file:line:col when there is a file. The same function
+//! `faults.crashes[0].task`, `""` for the file as a whole), which the span
+//! index turns into file:line:col when there is a file. The same function
 //! checks a scenario built in memory (`File::from(&scenario)`): shrink
 //! candidates, generated scenarios, `--vary` and `--parallelism`.
 //!
 //! What is checked: required keys, ranges and the limits on values
 //! (docs/scenarios.md), operator ids and references to them, keys that do
 //! not belong to an operator's kind or to the restart strategy, the job
-//! graph rules, and everything that needs a `[cluster]`.
+//! graph rules, and everything that needs a `[cluster]`. A value with a
+//! problem is replaced by its default for the checks that depend on it.
 
 use std::ops::RangeInclusive;
 
-use super::schema::{name_of, Duration, File, Kind, Random, Strategy, Swarm};
+use super::schema::{name_of, Duration, File, Kind, Operator, Random, Strategy, Swarm};
 use super::{
-    CheckpointSpec, ClusterSpec, CoordinatorFaults, CrashSpec, EdgeSpec, FaultSpec, LatencySpike,
-    OperatorId, OperatorKind, OperatorSpec, Partition, Partitioning, RandomCrashes,
-    RestartStrategy, SavepointSpec, Scenario, SlowTask, SwarmSpec, WorkerCrash, FORMAT_VERSION,
-    MAX_BUFFER_RECORDS, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
-    MAX_RANDOM_CRASHES,
+    CheckpointSpec, ClusterSpec, CoordinatorFaults, CrashSpec, EdgeSpec, FaultSpec,
+    KeyDistribution, LatencySpike, Limits, NetworkSpec, NotificationFaults, OperatorId,
+    OperatorKind, OperatorSpec, Partition, Partitioning, RandomCrashes, RestartStrategy,
+    SavepointSpec, Scenario, SlowTask, SourceSpec, StorageFaults, SwarmSpec, WorkerCrash,
+    FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT,
+    MAX_PARALLELISM, MAX_RANDOM_CRASHES,
 };
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{parse_duration, SimDuration, SimTime};
 
 /// One problem, at a key path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +53,7 @@ const LIMITED: &[&str] = &[
     "slots_per_worker",
     "factor",
 ];
-const U32: i128 = u32::MAX as i128;
-const I64: i128 = i64::MAX as i128;
+const U32: i64 = u32::MAX as i64;
 const CLUSTER_HELP: &str = "add [cluster] with workers and slots_per_worker";
 
 /// Validates `file`. `line_of` gives the line a key path is written on,
@@ -125,6 +126,10 @@ impl<'f> Validator<'_, 'f> {
         });
     }
 
+    fn written(&self, path: &str) -> bool {
+        (self.line_of)(path).is_some()
+    }
+
     fn missing(&mut self, table: &str, key: &str) {
         let message = match table.strip_suffix(']').and_then(|t| t.rsplit_once('[')) {
             _ if table.is_empty() => format!("missing required key `{key}`"),
@@ -141,49 +146,81 @@ impl<'f> Validator<'_, 'f> {
         value.as_ref()
     }
 
-    /// An integer in `range`; above a limit on values, the problem says so.
-    fn int(&mut self, path: String, n: impl Into<i128>, range: RangeInclusive<i128>) -> bool {
-        let (n, key) = (n.into(), key_of(&path).to_string());
-        if n < *range.start() {
-            self.report(
-                path,
-                format!("{key} must be at least {}", range.start()),
-                None,
-            );
+    /// `n` as a `T` if it lies in `range`; otherwise a problem, which says
+    /// so when `n` is above one of the limits on values.
+    fn checked<T: TryFrom<i64>>(
+        &mut self,
+        path: &str,
+        n: i64,
+        range: RangeInclusive<i64>,
+    ) -> Option<T> {
+        let key = key_of(path);
+        let (message, help) = if n < *range.start() {
+            (format!("{key} must be at least {}", range.start()), None)
         } else if n > *range.end() {
-            let help = LIMITED
-                .contains(&key.as_str())
-                .then(|| LIMIT_HELP.to_string());
-            self.report(path, format!("{key} must be at most {}", range.end()), help);
+            let help = LIMITED.contains(&key).then(|| LIMIT_HELP.to_string());
+            (format!("{key} must be at most {}", range.end()), help)
         } else {
-            return true;
+            return T::try_from(n).ok();
+        };
+        self.report(path, message, help);
+        None
+    }
+
+    /// Like [`Self::checked`], `default` after a problem.
+    fn int<T: TryFrom<i64>>(
+        &mut self,
+        path: &str,
+        n: i64,
+        range: RangeInclusive<i64>,
+        default: T,
+    ) -> T {
+        self.checked(path, n, range).unwrap_or(default)
+    }
+
+    /// An optional integer: `default` when absent or after a problem.
+    fn opt_int<T: TryFrom<i64>>(
+        &mut self,
+        path: &str,
+        n: Option<i64>,
+        range: RangeInclusive<i64>,
+        default: T,
+    ) -> T {
+        match n {
+            Some(n) => self.int(path, n, range, default),
+            None => default,
         }
-        false
     }
 
     /// Every duration and time is at most [`MAX_DURATION`].
-    fn dur(&mut self, path: String, d: SimDuration) -> bool {
+    fn checked_dur(&mut self, path: &str, d: SimDuration) -> Option<SimDuration> {
         if d <= MAX_DURATION {
-            return true;
+            return Some(d);
         }
-        let message = format!("{} must be at most {MAX_DURATION_TEXT}", key_of(&path));
+        let message = format!("{} must be at most {MAX_DURATION_TEXT}", key_of(path));
         self.report(path, message, help(LIMIT_HELP));
-        false
+        None
     }
 
-    fn durs(&mut self, table: &str, durations: &[(&str, SimDuration)]) {
-        for &(key, d) in durations {
-            self.dur(join(table, key), d);
-        }
+    /// A duration, `default` after a problem.
+    fn dur(&mut self, path: &str, d: Duration, default: Duration) -> SimDuration {
+        self.checked_dur(path, d.0).unwrap_or(default.0)
     }
 
-    fn positive(&mut self, path: String, d: SimDuration) -> bool {
-        if d == SimDuration::ZERO {
-            let message = format!("{} must be greater than 0", key_of(&path));
+    /// An optional duration: `default` when absent or after a problem.
+    fn opt_dur(&mut self, path: &str, d: Option<Duration>, default: SimDuration) -> SimDuration {
+        d.and_then(|d| self.checked_dur(path, d.0))
+            .unwrap_or(default)
+    }
+
+    /// A duration greater than zero, `default` after a problem.
+    fn positive(&mut self, path: &str, d: Duration, default: Duration) -> SimDuration {
+        if d.0 == SimDuration::ZERO {
+            let message = format!("{} must be greater than 0", key_of(path));
             self.report(path, message, None);
-            return false;
+            return default.0;
         }
-        self.dur(path, d)
+        self.dur(path, d, default)
     }
 
     fn required_dur(
@@ -193,7 +230,18 @@ impl<'f> Validator<'_, 'f> {
         key: &str,
     ) -> Option<SimDuration> {
         let d = self.required(d, table, key)?.0;
-        self.dur(join(table, key), d).then_some(d)
+        self.checked_dur(&join(table, key), d)
+    }
+
+    /// A duration written as text inside an array.
+    fn text_dur(&mut self, path: &str, text: &str) -> Option<SimDuration> {
+        match parse_duration(text) {
+            Ok(d) => self.checked_dur(path, d),
+            Err(message) => {
+                self.report(path, message, None);
+                None
+            }
+        }
     }
 
     fn scenario(&mut self, f: &'f File) -> Scenario {
@@ -205,8 +253,8 @@ impl<'f> Validator<'_, 'f> {
                     "add `version = {FORMAT_VERSION}` at the top of the file"
                 )),
             ),
-            Some(n) if n != FORMAT_VERSION => {
-                self.report("version", unsupported_version(n.into()), None)
+            Some(n) if n != i64::from(FORMAT_VERSION) => {
+                self.report("version", unsupported_version(n), None)
             }
             Some(_) => {}
         }
@@ -215,24 +263,33 @@ impl<'f> Validator<'_, 'f> {
                 self.report("name", "name must not be empty".to_string(), None);
             }
         }
-        let max_parallelism = f.max_parallelism;
-        let max_ok = self.int(
-            "max_parallelism".into(),
-            max_parallelism,
-            1..=MAX_PARALLELISM.into(),
-        );
-        if let Some(d) = f.cancel_at {
-            self.dur("cancel_at".into(), d.0);
-        }
-        self.network(f);
-        let operators = self.operators(f, max_ok.then_some(max_parallelism));
+        let range = 1..=MAX_PARALLELISM.into();
+        let max_parallelism = self.checked("max_parallelism", f.max_parallelism, range);
+        let network = self.network(f);
+        let operators = self.operators(f, max_parallelism);
         let edges = self.edges(f);
         let checkpoint = self.checkpoint(f);
         let cluster = f.cluster.as_ref().map(|c| self.cluster(c, &operators));
-        let faults = self.faults(f, cluster.as_ref().map(|c| c.workers));
+        let workers = cluster.as_ref().map(|c| c.workers);
+        let faults = self.faults(f, workers);
+        let l = (&f.limits, super::schema::Limits::default());
+        let limits = Limits {
+            max_events: self.int(
+                "limits.max_events",
+                l.0.max_events,
+                1..=i64::MAX,
+                50_000_000,
+            ),
+            max_time: SimTime(
+                self.positive("limits.max_time", l.0.max_time, l.1.max_time)
+                    .nanos(),
+            ),
+        };
+        let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
         let mut savepoints = Vec::new();
         for (i, sp) in f.savepoints.iter().enumerate() {
             let table = format!("savepoints[{i}]");
+            let at = self.required_dur(&sp.at, &table, "at");
             if sp.drain && !sp.stop {
                 self.report(
                     join(&table, "drain"),
@@ -240,63 +297,65 @@ impl<'f> Validator<'_, 'f> {
                     help("add `stop = true` to this savepoint, or remove `drain`"),
                 );
             }
-            if let Some(at) = self.required_dur(&sp.at, &table, "at") {
+            if let Some(at) = at {
                 let (stop, drain) = (sp.stop, sp.drain);
                 savepoints.push(SavepointSpec {
-                    at: SimTime(at.0),
+                    at: SimTime(at.nanos()),
                     stop,
                     drain,
                 });
             }
         }
         savepoints.sort_by_key(|s| s.at);
-        self.int("limits.max_events".into(), f.limits.max_events, 1..=I64);
-        self.positive("limits.max_time".into(), SimDuration(f.limits.max_time.0));
-        let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
+        let cancel_at = f
+            .cancel_at
+            .map(|d| self.dur("cancel_at", d, Duration::default()));
         Scenario {
             name: f.name.clone().unwrap_or_default(),
             description: f.description.clone(),
-            max_parallelism,
+            max_parallelism: max_parallelism.unwrap_or(128),
             operators,
             edges,
-            network: f.network.clone(),
+            network,
             checkpoint,
             faults,
-            limits: f.limits.clone(),
-            expect: f.expect.clone(),
+            limits,
+            expect: super::Expect {
+                guarantee: f.expect.guarantee,
+            },
             swarm,
             savepoints,
             cluster,
-            cancel_at: f.cancel_at.map(Duration::time),
+            cancel_at: cancel_at.map(|d| SimTime(d.nanos())),
         }
     }
 
-    fn network(&mut self, f: &File) {
-        let n = &f.network;
-        let buffer_records = MAX_BUFFER_RECORDS.into();
-        self.int(
-            "network.buffer_records".into(),
-            n.buffer_records,
-            1..=buffer_records,
-        );
-        self.int("network.buffer_credits".into(), n.buffer_credits, 1..=U32);
-        self.int("network.output_buffers".into(), n.output_buffers, 1..=U32);
-        self.positive("network.flush_timeout".into(), n.flush_timeout);
-        self.dur("network.step_quantum".into(), n.step_quantum);
-        let min_ok = self.dur("network.latency_min".into(), n.latency_min);
-        let max_ok = self.dur("network.latency_max".into(), n.latency_max);
-        if min_ok && max_ok && n.latency_max < n.latency_min {
+    fn network(&mut self, f: &File) -> NetworkSpec {
+        let (n, d) = (&f.network, super::schema::Network::default());
+        let latency_min = self.dur("network.latency_min", n.latency_min, d.latency_min);
+        let latency_max = self.dur("network.latency_max", n.latency_max, d.latency_max);
+        if latency_max < latency_min {
             // At latency_max, unless only latency_min is written.
-            let written = |key: &str| (self.line_of)(&format!("network.{key}")).is_some();
-            let key = match written("latency_max") || !written("latency_min") {
-                true => "network.latency_max",
-                false => "network.latency_min",
+            let at_max =
+                self.written("network.latency_max") || !self.written("network.latency_min");
+            let key = if at_max {
+                "network.latency_max"
+            } else {
+                "network.latency_min"
             };
-            let message = format!(
-                "latency_max ({}) must be at least latency_min ({})",
-                n.latency_max, n.latency_min
-            );
+            let message =
+                format!("latency_max ({latency_max}) must be at least latency_min ({latency_min})");
             self.report(key, message, None);
+        }
+        let records = 1..=MAX_BUFFER_RECORDS.into();
+        NetworkSpec {
+            buffer_records: self.int("network.buffer_records", n.buffer_records, records, 16),
+            buffer_credits: self.int("network.buffer_credits", n.buffer_credits, 1..=U32, 2),
+            output_buffers: self.int("network.output_buffers", n.output_buffers, 1..=U32, 1),
+            latency_min,
+            latency_max,
+            flush_timeout: self.positive("network.flush_timeout", n.flush_timeout, d.flush_timeout),
+            step_quantum: self.dur("network.step_quantum", n.step_quantum, d.step_quantum),
         }
     }
 
@@ -329,17 +388,14 @@ impl<'f> Validator<'_, 'f> {
                 }
             }
             let kind = self.required(&op.kind, &table, "kind").copied();
-            let parallelism = self
-                .required(&op.parallelism, &table, "parallelism")
-                .copied();
             let path = join(&table, "parallelism");
-            let limit = MAX_PARALLELISM.into();
-            let parallelism = parallelism.filter(|&p| self.int(path.clone(), p, 1..=limit));
-            let spec = kind.map(|k| op.kind_spec(k));
-            if let Some(kind) = kind {
-                self.kind_keys(&table, op, kind);
-            }
-            let keyed = spec.as_ref().is_some_and(OperatorKind::is_keyed);
+            let range = 1..=MAX_PARALLELISM.into();
+            let parallelism = match self.required(&op.parallelism, &table, "parallelism") {
+                Some(&p) => self.checked(&path, p, range),
+                None => None,
+            };
+            let kind = kind.map(|kind| self.kind(&table, op, kind, parallelism));
+            let keyed = kind.as_ref().is_some_and(OperatorKind::is_keyed);
             if let (true, Some(p), Some(max)) = (keyed, parallelism, max_parallelism) {
                 if p > max {
                     self.report(
@@ -349,17 +405,21 @@ impl<'f> Validator<'_, 'f> {
                     );
                 }
             }
-            let cost = op.cost.map(|d| ("cost", d.0));
-            self.durs(&table, &[("cost_jitter", op.cost_jitter.0)]);
-            self.durs(&table, cost.as_slice());
+            let default_cost = match kind {
+                Some(OperatorKind::Source(_)) => SimDuration::from_micros(10),
+                _ => SimDuration::from_micros(1),
+            };
             specs.push(OperatorSpec {
                 id: id.to_string(),
-                kind: spec.clone().unwrap_or(OperatorKind::KeyedCount),
-                parallelism: op.parallelism.unwrap_or(1),
-                cost: op.cost(),
-                cost_jitter: op.cost_jitter.0,
+                kind: kind.clone().unwrap_or(OperatorKind::KeyedCount),
+                parallelism: parallelism.unwrap_or(1),
+                cost: self.opt_dur(&join(&table, "cost"), op.cost, default_cost),
+                cost_jitter: self.dur(
+                    &join(&table, "cost_jitter"),
+                    op.cost_jitter,
+                    Duration::default(),
+                ),
             });
-            let kind = spec;
             self.ops.push(Op {
                 id,
                 referable,
@@ -382,51 +442,107 @@ impl<'f> Validator<'_, 'f> {
         self.report(join(table, "id"), message, None);
     }
 
-    /// Kind-specific keys: set only on their kind, and in range.
-    fn kind_keys(&mut self, table: &str, op: &super::schema::Operator, kind: Kind) {
-        let mut ok = true;
-        for (key, owner, set, number) in op.kind_keys() {
+    /// The operator's kind with its keys: those of another kind are
+    /// mistakes, the others checked, absent ones at their defaults.
+    fn kind(
+        &mut self,
+        table: &str,
+        op: &Operator,
+        kind: Kind,
+        parallelism: Option<u32>,
+    ) -> OperatorKind {
+        use Kind::*;
+        let keys = [
+            ("partitions", Source, op.partitions.is_some()),
+            (
+                "records_per_partition",
+                Source,
+                op.records_per_partition.is_some(),
+            ),
+            ("keys", Source, op.keys.is_some()),
+            ("key_distribution", Source, op.key_distribution.is_some()),
+            ("value_max", Source, op.value_max.is_some()),
+            ("mul", Map, op.mul.is_some()),
+            ("add", Map, op.add.is_some()),
+            ("modulus", Filter, op.modulus.is_some()),
+            ("keep_below", Filter, op.keep_below.is_some()),
+            ("copies", FlatMap, op.copies.is_some()),
+            ("size", CountWindow, op.size.is_some()),
+            ("batch", SinkAtLeastOnce, op.batch.is_some()),
+        ];
+        let name = name_of(&kind);
+        for (key, owner, set) in keys {
             if set && owner != kind {
                 self.report(
                     join(table, key),
-                    format!(
-                        "key `{key}` does not apply to an operator of kind `{}`",
-                        name_of(&kind)
-                    ),
+                    format!("key `{key}` does not apply to an operator of kind `{name}`"),
                     Some(format!(
                         "`{key}` only applies to operators of kind `{}`; remove it",
                         name_of(&owner)
                     )),
                 );
-            } else if let Some(n) = number.filter(|_| owner == kind) {
-                let range = match key {
-                    "copies" => 1..=MAX_COPIES.into(),
-                    "batch" => 1..=MAX_BUFFER_RECORDS.into(),
-                    "partitions" | "size" => 1..=U32,
-                    "keep_below" => 0..=I64,
-                    _ => 1..=I64,
-                };
-                ok &= self.int(join(table, key), n, range);
             }
         }
-        if let (
-            true,
-            OperatorKind::Filter {
-                modulus,
-                keep_below,
+        let path = |key: &str| join(table, key);
+        const I64: i64 = i64::MAX;
+        match kind {
+            Source => OperatorKind::Source(SourceSpec {
+                partitions: self.opt_int(
+                    &path("partitions"),
+                    op.partitions,
+                    1..=U32,
+                    parallelism.unwrap_or(1),
+                ),
+                records_per_partition: self.opt_int(
+                    &path("records_per_partition"),
+                    op.records_per_partition,
+                    1..=I64,
+                    1000,
+                ),
+                keys: self.opt_int(&path("keys"), op.keys, 1..=I64, 100),
+                key_distribution: op.key_distribution.unwrap_or(KeyDistribution::Uniform),
+                value_max: self.opt_int(&path("value_max"), op.value_max, 1..=I64, 1),
+            }),
+            Map => OperatorKind::Map {
+                mul: op.mul.unwrap_or(1),
+                add: op.add.unwrap_or(0),
             },
-        ) = (ok, op.kind_spec(kind))
-        {
-            if keep_below > modulus && op.keep_below.is_some() {
-                self.report(
-                    join(table, "keep_below"),
-                    format!("keep_below ({keep_below}) must be at most modulus ({modulus})"),
-                    Some(format!(
-                        "the filter keeps records with key % {modulus} < keep_below; \
-                         keep_below = {modulus} already keeps every record"
-                    )),
-                );
+            Filter => {
+                let modulus = op
+                    .modulus
+                    .map_or(Some(2), |n| self.checked(&path("modulus"), n, 1..=I64));
+                let keep_below = op
+                    .keep_below
+                    .map_or(Some(1), |n| self.checked(&path("keep_below"), n, 0..=I64));
+                if let (Some(m), Some(k), true) = (modulus, keep_below, op.keep_below.is_some()) {
+                    if k > m {
+                        self.report(
+                            path("keep_below"),
+                            format!("keep_below ({k}) must be at most modulus ({m})"),
+                            Some(format!(
+                                "the filter keeps records with key % {m} < keep_below; \
+                                 keep_below = {m} already keeps every record"
+                            )),
+                        );
+                    }
+                }
+                OperatorKind::Filter {
+                    modulus: modulus.unwrap_or(2),
+                    keep_below: keep_below.unwrap_or(1),
+                }
             }
+            FlatMap => OperatorKind::FlatMap {
+                copies: self.opt_int(&path("copies"), op.copies, 1..=MAX_COPIES.into(), 2),
+            },
+            KeyedCount => OperatorKind::KeyedCount,
+            KeyedSum => OperatorKind::KeyedSum,
+            CountWindow => OperatorKind::CountWindow {
+                size: self.opt_int(&path("size"), op.size, 1..=U32, 10),
+            },
+            Sink2pc => OperatorKind::Sink2pc,
+            SinkAtLeastOnce => OperatorKind::SinkAtLeastOnce {
+                batch: self.opt_int(&path("batch"), op.batch, 1..=MAX_BUFFER_RECORDS.into(), 1),
+            },
         }
     }
 
@@ -635,174 +751,112 @@ impl<'f> Validator<'_, 'f> {
     }
 
     fn checkpoint(&mut self, f: &File) -> CheckpointSpec {
-        let c = &f.checkpoint;
-        match c.interval.0 {
-            Some(SimDuration::ZERO) => self.report(
-                "checkpoint.interval",
-                "interval must be greater than 0".to_string(),
-                help("write interval = \"none\" to disable periodic checkpoints"),
-            ),
-            Some(d) => self.durs("checkpoint", &[("interval", d)]),
-            None => {}
-        }
-        let optional = [
-            ("first_delay", c.first_delay),
-            ("storage_latency", c.storage_latency),
-        ];
-        for (key, d) in optional {
-            self.durs("checkpoint", d.map(|d| (key, d.0)).as_slice());
-        }
-        let durations = [
-            ("min_pause", c.min_pause.0),
-            ("alignment_timeout", c.alignment_timeout.0),
-            ("rpc_latency", c.rpc_latency.0),
-        ];
-        self.durs("checkpoint", &durations);
-        self.positive("checkpoint.timeout".into(), c.timeout.0);
-        let limit = c
-            .algorithm
-            .max_concurrent()
-            .filter(|&l| c.max_concurrent > l);
-        if let (true, Some(limit)) = (
-            self.int(
-                "checkpoint.max_concurrent".into(),
-                c.max_concurrent,
-                1..=U32,
-            ),
-            limit,
-        ) {
+        let (c, d) = (&f.checkpoint, super::schema::Checkpoint::default());
+        let path = |key: &str| join("checkpoint", key);
+        let default_interval = SimDuration::from_secs(1);
+        let interval = c
+            .interval
+            .0
+            .map(|i| match self.checked_dur(&path("interval"), i) {
+                Some(SimDuration::ZERO) => {
+                    self.report(
+                        path("interval"),
+                        "interval must be greater than 0".to_string(),
+                        help("write interval = \"none\" to disable periodic checkpoints"),
+                    );
+                    default_interval
+                }
+                i => i.unwrap_or(default_interval),
+            });
+        let first_delay = interval.unwrap_or(SimDuration::ZERO);
+        let first_delay = self.opt_dur(&path("first_delay"), c.first_delay, first_delay);
+        let max_concurrent = self.int(&path("max_concurrent"), c.max_concurrent, 1..=U32, 1);
+        if let Some(limit) = c.algorithm.max_concurrent().filter(|&l| max_concurrent > l) {
             self.report(
-                "checkpoint.max_concurrent",
+                path("max_concurrent"),
                 format!(
-                    "algorithm `{}` allows at most {limit} concurrent checkpoint, not {}",
-                    c.algorithm.name(),
-                    c.max_concurrent
+                    "algorithm `{}` allows at most {limit} concurrent checkpoint, not {max_concurrent}",
+                    c.algorithm.name()
                 ),
                 Some(format!(
                     "set max_concurrent = {limit} (Flink refuses more with unaligned checkpoints)"
                 )),
             );
         }
-        self.int("checkpoint.retained".into(), c.retained, 1..=U32);
-        if let Some(bandwidth) = c.storage_bytes_per_sec {
-            self.int(
-                "checkpoint.storage_bytes_per_sec".into(),
-                bandwidth,
-                1..=I64,
-            );
-        }
-        let (storage_latency, storage_bytes_per_sec) = c.storage_speed();
+        let (latency, bandwidth) = super::schema::Checkpoint::storage_speed(c.storage);
         CheckpointSpec {
             algorithm: c.algorithm,
-            interval: c.interval.0,
-            first_delay: c.first_delay(),
-            min_pause: c.min_pause.0,
-            timeout: c.timeout.0,
-            max_concurrent: c.max_concurrent,
-            alignment_timeout: c.alignment_timeout.0,
-            tolerable_failures: c.tolerable_failures,
-            retained: c.retained,
+            interval,
+            first_delay,
+            min_pause: self.dur(&path("min_pause"), c.min_pause, d.min_pause),
+            timeout: self.positive(&path("timeout"), c.timeout, d.timeout),
+            max_concurrent,
+            alignment_timeout: self.dur(
+                &path("alignment_timeout"),
+                c.alignment_timeout,
+                d.alignment_timeout,
+            ),
+            tolerable_failures: self.int(
+                &path("tolerable_failures"),
+                c.tolerable_failures,
+                0..=U32,
+                0,
+            ),
+            retained: self.int(&path("retained"), c.retained, 1..=U32, 1),
             retain_on_cancel: c.retain_on_cancel,
             storage: c.storage,
-            storage_latency,
-            storage_bytes_per_sec,
-            rpc_latency: c.rpc_latency.0,
+            storage_latency: self.opt_dur(&path("storage_latency"), c.storage_latency, latency),
+            storage_bytes_per_sec: self.opt_int(
+                &path("storage_bytes_per_sec"),
+                c.storage_bytes_per_sec,
+                1..=i64::MAX,
+                bandwidth,
+            ),
+            rpc_latency: self.dur(&path("rpc_latency"), c.rpc_latency, d.rpc_latency),
         }
     }
 
     /// `[cluster]`: enough slots for the highest parallelism.
-    fn cluster(&mut self, c: &ClusterSpec, operators: &[OperatorSpec]) -> ClusterSpec {
-        let workers_ok = self.int("cluster.workers".into(), c.workers, 1..=100_000);
-        let slots_ok = self.int(
-            "cluster.slots_per_worker".into(),
+    fn cluster(&mut self, c: &super::schema::Cluster, operators: &[OperatorSpec]) -> ClusterSpec {
+        let d = super::schema::Cluster::default();
+        let workers = self.int("cluster.workers", c.workers, 1..=100_000, 2);
+        let slots_per_worker = self.int(
+            "cluster.slots_per_worker",
             c.slots_per_worker,
             1..=100_000,
+            1,
         );
-        let durations = [
-            ("heartbeat_timeout", c.heartbeat_timeout),
-            ("replacement_delay", c.replacement_delay),
-        ];
-        self.durs("cluster", &durations);
         let needed = operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
-        let slots = u64::from(c.workers) * u64::from(c.slots_per_worker);
-        if workers_ok && slots_ok && slots < u64::from(needed) {
+        let slots = u64::from(workers) * u64::from(slots_per_worker);
+        if slots < u64::from(needed) {
             self.report(
                 "cluster",
                 format!(
-                    "the cluster has {slots} slots ({} workers × {}) but the highest parallelism is {needed}",
-                    c.workers, c.slots_per_worker
+                    "the cluster has {slots} slots ({workers} workers × {slots_per_worker}) but the highest parallelism is {needed}"
                 ),
                 help("with slot sharing, slot i runs subtask i of every operator: add workers or slots_per_worker"),
             );
         }
-        c.clone()
+        ClusterSpec {
+            workers,
+            slots_per_worker,
+            placement: c.placement,
+            heartbeat_timeout: self.dur(
+                "cluster.heartbeat_timeout",
+                c.heartbeat_timeout,
+                d.heartbeat_timeout,
+            ),
+            replacement_delay: self.dur(
+                "cluster.replacement_delay",
+                c.replacement_delay,
+                d.replacement_delay,
+            ),
+        }
     }
 
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
         let x = &f.faults;
-        self.durs(
-            "faults",
-            &[
-                ("detection_delay", x.detection_delay.0),
-                ("restart_delay", x.restart_delay.0),
-            ],
-        );
-        let mut crashes = Vec::new();
-        for (i, c) in x.crashes.iter().enumerate() {
-            let table = format!("faults.crashes[{i}]");
-            let at = self.required_dur(&c.at, &table, "at");
-            if let (Some(at), Some((operator, subtask))) = (at, self.task(&table, &c.task)) {
-                crashes.push(CrashSpec {
-                    at: SimTime(at.0),
-                    operator,
-                    subtask,
-                });
-            }
-        }
-        let random = x
-            .random
-            .as_ref()
-            .and_then(|r| self.random(r, "faults.random"));
-        let restart = self.restart(f);
-        if let Some(n) = &x.notifications {
-            self.int(
-                "faults.notifications.loss_percent".into(),
-                n.loss_percent,
-                0..=100,
-            );
-        }
-        if let Some(s) = &x.storage {
-            self.int(
-                "faults.storage.failure_percent".into(),
-                s.failure_percent,
-                0..=100,
-            );
-            self.int(
-                "faults.storage.slow_percent".into(),
-                s.slow_percent,
-                0..=100,
-            );
-            self.durs("faults.storage", &[("slow_latency", s.slow_latency)]);
-        }
-        let coordinator = x.coordinator.as_ref().map(|c| {
-            self.durs(
-                "faults.coordinator",
-                &[("failover_delay", c.failover_delay.0)],
-            );
-            for (i, t) in c.crashes.iter().enumerate() {
-                self.dur(format!("faults.coordinator.crashes[{i}]"), t.0);
-            }
-            CoordinatorFaults {
-                failover_delay: c.failover_delay.0,
-                on_memory_loss: c.on_memory_loss,
-                crashes: c.crashes.iter().map(|t| t.time()).collect(),
-                random: c
-                    .random
-                    .as_ref()
-                    .and_then(|r| self.random(r, "faults.coordinator.random")),
-            }
-        });
         let mut worker_crashes = Vec::new();
         for (i, w) in x.worker_crashes.iter().enumerate() {
             let table = format!("faults.worker_crashes[{i}]");
@@ -811,12 +865,10 @@ impl<'f> Validator<'_, 'f> {
                 continue;
             };
             let worker = self.required(&w.worker, &table, "worker").copied();
-            let worker = worker.filter(|&n| self.worker(&table, n, workers));
+            let worker = worker.and_then(|n| self.worker(&table, n, workers));
             if let (Some(at), Some(worker)) = (at, worker) {
-                worker_crashes.push(WorkerCrash {
-                    at: SimTime(at.0),
-                    worker,
-                });
+                let at = SimTime(at.nanos());
+                worker_crashes.push(WorkerCrash { at, worker });
             }
         }
         let random_workers = x.random_workers.as_ref().and_then(|r| {
@@ -839,7 +891,7 @@ impl<'f> Validator<'_, 'f> {
                     self.report(table.clone(), message.to_string(), None);
                     None
                 }
-                (Some(n), Some(workers)) => self.worker(&table, n, workers).then_some(Some(n)),
+                (Some(n), Some(workers)) => self.worker(&table, n, workers).map(Some),
             };
             if let (Some((from, until)), Some(extra), Some(edge), Some(worker)) =
                 (window, extra, edge, worker)
@@ -864,12 +916,13 @@ impl<'f> Validator<'_, 'f> {
                 continue;
             };
             let path = join(&table, "workers");
-            let mut cut = Vec::new();
+            let mut cut: Vec<u32> = Vec::new();
             for &w in list {
                 match u32::try_from(w).ok().filter(|&w| w < workers) {
-                    Some(w) => cut.push(w),
+                    Some(w) if !cut.contains(&w) => cut.push(w),
+                    Some(_) => {}
                     None => {
-                        let last = workers.saturating_sub(1);
+                        let last = workers - 1;
                         let message = format!(
                             "worker {w} does not exist: the cluster has workers 0 to {last}"
                         );
@@ -877,15 +930,16 @@ impl<'f> Validator<'_, 'f> {
                     }
                 }
             }
-            if cut.len() < list.len() {
-                continue;
-            }
-            cut.sort_unstable();
-            cut.dedup();
-            if cut.is_empty() || cut.len() as u64 >= u64::from(workers) {
+            let bad = list
+                .iter()
+                .any(|&w| u32::try_from(w).map_or(true, |w| w >= workers));
+            if !bad && (cut.is_empty() || cut.len() as u64 >= u64::from(workers)) {
                 let message = "a partition cuts off some workers, not none or all".to_string();
                 self.report(path, message, None);
-            } else if let Some((from, until)) = window {
+                continue;
+            }
+            if let Some((from, until)) = window.filter(|_| !bad) {
+                cut.sort_unstable();
                 partitions.push(Partition {
                     from,
                     until,
@@ -893,33 +947,104 @@ impl<'f> Validator<'_, 'f> {
                 });
             }
         }
+        let d = super::schema::Faults::default();
+        let detection_delay = self.dur(
+            "faults.detection_delay",
+            x.detection_delay,
+            d.detection_delay,
+        );
+        let restart_delay = self.dur("faults.restart_delay", x.restart_delay, d.restart_delay);
+        let max_restarts = self.int("faults.max_restarts", x.max_restarts, 0..=U32, 1000);
+        let mut crashes = Vec::new();
+        for (i, c) in x.crashes.iter().enumerate() {
+            let table = format!("faults.crashes[{i}]");
+            let at = self.required_dur(&c.at, &table, "at");
+            if let (Some(at), Some((operator, subtask))) = (at, self.task(&table, &c.task)) {
+                let at = SimTime(at.nanos());
+                crashes.push(CrashSpec {
+                    at,
+                    operator,
+                    subtask,
+                });
+            }
+        }
+        let random = x
+            .random
+            .as_ref()
+            .and_then(|r| self.random(r, "faults.random"));
+        let restart = self.restart(f);
+        let notifications = x.notifications.as_ref().map(|n| NotificationFaults {
+            loss_percent: self.int(
+                "faults.notifications.loss_percent",
+                n.loss_percent,
+                0..=100,
+                0,
+            ),
+        });
+        let storage = x.storage.as_ref().map(|s| StorageFaults {
+            failure_percent: self.int(
+                "faults.storage.failure_percent",
+                s.failure_percent,
+                0..=100,
+                0,
+            ),
+            slow_percent: self.int("faults.storage.slow_percent", s.slow_percent, 0..=100, 0),
+            slow_latency: self.dur(
+                "faults.storage.slow_latency",
+                s.slow_latency,
+                super::schema::StorageFaults::default().slow_latency,
+            ),
+        });
+        let coordinator = x.coordinator.as_ref().map(|c| {
+            let table = "faults.coordinator";
+            let crashes = c.crashes.iter().enumerate();
+            let crashes =
+                crashes.filter_map(|(i, t)| self.text_dur(&format!("{table}.crashes[{i}]"), t));
+            let crashes = crashes.map(|d| SimTime(d.nanos())).collect();
+            let random = c
+                .random
+                .as_ref()
+                .and_then(|r| self.random(r, "faults.coordinator.random"));
+            let default = super::schema::Coordinator::default().failover_delay;
+            CoordinatorFaults {
+                failover_delay: self.dur(&join(table, "failover_delay"), c.failover_delay, default),
+                on_memory_loss: c.on_memory_loss,
+                crashes,
+                random,
+            }
+        });
         let mut slow_tasks = Vec::new();
         for (i, s) in x.slow_tasks.iter().enumerate() {
             let table = format!("faults.slow_tasks[{i}]");
-            let window = self.window(&table, s.from, &s.until);
-            self.int(join(&table, "factor"), s.factor, 1..=1_000_000);
-            if let (Some((from, until)), Some((operator, subtask))) =
-                (window, self.task(&table, &s.task))
-            {
-                let factor = s.factor;
+            let from = self.checked_dur(&join(&table, "from"), s.from.0);
+            let until = self.required_dur(&s.until, &table, "until");
+            let factor = self.int(&join(&table, "factor"), s.factor, 1..=1_000_000, 10);
+            if let (Some(from), Some(until)) = (from, until) {
+                if until <= from {
+                    let message = format!("until ({until}) must be after from ({from})");
+                    self.report(join(&table, "until"), message, None);
+                }
+            }
+            let task = self.task(&table, &s.task);
+            if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, task) {
                 slow_tasks.push(SlowTask {
                     operator,
                     subtask,
-                    from,
-                    until,
+                    from: SimTime(from.nanos()),
+                    until: SimTime(until.nanos()),
                     factor,
                 });
             }
         }
         FaultSpec {
-            detection_delay: x.detection_delay.0,
-            restart_delay: x.restart_delay.0,
-            max_restarts: x.max_restarts,
+            detection_delay,
+            restart_delay,
+            max_restarts,
             crashes,
             random,
             restart,
-            notifications: x.notifications.clone(),
-            storage: x.storage.clone(),
+            notifications,
+            storage,
             coordinator,
             slow_tasks,
             worker_crashes,
@@ -933,18 +1058,15 @@ impl<'f> Validator<'_, 'f> {
     /// The cluster's workers, or a problem at `table`: "`what` a [cluster] section".
     fn cluster_for(&mut self, workers: Option<u32>, table: &str, what: &str) -> Option<u32> {
         if workers.is_none() {
-            self.report(
-                table,
-                format!("{what} a [cluster] section"),
-                help(CLUSTER_HELP),
-            );
+            let message = format!("{what} a [cluster] section");
+            self.report(table, message, help(CLUSTER_HELP));
         }
         workers
     }
 
     /// `worker` in `table`: an index below `workers`.
-    fn worker(&mut self, table: &str, n: u32, workers: u32) -> bool {
-        self.int(join(table, "worker"), n, 0..=i128::from(workers) - 1)
+    fn worker(&mut self, table: &str, n: i64, workers: u32) -> Option<u32> {
+        self.checked(&join(table, "worker"), n, 0..=i64::from(workers) - 1)
     }
 
     /// A `from`/`until` window: `until` is required and after `from`.
@@ -954,13 +1076,15 @@ impl<'f> Validator<'_, 'f> {
         from: Duration,
         until: &Option<Duration>,
     ) -> Option<(SimTime, SimTime)> {
-        let from_ok = self.dur(join(table, "from"), from.0);
-        let until = self.required_dur(until, table, "until")?;
-        if from_ok && until <= from.0 {
-            let message = format!("until ({until}) must be after from ({})", from.0);
+        let from = self.checked_dur(&join(table, "from"), from.0);
+        let until = self.required_dur(until, table, "until");
+        let (from, until) = (from?, until?);
+        if until <= from {
+            let message = format!("until ({until}) must be after from ({from})");
             self.report(join(table, "until"), message, None);
+            return None;
         }
-        (from_ok && until > from.0).then(|| (from.time(), SimTime(until.0)))
+        Some((SimTime(from.nanos()), SimTime(until.nanos())))
     }
 
     /// `edge = "from->to"` of a latency spike.
@@ -1019,35 +1143,36 @@ impl<'f> Validator<'_, 'f> {
             let message = "mean_interval must be greater than 0".to_string();
             self.report(join(table, "mean_interval"), message, None);
         }
-        let start_ok = self.dur(join(table, "window_start"), r.window_start.0);
+        let start = self.checked_dur(&join(table, "window_start"), r.window_start.0);
         let end = self.required_dur(&r.window_end, table, "window_end");
-        if let (true, Some(end)) = (start_ok, end) {
-            if end <= r.window_start.0 {
-                let message = format!(
-                    "window_end ({end}) must be after window_start ({})",
-                    r.window_start.0
-                );
+        if let (Some(start), Some(end)) = (start, end) {
+            if end <= start {
+                let message = format!("window_end ({end}) must be after window_start ({start})");
                 self.report(join(table, "window_end"), message, None);
             }
         }
-        self.int(
-            join(table, "max_crashes"),
-            r.max_crashes,
-            0..=MAX_RANDOM_CRASHES.into(),
-        );
+        let range = 0..=MAX_RANDOM_CRASHES.into();
+        let max_crashes = self.int(&join(table, "max_crashes"), r.max_crashes, range, 3);
         Some(RandomCrashes {
             mean_interval: mean?,
-            window_start: r.window_start.time(),
-            window_end: SimTime(end?.0),
-            max_crashes: r.max_crashes,
+            window_start: SimTime(start?.nanos()),
+            window_end: SimTime(end?.nanos()),
+            max_crashes,
         })
     }
 
     /// `[faults.restart]`; keys of another strategy are mistakes.
     fn restart(&mut self, f: &File) -> RestartStrategy {
-        let r = &f.faults.restart;
-        let table = "faults.restart";
-        for (key, owner, set) in r.strategy_keys() {
+        use Strategy::{ExponentialDelay as Exp, FailureRate as Rate};
+        let (r, table) = (&f.faults.restart, "faults.restart");
+        let keys = [
+            ("max_backoff", Exp, r.max_backoff.is_some()),
+            ("backoff_multiplier", Exp, r.backoff_multiplier.is_some()),
+            ("reset_threshold", Exp, r.reset_threshold.is_some()),
+            ("max_failures", Rate, r.max_failures.is_some()),
+            ("interval", Rate, r.interval.is_some()),
+        ];
+        for (key, owner, set) in keys {
             if set && owner != r.strategy {
                 let (owner, strategy) = (name_of(&owner), name_of(&r.strategy));
                 self.report(
@@ -1057,41 +1182,42 @@ impl<'f> Validator<'_, 'f> {
                 );
             }
         }
-        let or = |d: Option<Duration>, secs: u64| d.map_or(SimDuration::from_secs(secs), |d| d.0);
+        let secs = SimDuration::from_secs;
         match r.strategy {
             Strategy::FixedDelay => RestartStrategy::FixedDelay,
-            Strategy::ExponentialDelay => {
-                let multiplier = r.backoff_multiplier.unwrap_or(1.5);
-                if !(1.0..=1000.0).contains(&multiplier) {
-                    let message =
-                        format!("backoff_multiplier must lie in 1..=1000, not {multiplier}");
-                    self.report(join(table, "backoff_multiplier"), message, None);
-                }
-                let (max_backoff, reset_threshold) =
-                    (or(r.max_backoff, 60), or(r.reset_threshold, 3_600));
-                self.durs(
-                    table,
-                    &[
-                        ("max_backoff", max_backoff),
-                        ("reset_threshold", reset_threshold),
-                    ],
-                );
-                let multiplier_permille = (multiplier * 1000.0).round() as u32;
+            Exp => {
+                let multiplier_permille = match r.backoff_multiplier {
+                    Some(m) if !(1.0..=1000.0).contains(&m) => {
+                        let message = format!("backoff_multiplier must lie in 1..=1000, not {m}");
+                        self.report(join(table, "backoff_multiplier"), message, None);
+                        1500
+                    }
+                    Some(m) => (m * 1000.0).round() as u32,
+                    None => 1500,
+                };
                 RestartStrategy::ExponentialDelay {
-                    max_backoff,
+                    max_backoff: self.opt_dur(&join(table, "max_backoff"), r.max_backoff, secs(60)),
                     multiplier_permille,
-                    reset_threshold,
+                    reset_threshold: self.opt_dur(
+                        &join(table, "reset_threshold"),
+                        r.reset_threshold,
+                        secs(3_600),
+                    ),
                 }
             }
-            Strategy::FailureRate => {
-                let (max_failures, interval) = (r.max_failures.unwrap_or(1), or(r.interval, 60));
-                self.int(join(table, "max_failures"), max_failures, 1..=U32);
-                self.positive(join(table, "interval"), interval);
-                RestartStrategy::FailureRate {
-                    max_failures,
-                    interval,
-                }
-            }
+            Rate => RestartStrategy::FailureRate {
+                max_failures: self.opt_int(
+                    &join(table, "max_failures"),
+                    r.max_failures,
+                    1..=U32,
+                    1,
+                ),
+                interval: self.positive(
+                    &join(table, "interval"),
+                    r.interval.unwrap_or(Duration(secs(60))),
+                    Duration(secs(60)),
+                ),
+            },
         }
     }
 
@@ -1101,7 +1227,7 @@ impl<'f> Validator<'_, 'f> {
             enabled: s.enabled,
             latency_max: self.durations("latency_max", &s.latency_max, false),
             buffer_records: self.ints("buffer_records", &s.buffer_records, 1..=records),
-            buffer_credits: self.ints("buffer_credits", &s.buffer_credits, 1..=u32::MAX.into()),
+            buffer_credits: self.ints("buffer_credits", &s.buffer_credits, 1..=U32),
             interval: self.durations("interval", &s.interval, true),
             timeout: self.durations("timeout", &s.timeout, true),
             cost_percent: self.ints("cost_percent", &s.cost_percent, 0..=100_000),
@@ -1142,29 +1268,31 @@ impl<'f> Validator<'_, 'f> {
         }
     }
 
-    /// A `[min, max]` range of `[swarm]`: two elements, in order.
-    fn pair<T: Copy + PartialOrd + std::fmt::Display>(
+    /// A `[min, max]` range of `[swarm]`: two elements, checked by `check`,
+    /// in order.
+    fn range<T: Clone, U: PartialOrd + std::fmt::Display>(
         &mut self,
         key: &str,
         value: &Option<Vec<T>>,
-    ) -> Option<(T, T)> {
+        check: impl Fn(&mut Self, &str, T) -> Option<U>,
+    ) -> Option<(U, U)> {
         let path = format!("swarm.{key}");
-        match *value.as_deref()? {
-            [a, b] if a > b => {
-                let message = format!("{key} range is empty: {a} > {b}");
-                self.report(path, message, help("write [min, max]"));
-                None
-            }
-            [a, b] => Some((a, b)),
-            _ => {
-                self.report(
-                    path,
-                    format!("{key} must be a range of two values, [min, max]"),
-                    Some(format!("for example {key} = [1, 8]")),
-                );
-                None
-            }
+        let [a, b] = value.as_deref()? else {
+            self.report(
+                path,
+                format!("{key} must be a range of two values, [min, max]"),
+                Some(format!("for example {key} = [1, 8]")),
+            );
+            return None;
+        };
+        let a = check(self, &path, a.clone())?;
+        let b = check(self, &path, b.clone())?;
+        if a > b {
+            let message = format!("{key} range is empty: {a} > {b}");
+            self.report(path, message, help("write [min, max]"));
+            return None;
         }
+        Some((a, b))
     }
 
     fn ints(
@@ -1173,43 +1301,42 @@ impl<'f> Validator<'_, 'f> {
         value: &Option<Vec<i64>>,
         range: RangeInclusive<i64>,
     ) -> Option<(u32, u32)> {
-        if let Some(&[a, b]) = value.as_deref() {
-            // The first bound out of range is the one reported.
-            if let Some(n) = [a, b].into_iter().find(|n| !range.contains(n)) {
-                let help =
-                    (n > *range.end() && LIMITED.contains(&key)).then(|| LIMIT_HELP.to_string());
-                let (lo, hi) = (range.start(), range.end());
-                let message = format!("{key} bounds must lie in {lo}..={hi}, not {n}");
-                self.report(format!("swarm.{key}"), message, help);
-                return None;
+        self.range(key, value, |v, path, n| {
+            if range.contains(&n) {
+                return u32::try_from(n).ok();
             }
-        }
-        let (a, b) = self.pair(key, value)?;
-        Some((u32::try_from(a).ok()?, u32::try_from(b).ok()?))
+            let (lo, hi) = (range.start(), range.end());
+            let help = (n > *hi && LIMITED.contains(&key)).then(|| LIMIT_HELP.to_string());
+            v.report(
+                path,
+                format!("{key} bounds must lie in {lo}..={hi}, not {n}"),
+                help,
+            );
+            None
+        })
     }
 
     fn durations(
         &mut self,
         key: &str,
-        value: &Option<Vec<Duration>>,
+        value: &Option<Vec<String>>,
         positive: bool,
     ) -> Option<(SimDuration, SimDuration)> {
-        if let Some(&[a, b]) = value.as_deref() {
-            for d in [a.0, b.0] {
-                if positive && d == SimDuration::ZERO {
-                    let message = format!("{key} bounds must be greater than 0");
-                    self.report(format!("swarm.{key}"), message, None);
-                    return None;
+        self.range(key, value, |v, path, text| {
+            let (message, help) = match parse_duration(&text) {
+                Ok(d) if positive && d == SimDuration::ZERO => {
+                    (format!("{key} bounds must be greater than 0"), None)
                 }
-                if d > MAX_DURATION {
-                    let message = format!("{key} bounds must be at most {MAX_DURATION_TEXT}");
-                    self.report(format!("swarm.{key}"), message, help(LIMIT_HELP));
-                    return None;
-                }
-            }
-        }
-        let (a, b) = self.pair(key, value)?;
-        Some((a.0, b.0))
+                Ok(d) if d > MAX_DURATION => (
+                    format!("{key} bounds must be at most {MAX_DURATION_TEXT}"),
+                    help(LIMIT_HELP),
+                ),
+                Ok(d) => return Some(d),
+                Err(message) => (format!("{key}: {message}"), None),
+            };
+            v.report(path, message, help);
+            None
+        })
     }
 }
 
