@@ -212,13 +212,13 @@ pub enum Kind {
 
 table! {
     /// `[[operators]]`: the common keys, then every kind's own (validation
-    /// refuses those of another kind and gives their defaults).
+    /// refuses those of another kind; their defaults are in [`defaults`]).
     Operator {
         id: Option<String> = None,
         #[serde(deserialize_with = "some_name")]
         kind: Option<Kind> = None,
         parallelism: Option<i64> = None,
-        /// By default 10us for a source, 1us for the others.
+        /// By default [`defaults::SOURCE_COST`] or [`defaults::COST`].
         cost: Option<Duration> = None,
         cost_jitter: Duration = Duration::default(),
         /// By default the operator's parallelism.
@@ -236,6 +236,35 @@ table! {
         size: Option<i64> = None,
         batch: Option<i64> = None,
     }
+}
+
+/// The defaults of the keys that belong to one operator kind or one restart
+/// strategy (their tables give none), and of `cost`. A source's
+/// `partitions` default to its parallelism.
+pub mod defaults {
+    use crate::engine::SimDuration;
+
+    /// `cost` of a source.
+    pub const SOURCE_COST: SimDuration = SimDuration::from_micros(10);
+    /// `cost` of any other operator.
+    pub const COST: SimDuration = SimDuration::from_micros(1);
+    pub const RECORDS_PER_PARTITION: i64 = 1000;
+    pub const KEYS: i64 = 100;
+    pub const VALUE_MAX: i64 = 1;
+    pub const MUL: i64 = 1;
+    pub const ADD: i64 = 0;
+    pub const MODULUS: i64 = 2;
+    pub const KEEP_BELOW: i64 = 1;
+    pub const COPIES: i64 = 2;
+    pub const SIZE: i64 = 10;
+    pub const BATCH: i64 = 1;
+    pub const MAX_BACKOFF: SimDuration = SimDuration::from_secs(60);
+    /// `backoff_multiplier` (1.5) in thousandths.
+    pub const MULTIPLIER_PERMILLE: u32 = 1500;
+    pub const RESET_THRESHOLD: SimDuration = SimDuration::from_secs(3_600);
+    pub const MAX_FAILURES: i64 = 1;
+    /// `interval` of the failure-rate strategy.
+    pub const FAILURE_INTERVAL: SimDuration = SimDuration::from_secs(60);
 }
 
 table! {
@@ -273,11 +302,12 @@ table! {
 }
 
 impl Checkpoint {
-    /// `storage_latency` and `storage_bytes_per_sec` for `storage`.
-    pub fn storage_speed(storage: StorageKind) -> (SimDuration, u64) {
+    /// The defaults of `storage_latency` and `storage_bytes_per_sec` for
+    /// `storage`.
+    pub fn storage_speed(storage: StorageKind) -> (Duration, i64) {
         match storage {
-            StorageKind::Memory => (SimDuration::from_micros(100), 1_000_000_000),
-            StorageKind::Filesystem => (SimDuration::from_millis(5), 200_000_000),
+            StorageKind::Memory => (us(100), 1_000_000_000),
+            StorageKind::Filesystem => (ms(5), 200_000_000),
         }
     }
 }
@@ -339,7 +369,8 @@ pub enum Strategy {
 
 table! {
     /// `[faults.restart]`: the strategy and the keys of every strategy
-    /// (validation refuses those of another and gives their defaults).
+    /// (validation refuses those of another; their defaults are in
+    /// [`defaults`]).
     Restart {
         #[serde(deserialize_with = "name")]
         strategy: Strategy = Strategy::FixedDelay,
