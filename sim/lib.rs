@@ -36,7 +36,8 @@
 //!   returns feeds a run.
 //! - [`panics`]: a panic of one seed's run becomes that seed's failure
 //!   (kind `panic`) in the commands that run many seeds.
-//! - [`scenario`]: TOML → raw structs → validated [`scenario::Scenario`].
+//! - [`scenario`]: TOML → the typed file format (serde) → validated
+//!   [`scenario::Scenario`].
 //! - [`mutant`]: deliberate bugs that prove the checkers work.
 //! - [`strategies`]: proptest strategies for scenarios (topologies,
 //!   workloads, fault plans, checkpoint configurations).

@@ -8,11 +8,11 @@
 //!
 //! Deserialization is strict, so serde stops at the first value it
 //! refuses. A value of the right TOML type that serde refuses (an unknown
-//! name, a malformed duration, an integer outside its field's type) is
-//! reported and taken out of the document (an integer is clamped to its
-//! type instead), and deserialization runs again: each refused value is one
-//! error and everything else is still validated. A syntax error, an unknown
-//! key or a value of the wrong TOML type stops with that one error.
+//! name, a malformed duration) is reported and taken out of the document,
+//! and deserialization runs again: each refused value is one error, its key
+//! takes its default, and everything else is still validated. A syntax
+//! error, an unknown key or a value of the wrong TOML type stops with that
+//! one error.
 //!
 //! This module reads untrusted input: it must never panic, whatever the text.
 

@@ -1,0 +1,377 @@
+//! Validation of `[faults]` and its tables: crashes of subtasks, workers
+//! and the coordinator, random crash tables, the restart strategy, storage
+//! and notification faults, latency spikes, partitions and slow tasks.
+
+use super::schema::{self, defaults, name_of, Duration, File, Random, Strategy};
+use super::validate::{dense_id, help, time, Validator, U32};
+use super::{
+    CoordinatorFaults, CrashSpec, FaultSpec, LatencySpike, NotificationFaults, OperatorId,
+    Partition, RandomCrashes, RestartStrategy, SlowTask, StorageFaults, WorkerCrash,
+    MAX_RANDOM_CRASHES,
+};
+use crate::engine::{SimDuration, SimTime};
+
+impl Validator<'_, '_> {
+    /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
+    pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
+        let (x, d) = (&f.faults, schema::Faults::default());
+        let mut worker_crashes = Vec::new();
+        for (i, w) in x.worker_crashes.iter().enumerate() {
+            self.at = format!("faults.worker_crashes[{i}]");
+            let at = self.required_dur("at", &w.at);
+            let Some(workers) = self.cluster_for(workers, "worker crashes need") else {
+                continue;
+            };
+            let worker = self.required("worker", &w.worker).copied();
+            if let (Some(at), Some(worker)) = (at, worker.and_then(|n| self.worker(n, workers))) {
+                let at = time(at);
+                worker_crashes.push(WorkerCrash { at, worker });
+            }
+        }
+        let random_workers = x.random_workers.as_ref().and_then(|r| {
+            self.at = "faults.random_workers".into();
+            self.cluster_for(workers, "worker crashes need");
+            self.random(r)
+        });
+        let mut latency_spikes = Vec::new();
+        for (i, s) in x.latency_spikes.iter().enumerate() {
+            self.at = format!("faults.latency_spikes[{i}]");
+            let window = self.window(s.from, &s.until);
+            let extra = self.required_dur("extra", &s.extra);
+            let edge = match &s.edge {
+                None => Some(None),
+                Some(text) => self.spike_edge(text).map(Some),
+            };
+            let worker = match (s.worker, workers) {
+                (None, _) => Some(None),
+                (Some(_), None) => {
+                    let message = "a latency spike on a worker needs a [cluster] section";
+                    self.report("", message, None);
+                    None
+                }
+                (Some(n), Some(workers)) => self.worker(n, workers).map(Some),
+            };
+            if let (Some((from, until)), Some(extra), Some(edge), Some(worker)) =
+                (window, extra, edge, worker)
+            {
+                latency_spikes.push(LatencySpike {
+                    from,
+                    until,
+                    extra,
+                    edge,
+                    worker,
+                });
+            }
+        }
+        let mut partitions = Vec::new();
+        for (i, p) in x.partitions.iter().enumerate() {
+            self.at = format!("faults.partitions[{i}]");
+            let window = self.window(p.from, &p.until);
+            let Some(workers) = self.cluster_for(workers, "a partition needs") else {
+                continue;
+            };
+            let Some(list) = self.required("workers", &p.workers) else {
+                continue;
+            };
+            let mut cut: Vec<u32> = Vec::new();
+            let mut bad = false;
+            for &w in list {
+                match u32::try_from(w).ok().filter(|&w| w < workers) {
+                    Some(w) if !cut.contains(&w) => cut.push(w),
+                    Some(_) => {}
+                    None => {
+                        let last = workers - 1;
+                        let message = format!(
+                            "worker {w} does not exist: the cluster has workers 0 to {last}"
+                        );
+                        self.report("workers", message, None);
+                        bad = true;
+                    }
+                }
+            }
+            if !bad && (cut.is_empty() || cut.len() as u64 >= u64::from(workers)) {
+                let message = "a partition cuts off some workers, not none or all";
+                self.report("workers", message, None);
+            } else if let Some((from, until)) = window.filter(|_| !bad) {
+                cut.sort_unstable();
+                let workers = cut;
+                partitions.push(Partition {
+                    from,
+                    until,
+                    workers,
+                });
+            }
+        }
+        self.at = "faults".into();
+        let detection_delay = self.dur("detection_delay", x.detection_delay, d.detection_delay);
+        let restart_delay = self.dur("restart_delay", x.restart_delay, d.restart_delay);
+        let max_restarts = self.int("max_restarts", x.max_restarts, 0..=U32, d.max_restarts);
+        let mut crashes = Vec::new();
+        for (i, c) in x.crashes.iter().enumerate() {
+            self.at = format!("faults.crashes[{i}]");
+            let at = self.required_dur("at", &c.at);
+            if let (Some(at), Some((operator, subtask))) = (at, self.task(&c.task)) {
+                let at = time(at);
+                crashes.push(CrashSpec {
+                    at,
+                    operator,
+                    subtask,
+                });
+            }
+        }
+        let random = x.random.as_ref().and_then(|r| {
+            self.at = "faults.random".into();
+            self.random(r)
+        });
+        let restart = self.restart(f);
+        let notifications = x.notifications.as_ref().map(|n| {
+            self.at = "faults.notifications".into();
+            let d = schema::Notifications::default().loss_percent;
+            let loss_percent = self.int("loss_percent", n.loss_percent, 0..=100, d);
+            NotificationFaults { loss_percent }
+        });
+        let storage = x.storage.as_ref().map(|s| {
+            self.at = "faults.storage".into();
+            let d = schema::StorageFaults::default();
+            StorageFaults {
+                failure_percent: self.int(
+                    "failure_percent",
+                    s.failure_percent,
+                    0..=100,
+                    d.failure_percent,
+                ),
+                slow_percent: self.int("slow_percent", s.slow_percent, 0..=100, d.slow_percent),
+                slow_latency: self.dur("slow_latency", s.slow_latency, d.slow_latency),
+            }
+        });
+        let coordinator = x.coordinator.as_ref().map(|c| {
+            self.at = "faults.coordinator".into();
+            let d = schema::Coordinator::default().failover_delay;
+            let failover_delay = self.dur("failover_delay", c.failover_delay, d);
+            let crashes = c.crashes.iter().enumerate();
+            let crashes = crashes.filter_map(|(i, t)| self.text_dur(&format!("crashes[{i}]"), t));
+            let crashes = crashes.map(time).collect();
+            self.at = "faults.coordinator.random".into();
+            let random = c.random.as_ref().and_then(|r| self.random(r));
+            CoordinatorFaults {
+                failover_delay,
+                on_memory_loss: c.on_memory_loss,
+                crashes,
+                random,
+            }
+        });
+        let mut slow_tasks = Vec::new();
+        for (i, s) in x.slow_tasks.iter().enumerate() {
+            self.at = format!("faults.slow_tasks[{i}]");
+            let from = self.bounded("from", s.from.0);
+            let until = self.required_dur("until", &s.until);
+            let factor = self.int(
+                "factor",
+                s.factor,
+                1..=1_000_000,
+                schema::SlowTask::default().factor,
+            );
+            if let (Some(from), Some(until)) = (from, until) {
+                if until <= from {
+                    self.report(
+                        "until",
+                        format!("until ({until}) must be after from ({from})"),
+                        None,
+                    );
+                }
+            }
+            let task = self.task(&s.task);
+            if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, task) {
+                let (from, until) = (time(from), time(until));
+                slow_tasks.push(SlowTask {
+                    operator,
+                    subtask,
+                    from,
+                    until,
+                    factor,
+                });
+            }
+        }
+        FaultSpec {
+            detection_delay,
+            restart_delay,
+            max_restarts,
+            crashes,
+            random,
+            restart,
+            notifications,
+            storage,
+            coordinator,
+            slow_tasks,
+            worker_crashes,
+            random_workers,
+            latency_spikes,
+            partitions,
+            failover: x.failover,
+        }
+    }
+
+    /// The cluster's workers, or a problem at the table: "`what` a [cluster] section".
+    fn cluster_for(&mut self, workers: Option<u32>, what: &str) -> Option<u32> {
+        if workers.is_none() {
+            let help = help("add [cluster] with workers and slots_per_worker");
+            self.report("", format!("{what} a [cluster] section"), help);
+        }
+        workers
+    }
+
+    /// `worker`: an index below `workers`.
+    fn worker(&mut self, n: i64, workers: u32) -> Option<u32> {
+        self.checked("worker", n, 0..=i64::from(workers) - 1)
+    }
+
+    /// A `from`/`until` window: `until` is required and after `from`.
+    fn window(&mut self, from: Duration, until: &Option<Duration>) -> Option<(SimTime, SimTime)> {
+        let from = self.bounded("from", from.0);
+        let until = self.required_dur("until", until);
+        let (from, until) = (from?, until?);
+        if until <= from {
+            self.report(
+                "until",
+                format!("until ({until}) must be after from ({from})"),
+                None,
+            );
+            return None;
+        }
+        Some((time(from), time(until)))
+    }
+
+    /// `edge = "from->to"` of a latency spike.
+    fn spike_edge(&mut self, text: &str) -> Option<(OperatorId, OperatorId)> {
+        let Some((a, b)) = text.split_once("->") else {
+            let help = help("write e.g. edge = \"split->count\"");
+            self.report("edge", format!("edge `{text}` is not `from->to`"), help);
+            return None;
+        };
+        let (a, b) = (
+            self.resolve(a.trim(), "edge"),
+            self.resolve(b.trim(), "edge"),
+        );
+        Some((dense_id(a?), dense_id(b?)))
+    }
+
+    /// The required `task = "op[n]"`: an operator and one of its subtasks.
+    fn task(&mut self, task: &Option<String>) -> Option<(OperatorId, u32)> {
+        let text = self.required("task", task)?;
+        let parsed = text
+            .strip_suffix(']')
+            .and_then(|inner| inner.rsplit_once('['))
+            .and_then(|(op, n)| Some((op, n.parse::<u32>().ok()?)))
+            .filter(|(op, _)| !op.is_empty());
+        let Some((name, subtask)) = parsed else {
+            let message =
+                format!("task `{text}` is not an operator id followed by a subtask index");
+            let help = help("write e.g. task = \"count[0]\" (subtasks are numbered from 0)");
+            self.report("task", message, help);
+            return None;
+        };
+        let operator = self.resolve(name, "task")?;
+        let parallelism = self.ops[operator].parallelism?;
+        if subtask >= parallelism {
+            let message = format!(
+                "task `{text}` does not exist: operator `{name}` has parallelism {parallelism}"
+            );
+            let help = format!("subtasks of `{name}` are numbered 0 to {}", parallelism - 1);
+            self.report("task", message, Some(help));
+            return None;
+        }
+        Some((dense_id(operator), subtask))
+    }
+
+    /// A random crash table (the current one).
+    fn random(&mut self, r: &Random) -> Option<RandomCrashes> {
+        let mean = self.required_dur("mean_interval", &r.mean_interval);
+        if mean == Some(SimDuration::ZERO) {
+            self.report(
+                "mean_interval",
+                "mean_interval must be greater than 0",
+                None,
+            );
+        }
+        let start = self.bounded("window_start", r.window_start.0);
+        let end = self.required_dur("window_end", &r.window_end);
+        if let (Some(start), Some(end)) = (start, end) {
+            if end <= start {
+                let message = format!("window_end ({end}) must be after window_start ({start})");
+                self.report("window_end", message, None);
+            }
+        }
+        let range = 0..=MAX_RANDOM_CRASHES.into();
+        let max_crashes = self.int(
+            "max_crashes",
+            r.max_crashes,
+            range,
+            Random::default().max_crashes,
+        );
+        Some(RandomCrashes {
+            mean_interval: mean?,
+            window_start: time(start?),
+            window_end: time(end?),
+            max_crashes,
+        })
+    }
+
+    /// `[faults.restart]`; keys of another strategy are mistakes.
+    fn restart(&mut self, f: &File) -> RestartStrategy {
+        use Strategy::{ExponentialDelay as Exp, FailureRate as Rate};
+        let r = &f.faults.restart;
+        self.at = "faults.restart".into();
+        let keys = [
+            ("max_backoff", Exp, r.max_backoff.is_some()),
+            ("backoff_multiplier", Exp, r.backoff_multiplier.is_some()),
+            ("reset_threshold", Exp, r.reset_threshold.is_some()),
+            ("max_failures", Rate, r.max_failures.is_some()),
+            ("interval", Rate, r.interval.is_some()),
+        ];
+        for (key, owner, _) in keys.into_iter().filter(|k| k.2 && k.1 != r.strategy) {
+            let (owner, strategy) = (name_of(&owner), name_of(&r.strategy));
+            let message = format!("{key} belongs to the {owner} restart strategy, not {strategy}");
+            let help = format!("remove {key}, or set strategy = \"{owner}\"");
+            self.report(key, message, Some(help));
+        }
+        match r.strategy {
+            Strategy::FixedDelay => RestartStrategy::FixedDelay,
+            Exp => {
+                let multiplier_permille = match r.backoff_multiplier {
+                    Some(m) if !(1.0..=1000.0).contains(&m) => {
+                        let message = format!("backoff_multiplier must lie in 1..=1000, not {m}");
+                        self.report("backoff_multiplier", message, None);
+                        defaults::MULTIPLIER_PERMILLE
+                    }
+                    Some(m) => (m * 1000.0).round() as u32,
+                    None => defaults::MULTIPLIER_PERMILLE,
+                };
+                RestartStrategy::ExponentialDelay {
+                    max_backoff: self.dur(
+                        "max_backoff",
+                        r.max_backoff,
+                        Duration(defaults::MAX_BACKOFF),
+                    ),
+                    multiplier_permille,
+                    reset_threshold: self.dur(
+                        "reset_threshold",
+                        r.reset_threshold,
+                        Duration(defaults::RESET_THRESHOLD),
+                    ),
+                }
+            }
+            Rate => RestartStrategy::FailureRate {
+                max_failures: self.int(
+                    "max_failures",
+                    r.max_failures,
+                    1..=U32,
+                    defaults::MAX_FAILURES,
+                ),
+                interval: {
+                    let d = Duration(defaults::FAILURE_INTERVAL);
+                    self.positive("interval", r.interval.unwrap_or(d), d)
+                },
+            },
+        }
+    }
+}
