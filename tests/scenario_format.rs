@@ -888,8 +888,31 @@ fn every_listed_algorithm_is_parsed() {
 }
 
 #[test]
+fn positions_count_characters() {
+    // "µ" is two bytes and one column; the refused name and the value out
+    // of range after it are placed by character.
+    let text = format!("cluster = {{ placement = \"µµ\", workers = 0 }}{MINIMAL}");
+    let found: Vec<_> = errors(&text)
+        .iter()
+        .map(|e| (e.line, e.column, e.message.clone()))
+        .collect();
+    assert_eq!(
+        found[0],
+        (Some(1), Some(25), "unknown placement `µµ`".into())
+    );
+    assert_eq!(
+        found[1],
+        (Some(1), Some(41), "workers must be at least 1".into())
+    );
+    // A missing key of a table made of dotted keys is placed at its key.
+    let text = format!("{MINIMAL}\n[faults]\nrandom.window_end = \"4s\"\n");
+    let error = &errors(&text)[0];
+    assert_eq!((error.line, error.column), (Some(21), Some(1)), "{error}");
+}
+
+#[test]
 fn dotted_key_tables_parse() {
-    // toml::Spanned fails on tables made only of dotted keys; Located must not.
+    // A table made only of dotted keys is a table like any other.
     let text =
         format!("{MINIMAL}\n[faults]\nrandom.mean_interval = \"2s\"\nrandom.window_end = \"4s\"\n");
     let scenario = parse_str(&text, "t.toml").expect("valid");

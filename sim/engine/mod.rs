@@ -9,4 +9,4 @@ pub mod time;
 pub use fingerprint::Fingerprint;
 pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};
-pub use time::{parse_duration, SimDuration, SimTime};
+pub use time::{duration_text, parse_duration, SimDuration, SimTime};

@@ -93,6 +93,29 @@ impl fmt::Display for SimDuration {
     }
 }
 
+/// The exact text of a duration, as scenario files write it: an integer in
+/// the largest unit that holds it exactly (`"2h"`, `"90s"`, `"1001us"`,
+/// `"3000000007ns"`), `"0s"` for zero. [`parse_duration`] reads it back to
+/// the same value.
+pub fn duration_text(d: SimDuration) -> String {
+    const UNITS: [(&str, u64); 5] = [
+        ("h", 3_600_000_000_000),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+    ];
+    let n = d.nanos();
+    if n == 0 {
+        return "0s".to_string();
+    }
+    let (unit, scale) = UNITS
+        .into_iter()
+        .find(|(_, scale)| n.is_multiple_of(*scale))
+        .unwrap_or(("ns", 1));
+    format!("{}{unit}", n / scale)
+}
+
 /// Parses `"7.3s"`, `"200ms"`, `"150us"` (or `"150µs"`), `"10ns"`, `"2m"`, `"0"`.
 /// Integer arithmetic only; fractions finer than a nanosecond are an error.
 pub fn parse_duration(text: &str) -> Result<SimDuration, String> {

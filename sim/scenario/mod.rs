@@ -9,7 +9,7 @@
 //! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
 //! | `faults` | the checks of `[faults]` and its tables |
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
-//! | [`write`] | `Scenario` -> TOML text through serde |
+//! | [`mod@write`] | `Scenario` -> TOML text through serde |
 
 mod faults;
 pub mod schema;

@@ -1,7 +1,8 @@
 //! The scenario file format as serde types: every table and key a file may
-//! hold, with every default ([`table!`] puts each default next to its key).
-//! [`super::validate`] turns a [`File`] into a [`Scenario`];
-//! `File::from(&Scenario)` goes back, with every key written.
+//! hold, with every default (the `table!` macro puts each default next to
+//! its key, [`defaults`] has the rest). [`super::validate`] turns a [`File`]
+//! into a [`Scenario`]; `File::from(&Scenario)` goes back, with every key
+//! written.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
 //! integers are TOML's `i64`, so that validation reports a value out of
@@ -22,7 +23,7 @@ use super::{
     Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind, SwarmSpec,
     FORMAT_VERSION,
 };
-use crate::engine::{parse_duration, SimDuration, SimTime};
+use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
 /// A duration or a time as files write it: `"500ms"`, `"1.5s"`, `"100us"`.
 /// Read with [`parse_duration`]; written exactly by [`duration_text`].
@@ -46,28 +47,6 @@ const fn us(n: u64) -> Duration {
 }
 const fn ms(n: u64) -> Duration {
     Duration(SimDuration::from_millis(n))
-}
-
-/// The exact text of a duration: an integer in the largest unit that holds
-/// it exactly (`"2h"`, `"90s"`, `"1001us"`, `"3000000007ns"`), `"0s"` for
-/// zero. [`parse_duration`] reads it back to the same value.
-pub fn duration_text(d: SimDuration) -> String {
-    const UNITS: [(&str, u64); 5] = [
-        ("h", 3_600_000_000_000),
-        ("m", 60_000_000_000),
-        ("s", 1_000_000_000),
-        ("ms", 1_000_000),
-        ("us", 1_000),
-    ];
-    let n = d.nanos();
-    if n == 0 {
-        return "0s".to_string();
-    }
-    let (unit, scale) = UNITS
-        .into_iter()
-        .find(|(_, scale)| n.is_multiple_of(*scale))
-        .unwrap_or(("ns", 1));
-    format!("{}{unit}", n / scale)
 }
 
 /// Reads a string through a function inside the deserializer, so that a

@@ -9,7 +9,7 @@
 use super::schema::File;
 use super::Scenario;
 
-pub use super::schema::duration_text as duration;
+pub use crate::engine::duration_text as duration;
 
 /// The first line of every written file. Callers may put their own comment
 /// lines before it.
