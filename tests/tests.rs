@@ -29,6 +29,8 @@
 //!   small versions.
 //! - `structure`: the code and the docs as documented: the module layers in
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
+//! - `toy_algorithm`: an algorithm added from outside the registry (one file)
+//!   runs like a built-in; a wrong one is caught.
 
 mod common;
 
@@ -49,5 +51,6 @@ mod seeds;
 mod snapshots;
 mod structure;
 mod sweep;
+mod toy_algorithm;
 mod traces;
 mod user_operator;

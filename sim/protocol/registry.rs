@@ -88,6 +88,15 @@ impl Algorithm {
         REGISTRY.iter().map(|&i| Algorithm(i))
     }
 
+    /// An algorithm outside [`REGISTRY`]: a handler of the caller's own
+    /// (a test's, or a library user's), run through the same runtime and
+    /// judged by the same checks. Scenario files and the command line do not
+    /// know its name; set it on a parsed scenario
+    /// (`scenario.checkpoint.algorithm = Algorithm::custom(&MY_INFO)`).
+    pub fn custom(info: &'static AlgorithmInfo) -> Algorithm {
+        Algorithm(info)
+    }
+
     /// The algorithm registered under `name`.
     pub fn from_name(name: &str) -> Option<Algorithm> {
         Algorithm::all().find(|a| a.name() == name)
