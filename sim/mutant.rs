@@ -26,6 +26,7 @@ pub enum Mutant {
     TimeoutSwitchNoCapture,
     OutputTimeoutDropsOvertaken,
     PeriodicTriggerStopsOnAbort,
+    QueuedTriggerSkipsMinPause,
     FinalNotifyDropped,
     SinkAbortsRecoveredTxns,
     SourceOffsetOffByOne,
@@ -154,6 +155,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-13256: periodic checkpoints stop after a failover",
         caught_by: "liveness",
         applies: &[("wordcount", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::QueuedTriggerSkipsMinPause,
+        name: "queued-trigger-skips-min-pause",
+        part: "coordinator request queue",
+        what: "a periodic request that waited in the queue runs as soon as a slot frees, inside min_pause of the last completion",
+        modelled_on: "CheckpointRequestDecider: the minimum-pause rule is one branch of choosing a queued request, easy to bypass when the queue is drained",
+        caught_by: "protocol",
+        applies: &[("backpressure", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::CheckpointDuringRecovery,

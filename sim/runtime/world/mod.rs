@@ -202,6 +202,8 @@ struct World<'a> {
     expected: Guarantee,
     fault_phase_end: SimTime,
     input_end: SimTime,
+    /// When a sink last finished taking in records (throughput).
+    sink_end: SimTime,
     /// The crash a recovery started from, until sources are past it.
     recovering_since: Option<SimTime>,
     recovery_ns: Vec<u64>,
@@ -366,6 +368,7 @@ impl<'a> World<'a> {
             expected,
             fault_phase_end,
             input_end: SimTime::ZERO,
+            sink_end: SimTime::ZERO,
             recovering_since: None,
             recovery_ns: Vec::new(),
             recovery: recovery_time::RecoveryClock::new(partitions),
@@ -398,6 +401,8 @@ impl<'a> World<'a> {
                 timeout: scenario.checkpoint.timeout,
                 rpc_latency: scenario.checkpoint.rpc_latency,
                 max_concurrent: scenario.max_concurrent(cfg.algorithm) as usize,
+                queue_requests: cfg.algorithm.info().coordination
+                    == crate::protocol::Coordination::Barriers,
                 tolerable_failures: scenario.checkpoint.tolerable_failures,
                 retained: scenario.checkpoint.retained.max(1) as usize,
                 tasks: exec.tasks.len(),
@@ -793,6 +798,7 @@ impl<'a> World<'a> {
             expected: self.expected,
             fault_phase_end: self.fault_phase_end,
             input_end: self.input_end,
+            sink_end: self.sink_end,
             recovery_ns: std::mem::take(&mut self.recovery_ns),
             snapshots: std::mem::take(&mut self.snapshots),
             complete_below: self.complete_below.take(),

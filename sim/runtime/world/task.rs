@@ -202,6 +202,10 @@ impl World<'_> {
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
         let until_ns = s.busy_until.0;
+        if self.tasks[t as usize].is_sink && n > 0 {
+            self.counters.sink_records_in += n;
+            self.sink_end = self.sink_end.max(SimTime(until_ns));
+        }
         self.net.poke(t);
         self.mark(|| Timeline::Step {
             task: t,
