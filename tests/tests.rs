@@ -18,6 +18,8 @@
 //! - `faults`: the richer fault model (restart strategies, lost
 //!   notifications, storage faults, coordinator crashes, stragglers), each
 //!   exactly-once over many seeds with reachability evidence.
+//! - `flow`: producer-side blocking and resumes, queued triggers, the
+//!   forced-alignment freeze.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -39,6 +41,7 @@ mod cli;
 mod determinism;
 mod extremes;
 mod faults;
+mod flow;
 mod golden;
 mod judge;
 mod mutants;

@@ -119,6 +119,7 @@ static LOCKSTEP: AlgorithmInfo = AlgorithmInfo {
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: false,
+    blocks_upstream: true,
     colour: (0, 0, 0),
     handler: |c| {
         Box::new(Lockstep {
@@ -132,6 +133,7 @@ static LOCKSTEP: AlgorithmInfo = AlgorithmInfo {
 static EAGER: AlgorithmInfo = AlgorithmInfo {
     name: "eager",
     description: "snapshot at the first barrier, no blocking, no channel state",
+    blocks_upstream: false,
     handler: |c| {
         Box::new(Eager {
             current: 0,

@@ -61,6 +61,11 @@ pub struct AlgorithmInfo {
     /// Flink's forced alignment applies: a task with a forward or broadcast
     /// input gets the aligned handler.
     pub forced_alignment: bool,
+    /// Its aligned (and timeoutable) barriers block the producer's side of
+    /// the channel once handed out, until the consumer's resume arrives
+    /// (Flink's `isBlockingUpstream` barrier types, `resumeConsumption`);
+    /// unaligned barriers never block.
+    pub blocks_upstream: bool,
     /// Its colour in charts (RGB).
     pub colour: (u8, u8, u8),
     /// Its per-task barrier handler.

@@ -42,6 +42,11 @@ counters! {
     /// Periodic trigger requests that waited in the coordinator's queue
     /// (a checkpoint or savepoint was pending when they came due).
     triggers_queued,
+    /// Channels a barrier blocked at the sender (Flink's producer-side
+    /// blocking for aligned barriers).
+    upstream_blocks,
+    /// `resumeConsumption` messages that reached a sender.
+    resumes,
     snapshots,
     alignments,
     cancel_markers_sent,

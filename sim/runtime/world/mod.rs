@@ -89,6 +89,9 @@ struct Task {
     handler: Box<dyn BarrierHandler>,
     status: Status,
     blocked: Vec<bool>,
+    /// Per input: a barrier read from it had blocked its sender, which
+    /// waits for this task's resume.
+    needs_resume: Vec<bool>,
     eod: Vec<bool>,
     eod_remaining: u32,
     input_ended: bool,
@@ -314,6 +317,8 @@ impl<'a> World<'a> {
             n.flush_timeout,
         );
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
+        net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
+        net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
         let task_outputs = exec
             .tasks
             .iter()
@@ -471,6 +476,7 @@ impl<'a> World<'a> {
             ),
             status: Status::Running,
             blocked: vec![false; inputs as usize],
+            needs_resume: vec![false; inputs as usize],
             eod: vec![false; inputs as usize],
             eod_remaining: inputs,
             input_ended: false,
@@ -691,6 +697,7 @@ impl<'a> World<'a> {
                     self.resume_source(task, id);
                 }
             }
+            Ev::ResumeConsumption { ch } => self.resume_consumption(ch),
             Ev::StorageWriteFailed { .. }
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }
