@@ -204,3 +204,21 @@ fn committed_reports_regenerate_identically() {
         std::fs::remove_dir_all(&tmp).ok();
     }
 }
+
+/// Throughput is measured at the sinks: under backpressure no algorithm
+/// delivers more than the sinks can take in (4 subtasks at 1 ms a record:
+/// 4,000 records per second), however fast the sources filled the buffers.
+#[test]
+fn throughput_never_beats_the_sinks_capacity() {
+    let c = run(
+        "checkpointing-time",
+        &[Algorithm::Aligned, Algorithm::Unaligned],
+        2,
+        None,
+    );
+    for a in [Algorithm::Aligned, Algorithm::Unaligned] {
+        let t = p50(&c, a, None, "throughput_rps");
+        assert!(t <= 4_000.0, "{}: {t} records/s into the sinks", a.name());
+        assert!(t > 3_000.0, "{}: {t} records/s: the sinks idle", a.name());
+    }
+}

@@ -279,3 +279,38 @@ fn markdown_links_resolve() {
     assert!(checked > 30, "only {checked} links found");
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
+
+/// The algorithms table of docs/algorithms.md, as the registry writes it.
+fn algorithms_table() -> String {
+    let mut t = String::from("| name | promises | what it does | file |\n|---|---|---|---|\n");
+    for a in ckptsim::protocol::Algorithm::all() {
+        let promise = serde_json::to_value(a.promise()).unwrap();
+        let file = a.name().replace('-', "_");
+        t.push_str(&format!(
+            "| [`{n}`](#{n}) | {p} | {d} | `sim/protocol/{file}.rs` |\n",
+            n = a.name(),
+            p = promise.as_str().unwrap(),
+            d = a.info().description,
+        ));
+    }
+    t
+}
+
+#[test]
+fn the_algorithms_table_is_the_registry() {
+    let doc = read(&root().join("docs/algorithms.md"));
+    let want = algorithms_table();
+    assert!(
+        doc.contains(&want),
+        "docs/algorithms.md must hold the registry's table (protocol::registry), exactly:\n\n{want}"
+    );
+    for a in ckptsim::protocol::Algorithm::all() {
+        let file = root().join(format!("sim/protocol/{}.rs", a.name().replace('-', "_")));
+        assert!(
+            file.is_file(),
+            "{} has no file {}",
+            a.name(),
+            file.display()
+        );
+    }
+}

@@ -20,6 +20,8 @@
 //! - `faults`: the richer fault model (restart strategies, lost
 //!   notifications, storage faults, coordinator crashes, stragglers), each
 //!   exactly-once over many seeds with reachability evidence.
+//! - `flow`: producer-side blocking and resumes, queued triggers, the
+//!   forced-alignment freeze.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -31,6 +33,8 @@
 //!   small versions.
 //! - `structure`: the code and the docs as documented: the module layers in
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
+//! - `toy_algorithm`: an algorithm added from outside the registry (one file)
+//!   runs like a built-in; a wrong one is caught.
 
 mod common;
 
@@ -39,6 +43,7 @@ mod cli;
 mod determinism;
 mod extremes;
 mod faults;
+mod flow;
 mod golden;
 mod judge;
 mod mutants;
@@ -52,5 +57,6 @@ mod seeds;
 mod snapshots;
 mod structure;
 mod sweep;
+mod toy_algorithm;
 mod traces;
 mod user_operator;

@@ -25,6 +25,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: false,
+    blocks_upstream: true,
     colour: (31, 119, 180),
     handler: |c| Box::new(AlignedHandler::with_mutants(c.inputs, c.mutants)),
 };
@@ -104,11 +105,7 @@ impl BarrierHandler for AlignedHandler {
                 out.push(HandlerAction::AlignmentStart(b.id));
             }
         }
-        if !self.mutants.has(Mutant::AlignedNoBlock) {
-            out.push(HandlerAction::Block(input));
-        } else if (self.aligned_count as usize) < self.aligned.len() {
-            crate::mutant::fired(Mutant::AlignedNoBlock);
-        }
+        out.push(HandlerAction::Block(input));
         if self.aligned_count as usize == self.aligned.len() {
             out.push(HandlerAction::AlignmentEnd(b.id));
             out.push(HandlerAction::Checkpoint(b));

@@ -36,6 +36,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: true,
+    blocks_upstream: true,
     colour: (44, 160, 44),
     handler: |c| Box::new(AlignedTimeoutHandler::with_mutants(c.inputs, c.alignment_timeout, c.mutants)),
 };

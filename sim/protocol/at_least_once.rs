@@ -94,6 +94,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: false,
     aligned_savepoints: true,
     forced_alignment: false,
+    blocks_upstream: false,
     colour: (214, 39, 40),
     handler: |c| Box::new(BarrierTracker::new(c.inputs)),
 };

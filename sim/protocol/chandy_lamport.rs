@@ -35,6 +35,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: false,
     forced_alignment: false,
+    blocks_upstream: false,
     colour: (148, 103, 189),
     handler: |c| Box::new(MarkerHandler::new(c.inputs)),
 };

@@ -14,6 +14,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: false,
+    blocks_upstream: true,
     colour: (127, 127, 127),
     handler: |c| Box::new(super::aligned::AlignedHandler::with_mutants(c.inputs, c.mutants)),
 };

@@ -61,6 +61,11 @@ pub struct AlgorithmInfo {
     /// Flink's forced alignment applies: a task with a forward or broadcast
     /// input gets the aligned handler.
     pub forced_alignment: bool,
+    /// Its aligned (and timeoutable) barriers block the producer's side of
+    /// the channel once handed out, until the consumer's resume arrives
+    /// (Flink's `isBlockingUpstream` barrier types, `resumeConsumption`);
+    /// unaligned barriers never block.
+    pub blocks_upstream: bool,
     /// Its colour in charts (RGB).
     pub colour: (u8, u8, u8),
     /// Its per-task barrier handler.
@@ -86,6 +91,15 @@ impl Algorithm {
     /// Every registered algorithm, in registry order.
     pub fn all() -> impl Iterator<Item = Algorithm> {
         REGISTRY.iter().map(|&i| Algorithm(i))
+    }
+
+    /// An algorithm outside [`REGISTRY`]: a handler of the caller's own
+    /// (a test's, or a library user's), run through the same runtime and
+    /// judged by the same checks. Scenario files and the command line do not
+    /// know its name; set it on a parsed scenario
+    /// (`scenario.checkpoint.algorithm = Algorithm::custom(&MY_INFO)`).
+    pub fn custom(info: &'static AlgorithmInfo) -> Algorithm {
+        Algorithm(info)
     }
 
     /// The algorithm registered under `name`.

@@ -34,6 +34,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: false,
+    blocks_upstream: false,
     colour: (140, 86, 75),
     handler: |c| Box::new(DrainHandler::new(c.inputs)),
 };

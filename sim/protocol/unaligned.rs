@@ -32,6 +32,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     closes_superseded: true,
     aligned_savepoints: true,
     forced_alignment: true,
+    blocks_upstream: true,
     colour: (255, 127, 14),
     handler: |c| Box::new(UnalignedHandler::new(c.inputs)),
 };

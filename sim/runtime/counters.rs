@@ -39,6 +39,14 @@ counters! {
     checkpoints_expired,
     checkpoints_declined,
     triggers_skipped,
+    /// Periodic trigger requests that waited in the coordinator's queue
+    /// (a checkpoint or savepoint was pending when they came due).
+    triggers_queued,
+    /// Channels a barrier blocked at the sender (Flink's producer-side
+    /// blocking for aligned barriers).
+    upstream_blocks,
+    /// `resumeConsumption` messages that reached a sender.
+    resumes,
     snapshots,
     alignments,
     cancel_markers_sent,
@@ -61,6 +69,9 @@ counters! {
     records_emitted,
     records_replayed,
     records_processed,
+    /// Records taken in by sinks (operators without outputs), replays
+    /// after a failure included: the numerator of throughput.
+    sink_records_in,
     backpressure_stalls,
     notifications_ignored,
     checkpoints_after_last_recovery,

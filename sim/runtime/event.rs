@@ -77,6 +77,9 @@ pub enum Ev {
     /// A plain savepoint completed: the task resumes what it paused for
     /// it (stop-the-world sources); no commit, no notification.
     SavepointDone { task: TaskId, id: CheckpointId },
+    /// The receiver's `resumeConsumption` reaches the sender of a channel
+    /// that a barrier blocked.
+    ResumeConsumption { ch: ChannelId },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -119,6 +122,7 @@ impl Ev {
             Ev::SavepointDue => (26, 0, 0),
             Ev::Cancel => (27, 0, 0),
             Ev::SavepointDone { task, id } => (28, task.into(), id),
+            Ev::ResumeConsumption { ch } => (29, ch.into(), 0),
         }
     }
 
@@ -152,6 +156,7 @@ impl Ev {
             Ev::SavepointDue => "savepoint-due",
             Ev::Cancel => "cancel",
             Ev::SavepointDone { .. } => "savepoint-done",
+            Ev::ResumeConsumption { .. } => "resume-consumption",
         }
     }
 }

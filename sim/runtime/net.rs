@@ -69,6 +69,10 @@ pub struct Channel {
     /// Input channel state being recorded at the receiver.
     pub capture: Option<Capture>,
     last_arrival: SimTime,
+    /// The sender handed out a blocking barrier of this checkpoint and
+    /// sends nothing more until the receiver's resume arrives (Flink's
+    /// `PipelinedSubpartition.isBlocked`).
+    pub blocked_for: Option<CheckpointId>,
 }
 
 /// Records captured as one channel's in-flight state, by sequence number.
@@ -146,6 +150,7 @@ impl Channel {
         self.barrier_mark = None;
         self.capture = None;
         self.last_arrival = now;
+        self.blocked_for = None;
     }
 }
 
@@ -175,6 +180,13 @@ pub struct Net {
     /// Messages a latency spike delayed, and messages a partition held.
     pub delayed_messages: u64,
     pub held_messages: u64,
+    /// Aligned and timeoutable barriers block their channel at the sender
+    /// once handed out (the algorithm's `blocks_upstream`).
+    pub blocking_barriers: bool,
+    /// Channels blocked at the sender by a barrier.
+    pub upstream_blocks: u64,
+    /// Mutant `aligned-no-block`: barriers are handed out without blocking.
+    pub nonblocking_barriers: bool,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -220,6 +232,7 @@ impl Net {
                 barrier_mark: None,
                 capture: None,
                 last_arrival: SimTime::ZERO,
+                blocked_for: None,
             })
             .collect();
         Net {
@@ -248,6 +261,9 @@ impl Net {
             delays: Vec::new(),
             delayed_messages: 0,
             held_messages: 0,
+            blocking_barriers: false,
+            upstream_blocks: 0,
+            nonblocking_barriers: false,
         }
     }
 
@@ -371,6 +387,9 @@ impl Net {
         loop {
             let out_limit = self.output_buffers;
             let c = &mut self.channels[ch as usize];
+            if c.blocked_for.is_some() {
+                return; // nothing leaves until the receiver resumes
+            }
             let Some(front) = c.out_queue.front() else {
                 return;
             };
@@ -379,7 +398,15 @@ impl Net {
                 return;
             }
             let msg = c.out_queue.pop_front().expect("front exists");
+            let mut blocks = None;
             if let Msg::Barrier(b) = &msg {
+                if b.kind != BarrierKind::Unaligned && self.blocking_barriers {
+                    if self.nonblocking_barriers {
+                        crate::mutant::fired(crate::mutant::Mutant::AlignedNoBlock);
+                    } else {
+                        blocks = Some(b.id);
+                    }
+                }
                 if b.kind == BarrierKind::Timeoutable {
                     let from = c.from;
                     self.release_held(from);
@@ -418,7 +445,22 @@ impl Net {
                     self.poke(from);
                 }
             }
+            if blocks.is_some() {
+                self.channels[ch as usize].blocked_for = blocks;
+                self.upstream_blocks += 1;
+                return;
+            }
         }
+    }
+
+    /// The receiver's resume reached the sender: the channel sends again.
+    /// False if it was not blocked (a resume too many).
+    pub fn resume(&mut self, ch: ChannelId) -> bool {
+        if self.channels[ch as usize].blocked_for.take().is_none() {
+            return false;
+        }
+        self.transmit(ch);
+        true
     }
 
     fn release_held(&mut self, task: TaskId) {

@@ -248,8 +248,11 @@ pub struct RunOutput {
     pub expected: Guarantee,
     /// End of the fault phase: no fault is planned after it.
     pub fault_phase_end: SimTime,
-    /// When the last source ran out of input (throughput denominator).
+    /// When the last source ran out of input.
     pub input_end: SimTime,
+    /// When a sink last finished taking in records: the denominator of
+    /// throughput (records the sinks took in per virtual second).
+    pub sink_end: SimTime,
     /// Per failure: from the failure until the restarted job has
     /// re-emitted, in every source partition, everything emitted before it
     /// was stopped (recovery time; `world/recovery_time.rs`). Never less

@@ -30,6 +30,9 @@ use crate::scenario::SavepointSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
+/// Queued trigger requests at most (Flink's `DEFAULT_MAX_QUEUED_REQUESTS`).
+pub const MAX_QUEUED: usize = 1000;
+
 /// The coordinator's configuration (`[checkpoint]`, resolved for the
 /// algorithm and the job).
 #[derive(Clone, Debug)]
@@ -42,6 +45,11 @@ pub struct Config {
     pub rpc_latency: SimDuration,
     /// Pending checkpoints at most (the algorithm's limit applied).
     pub max_concurrent: usize,
+    /// A request that cannot run now waits in the queue (Flink's request
+    /// decider). Off for stop-the-world, whose pauses would otherwise run
+    /// back to back once a checkpoint outlasts the interval and starve the
+    /// sources: there a request that finds one pending is dropped.
+    pub queue_requests: bool,
     pub tolerable_failures: u32,
     /// Completed checkpoints kept (at least one).
     pub retained: usize,
@@ -56,7 +64,10 @@ pub enum Skip {
     /// The job is not running, or it is finishing (its final checkpoint
     /// completed).
     NotRunning,
-    /// `max_concurrent` checkpoints are pending.
+    /// `max_concurrent` checkpoints are pending and the request cannot wait:
+    /// the queue is full ([`MAX_QUEUED`]) or the coordinator does not queue
+    /// (`Config::queue_requests`, stop-the-world). Otherwise it is queued,
+    /// [`Action::Queued`].
     MaxConcurrent,
     /// A savepoint is due or pending: it goes first.
     Savepoint,
@@ -87,6 +98,10 @@ pub enum Action {
     ArmPeriodic { at: SimTime, generation: u32 },
     /// A periodic trigger was not taken.
     Skipped(Skip),
+    /// A periodic trigger came due while `max_concurrent` checkpoints were
+    /// pending (or a savepoint went first): it waits in the request queue
+    /// and runs when a pending checkpoint ends.
+    Queued,
     /// Checkpoint (or savepoint) `id` was triggered.
     Triggered { id: CheckpointId, savepoint: bool },
     /// Schedule the expiry of `id` at `at`.
@@ -148,6 +163,9 @@ pub struct Coordinator {
     /// That checkpoint: tasks finish when notified of it.
     pub final_id: Option<CheckpointId>,
     pub stats: Vec<CheckpointStats>,
+    /// Periodic trigger requests waiting for a free slot (Flink's
+    /// `CheckpointRequestDecider` queue), by the time they came due.
+    pub queued: VecDeque<SimTime>,
     /// Ids completed and ids aborted, for the protocol checker.
     pub completed_ids: Vec<CheckpointId>,
     pub aborted_ids: Vec<CheckpointId>,
@@ -168,6 +186,7 @@ impl Coordinator {
             finishing: false,
             final_id: None,
             stats: Vec::new(),
+            queued: VecDeque::new(),
             completed_ids: Vec::new(),
             aborted_ids: Vec::new(),
         }
@@ -206,15 +225,9 @@ impl Coordinator {
             at: now.plus(interval),
             generation,
         });
+        let busy = self.pending.len() >= self.cfg.max_concurrent;
         let skip = if !facts.running || self.finishing {
             Some(Skip::NotRunning)
-        } else if self.pending.len() >= self.cfg.max_concurrent {
-            Some(Skip::MaxConcurrent)
-        } else if facts.savepoint_due || self.savepoint_pending() {
-            // A requested savepoint goes first (Flink's request queue puts
-            // savepoints ahead of periodic checkpoints), and none runs
-            // beside a savepoint here.
-            Some(Skip::Savepoint)
         } else if facts.recovering {
             Some(Skip::Recovering)
         } else {
@@ -224,10 +237,77 @@ impl Coordinator {
             out.push(Action::Skipped(skip));
             return;
         }
+        if !self.cfg.queue_requests {
+            if busy {
+                out.push(Action::Skipped(Skip::MaxConcurrent));
+                return;
+            }
+            if facts.savepoint_due || self.savepoint_pending() {
+                out.push(Action::Skipped(Skip::Savepoint));
+                return;
+            }
+        }
+        if busy || facts.savepoint_due || self.savepoint_pending() {
+            // Flink's request decider queues what cannot run now; a
+            // requested savepoint goes first (savepoints sort ahead of
+            // periodic requests), and none runs beside a savepoint here.
+            self.enqueue(now, out);
+            return;
+        }
+        self.start_periodic(now, false, out);
+    }
+
+    /// Queues a periodic request (at most [`MAX_QUEUED`]: the newest is
+    /// dropped beyond, as Flink's `TOO_MANY_CHECKPOINT_REQUESTS`).
+    fn enqueue(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if self.queued.len() >= MAX_QUEUED {
+            out.push(Action::Skipped(Skip::MaxConcurrent));
+            return;
+        }
+        self.queued.push_back(now);
+        out.push(Action::Queued);
+    }
+
+    /// A pending checkpoint ended (completed, aborted or expired): run the
+    /// oldest queued periodic request if a slot is free, as Flink's
+    /// `executeQueuedRequest` does, through the same minimum-pause rule.
+    pub fn run_queued(&mut self, now: SimTime, facts: Facts, out: &mut Vec<Action>) {
+        if self.queued.is_empty() || self.pending.len() >= self.cfg.max_concurrent {
+            return;
+        }
+        if facts.savepoint_due || self.savepoint_pending() {
+            return; // the savepoint first; the request keeps its place
+        }
+        if !facts.running || self.finishing {
+            // Flink: NOT_ALL_REQUIRED_TASKS_RUNNING fails every request.
+            for _ in self.queued.drain(..) {
+                out.push(Action::Skipped(Skip::NotRunning));
+            }
+            return;
+        }
+        self.queued.pop_front();
+        if facts.recovering {
+            out.push(Action::Skipped(Skip::Recovering));
+            return;
+        }
+        self.start_periodic(now, true, out);
+    }
+
+    /// A periodic request may run: unless it is within `min_pause` of the
+    /// last completion (then it fails and the periodic trigger moves to the
+    /// end of the pause, Flink's `rescheduleTrigger`), trigger it.
+    /// `queued`: it waited in the queue.
+    fn start_periodic(&mut self, now: SimTime, queued: bool, out: &mut Vec<Action>) {
         if let Some(last) = self.last_completion {
             let earliest = last.plus(self.cfg.min_pause);
             if earliest > now {
-                // Flink reschedules the periodic trigger to the end of the pause.
+                if queued && self.cfg.mutants.has(Mutant::QueuedTriggerSkipsMinPause) {
+                    // Mutant: a request that waited in the queue runs at
+                    // once, inside the pause.
+                    fired(Mutant::QueuedTriggerSkipsMinPause);
+                    self.trigger(now, None, out);
+                    return;
+                }
                 out.push(Action::Skipped(Skip::MinPause));
                 self.periodic_generation += 1;
                 out.push(Action::ArmPeriodic {
@@ -511,6 +591,9 @@ impl Coordinator {
     /// Every pending checkpoint ends with `outcome` (a failover or a
     /// cancel: no notifications).
     pub fn abort_all(&mut self, now: SimTime, outcome: Outcome, out: &mut Vec<Action>) {
+        // Flink stops the checkpoint scheduler, which fails every queued
+        // request too.
+        self.queued.clear();
         let pending: Vec<CheckpointId> = self.pending.keys().copied().collect();
         for id in pending {
             self.abort(now, id, outcome, out);

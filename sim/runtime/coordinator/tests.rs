@@ -16,6 +16,7 @@ fn config(tasks: usize) -> Config {
         timeout: SimDuration::from_millis(50),
         rpc_latency: SimDuration::from_millis(1),
         max_concurrent: 1,
+        queue_requests: true,
         tolerable_failures: 1,
         retained: 1,
         tasks,
@@ -38,6 +39,8 @@ enum In {
     Decline(u64, CheckpointId),
     StorageFailed(u64, CheckpointId),
     AbortAll(u64, Outcome),
+    /// A pending checkpoint ended at a time: run a queued request.
+    RunQueued(u64, Facts),
 }
 
 const RUNNING: Facts = Facts {
@@ -86,6 +89,7 @@ fn run(cfg: Config, steps: &[In]) -> (Coordinator, Vec<Vec<Action>>) {
                 In::Decline(now, id) => c.abort(t(now), id, Outcome::Declined, &mut out),
                 In::StorageFailed(now, id) => c.storage_failed(t(now), id, &mut out),
                 In::AbortAll(now, outcome) => c.abort_all(t(now), outcome, &mut out),
+                In::RunQueued(now, facts) => c.run_queued(t(now), facts, &mut out),
             }
             out
         })
@@ -154,7 +158,7 @@ fn table() {
             vec![vec![]],
         ),
         (
-            "not running, at the limit, a savepoint due, replaying restored data: skipped",
+            "not running: skipped; at the limit or behind a due savepoint: queued",
             config(2),
             vec![
                 Periodic(10, 0, Facts::default()),
@@ -183,14 +187,14 @@ fn table() {
                         at: t(130),
                         generation: 0,
                     },
-                    Skipped(Skip::MaxConcurrent),
+                    Queued,
                 ],
                 vec![
                     ArmPeriodic {
                         at: t(140),
                         generation: 0,
                     },
-                    Skipped(Skip::MaxConcurrent),
+                    Queued,
                 ],
             ],
         ),
@@ -298,7 +302,7 @@ fn table() {
             ],
         ),
         (
-            "a savepoint holds periodic triggers back; its expiry does not count; a failed stop fails over",
+            "a savepoint holds periodic triggers back (queued); its expiry does not count; a failed stop fails over",
             config(1),
             vec![
                 Savepoint(5, false),
@@ -325,7 +329,7 @@ fn table() {
                         at: t(110),
                         generation: 0,
                     },
-                    Skipped(Skip::MaxConcurrent),
+                    Queued,
                 ],
                 vec![
                     Aborted {
@@ -456,4 +460,85 @@ fn the_final_checkpoint_is_the_first_with_every_input_ended() {
     );
     assert_eq!((c.finishing, c.final_id), (true, Some(1)));
     assert_eq!(c.latest().map(|l| l.id), Some(1));
+}
+
+/// A periodic trigger at 0 starts checkpoint 1, the one at 100 finds it
+/// pending and is queued; checkpoint 1 completes at 150.
+fn queued_then_completed(cfg: Config, then: &[In]) -> (Coordinator, Vec<Vec<Action>>) {
+    let mut steps = vec![
+        In::Periodic(0, 0, RUNNING),
+        In::Periodic(100, 0, RUNNING),
+        In::Write(1, 0, false),
+        In::Ack(0, 1),
+        In::Finalized(150, 1),
+    ];
+    steps.extend_from_slice(then);
+    run(cfg, &steps)
+}
+
+#[test]
+fn a_queued_request_runs_when_the_pending_checkpoint_ends() {
+    let (c, out) = queued_then_completed(config(1), &[In::RunQueued(150, RUNNING)]);
+    assert_eq!(
+        out[1],
+        vec![
+            ArmPeriodic {
+                at: t(200),
+                generation: 0
+            },
+            Queued
+        ]
+    );
+    assert_eq!(out[5], triggered(150, 0, 2)[1..].to_vec());
+    assert!(c.queued.is_empty());
+}
+
+#[test]
+fn a_queued_request_keeps_the_minimum_pause() {
+    let cfg = Config {
+        min_pause: SimDuration::from_millis(80),
+        ..config(1)
+    };
+    let (c, out) = queued_then_completed(cfg, &[In::RunQueued(150, RUNNING)]);
+    assert_eq!(
+        out[5],
+        vec![
+            Skipped(Skip::MinPause),
+            ArmPeriodic {
+                at: t(230),
+                generation: 1
+            },
+        ]
+    );
+    assert!(c.queued.is_empty(), "the request failed; the trigger moved");
+}
+
+#[test]
+fn a_queued_request_waits_for_a_due_savepoint_and_dies_with_a_failover() {
+    let savepoint_due = Facts {
+        savepoint_due: true,
+        ..RUNNING
+    };
+    let (c, out) = queued_then_completed(
+        config(1),
+        &[
+            In::RunQueued(150, savepoint_due),
+            In::AbortAll(160, Outcome::Failover),
+            In::RunQueued(170, RUNNING),
+        ],
+    );
+    assert_eq!(out[5], vec![]);
+    assert_eq!(out[7], vec![]);
+    assert!(c.queued.is_empty());
+}
+
+#[test]
+fn mutant_queued_trigger_skips_min_pause_triggers_inside_the_pause() {
+    let cfg = Config {
+        min_pause: SimDuration::from_millis(80),
+        mutants: Mutants::NONE.with(crate::mutant::Mutant::QueuedTriggerSkipsMinPause),
+        ..config(1)
+    };
+    let (_, out) = queued_then_completed(cfg, &[In::RunQueued(150, RUNNING)]);
+    assert_eq!(out[5], triggered(150, 0, 2)[1..].to_vec());
 }

@@ -36,9 +36,24 @@ impl World<'_> {
             }
             match a {
                 HandlerAction::Block(i) => self.tasks[ti].blocked[i as usize] = true,
-                HandlerAction::Unblock(i) => self.tasks[ti].blocked[i as usize] = false,
+                HandlerAction::Unblock(i) => {
+                    self.tasks[ti].blocked[i as usize] = false;
+                    if self.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
+                        && self.tasks[ti].needs_resume[i as usize]
+                    {
+                        // Mutant: an ignored (obsolete) barrier does not
+                        // release the channel it blocked at its sender.
+                        fired(Mutant::ObsoleteBarrierNoResume);
+                        self.tasks[ti].needs_resume[i as usize] = false;
+                    } else {
+                        self.resume_input(t, i);
+                    }
+                }
                 HandlerAction::UnblockAll => {
-                    self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false)
+                    self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false);
+                    for i in 0..self.tasks[ti].needs_resume.len() as u32 {
+                        self.resume_input(t, i);
+                    }
                 }
                 HandlerAction::AlignmentStart(id) => {
                     self.tasks[ti].started.insert(id);
@@ -609,6 +624,42 @@ impl World<'_> {
         self.route_out(t);
         if id > self.tasks[ti].last_checkpoint {
             self.tasks[ti].aborted.insert(id);
+        }
+    }
+
+    /// A barrier read from input `input` of task `t`: if it blocked its
+    /// sender, the task owes that channel a resume.
+    pub(super) fn note_blocking_barrier(&mut self, t: TaskId, input: u32, id: CheckpointId) {
+        let ch = self.exec.tasks[t as usize].inputs[input as usize];
+        if self.net.channels[ch as usize].blocked_for == Some(id) {
+            self.tasks[t as usize].needs_resume[input as usize] = true;
+        }
+    }
+
+    /// Task `t` resumes consumption of input `input` if a barrier blocked
+    /// its sender: the resume travels upstream (`latency_min`).
+    fn resume_input(&mut self, t: TaskId, input: u32) {
+        let slot = &mut self.tasks[t as usize].needs_resume[input as usize];
+        if !std::mem::take(slot) {
+            return;
+        }
+        let ch = self.exec.tasks[t as usize].inputs[input as usize];
+        let at = self.net.now.plus(SimDuration(self.net.latency_min));
+        self.net.schedule(at, Ev::ResumeConsumption { ch });
+    }
+
+    /// A resume reached the sender of `ch`: the channel sends again.
+    /// Protocol: one resume per blocking barrier.
+    pub(super) fn resume_consumption(&mut self, ch: ChannelId) {
+        self.counters.resumes += 1;
+        if !self.net.resume(ch) {
+            let c = &self.exec.channels[ch as usize];
+            let (from, to) = (c.from as usize, c.to as usize);
+            let msg = format!(
+                "channel {} -> {} was resumed, but no barrier blocked it (a second resumeConsumption)",
+                self.exec.tasks[from].name, self.exec.tasks[to].name
+            );
+            self.violation("protocol", msg);
         }
     }
 }

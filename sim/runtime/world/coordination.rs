@@ -25,8 +25,10 @@ impl World<'_> {
                         _ => {}
                     }
                 }
-                CoordAction::Triggered { id, .. } => {
+                CoordAction::Queued => self.counters.triggers_queued += 1,
+                CoordAction::Triggered { id, savepoint } => {
                     self.counters.checkpoints_triggered += 1;
+                    self.check_min_pause(id, savepoint);
                     self.mark(|| Timeline::Triggered { id });
                 }
                 CoordAction::ArmTimeout { id, at } => {
@@ -99,8 +101,9 @@ impl World<'_> {
         }
     }
 
-    /// The periodic trigger of `generation` came due.
-    pub(super) fn periodic_trigger(&mut self, generation: u32) {
+    /// What the coordinator is told about the job when it decides on a
+    /// trigger request.
+    fn facts(&mut self) -> coordinator::Facts {
         let now = self.net.now;
         let mut recovering = self.recovery_pending > 0;
         if recovering && self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
@@ -114,14 +117,50 @@ impl World<'_> {
             }
             recovering = false;
         }
-        let facts = coordinator::Facts {
+        coordinator::Facts {
             running: self.job == JobStatus::Running,
             savepoint_due: self.savepoint_queue.front().is_some_and(|s| s.at <= now),
             recovering,
-        };
+        }
+    }
+
+    /// The periodic trigger of `generation` came due.
+    pub(super) fn periodic_trigger(&mut self, generation: u32) {
+        let facts = self.facts();
         let mut out = Vec::new();
-        self.coord.periodic(now, generation, facts, &mut out);
+        self.coord
+            .periodic(self.net.now, generation, facts, &mut out);
         self.perform(out);
+    }
+
+    /// A pending checkpoint ended: the oldest queued request may run.
+    pub(super) fn run_queued(&mut self) {
+        if self.coord.queued.is_empty() {
+            return;
+        }
+        let facts = self.facts();
+        let mut out = Vec::new();
+        self.coord.run_queued(self.net.now, facts, &mut out);
+        self.perform(out);
+    }
+
+    /// Protocol: a periodic checkpoint is never triggered within
+    /// `min_pause` of the last completion (savepoints may be).
+    fn check_min_pause(&mut self, id: CheckpointId, savepoint: bool) {
+        let pause = self.coord.cfg.min_pause;
+        let Some(last) = self.coord.last_completion else {
+            return;
+        };
+        if !savepoint && self.net.now < last.plus(pause) {
+            let since = self.net.now.since(last);
+            self.violation(
+                "protocol",
+                format!(
+                    "checkpoint {id} was triggered {} after the last completion, inside min_pause {}",
+                    since, pause
+                ),
+            );
+        }
     }
 
     /// Starts the savepoint `sp` now.
@@ -148,6 +187,7 @@ impl World<'_> {
             self.coord
                 .abort(self.net.now, id, CpOutcome::Declined, &mut out);
             self.perform(out);
+            self.run_queued();
         }
     }
 
@@ -158,6 +198,7 @@ impl World<'_> {
             let mut out = Vec::new();
             self.coord.expire(self.net.now, id, &mut out);
             self.perform(out);
+            self.run_queued();
         }
     }
 
@@ -168,6 +209,7 @@ impl World<'_> {
             let mut out = Vec::new();
             self.coord.storage_failed(self.net.now, id, &mut out);
             self.perform(out);
+            self.run_queued();
         }
     }
 
@@ -202,6 +244,7 @@ impl World<'_> {
         };
         if let Some(sp) = self.savepoints.get(&id).cloned() {
             self.savepoint_completed(p, sp);
+            self.run_queued();
             return;
         }
         let now = self.net.now;
@@ -224,6 +267,7 @@ impl World<'_> {
             self.counters.in_flight_records_persisted += done.in_flight_records;
         }
         self.perform(out);
+        self.run_queued();
     }
 
     /// Adds a completed checkpoint to the store. Protocol: a savepoint

@@ -519,6 +519,7 @@ impl World<'_> {
     pub(super) fn sync_fault_counters(&mut self) {
         self.counters.messages_delayed = self.net.delayed_messages;
         self.counters.messages_held = self.net.held_messages;
+        self.counters.upstream_blocks = self.net.upstream_blocks;
     }
 
     // ------------------------------------------------------------ stragglers

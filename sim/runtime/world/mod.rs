@@ -89,6 +89,9 @@ struct Task {
     handler: Box<dyn BarrierHandler>,
     status: Status,
     blocked: Vec<bool>,
+    /// Per input: a barrier read from it had blocked its sender, which
+    /// waits for this task's resume.
+    needs_resume: Vec<bool>,
     eod: Vec<bool>,
     eod_remaining: u32,
     input_ended: bool,
@@ -202,6 +205,8 @@ struct World<'a> {
     expected: Guarantee,
     fault_phase_end: SimTime,
     input_end: SimTime,
+    /// When a sink last finished taking in records (throughput).
+    sink_end: SimTime,
     /// The crash a recovery started from, until sources are past it.
     recovering_since: Option<SimTime>,
     recovery_ns: Vec<u64>,
@@ -312,6 +317,8 @@ impl<'a> World<'a> {
             n.flush_timeout,
         );
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
+        net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
+        net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
         let task_outputs = exec
             .tasks
             .iter()
@@ -366,6 +373,7 @@ impl<'a> World<'a> {
             expected,
             fault_phase_end,
             input_end: SimTime::ZERO,
+            sink_end: SimTime::ZERO,
             recovering_since: None,
             recovery_ns: Vec::new(),
             recovery: recovery_time::RecoveryClock::new(partitions),
@@ -398,6 +406,8 @@ impl<'a> World<'a> {
                 timeout: scenario.checkpoint.timeout,
                 rpc_latency: scenario.checkpoint.rpc_latency,
                 max_concurrent: scenario.max_concurrent(cfg.algorithm) as usize,
+                queue_requests: cfg.algorithm.info().coordination
+                    == crate::protocol::Coordination::Barriers,
                 tolerable_failures: scenario.checkpoint.tolerable_failures,
                 retained: scenario.checkpoint.retained.max(1) as usize,
                 tasks: exec.tasks.len(),
@@ -466,6 +476,7 @@ impl<'a> World<'a> {
             ),
             status: Status::Running,
             blocked: vec![false; inputs as usize],
+            needs_resume: vec![false; inputs as usize],
             eod: vec![false; inputs as usize],
             eod_remaining: inputs,
             input_ended: false,
@@ -686,6 +697,7 @@ impl<'a> World<'a> {
                     self.resume_source(task, id);
                 }
             }
+            Ev::ResumeConsumption { ch } => self.resume_consumption(ch),
             Ev::StorageWriteFailed { .. }
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }
@@ -793,6 +805,7 @@ impl<'a> World<'a> {
             expected: self.expected,
             fault_phase_end: self.fault_phase_end,
             input_end: self.input_end,
+            sink_end: self.sink_end,
             recovery_ns: std::mem::take(&mut self.recovery_ns),
             snapshots: std::mem::take(&mut self.snapshots),
             complete_below: self.complete_below.take(),

@@ -36,6 +36,7 @@ impl World<'_> {
             | Ev::SnapshotTask { task, .. }
             | Ev::StorageWriteFailed { task, .. } => Some(task),
             Ev::Deliver { ch } => Some(self.exec.channels[ch as usize].to),
+            Ev::ResumeConsumption { ch } => Some(self.exec.channels[ch as usize].from),
             _ => None,
         };
         let from = match task {

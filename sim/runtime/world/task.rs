@@ -65,8 +65,12 @@ impl World<'_> {
             let inputs = &self.exec.tasks[ti].inputs;
             // Priority events first (Flink processes them eagerly).
             let mut pick = None;
+            // Where barriers block their senders (Flink since FLINK-16404),
+            // the receiver's blocked set is bookkeeping: nothing arrives
+            // behind a blocking barrier, and what arrived before it is read.
+            let open = self.net.blocking_barriers;
             for (i, &ch) in inputs.iter().enumerate() {
-                if !task.blocked[i] && self.net.has_priority(ch) {
+                if (open || !task.blocked[i]) && self.net.has_priority(ch) {
                     pick = Some(i as u32);
                     break;
                 }
@@ -77,7 +81,9 @@ impl World<'_> {
                 None => {
                     self.ready.clear();
                     for (i, &ch) in inputs.iter().enumerate() {
-                        if !task.blocked[i] && !self.net.channels[ch as usize].in_queue.is_empty() {
+                        if (open || !task.blocked[i])
+                            && !self.net.channels[ch as usize].in_queue.is_empty()
+                        {
                             self.ready.push(i as u32);
                         }
                     }
@@ -122,6 +128,7 @@ impl World<'_> {
                         id: b.id,
                         kind: b.kind,
                     });
+                    self.note_blocking_barrier(t, pick, b.id);
                     let mut actions = std::mem::take(&mut self.actions);
                     let now = self.net.now;
                     self.tasks[ti]
@@ -187,7 +194,9 @@ impl World<'_> {
                 .inputs
                 .iter()
                 .enumerate()
-                .any(|(i, &ch)| !task.blocked[i] && self.net.has_priority(ch))
+                .any(|(i, &ch)| {
+                    (self.net.blocking_barriers || !task.blocked[i]) && self.net.has_priority(ch)
+                })
     }
 
     /// The task is busy processing `n` records from now (`replayed` of them
@@ -202,6 +211,10 @@ impl World<'_> {
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
         let until_ns = s.busy_until.0;
+        if self.tasks[t as usize].is_sink && n > 0 {
+            self.counters.sink_records_in += n;
+            self.sink_end = self.sink_end.max(SimTime(until_ns));
+        }
         self.net.poke(t);
         self.mark(|| Timeline::Step {
             task: t,

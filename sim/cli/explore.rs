@@ -1,0 +1,259 @@
+//! The commands that run many seeds: `sweep`, `merge`, `shrink`, `compare`.
+
+use crate::*;
+
+pub(crate) fn sweep(
+    spec: &SweepSpec,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    json: bool,
+) -> Result<u8> {
+    use std::io::IsTerminal;
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let total = spec.seeds().len() as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let failing = std::sync::atomic::AtomicU64::new(0);
+    let step = (total / 10).max(1);
+    let progress = |done: u64, failed: bool| {
+        let f = if failed {
+            failing.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+        } else {
+            failing.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        match &bar {
+            Some(bar) => {
+                bar.set_position(done);
+                if f > 0 {
+                    bar.set_message(format!("{f} failing"));
+                }
+            }
+            None if done.is_multiple_of(step) || done == total => {
+                eprintln!("sweep: {done}/{total} seeds, {f} failing");
+            }
+            None => {}
+        }
+    };
+    let clock = Stopwatch::start();
+    let results = sweep::run(spec, jobs, &progress);
+    let wall = clock.elapsed_ns();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(path) = out {
+        let mut text = String::new();
+        for r in &results {
+            text.push_str(&serde_json::to_string(r)?);
+            text.push('\n');
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+    }
+    let summary = SweepSummary::of(&results).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    let timing = SweepTiming::new(&summary, wall);
+    if json {
+        let v = serde_json::json!({ "summary": summary, "timing": timing });
+        emit(&format!("{v}\n"));
+    } else {
+        emit(&summary.to_text(Some(&timing)));
+    }
+    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shrink_cmd(
+    path: &Path,
+    sc: &scenario::Scenario,
+    seed: u64,
+    algorithm: Algorithm,
+    mutants: ckptsim::mutant::Mutants,
+    swarmed: bool,
+    out: &Path,
+    budget: u64,
+) -> Result<u8> {
+    use std::fmt::Write as _;
+    let shrunk = ckptsim::shrink::shrink(sc, seed, algorithm, mutants, budget)
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
+    for m in mutants.names() {
+        args.push_str(&format!(" --mutant {m}"));
+    }
+    let origin = format!(
+        "{} {args}{}",
+        path.display(),
+        if swarmed { " --swarm" } else { "" }
+    );
+    let text = ckptsim::shrink::reproducer_text(&shrunk, &origin, &args);
+    std::fs::write(out, text)
+        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
+    let mut report = String::new();
+    let _ = writeln!(report, "shrunk       fails {}", shrunk.target.join(", "));
+    if let Err(p) = &shrunk.execution {
+        let _ = writeln!(report, "panic        {p}");
+    }
+    let _ = writeln!(report, "before       {}", shrunk.before);
+    let _ = writeln!(report, "after        {}", shrunk.after);
+    let _ = writeln!(report, "runs         {}", shrunk.runs);
+    let _ = writeln!(report, "removed");
+    for s in &shrunk.steps {
+        let _ = writeln!(report, "  - {s}");
+    }
+    let _ = writeln!(report, "wrote        {}", out.display());
+    let _ = writeln!(report, "replay       ckptsim run {} {args}", out.display());
+    emit(&report);
+    Ok(0)
+}
+
+pub(crate) struct CompareArgs {
+    pub(crate) path: PathBuf,
+    pub(crate) algorithms: String,
+    pub(crate) seeds: String,
+    pub(crate) vary: Option<String>,
+    pub(crate) out: PathBuf,
+    pub(crate) notes: Option<PathBuf>,
+    pub(crate) jobs: Option<usize>,
+    pub(crate) mutants: Mutants,
+}
+
+pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
+    use ckptsim::compare::{self, CompareSpec, Vary};
+    let CompareArgs {
+        path,
+        algorithms,
+        seeds,
+        vary,
+        out,
+        notes,
+        jobs,
+        mutants,
+    } = a;
+    let scenario = load_scenario(&path)?;
+    let mut algs = Vec::new();
+    for name in algorithms
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        algs.push(parse_algorithm(Some(name.to_string()), &scenario)?);
+    }
+    if algs.is_empty() {
+        return Err(UsageError("error: --algorithms names none".to_string()).into());
+    }
+    let seeds_range = SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?;
+    let vary_axis = vary
+        .as_deref()
+        .map(Vary::parse)
+        .transpose()
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    let notes_text = notes
+        .as_ref()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("error: cannot read {}: {e}", p.display())))
+        })
+        .transpose()?;
+    let mut command = format!(
+        "ckptsim compare {} --algorithms {} --seeds {seeds}",
+        path.display(),
+        algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(",")
+    );
+    if let Some(v) = &vary {
+        command.push_str(&format!(" --vary {v}"));
+    }
+    for m in mutants.names() {
+        command.push_str(&format!(" --mutant {m}"));
+    }
+    command.push_str(&format!(" --out {}", out.display()));
+    if let Some(n) = &notes {
+        command.push_str(&format!(" --notes {}", n.display()));
+    }
+    let spec = CompareSpec {
+        scenario,
+        path: path.display().to_string(),
+        algorithms: algs,
+        seeds: seeds_range,
+        vary: vary_axis,
+        mutants,
+        command,
+    };
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let total = (spec.algorithms.len() as u64)
+        .saturating_mul(seeds_range.len())
+        .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
+    use std::io::IsTerminal;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs  eta {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    if bar.is_none() {
+        eprintln!("compare: {total} runs on {jobs} threads");
+    }
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let c = pool
+        .install(|| compare::compare(&spec, &progress))
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let files = compare::output::write(&c, &out, notes_text.as_deref())
+        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
+    let mut text = String::new();
+    for f in files {
+        text.push_str(&format!("wrote {}\n", f.display()));
+    }
+    emit(&text);
+    let panicked: Vec<_> = c.runs.iter().filter(|r| r.panic.is_some()).collect();
+    if !panicked.is_empty() {
+        eprintln!(
+            "compare: {} of {} runs panicked (a bug of ckptsim itself), left out of the metrics; README.md lists them with their replay lines",
+            panicked.len(),
+            c.runs.len()
+        );
+    }
+    Ok(0)
+}
+
+pub(crate) fn merge(files: &[PathBuf], json: bool) -> Result<u8> {
+    let mut all = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| UsageError(format!("error: cannot read {}: {e}", f.display())))?;
+        let shown = f.display().to_string();
+        all.extend(
+            sweep::read_jsonl(&shown, &text).map_err(|e| UsageError(format!("error: {}", e.0)))?,
+        );
+    }
+    let summary = SweepSummary::of(&all).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    if json {
+        emit(&format!("{}\n", serde_json::json!({ "summary": summary })));
+    } else {
+        emit(&summary.to_text(None));
+    }
+    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+}

@@ -1,0 +1,4 @@
+//! The commands, one file per family; `sim/main.rs` parses and dispatches.
+
+pub(crate) mod explore;
+pub(crate) mod run;

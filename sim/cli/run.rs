@@ -1,0 +1,432 @@
+//! The commands that run one job: `run` (with the savepoint workflow's
+//! restore, cancel and retained checkpoints) and `savepoint`.
+
+use crate::*;
+
+pub(crate) struct RunArgs {
+    pub(crate) restore: RestoreArgs,
+    pub(crate) cancel_at: Option<String>,
+    pub(crate) checkpoint_dir: Option<PathBuf>,
+    pub(crate) path: PathBuf,
+    pub(crate) seed: u64,
+    pub(crate) algorithm: Option<String>,
+    pub(crate) mutant_names: Vec<String>,
+    pub(crate) json: bool,
+    pub(crate) check_determinism: bool,
+    pub(crate) swarm_flag: bool,
+    pub(crate) trace: Option<PathBuf>,
+    pub(crate) perfetto: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: RunArgs) -> Result<u8> {
+    let RunArgs {
+        path,
+        seed,
+        algorithm,
+        mutant_names,
+        json,
+        check_determinism,
+        swarm_flag,
+        trace,
+        perfetto,
+        restore,
+        cancel_at,
+        checkpoint_dir,
+    } = args;
+    let scenario = load_scenario(&path)?;
+    let algorithm = parse_algorithm(algorithm, &scenario)?;
+    let mut prepared = prepare(&path, scenario, &restore)?;
+    if checkpoint_dir.is_some() && cancel_at.is_none() {
+        return Err(UsageError(
+            "error: --checkpoint-dir needs --cancel-at: only a cancelled job retains its checkpoint\n  help: add --cancel-at TIME".to_string(),
+        )
+        .into());
+    }
+    if let Some(t) = &cancel_at {
+        prepared.job.cancel_at = Some(parse_time("--cancel-at", t)?);
+        let _ = write!(prepared.replay, " --cancel-at {t}");
+        prepared.job.keep_snapshots = checkpoint_dir.is_some();
+    }
+    let scenario = prepared.scenario.clone();
+    let draw = swarm_spec(&scenario, swarm_flag).map(|spec| swarm::draw(&scenario, &spec, seed));
+    let (scenario, draw) = match draw {
+        Some((s, d)) => (s, Some(d)),
+        None => (scenario, None),
+    };
+    let mutants = parse_mutants(&mutant_names)?;
+    let cfg = RunConfig {
+        seed,
+        algorithm,
+        mutants,
+        record_trace: check_determinism || trace.is_some() || perfetto.is_some(),
+    };
+    let (execution, divergence) = match prepared.input_seed {
+        _ if prepared.is_plain() && check_determinism => check_determinism_twice(&scenario, &cfg),
+        _ if prepared.is_plain() => (execute(&scenario, &cfg), None),
+        input_seed => {
+            let input_seed = input_seed.unwrap_or(seed);
+            let first = execute_job(&scenario, &cfg, &prepared.job, input_seed);
+            let divergence = check_determinism
+                .then(|| execute_job(&scenario, &cfg, &prepared.job, input_seed))
+                .filter(|second| second.output.fingerprint != first.output.fingerprint)
+                .map(|second| {
+                    format!(
+                        "fingerprints differ: {} and {}",
+                        first.output.fingerprint, second.output.fingerprint
+                    )
+                });
+            (first, divergence)
+        }
+    };
+    for note in &prepared.notes {
+        eprintln!("{note}");
+    }
+    let shown_path = path.display().to_string();
+    let names = mutants.names();
+    let mut summary = Summary::new(&shown_path, seed, algorithm.name(), &names, &execution);
+    if let Some(d) = draw {
+        summary.set_swarm(d);
+    }
+    summary.append_replay(&prepared.replay);
+    let mut failed = !execution.verdict.passed;
+    if let Some(dir) = &checkpoint_dir {
+        retain(dir, &scenario, &prepared, seed, &execution)?;
+    }
+    let write = |path: &Path, f: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
+        let file = std::fs::File::create(path)
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+        let mut out = std::io::BufWriter::new(file);
+        f(&mut out)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))
+    };
+    if let Some(p) = &trace {
+        write(p, &|w| trace::write_jsonl(&scenario, &execution.output, w))?;
+    }
+    if let Some(p) = &perfetto {
+        write(p, &|w| {
+            trace::write_perfetto(&scenario, &execution.output, w)
+        })?;
+    }
+    if check_determinism {
+        match divergence {
+            None => eprintln!(
+                "determinism: two runs, same fingerprint {}",
+                execution.output.fingerprint
+            ),
+            Some(detail) => {
+                failed = true;
+                eprintln!("determinism: FAILED, {detail}");
+            }
+        }
+    }
+    if json {
+        emit(&format!("{}\n", serde_json::to_string(&summary)?));
+    } else {
+        emit(&summary.to_text(true));
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// `--from-savepoint`, `--parallelism`, `--allow-non-restored-state`
+/// (shared by `run` and `savepoint`).
+#[derive(clap::Args)]
+pub(crate) struct RestoreArgs {
+    /// Start from this savepoint or retained checkpoint directory.
+    #[arg(long = "from-savepoint", value_name = "DIR")]
+    pub(crate) from: Option<PathBuf>,
+    /// Change an operator's parallelism: OP=N (repeatable).
+    #[arg(long, value_name = "OP=N")]
+    pub(crate) parallelism: Vec<String>,
+    /// Drop the snapshot's state of operators the job no longer has.
+    #[arg(long)]
+    pub(crate) allow_non_restored_state: bool,
+}
+
+/// A scenario ready to run as a job: parallelism changed, restored from a
+/// snapshot if asked.
+pub(crate) struct Prepared {
+    pub(crate) scenario: scenario::Scenario,
+    pub(crate) job: JobOptions,
+    /// The seed of the input the sources read (a restored job: the
+    /// snapshot's); `None`: the run's seed.
+    pub(crate) input_seed: Option<u64>,
+    /// The run's generation (0, or one more than the snapshot's).
+    pub(crate) generation: u32,
+    /// Arguments the replay command needs besides seed and algorithm.
+    pub(crate) replay: String,
+    /// What the restore did, for the person reading.
+    pub(crate) notes: Vec<String>,
+}
+
+impl Prepared {
+    /// A plain run: no restore, no cancel.
+    fn is_plain(&self) -> bool {
+        self.job.restore.is_none() && self.job.cancel_at.is_none()
+    }
+}
+
+pub(crate) fn prepare(
+    path: &Path,
+    mut scenario: scenario::Scenario,
+    r: &RestoreArgs,
+) -> Result<Prepared> {
+    let mut replay = String::new();
+    if !r.parallelism.is_empty() {
+        for arg in &r.parallelism {
+            let bad = || {
+                UsageError(format!(
+                    "error: --parallelism `{arg}` is not OP=N\n  help: e.g. --parallelism count=4"
+                ))
+            };
+            let (op, n) = arg.split_once('=').ok_or_else(bad)?;
+            let n: u32 = n.trim().parse().map_err(|_| bad())?;
+            let ids: Vec<String> = scenario.operators.iter().map(|o| o.id.clone()).collect();
+            let Some(spec) = scenario.operators.iter_mut().find(|o| o.id == op.trim()) else {
+                return Err(UsageError(format!(
+                    "error: --parallelism: the job has no operator `{op}`\n  help: operators: {}",
+                    ids.join(", ")
+                ))
+                .into());
+            };
+            spec.parallelism = n;
+            let _ = write!(replay, " --parallelism {arg}");
+        }
+        // Validate the changed job as a file would be.
+        scenario = scenario::check(&scenario, &path.display().to_string()).map_err(|errors| {
+            let list: Vec<String> = errors
+                .0
+                .iter()
+                .map(|e| {
+                    let help = e
+                        .help
+                        .as_ref()
+                        .map(|h| format!("\n  help: {h}"))
+                        .unwrap_or_default();
+                    format!("error: with --parallelism: {}{help}", e.message)
+                })
+                .collect();
+            UsageError(list.join("\n"))
+        })?;
+    }
+    let mut prepared = Prepared {
+        scenario,
+        job: JobOptions::default(),
+        input_seed: None,
+        generation: 0,
+        replay,
+        notes: Vec::new(),
+    };
+    if let Some(dir) = &r.from {
+        let image = savepoint::read_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
+        let plan = rescale::assign(&image, &prepared.scenario, r.allow_non_restored_state)
+            .map_err(|e| UsageError(format!("error: {e}")))?;
+        let kind = match image.meta.kind {
+            SnapshotKind::Savepoint => "savepoint",
+            SnapshotKind::Checkpoint => "retained checkpoint",
+        };
+        prepared.notes.push(format!(
+            "restored from {kind} {} ({}), taken by job `{}` ({}), generation {}",
+            image.meta.id,
+            dir.display(),
+            image.meta.job,
+            image.meta.algorithm,
+            plan.restore.generation
+        ));
+        prepared
+            .notes
+            .extend(plan.notes.iter().map(|n| format!("  {n}")));
+        prepared.input_seed = Some(image.meta.input_seed);
+        prepared.generation = plan.restore.generation;
+        prepared.job.restore = Some(Arc::new(plan.restore));
+        prepared.replay = format!(" --from-savepoint {}{}", dir.display(), prepared.replay);
+        if r.allow_non_restored_state {
+            prepared.replay.push_str(" --allow-non-restored-state");
+        }
+    }
+    Ok(prepared)
+}
+
+pub(crate) fn parse_time(flag: &str, text: &str) -> Result<SimTime> {
+    let d = ckptsim::engine::parse_duration(text).map_err(|e| {
+        UsageError(format!(
+            "error: {flag} `{text}`: {e}\n  help: a virtual time such as 300ms or 1.5s"
+        ))
+    })?;
+    if d > scenario::MAX_DURATION {
+        return Err(UsageError(format!(
+            "error: {flag} `{text}`: a time must be at most {}\n  help: see \"Limits on values\" in docs/scenarios.md",
+            scenario::MAX_DURATION_TEXT
+        ))
+        .into());
+    }
+    Ok(SimTime(d.nanos()))
+}
+
+/// Writes the checkpoint a cancelled job retained under `dir/chk-<id>`.
+pub(crate) fn retain(
+    dir: &Path,
+    scenario: &scenario::Scenario,
+    prepared: &Prepared,
+    seed: u64,
+    e: &ckptsim::harness::Execution,
+) -> Result<()> {
+    let snap = e
+        .output
+        .snapshots
+        .iter()
+        .find(|s| s.kind == SnapshotKind::Checkpoint);
+    let Some(snap) = snap else {
+        if !scenario.checkpoint.retain_on_cancel {
+            eprintln!("note: checkpoint.retain_on_cancel is false: the cancelled job left no checkpoint behind");
+        } else if e.output.outcome != RunOutcome::Cancelled {
+            eprintln!(
+                "note: the job was not cancelled ({}): nothing retained",
+                e.output.outcome.describe()
+            );
+        } else {
+            eprintln!(
+                "note: no checkpoint had completed when the job was cancelled: nothing retained"
+            );
+        }
+        return Ok(());
+    };
+    let input_seed = prepared.input_seed.unwrap_or(seed);
+    let image = Image::from_run(
+        scenario,
+        snap,
+        &e.output.store,
+        input_seed,
+        prepared.generation,
+    )
+    .map_err(|e| UsageError(format!("error: {e}")))?;
+    let out = dir.join(format!("chk-{}", snap.id));
+    savepoint::write_dir(&out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
+    eprintln!(
+        "retained checkpoint {} written to {} ({} operators, {} bytes of state, {} in-flight records)",
+        snap.id,
+        out.display(),
+        image.operators.len(),
+        image.state_bytes(),
+        image.in_flight_records()
+    );
+    Ok(())
+}
+
+pub(crate) struct SavepointArgs {
+    pub(crate) path: PathBuf,
+    pub(crate) at: String,
+    pub(crate) out: PathBuf,
+    pub(crate) stop: bool,
+    pub(crate) drain: bool,
+    pub(crate) seed: u64,
+    pub(crate) algorithm: Option<String>,
+    pub(crate) restore: RestoreArgs,
+}
+
+pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
+    let scenario = load_scenario(&a.path)?;
+    let algorithm = parse_algorithm(a.algorithm, &scenario)?;
+    let mut prepared = prepare(&a.path, scenario, &a.restore)?;
+    let at = parse_time("--at", &a.at)?;
+    prepared.scenario.savepoints = vec![SavepointSpec {
+        at,
+        stop: a.stop,
+        drain: a.drain,
+    }];
+    prepared.job.cancel_after_savepoint = !a.stop;
+    prepared.job.retry_failed_savepoints = true;
+    prepared.job.keep_snapshots = true;
+    let scenario = prepared.scenario.clone();
+    let cfg = RunConfig {
+        seed: a.seed,
+        algorithm,
+        mutants: Mutants::NONE,
+        record_trace: false,
+    };
+    let input_seed = prepared.input_seed.unwrap_or(a.seed);
+    let e = execute_job(&scenario, &cfg, &prepared.job, input_seed);
+    for note in &prepared.notes {
+        eprintln!("{note}");
+    }
+    let shown = a.path.display().to_string();
+    let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
+    summary.replay = format!(
+        "ckptsim savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
+        a.at,
+        a.out.display(),
+        if a.stop { " --stop" } else { "" },
+        if a.drain { " --drain" } else { "" },
+        a.seed,
+        algorithm.name(),
+        prepared.replay
+    );
+    emit(&summary.to_text(true));
+    let snap = e
+        .output
+        .snapshots
+        .iter()
+        .find(|s| s.kind == SnapshotKind::Savepoint);
+    let Some(snap) = snap else {
+        if e.output.outcome == RunOutcome::Finished && e.output.counters.savepoints_triggered == 0 {
+            return Err(UsageError(format!(
+                "error: the job finished at {} before the savepoint requested at {} could be taken\n  help: choose an earlier --at",
+                SimDuration(e.output.end_time.0),
+                a.at
+            ))
+            .into());
+        }
+        let report = e.output.savepoints.first();
+        let attempts: Vec<String> = report
+            .map(|r| {
+                r.attempts
+                    .iter()
+                    .map(|(id, how)| format!("savepoint {id} {how}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let why = report
+            .and_then(|r| r.failure.clone())
+            .unwrap_or_else(|| format!("the job ended ({})", e.output.outcome.describe()));
+        if attempts.is_empty() {
+            eprintln!("savepoint FAILED: {why}; nothing written");
+        } else {
+            eprintln!(
+                "savepoint FAILED: {why} (attempts: {}); nothing written",
+                attempts.join("; ")
+            );
+        }
+        return Ok(1);
+    };
+    let failed_attempts = e.output.counters.savepoints_failed;
+    if failed_attempts > 0 {
+        eprintln!(
+            "note: {failed_attempts} savepoint attempt(s) failed before this one and were retried"
+        );
+    }
+    let image = Image::from_run(
+        &scenario,
+        snap,
+        &e.output.store,
+        input_seed,
+        prepared.generation,
+    )
+    .map_err(|e| UsageError(format!("error: {e}")))?;
+    savepoint::write_dir(&a.out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
+    emit(&format!(
+        "savepoint    {} requested at {}, completed at {}{}; written to {} ({} operators, {} bytes of state, {} in-flight records)\n",
+        snap.id,
+        a.at,
+        SimDuration(snap.completed_at.0),
+        match (snap.stop, snap.drain) {
+            (true, true) => ", job stopped (drained)",
+            (true, false) => ", job stopped",
+            _ => ", job cancelled",
+        },
+        a.out.display(),
+        image.operators.len(),
+        image.state_bytes(),
+        image.in_flight_records()
+    ));
+    Ok(if e.verdict.passed { 0 } else { 1 })
+}

@@ -1,0 +1,86 @@
+//! Flink's flow control around barriers: an aligned barrier blocks its
+//! channel at the sender until the receiver's resume travels back
+//! (producer-side blocking), and periodic triggers that find a checkpoint
+//! pending wait in the coordinator's queue.
+
+use crate::common::{self, check_alg};
+use ckptsim::protocol::Algorithm;
+
+/// Every blocking barrier is resumed exactly once in runs without a
+/// failover (a failover resets the channels instead).
+#[test]
+fn every_blocked_channel_is_resumed_once() {
+    for name in ["wordcount", "timeouts", "backpressure"] {
+        let scenario = common::load(name);
+        let (mut blocks, mut clean) = (0, 0);
+        for seed in 0..10 {
+            let e = check_alg(&scenario, seed, Algorithm::Aligned, &[]);
+            assert!(e.verdict.passed, "{name} seed {seed}");
+            let c = &e.output.counters;
+            blocks += c.upstream_blocks;
+            assert!(c.resumes <= c.upstream_blocks, "{name} seed {seed}");
+            if c.failovers == 0 {
+                clean += 1;
+                assert_eq!(c.resumes, c.upstream_blocks, "{name} seed {seed}");
+            }
+        }
+        assert!(blocks > 0, "{name}: no barrier blocked a channel");
+        assert!(clean > 0, "{name}: every run failed over");
+    }
+}
+
+/// Only the algorithms whose barriers Flink sends as blocking events block:
+/// the at-least-once tracker, Chandy–Lamport markers and stop-the-world
+/// drain markers never do; unaligned barriers block only where alignment is
+/// forced.
+#[test]
+fn only_blocking_barrier_kinds_block() {
+    let scenario = common::load("wordcount");
+    for a in Algorithm::all() {
+        let e = check_alg(&scenario, 0, a, &[]);
+        let blocks = e.output.counters.upstream_blocks;
+        if !a.info().blocks_upstream {
+            assert_eq!(blocks, 0, "{}", a.name());
+        }
+    }
+    let bp = common::load("backpressure");
+    let aligned = check_alg(&bp, 0, Algorithm::Aligned, &[]);
+    let unaligned = check_alg(&bp, 0, Algorithm::Unaligned, &[]);
+    assert!(
+        unaligned.output.counters.upstream_blocks < aligned.output.counters.upstream_blocks,
+        "unaligned {} vs aligned {}",
+        unaligned.output.counters.upstream_blocks,
+        aligned.output.counters.upstream_blocks
+    );
+}
+
+/// The forced-alignment deadlock freezes the data flow, as on real Flink:
+/// once the first checkpoint stalls, the sink takes in nothing more, and
+/// the expiry of the checkpoint does not release it.
+#[test]
+fn a_stalled_forced_alignment_freezes_the_flow_past_the_expiry() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/regressions/unaligned-forced-alignment-deadlock.toml");
+    let scenario = ckptsim::scenario::load(&path).unwrap();
+    let e = check_alg(&scenario, 14989174860723994225, Algorithm::Unaligned, &[]);
+    let c = &e.output.counters;
+    assert!(c.checkpoints_expired > 0, "no checkpoint expired");
+    assert_eq!(c.checkpoints_completed, 0);
+    let first_trigger = scenario.checkpoint.first_delay.0;
+    assert!(
+        e.output.sink_end.0 < first_trigger + scenario.checkpoint.timeout.0,
+        "the sink took in records at {} ns, after the first checkpoint expired",
+        e.output.sink_end.0
+    );
+    assert!(!e.verdict.passed);
+}
+
+/// A checkpoint that outlasts the interval leaves the triggers that came
+/// due meanwhile queued; they run when it ends.
+#[test]
+fn triggers_due_while_a_checkpoint_is_pending_are_queued() {
+    let scenario = common::load("backpressure");
+    let e = check_alg(&scenario, 0, Algorithm::Aligned, &[]);
+    assert!(e.verdict.passed);
+    assert!(e.output.counters.triggers_queued > 0);
+}
