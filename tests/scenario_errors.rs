@@ -711,3 +711,46 @@ fn swarm_ranges_and_time_lists_keep_the_limits() {
         ]
     );
 }
+
+/// A value where a table or an array of tables belongs is refused at its
+/// place, not read field by field (serde would take `[1, 2]` for a struct)
+/// nor taken for an empty table.
+#[test]
+fn a_value_where_a_table_belongs_is_refused() {
+    let text = format!("swarm = []\n{BASE}");
+    let e = only_error(&text);
+    assert_eq!(at(&e), (1, 9));
+    assert!(
+        e.message.contains("`swarm` must be a table"),
+        "{}",
+        e.message
+    );
+    assert!(help(&e).contains("[swarm]"), "{}", help(&e));
+
+    let e = only_error("network = [\"1ms\", 2]\n");
+    assert!(
+        e.message.contains("`network` must be a table"),
+        "{}",
+        e.message
+    );
+
+    let e = only_error("operators = 3\n");
+    assert_eq!(at(&e), (1, 13));
+    assert!(
+        e.message
+            .contains("`operators` must be an array of tables, not integer"),
+        "{}",
+        e.message
+    );
+    assert!(help(&e).contains("[[operators]]"), "{}", help(&e));
+
+    // An inline table is a table.
+    let inline = edit("[limits]\nmax_time = \"1m\"\n", "").replacen(
+        "[network]",
+        "cluster = { workers = 2 }\n[network]",
+        1,
+    );
+    if let Err(e) = ckptsim::scenario::parse_str(&inline, "base.toml") {
+        assert!(!e.0.iter().any(|e| e.message.contains("must be")), "{e:?}");
+    }
+}

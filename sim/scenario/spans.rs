@@ -233,6 +233,10 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
             return Err(ScenarioErrors(vec![error]));
         }
     }
+    let shapes = shape_errors(source, document.as_table());
+    if !shapes.is_empty() {
+        return Err(ScenarioErrors(shapes));
+    }
     let index = SpanIndex::new(document.as_table());
     let mut table = document.as_table().clone();
     // Values serde refuses, each taken out of the document (so that it
@@ -281,6 +285,80 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         .collect();
     errors.sort_by_key(|e| (e.line, e.column));
     Err(ScenarioErrors(errors))
+}
+
+/// The keys whose values are tables (`[faults]`) or arrays of tables
+/// (`[[operators]]`), as `schema::File` nests them. Serde would read an
+/// array in a table's place field by field, so these are checked first.
+const TABLES: &[(&str, bool)] = &[
+    ("network", false),
+    ("operators", true),
+    ("edges", true),
+    ("checkpoint", false),
+    ("faults", false),
+    ("faults.crashes", true),
+    ("faults.random", false),
+    ("faults.restart", false),
+    ("faults.notifications", false),
+    ("faults.storage", false),
+    ("faults.coordinator", false),
+    ("faults.coordinator.random", false),
+    ("faults.slow_tasks", true),
+    ("faults.worker_crashes", true),
+    ("faults.random_workers", false),
+    ("faults.latency_spikes", true),
+    ("faults.partitions", true),
+    ("limits", false),
+    ("expect", false),
+    ("swarm", false),
+    ("savepoints", true),
+    ("cluster", false),
+];
+
+/// A value where a table or an array of tables belongs, each placed.
+fn shape_errors(source: &Source, root: &toml_edit::Table) -> Vec<ScenarioError> {
+    let mut errors = Vec::new();
+    for &(path, array) in TABLES {
+        let mut here: &dyn TableLike = root;
+        let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
+        let reachable = parent
+            .split('.')
+            .filter(|s| !s.is_empty())
+            .try_for_each(|segment| {
+                here = here.get(segment)?.as_table_like()?;
+                Some(())
+            });
+        if reachable.is_none() {
+            continue; // the parent is missing or itself misshapen
+        }
+        let Some(Item::Value(value)) = here.get(key) else {
+            continue; // absent, a table, or an array of tables
+        };
+        let fits = match value {
+            Value::InlineTable(_) => !array,
+            Value::Array(items) => array && items.iter().all(|v| v.is_inline_table()),
+            _ => false,
+        };
+        if !fits {
+            let (message, help) = if array {
+                (
+                    format!(
+                        "`{path}` must be an array of tables, not {}",
+                        value.type_name()
+                    ),
+                    format!("write each entry as a [[{path}]] table"),
+                )
+            } else {
+                (
+                    format!("`{path}` must be a table, not {}", value.type_name()),
+                    format!("write its keys under a [{path}] table"),
+                )
+            };
+            errors.push(source.error(value.span(), message, Some(help)));
+        }
+    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    errors
 }
 
 /// Takes the value at `path` (`faults.coordinator.on_memory_loss`,
