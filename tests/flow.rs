@@ -84,3 +84,28 @@ fn triggers_due_while_a_checkpoint_is_pending_are_queued() {
     assert!(e.verdict.passed);
     assert!(e.output.counters.triggers_queued > 0);
 }
+
+/// Flink's input order: under even backpressure the barriers reach a task
+/// in about the order its inputs' data does, so alignment is near zero,
+/// while the random order keeps the first barrier waiting for the others.
+#[test]
+fn fifo_input_order_makes_alignment_near_zero_under_backpressure() {
+    let random = common::load("checkpointing-time");
+    let mut fifo = random.clone();
+    fifo.network.input_order = ckptsim::scenario::InputOrder::Fifo;
+    let alignment = |s: &ckptsim::scenario::Scenario| {
+        let e = check_alg(s, 0, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed);
+        let stats = &e.output.checkpoint_stats;
+        let done: Vec<u64> = stats
+            .iter()
+            .filter(|s| s.duration_ns > 0)
+            .map(|s| s.alignment_max_ns)
+            .collect();
+        assert!(!done.is_empty());
+        done.iter().sum::<u64>() / done.len() as u64
+    };
+    let (r, f) = (alignment(&random), alignment(&fifo));
+    assert!(f * 10 < r, "fifo {f} ns vs random {r} ns");
+    assert!(f < 10_000_000, "fifo alignment {f} ns");
+}

@@ -129,6 +129,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "latency_max",
         "flush_timeout",
         "step_quantum",
+        "input_order",
     ];
     assert_eq!(keys(&table(&doc["network"])), sorted(&network), "{what}");
     for op in array(doc.get("operators")) {
@@ -343,6 +344,7 @@ fn sample() -> Scenario {
             latency_max: SimDuration::from_micros(1_001),
             flush_timeout: SimDuration::from_micros(500),
             step_quantum: SimDuration::from_nanos(1),
+            input_order: ckptsim::scenario::InputOrder::Fifo,
         },
         checkpoint: CheckpointSpec {
             algorithm: Algorithm::Aligned,

@@ -73,6 +73,10 @@ pub struct Channel {
     /// sends nothing more until the receiver's resume arrives (Flink's
     /// `PipelinedSubpartition.isBlocked`).
     pub blocked_for: Option<CheckpointId>,
+    /// When the channel last joined its receiver's queue of channels with
+    /// data (a stamp of `Net::avail_clock`; smaller = earlier): Flink's
+    /// input order.
+    pub avail: u64,
 }
 
 /// Records captured as one channel's in-flight state, by sequence number.
@@ -187,6 +191,8 @@ pub struct Net {
     pub upstream_blocks: u64,
     /// Mutant `aligned-no-block`: barriers are handed out without blocking.
     pub nonblocking_barriers: bool,
+    /// Stamps for `Channel::avail`, in the order channels became available.
+    avail_clock: u64,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -233,6 +239,7 @@ impl Net {
                 capture: None,
                 last_arrival: SimTime::ZERO,
                 blocked_for: None,
+                avail: 0,
             })
             .collect();
         Net {
@@ -264,6 +271,7 @@ impl Net {
             blocking_barriers: false,
             upstream_blocks: 0,
             nonblocking_barriers: false,
+            avail_clock: 0,
         }
     }
 
@@ -514,6 +522,10 @@ impl Net {
                 }
                 _ => {}
             }
+            if c.in_queue.is_empty() {
+                self.avail_clock += 1;
+                c.avail = self.avail_clock;
+            }
             if priority {
                 c.in_queue.insert(c.in_priority, msg);
                 c.in_priority += 1;
@@ -543,6 +555,8 @@ impl Net {
                 let first = *seq;
                 *seq += max_records as u64;
                 c.received += max_records as u64;
+                self.avail_clock += 1;
+                c.avail = self.avail_clock;
                 return Some(Msg::Data {
                     seq: first,
                     buf: part,
@@ -551,6 +565,10 @@ impl Net {
         }
         let msg = c.in_queue.pop_front()?;
         c.in_priority = c.in_priority.saturating_sub(1);
+        if !c.in_queue.is_empty() {
+            self.avail_clock += 1;
+            c.avail = self.avail_clock;
+        }
         if let Msg::Data { buf, .. } = &msg {
             c.received += buf.len() as u64;
             c.credits += 1;

@@ -365,6 +365,23 @@ pub struct NetworkSpec {
     /// again. Flink looks between every two records; coarser steps are
     /// faster to simulate.
     pub step_quantum: SimDuration,
+    /// Which ready input a task reads next.
+    pub input_order: InputOrder,
+}
+
+/// Which ready input a task reads next (`[network] input_order`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputOrder {
+    /// Uniformly at random among the ready inputs, from the scheduling
+    /// stream: an exploration strategy that reaches orders Flink rarely
+    /// takes.
+    #[default]
+    Random,
+    /// Flink's: the inputs in the order their data became available (the
+    /// input gate's queue of channels with data); a channel that still has
+    /// data after a read goes to the back of the queue.
+    Fifo,
 }
 
 pub use crate::protocol::{Algorithm, Guarantee};

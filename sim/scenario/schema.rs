@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 use super::{
-    Algorithm, FailoverStrategy, Guarantee, KeyDistribution, MemoryLoss, OperatorId, OperatorKind,
-    Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind, SwarmSpec,
-    FORMAT_VERSION,
+    Algorithm, FailoverStrategy, Guarantee, InputOrder, KeyDistribution, MemoryLoss, OperatorId,
+    OperatorKind, Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind,
+    SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -170,6 +170,7 @@ table! {
         latency_max: Duration = us(200),
         flush_timeout: Duration = ms(1),
         step_quantum: Duration = ms(1),
+        input_order: InputOrder = InputOrder::Random,
     }
 }
 
@@ -529,6 +530,7 @@ impl From<&Scenario> for File {
                 latency_max: Duration(n.latency_max),
                 flush_timeout: Duration(n.flush_timeout),
                 step_quantum: Duration(n.step_quantum),
+                input_order: n.input_order,
             },
             operators: s.operators.iter().map(operator).collect(),
             edges: s

@@ -358,6 +358,7 @@ impl<'f> Validator<'_, 'f> {
             latency_max,
             flush_timeout: self.positive("flush_timeout", n.flush_timeout, d.flush_timeout),
             step_quantum: self.dur("step_quantum", n.step_quantum, d.step_quantum),
+            input_order: n.input_order,
         }
     }
 

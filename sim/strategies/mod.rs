@@ -579,6 +579,7 @@ impl ScenarioParts {
                 latency_max: us(n.latency_max_us),
                 flush_timeout: us(n.flush_timeout_us),
                 step_quantum: us(n.step_quantum_us),
+                input_order: crate::scenario::InputOrder::Random,
             },
             operators: operators.collect(),
             edges: t

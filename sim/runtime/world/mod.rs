@@ -177,6 +177,8 @@ struct World<'a> {
     sched_rng: SimRng,
     /// Which ready input a task reads next (`runtime::scheduler`).
     scheduler: Box<dyn super::scheduler::Scheduler>,
+    /// Scratch: when each ready input became available (for the scheduler).
+    since: Vec<u64>,
     store: ExternalStore,
     coord: Coordinator,
     job: JobStatus,
@@ -417,7 +419,11 @@ impl<'a> World<'a> {
             task_outputs,
             net,
             sched_rng: SimRng::new(cfg.seed, Stream::Scheduling),
-            scheduler: Box::new(super::scheduler::Uniform),
+            scheduler: match scenario.network.input_order {
+                crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),
+                crate::scenario::InputOrder::Fifo => Box::new(super::scheduler::Fifo),
+            },
+            since: Vec::new(),
             store: ExternalStore::default(),
             job: JobStatus::Running,
             failed_reason: None,

@@ -90,7 +90,15 @@ impl World<'_> {
                     match self.ready.len() {
                         0 => return,
                         1 => self.ready[0],
-                        _ => self.scheduler.pick(t, &self.ready, &mut self.sched_rng),
+                        _ => {
+                            self.since.clear();
+                            for &i in &self.ready {
+                                let ch = inputs[i as usize];
+                                self.since.push(self.net.channels[ch as usize].avail);
+                            }
+                            self.scheduler
+                                .pick(t, &self.ready, &self.since, &mut self.sched_rng)
+                        }
                     }
                 }
             };
