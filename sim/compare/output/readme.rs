@@ -1,0 +1,353 @@
+//! The `README.md` of a comparison: how to regenerate it, what was run, the
+//! results table, the charts, an automatic reading of the numbers and the
+//! optional hand-written notes.
+
+use super::*;
+
+/// A table cell: `|` escaped, so names and values cannot break the table.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// `charts`: the (title, file) of every chart written.
+pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<&str>) -> String {
+    let mut out = String::new();
+    let mut line = |s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+    line(&format!("# Comparison: {}", c.scenario));
+    line("");
+    line("## Regenerate");
+    line("");
+    line("```sh");
+    line(&c.command);
+    line("```");
+    line("");
+    line("## What was run");
+    line("");
+    line(&format!("- Scenario: `{}`", c.scenario));
+    line(&format!("- Algorithms: {}", c.algorithms.join(", ")));
+    line(&format!(
+        "- Seeds: `{}` (the same inputs and crash times for every algorithm)",
+        c.seeds
+    ));
+    match &c.vary {
+        Some(v) => line(&format!("- Axis: `{}` = {}", v.key, v.values.join(", "))),
+        None => line("- Axis: none"),
+    }
+    if !c.mutants.is_empty() {
+        line(&format!("- Mutants: {}", c.mutants.join(", ")));
+    }
+    let failed = c.runs.iter().filter(|r| !r.passed).count();
+    let panicked = c.runs.iter().filter(|r| r.panic.is_some()).count();
+    if panicked == 0 {
+        line(&format!(
+            "- Runs: {} ({} failed their checks)",
+            c.runs.len(),
+            failed
+        ));
+    } else {
+        line(&format!(
+            "- Runs: {} ({} failed their checks, {panicked} panicked)",
+            c.runs.len(),
+            failed - panicked
+        ));
+    }
+    line("");
+    line("## Results");
+    line("");
+    let vary_col = c.vary.as_ref().map(|v| format!(" `{}` |", md(&v.key)));
+    line(&format!(
+        "| algorithm |{} checkpoints p50 | duration p50 ms | duration p99 ms | alignment p50 ms | state KiB p50 | in-flight KiB p50 | throughput p50 rec/s | latency p50 ms | latency p99 ms | recovery p50 ms | replayed p50 | failed runs |",
+        vary_col.clone().unwrap_or_default()
+    ));
+    line(&format!(
+        "|---|{}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        if vary_col.is_some() { "---|" } else { "" }
+    ));
+    for g in &c.groups {
+        let g_ = Some(g);
+        let value = if c.vary.is_some() {
+            format!(" {} |", md(g.vary.as_deref().unwrap_or("")))
+        } else {
+            String::new()
+        };
+        line(&format!(
+            "| {} |{} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
+            md(&g.algorithm),
+            value,
+            or_dash(p50(g_, "checkpoints_completed"), count),
+            or_dash(p50(g_, "checkpoint_duration_ms"), num),
+            or_dash(p99(g_, "checkpoint_duration_ms"), num),
+            or_dash(p50(g_, "alignment_ms"), num),
+            or_dash(p50(g_, "state_kib"), num),
+            or_dash(p50(g_, "in_flight_kib"), num),
+            or_dash(p50(g_, "throughput_rps"), count),
+            or_dash(p50(g_, "latency_p50_ms"), num),
+            or_dash(p50(g_, "latency_p99_ms"), num),
+            or_dash(p50(g_, "recovery_ms"), num),
+            or_dash(p50(g_, "records_replayed"), count),
+            g.failed_runs,
+            g.runs,
+        ));
+    }
+    line("");
+    line("Per-checkpoint metrics (duration, alignment, sizes) and recovery are pooled over all seeds; per-run metrics (checkpoints, throughput, latency, replayed) are medians over seeds. `-`: no data (e.g. no completed checkpoint, nothing committed, no failure).");
+    line("");
+    for (key, description) in METRICS {
+        line(&format!("- `{key}`: {description}"));
+    }
+    line("");
+    let failures: Vec<_> = c.runs.iter().filter(|r| !r.passed).collect();
+    if !failures.is_empty() {
+        line("## Failed runs");
+        line("");
+        line("Each with its replay line. A run that panicked (a bug of ckptsim itself) is left out of every metric above.");
+        line("");
+        for r in failures {
+            let at = r
+                .vary
+                .as_ref()
+                .map(|v| format!(", {} = {}", c.vary.as_ref().map_or("", |x| &x.key), v))
+                .unwrap_or_default();
+            let what = match &r.panic {
+                Some(p) => format!("panic: {p}"),
+                None => format!("failed {}", r.failed_checks.join(", ")),
+            };
+            line(&format!(
+                "- {}, seed {}{at}: {}",
+                r.algorithm,
+                r.seed,
+                md(&what)
+            ));
+            if let Some(replay) = &r.replay {
+                line(&format!("  `{replay}`"));
+            }
+        }
+        line("");
+    }
+    if !charts.is_empty() {
+        line("## Charts");
+        line("");
+        for (title, file) in charts {
+            line(&format!("![{title}]({file})"));
+            line("");
+        }
+    }
+    line("## Reading");
+    line("");
+    for l in reading(c) {
+        line(&l);
+    }
+    if let Some(notes) = notes {
+        line("");
+        line("## Notes");
+        line("");
+        out.push_str(notes);
+        if !notes.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The automatic reading, as Markdown lines.
+fn reading(c: &Comparison) -> Vec<String> {
+    let algs = algorithms(c);
+    let mut out = Vec::new();
+    match &c.vary {
+        None => {
+            let groups: Vec<(String, Option<&Group>)> = algs
+                .iter()
+                .map(|a| (a.clone(), group(c, a, None)))
+                .collect();
+            out.extend(reading_at(&groups));
+        }
+        Some(v) => {
+            let (Some(first), Some(last)) = (v.values.first(), v.values.last()) else {
+                out.push("- The axis has no values.".to_string());
+                return out;
+            };
+            out.push(format!(
+                "Along `{}`, from {first} to {last} (medians):",
+                v.key
+            ));
+            out.push(String::new());
+            for a in &algs {
+                let (g0, g1) = (group(c, a, Some(first)), group(c, a, Some(last)));
+                let change = |key: &str, f: fn(f64) -> String| {
+                    let (x, y) = (p50(g0, key), p50(g1, key));
+                    let mut s = format!("{} → {}", or_dash(x, f), or_dash(y, f));
+                    match (x, y) {
+                        (Some(x), Some(y)) if x > 0.0 => {
+                            s.push_str(&format!(" ({})", ratio(y / x)))
+                        }
+                        _ => {}
+                    }
+                    s
+                };
+                out.push(format!(
+                    "- {a}: duration {}; in-flight {}; throughput {}",
+                    change("checkpoint_duration_ms", dur),
+                    change("in_flight_kib", size),
+                    change("throughput_rps", rate),
+                ));
+            }
+            for value in if first == last {
+                vec![first]
+            } else {
+                vec![first, last]
+            } {
+                out.push(String::new());
+                out.push(format!("At `{}` = {value}:", v.key));
+                out.push(String::new());
+                let groups: Vec<(String, Option<&Group>)> = algs
+                    .iter()
+                    .map(|a| (a.clone(), group(c, a, Some(value))))
+                    .collect();
+                out.extend(reading_at(&groups));
+            }
+        }
+    }
+    out
+}
+
+/// The lowest and the highest of `(algorithm, value)` (first on ties).
+fn extremes<'a>(values: &[Named<'a>]) -> Option<(Named<'a>, Named<'a>)> {
+    let first = *values.first()?;
+    let (mut lo, mut hi) = (first, first);
+    for &(a, v) in values {
+        if v < lo.1 {
+            lo = (a, v);
+        }
+        if v > hi.1 {
+            hi = (a, v);
+        }
+    }
+    Some((lo, hi))
+}
+
+/// "lowest X (a), highest Y (b): ×r" over the algorithms with data.
+fn lowest_highest(what: &str, values: &[(&str, f64)], f: fn(f64) -> String) -> Option<String> {
+    let ((lo_a, lo), (hi_a, hi)) = extremes(values)?;
+    if values.len() == 1 {
+        return Some(format!("- {what}: only {lo_a} has data ({}).", f(lo)));
+    }
+    if lo == hi {
+        return Some(format!(
+            "- {what}: {} for every algorithm with data.",
+            f(lo)
+        ));
+    }
+    let mut s = format!(
+        "- {what}: lowest **{lo_a}** ({}), highest **{hi_a}** ({})",
+        f(lo),
+        f(hi)
+    );
+    if lo > 0.0 {
+        s.push_str(&format!(", {} apart", ratio(hi / lo)));
+    }
+    s.push('.');
+    Some(s)
+}
+
+/// The reading for one set of groups (one per algorithm).
+fn reading_at(groups: &[(String, Option<&Group>)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let values = |key: &str| -> Vec<(&str, f64)> {
+        groups
+            .iter()
+            .filter_map(|(a, g)| p50(*g, key).map(|v| (a.as_str(), v)))
+            .collect()
+    };
+    let durations = values("checkpoint_duration_ms");
+    match lowest_highest("Median checkpoint duration", &durations, dur) {
+        Some(s) => out.push(s),
+        None => out.push("- No algorithm completed a checkpoint.".to_string()),
+    }
+    let without: Vec<&str> = groups
+        .iter()
+        .filter(|(_, g)| p50(*g, "checkpoint_duration_ms").is_none())
+        .map(|(a, _)| a.as_str())
+        .collect();
+    if !without.is_empty() && !durations.is_empty() {
+        out.push(format!(
+            "- No completed checkpoints: {}.",
+            without.join(", ")
+        ));
+    }
+    // In-flight data: whoever persisted any, with the median and the max.
+    let persisted: Vec<String> = groups
+        .iter()
+        .filter_map(|(a, g)| {
+            let m = max(*g, "in_flight_kib").filter(|&m| m > 0.0)?;
+            let median = p50(*g, "in_flight_kib").unwrap_or(0.0);
+            Some(format!("{a} (median {}, max {})", size(median), size(m)))
+        })
+        .collect();
+    if persisted.is_empty() {
+        if !durations.is_empty() {
+            out.push("- No algorithm persisted in-flight data.".to_string());
+        }
+    } else {
+        out.push(format!(
+            "- Persists in-flight data: {}.",
+            persisted.join(", ")
+        ));
+    }
+    // Throughput relative to the best.
+    let throughput = values("throughput_rps");
+    if let Some((_, (best_a, best))) = extremes(&throughput) {
+        if best > 0.0 && throughput.len() > 1 {
+            out.push(format!(
+                "- Throughput (median over seeds) relative to the best, **{best_a}** ({}):",
+                rate(best)
+            ));
+            for &(a, v) in &throughput {
+                if a != best_a {
+                    out.push(format!(
+                        "  - {a}: {:.0}% of {best_a} ({})",
+                        v / best * 100.0,
+                        rate(v)
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(s) = lowest_highest("End-to-end latency p99", &values("latency_p99_ms"), dur) {
+        out.push(s);
+    }
+    if let Some(s) = lowest_highest("Median recovery time", &values("recovery_ms"), dur) {
+        out.push(s);
+    }
+    let failing: Vec<String> = groups
+        .iter()
+        .filter_map(|(a, g)| {
+            g.filter(|g| g.failed_runs > g.panicked_runs)
+                .map(|g| (a, g))
+        })
+        .map(|(a, g)| format!("{a} ({} of {})", g.failed_runs - g.panicked_runs, g.runs))
+        .collect();
+    let panicking: Vec<String> = groups
+        .iter()
+        .filter_map(|(a, g)| g.filter(|g| g.panicked_runs > 0).map(|g| (a, g)))
+        .map(|(a, g)| format!("{a} ({} of {})", g.panicked_runs, g.runs))
+        .collect();
+    if failing.is_empty() && panicking.is_empty() {
+        out.push("- Every run passed its guarantee checks.".to_string());
+    }
+    if !failing.is_empty() {
+        out.push(format!(
+            "- Runs that failed their guarantee checks: {}.",
+            failing.join(", ")
+        ));
+    }
+    if !panicking.is_empty() {
+        out.push(format!(
+            "- Runs that panicked (bugs of ckptsim itself, left out of the metrics): {}.",
+            panicking.join(", ")
+        ));
+    }
+    out
+}
