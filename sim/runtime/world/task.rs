@@ -61,16 +61,11 @@ impl World<'_> {
             return;
         }
         loop {
-            let task = &self.tasks[ti];
             let inputs = &self.exec.tasks[ti].inputs;
             // Priority events first (Flink processes them eagerly).
             let mut pick = None;
-            // Where barriers block their senders (Flink since FLINK-16404),
-            // the receiver's blocked set is bookkeeping: nothing arrives
-            // behind a blocking barrier, and what arrived before it is read.
-            let open = self.net.blocking_barriers;
             for (i, &ch) in inputs.iter().enumerate() {
-                if (open || !task.blocked[i]) && self.net.has_priority(ch) {
+                if self.readable(ti, i) && self.net.has_priority(ch) {
                     pick = Some(i as u32);
                     break;
                 }
@@ -81,7 +76,7 @@ impl World<'_> {
                 None => {
                     self.ready.clear();
                     for (i, &ch) in inputs.iter().enumerate() {
-                        if (open || !task.blocked[i])
+                        if self.readable(ti, i)
                             && !self.net.channels[ch as usize].in_queue.is_empty()
                         {
                             self.ready.push(i as u32);
@@ -196,15 +191,20 @@ impl World<'_> {
 
     /// A priority event waits on an unblocked input of a non-source task.
     pub(super) fn priority_input(&self, ti: usize) -> bool {
-        let task = &self.tasks[ti];
-        !task.is_source
+        !self.tasks[ti].is_source
             && self.exec.tasks[ti]
                 .inputs
                 .iter()
                 .enumerate()
-                .any(|(i, &ch)| {
-                    (self.net.blocking_barriers || !task.blocked[i]) && self.net.has_priority(ch)
-                })
+                .any(|(i, &ch)| self.readable(ti, i) && self.net.has_priority(ch))
+    }
+
+    /// Whether task `ti` may read its input `i`. Where barriers block their
+    /// senders (Flink since FLINK-16404) the receiver's blocked set is
+    /// bookkeeping: nothing arrives behind a blocking barrier, and what
+    /// arrived before it is read.
+    fn readable(&self, ti: usize, i: usize) -> bool {
+        self.net.blocking_barriers || !self.tasks[ti].blocked[i]
     }
 
     /// The task is busy processing `n` records from now (`replayed` of them
