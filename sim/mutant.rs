@@ -45,6 +45,7 @@ pub enum Mutant {
     TolerableFailuresOffByOne,
     SinkAckWithoutFlush,
     WindowNoFlushAtEnd,
+    RecycleLosesCredit,
 }
 
 /// One registry entry.
@@ -174,6 +175,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "SingleCheckpointBarrierHandler: obsolete aligned barriers must still call resumeConsumption, since FLINK-16404 moved blocking to the producer",
         caught_by: "liveness",
         applies: &[("timeouts", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::RecycleLosesCredit,
+        name: "recycle-loses-credit",
+        part: "credit-based flow control",
+        what: "an exclusive buffer the task has read returns to its channel, but its credit is never announced to the sender",
+        modelled_on: "BufferManager.recycle / RemoteInputChannel.notifyBufferAvailable: every buffer a channel regains must become an AddCredit, or the sender starves one credit at a time",
+        caught_by: "protocol",
+        applies: &[("backpressure", "aligned")],
     },
     MutantInfo {
         mutant: Mutant::CheckpointDuringRecovery,

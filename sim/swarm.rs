@@ -71,6 +71,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
                 .max(records_lo),
         )),
         buffer_credits: Some((1, n.buffer_credits.saturating_mul(4))),
+        floating_buffers: Some((0, n.floating_buffers.saturating_mul(2).max(8))),
         // From a quarter of the interval, but not below 1 ms unless the
         // scenario's own interval is shorter.
         interval: cp.interval.and_then(|iv| {
@@ -139,6 +140,9 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
     }
     if let Some(r) = spec.buffer_credits {
         out.network.buffer_credits = d.int("buffer_credits", r);
+    }
+    if let Some(r) = spec.floating_buffers {
+        out.network.floating_buffers = d.int("floating_buffers", r);
     }
     if let (Some(r), Some(_)) = (spec.interval, out.checkpoint.interval) {
         let iv = d.duration("interval", r);

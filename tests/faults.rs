@@ -406,7 +406,12 @@ fn coordinator_crash_with_filesystem_storage_resumes_from_the_latest_checkpoint(
         assert_eq!((c.coordinator_crashes, c.coordinator_failovers), (1, 1));
         assert_eq!(c.coordinator_recoveries_from_checkpoint, 1, "{}", a.name());
         assert_eq!(c.checkpoints_lost_with_coordinator, 0);
-        assert!(c.records_replayed > 0);
+        // Stop-the-world's sources are paused from their snapshot until
+        // the notification: a crash in between restores exactly where they
+        // stand, and nothing is read twice.
+        let paused =
+            a == Algorithm::StopTheWorld && c.coordinator_crashes_between_snapshot_and_notify > 0;
+        assert!(c.records_replayed > 0 || paused, "{}: {c:?}", a.name());
     }
 }
 

@@ -109,3 +109,57 @@ fn fifo_input_order_makes_alignment_near_zero_under_backpressure() {
     assert!(f * 10 < r, "fifo {f} ns vs random {r} ns");
     assert!(f < 10_000_000, "fifo alignment {f} ns");
 }
+
+/// Credits travel as messages: every recycled buffer is announced
+/// upstream, and a credit balance that held after every change is part of
+/// every passing verdict.
+#[test]
+fn credits_are_announced_in_messages() {
+    for name in ["backpressure", "wordcount"] {
+        let scenario = common::load(name);
+        let e = check_alg(&scenario, 0, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "{name}");
+        let c = &e.output.counters;
+        assert!(c.credit_messages > 0, "{name}: no credit message");
+    }
+}
+
+/// Floating buffers are lent to channels with a backlog: under
+/// backpressure more data is in flight, so unaligned checkpoints persist
+/// more of it and aligned barriers queue behind more of it.
+#[test]
+fn floating_buffers_add_in_flight_data() {
+    let base = common::load("checkpointing-time");
+    let with = |floating: u32, a: Algorithm| {
+        let mut s = base.clone();
+        s.network.floating_buffers = floating;
+        let mut persisted = 0;
+        let mut duration = Vec::new();
+        for seed in 0..3 {
+            let e = check_alg(&s, seed, a, &[]);
+            assert!(e.verdict.passed, "{floating} floating, {}", a.name());
+            persisted += e.output.counters.in_flight_records_persisted;
+            duration.extend(
+                e.output
+                    .checkpoint_stats
+                    .iter()
+                    .filter(|s| s.duration_ns > 0)
+                    .map(|s| s.duration_ns),
+            );
+        }
+        duration.sort_unstable();
+        (persisted, duration[duration.len() / 2])
+    };
+    let (p0, _) = with(0, Algorithm::Unaligned);
+    let (p8, _) = with(8, Algorithm::Unaligned);
+    assert!(
+        p8 > p0,
+        "unaligned persisted {p0} records with 0 floating, {p8} with 8"
+    );
+    let (_, d0) = with(0, Algorithm::Aligned);
+    let (_, d8) = with(8, Algorithm::Aligned);
+    assert!(
+        d8 > d0,
+        "aligned median duration {d0} ns with 0 floating, {d8} ns with 8"
+    );
+}

@@ -124,6 +124,7 @@ fn assert_every_key_written(text: &str, what: &str) {
     let network = [
         "buffer_records",
         "buffer_credits",
+        "floating_buffers",
         "output_buffers",
         "latency_min",
         "latency_max",
@@ -339,6 +340,7 @@ fn sample() -> Scenario {
         network: NetworkSpec {
             buffer_records: 7,
             buffer_credits: 3,
+            floating_buffers: 0,
             output_buffers: 2,
             latency_min: SimDuration::from_micros(20),
             latency_max: SimDuration::from_micros(1_001),
@@ -633,6 +635,7 @@ fn swarm_round_trips() {
         latency_max: Some((SimDuration::ZERO, SimDuration(3_000_000_007))),
         buffer_records: Some((1, MAX_BUFFER_RECORDS)),
         buffer_credits: Some((2, 2)),
+        floating_buffers: Some((0, 17)),
         interval: Some((SimDuration(1), SimDuration::from_millis(1_001))),
         timeout: Some((SimDuration::from_secs(1), SimDuration::from_secs(600))),
         cost_percent: Some((0, 100_000)),

@@ -214,7 +214,9 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         Ev::Wake { task } | Ev::Flush { task } | Ev::FailureDetected { task } => {
             l.task = Some(names.task(task)?);
         }
-        Ev::Deliver { ch } | Ev::ResumeConsumption { ch } => l.channel = Some(names.channel(ch)?),
+        Ev::Deliver { ch } | Ev::ResumeConsumption { ch } | Ev::Credit { ch } => {
+            l.channel = Some(names.channel(ch)?)
+        }
         Ev::PeriodicTrigger { generation } => l.generation = Some(generation),
         Ev::TriggerSource { task, barrier } | Ev::SnapshotTask { task, barrier } => {
             l.task = Some(names.task(task)?);

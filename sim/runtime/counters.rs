@@ -47,6 +47,8 @@ counters! {
     upstream_blocks,
     /// `resumeConsumption` messages that reached a sender.
     resumes,
+    /// Credit messages (`AddCredit`) receivers sent upstream.
+    credit_messages,
     snapshots,
     alignments,
     cancel_markers_sent,

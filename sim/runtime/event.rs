@@ -80,6 +80,9 @@ pub enum Ev {
     /// The receiver's `resumeConsumption` reaches the sender of a channel
     /// that a barrier blocked.
     ResumeConsumption { ch: ChannelId },
+    /// The head credit message of a channel (`AddCredit`) reaches its
+    /// sender.
+    Credit { ch: ChannelId },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -123,6 +126,7 @@ impl Ev {
             Ev::Cancel => (27, 0, 0),
             Ev::SavepointDone { task, id } => (28, task.into(), id),
             Ev::ResumeConsumption { ch } => (29, ch.into(), 0),
+            Ev::Credit { ch } => (30, ch.into(), 0),
         }
     }
 
@@ -157,6 +161,7 @@ impl Ev {
             Ev::Cancel => "cancel",
             Ev::SavepointDone { .. } => "savepoint-done",
             Ev::ResumeConsumption { .. } => "resume-consumption",
+            Ev::Credit { .. } => "credit",
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod coordinator;
 pub mod counters;
+pub mod credit;
 pub mod event;
 pub mod net;
 pub mod output;

@@ -1,11 +1,12 @@
 //! Channels and the network between tasks.
 //!
 //! A channel is FIFO and reliable while both ends live. The unit on a channel
-//! is a buffer of up to `buffer_records` records; a receiver grants each
-//! channel `buffer_credits` buffers, a data buffer needs one credit to leave
-//! the sender, and the credit returns when the receiver takes the buffer.
-//! Events (barriers, cancellation markers, end of data) need no credit but
-//! keep their place in line behind data. A sender that queues
+//! is a buffer of up to `buffer_records` records. A data buffer needs one
+//! credit to leave the sender; credits are the receiver's empty buffers
+//! (`buffer_credits` exclusive ones per channel, `floating_buffers` per
+//! input gate), announced upstream in credit messages with latency (see
+//! [`super::credit`]). Events (barriers, cancellation markers, end of data)
+//! need no credit but keep their place in line behind data. A sender that queues
 //! `output_buffers` buffers on one channel stops taking input: that is how
 //! backpressure propagates upstream.
 //!
@@ -20,6 +21,7 @@
 //! channel's network queue has a pending `Deliver` event; delivery times on a
 //! channel never decrease, so FIFO order holds.
 
+use super::credit::CreditState;
 use super::event::{Ev, Stamped};
 use crate::engine::{EventQueue, SimDuration, SimRng, SimTime};
 use crate::model::{ChannelId, CheckpointId, Record, TaskId};
@@ -50,10 +52,12 @@ pub struct Channel {
     pub out_queue: VecDeque<Msg>,
     /// Data buffers in `out_queue`.
     pub queued_data: u32,
-    /// In the network, with arrival times (non-decreasing).
-    pub wire: VecDeque<(SimTime, Msg)>,
+    /// In the network, with arrival times (non-decreasing) and, for a data
+    /// buffer, the sender's backlog when it left.
+    pub wire: VecDeque<(SimTime, u32, Msg)>,
     /// Receiver side: arrived, not yet read.
     pub in_queue: VecDeque<Msg>,
+    /// Sender side: the credits announced to it and not yet spent.
     pub credits: u32,
     /// Records the sender put on this channel (this attempt).
     pub sent: u64,
@@ -193,6 +197,16 @@ pub struct Net {
     pub nonblocking_barriers: bool,
     /// Stamps for `Channel::avail`, in the order channels became available.
     avail_clock: u64,
+    /// The receivers' buffers and the gates' floating buffers.
+    pub credit: CreditState,
+    /// A broken credit balance not yet reported (a protocol violation;
+    /// only the first of a run is kept).
+    pub credit_error: Option<(ChannelId, String)>,
+    credit_broke: bool,
+    /// Credit messages sent.
+    pub credit_messages: u64,
+    /// Mutant `recycle-loses-credit`.
+    pub lose_credit: bool,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -215,10 +229,25 @@ impl Net {
         rng: SimRng,
         buffer_records: u32,
         buffer_credits: u32,
+        floating_buffers: u32,
         output_buffers: u32,
         latency: (SimDuration, SimDuration),
         flush_timeout: SimDuration,
     ) -> Net {
+        // One input gate per (receiver, input).
+        let mut gate_ids: Vec<(TaskId, u32)> = Vec::new();
+        let gate_of = channels
+            .iter()
+            .map(|&(_, to, input)| {
+                let key = (to, input);
+                let at = gate_ids.iter().position(|&g| g == key).unwrap_or_else(|| {
+                    gate_ids.push(key);
+                    gate_ids.len() - 1
+                });
+                at as u32
+            })
+            .collect();
+        let credit = CreditState::new(gate_of, gate_ids.len(), buffer_credits, floating_buffers);
         let channels = channels
             .into_iter()
             .map(|(from, to, input_index)| Channel {
@@ -272,6 +301,11 @@ impl Net {
             upstream_blocks: 0,
             nonblocking_barriers: false,
             avail_clock: 0,
+            credit,
+            credit_error: None,
+            credit_broke: false,
+            credit_messages: 0,
+            lose_credit: false,
         }
     }
 
@@ -428,7 +462,9 @@ impl Net {
                     unblocked = Some(c.from);
                 }
                 c.queued_data -= 1;
+                self.credit.channels[ch as usize].data_in_flight += 1;
             }
+            let backlog = c.queued_data;
             let lat = if self.latency_max > self.latency_min {
                 self.rng.between(self.latency_min, self.latency_max)
             } else {
@@ -441,7 +477,7 @@ impl Net {
             let c = &mut self.channels[ch as usize];
             let at = at.max(c.last_arrival);
             c.last_arrival = at;
-            c.wire.push_back((at, msg));
+            c.wire.push_back((at, backlog, msg));
             let first = c.wire.len() == 1;
             if first {
                 self.schedule(at, Ev::Deliver { ch });
@@ -486,17 +522,19 @@ impl Net {
     /// turned priority) jump ahead of the queued data.
     pub fn deliver(&mut self, ch: ChannelId) {
         let c = &mut self.channels[ch as usize];
-        let (_, msg) = c.wire.pop_front().expect("a Deliver event has a message");
-        let next = c.wire.front().map(|(t, _)| *t);
+        let (_, backlog, msg) = c.wire.pop_front().expect("a Deliver event has a message");
+        let next = c.wire.front().map(|(t, _, _)| *t);
         let to = c.to;
         if self.sched[to as usize].alive {
             let mut priority = false;
+            let mut data = false;
             match &msg {
                 Msg::Data { seq, buf } => {
                     c.arrived += buf.len() as u64;
                     if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open) {
                         cap.push(*seq, buf);
                     }
+                    data = true;
                 }
                 Msg::Barrier(b) => {
                     // A barrier closes the capture of its own checkpoint and
@@ -533,6 +571,16 @@ impl Net {
                 c.in_queue.push_back(msg);
             }
             self.poke(to);
+            if data {
+                match self.credit.arrive(ch, backlog) {
+                    Some(0) => {}
+                    Some(n) => self.announce(ch, n),
+                    None => {
+                        self.credit_broken(ch, "a data buffer arrived with no empty buffer for it")
+                    }
+                }
+                self.check_balance(ch);
+            }
         } else if let Msg::Data { buf, .. } = msg {
             self.recycle(buf);
         }
@@ -571,12 +619,78 @@ impl Net {
         }
         if let Msg::Data { buf, .. } = &msg {
             c.received += buf.len() as u64;
-            c.credits += 1;
-            if !c.out_queue.is_empty() {
-                self.transmit(ch);
+            if let Some((to, n)) = self.credit.recycle(ch, self.lose_credit) {
+                self.announce(to, n);
             }
+            self.check_balance(ch);
         }
         Some(msg)
+    }
+
+    /// The receiver announces `n` new credits for `ch` to its sender
+    /// (Flink's `AddCredit`): a message upstream, merged into the last one
+    /// still on its way if it would arrive at the same time.
+    fn announce(&mut self, ch: ChannelId, n: u32) {
+        let lat = if self.latency_max > self.latency_min {
+            self.rng.between(self.latency_min, self.latency_max)
+        } else {
+            self.latency_min
+        };
+        let at = SimTime(self.now.0 + lat);
+        let b = &mut self.credit.channels[ch as usize];
+        b.credit_in_flight += n;
+        match b.credit_wire.back_mut() {
+            Some((last, k)) if *last >= at => *k += n,
+            _ => {
+                self.credit_messages += 1;
+                b.credit_wire.push_back((at, n));
+                if b.credit_wire.len() == 1 {
+                    self.schedule(at, Ev::Credit { ch });
+                }
+            }
+        }
+        self.check_balance(ch);
+    }
+
+    /// The head credit message of `ch` reaches the sender: it may send more.
+    pub fn credit_arrives(&mut self, ch: ChannelId) {
+        let b = &mut self.credit.channels[ch as usize];
+        let Some((_, n)) = b.credit_wire.pop_front() else {
+            return;
+        };
+        b.credit_in_flight -= n;
+        if let Some(&(at, _)) = b.credit_wire.front() {
+            self.schedule(at, Ev::Credit { ch });
+        }
+        self.channels[ch as usize].credits += n;
+        self.check_balance(ch);
+        self.transmit(ch);
+    }
+
+    /// Checks the credit balance of `ch` (see [`super::credit`]).
+    #[inline]
+    fn check_balance(&mut self, ch: ChannelId) {
+        let credits = self.channels[ch as usize].credits;
+        if !self.credit.channels[ch as usize].balanced(credits) {
+            self.credit_broken(ch, "empty buffers and promised credits differ");
+        }
+    }
+
+    fn credit_broken(&mut self, ch: ChannelId, what: &str) {
+        if std::mem::replace(&mut self.credit_broke, true) {
+            return;
+        }
+        let c = &self.channels[ch as usize];
+        let b = &self.credit.channels[ch as usize];
+        let message = format!(
+            "{what}: the receiver holds {} empty buffers, the sender has {} credits, \
+             {} credits and {} data buffers are in flight",
+            b.free(),
+            c.credits,
+            b.credit_in_flight,
+            b.data_in_flight
+        );
+        self.credit_error = Some((ch, message));
     }
 
     /// Whether the channel's next message is a priority event.
@@ -743,6 +857,7 @@ impl Net {
         for &ch in channels {
             self.channels[ch as usize].reset(self.buffer_credits, now);
         }
+        self.credit.reset(channels.iter().copied());
         for &t in tasks {
             self.sched[t as usize] = Sched::fresh(now);
         }
@@ -756,6 +871,7 @@ impl Net {
         for c in &mut self.channels {
             c.reset(self.buffer_credits, now);
         }
+        self.credit.reset(0..self.channels.len() as ChannelId);
         for s in &mut self.sched {
             *s = Sched::fresh(now);
         }

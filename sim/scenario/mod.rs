@@ -350,8 +350,12 @@ pub struct EdgeSpec {
 pub struct NetworkSpec {
     /// Records per network buffer (the unit that credits count).
     pub buffer_records: u32,
-    /// Buffers a receiver grants each input channel.
+    /// Exclusive buffers a receiver holds for each input channel (Flink's
+    /// `buffers-per-channel`): the credits a channel starts with.
     pub buffer_credits: u32,
+    /// Floating buffers per input gate, shared by its channels on demand
+    /// (Flink's `floating-buffers-per-gate`).
+    pub floating_buffers: u32,
     /// Buffers a sender may queue per output channel before the task stops
     /// taking input (backpressure).
     pub output_buffers: u32,
@@ -628,6 +632,7 @@ pub struct SwarmSpec {
     pub latency_max: Option<(SimDuration, SimDuration)>,
     pub buffer_records: Option<(u32, u32)>,
     pub buffer_credits: Option<(u32, u32)>,
+    pub floating_buffers: Option<(u32, u32)>,
     pub interval: Option<(SimDuration, SimDuration)>,
     pub timeout: Option<(SimDuration, SimDuration)>,
     /// Every operator's cost, scaled by a percentage drawn per operator.

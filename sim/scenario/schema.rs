@@ -165,6 +165,7 @@ table! {
     Network {
         buffer_records: i64 = 16,
         buffer_credits: i64 = 2,
+        floating_buffers: i64 = 0,
         output_buffers: i64 = 1,
         latency_min: Duration = us(50),
         latency_max: Duration = us(200),
@@ -451,6 +452,7 @@ table! {
         latency_max: Option<Vec<String>> = None,
         buffer_records: Option<Vec<i64>> = None,
         buffer_credits: Option<Vec<i64>> = None,
+        floating_buffers: Option<Vec<i64>> = None,
         interval: Option<Vec<String>> = None,
         timeout: Option<Vec<String>> = None,
         cost_percent: Option<Vec<i64>> = None,
@@ -525,6 +527,7 @@ impl From<&Scenario> for File {
             network: Network {
                 buffer_records: n.buffer_records.into(),
                 buffer_credits: n.buffer_credits.into(),
+                floating_buffers: n.floating_buffers.into(),
                 output_buffers: n.output_buffers.into(),
                 latency_min: Duration(n.latency_min),
                 latency_max: Duration(n.latency_max),
@@ -744,6 +747,7 @@ fn swarm(s: &SwarmSpec) -> Swarm {
         latency_max: durations(s.latency_max),
         buffer_records: ints(s.buffer_records),
         buffer_credits: ints(s.buffer_credits),
+        floating_buffers: ints(s.floating_buffers),
         interval: durations(s.interval),
         timeout: durations(s.timeout),
         cost_percent: ints(s.cost_percent),

@@ -348,6 +348,12 @@ impl<'f> Validator<'_, 'f> {
                 1..=U32,
                 d.buffer_credits,
             ),
+            floating_buffers: self.int(
+                "floating_buffers",
+                n.floating_buffers,
+                0..=U32,
+                d.floating_buffers,
+            ),
             output_buffers: self.int(
                 "output_buffers",
                 n.output_buffers,
@@ -838,6 +844,7 @@ impl<'f> Validator<'_, 'f> {
             latency_max: durations(self, "latency_max", &s.latency_max, false),
             buffer_records: ints(self, "buffer_records", &s.buffer_records, records),
             buffer_credits: ints(self, "buffer_credits", &s.buffer_credits, 1..=U32),
+            floating_buffers: ints(self, "floating_buffers", &s.floating_buffers, 0..=U32),
             interval: durations(self, "interval", &s.interval, true),
             timeout: durations(self, "timeout", &s.timeout, true),
             cost_percent: ints(self, "cost_percent", &s.cost_percent, 0..=100_000),

@@ -197,6 +197,7 @@ pub struct OperatorCost {
 pub struct Network {
     pub buffer_records: u32,
     pub buffer_credits: u32,
+    pub floating_buffers: u32,
     pub output_buffers: u32,
     pub latency_min_us: u64,
     pub latency_max_us: u64,
@@ -207,7 +208,8 @@ pub struct Network {
 }
 
 /// Network settings for `operators` operators: 1–32 records per buffer, 1–4
-/// credits, 1–3 output buffers (small values backpressure quickly), one-way
+/// exclusive credits per channel and 0–8 floating buffers per gate, 1–3
+/// output buffers (small values backpressure quickly), one-way
 /// latencies between 10 µs and ~2.5 ms, flush timeouts of 0.1–5 ms, step
 /// quanta of 0–2 ms; costs of 1–100 µs per record for sources and 1–300 µs
 /// for the others, usually without jitter.
@@ -217,6 +219,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
     (
         prop_oneof![1u32..=4, 1u32..=32],
         1u32..=4,
+        prop_oneof![1 => Just(0u32), 2 => 0u32..=8],
         1u32..=3,
         10u64..=500,
         0u64..=2_000,
@@ -228,6 +231,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
             |(
                 buffer_records,
                 buffer_credits,
+                floating_buffers,
                 output_buffers,
                 latency_min_us,
                 spread,
@@ -237,6 +241,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
             )| Network {
                 buffer_records,
                 buffer_credits,
+                floating_buffers,
                 output_buffers,
                 latency_min_us,
                 latency_max_us: latency_min_us + spread,
@@ -574,6 +579,7 @@ impl ScenarioParts {
             network: schema::Network {
                 buffer_records: n.buffer_records.into(),
                 buffer_credits: n.buffer_credits.into(),
+                floating_buffers: n.floating_buffers.into(),
                 output_buffers: n.output_buffers.into(),
                 latency_min: us(n.latency_min_us),
                 latency_max: us(n.latency_max_us),

@@ -520,6 +520,7 @@ impl World<'_> {
         self.counters.messages_delayed = self.net.delayed_messages;
         self.counters.messages_held = self.net.held_messages;
         self.counters.upstream_blocks = self.net.upstream_blocks;
+        self.counters.credit_messages = self.net.credit_messages;
     }
 
     // ------------------------------------------------------------ stragglers

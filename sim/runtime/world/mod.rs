@@ -314,6 +314,7 @@ impl<'a> World<'a> {
             SimRng::new(cfg.seed, Stream::Network),
             n.buffer_records,
             n.buffer_credits,
+            n.floating_buffers,
             n.output_buffers,
             (n.latency_min, n.latency_max),
             n.flush_timeout,
@@ -321,6 +322,7 @@ impl<'a> World<'a> {
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
         net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
+        net.lose_credit = cfg.mutants.has(Mutant::RecycleLosesCredit);
         let task_outputs = exec
             .tasks
             .iter()
@@ -634,6 +636,15 @@ impl<'a> World<'a> {
                 });
             }
             self.dispatch(stamped.ev);
+            if let Some((ch, what)) = self.net.credit_error.take() {
+                let c = &self.exec.channels[ch as usize];
+                let (from, to) = (c.from as usize, c.to as usize);
+                let msg = format!(
+                    "credit balance of channel {} -> {} broken: {what}",
+                    self.exec.tasks[from].name, self.exec.tasks[to].name
+                );
+                self.violation("protocol", msg);
+            }
             while let Some(t) = self.net.released.pop() {
                 if self.tasks[t as usize].status == Status::Running {
                     self.maybe_ack(t);
@@ -704,6 +715,7 @@ impl<'a> World<'a> {
                 }
             }
             Ev::ResumeConsumption { ch } => self.resume_consumption(ch),
+            Ev::Credit { ch } => self.net.credit_arrives(ch),
             Ev::StorageWriteFailed { .. }
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }

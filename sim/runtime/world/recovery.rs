@@ -139,7 +139,7 @@ impl World<'_> {
                 .map(|c| {
                     c.in_queue
                         .iter()
-                        .chain(c.wire.iter().map(|(_, m)| m))
+                        .chain(c.wire.iter().map(|(_, _, m)| m))
                         .flat_map(|m| match m {
                             Msg::Data { buf, .. } => buf.clone(),
                             _ => Vec::new(),

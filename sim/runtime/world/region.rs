@@ -35,7 +35,7 @@ impl World<'_> {
             | Ev::Drained { task, .. }
             | Ev::SnapshotTask { task, .. }
             | Ev::StorageWriteFailed { task, .. } => Some(task),
-            Ev::Deliver { ch } => Some(self.exec.channels[ch as usize].to),
+            Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.exec.channels[ch as usize].to),
             Ev::ResumeConsumption { ch } => Some(self.exec.channels[ch as usize].from),
             _ => None,
         };
