@@ -19,7 +19,7 @@
 //! 8. [`check`], [`savepoint`];
 //! 9. [`harness`];
 //! 10. [`report`];
-//! 11. [`sweep`], [`shrink`];
+//! 11. [`sweep`], [`shrink`], [`stalls`];
 //! 12. [`killmatrix`], [`compare`];
 //! 13. the CLI (`sim/main.rs`).
 //!
@@ -58,6 +58,8 @@
 //! - [`sweep`]: many seeds in parallel, shards and merging, one JSON line
 //!   per seed.
 //! - [`shrink`]: a failing seed reduced to a small standalone reproducer.
+//! - [`stalls`]: a search for checkpoint stalls on generated topologies
+//!   with forced alignment, reduced to blocking chains and catalogued.
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
 //! - [`compare`]: algorithms side by side over seeds and an axis, written
 //!   as a report (SVG charts with the `cli` feature).
@@ -77,6 +79,7 @@ pub mod runtime;
 pub mod savepoint;
 pub mod scenario;
 pub mod shrink;
+pub mod stalls;
 pub mod strategies;
 pub mod swarm;
 pub mod sweep;

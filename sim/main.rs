@@ -20,6 +20,7 @@ use ckptsim::wallclock::Stopwatch;
 use clap::{Parser, Subcommand};
 use cli::explore::*;
 use cli::run::*;
+use cli::stalls::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -216,6 +217,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search generated topologies with forced alignment for checkpoint
+    /// stalls (frozen data flow) and write a catalogue of their shapes
+    /// (README.md, runs.csv, runs.json, shapes/*.toml).
+    Stalls {
+        /// Generated topologies to run.
+        #[arg(long, default_value_t = 100)]
+        cases: u64,
+        /// Fixes every generated topology and simulation seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Algorithms to search, comma separated (`aligned` always runs as
+        /// the control).
+        #[arg(long, default_value = "unaligned,aligned-timeout")]
+        algorithms: String,
+        /// The output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Worker threads (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// A reproducer (seed and algorithm from its `# ckptsim:` line) to
+        /// explain in the README: topology, blocking chain, trace, variants.
+        #[arg(long, value_name = "FILE")]
+        explain: Option<PathBuf>,
+        /// A Markdown file whose text is added to the README as notes.
+        #[arg(long)]
+        notes: Option<PathBuf>,
+    },
     /// List algorithms, operators, fault kinds, checks and mutants.
     List,
 }
@@ -336,6 +365,23 @@ fn dispatch(cli: Cli) -> Result<u8> {
             sweep(&spec, jobs, out, json)
         }
         Command::Merge { files, json } => merge(&files, json),
+        Command::Stalls {
+            cases,
+            seed,
+            algorithms,
+            out,
+            jobs,
+            explain,
+            notes,
+        } => stalls_cmd(StallsArgs {
+            cases,
+            seed,
+            algorithms,
+            out,
+            jobs,
+            explain,
+            notes,
+        }),
         Command::Compare {
             scenario,
             algorithms,

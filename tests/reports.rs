@@ -222,3 +222,79 @@ fn throughput_never_beats_the_sinks_capacity() {
         assert!(t > 3_000.0, "{}: {t} records/s: the sinks idle", a.name());
     }
 }
+
+/// The stall report (`reports/unaligned-forced-alignment-deadlock`, from
+/// `ckptsim stalls`) regenerates byte for byte from the command at its top
+/// (the output directory's name aside), and that command is the one in
+/// `reports/regenerate.sh`; it explains the committed reproducer as a
+/// stall with its chain, and its catalogue has no stall `deadlock_risk`
+/// did not predict.
+#[test]
+fn the_stall_report_regenerates_identically() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("reports/unaligned-forced-alignment-deadlock");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let command = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("```sh"))
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(command.starts_with("ckptsim stalls "), "{command}");
+    let script = std::fs::read_to_string(root.join("reports/regenerate.sh")).unwrap();
+    assert!(
+        script.contains(&command.replacen("ckptsim", "$c", 1)),
+        "reports/regenerate.sh lacks {command}"
+    );
+    for needle in [
+        "### The blocking chain",
+        "`sink5` (forced-aligned (broadcast input)) aligns",
+        "checkpoint 1 expires",
+        "## Notes",
+        "## Catalogue of stalling shapes",
+    ] {
+        assert!(readme.contains(needle), "the report lacks {needle}");
+    }
+    let unpredicted = readme
+        .split("## Stalls `deadlock_risk` did not predict")
+        .nth(1)
+        .unwrap();
+    assert!(unpredicted.trim_start().starts_with("None."));
+    let tmp = std::env::temp_dir().join(format!("ckptsim-stall-report-{}", std::process::id()));
+    let mut args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect();
+    let out = args.iter().position(|a| a == "--out").unwrap() + 1;
+    let committed_out = args[out].clone();
+    args[out] = tmp.display().to_string();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .current_dir(&root)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let list = |d: &std::path::Path| {
+        let mut names = Vec::new();
+        for sub in ["", "shapes"] {
+            for e in std::fs::read_dir(d.join(sub)).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_file() {
+                    names.push(p.strip_prefix(d).unwrap().to_path_buf());
+                }
+            }
+        }
+        names.sort();
+        names
+    };
+    assert_eq!(list(&dir), list(&tmp));
+    for name in list(&dir) {
+        let a = std::fs::read_to_string(dir.join(&name)).unwrap();
+        let b = std::fs::read_to_string(tmp.join(&name))
+            .unwrap()
+            .replace(&tmp.display().to_string(), &committed_out);
+        assert!(a == b, "{} differs when regenerated", name.display());
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+}

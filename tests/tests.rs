@@ -31,6 +31,9 @@
 //!   never panic.
 //! - `reports`: the qualitative claims of the reports under `reports/`, on
 //!   small versions.
+//! - `stalls`: the stall search over generated topologies with forced
+//!   alignment: every stall is a shape `deadlock_risk` predicts, `aligned`
+//!   never stalls, the command is deterministic.
 //! - `structure`: the code and the docs as documented: the module layers in
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 //! - `toy_algorithm`: an algorithm added from outside the registry (one file)
@@ -55,6 +58,7 @@ mod scenario_errors;
 mod scenario_format;
 mod seeds;
 mod snapshots;
+mod stalls;
 mod structure;
 mod sweep;
 mod toy_algorithm;

@@ -2,3 +2,4 @@
 
 pub(crate) mod explore;
 pub(crate) mod run;
+pub(crate) mod stalls;
