@@ -161,15 +161,7 @@ impl Validator<'_, '_> {
             let until = self.required_dur("until", &s.until);
             let d = schema::SlowTask::default();
             let factor = key!(self.int(s, d, factor));
-            if let (Some(from), Some(until)) = (from, until) {
-                if until <= from {
-                    self.report(
-                        "until",
-                        format!("until ({until}) must be after from ({from})"),
-                        None,
-                    );
-                }
-            }
+            self.after(("from", from), ("until", until));
             let task = self.task(&s.task);
             if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, task) {
                 let (from, until) = (time(from), time(until));
@@ -219,16 +211,24 @@ impl Validator<'_, '_> {
     fn window(&mut self, from: Duration, until: &Option<Duration>) -> Option<(SimTime, SimTime)> {
         let from = self.bounded("from", from.0);
         let until = self.required_dur("until", until);
-        let (from, until) = (from?, until?);
+        let ordered = self.after(("from", from), ("until", until));
+        Some((time(from?), time(until?))).filter(|_| ordered)
+    }
+
+    /// The later of two times (a key and its value, if known) after the
+    /// earlier, or a problem at the later; `false` only then.
+    fn after(
+        &mut self,
+        earlier: (&str, Option<SimDuration>),
+        later: (&str, Option<SimDuration>),
+    ) -> bool {
+        let ((a, Some(from)), (b, Some(until))) = (earlier, later) else {
+            return true;
+        };
         if until <= from {
-            self.report(
-                "until",
-                format!("until ({until}) must be after from ({from})"),
-                None,
-            );
-            return None;
+            self.report(b, format!("{b} ({until}) must be after {a} ({from})"), None);
         }
-        Some((time(from), time(until)))
+        until > from
     }
 
     /// `edge = "from->to"` of a latency spike.
@@ -277,20 +277,12 @@ impl Validator<'_, '_> {
     fn random(&mut self, r: &Random) -> Option<RandomCrashes> {
         let mean = self.required_dur("mean_interval", &r.mean_interval);
         if mean == Some(SimDuration::ZERO) {
-            self.report(
-                "mean_interval",
-                "mean_interval must be greater than 0",
-                None,
-            );
+            let message = "mean_interval must be greater than 0";
+            self.report("mean_interval", message, None);
         }
         let start = self.bounded("window_start", r.window_start.0);
         let end = self.required_dur("window_end", &r.window_end);
-        if let (Some(start), Some(end)) = (start, end) {
-            if end <= start {
-                let message = format!("window_end ({end}) must be after window_start ({start})");
-                self.report("window_end", message, None);
-            }
-        }
+        self.after(("window_start", start), ("window_end", end));
         let d = Random::default();
         let max_crashes = key!(self.int(r, d, max_crashes));
         Some(RandomCrashes {
