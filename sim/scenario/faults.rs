@@ -2,12 +2,11 @@
 //! and the coordinator, random crash tables, the restart strategy, storage
 //! and notification faults, latency spikes, partitions and slow tasks.
 
-use super::schema::{self, defaults, name_of, Duration, File, Random, Strategy};
-use super::validate::{dense_id, help, time, Validator, U32};
+use super::schema::{self, name_of, Duration, File, KindDefaults, Random, Strategy};
+use super::validate::{dense_id, help, key, time, Validator};
 use super::{
     CoordinatorFaults, CrashSpec, FaultSpec, LatencySpike, NotificationFaults, OperatorId,
     Partition, RandomCrashes, RestartStrategy, SlowTask, StorageFaults, WorkerCrash,
-    MAX_RANDOM_CRASHES,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -103,9 +102,9 @@ impl Validator<'_, '_> {
             }
         }
         self.at = "faults".into();
-        let detection_delay = self.dur("detection_delay", x.detection_delay, d.detection_delay);
-        let restart_delay = self.dur("restart_delay", x.restart_delay, d.restart_delay);
-        let max_restarts = self.int("max_restarts", x.max_restarts, 0..=U32, d.max_restarts);
+        let detection_delay = key!(self.dur(x, d, detection_delay));
+        let restart_delay = key!(self.dur(x, d, restart_delay));
+        let max_restarts = key!(self.int(x, d, max_restarts));
         let mut crashes = Vec::new();
         for (i, c) in x.crashes.iter().enumerate() {
             self.at = format!("faults.crashes[{i}]");
@@ -126,28 +125,23 @@ impl Validator<'_, '_> {
         let restart = self.restart(f);
         let notifications = x.notifications.as_ref().map(|n| {
             self.at = "faults.notifications".into();
-            let d = schema::Notifications::default().loss_percent;
-            let loss_percent = self.int("loss_percent", n.loss_percent, 0..=100, d);
+            let d = schema::Notifications::default();
+            let loss_percent = key!(self.int(n, d, loss_percent));
             NotificationFaults { loss_percent }
         });
         let storage = x.storage.as_ref().map(|s| {
             self.at = "faults.storage".into();
             let d = schema::StorageFaults::default();
             StorageFaults {
-                failure_percent: self.int(
-                    "failure_percent",
-                    s.failure_percent,
-                    0..=100,
-                    d.failure_percent,
-                ),
-                slow_percent: self.int("slow_percent", s.slow_percent, 0..=100, d.slow_percent),
-                slow_latency: self.dur("slow_latency", s.slow_latency, d.slow_latency),
+                failure_percent: key!(self.int(s, d, failure_percent)),
+                slow_percent: key!(self.int(s, d, slow_percent)),
+                slow_latency: key!(self.dur(s, d, slow_latency)),
             }
         });
         let coordinator = x.coordinator.as_ref().map(|c| {
             self.at = "faults.coordinator".into();
-            let d = schema::Coordinator::default().failover_delay;
-            let failover_delay = self.dur("failover_delay", c.failover_delay, d);
+            let d = schema::Coordinator::default();
+            let failover_delay = key!(self.dur(c, d, failover_delay));
             let crashes = c.crashes.iter().enumerate();
             let crashes = crashes.filter_map(|(i, t)| self.text_dur(&format!("crashes[{i}]"), t));
             let crashes = crashes.map(time).collect();
@@ -165,21 +159,9 @@ impl Validator<'_, '_> {
             self.at = format!("faults.slow_tasks[{i}]");
             let from = self.bounded("from", s.from.0);
             let until = self.required_dur("until", &s.until);
-            let factor = self.int(
-                "factor",
-                s.factor,
-                1..=1_000_000,
-                schema::SlowTask::default().factor,
-            );
-            if let (Some(from), Some(until)) = (from, until) {
-                if until <= from {
-                    self.report(
-                        "until",
-                        format!("until ({until}) must be after from ({from})"),
-                        None,
-                    );
-                }
-            }
+            let d = schema::SlowTask::default();
+            let factor = key!(self.int(s, d, factor));
+            self.after(("from", from), ("until", until));
             let task = self.task(&s.task);
             if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, task) {
                 let (from, until) = (time(from), time(until));
@@ -222,23 +204,31 @@ impl Validator<'_, '_> {
 
     /// `worker`: an index below `workers`.
     fn worker(&mut self, n: i64, workers: u32) -> Option<u32> {
-        self.checked("worker", n, 0..=i64::from(workers) - 1)
+        self.checked("worker", n, Some(0..=i64::from(workers) - 1))
     }
 
     /// A `from`/`until` window: `until` is required and after `from`.
     fn window(&mut self, from: Duration, until: &Option<Duration>) -> Option<(SimTime, SimTime)> {
         let from = self.bounded("from", from.0);
         let until = self.required_dur("until", until);
-        let (from, until) = (from?, until?);
+        let ordered = self.after(("from", from), ("until", until));
+        Some((time(from?), time(until?))).filter(|_| ordered)
+    }
+
+    /// The later of two times (a key and its value, if known) after the
+    /// earlier, or a problem at the later; `false` only then.
+    fn after(
+        &mut self,
+        earlier: (&str, Option<SimDuration>),
+        later: (&str, Option<SimDuration>),
+    ) -> bool {
+        let ((a, Some(from)), (b, Some(until))) = (earlier, later) else {
+            return true;
+        };
         if until <= from {
-            self.report(
-                "until",
-                format!("until ({until}) must be after from ({from})"),
-                None,
-            );
-            return None;
+            self.report(b, format!("{b} ({until}) must be after {a} ({from})"), None);
         }
-        Some((time(from), time(until)))
+        until > from
     }
 
     /// `edge = "from->to"` of a latency spike.
@@ -287,27 +277,14 @@ impl Validator<'_, '_> {
     fn random(&mut self, r: &Random) -> Option<RandomCrashes> {
         let mean = self.required_dur("mean_interval", &r.mean_interval);
         if mean == Some(SimDuration::ZERO) {
-            self.report(
-                "mean_interval",
-                "mean_interval must be greater than 0",
-                None,
-            );
+            let message = "mean_interval must be greater than 0";
+            self.report("mean_interval", message, None);
         }
         let start = self.bounded("window_start", r.window_start.0);
         let end = self.required_dur("window_end", &r.window_end);
-        if let (Some(start), Some(end)) = (start, end) {
-            if end <= start {
-                let message = format!("window_end ({end}) must be after window_start ({start})");
-                self.report("window_end", message, None);
-            }
-        }
-        let range = 0..=MAX_RANDOM_CRASHES.into();
-        let max_crashes = self.int(
-            "max_crashes",
-            r.max_crashes,
-            range,
-            Random::default().max_crashes,
-        );
+        self.after(("window_start", start), ("window_end", end));
+        let d = Random::default();
+        let max_crashes = key!(self.int(r, d, max_crashes));
         Some(RandomCrashes {
             mean_interval: mean?,
             window_start: time(start?),
@@ -334,6 +311,7 @@ impl Validator<'_, '_> {
             let help = format!("remove {key}, or set strategy = \"{owner}\"");
             self.report(key, message, Some(help));
         }
+        let d = KindDefaults::default();
         match r.strategy {
             Strategy::FixedDelay => RestartStrategy::FixedDelay,
             Exp => {
@@ -341,36 +319,20 @@ impl Validator<'_, '_> {
                     Some(m) if !(1.0..=1000.0).contains(&m) => {
                         let message = format!("backoff_multiplier must lie in 1..=1000, not {m}");
                         self.report("backoff_multiplier", message, None);
-                        defaults::MULTIPLIER_PERMILLE
+                        d.multiplier_permille
                     }
                     Some(m) => (m * 1000.0).round() as u32,
-                    None => defaults::MULTIPLIER_PERMILLE,
+                    None => d.multiplier_permille,
                 };
                 RestartStrategy::ExponentialDelay {
-                    max_backoff: self.dur(
-                        "max_backoff",
-                        r.max_backoff,
-                        Duration(defaults::MAX_BACKOFF),
-                    ),
+                    max_backoff: key!(self.dur(r, d, max_backoff)),
                     multiplier_permille,
-                    reset_threshold: self.dur(
-                        "reset_threshold",
-                        r.reset_threshold,
-                        Duration(defaults::RESET_THRESHOLD),
-                    ),
+                    reset_threshold: key!(self.dur(r, d, reset_threshold)),
                 }
             }
             Rate => RestartStrategy::FailureRate {
-                max_failures: self.int(
-                    "max_failures",
-                    r.max_failures,
-                    1..=U32,
-                    defaults::MAX_FAILURES,
-                ),
-                interval: {
-                    let d = Duration(defaults::FAILURE_INTERVAL);
-                    self.positive("interval", r.interval.unwrap_or(d), d)
-                },
+                max_failures: key!(self.int(r, d, max_failures)),
+                interval: self.positive("interval", r.interval.unwrap_or(d.interval), d.interval),
             },
         }
     }

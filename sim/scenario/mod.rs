@@ -624,44 +624,97 @@ pub struct Limits {
 
 /// Swarm testing: each seed also draws its own configuration within these
 /// ranges (inclusive). A knob without a range keeps the scenario's value.
-/// See `crate::swarm`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct SwarmSpec {
+/// See `crate::swarm`. The file's `[swarm]` holds each range as written,
+/// `D` for durations and `I` for integers ([`schema::Swarm`]); validated,
+/// they are [`SwarmSpec`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Swarm<D, I> {
     /// Swarm every run of the scenario (without it, only with `--swarm`).
     pub enabled: bool,
-    pub latency_max: Option<(SimDuration, SimDuration)>,
-    pub buffer_records: Option<(u32, u32)>,
-    pub buffer_credits: Option<(u32, u32)>,
-    pub floating_buffers: Option<(u32, u32)>,
-    pub interval: Option<(SimDuration, SimDuration)>,
-    pub timeout: Option<(SimDuration, SimDuration)>,
+    pub latency_max: Option<D>,
+    pub buffer_records: Option<I>,
+    pub buffer_credits: Option<I>,
+    pub floating_buffers: Option<I>,
+    pub interval: Option<D>,
+    pub timeout: Option<D>,
     /// Every operator's cost, scaled by a percentage drawn per operator.
-    pub cost_percent: Option<(u32, u32)>,
+    pub cost_percent: Option<I>,
     /// Random crashes: mean interval, most crashes, end of the window.
-    pub crash_mean_interval: Option<(SimDuration, SimDuration)>,
-    pub max_crashes: Option<(u32, u32)>,
-    pub crash_window_end: Option<(SimDuration, SimDuration)>,
+    pub crash_mean_interval: Option<D>,
+    pub max_crashes: Option<I>,
+    pub crash_window_end: Option<D>,
     /// The richer fault model, each kind off when the seed draws 0:
     /// notification loss and storage failure and slowness (percent), and
     /// how many coordinator and worker crashes fall in the crash window.
-    pub notification_loss_percent: Option<(u32, u32)>,
-    pub storage_failure_percent: Option<(u32, u32)>,
-    pub storage_slow_percent: Option<(u32, u32)>,
-    pub coordinator_crashes: Option<(u32, u32)>,
-    pub worker_crashes: Option<(u32, u32)>,
+    pub notification_loss_percent: Option<I>,
+    pub storage_failure_percent: Option<I>,
+    pub storage_slow_percent: Option<I>,
+    pub coordinator_crashes: Option<I>,
+    pub worker_crashes: Option<I>,
     /// A latency spike on every channel, a quarter of the crash window
     /// long, starting at a drawn time, with a drawn extra latency (0: none).
-    pub latency_spike_extra: Option<(SimDuration, SimDuration)>,
+    pub latency_spike_extra: Option<D>,
     /// A partition cutting off one drawn worker, starting at a drawn time
     /// in the crash window, lasting a drawn duration (0: none; needs
     /// `[cluster]` with two workers or more).
-    pub partition_duration: Option<(SimDuration, SimDuration)>,
+    pub partition_duration: Option<D>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// The validated `[swarm]`: `(min, max)` ranges.
+pub type SwarmSpec = Swarm<(SimDuration, SimDuration), (u32, u32)>;
+
+impl<D, I> Swarm<D, I> {
+    /// Every range through `d` (durations) or `i` (integers), with its key,
+    /// in the file's order; `None` drops the range.
+    pub fn map<C, D2, I2>(
+        &self,
+        cx: &mut C,
+        d: impl Fn(&mut C, &'static str, &D) -> Option<D2>,
+        i: impl Fn(&mut C, &'static str, &I) -> Option<I2>,
+    ) -> Swarm<D2, I2> {
+        macro_rules! m {
+            ($f:ident, $key:ident) => {
+                self.$key.as_ref().and_then(|r| $f(cx, stringify!($key), r))
+            };
+        }
+        Swarm {
+            enabled: self.enabled,
+            latency_max: m!(d, latency_max),
+            buffer_records: m!(i, buffer_records),
+            buffer_credits: m!(i, buffer_credits),
+            floating_buffers: m!(i, floating_buffers),
+            interval: m!(d, interval),
+            timeout: m!(d, timeout),
+            cost_percent: m!(i, cost_percent),
+            crash_mean_interval: m!(d, crash_mean_interval),
+            max_crashes: m!(i, max_crashes),
+            crash_window_end: m!(d, crash_window_end),
+            notification_loss_percent: m!(i, notification_loss_percent),
+            storage_failure_percent: m!(i, storage_failure_percent),
+            storage_slow_percent: m!(i, storage_slow_percent),
+            coordinator_crashes: m!(i, coordinator_crashes),
+            worker_crashes: m!(i, worker_crashes),
+            latency_spike_extra: m!(d, latency_spike_extra),
+            partition_duration: m!(d, partition_duration),
+        }
+    }
+}
+
+/// `[expect]`, as written and validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Expect {
     /// The weakest guarantee the run must keep; anything weaker is a violation.
+    #[serde(deserialize_with = "schema::name")]
     pub guarantee: Guarantee,
+}
+
+impl Default for Expect {
+    fn default() -> Self {
+        let guarantee = Guarantee::ExactlyOnce;
+        Expect { guarantee }
+    }
 }
 
 impl Scenario {

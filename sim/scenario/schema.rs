@@ -1,6 +1,6 @@
 //! The scenario file format as serde types: every table and key a file may
 //! hold, with every default (the `table!` macro puts each default next to
-//! its key, [`defaults`] has the rest). [`super::validate`] turns a [`File`]
+//! its key, [`KindDefaults`] has the rest). [`super::validate`] turns a [`File`]
 //! into a [`Scenario`]; `File::from(&Scenario)` goes back, with every key
 //! written.
 //!
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 use super::{
-    Algorithm, FailoverStrategy, Guarantee, InputOrder, KeyDistribution, MemoryLoss, OperatorId,
+    Algorithm, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss, OperatorId,
     OperatorKind, Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind,
     SwarmSpec, FORMAT_VERSION,
 };
@@ -101,7 +101,7 @@ impl<'de> Deserialize<'de> for Interval {
 /// `deserialize_with` for names (kebab-case enums): read as a string, so
 /// that another type is "expected a string" like any text, and an unknown
 /// name is serde's "unknown variant" at the name itself.
-fn name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
+pub(super) fn name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
     let read = |s: &str| T::deserialize(StrDeserializer::<de::value::Error>::new(s));
     d.deserialize_str(Text(|s: &str| read(s).map_err(|e| e.to_string())))
 }
@@ -193,13 +193,13 @@ pub enum Kind {
 
 table! {
     /// `[[operators]]`: the common keys, then every kind's own (validation
-    /// refuses those of another kind; their defaults are in [`defaults`]).
+    /// refuses those of another kind; their defaults are in [`KindDefaults`]).
     Operator {
         id: Option<String> = None,
         #[serde(deserialize_with = "some_name")]
         kind: Option<Kind> = None,
         parallelism: Option<i64> = None,
-        /// By default [`defaults::SOURCE_COST`] or [`defaults::COST`].
+        /// By default [`SOURCE_COST`] or [`COST`].
         cost: Option<Duration> = None,
         cost_jitter: Duration = Duration::default(),
         /// By default the operator's parallelism.
@@ -219,33 +219,34 @@ table! {
     }
 }
 
-/// The defaults of the keys that belong to one operator kind or one restart
-/// strategy (their tables give none), and of `cost`. A source's
-/// `partitions` default to its parallelism.
-pub mod defaults {
-    use crate::engine::SimDuration;
+/// `cost` of a source.
+pub const SOURCE_COST: Duration = us(10);
+/// `cost` of any other operator.
+pub const COST: Duration = us(1);
 
-    /// `cost` of a source.
-    pub const SOURCE_COST: SimDuration = SimDuration::from_micros(10);
-    /// `cost` of any other operator.
-    pub const COST: SimDuration = SimDuration::from_micros(1);
-    pub const RECORDS_PER_PARTITION: i64 = 1000;
-    pub const KEYS: i64 = 100;
-    pub const VALUE_MAX: i64 = 1;
-    pub const MUL: i64 = 1;
-    pub const ADD: i64 = 0;
-    pub const MODULUS: i64 = 2;
-    pub const KEEP_BELOW: i64 = 1;
-    pub const COPIES: i64 = 2;
-    pub const SIZE: i64 = 10;
-    pub const BATCH: i64 = 1;
-    pub const MAX_BACKOFF: SimDuration = SimDuration::from_secs(60);
-    /// `backoff_multiplier` (1.5) in thousandths.
-    pub const MULTIPLIER_PERMILLE: u32 = 1500;
-    pub const RESET_THRESHOLD: SimDuration = SimDuration::from_secs(3_600);
-    pub const MAX_FAILURES: i64 = 1;
-    /// `interval` of the failure-rate strategy.
-    pub const FAILURE_INTERVAL: SimDuration = SimDuration::from_secs(60);
+table! {
+    /// The defaults of the keys that belong to one operator kind or one
+    /// restart strategy (their tables give none). A source's `partitions`
+    /// default to its parallelism.
+    KindDefaults {
+        records_per_partition: i64 = 1000,
+        keys: i64 = 100,
+        value_max: i64 = 1,
+        mul: i64 = 1,
+        add: i64 = 0,
+        modulus: i64 = 2,
+        keep_below: i64 = 1,
+        copies: i64 = 2,
+        size: i64 = 10,
+        batch: i64 = 1,
+        max_backoff: Duration = Duration(SimDuration::from_secs(60)),
+        /// `backoff_multiplier` (1.5) in thousandths.
+        multiplier_permille: u32 = 1500,
+        reset_threshold: Duration = Duration(SimDuration::from_secs(3_600)),
+        max_failures: i64 = 1,
+        /// `interval` of the failure-rate strategy.
+        interval: Duration = Duration(SimDuration::from_secs(60)),
+    }
 }
 
 table! {
@@ -351,7 +352,7 @@ pub enum Strategy {
 table! {
     /// `[faults.restart]`: the strategy and the keys of every strategy
     /// (validation refuses those of another; their defaults are in
-    /// [`defaults`]).
+    /// [`KindDefaults`]).
     Restart {
         #[serde(deserialize_with = "name")]
         strategy: Strategy = Strategy::FixedDelay,
@@ -436,38 +437,9 @@ table! {
     }
 }
 
-table! {
-    /// `[expect]`.
-    Expect {
-        #[serde(deserialize_with = "name")]
-        guarantee: Guarantee = Guarantee::ExactlyOnce,
-    }
-}
-
-table! {
-    /// `[swarm]`: `[min, max]` ranges as written (validation checks their
-    /// length, bounds and order).
-    Swarm {
-        enabled: bool = false,
-        latency_max: Option<Vec<String>> = None,
-        buffer_records: Option<Vec<i64>> = None,
-        buffer_credits: Option<Vec<i64>> = None,
-        floating_buffers: Option<Vec<i64>> = None,
-        interval: Option<Vec<String>> = None,
-        timeout: Option<Vec<String>> = None,
-        cost_percent: Option<Vec<i64>> = None,
-        crash_mean_interval: Option<Vec<String>> = None,
-        max_crashes: Option<Vec<i64>> = None,
-        crash_window_end: Option<Vec<String>> = None,
-        notification_loss_percent: Option<Vec<i64>> = None,
-        storage_failure_percent: Option<Vec<i64>> = None,
-        storage_slow_percent: Option<Vec<i64>> = None,
-        coordinator_crashes: Option<Vec<i64>> = None,
-        worker_crashes: Option<Vec<i64>> = None,
-        latency_spike_extra: Option<Vec<String>> = None,
-        partition_duration: Option<Vec<String>> = None,
-    }
-}
+/// `[swarm]`: `[min, max]` ranges as written (validation checks their
+/// length, bounds and order).
+pub type Swarm = super::Swarm<Vec<String>, Vec<i64>>;
 
 table! {
     /// `[[savepoints]]`.
@@ -494,6 +466,11 @@ table! {
 // Scenario -> File: every key written, so a file means the same whatever the
 // defaults become.
 // ---------------------------------------------------------------------------
+
+/// Each of `items` through `f`.
+fn all<T, U>(items: &[T], f: impl Fn(&T) -> U) -> Vec<U> {
+    items.iter().map(f).collect()
+}
 
 /// A count as a file integer. One above `i64::MAX`, which no valid scenario
 /// holds and no file can, becomes `i64::MIN`, which validation refuses.
@@ -535,16 +512,12 @@ impl From<&Scenario> for File {
                 step_quantum: Duration(n.step_quantum),
                 input_order: n.input_order,
             },
-            operators: s.operators.iter().map(operator).collect(),
-            edges: s
-                .edges
-                .iter()
-                .map(|e| Edge {
-                    from: Some(name(e.from)),
-                    to: Some(name(e.to)),
-                    partitioning: Some(e.partitioning),
-                })
-                .collect(),
+            operators: all(&s.operators, operator),
+            edges: all(&s.edges, |e| Edge {
+                from: Some(name(e.from)),
+                to: Some(name(e.to)),
+                partitioning: Some(e.partitioning),
+            }),
             checkpoint: Checkpoint {
                 algorithm: c.algorithm,
                 interval: Interval(c.interval),
@@ -566,14 +539,10 @@ impl From<&Scenario> for File {
                 detection_delay: Duration(f.detection_delay),
                 restart_delay: Duration(f.restart_delay),
                 max_restarts: f.max_restarts.into(),
-                crashes: f
-                    .crashes
-                    .iter()
-                    .map(|c| Crash {
-                        at: t(c.at),
-                        task: task(c.operator, c.subtask),
-                    })
-                    .collect(),
+                crashes: all(&f.crashes, |c| Crash {
+                    at: t(c.at),
+                    task: task(c.operator, c.subtask),
+                }),
                 random: f.random.as_ref().map(random),
                 restart: restart(&f.restart),
                 notifications: f.notifications.as_ref().map(|n| Notifications {
@@ -594,63 +563,41 @@ impl From<&Scenario> for File {
                         .collect(),
                     random: c.random.as_ref().map(random),
                 }),
-                slow_tasks: f
-                    .slow_tasks
-                    .iter()
-                    .map(|st| SlowTask {
-                        task: task(st.operator, st.subtask),
-                        from: st.from.into(),
-                        until: t(st.until),
-                        factor: st.factor.into(),
-                    })
-                    .collect(),
-                worker_crashes: f
-                    .worker_crashes
-                    .iter()
-                    .map(|w| WorkerCrash {
-                        at: t(w.at),
-                        worker: Some(w.worker.into()),
-                    })
-                    .collect(),
+                slow_tasks: all(&f.slow_tasks, |st| SlowTask {
+                    task: task(st.operator, st.subtask),
+                    from: st.from.into(),
+                    until: t(st.until),
+                    factor: st.factor.into(),
+                }),
+                worker_crashes: all(&f.worker_crashes, |w| WorkerCrash {
+                    at: t(w.at),
+                    worker: Some(w.worker.into()),
+                }),
                 random_workers: f.random_workers.as_ref().map(random),
-                latency_spikes: f
-                    .latency_spikes
-                    .iter()
-                    .map(|sp| Spike {
-                        from: sp.from.into(),
-                        until: t(sp.until),
-                        extra: d(sp.extra),
-                        edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                        worker: sp.worker.map(i64::from),
-                    })
-                    .collect(),
-                partitions: f
-                    .partitions
-                    .iter()
-                    .map(|p| Partition {
-                        from: p.from.into(),
-                        until: t(p.until),
-                        workers: Some(p.workers.iter().map(|&w| w.into()).collect()),
-                    })
-                    .collect(),
+                latency_spikes: all(&f.latency_spikes, |sp| Spike {
+                    from: sp.from.into(),
+                    until: t(sp.until),
+                    extra: d(sp.extra),
+                    edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
+                    worker: sp.worker.map(i64::from),
+                }),
+                partitions: all(&f.partitions, |p| Partition {
+                    from: p.from.into(),
+                    until: t(p.until),
+                    workers: Some(p.workers.iter().map(|&w| w.into()).collect()),
+                }),
             },
             limits: Limits {
                 max_events: int(s.limits.max_events),
                 max_time: s.limits.max_time.into(),
             },
-            expect: Expect {
-                guarantee: s.expect.guarantee,
-            },
+            expect: s.expect.clone(),
             swarm: s.swarm.as_ref().map(swarm),
-            savepoints: s
-                .savepoints
-                .iter()
-                .map(|sp| Savepoint {
-                    at: t(sp.at),
-                    stop: sp.stop,
-                    drain: sp.drain,
-                })
-                .collect(),
+            savepoints: all(&s.savepoints, |sp| Savepoint {
+                at: t(sp.at),
+                stop: sp.stop,
+                drain: sp.drain,
+            }),
             cluster: s.cluster.as_ref().map(|c| Cluster {
                 workers: c.workers.into(),
                 slots_per_worker: c.slots_per_worker.into(),
@@ -738,28 +685,9 @@ fn restart(r: &RestartStrategy) -> Restart {
 }
 
 fn swarm(s: &SwarmSpec) -> Swarm {
-    let ints = |r: Option<(u32, u32)>| r.map(|(a, b)| vec![a.into(), b.into()]);
-    let durations = |r: Option<(SimDuration, SimDuration)>| {
-        r.map(|(a, b)| vec![duration_text(a), duration_text(b)])
-    };
-    Swarm {
-        enabled: s.enabled,
-        latency_max: durations(s.latency_max),
-        buffer_records: ints(s.buffer_records),
-        buffer_credits: ints(s.buffer_credits),
-        floating_buffers: ints(s.floating_buffers),
-        interval: durations(s.interval),
-        timeout: durations(s.timeout),
-        cost_percent: ints(s.cost_percent),
-        crash_mean_interval: durations(s.crash_mean_interval),
-        max_crashes: ints(s.max_crashes),
-        crash_window_end: durations(s.crash_window_end),
-        notification_loss_percent: ints(s.notification_loss_percent),
-        storage_failure_percent: ints(s.storage_failure_percent),
-        storage_slow_percent: ints(s.storage_slow_percent),
-        coordinator_crashes: ints(s.coordinator_crashes),
-        worker_crashes: ints(s.worker_crashes),
-        latency_spike_extra: durations(s.latency_spike_extra),
-        partition_duration: durations(s.partition_duration),
-    }
+    s.map(
+        &mut (),
+        |_, _, &(a, b)| Some(vec![duration_text(a), duration_text(b)]),
+        |_, _, &(a, b)| Some(vec![a.into(), b.into()]),
+    )
 }

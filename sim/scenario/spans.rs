@@ -23,7 +23,7 @@ use std::ops::Range;
 use toml_edit::{Item, TableLike, Value};
 
 use super::schema::File;
-use super::validate::{key_of, unsupported_version, validate, Problem};
+use super::validate::{join, key_of, unsupported_version, validate, Problem};
 use super::{Scenario, FORMAT_VERSION};
 
 /// One problem in a scenario file, with its position when it has one.
@@ -148,17 +148,9 @@ impl SpanIndex {
         index
     }
 
-    fn join(path: &str, key: &str) -> String {
-        if path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        }
-    }
-
     fn table(&mut self, path: &str, table: &dyn TableLike) {
         for (key, item) in table.iter() {
-            let path = Self::join(path, key);
+            let path = join(path, key);
             // A table of dotted keys has no span of its own: its key does.
             let key_span = table.key(key).and_then(toml_edit::Key::span);
             self.item(&path, item, key_span);
@@ -233,12 +225,12 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
             return Err(ScenarioErrors(vec![error]));
         }
     }
-    let shapes = shape_errors(source, document.as_table());
+    let mut table = document.as_table().clone();
+    let shapes = shape_errors(source, &mut table);
     if !shapes.is_empty() {
         return Err(ScenarioErrors(shapes));
     }
     let index = SpanIndex::new(document.as_table());
-    let mut table = document.as_table().clone();
     // Values serde refuses, each taken out of the document (so that it
     // gets its default) before deserializing again.
     let mut refused: Vec<Problem> = Vec::new();
@@ -252,7 +244,11 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         let path = error.span().and_then(|s| index.values.get(&s.start));
         let removed = path
             .filter(|_| !message.starts_with("invalid type:"))
-            .filter(|path| remove(&mut table, path).is_some());
+            .filter(|path| {
+                parent(&mut table, path)
+                    .and_then(|(t, k)| t.remove(k))
+                    .is_some()
+            });
         match removed {
             Some(path) => {
                 let (message, help) = describe(key_of(path), message);
@@ -316,23 +312,13 @@ const TABLES: &[(&str, bool)] = &[
 ];
 
 /// A value where a table or an array of tables belongs, each placed.
-fn shape_errors(source: &Source, root: &toml_edit::Table) -> Vec<ScenarioError> {
+fn shape_errors(source: &Source, root: &mut toml_edit::Table) -> Vec<ScenarioError> {
     let mut errors = Vec::new();
     for &(path, array) in TABLES {
-        let mut here: &dyn TableLike = root;
-        let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
-        let reachable = parent
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .try_for_each(|segment| {
-                here = here.get(segment)?.as_table_like()?;
-                Some(())
-            });
-        if reachable.is_none() {
-            continue; // the parent is missing or itself misshapen
-        }
-        let Some(Item::Value(value)) = here.get(key) else {
-            continue; // absent, a table, or an array of tables
+        // Not there when absent or inside a misshapen parent; fine when a
+        // table or an array of tables.
+        let Some(Item::Value(value)) = parent(root, path).and_then(|(t, key)| t.get(key)) else {
+            continue;
         };
         let fits = match value {
             Value::InlineTable(_) => !array,
@@ -361,9 +347,12 @@ fn shape_errors(source: &Source, root: &toml_edit::Table) -> Vec<ScenarioError> 
     errors
 }
 
-/// Takes the value at `path` (`faults.coordinator.on_memory_loss`,
-/// `operators[2].kind`) out of `table`. `None` if there is none.
-fn remove(table: &mut toml_edit::Table, path: &str) -> Option<Item> {
+/// The table that holds the value at `path` (`faults.coordinator.storage`,
+/// `operators[2].kind`) and the value's key. `None` if there is none.
+fn parent<'t>(
+    table: &'t mut toml_edit::Table,
+    path: &'t str,
+) -> Option<(&'t mut dyn TableLike, &'t str)> {
     let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
     let mut here: &mut dyn TableLike = table;
     for segment in parent.split('.').filter(|s| !s.is_empty()) {
@@ -377,7 +366,7 @@ fn remove(table: &mut toml_edit::Table, path: &str) -> Option<Item> {
         }
         here = item.as_table_like_mut()?;
     }
-    here.remove(key)
+    Some((here, key))
 }
 
 /// A refused value's message, for the key that holds it: serde's "unknown

@@ -13,7 +13,7 @@
 
 use std::ops::RangeInclusive;
 
-use super::schema::{self, defaults, name_of, Duration, File, Kind, Operator};
+use super::schema::{self, name_of, Duration, File, Kind, KindDefaults, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, KeyDistribution, Limits, NetworkSpec, OperatorId,
     OperatorKind, OperatorSpec, Partitioning, SavepointSpec, Scenario, SourceSpec, SwarmSpec,
@@ -37,22 +37,43 @@ const MAX_RECORDS: u64 = 200_000_000;
 /// The help for a value above one of the limits on values.
 pub const LIMIT_HELP: &str =
     "the largest value ckptsim supports; see \"Limits on values\" in docs/scenarios.md";
-/// Keys whose upper bound is one of the limits on values.
-const LIMITED: &[&str] = &[
-    "max_parallelism",
-    "parallelism",
-    "buffer_records",
-    "copies",
-    "batch",
-    "max_crashes",
-    "coordinator_crashes",
-    "worker_crashes",
-    "workers",
-    "slots_per_worker",
-    "factor",
-];
-pub(super) const U32: i64 = u32::MAX as i64;
+const U32: i64 = u32::MAX as i64;
 const I64: i64 = i64::MAX;
+
+/// The range of an integer key, by its name (a `worker` index has the
+/// cluster's), and whether its upper bound is one of the limits on values.
+fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
+    let limit = |low, high: u32| (low..=i64::from(high), true);
+    match key {
+        "max_parallelism" | "parallelism" => limit(1, MAX_PARALLELISM),
+        "buffer_records" | "batch" => limit(1, MAX_BUFFER_RECORDS),
+        "copies" => limit(1, MAX_COPIES),
+        "max_crashes" | "coordinator_crashes" | "worker_crashes" => limit(0, MAX_RANDOM_CRASHES),
+        "workers" | "slots_per_worker" => limit(1, 100_000),
+        "factor" => limit(1, 1_000_000),
+        "cost_percent" => (0..=100_000, false),
+        "loss_percent" | "failure_percent" | "slow_percent" => (0..=100, false),
+        "notification_loss_percent" | "storage_failure_percent" | "storage_slow_percent" => {
+            (0..=100, false)
+        }
+        "tolerable_failures" | "max_restarts" | "floating_buffers" => (0..=U32, false),
+        "keep_below" => (0..=I64, false),
+        "records_per_partition" | "keys" | "value_max" | "modulus" => (1..=I64, false),
+        "storage_bytes_per_sec" | "max_events" => (1..=I64, false),
+        // buffer_credits, output_buffers, partitions, size, max_concurrent,
+        // retained, max_failures
+        _ => (1..=U32, false),
+    }
+}
+
+/// `key!(self.int(t, d, key))`: `Validator::int` (or `dur`, `positive`) of
+/// the key `key` of table `t`, `d` holding the table's defaults.
+macro_rules! key {
+    ($v:ident . $check:ident($t:ident, $d:ident, $key:ident)) => {
+        $v.$check(stringify!($key), $t.$key, $d.$key)
+    };
+}
+pub(super) use key;
 
 /// Validates `file`. `line_of` gives the line a key path is written on,
 /// when there is a file: for help texts that point elsewhere, and to tell a
@@ -86,7 +107,7 @@ pub(super) fn key_of(path: &str) -> &str {
 }
 
 /// `table.key`; `key` alone at the top, `table` alone for an empty key.
-fn join(table: &str, key: &str) -> String {
+pub(super) fn join(table: &str, key: &str) -> String {
     match (table, key) {
         ("", _) => key.to_string(),
         (_, "") => table.to_string(),
@@ -154,24 +175,26 @@ impl<'f> Validator<'_, 'f> {
         value.as_ref()
     }
 
-    /// `n` as a `T` if it lies in `range`; otherwise a problem, which says
-    /// so when `n` is above one of the limits on values.
+    /// `n` as a `T` if it lies in `range` (by default [`range_of`] the
+    /// key); otherwise a problem, which says so when `n` is above one of the
+    /// limits on values.
     pub(super) fn checked<T: TryFrom<i64>>(
         &mut self,
         key: &str,
         n: i64,
-        range: RangeInclusive<i64>,
+        range: Option<RangeInclusive<i64>>,
     ) -> Option<T> {
-        let name = key_of(key);
+        let (default_range, limited) = range_of(key);
+        let range = range.unwrap_or(default_range);
         if n < *range.start() {
             self.report(
                 key,
-                format!("{name} must be at least {}", range.start()),
+                format!("{key} must be at least {}", range.start()),
                 None,
             );
         } else if n > *range.end() {
-            let help = LIMITED.contains(&name).then(|| LIMIT_HELP.to_string());
-            self.report(key, format!("{name} must be at most {}", range.end()), help);
+            let help = limited.then(|| LIMIT_HELP.to_string());
+            self.report(key, format!("{key} must be at most {}", range.end()), help);
         } else {
             return T::try_from(n).ok();
         }
@@ -184,10 +207,9 @@ impl<'f> Validator<'_, 'f> {
         &mut self,
         key: &str,
         n: impl Into<Option<i64>>,
-        range: RangeInclusive<i64>,
         default: i64,
     ) -> T {
-        let n = self.checked_or(key, n.into(), range, default);
+        let n = self.checked_or(key, n.into(), default);
         n.or(T::try_from(default).ok()).unwrap_or_default()
     }
 
@@ -196,11 +218,10 @@ impl<'f> Validator<'_, 'f> {
         &mut self,
         key: &str,
         n: Option<i64>,
-        range: RangeInclusive<i64>,
         default: i64,
     ) -> Option<T> {
         match n {
-            Some(n) => self.checked(key, n, range),
+            Some(n) => self.checked(key, n, None),
             None => T::try_from(default).ok(),
         }
     }
@@ -268,8 +289,7 @@ impl<'f> Validator<'_, 'f> {
                 self.report("name", "name must not be empty", None);
             }
         }
-        let range = 1..=MAX_PARALLELISM.into();
-        let max_parallelism = self.checked("max_parallelism", f.max_parallelism, range);
+        let max_parallelism = self.checked("max_parallelism", f.max_parallelism, None);
         let network = self.network(f);
         let operators = self.operators(f, max_parallelism);
         let edges = self.edges(f);
@@ -279,8 +299,8 @@ impl<'f> Validator<'_, 'f> {
         let (l, d) = (&f.limits, schema::Limits::default());
         self.at = "limits".into();
         let limits = Limits {
-            max_events: self.int("max_events", l.max_events, 1..=I64, d.max_events),
-            max_time: time(self.positive("max_time", l.max_time, d.max_time)),
+            max_events: key!(self.int(l, d, max_events)),
+            max_time: time(key!(self.positive(l, d, max_time))),
         };
         let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
         let mut savepoints = Vec::new();
@@ -311,9 +331,7 @@ impl<'f> Validator<'_, 'f> {
             checkpoint,
             faults,
             limits,
-            expect: super::Expect {
-                guarantee: f.expect.guarantee,
-            },
+            expect: f.expect.clone(),
             swarm,
             savepoints,
             cluster,
@@ -324,8 +342,8 @@ impl<'f> Validator<'_, 'f> {
     fn network(&mut self, f: &File) -> NetworkSpec {
         let (n, d) = (&f.network, schema::Network::default());
         self.at = "network".into();
-        let latency_min = self.dur("latency_min", n.latency_min, d.latency_min);
-        let latency_max = self.dur("latency_max", n.latency_max, d.latency_max);
+        let latency_min = key!(self.dur(n, d, latency_min));
+        let latency_max = key!(self.dur(n, d, latency_max));
         if latency_max < latency_min {
             // At latency_max, unless only latency_min is written.
             let max = self.written("latency_max") || !self.written("latency_min");
@@ -334,36 +352,15 @@ impl<'f> Validator<'_, 'f> {
                 format!("latency_max ({latency_max}) must be at least latency_min ({latency_min})");
             self.report(key, message, None);
         }
-        let records = 1..=MAX_BUFFER_RECORDS.into();
         NetworkSpec {
-            buffer_records: self.int(
-                "buffer_records",
-                n.buffer_records,
-                records,
-                d.buffer_records,
-            ),
-            buffer_credits: self.int(
-                "buffer_credits",
-                n.buffer_credits,
-                1..=U32,
-                d.buffer_credits,
-            ),
-            floating_buffers: self.int(
-                "floating_buffers",
-                n.floating_buffers,
-                0..=U32,
-                d.floating_buffers,
-            ),
-            output_buffers: self.int(
-                "output_buffers",
-                n.output_buffers,
-                1..=U32,
-                d.output_buffers,
-            ),
+            buffer_records: key!(self.int(n, d, buffer_records)),
+            buffer_credits: key!(self.int(n, d, buffer_credits)),
+            floating_buffers: key!(self.int(n, d, floating_buffers)),
+            output_buffers: key!(self.int(n, d, output_buffers)),
             latency_min,
             latency_max,
-            flush_timeout: self.positive("flush_timeout", n.flush_timeout, d.flush_timeout),
-            step_quantum: self.dur("step_quantum", n.step_quantum, d.step_quantum),
+            flush_timeout: key!(self.positive(n, d, flush_timeout)),
+            step_quantum: key!(self.dur(n, d, step_quantum)),
             input_order: n.input_order,
         }
     }
@@ -400,9 +397,8 @@ impl<'f> Validator<'_, 'f> {
                 }
             }
             let kind = self.required("kind", &op.kind).copied();
-            let range = 1..=MAX_PARALLELISM.into();
             let parallelism = match self.required("parallelism", &op.parallelism) {
-                Some(&p) => self.checked("parallelism", p, range),
+                Some(&p) => self.checked("parallelism", p, None),
                 None => None,
             };
             let kind = kind.map(|kind| self.kind(op, kind, parallelism));
@@ -417,8 +413,8 @@ impl<'f> Validator<'_, 'f> {
                 }
             }
             let cost = match kind {
-                Some(OperatorKind::Source(_)) => Duration(defaults::SOURCE_COST),
-                _ => Duration(defaults::COST),
+                Some(OperatorKind::Source(_)) => schema::SOURCE_COST,
+                _ => schema::COST,
             };
             specs.push(OperatorSpec {
                 id: id.to_string(),
@@ -466,29 +462,23 @@ impl<'f> Validator<'_, 'f> {
             let help = format!("`{key}` only applies to operators of kind `{owner}`; remove it");
             self.report(key, message, Some(help));
         }
-        let (buffer, partitions) = (1..=MAX_BUFFER_RECORDS.into(), parallelism.unwrap_or(1));
-        let partitions = i64::from(partitions);
+        let partitions = i64::from(parallelism.unwrap_or(1));
+        let d = KindDefaults::default();
         match kind {
             Source => OperatorKind::Source(SourceSpec {
-                partitions: self.int("partitions", op.partitions, 1..=U32, partitions),
-                records_per_partition: self.int(
-                    "records_per_partition",
-                    op.records_per_partition,
-                    1..=I64,
-                    defaults::RECORDS_PER_PARTITION,
-                ),
-                keys: self.int("keys", op.keys, 1..=I64, defaults::KEYS),
+                partitions: self.int("partitions", op.partitions, partitions),
+                records_per_partition: key!(self.int(op, d, records_per_partition)),
+                keys: key!(self.int(op, d, keys)),
                 key_distribution: op.key_distribution.unwrap_or(KeyDistribution::Uniform),
-                value_max: self.int("value_max", op.value_max, 1..=I64, defaults::VALUE_MAX),
+                value_max: key!(self.int(op, d, value_max)),
             }),
             Map => OperatorKind::Map {
-                mul: op.mul.unwrap_or(defaults::MUL),
-                add: op.add.unwrap_or(defaults::ADD),
+                mul: op.mul.unwrap_or(d.mul),
+                add: op.add.unwrap_or(d.add),
             },
             Filter => {
-                let modulus = self.checked_or("modulus", op.modulus, 1..=I64, defaults::MODULUS);
-                let keep_below =
-                    self.checked_or("keep_below", op.keep_below, 0..=I64, defaults::KEEP_BELOW);
+                let modulus = key!(self.checked_or(op, d, modulus));
+                let keep_below = key!(self.checked_or(op, d, keep_below));
                 if let (Some(m), Some(k), true) = (modulus, keep_below, op.keep_below.is_some()) {
                     if k > m {
                         self.report(
@@ -507,16 +497,16 @@ impl<'f> Validator<'_, 'f> {
                 }
             }
             FlatMap => OperatorKind::FlatMap {
-                copies: self.int("copies", op.copies, 1..=MAX_COPIES.into(), defaults::COPIES),
+                copies: key!(self.int(op, d, copies)),
             },
             KeyedCount => OperatorKind::KeyedCount,
             KeyedSum => OperatorKind::KeyedSum,
             CountWindow => OperatorKind::CountWindow {
-                size: self.int("size", op.size, 1..=U32, defaults::SIZE),
+                size: key!(self.int(op, d, size)),
             },
             Sink2pc => OperatorKind::Sink2pc,
             SinkAtLeastOnce => OperatorKind::SinkAtLeastOnce {
-                batch: self.int("batch", op.batch, buffer, defaults::BATCH),
+                batch: key!(self.int(op, d, batch)),
             },
         }
     }
@@ -715,12 +705,7 @@ impl<'f> Validator<'_, 'f> {
         });
         let first_delay = Duration(interval.unwrap_or(SimDuration::ZERO));
         let first_delay = self.dur("first_delay", c.first_delay, first_delay);
-        let max_concurrent = self.int(
-            "max_concurrent",
-            c.max_concurrent,
-            1..=U32,
-            d.max_concurrent,
-        );
+        let max_concurrent = key!(self.int(c, d, max_concurrent));
         if let Some(limit) = c.algorithm.max_concurrent().filter(|&l| max_concurrent > l) {
             let message = format!(
                 "algorithm `{}` allows at most {limit} concurrent checkpoint, not {max_concurrent}",
@@ -736,31 +721,21 @@ impl<'f> Validator<'_, 'f> {
             algorithm: c.algorithm,
             interval,
             first_delay,
-            min_pause: self.dur("min_pause", c.min_pause, d.min_pause),
-            timeout: self.positive("timeout", c.timeout, d.timeout),
+            min_pause: key!(self.dur(c, d, min_pause)),
+            timeout: key!(self.positive(c, d, timeout)),
             max_concurrent,
-            alignment_timeout: self.dur(
-                "alignment_timeout",
-                c.alignment_timeout,
-                d.alignment_timeout,
-            ),
-            tolerable_failures: self.int(
-                "tolerable_failures",
-                c.tolerable_failures,
-                0..=U32,
-                d.tolerable_failures,
-            ),
-            retained: self.int("retained", c.retained, 1..=U32, d.retained),
+            alignment_timeout: key!(self.dur(c, d, alignment_timeout)),
+            tolerable_failures: key!(self.int(c, d, tolerable_failures)),
+            retained: key!(self.int(c, d, retained)),
             retain_on_cancel: c.retain_on_cancel,
             storage: c.storage,
             storage_latency: self.dur("storage_latency", c.storage_latency, latency),
             storage_bytes_per_sec: self.int(
                 "storage_bytes_per_sec",
                 c.storage_bytes_per_sec,
-                1..=I64,
                 bandwidth,
             ),
-            rpc_latency: self.dur("rpc_latency", c.rpc_latency, d.rpc_latency),
+            rpc_latency: key!(self.dur(c, d, rpc_latency)),
         }
     }
 
@@ -768,13 +743,8 @@ impl<'f> Validator<'_, 'f> {
     fn cluster(&mut self, c: &schema::Cluster, operators: &[OperatorSpec]) -> ClusterSpec {
         let d = schema::Cluster::default();
         self.at = "cluster".into();
-        let workers = self.int("workers", c.workers, 1..=100_000, d.workers);
-        let slots_per_worker = self.int(
-            "slots_per_worker",
-            c.slots_per_worker,
-            1..=100_000,
-            d.slots_per_worker,
-        );
+        let workers = key!(self.int(c, d, workers));
+        let slots_per_worker = key!(self.int(c, d, slots_per_worker));
         let needed = operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
         let slots = u64::from(workers) * u64::from(slots_per_worker);
         if slots < u64::from(needed) {
@@ -790,41 +760,17 @@ impl<'f> Validator<'_, 'f> {
             workers,
             slots_per_worker,
             placement: c.placement,
-            heartbeat_timeout: self.dur(
-                "heartbeat_timeout",
-                c.heartbeat_timeout,
-                d.heartbeat_timeout,
-            ),
-            replacement_delay: self.dur(
-                "replacement_delay",
-                c.replacement_delay,
-                d.replacement_delay,
-            ),
+            heartbeat_timeout: key!(self.dur(c, d, heartbeat_timeout)),
+            replacement_delay: key!(self.dur(c, d, replacement_delay)),
         }
     }
 
     fn swarm(&mut self, s: &schema::Swarm) -> SwarmSpec {
         self.at = "swarm".into();
-        let (records, crashes) = (1..=MAX_BUFFER_RECORDS.into(), 0..=MAX_RANDOM_CRASHES.into());
-        let ints =
-            |v: &mut Self, key: &str, value: &Option<Vec<i64>>, range: RangeInclusive<i64>| {
-                v.range(key, value, |v, n: i64| {
-                    if range.contains(&n) {
-                        return u32::try_from(n).ok();
-                    }
-                    let (lo, hi) = (range.start(), range.end());
-                    let help = (n > *hi && LIMITED.contains(&key)).then(|| LIMIT_HELP.to_string());
-                    v.report(
-                        key,
-                        format!("{key} bounds must lie in {lo}..={hi}, not {n}"),
-                        help,
-                    );
-                    None
-                })
-            };
-        let durations = |v: &mut Self, key: &str, value: &Option<Vec<String>>, positive: bool| {
-            v.range(key, value, |v, text: String| {
-                let (message, help) = match parse_duration(&text) {
+        let durations = |v: &mut Self, key: &str, value: &Vec<String>| {
+            let positive = matches!(key, "interval" | "timeout" | "crash_mean_interval");
+            v.range(key, value, |v, text| {
+                let (message, help) = match parse_duration(text) {
                     Ok(d) if positive && d == SimDuration::ZERO => {
                         (format!("{key} bounds must be greater than 0"), None)
                     }
@@ -839,72 +785,39 @@ impl<'f> Validator<'_, 'f> {
                 None
             })
         };
-        SwarmSpec {
-            enabled: s.enabled,
-            latency_max: durations(self, "latency_max", &s.latency_max, false),
-            buffer_records: ints(self, "buffer_records", &s.buffer_records, records),
-            buffer_credits: ints(self, "buffer_credits", &s.buffer_credits, 1..=U32),
-            floating_buffers: ints(self, "floating_buffers", &s.floating_buffers, 0..=U32),
-            interval: durations(self, "interval", &s.interval, true),
-            timeout: durations(self, "timeout", &s.timeout, true),
-            cost_percent: ints(self, "cost_percent", &s.cost_percent, 0..=100_000),
-            crash_mean_interval: durations(
-                self,
-                "crash_mean_interval",
-                &s.crash_mean_interval,
-                true,
-            ),
-            max_crashes: ints(self, "max_crashes", &s.max_crashes, crashes.clone()),
-            crash_window_end: durations(self, "crash_window_end", &s.crash_window_end, false),
-            notification_loss_percent: ints(
-                self,
-                "notification_loss_percent",
-                &s.notification_loss_percent,
-                0..=100,
-            ),
-            storage_failure_percent: ints(
-                self,
-                "storage_failure_percent",
-                &s.storage_failure_percent,
-                0..=100,
-            ),
-            storage_slow_percent: ints(
-                self,
-                "storage_slow_percent",
-                &s.storage_slow_percent,
-                0..=100,
-            ),
-            coordinator_crashes: ints(
-                self,
-                "coordinator_crashes",
-                &s.coordinator_crashes,
-                crashes.clone(),
-            ),
-            worker_crashes: ints(self, "worker_crashes", &s.worker_crashes, crashes),
-            latency_spike_extra: durations(
-                self,
-                "latency_spike_extra",
-                &s.latency_spike_extra,
-                false,
-            ),
-            partition_duration: durations(self, "partition_duration", &s.partition_duration, false),
-        }
+        let ints = |v: &mut Self, key: &str, value: &Vec<i64>| {
+            let (range, limited) = range_of(key);
+            v.range(key, value, |v, &n| {
+                if range.contains(&n) {
+                    return u32::try_from(n).ok();
+                }
+                let (lo, hi) = (range.start(), range.end());
+                let help = (n > *hi && limited).then(|| LIMIT_HELP.to_string());
+                v.report(
+                    key,
+                    format!("{key} bounds must lie in {lo}..={hi}, not {n}"),
+                    help,
+                );
+                None
+            })
+        };
+        s.map(self, durations, ints)
     }
 
     /// A `[min, max]` range of `[swarm]`: two elements, each checked by
     /// `check`, in order.
-    fn range<T: Clone, U: PartialOrd + std::fmt::Display>(
+    fn range<T, U: PartialOrd + std::fmt::Display>(
         &mut self,
         key: &str,
-        value: &Option<Vec<T>>,
-        check: impl Fn(&mut Self, T) -> Option<U>,
+        value: &[T],
+        check: impl Fn(&mut Self, &T) -> Option<U>,
     ) -> Option<(U, U)> {
-        let [a, b] = value.as_deref()? else {
+        let [a, b] = value else {
             let message = format!("{key} must be a range of two values, [min, max]");
             self.report(key, message, Some(format!("for example {key} = [1, 8]")));
             return None;
         };
-        let (a, b) = (check(self, a.clone())?, check(self, b.clone())?);
+        let (a, b) = (check(self, a)?, check(self, b)?);
         if a > b {
             let message = format!("{key} range is empty: {a} > {b}");
             self.report(key, message, help("write [min, max]"));
