@@ -11,7 +11,9 @@
 //! a uniform value otherwise (extremes are where bugs live).
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
-use crate::scenario::{RandomCrashes, Scenario, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION};
+use crate::scenario::{
+    InputOrder, RandomCrashes, Scenario, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -92,6 +94,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         worker_crashes: None,
         latency_spike_extra: None,
         partition_duration: None,
+        input_order: Some(InputOrder::ALL.to_vec()),
     }
 }
 
@@ -143,6 +146,13 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
     }
     if let Some(r) = spec.floating_buffers {
         out.network.floating_buffers = d.int("floating_buffers", r);
+    }
+    if let Some(orders) = spec.input_order.as_ref().filter(|o| !o.is_empty()) {
+        let order = orders[d.rng.below(orders.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("input_order".to_string(), order.name().to_string()));
+        out.network.input_order = order;
     }
     if let (Some(r), Some(_)) = (spec.interval, out.checkpoint.interval) {
         let iv = d.duration("interval", r);

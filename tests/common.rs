@@ -4,7 +4,7 @@ use ckptsim::harness::{execute, Execution};
 use ckptsim::mutant::{Mutant, Mutants};
 use ckptsim::runtime::Counters;
 use ckptsim::runtime::RunConfig;
-use ckptsim::scenario::{self, Algorithm, Guarantee, Scenario};
+use ckptsim::scenario::{self, Algorithm, Guarantee, InputOrder, Scenario};
 use std::path::PathBuf;
 
 pub fn scenario_path(name: &str) -> PathBuf {
@@ -62,23 +62,33 @@ pub fn exactly_once() -> Vec<Algorithm> {
 }
 
 /// Runs `seeds` of `scenario` (named `name` in replay lines) under
-/// `algorithm` with `mutants`; every run must pass (the first that does not
-/// panics with its replay line). Returns every counter summed.
+/// `algorithm`; every run must pass (the first that does not panics with
+/// its replay line). Even seeds run in the scenario's input order, odd
+/// seeds in the random one, so every sweep covers Flink's order and the
+/// exploration strategy. Returns every counter summed.
 pub fn sweep(
     scenario: &Scenario,
     name: &str,
     algorithm: Algorithm,
     seeds: std::ops::Range<u64>,
 ) -> Counters {
+    let mut random = scenario.clone();
+    random.network.input_order = InputOrder::Random;
     let mut total = Counters::default();
     for seed in seeds {
-        let e = check_alg(scenario, seed, algorithm, &[]);
+        let (sc, order) = match seed % 2 {
+            0 => (scenario, scenario.network.input_order),
+            _ => (&random, InputOrder::Random),
+        };
+        let e = check_alg(sc, seed, algorithm, &[]);
         assert!(
             e.verdict.passed,
-            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run {name} --seed {seed} --algorithm {}",
+            "seed {seed} failed {:?}: {:?}\nreplay: ckptsim run {name} --seed {seed} --algorithm {} \
+             with [network] input_order = \"{}\"",
             failed_checks(&e),
             e.verdict.violations().next(),
-            algorithm.name()
+            algorithm.name(),
+            order.name()
         );
         total += &e.output.counters;
     }

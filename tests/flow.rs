@@ -90,9 +90,13 @@ fn triggers_due_while_a_checkpoint_is_pending_are_queued() {
 /// while the random order keeps the first barrier waiting for the others.
 #[test]
 fn fifo_input_order_makes_alignment_near_zero_under_backpressure() {
-    let random = common::load("checkpointing-time");
-    let mut fifo = random.clone();
-    fifo.network.input_order = ckptsim::scenario::InputOrder::Fifo;
+    let fifo = common::load("checkpointing-time");
+    assert_eq!(
+        fifo.network.input_order,
+        ckptsim::scenario::InputOrder::Fifo
+    );
+    let mut random = fifo.clone();
+    random.network.input_order = ckptsim::scenario::InputOrder::Random;
     let alignment = |s: &ckptsim::scenario::Scenario| {
         let e = check_alg(s, 0, Algorithm::Aligned, &[]);
         assert!(e.verdict.passed);

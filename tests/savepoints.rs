@@ -390,7 +390,7 @@ mod cli {
         assert!(stdout(&o).contains("outcome      cancelled"));
         let chk = dir.join("chk-2");
         assert!(
-            stderr(&o).contains("72 in-flight records"),
+            stderr(&o).contains("69 in-flight records"),
             "{}",
             stderr(&o)
         );
@@ -407,7 +407,7 @@ mod cli {
             "2",
         ]);
         assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-        assert!(stderr(&o).contains("72 in-flight records restored"));
+        assert!(stderr(&o).contains("69 in-flight records restored"));
         std::fs::remove_dir_all(dir).unwrap();
     }
 

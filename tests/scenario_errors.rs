@@ -444,6 +444,36 @@ fn swarm_ranges_are_checked() {
     );
 }
 
+/// `[swarm] input_order` lists the orders to draw from: not empty, and
+/// only known names.
+#[test]
+fn swarm_input_orders_are_checked() {
+    let errs = errors(&format!("{BASE}\n[swarm]\ninput_order = []\n"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0]
+        .message
+        .contains("input_order must list at least one order"));
+    let errs = errors(&format!(
+        "{BASE}\n[swarm]\ninput_order = [\"fifo\", \"lifo\"]\n"
+    ));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].message.contains("lifo"), "{errs:?}");
+    let ok = format!("{BASE}\n[swarm]\ninput_order = [\"random\"]\n");
+    let sc = ckptsim::scenario::parse_str(&ok, "base.toml").unwrap();
+    let spec = sc.swarm.clone().unwrap();
+    assert_eq!(
+        spec.input_order,
+        Some(vec![ckptsim::scenario::InputOrder::Random])
+    );
+    for seed in 0..4 {
+        let (drawn, _) = ckptsim::swarm::draw(&sc, &spec, seed);
+        assert_eq!(
+            drawn.network.input_order,
+            ckptsim::scenario::InputOrder::Random
+        );
+    }
+}
+
 // ------------------------------------------------------------ the fault model
 
 #[test]

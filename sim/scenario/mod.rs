@@ -377,15 +377,26 @@ pub struct NetworkSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InputOrder {
-    /// Uniformly at random among the ready inputs, from the scheduling
-    /// stream: an exploration strategy that reaches orders Flink rarely
-    /// takes.
-    #[default]
-    Random,
     /// Flink's: the inputs in the order their data became available (the
     /// input gate's queue of channels with data); a channel that still has
     /// data after a read goes to the back of the queue.
+    #[default]
     Fifo,
+    /// Uniformly at random among the ready inputs, from the scheduling
+    /// stream: an exploration strategy that reaches orders Flink rarely
+    /// takes.
+    Random,
+}
+
+impl InputOrder {
+    pub const ALL: [InputOrder; 2] = [InputOrder::Fifo, InputOrder::Random];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InputOrder::Fifo => "fifo",
+            InputOrder::Random => "random",
+        }
+    }
 }
 
 pub use crate::protocol::{Algorithm, Guarantee};
@@ -659,6 +670,8 @@ pub struct Swarm<D, I> {
     /// in the crash window, lasting a drawn duration (0: none; needs
     /// `[cluster]` with two workers or more).
     pub partition_duration: Option<D>,
+    /// The input orders to draw from (one per seed).
+    pub input_order: Option<Vec<InputOrder>>,
 }
 
 /// The validated `[swarm]`: `(min, max)` ranges.
@@ -697,6 +710,7 @@ impl<D, I> Swarm<D, I> {
             worker_crashes: m!(i, worker_crashes),
             latency_spike_extra: m!(d, latency_spike_extra),
             partition_duration: m!(d, partition_duration),
+            input_order: self.input_order.clone(),
         }
     }
 }

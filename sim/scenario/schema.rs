@@ -171,7 +171,7 @@ table! {
         latency_max: Duration = us(200),
         flush_timeout: Duration = ms(1),
         step_quantum: Duration = ms(1),
-        input_order: InputOrder = InputOrder::Random,
+        input_order: InputOrder = InputOrder::Fifo,
     }
 }
 

@@ -801,7 +801,16 @@ impl<'f> Validator<'_, 'f> {
                 None
             })
         };
-        s.map(self, durations, ints)
+        let spec = s.map(self, durations, ints);
+        if s.input_order.as_ref().is_some_and(Vec::is_empty) {
+            let help = help("for example input_order = [\"fifo\", \"random\"]");
+            self.report(
+                "input_order",
+                "input_order must list at least one order",
+                help,
+            );
+        }
+        spec
     }
 
     /// A `[min, max]` range of `[swarm]`: two elements, each checked by

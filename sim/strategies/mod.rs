@@ -203,6 +203,7 @@ pub struct Network {
     pub latency_max_us: u64,
     pub flush_timeout_us: u64,
     pub step_quantum_us: u64,
+    pub input_order: crate::scenario::InputOrder,
     /// One per operator of the topology, in order.
     pub costs: Vec<OperatorCost>,
 }
@@ -211,7 +212,7 @@ pub struct Network {
 /// exclusive credits per channel and 0–8 floating buffers per gate, 1–3
 /// output buffers (small values backpressure quickly), one-way
 /// latencies between 10 µs and ~2.5 ms, flush timeouts of 0.1–5 ms, step
-/// quanta of 0–2 ms; costs of 1–100 µs per record for sources and 1–300 µs
+/// quanta of 0–2 ms, either input order; costs of 1–100 µs per record for sources and 1–300 µs
 /// for the others, usually without jitter.
 pub fn network(operators: usize) -> impl Strategy<Value = Network> {
     let cost = (1u64..=300, prop_oneof![3 => Just(0u64), 1 => 1u64..=50])
@@ -225,6 +226,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
         0u64..=2_000,
         100u64..=5_000,
         0u64..=2_000,
+        prop::sample::select(crate::scenario::InputOrder::ALL.to_vec()),
         prop::collection::vec(cost, operators),
     )
         .prop_map(
@@ -237,6 +239,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
                 spread,
                 flush_timeout_us,
                 step_quantum_us,
+                input_order,
                 costs,
             )| Network {
                 buffer_records,
@@ -247,6 +250,7 @@ pub fn network(operators: usize) -> impl Strategy<Value = Network> {
                 latency_max_us: latency_min_us + spread,
                 flush_timeout_us,
                 step_quantum_us,
+                input_order,
                 costs,
             },
         )
@@ -585,7 +589,7 @@ impl ScenarioParts {
                 latency_max: us(n.latency_max_us),
                 flush_timeout: us(n.flush_timeout_us),
                 step_quantum: us(n.step_quantum_us),
-                input_order: crate::scenario::InputOrder::Random,
+                input_order: n.input_order,
             },
             operators: operators.collect(),
             edges: t
