@@ -50,6 +50,8 @@ pub struct Buffers {
     pub credit_in_flight: u32,
     /// Data buffers on the wire (each spent a credit).
     pub data_in_flight: u32,
+    /// An `Ev::Credit` is scheduled for the head of `credit_wire`.
+    pub credit_event: bool,
 }
 
 impl Buffers {
@@ -73,6 +75,7 @@ impl Buffers {
         self.credit_wire.clear();
         self.credit_in_flight = 0;
         self.data_in_flight = 0;
+        self.credit_event = false;
     }
 }
 

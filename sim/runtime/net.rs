@@ -426,6 +426,7 @@ impl Net {
 
     /// Moves messages from the sender's queue onto the wire while credit allows.
     pub fn transmit(&mut self, ch: ChannelId) {
+        self.absorb_credits(ch);
         loop {
             let out_limit = self.output_buffers;
             let c = &mut self.channels[ch as usize];
@@ -437,6 +438,7 @@ impl Net {
             };
             let is_data = matches!(front, Msg::Data { .. });
             if is_data && c.credits == 0 {
+                self.wake_if_starved(ch);
                 return;
             }
             let msg = c.out_queue.pop_front().expect("front exists");
@@ -644,26 +646,54 @@ impl Net {
             _ => {
                 self.credit_messages += 1;
                 b.credit_wire.push_back((at, n));
-                if b.credit_wire.len() == 1 {
-                    self.schedule(at, Ev::Credit { ch });
-                }
             }
         }
         self.check_balance(ch);
+        self.wake_if_starved(ch);
     }
 
-    /// The head credit message of `ch` reaches the sender: it may send more.
-    pub fn credit_arrives(&mut self, ch: ChannelId) {
+    /// The credit messages of `ch` that have reached the sender by now add
+    /// to its credits. Credit messages are applied when the sender next
+    /// looks at its credits, which gives the same sends as applying each
+    /// on arrival: a sender only acts on a credit when it has data waiting
+    /// and none left, and then [`Net::wake_if_starved`] scheduled an event
+    /// for the arrival.
+    #[inline]
+    fn absorb_credits(&mut self, ch: ChannelId) {
+        let now = self.now;
         let b = &mut self.credit.channels[ch as usize];
-        let Some((_, n)) = b.credit_wire.pop_front() else {
+        let mut got = 0;
+        while let Some(&(at, n)) = b.credit_wire.front() {
+            if at > now {
+                break;
+            }
+            b.credit_wire.pop_front();
+            b.credit_in_flight -= n;
+            got += n;
+        }
+        self.channels[ch as usize].credits += got;
+    }
+
+    /// A sender with a data buffer waiting and no credit gets an event at
+    /// the arrival of the next credit message (`Ev::Credit`).
+    fn wake_if_starved(&mut self, ch: ChannelId) {
+        let c = &self.channels[ch as usize];
+        let starved = c.credits == 0
+            && c.blocked_for.is_none()
+            && matches!(c.out_queue.front(), Some(Msg::Data { .. }));
+        let b = &mut self.credit.channels[ch as usize];
+        if !starved || b.credit_event {
             return;
-        };
-        b.credit_in_flight -= n;
+        }
         if let Some(&(at, _)) = b.credit_wire.front() {
+            b.credit_event = true;
             self.schedule(at, Ev::Credit { ch });
         }
-        self.channels[ch as usize].credits += n;
-        self.check_balance(ch);
+    }
+
+    /// A credit message reached a sender that was waiting for it.
+    pub fn credit_arrives(&mut self, ch: ChannelId) {
+        self.credit.channels[ch as usize].credit_event = false;
         self.transmit(ch);
     }
 
