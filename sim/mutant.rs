@@ -46,6 +46,8 @@ pub enum Mutant {
     SinkAckWithoutFlush,
     WindowNoFlushAtEnd,
     RecycleLosesCredit,
+    BufferBoundaryDropsRecord,
+    AckBeforeChannelStateWritten,
 }
 
 /// One registry entry.
@@ -184,6 +186,24 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "BufferManager.recycle / RemoteInputChannel.notifyBufferAvailable: every buffer a channel regains must become an AddCredit, or the sender starves one credit at a time",
         caught_by: "protocol",
         applies: &[("backpressure", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::BufferBoundaryDropsRecord,
+        name: "buffer-boundary-drops-record",
+        part: "byte-sized network buffers",
+        what: "a record that does not fit in the rest of the open buffer ships the buffer but is not carried over to the next one",
+        modelled_on: "record serializer bugs at a buffer's end: a record crossing (or ending exactly at) the boundary of a network buffer must continue in the next buffer (Flink's spanning-record serializer), not vanish",
+        caught_by: "exactly-once-output",
+        applies: &[("record-bytes", "unaligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::AckBeforeChannelStateWritten,
+        name: "ack-before-channel-state-written",
+        part: "channel-state writer",
+        what: "with filesystem storage a task acknowledges once its operator state is written, while its channel-state write is still running; the coordinator completes a checkpoint whose channel state is not persisted",
+        modelled_on: "the unaligned-checkpoint ack must wait for ChannelStateWriter to finish the input and output data (AsyncCheckpointRunnable waits for the channel state handles); acknowledging earlier completes a checkpoint whose in-flight data can still be lost",
+        caught_by: "protocol",
+        applies: &[("record-bytes", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::CheckpointDuringRecovery,

@@ -46,6 +46,7 @@ const SHIPPED: &[&str] = &[
     "bench",
     "checkpointing-time",
     "faults",
+    "record-bytes",
     "rescale",
     "savepoints",
     "throughput",

@@ -339,6 +339,8 @@ fn valid_scenario_parses_with_defaults_applied() {
             keys: 10,
             key_distribution: KeyDistribution::Cyclic,
             value_max: 1,
+            record_size: 32, // what a record of the simulator holds
+            record_size_max: 32,
         })
     );
     assert_eq!(source.parallelism, 2);
@@ -783,4 +785,73 @@ fn a_value_where_a_table_belongs_is_refused() {
     if let Err(e) = ckptsim::scenario::parse_str(&inline, "base.toml") {
         assert!(!e.0.iter().any(|e| e.message.contains("must be")), "{e:?}");
     }
+}
+
+#[test]
+fn byte_sizes_are_read_with_units_and_checked() {
+    let text = edit(
+        "keys = 10\n",
+        "keys = 10\nrecord_size = \"1.5KiB\"\nrecord_size_max = 4096\n",
+    );
+    let text = text.replacen("buffer_records = 8\n", "buffer_size = \"32KiB\"\n", 1);
+    let s = parse_str(&text, "base.toml").expect("valid");
+    assert_eq!(s.network.buffer_bytes, Some(32 << 10));
+    assert_eq!(
+        s.network.buffer_records, 65_536,
+        "no record limit by default"
+    );
+    match &s.op(OperatorId(0)).kind {
+        OperatorKind::Source(src) => {
+            assert_eq!((src.record_size, src.record_size_max), (1536, 4096))
+        }
+        other => panic!("{other:?}"),
+    }
+    // The memory limit's default, with memory storage.
+    let s = parse_str(
+        &edit("storage = \"filesystem\"", "storage = \"memory\""),
+        "b",
+    )
+    .unwrap();
+    assert_eq!(s.checkpoint.max_state_size, 5 << 20);
+
+    // A size with an unknown unit, at the value.
+    let e = only_error(&edit("keys = 10\n", "keys = 10\nrecord_size = \"1KB\"\n"));
+    assert_eq!(at(&e), (17, 15), "{e}");
+    assert!(e.message.contains("unknown unit `KB`"), "{e}");
+    // Zero, and a range upside down.
+    let e = only_error(&edit("buffer_records = 8", "buffer_size = 0"));
+    assert_eq!(at(&e), (7, 15), "{e}");
+    assert!(
+        e.message.contains("buffer_size must be at least 1 byte"),
+        "{e}"
+    );
+    let e = only_error(&edit(
+        "keys = 10\n",
+        "keys = 10\nrecord_size = \"2KiB\"\nrecord_size_max = \"1KiB\"\n",
+    ));
+    assert_eq!(at(&e).0, 18, "{e}");
+    assert!(
+        e.message
+            .contains("record_size_max (1KiB) must be at least record_size (2KiB)"),
+        "{e}"
+    );
+    // Past the limit on values.
+    let e = only_error(&edit("buffer_records = 8", "buffer_size = \"2GiB\""));
+    assert!(e.message.contains("at most 1GiB"), "{e}");
+    assert!(help(&e).contains("Limits on values"), "{e}");
+    // Sizes belong to sources.
+    let e = only_error(&edit("mul = 2", "mul = 2\nrecord_size = 64"));
+    assert!(
+        e.message
+            .contains("does not apply to an operator of kind `map`"),
+        "{e}"
+    );
+    // The memory limit applies to memory storage only.
+    let e = only_error(&edit(
+        "storage = \"filesystem\"",
+        "storage = \"filesystem\"\nmax_state_size = \"1MiB\"",
+    ));
+    assert_eq!(at(&e).0, 55, "{e}");
+    assert!(e.message.contains("applies only to memory storage"), "{e}");
+    assert!(help(&e).contains("storage = \"memory\""), "{e}");
 }

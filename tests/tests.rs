@@ -22,6 +22,8 @@
 //!   exactly-once over many seeds with reachability evidence.
 //! - `flow`: producer-side blocking and resumes, queued triggers, the
 //!   forced-alignment freeze.
+//! - `bytes`: record and buffer sizes in bytes, channel-state writes timed
+//!   at the storage's bandwidth, memory storage's size limit.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -42,6 +44,7 @@
 mod common;
 
 mod algorithms;
+mod bytes;
 mod cli;
 mod determinism;
 mod extremes;

@@ -37,7 +37,7 @@ pub fn check(run: &RunOutput) -> Accounting {
                 counter = 0;
                 last_completed = last_completed.max(s.id);
             }
-            Outcome::Expired | Outcome::StorageFailed
+            Outcome::Expired | Outcome::StorageFailed | Outcome::StateTooLarge
                 if s.id > last_completed && counted_ids.insert(s.id) =>
             {
                 counter += 1;

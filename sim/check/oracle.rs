@@ -187,7 +187,10 @@ impl Exec<'_> {
     fn emit(&mut self, task: &mut TaskRun, n: u64, batch: usize, oracle: &mut Oracle) -> bool {
         let mut left = n;
         while left > 0 {
-            match self.call(task, |op, ctx| op.poll_source(batch, ctx)) {
+            // The run's steps may have emitted fewer than `batch` at a
+            // time (a byte-sized buffer): never emit past the step.
+            let max = batch.min(usize::try_from(left).unwrap_or(usize::MAX));
+            match self.call(task, |op, ctx| op.poll_source(max, ctx)) {
                 SourcePoll::Emitted(k) => {
                     left = left.saturating_sub(k as u64);
                     self.route(task, oracle);

@@ -27,6 +27,8 @@ pub enum Stream {
     CoordinatorFaults = 8,
     /// Worker crash times.
     WorkerFaults = 9,
+    /// Record sizes drawn from a size range (`record_size_max`).
+    RecordSizes = 10,
 }
 
 /// A deterministic random stream.

@@ -10,6 +10,6 @@ pub mod workload;
 
 pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};
 pub use operator::{CheckpointId, Context, Operator, OperatorFactory, SourcePoll};
-pub use record::{Lineage, Record};
+pub use record::{Lineage, Record, RecordSizes};
 pub use store::ExternalStore;
 pub use workload::Workload;

@@ -1,6 +1,7 @@
 //! Records, their lineage, and key groups.
 
-use crate::engine::{rng::splitmix64, SimTime};
+use crate::engine::{rng::splitmix64, SimRng, SimTime, Stream};
+use crate::scenario::{OperatorKind, Scenario, RECORD_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// Where a record came from: a source partition (global index over all
@@ -23,6 +24,82 @@ pub struct Record {
     pub lineage: Lineage,
     /// Virtual time the source emitted the originating record (for latency).
     pub emitted_at: SimTime,
+}
+
+/// The size in bytes of every record, by its lineage: a record derived from
+/// a source record (a map's output, a count, a flat-map copy) has that
+/// record's size. A source with a size range gives each record a size
+/// uniform in it, from a hash of the seed's [`Stream::RecordSizes`] value,
+/// the partition and the offset: the same record has the same size on
+/// replay, and no other stream moves.
+#[derive(Clone, Debug)]
+pub struct RecordSizes {
+    salt: u64,
+    /// Per global source partition: the smallest and largest size.
+    ranges: Vec<(u64, u64)>,
+    /// Every record has this size (no lookups).
+    fixed: Option<u64>,
+}
+
+impl RecordSizes {
+    pub fn new(scenario: &Scenario, seed: u64) -> RecordSizes {
+        let mut ranges = Vec::new();
+        for op in &scenario.operators {
+            if let OperatorKind::Source(src) = &op.kind {
+                let range = (src.record_size, src.record_size_max);
+                ranges.extend(std::iter::repeat_n(range, src.partitions as usize));
+            }
+        }
+        let fixed = match ranges.first() {
+            None => Some(RECORD_BYTES),
+            Some(&(lo, hi)) if lo == hi && ranges.iter().all(|&r| r == (lo, hi)) => Some(lo),
+            Some(_) => None,
+        };
+        RecordSizes {
+            salt: SimRng::new(seed, Stream::RecordSizes).next_u64(),
+            ranges,
+            fixed,
+        }
+    }
+
+    /// Every record has `size` bytes.
+    pub fn uniform(size: u64) -> RecordSizes {
+        RecordSizes {
+            salt: 0,
+            ranges: Vec::new(),
+            fixed: Some(size),
+        }
+    }
+
+    /// The size of a record of this lineage ([`RECORD_BYTES`] for a
+    /// partition no source has).
+    #[inline]
+    pub fn of(&self, lineage: Lineage) -> u64 {
+        if let Some(n) = self.fixed {
+            return n;
+        }
+        match self.ranges.get(lineage.partition as usize) {
+            None => RECORD_BYTES,
+            Some(&(lo, hi)) if lo == hi => lo,
+            Some(&(lo, hi)) => {
+                let h = splitmix64(self.salt ^ splitmix64(u64::from(lineage.partition)));
+                lo + splitmix64(h ^ lineage.offset) % (hi - lo + 1)
+            }
+        }
+    }
+
+    /// The bytes of these records.
+    pub fn total(&self, records: &[Record]) -> u64 {
+        match self.fixed {
+            Some(n) => n * records.len() as u64,
+            None => records.iter().map(|r| self.of(r.lineage)).sum(),
+        }
+    }
+
+    /// The size of every record, if all have one.
+    pub fn fixed(&self) -> Option<u64> {
+        self.fixed
+    }
 }
 
 /// The key group of a key: a fixed hash of the key modulo the number of key
@@ -73,6 +150,54 @@ pub fn subtask_for_key(key: u64, parallelism: u32, max_parallelism: u32) -> u32 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn job(sizes: &str) -> Scenario {
+        let text = format!(
+            "version = 1\nname = \"s\"\n[[operators]]\nid = \"a\"\nkind = \"source\"\nparallelism = 2\n{sizes}\n\
+             [[operators]]\nid = \"b\"\nkind = \"source\"\nparallelism = 1\n\
+             [[operators]]\nid = \"k\"\nkind = \"sink-2pc\"\nparallelism = 1\n\
+             [[edges]]\nfrom = \"a\"\nto = \"k\"\npartitioning = \"rebalance\"\n\
+             [[edges]]\nfrom = \"b\"\nto = \"k\"\npartitioning = \"rebalance\"\n"
+        );
+        crate::scenario::parse_str(&text, "s.toml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn record_sizes_follow_the_sources_and_the_seed() {
+        let l = |partition, offset| Lineage { partition, offset };
+        // No size keys: every record is RECORD_BYTES, with no lookup.
+        let plain = RecordSizes::new(&job(""), 1);
+        assert_eq!(plain.fixed(), Some(RECORD_BYTES));
+        assert_eq!(plain.of(l(2, 7)), RECORD_BYTES);
+        // A range on source `a` (partitions 0 and 1); `b` (partition 2) keeps
+        // the default; an unknown partition counts the default too.
+        let s = job("record_size = 100\nrecord_size_max = 199");
+        let (x, y) = (RecordSizes::new(&s, 1), RecordSizes::new(&s, 2));
+        assert_eq!(x.fixed(), None);
+        let sizes: Vec<u64> = (0..2000).map(|o| x.of(l(o % 2, u64::from(o)))).collect();
+        assert!(sizes.iter().all(|n| (100..=199).contains(n)));
+        let distinct: std::collections::BTreeSet<_> = sizes.iter().collect();
+        assert!(distinct.len() > 90, "{} distinct sizes", distinct.len());
+        let mean = sizes.iter().sum::<u64>() / sizes.len() as u64;
+        assert!((140..=159).contains(&mean), "mean {mean}");
+        assert_eq!(x.of(l(2, 5)), RECORD_BYTES);
+        assert_eq!(x.of(l(9, 5)), RECORD_BYTES);
+        // The same record has the same size; another seed, other sizes.
+        assert_eq!(x.of(l(1, 33)), RecordSizes::new(&s, 1).of(l(1, 33)));
+        assert!((0..100).any(|o| x.of(l(0, o)) != y.of(l(0, o))));
+        let r = |partition, offset| Record {
+            key: 0,
+            value: 0,
+            lineage: l(partition, offset),
+            emitted_at: SimTime::ZERO,
+        };
+        assert_eq!(x.total(&[r(0, 1), r(2, 1)]), x.of(l(0, 1)) + RECORD_BYTES);
+        // One size everywhere is fixed.
+        let one = RecordSizes::new(&job("record_size = \"1KiB\""), 3);
+        assert_eq!(one.fixed(), None, "source b keeps 32 bytes");
+        assert_eq!(one.of(l(1, 4)), 1024);
+        assert_eq!(one.total(&[r(0, 1), r(1, 2)]), 2048);
+    }
 
     #[test]
     fn key_groups_cover_all_subtasks_contiguously() {

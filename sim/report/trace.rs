@@ -161,6 +161,7 @@ fn outcome_name(o: CpOutcome) -> &'static str {
         CpOutcome::Failover => "failover",
         CpOutcome::Cancelled => "cancelled",
         CpOutcome::StorageFailed => "storage-failed",
+        CpOutcome::StateTooLarge => "state-too-large",
     }
 }
 
@@ -229,7 +230,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         | Ev::AlignmentTimer { task, id }
         | Ev::OutputTimeout { task, id }
         | Ev::Drained { task, id }
-        | Ev::StorageWriteFailed { task, id } => {
+        | Ev::StorageWriteFailed { task, id, .. } => {
             l.task = Some(names.task(task)?);
             l.checkpoint = Some(id);
         }

@@ -137,6 +137,7 @@ counters! {
     storage_writes_slow,
     /// Checkpoints aborted because a storage write failed.
     checkpoints_storage_failed,
+    checkpoints_state_too_large,
     coordinator_crashes,
     coordinator_crashes_ignored,
     coordinator_crashes_during_alignment,

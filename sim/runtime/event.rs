@@ -53,8 +53,14 @@ pub enum Ev {
     Drained { task: TaskId, id: CheckpointId },
     /// `stop-the-world`: the coordinator asks a task for its snapshot.
     SnapshotTask { task: TaskId, barrier: Barrier },
-    /// A task's state write to checkpoint storage failed (injected).
-    StorageWriteFailed { task: TaskId, id: CheckpointId },
+    /// A task's state write to checkpoint storage failed (injected), or
+    /// (`too_large`: the bytes) its state exceeds memory storage's
+    /// `max_state_size`.
+    StorageWriteFailed {
+        task: TaskId,
+        id: CheckpointId,
+        too_large: Option<u64>,
+    },
     /// The checkpoint's metadata write failed (injected).
     FinalizeFailed { id: CheckpointId },
     /// A planned coordinator crash.
@@ -115,7 +121,7 @@ impl Ev {
             Ev::OutputTimeout { task, id } => (16, task.into(), id),
             Ev::Drained { task, id } => (17, task.into(), id),
             Ev::SnapshotTask { task, barrier } => (18, task.into(), barrier.id),
-            Ev::StorageWriteFailed { task, id } => (19, task.into(), id),
+            Ev::StorageWriteFailed { task, id, .. } => (19, task.into(), id),
             Ev::FinalizeFailed { id } => (20, id, 0),
             Ev::CoordinatorCrash { index } => (21, index.into(), 0),
             Ev::CoordinatorRecovered => (22, 0, 0),

@@ -1,7 +1,8 @@
 //! Channels and the network between tasks.
 //!
 //! A channel is FIFO and reliable while both ends live. The unit on a channel
-//! is a buffer of up to `buffer_records` records. A data buffer needs one
+//! is a buffer of up to `buffer_records` records, or of the records that fit
+//! in `buffer_size` bytes (sizes from [`RecordSizes`]). A data buffer needs one
 //! credit to leave the sender; credits are the receiver's empty buffers
 //! (`buffer_credits` exclusive ones per channel, `floating_buffers` per
 //! input gate), announced upstream in credit messages with latency (see
@@ -24,7 +25,7 @@
 use super::credit::CreditState;
 use super::event::{Ev, Stamped};
 use crate::engine::{EventQueue, SimDuration, SimRng, SimTime};
-use crate::model::{ChannelId, CheckpointId, Record, TaskId};
+use crate::model::{ChannelId, CheckpointId, Record, RecordSizes, TaskId};
 use crate::protocol::{Barrier, BarrierKind};
 use std::collections::VecDeque;
 
@@ -48,6 +49,8 @@ pub struct Channel {
     pub input_index: u32,
     /// The buffer the sender is filling.
     pub partial: Vec<Record>,
+    /// Bytes in `partial`.
+    pub partial_bytes: u64,
     /// Sender side: waiting for credit or for their turn.
     pub out_queue: VecDeque<Msg>,
     /// Data buffers in `out_queue`.
@@ -89,6 +92,11 @@ pub struct Capture {
     pub id: CheckpointId,
     pub first_seq: u64,
     pub records: Vec<Record>,
+    /// Bytes of `records`.
+    pub bytes: u64,
+    /// When each part was captured and its bytes: what the channel-state
+    /// writer gets to write, and when.
+    pub writes: Vec<(SimTime, u64)>,
     /// Still recording arrivals (the channel's barrier has not arrived).
     pub open: bool,
     /// A buffer did not follow the previous one (a bug: reported by the
@@ -104,8 +112,9 @@ impl Capture {
         }
     }
 
-    /// Appends a buffer, checking that sequence numbers stay consecutive.
-    pub fn push(&mut self, seq: u64, buf: &[Record]) {
+    /// Appends a buffer captured at `at`, checking that sequence numbers
+    /// stay consecutive.
+    pub fn push(&mut self, seq: u64, buf: &[Record], sizes: &RecordSizes, at: SimTime) {
         if buf.is_empty() {
             return;
         }
@@ -115,6 +124,12 @@ impl Capture {
             self.gap = true;
         }
         self.records.extend_from_slice(buf);
+        let bytes = sizes.total(buf);
+        self.bytes += bytes;
+        match self.writes.last_mut() {
+            Some((t, b)) if *t == at => *b += bytes,
+            _ => self.writes.push((at, bytes)),
+        }
     }
 }
 
@@ -146,6 +161,7 @@ impl Channel {
     /// After a restart: empty, full credit, sequence numbers from 0.
     fn reset(&mut self, credits: u32, now: SimTime) {
         self.partial.clear();
+        self.partial_bytes = 0;
         self.out_queue.clear();
         self.wire.clear();
         self.in_queue.clear();
@@ -171,6 +187,13 @@ pub struct Net {
     pub rng: SimRng,
     pool: Vec<Vec<Record>>,
     pub buffer_records: usize,
+    /// Bytes per buffer (`buffer_size`); `u64::MAX` when buffers count
+    /// records only.
+    pub buffer_bytes: u64,
+    /// Every record's size.
+    pub sizes: RecordSizes,
+    /// Mutant `buffer-boundary-drops-record`.
+    pub drop_at_boundary: bool,
     pub buffer_credits: u32,
     pub output_buffers: u32,
     pub latency_min: u64,
@@ -255,6 +278,7 @@ impl Net {
                 to,
                 input_index,
                 partial: Vec::new(),
+                partial_bytes: 0,
                 out_queue: VecDeque::new(),
                 queued_data: 0,
                 wire: VecDeque::new(),
@@ -286,6 +310,9 @@ impl Net {
             rng,
             pool: Vec::new(),
             buffer_records: buffer_records as usize,
+            buffer_bytes: u64::MAX,
+            sizes: RecordSizes::uniform(crate::scenario::RECORD_BYTES),
+            drop_at_boundary: false,
             buffer_credits,
             output_buffers,
             latency_min: latency.0.nanos(),
@@ -354,9 +381,28 @@ impl Net {
     }
 
     fn take_buffer(&mut self) -> Vec<Record> {
-        self.pool
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(self.buffer_records))
+        // A byte-sized buffer has no useful record count to allocate for.
+        let n = match self.buffer_bytes {
+            u64::MAX => self.buffer_records,
+            _ => self.buffer_records.min(64),
+        };
+        self.pool.pop().unwrap_or_else(|| Vec::with_capacity(n))
+    }
+
+    /// How many of `records` (at least one) fill one buffer.
+    pub fn buffer_len(&self, records: &[Record]) -> usize {
+        let cap = records.len().min(self.buffer_records).max(1);
+        if self.buffer_bytes == u64::MAX {
+            return cap;
+        }
+        let mut bytes = 0u64;
+        for (i, r) in records.iter().take(cap).enumerate() {
+            bytes = bytes.saturating_add(self.sizes.of(r.lineage));
+            if bytes > self.buffer_bytes {
+                return i.max(1);
+            }
+        }
+        cap
     }
 
     /// Returns an emptied buffer to the pool.
@@ -368,18 +414,38 @@ impl Net {
         }
     }
 
-    /// Appends a record to the channel's open buffer, shipping it when full.
+    /// Appends a record to the channel's open buffer, shipping it when full:
+    /// at `buffer_records` records, or when the record would not fit in
+    /// `buffer_bytes` (it then opens the next buffer; a record larger than a
+    /// buffer travels alone in one).
     #[inline]
     pub fn emit(&mut self, ch: ChannelId, record: Record) {
         let c = &mut self.channels[ch as usize];
         if c.partial.capacity() == 0 {
             c.partial = self.pool.pop().unwrap_or_default();
         }
+        let mut full = false;
+        if self.buffer_bytes != u64::MAX {
+            let size = self.sizes.of(record.lineage);
+            let c = &mut self.channels[ch as usize];
+            if !c.partial.is_empty() && c.partial_bytes.saturating_add(size) > self.buffer_bytes {
+                self.ship_partial(ch);
+                if self.drop_at_boundary {
+                    // Mutant: the record that did not fit is not carried
+                    // over to the next buffer.
+                    crate::mutant::fired(crate::mutant::Mutant::BufferBoundaryDropsRecord);
+                    return;
+                }
+            }
+            let c = &mut self.channels[ch as usize];
+            c.partial_bytes += size;
+            full = c.partial_bytes >= self.buffer_bytes;
+        }
         let c = &mut self.channels[ch as usize];
         c.partial.push(record);
         c.sent += 1;
         let from = c.from;
-        if c.partial.len() >= self.buffer_records {
+        if full || c.partial.len() >= self.buffer_records {
             self.ship_partial(ch);
         } else if !self.sched[from as usize].flush_pending {
             self.sched[from as usize].flush_pending = true;
@@ -395,6 +461,7 @@ impl Net {
         }
         let fresh = self.take_buffer();
         let c = &mut self.channels[ch as usize];
+        c.partial_bytes = 0;
         let buf = std::mem::replace(&mut c.partial, fresh);
         let seq = c.sent - buf.len() as u64;
         self.push_out(ch, Msg::Data { seq, buf }, false);
@@ -534,7 +601,7 @@ impl Net {
                 Msg::Data { seq, buf } => {
                     c.arrived += buf.len() as u64;
                     if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open) {
-                        cap.push(*seq, buf);
+                        cap.push(*seq, buf, &self.sizes, self.now);
                     }
                     data = true;
                 }
@@ -736,6 +803,7 @@ impl Net {
     /// event, the data it overtook (`seq < mark`) is what is queued ahead of
     /// it. A timeoutable barrier found in the queue becomes a priority event.
     pub fn start_capture(&mut self, ch: ChannelId, id: CheckpointId) {
+        let (sizes, now) = (&self.sizes, self.now);
         let c = &mut self.channels[ch as usize];
         let mut cap = Capture::new(id);
         match c.barrier_mark {
@@ -743,7 +811,7 @@ impl Net {
                 for m in &c.in_queue {
                     if let Msg::Data { seq, buf } = m {
                         if *seq < mark {
-                            cap.push(*seq, buf);
+                            cap.push(*seq, buf, sizes, now);
                         }
                     }
                 }
@@ -752,7 +820,7 @@ impl Net {
                 let mut found = None;
                 for (k, m) in c.in_queue.iter().enumerate() {
                     match m {
-                        Msg::Data { seq, buf } => cap.push(*seq, buf),
+                        Msg::Data { seq, buf } => cap.push(*seq, buf, sizes, now),
                         Msg::Barrier(b) if b.id >= id => {
                             found = Some((k, b.kind));
                             break;
@@ -802,7 +870,7 @@ impl Net {
                 break;
             }
             if let Msg::Data { seq, buf } = m {
-                cap.push(*seq, buf);
+                cap.push(*seq, buf, &self.sizes, self.now);
             }
         }
         cap
@@ -870,6 +938,7 @@ impl Net {
         for &ch in outputs {
             let c = &mut self.channels[ch as usize];
             c.partial.clear();
+            c.partial_bytes = 0;
             c.out_queue.clear();
             c.queued_data = 0;
         }

@@ -90,6 +90,11 @@ pub const MAX_PARALLELISM: u32 = 32_768;
 /// The most records in one network buffer (`buffer_records`). Each buffer is
 /// allocated at its full size.
 pub const MAX_BUFFER_RECORDS: u32 = 65_536;
+/// The largest `buffer_size` and `record_size`: 1 GiB.
+pub const MAX_BYTES: u64 = 1 << 30;
+/// The size of a record unless its source says otherwise (`record_size`):
+/// what a record of the simulator holds (key, value, lineage, emit time).
+pub const RECORD_BYTES: u64 = 32;
 /// The most records a flat-map emits per input record (`copies`).
 pub const MAX_COPIES: u32 = 1_000;
 /// The most random crashes one random crash table may plan
@@ -302,6 +307,11 @@ pub struct SourceSpec {
     pub key_distribution: KeyDistribution,
     /// Values are drawn uniformly in `1..=value_max`.
     pub value_max: u64,
+    /// Bytes per record: uniform in `record_size..=record_size_max`, per
+    /// record (equal: every record has this size). Records derived from a
+    /// source record have its size.
+    pub record_size: u64,
+    pub record_size_max: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -348,8 +358,12 @@ pub struct EdgeSpec {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct NetworkSpec {
-    /// Records per network buffer (the unit that credits count).
+    /// Records per network buffer (the unit that credits count); with
+    /// `buffer_bytes`, the most records one buffer holds.
     pub buffer_records: u32,
+    /// Bytes per network buffer (`buffer_size`): a buffer holds the records
+    /// that fit (at least one). `None`: buffers count records only.
+    pub buffer_bytes: Option<u64>,
     /// Exclusive buffers a receiver holds for each input channel (Flink's
     /// `buffers-per-channel`): the credits a channel starts with.
     pub buffer_credits: u32,
@@ -433,6 +447,10 @@ pub struct CheckpointSpec {
     pub storage_latency: SimDuration,
     /// Bytes per virtual second written to checkpoint storage.
     pub storage_bytes_per_sec: u64,
+    /// `memory` storage: a task whose operator state or channel state is
+    /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
+    /// max state size, 5 MiB by default). No limit with `filesystem`.
+    pub max_state_size: u64,
     /// One-way latency of coordinator ↔ task RPCs.
     pub rpc_latency: SimDuration,
 }

@@ -75,6 +75,104 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
+/// A size in bytes as files write it: an integer (`32768`) or text with a
+/// binary unit (`"32KiB"`, `"5MiB"`, `"1.5KiB"`, `"100B"`). Read with
+/// [`parse_bytes`]; written by [`bytes_text`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// Parses `"32KiB"`, `"5MiB"`, `"1GiB"`, `"100B"`, `"1.5KiB"` (a whole
+/// number of bytes) or a plain integer.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let s = text.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "size `{text}` has unknown unit `{other}`: use B, KiB, MiB or GiB (or an integer number of bytes)"
+            ))
+        }
+    };
+    let num = num.replace('_', "");
+    let bad = || format!("size `{text}` is not a number of bytes, e.g. 32768 or \"32KiB\"");
+    let (int_part, frac_part) = num.split_once('.').unwrap_or((num.as_str(), ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(bad());
+    }
+    let int: u64 = match int_part {
+        "" => 0,
+        i => i.parse().map_err(|_| bad())?,
+    };
+    let large = || format!("size `{text}` is too large");
+    let mut total = int.checked_mul(scale).ok_or_else(large)?;
+    if !frac_part.is_empty() {
+        if !frac_part.bytes().all(|b| b.is_ascii_digit()) || frac_part.len() > 18 {
+            return Err(bad());
+        }
+        let (digits, den) = (
+            frac_part.parse::<u128>().map_err(|_| bad())?,
+            10u128.pow(frac_part.len() as u32),
+        );
+        let frac = digits * u128::from(scale);
+        if frac % den != 0 {
+            return Err(format!("size `{text}` is not a whole number of bytes"));
+        }
+        let frac = u64::try_from(frac / den).map_err(|_| large())?;
+        total = total.checked_add(frac).ok_or_else(large)?;
+    }
+    Ok(total)
+}
+
+/// The exact text of a size: in the largest binary unit that holds it
+/// exactly (`"32KiB"`, `"5MiB"`), or `"100B"`.
+pub fn bytes_text(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    UNITS
+        .into_iter()
+        .find(|(_, scale)| n != 0 && n.is_multiple_of(*scale))
+        .map_or_else(
+            || format!("{n}B"),
+            |(unit, scale)| format!("{}{unit}", n / scale),
+        )
+}
+
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&bytes_text(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size: an integer number of bytes or a string such as \"32KiB\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("a size must not be negative, not {v}")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
+                parse_bytes(v).map(Bytes).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `interval`: a duration, or `"none"` for no periodic checkpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interval(pub Option<SimDuration>);
@@ -163,7 +261,11 @@ table! {
 table! {
     /// `[network]`.
     Network {
-        buffer_records: i64 = 16,
+        /// By default 16, or no limit (65536) with `buffer_size`.
+        buffer_records: Option<i64> = None,
+        /// Bytes per network buffer; by default none (buffers count records).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        buffer_size: Option<Bytes> = None,
         buffer_credits: i64 = 2,
         floating_buffers: i64 = 0,
         output_buffers: i64 = 1,
@@ -209,6 +311,8 @@ table! {
         #[serde(deserialize_with = "some_name")]
         key_distribution: Option<KeyDistribution> = None,
         value_max: Option<i64> = None,
+        record_size: Option<Bytes> = None,
+        record_size_max: Option<Bytes> = None,
         mul: Option<i64> = None,
         add: Option<i64> = None,
         modulus: Option<i64> = None,
@@ -232,6 +336,8 @@ table! {
         records_per_partition: i64 = 1000,
         keys: i64 = 100,
         value_max: i64 = 1,
+        /// [`super::RECORD_BYTES`]: what a record of the simulator holds.
+        record_size: Bytes = Bytes(super::RECORD_BYTES),
         mul: i64 = 1,
         add: i64 = 0,
         modulus: i64 = 2,
@@ -279,9 +385,16 @@ table! {
         storage_latency: Option<Duration> = None,
         /// By default 1 GB/s for memory, 200 MB/s for a file system.
         storage_bytes_per_sec: Option<i64> = None,
+        /// `memory` storage only: the largest state one task may send to the
+        /// coordinator (Flink's `JobManagerCheckpointStorage` max state size).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_state_size: Option<Bytes> = None,
         rpc_latency: Duration = us(200),
     }
 }
+
+/// Flink's default max state size of `JobManagerCheckpointStorage`.
+pub const MAX_STATE_SIZE: Bytes = Bytes(5 << 20);
 
 impl Checkpoint {
     /// The defaults of `storage_latency` and `storage_bytes_per_sec` for
@@ -502,7 +615,8 @@ impl From<&Scenario> for File {
             description: s.description.clone(),
             max_parallelism: s.max_parallelism.into(),
             network: Network {
-                buffer_records: n.buffer_records.into(),
+                buffer_records: Some(n.buffer_records.into()),
+                buffer_size: n.buffer_bytes.map(Bytes),
                 buffer_credits: n.buffer_credits.into(),
                 floating_buffers: n.floating_buffers.into(),
                 output_buffers: n.output_buffers.into(),
@@ -532,6 +646,8 @@ impl From<&Scenario> for File {
                 storage: c.storage,
                 storage_latency: d(c.storage_latency),
                 storage_bytes_per_sec: Some(int(c.storage_bytes_per_sec)),
+                max_state_size: (c.storage == StorageKind::Memory)
+                    .then_some(Bytes(c.max_state_size)),
                 rpc_latency: Duration(c.rpc_latency),
             },
             faults: Faults {
@@ -626,6 +742,8 @@ fn operator(op: &super::OperatorSpec) -> Operator {
             o.keys = Some(int(src.keys));
             o.key_distribution = Some(src.key_distribution);
             o.value_max = Some(int(src.value_max));
+            o.record_size = Some(Bytes(src.record_size));
+            o.record_size_max = Some(Bytes(src.record_size_max));
             Kind::Source
         }
         OperatorKind::Map { mul, add } => {
@@ -690,4 +808,56 @@ fn swarm(s: &SwarmSpec) -> Swarm {
         |_, _, &(a, b)| Some(vec![duration_text(a), duration_text(b)]),
         |_, _, &(a, b)| Some(vec![a.into(), b.into()]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_print_exactly() {
+        for (text, n) in [
+            ("0", 0),
+            ("100", 100),
+            ("100B", 100),
+            ("1KiB", 1024),
+            ("1.5KiB", 1536),
+            ("32KiB", 32 << 10),
+            (" 5MiB ", 5 << 20),
+            ("1_024", 1024),
+            ("1GiB", 1 << 30),
+            ("0.5MiB", 512 << 10),
+        ] {
+            assert_eq!(parse_bytes(text), Ok(n), "{text}");
+        }
+        for bad in [
+            "",
+            "KiB",
+            "1KB",
+            "1.3B",
+            "1.1KiB",
+            "x",
+            "1..2KiB",
+            "99999999999GiB",
+        ] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+        for n in [
+            0,
+            1,
+            100,
+            1023,
+            1024,
+            1536,
+            32 << 10,
+            5 << 20,
+            3 << 30,
+            u64::MAX,
+        ] {
+            assert_eq!(parse_bytes(&bytes_text(n)), Ok(n), "{n}");
+        }
+        assert_eq!(bytes_text(32 << 10), "32KiB");
+        assert_eq!(bytes_text(1536), "1536B");
+        assert_eq!(bytes_text(5 << 20), "5MiB");
+    }
 }

@@ -13,12 +13,14 @@
 
 use std::ops::RangeInclusive;
 
-use super::schema::{self, name_of, Duration, File, Kind, KindDefaults, Operator};
+use super::schema::{
+    self, bytes_text, name_of, Bytes, Duration, File, Kind, KindDefaults, Operator,
+};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, KeyDistribution, Limits, NetworkSpec, OperatorId,
-    OperatorKind, OperatorSpec, Partitioning, SavepointSpec, Scenario, SourceSpec, SwarmSpec,
-    FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT,
-    MAX_PARALLELISM, MAX_RANDOM_CRASHES,
+    OperatorKind, OperatorSpec, Partitioning, SavepointSpec, Scenario, SourceSpec, StorageKind,
+    SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION,
+    MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -257,6 +259,32 @@ impl<'f> Validator<'_, 'f> {
         self.dur(key, d, default)
     }
 
+    /// A size in bytes, at least 1 and at most `max`; `default` when
+    /// absent, `None` after a problem.
+    pub(super) fn bytes(
+        &mut self,
+        key: &str,
+        b: Option<Bytes>,
+        default: u64,
+        max: u64,
+    ) -> Option<u64> {
+        let n = b.map_or(default, |b| b.0);
+        if n == 0 {
+            self.report(
+                key,
+                format!("{} must be at least 1 byte", key_of(key)),
+                None,
+            );
+            return None;
+        }
+        if n > max {
+            let message = format!("{} must be at most {}", key_of(key), bytes_text(max));
+            self.report(key, message, help(LIMIT_HELP));
+            return None;
+        }
+        Some(n)
+    }
+
     pub(super) fn required_dur(&mut self, key: &str, d: &Option<Duration>) -> Option<SimDuration> {
         let d = self.required(key, d)?.0;
         self.bounded(key, d)
@@ -352,8 +380,18 @@ impl<'f> Validator<'_, 'f> {
                 format!("latency_max ({latency_max}) must be at least latency_min ({latency_min})");
             self.report(key, message, None);
         }
+        let buffer_bytes = n
+            .buffer_size
+            .and_then(|b| self.bytes("buffer_size", Some(b), 0, MAX_BYTES));
+        // A byte-sized buffer holds what fits: no record limit unless one is
+        // written.
+        let records = match n.buffer_size {
+            Some(_) => MAX_BUFFER_RECORDS.into(),
+            None => 16,
+        };
         NetworkSpec {
-            buffer_records: key!(self.int(n, d, buffer_records)),
+            buffer_records: self.int("buffer_records", n.buffer_records, records),
+            buffer_bytes,
             buffer_credits: key!(self.int(n, d, buffer_credits)),
             floating_buffers: key!(self.int(n, d, floating_buffers)),
             output_buffers: key!(self.int(n, d, output_buffers)),
@@ -448,6 +486,8 @@ impl<'f> Validator<'_, 'f> {
             ("keys", Source, op.keys.is_some()),
             ("key_distribution", Source, op.key_distribution.is_some()),
             ("value_max", Source, op.value_max.is_some()),
+            ("record_size", Source, op.record_size.is_some()),
+            ("record_size_max", Source, op.record_size_max.is_some()),
             ("mul", Map, op.mul.is_some()),
             ("add", Map, op.add.is_some()),
             ("modulus", Filter, op.modulus.is_some()),
@@ -465,13 +505,33 @@ impl<'f> Validator<'_, 'f> {
         let partitions = i64::from(parallelism.unwrap_or(1));
         let d = KindDefaults::default();
         match kind {
-            Source => OperatorKind::Source(SourceSpec {
-                partitions: self.int("partitions", op.partitions, partitions),
-                records_per_partition: key!(self.int(op, d, records_per_partition)),
-                keys: key!(self.int(op, d, keys)),
-                key_distribution: op.key_distribution.unwrap_or(KeyDistribution::Uniform),
-                value_max: key!(self.int(op, d, value_max)),
-            }),
+            Source => {
+                let size = self.bytes("record_size", op.record_size, d.record_size.0, MAX_BYTES);
+                let max = op
+                    .record_size_max
+                    .and_then(|m| self.bytes("record_size_max", Some(m), 0, MAX_BYTES));
+                if let (Some(lo), Some(hi)) = (size, max) {
+                    if hi < lo {
+                        let message = format!(
+                            "record_size_max ({}) must be at least record_size ({})",
+                            bytes_text(hi),
+                            bytes_text(lo)
+                        );
+                        self.report("record_size_max", message, None);
+                    }
+                }
+                let size = size.unwrap_or(d.record_size.0);
+                let size_max = max.unwrap_or(size).max(size);
+                OperatorKind::Source(SourceSpec {
+                    partitions: self.int("partitions", op.partitions, partitions),
+                    records_per_partition: key!(self.int(op, d, records_per_partition)),
+                    keys: key!(self.int(op, d, keys)),
+                    key_distribution: op.key_distribution.unwrap_or(KeyDistribution::Uniform),
+                    value_max: key!(self.int(op, d, value_max)),
+                    record_size: size,
+                    record_size_max: size_max,
+                })
+            }
             Map => OperatorKind::Map {
                 mul: op.mul.unwrap_or(d.mul),
                 add: op.add.unwrap_or(d.add),
@@ -717,6 +777,20 @@ impl<'f> Validator<'_, 'f> {
             self.report("max_concurrent", message, Some(help));
         }
         let (latency, bandwidth) = schema::Checkpoint::storage_speed(c.storage);
+        if c.max_state_size.is_some() && c.storage != StorageKind::Memory {
+            let help = help("remove max_state_size, or set storage = \"memory\"");
+            let message =
+                "max_state_size applies only to memory storage (a file system has no limit)";
+            self.report("max_state_size", message, help);
+        }
+        let max_state_size = self
+            .bytes(
+                "max_state_size",
+                c.max_state_size,
+                schema::MAX_STATE_SIZE.0,
+                u64::MAX,
+            )
+            .unwrap_or(schema::MAX_STATE_SIZE.0);
         CheckpointSpec {
             algorithm: c.algorithm,
             interval,
@@ -735,6 +809,7 @@ impl<'f> Validator<'_, 'f> {
                 c.storage_bytes_per_sec,
                 bandwidth,
             ),
+            max_state_size,
             rpc_latency: key!(self.dur(c, d, rpc_latency)),
         }
     }

@@ -581,7 +581,8 @@ impl ScenarioParts {
             ),
             max_parallelism: t.max_parallelism.into(),
             network: schema::Network {
-                buffer_records: n.buffer_records.into(),
+                buffer_records: Some(n.buffer_records.into()),
+                buffer_size: None,
                 buffer_credits: n.buffer_credits.into(),
                 floating_buffers: n.floating_buffers.into(),
                 output_buffers: n.output_buffers.into(),
@@ -615,6 +616,7 @@ impl ScenarioParts {
                 storage: c.storage,
                 storage_latency: c.storage_latency_us.map(us),
                 storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
+                max_state_size: None,
                 rpc_latency: us(c.rpc_latency_us),
             },
             faults: schema::Faults {

@@ -20,7 +20,7 @@ mod tests;
 
 pub use types::{
     stats_of, ChannelState, CheckpointStats, Completed, Cut, Outcome, Pending, TaskAck,
-    TaskSnapshot, RECORD_BYTES,
+    TaskSnapshot,
 };
 
 use crate::engine::{SimDuration, SimTime};
@@ -568,6 +568,13 @@ impl Coordinator {
     /// failure unless it is a savepoint.
     pub fn storage_failed(&mut self, now: SimTime, id: CheckpointId, out: &mut Vec<Action>) {
         self.abort_counted(now, id, Outcome::StorageFailed, out);
+    }
+
+    /// A task's state of `id` exceeds memory storage's max state size (its
+    /// asynchronous part failed): aborted, and counted as a failure unless
+    /// it is a savepoint.
+    pub fn state_too_large(&mut self, now: SimTime, id: CheckpointId, out: &mut Vec<Action>) {
+        self.abort_counted(now, id, Outcome::StateTooLarge, out);
     }
 
     fn abort_counted(

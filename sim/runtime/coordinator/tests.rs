@@ -57,6 +57,7 @@ fn ack(input_ended: bool) -> TaskAck {
         start_delay_ns: 0,
         alignment_ns: 0,
         arrived: false,
+        durable_at: crate::engine::SimTime::ZERO,
     }
 }
 

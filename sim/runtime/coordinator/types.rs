@@ -14,10 +14,6 @@ pub struct Cut {
     pub outputs: Vec<(ChannelId, u64)>,
 }
 
-/// Bytes one persisted in-flight record counts for (key, value, lineage and
-/// emit time, as the simulator's records carry them).
-pub const RECORD_BYTES: u64 = 32;
-
 /// One channel's persisted in-flight records (unaligned, aligned-timeout
 /// and Chandy–Lamport checkpoints), with the sequence number of the first.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +21,8 @@ pub struct ChannelState {
     pub ch: ChannelId,
     pub first_seq: u64,
     pub records: Vec<Record>,
+    /// Bytes of `records` (their sizes, `model::RecordSizes`).
+    pub bytes: u64,
     /// The captured buffers were not consecutive (reported by the cut check).
     pub gap: bool,
 }
@@ -51,7 +49,11 @@ impl TaskSnapshot {
             .sum()
     }
     pub fn in_flight_bytes(&self) -> u64 {
-        self.in_flight_records() * RECORD_BYTES
+        self.inputs
+            .iter()
+            .chain(&self.outputs)
+            .map(|c| c.bytes)
+            .sum()
     }
 }
 
@@ -64,6 +66,9 @@ pub struct TaskAck {
     pub alignment_ns: u64,
     /// Set when the acknowledgement reached the coordinator.
     pub arrived: bool,
+    /// When the task's operator state and channel state were written
+    /// (`memory`: sent with the ack).
+    pub durable_at: SimTime,
 }
 
 pub struct Pending {
@@ -107,6 +112,9 @@ pub enum Outcome {
     Cancelled,
     /// A checkpoint storage write failed (counted as a failure).
     StorageFailed,
+    /// A task's state exceeded memory storage's `max_state_size` (counted
+    /// as a failure).
+    StateTooLarge,
 }
 
 impl Outcome {
@@ -120,6 +128,9 @@ impl Outcome {
             Outcome::Failover => "was aborted by a failover",
             Outcome::Cancelled => "was aborted: the job was cancelled",
             Outcome::StorageFailed => "failed: a checkpoint storage write failed",
+            Outcome::StateTooLarge => {
+                "failed: a task's state is larger than memory storage's max_state_size"
+            }
         }
     }
 }

@@ -229,6 +229,7 @@ impl World<'_> {
             log_pos: Some(self.schedule.pos(t)),
             ..TaskSnapshot::default()
         };
+        let mut writes = Vec::new();
         // Stop-the-world forwards nothing: the drain markers went first.
         if !self.stop_the_world() {
             let kind = self.out_kind(b);
@@ -249,10 +250,12 @@ impl World<'_> {
                     BarrierKind::Unaligned => {
                         let cap = self.net.send_priority_barrier(ch, out);
                         if !cap.records.is_empty() || cap.gap {
+                            writes.extend_from_slice(&cap.writes);
                             snapshot.outputs.push(ChannelState {
                                 ch,
                                 first_seq: cap.first_seq,
                                 records: cap.records,
+                                bytes: cap.bytes,
                                 gap: cap.gap,
                             });
                         }
@@ -301,6 +304,8 @@ impl World<'_> {
             start_delay_ns: start.since(b.timestamp).0,
             alignment_ns: 0,
             waiting_barriers: true,
+            snapshot_at: self.net.now,
+            writes,
         });
     }
 
@@ -319,10 +324,12 @@ impl World<'_> {
                     if (!cap.records.is_empty() || cap.gap) && drop_inflight {
                         fired(Mutant::UnalignedDropInflight);
                     } else if !cap.records.is_empty() || cap.gap {
+                        p.writes.extend_from_slice(&cap.writes);
                         p.snapshot.inputs.push(ChannelState {
                             ch,
                             first_seq: cap.first_seq,
                             records: cap.records,
+                            bytes: cap.bytes,
                             gap: cap.gap,
                         });
                     }
@@ -359,10 +366,26 @@ impl World<'_> {
         let Some(p) = self.tasks[ti].pending_ack.take() else {
             return;
         };
-        let bytes = p.snapshot.state.len() as u64 + p.snapshot.in_flight_bytes();
-        let delay = storage_delay(&self.scenario, bytes);
-        // trace: what the snapshot wrote, and when its ack arrives.
-        let (id, in_flight_bytes) = (p.id, p.snapshot.in_flight_bytes());
+        let state = p.snapshot.state.len() as u64;
+        let in_flight_bytes = p.snapshot.in_flight_bytes();
+        let bytes = state + in_flight_bytes;
+        let id = p.id;
+        let now = self.net.now;
+        let s = &self.scenario;
+        let durable = writes_done(s, now, p.snapshot_at, state, &p.writes, true);
+        let early = self.cfg.mutants.has(Mutant::AckBeforeChannelStateWritten);
+        let written = match early {
+            true => writes_done(s, now, p.snapshot_at, state, &p.writes, false),
+            false => durable,
+        };
+        if written < durable {
+            // Mutant: the ack leaves when the operator state is written,
+            // the channel-state write still running.
+            fired(Mutant::AckBeforeChannelStateWritten);
+        }
+        let max = s.checkpoint.max_state_size;
+        let too_large =
+            s.checkpoint.storage == StorageKind::Memory && (state > max || in_flight_bytes > max);
         let mut ack_at_ns = None;
         let ack = TaskAck {
             snapshot: p.snapshot,
@@ -371,9 +394,25 @@ impl World<'_> {
             start_delay_ns: p.start_delay_ns,
             alignment_ns: p.alignment_ns,
             arrived: false,
+            durable_at: durable,
         };
-        if self.coord.record_ack(p.id, t, ack) {
-            let at = self.schedule_ack(t, p.id, delay);
+        if too_large {
+            // Flink's memory-backed checkpoint streams refuse state above
+            // the max state size: the task's asynchronous part fails and
+            // it declines the checkpoint.
+            let at = now.plus(s.checkpoint.rpc_latency);
+            self.net.schedule(
+                at,
+                Ev::StorageWriteFailed {
+                    task: t,
+                    id,
+                    too_large: Some(state.max(in_flight_bytes)),
+                },
+            );
+        } else if self.coord.record_ack(id, t, ack) {
+            let rpc = self.scenario.checkpoint.rpc_latency;
+            let delay = SimDuration(written.since(now).0.saturating_add(rpc.0));
+            let at = self.schedule_ack(t, id, delay);
             ack_at_ns = Some(at.0);
         }
         self.mark(|| Timeline::SnapshotDone {
@@ -412,10 +451,12 @@ impl World<'_> {
             }
             if let Some(p) = self.tasks[ti].pending_ack.as_mut().filter(|_| !drop) {
                 if !cap.records.is_empty() || cap.gap {
+                    p.writes.extend_from_slice(&cap.writes);
                     p.snapshot.outputs.push(ChannelState {
                         ch,
                         first_seq: cap.first_seq,
                         records: cap.records,
+                        bytes: cap.bytes,
                         gap: cap.gap,
                     });
                 }

@@ -213,6 +213,17 @@ impl World<'_> {
         }
     }
 
+    /// A task's state of `id` exceeds memory storage's `max_state_size`.
+    pub(super) fn state_too_large(&mut self, id: CheckpointId) {
+        if self.coord.is_pending(id) {
+            self.counters.checkpoints_state_too_large += 1;
+            let mut out = Vec::new();
+            self.coord.state_too_large(self.net.now, id, &mut out);
+            self.perform(out);
+            self.run_queued();
+        }
+    }
+
     /// Every pending checkpoint ends with `outcome` (a failover or cancel).
     pub(super) fn abort_all_pending(&mut self, outcome: CpOutcome) {
         let mut out = Vec::new();
@@ -242,6 +253,7 @@ impl World<'_> {
         let Some(p) = self.coord.take_finalized(id) else {
             return;
         };
+        self.check_durable(&p);
         if let Some(sp) = self.savepoints.get(&id).cloned() {
             self.savepoint_completed(p, sp);
             self.run_queued();
@@ -268,6 +280,36 @@ impl World<'_> {
         }
         self.perform(out);
         self.run_queued();
+    }
+
+    /// Protocol: a checkpoint completes only once every task's operator
+    /// state and channel state is written (an ack promises durable state
+    /// handles; Flink acknowledges from the asynchronous part, after the
+    /// channel-state writer finished). The first task that breaks it is
+    /// reported.
+    fn check_durable(&mut self, p: &coordinator::Pending) {
+        let now = self.net.now;
+        let late = p.acks.iter().enumerate().find_map(|(t, a)| {
+            a.as_ref()
+                .filter(|a| a.arrived && a.durable_at > now)
+                .map(|a| (t, a.durable_at, a.snapshot.in_flight_bytes()))
+        });
+        if let Some((t, at, bytes)) = late {
+            let name = self.exec.tasks[t].name.clone();
+            let what = if p.savepoint.is_some() {
+                "savepoint"
+            } else {
+                "checkpoint"
+            };
+            self.violation(
+                "protocol",
+                format!(
+                    "{what} {} completed, but task {name} finishes writing its state ({bytes} bytes of channel state) only {} later, at {at}",
+                    p.id,
+                    at.since(now),
+                ),
+            );
+        }
     }
 
     /// Adds a completed checkpoint to the store. Protocol: a savepoint

@@ -146,7 +146,10 @@ impl World<'_> {
     /// The fault events (hook in `dispatch`).
     pub(super) fn dispatch_fault(&mut self, ev: Ev) {
         match ev {
-            Ev::StorageWriteFailed { id, .. } => self.storage_failed(id),
+            Ev::StorageWriteFailed { id, too_large, .. } => match too_large {
+                Some(_) => self.state_too_large(id),
+                None => self.storage_failed(id),
+            },
             Ev::FinalizeFailed { id } => self.storage_failed(id),
             Ev::CoordinatorCrash { index } => self.coordinator_crash(index),
             Ev::CoordinatorRecovered => self.coordinator_recovered(),
@@ -643,8 +646,14 @@ impl World<'_> {
         let (fail, extra) = self.storage_write();
         let at = self.net.now.plus(delay).plus(extra);
         if fail {
-            self.net
-                .schedule(at, Ev::StorageWriteFailed { task: t, id });
+            self.net.schedule(
+                at,
+                Ev::StorageWriteFailed {
+                    task: t,
+                    id,
+                    too_large: None,
+                },
+            );
         } else {
             self.net.schedule(at, Ev::Ack { task: t, id });
         }
@@ -732,7 +741,9 @@ impl World<'_> {
             // A job started from a savepoint is submitted with it: the new
             // coordinator restores that snapshot again, not nothing.
             if let Some(r) = self.job_opts.restore.clone() {
-                self.coord.retained.push_back(Self::restore_completed(&r));
+                self.coord
+                    .retained
+                    .push_back(Self::restore_completed(&r, &self.net.sizes));
             }
         }
         let delay = self

@@ -47,7 +47,7 @@ use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
 use crate::fault::{fault_phase_end, plan_crashes};
 use crate::model::graph::OutputEdge;
 use crate::model::operator::BuiltinFactory;
-use crate::model::record::{subtask_for_key, subtask_for_key_group};
+use crate::model::record::{subtask_for_key, subtask_for_key_group, RecordSizes};
 use crate::model::store::ExternalStore;
 use crate::model::{
     ChannelId, CheckpointId, Context, ExecGraph, JobGraph, Operator, OperatorFactory, Record,
@@ -57,7 +57,7 @@ use crate::mutant::{fired, Mutant};
 use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
-use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario};
+use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario, StorageKind};
 use crate::verdict::Violation;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -162,6 +162,11 @@ struct PartialAck {
     alignment_ns: u64,
     /// Not every input delivered the barrier yet (channel state still open).
     waiting_barriers: bool,
+    /// When the snapshot was taken: the task's writes start then.
+    snapshot_at: SimTime,
+    /// The channel state as the channel-state writer gets it: when each
+    /// part was captured, and its bytes.
+    writes: Vec<(SimTime, u64)>,
 }
 
 struct World<'a> {
@@ -279,19 +284,49 @@ pub fn run_job(
     w.main_loop()
 }
 
-/// Time from a task's snapshot until its ack reaches the coordinator: the
-/// state write (latency + size / bandwidth of the configured storage; with
-/// `memory` the state travels inside the ack) plus the ack RPC.
-fn storage_delay(s: &Scenario, bytes: u64) -> SimDuration {
-    let c = &s.checkpoint;
-    let transfer = bytes as u128 * 1_000_000_000u128 / u128::from(c.storage_bytes_per_sec.max(1));
-    let transfer = u64::try_from(transfer).unwrap_or(u64::MAX);
-    SimDuration(
-        c.storage_latency
-            .0
-            .saturating_add(transfer)
-            .saturating_add(c.rpc_latency.0),
-    )
+/// The time `bytes` take at the storage's bandwidth (saturating).
+fn transfer(s: &Scenario, bytes: u64) -> SimDuration {
+    let bw = u128::from(s.checkpoint.storage_bytes_per_sec.max(1));
+    let ns = u128::from(bytes) * 1_000_000_000 / bw;
+    SimDuration(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// When a task's checkpoint writes are done, at `now` (every barrier
+/// arrived), for a snapshot taken at `snapshot_at` with `state` bytes of
+/// operator state and channel state written in `parts` (when captured,
+/// bytes); the ack leaves then.
+///
+/// `memory` (Flink's `JobManagerCheckpointStorage`): nothing is written
+/// before the ack; operator and channel state travel inside it to the
+/// coordinator's heap: `storage_latency` + bytes / bandwidth from `now`.
+/// `filesystem`: one stream per task, opened at the snapshot
+/// (`storage_latency`), writes the operator state and then each part of
+/// the channel state once it is captured (output state at the barrier,
+/// input state as buffers arrive until the last barrier), one after the
+/// other at `storage_bytes_per_sec`; with `channel = false` the channel
+/// state is left out (mutant `ack-before-channel-state-written`).
+fn writes_done(
+    s: &Scenario,
+    now: SimTime,
+    snapshot_at: SimTime,
+    state: u64,
+    parts: &[(SimTime, u64)],
+    channel: bool,
+) -> SimTime {
+    let latency = s.checkpoint.storage_latency;
+    if s.checkpoint.storage == StorageKind::Memory {
+        let bytes = parts.iter().fold(state, |b, p| b.saturating_add(p.1));
+        return now.plus(latency).plus(transfer(s, bytes));
+    }
+    let mut done = snapshot_at.plus(latency).plus(transfer(s, state));
+    if channel {
+        let mut parts = parts.to_vec();
+        parts.sort_by_key(|p| p.0); // stable: capture order within an instant
+        for (at, bytes) in parts {
+            done = done.max(at).plus(transfer(s, bytes));
+        }
+    }
+    done.max(now)
 }
 
 impl<'a> World<'a> {
@@ -323,6 +358,9 @@ impl<'a> World<'a> {
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
         net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
         net.lose_credit = cfg.mutants.has(Mutant::RecycleLosesCredit);
+        net.buffer_bytes = n.buffer_bytes.unwrap_or(u64::MAX);
+        net.sizes = RecordSizes::new(&scenario, cfg.seed);
+        net.drop_at_boundary = cfg.mutants.has(Mutant::BufferBoundaryDropsRecord);
         let task_outputs = exec
             .tasks
             .iter()
@@ -834,5 +872,53 @@ impl<'a> World<'a> {
             failovers: std::mem::take(&mut self.failovers),
             tolerable_failures: self.scenario.checkpoint.tolerable_failures,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(storage: &str) -> Scenario {
+        let text = format!(
+            "version = 1\nname = \"w\"\n[[operators]]\nid = \"a\"\nkind = \"source\"\nparallelism = 1\n\
+             [[operators]]\nid = \"k\"\nkind = \"sink-2pc\"\nparallelism = 1\n\
+             [[edges]]\nfrom = \"a\"\nto = \"k\"\npartitioning = \"forward\"\n\
+             [checkpoint]\nstorage = \"{storage}\"\nstorage_latency = \"1ms\"\nstorage_bytes_per_sec = 1_000_000\n"
+        );
+        crate::scenario::parse_str(&text, "w.toml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn filesystem_writes_start_at_the_snapshot_and_follow_the_captures() {
+        let s = job("filesystem");
+        let t = |ms: u64| SimTime(ms * MS);
+        // 1000 bytes at 1 MB/s take 1 ms.
+        // Aligned: no channel state, snapshot at the last barrier.
+        assert_eq!(writes_done(&s, t(10), t(10), 2000, &[], true), t(13));
+        // Unaligned: output state at the barrier (t 10), input state
+        // captured at 10 and 20; the stream keeps up, so the last part ends
+        // the write 1 ms after it is captured.
+        let parts = [(t(10), 3000), (t(20), 1000), (t(10), 1000)];
+        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, true), t(21));
+        // The write falls behind: 1 + 1 + 5 ms after the snapshot.
+        let parts = [(t(10), 5000)];
+        assert_eq!(writes_done(&s, t(12), t(10), 1000, &parts, true), t(17));
+        // The write of the channel state is left out (the mutant): done when
+        // the operator state is, but never before the last barrier.
+        assert_eq!(writes_done(&s, t(12), t(10), 1000, &parts, false), t(12));
+        assert_eq!(writes_done(&s, t(10), t(10), 1000, &parts, false), t(12));
+    }
+
+    #[test]
+    fn memory_sends_everything_with_the_ack_after_the_last_barrier() {
+        let s = job("memory");
+        let t = |ms: u64| SimTime(ms * MS);
+        let parts = [(t(10), 5000), (t(15), 1000)];
+        // 1 ms latency + 7000 bytes at 1 MB/s, from the last barrier (t 20).
+        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, true), t(28));
+        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, false), t(28));
     }
 }

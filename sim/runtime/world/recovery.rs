@@ -268,13 +268,15 @@ impl World<'_> {
                 }
             }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
-                let batch = self.net.buffer_records.max(1);
                 for cs in &snap.inputs {
                     let input = self.exec.channels[cs.ch as usize].input_index;
-                    for chunk in cs.records.chunks(batch) {
+                    let mut rest = &cs.records[..];
+                    while !rest.is_empty() {
+                        let (chunk, tail) = rest.split_at(self.net.buffer_len(rest));
                         self.tasks[ti]
                             .recovered_input
                             .push_back((input, chunk.to_vec()));
+                        rest = tail;
                     }
                     restored += cs.records.len() as u64;
                 }

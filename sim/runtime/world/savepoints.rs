@@ -200,9 +200,15 @@ impl World<'_> {
     }
 
     /// A snapshot to start from, as a completed checkpoint.
-    pub(super) fn restore_completed(r: &Restore) -> Rc<Completed> {
+    /// Snapshots from files carry records, not their sizes: they are
+    /// this run's (`sizes`).
+    pub(super) fn restore_completed(r: &Restore, sizes: &RecordSizes) -> Rc<Completed> {
+        let mut states = r.states.clone();
         let (mut state_bytes, mut in_flight_bytes) = (0, 0);
-        for s in r.states.iter().flatten() {
+        for s in states.iter_mut().flatten() {
+            for c in s.inputs.iter_mut().chain(s.outputs.iter_mut()) {
+                c.bytes = sizes.total(&c.records);
+            }
             state_bytes += s.state.len() as u64;
             in_flight_bytes += s.in_flight_bytes();
         }
@@ -210,7 +216,7 @@ impl World<'_> {
             id: r.id,
             trigger_time: SimTime::ZERO,
             completed_at: SimTime::ZERO,
-            states: r.states.clone(),
+            states,
             state_bytes,
             in_flight_bytes,
         })
@@ -222,7 +228,7 @@ impl World<'_> {
     pub(super) fn start_from(&mut self, r: &Restore) {
         self.store = r.store.clone();
         self.net.attempt = r.generation << 16;
-        let c = Self::restore_completed(r);
+        let c = Self::restore_completed(r, &self.net.sizes);
         self.coord.start_from(c.clone());
         self.counters.restored_from_snapshot += 1;
         self.schedule_partial = true;

@@ -301,12 +301,31 @@ impl World<'_> {
         self.out = out;
     }
 
+    /// How many records a source emits per step: one buffer's worth
+    /// (`buffer_records`, or as many of its records as fit in
+    /// `buffer_size`, by their mean size).
+    fn poll_batch(&self, t: TaskId) -> usize {
+        let n = self.net.buffer_records;
+        if self.net.buffer_bytes == u64::MAX {
+            return n;
+        }
+        let op = self.exec.tasks[t as usize].operator;
+        let mean = match &self.scenario.op(op).kind {
+            crate::scenario::OperatorKind::Source(src) => {
+                (src.record_size + src.record_size_max) / 2
+            }
+            _ => crate::scenario::RECORD_BYTES,
+        };
+        let fit = self.net.buffer_bytes / mean.max(1);
+        n.min(usize::try_from(fit).unwrap_or(usize::MAX)).max(1)
+    }
+
     pub(super) fn source_step(&mut self, t: TaskId) {
         let ti = t as usize;
         if self.tasks[ti].input_ended || self.tasks[ti].paused.is_some() || self.tasks[ti].stopped {
             return;
         }
-        let batch = self.net.buffer_records;
+        let batch = self.poll_batch(t);
         let poll = {
             let (task, mut ctx) = self.ctx_parts(t);
             task.operator.poll_source(batch, &mut ctx)
