@@ -8,23 +8,12 @@ pub(crate) fn sweep(
     out: Option<PathBuf>,
     json: bool,
 ) -> Result<u8> {
-    use std::io::IsTerminal;
-    let jobs = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let jobs = super::jobs(jobs);
     let total = spec.seeds().len() as u64;
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(bar)
-    } else {
-        None
-    };
+    let bar = super::progress_bar(
+        total,
+        "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
+    );
     let failing = std::sync::atomic::AtomicU64::new(0);
     let step = (total / 10).max(1);
     let progress = |done: u64, failed: bool| {
@@ -188,39 +177,16 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         mutants,
         command,
     };
-    let jobs = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let jobs = super::jobs(jobs);
     let total = (spec.algorithms.len() as u64)
         .saturating_mul(seeds_range.len())
         .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
-    use std::io::IsTerminal;
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs  eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
+    let bar = super::progress_bar(total, "{bar:40} {pos}/{len} runs  eta {eta}");
     if bar.is_none() {
         eprintln!("compare: {total} runs on {jobs} threads");
     }
-    let progress = |n: u64| {
-        if let Some(b) = &bar {
-            b.set_position(n);
-        }
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let c = pool
-        .install(|| compare::compare(&spec, &progress))
+    let c = super::on_threads(jobs, &bar, |progress| compare::compare(&spec, progress))?
         .map_err(|e| UsageError(format!("error: {e}")))?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
     let files = compare::output::write(&c, &out, notes_text.as_deref())
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
     let mut text = String::new();

@@ -105,32 +105,9 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         command.push_str(&format!(" --notes {}", p.display()));
     }
     command.push_str(&format!(" --out {}", a.out.display()));
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    use std::io::IsTerminal;
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(spec.cases);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases  eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let progress = |n: u64| {
-        if let Some(b) = &bar {
-            b.set_position(n);
-        }
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let search = pool.install(|| stalls::search(&spec, &progress));
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let jobs = super::jobs(a.jobs);
+    let bar = super::progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");
+    let search = super::on_threads(jobs, &bar, |progress| stalls::search(&spec, progress))?;
     stalls::output::write(
         &search,
         &a.out,

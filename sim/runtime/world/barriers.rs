@@ -694,11 +694,9 @@ impl World<'_> {
     pub(super) fn resume_consumption(&mut self, ch: ChannelId) {
         self.counters.resumes += 1;
         if !self.net.resume(ch) {
-            let c = &self.exec.channels[ch as usize];
-            let (from, to) = (c.from as usize, c.to as usize);
             let msg = format!(
-                "channel {} -> {} was resumed, but no barrier blocked it (a second resumeConsumption)",
-                self.exec.tasks[from].name, self.exec.tasks[to].name
+                "{} was resumed, but no barrier blocked it (a second resumeConsumption)",
+                self.channel_name(ch)
             );
             self.violation("protocol", msg);
         }

@@ -427,10 +427,10 @@ impl World<'_> {
             found.push((ch, msg));
         }
         for (ch, msg) in found {
-            let c = &self.exec.channels[ch];
             let msg = format!(
-                "checkpoint {}: channel {} -> {}: {msg}",
-                p.id, self.exec.tasks[c.from as usize].name, self.exec.tasks[c.to as usize].name
+                "checkpoint {}: {}: {msg}",
+                p.id,
+                self.channel_name(ch as ChannelId)
             );
             self.violation("consistent-cut", msg);
         }

@@ -579,6 +579,13 @@ impl<'a> World<'a> {
         );
     }
 
+    /// `channel from -> to`, by task names, for messages.
+    pub(super) fn channel_name(&self, ch: ChannelId) -> String {
+        let c = &self.exec.channels[ch as usize];
+        let name = |t: TaskId| &self.exec.tasks[t as usize].name;
+        format!("channel {} -> {}", name(c.from), name(c.to))
+    }
+
     pub(super) fn violation(&mut self, check: &'static str, message: String) {
         let time_ns = self.now().0;
         self.violations.push(Violation {
@@ -675,12 +682,7 @@ impl<'a> World<'a> {
             }
             self.dispatch(stamped.ev);
             if let Some((ch, what)) = self.net.credit_error.take() {
-                let c = &self.exec.channels[ch as usize];
-                let (from, to) = (c.from as usize, c.to as usize);
-                let msg = format!(
-                    "credit balance of channel {} -> {} broken: {what}",
-                    self.exec.tasks[from].name, self.exec.tasks[to].name
-                );
+                let msg = format!("credit balance of {} broken: {what}", self.channel_name(ch));
                 self.violation("protocol", msg);
             }
             while let Some(t) = self.net.released.pop() {
