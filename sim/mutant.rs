@@ -48,6 +48,7 @@ pub enum Mutant {
     RecycleLosesCredit,
     BufferBoundaryDropsRecord,
     AckBeforeChannelStateWritten,
+    RecoveredBuffersPersistedTwice,
 }
 
 /// One registry entry.
@@ -209,10 +210,19 @@ pub const MUTANTS: &[MutantInfo] = &[
         mutant: Mutant::CheckpointDuringRecovery,
         name: "checkpoint-during-recovery",
         part: "coordinator triggering",
-        what: "checkpoints are triggered while restored in-flight data is still being replayed; records not yet replayed are in no snapshot",
-        modelled_on: "the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
-        caught_by: "exactly-once-output",
-        applies: &[("backpressure", "unaligned")],
+        what: "checkpoints are triggered while restored in-flight data is still being replayed, and their channel state leaves out the restored buffers not read yet: those records are in no snapshot",
+        modelled_on: "FLINK-20654 (a checkpoint started before a recovered channel's state was consumed skipped its recovered buffers), and the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
+        caught_by: "consistent-cut",
+        applies: &[("backpressure", "unaligned"), ("recovery-checkpoints", "unaligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::RecoveredBuffersPersistedTwice,
+        name: "recovered-buffers-persisted-twice",
+        part: "checkpointing during recovery",
+        what: "a restored buffer read before its channel's barrier is persisted again, though the capture already holds it from its start",
+        modelled_on: "FLINK-40016: LocalInputChannel persisted recovered buffers twice into an unaligned checkpoint's channel state (once at checkpointStarted, again through maybePersist when polled), corrupting the state",
+        caught_by: "consistent-cut",
+        applies: &[("recovery-checkpoints", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::StorageLosesStateWrite,

@@ -95,6 +95,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         latency_spike_extra: None,
         partition_duration: None,
         input_order: Some(InputOrder::ALL.to_vec()),
+        during_recovery: Some(vec![false, true]),
     }
 }
 
@@ -204,6 +205,13 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
         });
     }
     draw_fault_kinds(&mut out, spec, &mut d);
+    if let Some(values) = spec.during_recovery.as_ref().filter(|v| !v.is_empty()) {
+        let on = values[d.rng.below(values.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("during_recovery".to_string(), on.to_string()));
+        out.checkpoint.during_recovery = on;
+    }
     (out, d.draw)
 }
 

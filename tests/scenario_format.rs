@@ -174,6 +174,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "tolerable_failures",
         "retained",
         "retain_on_cancel",
+        "during_recovery",
         "storage",
         "storage_latency",
         "storage_bytes_per_sec",
@@ -377,6 +378,7 @@ fn sample() -> Scenario {
             tolerable_failures: 2,
             retained: 4,
             retain_on_cancel: true,
+            during_recovery: true,
             storage: StorageKind::Filesystem,
             storage_latency: SimDuration::from_millis(3),
             storage_bytes_per_sec: 123_456_789,
@@ -672,6 +674,7 @@ fn swarm_round_trips() {
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,
         ]),
+        during_recovery: Some(vec![true]),
     };
     let partial = SwarmSpec {
         buffer_credits: Some((1, 4)),

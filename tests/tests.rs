@@ -24,6 +24,8 @@
 //!   forced-alignment freeze.
 //! - `bytes`: record and buffer sizes in bytes, channel-state writes timed
 //!   at the storage's bandwidth, memory storage's size limit.
+//! - `recovery`: recovered input channels and checkpointing during
+//!   recovery, with the two ways Flink broke it.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -55,6 +57,7 @@ mod judge;
 mod mutants;
 mod order;
 mod properties;
+mod recovery;
 mod reports;
 mod savepoints;
 mod scenario_errors;

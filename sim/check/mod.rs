@@ -169,6 +169,10 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
                 ("alignments", c.alignments),
                 ("unaligned checkpoints", c.unaligned_checkpoints),
                 ("in-flight records persisted", c.in_flight_records_persisted),
+                (
+                    "restored records persisted again",
+                    c.recovered_records_persisted,
+                ),
             ],
             violations: by_check.remove("consistent-cut").unwrap_or_default(),
         },

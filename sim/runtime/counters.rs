@@ -95,6 +95,12 @@ counters! {
     /// Records of channel state restored, and processed again after restore.
     in_flight_records_restored,
     in_flight_records_replayed,
+    /// Checkpoints triggered while restored in-flight data was still being
+    /// replayed (`[checkpoint] during_recovery`).
+    checkpoints_during_recovery,
+    /// Restored records not read yet that a checkpoint during recovery
+    /// persisted again as channel state.
+    recovered_records_persisted,
     /// Periodic triggers skipped because restored in-flight data was still
     /// being replayed (Flink: tasks not yet RUNNING).
     triggers_skipped_recovering,

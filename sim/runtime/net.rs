@@ -12,7 +12,8 @@
 //! backpressure propagates upstream.
 //!
 //! Every record on a channel has a sequence number (its position in the
-//! channel this attempt); a data buffer carries the number of its first
+//! channel since the last restore, the restored input channel state first:
+//! see `Net::restore_input`); a data buffer carries the number of its first
 //! record. Unaligned barriers are priority events: they overtake queued data
 //! at the sender and at the receiver. For channel-state capture the receiver
 //! side records in-flight data buffers by sequence number (see
@@ -28,6 +29,11 @@ use crate::engine::{EventQueue, SimDuration, SimRng, SimTime};
 use crate::model::{ChannelId, CheckpointId, Record, RecordSizes, TaskId};
 use crate::protocol::{Barrier, BarrierKind};
 use std::collections::VecDeque;
+
+mod capture;
+mod recovered;
+
+pub use capture::Capture;
 
 /// What travels on a channel.
 #[derive(Debug)]
@@ -75,6 +81,10 @@ pub struct Channel {
     barrier_mark: Option<(CheckpointId, u64)>,
     /// Input channel state being recorded at the receiver.
     pub capture: Option<Capture>,
+    /// Receiver side: restored input channel state not read yet (Flink's
+    /// recovered input channel), in buffers. Its records hold the sequence
+    /// numbers before the channel's new data (see [`Net::restore_input`]).
+    pub recovered: VecDeque<Vec<Record>>,
     last_arrival: SimTime,
     /// The sender handed out a blocking barrier of this checkpoint and
     /// sends nothing more until the receiver's resume arrives (Flink's
@@ -84,53 +94,6 @@ pub struct Channel {
     /// data (a stamp of `Net::avail_clock`; smaller = earlier): Flink's
     /// input order.
     pub avail: u64,
-}
-
-/// Records captured as one channel's in-flight state, by sequence number.
-#[derive(Clone, Debug, Default)]
-pub struct Capture {
-    pub id: CheckpointId,
-    pub first_seq: u64,
-    pub records: Vec<Record>,
-    /// Bytes of `records`.
-    pub bytes: u64,
-    /// When each part was captured and its bytes: what the channel-state
-    /// writer gets to write, and when.
-    pub writes: Vec<(SimTime, u64)>,
-    /// Still recording arrivals (the channel's barrier has not arrived).
-    pub open: bool,
-    /// A buffer did not follow the previous one (a bug: reported by the
-    /// consistent-cut check).
-    pub gap: bool,
-}
-
-impl Capture {
-    fn new(id: CheckpointId) -> Capture {
-        Capture {
-            id,
-            ..Capture::default()
-        }
-    }
-
-    /// Appends a buffer captured at `at`, checking that sequence numbers
-    /// stay consecutive.
-    pub fn push(&mut self, seq: u64, buf: &[Record], sizes: &RecordSizes, at: SimTime) {
-        if buf.is_empty() {
-            return;
-        }
-        if self.records.is_empty() {
-            self.first_seq = seq;
-        } else if seq != self.first_seq + self.records.len() as u64 {
-            self.gap = true;
-        }
-        self.records.extend_from_slice(buf);
-        let bytes = sizes.total(buf);
-        self.bytes += bytes;
-        match self.writes.last_mut() {
-            Some((t, b)) if *t == at => *b += bytes,
-            _ => self.writes.push((at, bytes)),
-        }
-    }
 }
 
 /// Per-task scheduling bookkeeping the network needs to wake tasks.
@@ -173,6 +136,7 @@ impl Channel {
         self.in_priority = 0;
         self.barrier_mark = None;
         self.capture = None;
+        self.recovered.clear();
         self.last_arrival = now;
         self.blocked_for = None;
     }
@@ -230,6 +194,16 @@ pub struct Net {
     pub credit_messages: u64,
     /// Mutant `recycle-loses-credit`.
     pub lose_credit: bool,
+    /// Checkpointing during recovery: channels with recovered buffers are
+    /// read like any other input (see `Net::restore_input`).
+    pub during_recovery: bool,
+    /// Mutant `checkpoint-during-recovery`: channel state leaves out the
+    /// recovered buffers not read yet.
+    pub skip_recovered: bool,
+    /// Mutant `recovered-buffers-persisted-twice`.
+    pub persist_recovered_twice: bool,
+    /// Restored records persisted again by a checkpoint during recovery.
+    pub recovered_persisted: u64,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -290,6 +264,7 @@ impl Net {
                 in_priority: 0,
                 barrier_mark: None,
                 capture: None,
+                recovered: VecDeque::new(),
                 last_arrival: SimTime::ZERO,
                 blocked_for: None,
                 avail: 0,
@@ -333,6 +308,10 @@ impl Net {
             credit_broke: false,
             credit_messages: 0,
             lose_credit: false,
+            during_recovery: false,
+            skip_recovered: false,
+            persist_recovered_twice: false,
+            recovered_persisted: 0,
         }
     }
 
@@ -629,7 +608,8 @@ impl Net {
                 }
                 _ => {}
             }
-            if c.in_queue.is_empty() {
+            let fresh = !self.during_recovery || c.recovered.is_empty();
+            if fresh && c.in_queue.is_empty() {
                 self.avail_clock += 1;
                 c.avail = self.avail_clock;
             }
@@ -682,7 +662,7 @@ impl Net {
         }
         let msg = c.in_queue.pop_front()?;
         c.in_priority = c.in_priority.saturating_sub(1);
-        if !c.in_queue.is_empty() {
+        if !c.in_queue.is_empty() || (self.during_recovery && !c.recovered.is_empty()) {
             self.avail_clock += 1;
             c.avail = self.avail_clock;
         }
@@ -794,70 +774,6 @@ impl Net {
     #[inline]
     pub fn has_priority(&self, ch: ChannelId) -> bool {
         self.channels[ch as usize].in_priority > 0
-    }
-
-    /// Starts recording input channel `ch`'s in-flight records for
-    /// checkpoint `id` (Flink's `checkpointStarted` on an input channel): the
-    /// queued data ahead of the channel's barrier now, then every data buffer
-    /// that arrives before the barrier. If the barrier arrived as a priority
-    /// event, the data it overtook (`seq < mark`) is what is queued ahead of
-    /// it. A timeoutable barrier found in the queue becomes a priority event.
-    pub fn start_capture(&mut self, ch: ChannelId, id: CheckpointId) {
-        let (sizes, now) = (&self.sizes, self.now);
-        let c = &mut self.channels[ch as usize];
-        let mut cap = Capture::new(id);
-        match c.barrier_mark {
-            Some((bid, mark)) if bid == id => {
-                for m in &c.in_queue {
-                    if let Msg::Data { seq, buf } = m {
-                        if *seq < mark {
-                            cap.push(*seq, buf, sizes, now);
-                        }
-                    }
-                }
-            }
-            _ => {
-                let mut found = None;
-                for (k, m) in c.in_queue.iter().enumerate() {
-                    match m {
-                        Msg::Data { seq, buf } => cap.push(*seq, buf, sizes, now),
-                        Msg::Barrier(b) if b.id >= id => {
-                            found = Some((k, b.kind));
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-                match found {
-                    Some((k, kind)) => {
-                        if kind == BarrierKind::Timeoutable && k >= c.in_priority {
-                            let msg = c.in_queue.remove(k).expect("found above");
-                            c.in_queue.insert(c.in_priority, msg);
-                            c.in_priority += 1;
-                        }
-                    }
-                    None => cap.open = true,
-                }
-            }
-        }
-        c.capture = Some(cap);
-    }
-
-    /// Takes the channel state captured for checkpoint `id`, if any.
-    pub fn take_capture(&mut self, ch: ChannelId, id: CheckpointId) -> Option<Capture> {
-        let c = &mut self.channels[ch as usize];
-        match &c.capture {
-            Some(cap) if cap.id == id => c.capture.take(),
-            _ => None,
-        }
-    }
-
-    /// Drops any capture for checkpoints up to `id` (aborted).
-    pub fn drop_capture(&mut self, ch: ChannelId, id: CheckpointId) {
-        let c = &mut self.channels[ch as usize];
-        if c.capture.as_ref().is_some_and(|cap| cap.id <= id) {
-            c.capture = None;
-        }
     }
 
     /// Copies the data queued in the sender's output queue ahead of the

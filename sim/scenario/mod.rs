@@ -442,6 +442,14 @@ pub struct CheckpointSpec {
     /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
     /// T --checkpoint-dir DIR`.
     pub retain_on_cancel: bool,
+    /// Checkpoints may run while restored in-flight data is still being
+    /// replayed (Flink 2.x `execution.checkpointing.during-recovery.enabled`,
+    /// FLIP-547): each channel replays its recovered buffers ahead of its
+    /// new data, barriers may already arrive, and an unaligned checkpoint
+    /// persists the recovered buffers not yet consumed as channel state.
+    /// Off (Flink's default, and all Flink ≤ 1.20 can do): no checkpoint is
+    /// triggered until every restored buffer was consumed.
+    pub during_recovery: bool,
     pub storage: StorageKind,
     /// Latency of one state write (or of the ack RPC with `memory`).
     pub storage_latency: SimDuration,
@@ -690,6 +698,9 @@ pub struct Swarm<D, I> {
     pub partition_duration: Option<D>,
     /// The input orders to draw from (one per seed).
     pub input_order: Option<Vec<InputOrder>>,
+    /// Whether checkpoints may run during recovery: the values to draw
+    /// from (one per seed).
+    pub during_recovery: Option<Vec<bool>>,
 }
 
 /// The validated `[swarm]`: `(min, max)` ranges.
@@ -729,6 +740,7 @@ impl<D, I> Swarm<D, I> {
             latency_spike_extra: m!(d, latency_spike_extra),
             partition_duration: m!(d, partition_duration),
             input_order: self.input_order.clone(),
+            during_recovery: self.during_recovery.clone(),
         }
     }
 }

@@ -379,6 +379,7 @@ table! {
         tolerable_failures: i64 = 0,
         retained: i64 = 1,
         retain_on_cancel: bool = false,
+        during_recovery: bool = false,
         #[serde(deserialize_with = "name")]
         storage: StorageKind = StorageKind::Memory,
         /// By default 100us for memory, 5ms for a file system.
@@ -643,6 +644,7 @@ impl From<&Scenario> for File {
                 tolerable_failures: c.tolerable_failures.into(),
                 retained: c.retained.into(),
                 retain_on_cancel: c.retain_on_cancel,
+                during_recovery: c.during_recovery,
                 storage: c.storage,
                 storage_latency: d(c.storage_latency),
                 storage_bytes_per_sec: Some(int(c.storage_bytes_per_sec)),

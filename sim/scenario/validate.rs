@@ -802,6 +802,7 @@ impl<'f> Validator<'_, 'f> {
             tolerable_failures: key!(self.int(c, d, tolerable_failures)),
             retained: key!(self.int(c, d, retained)),
             retain_on_cancel: c.retain_on_cancel,
+            during_recovery: c.during_recovery,
             storage: c.storage,
             storage_latency: self.dur("storage_latency", c.storage_latency, latency),
             storage_bytes_per_sec: self.int(
@@ -882,6 +883,14 @@ impl<'f> Validator<'_, 'f> {
             self.report(
                 "input_order",
                 "input_order must list at least one order",
+                help,
+            );
+        }
+        if s.during_recovery.as_ref().is_some_and(Vec::is_empty) {
+            let help = help("for example during_recovery = [false, true]");
+            self.report(
+                "during_recovery",
+                "during_recovery must list at least one value",
                 help,
             );
         }

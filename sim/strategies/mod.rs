@@ -613,6 +613,7 @@ impl ScenarioParts {
                 tolerable_failures: c.tolerable_failures.into(),
                 retained: c.retained.into(),
                 retain_on_cancel: false,
+                during_recovery: false,
                 storage: c.storage,
                 storage_latency: c.storage_latency_us.map(us),
                 storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),

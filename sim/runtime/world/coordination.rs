@@ -28,6 +28,9 @@ impl World<'_> {
                 CoordAction::Queued => self.counters.triggers_queued += 1,
                 CoordAction::Triggered { id, savepoint } => {
                     self.counters.checkpoints_triggered += 1;
+                    if self.recovery_pending > 0 {
+                        self.counters.checkpoints_during_recovery += 1;
+                    }
                     self.check_min_pause(id, savepoint);
                     self.mark(|| Timeline::Triggered { id });
                 }
@@ -105,10 +108,10 @@ impl World<'_> {
     /// trigger request.
     fn facts(&mut self) -> coordinator::Facts {
         let now = self.net.now;
-        let mut recovering = self.recovery_pending > 0;
+        let mut recovering = self.recovery_pending > 0 && !self.scenario.checkpoint.during_recovery;
         if recovering && self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
             // Mutant: restored in-flight data still replaying does not hold
-            // the trigger back.
+            // the trigger back (and the capture leaves it out).
             let due_otherwise = self.job == JobStatus::Running
                 && !self.coord.finishing
                 && self.coord.pending.len() < self.coord.cfg.max_concurrent;

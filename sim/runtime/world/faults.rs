@@ -524,6 +524,7 @@ impl World<'_> {
         self.counters.messages_held = self.net.held_messages;
         self.counters.upstream_blocks = self.net.upstream_blocks;
         self.counters.credit_messages = self.net.credit_messages;
+        self.counters.recovered_records_persisted = self.net.recovered_persisted;
     }
 
     // ------------------------------------------------------------ stragglers

@@ -114,9 +114,11 @@ struct Task {
     /// A snapshot taken but not yet acknowledged (waiting for the last
     /// barrier or for held output barriers).
     pending_ack: Option<PartialAck>,
-    /// Restored input channel state (per input), processed before any
-    /// new input.
-    recovered_input: VecDeque<(u32, Vec<Record>)>,
+    /// Inputs with restored input channel state, in the order they were
+    /// restored: without checkpointing during recovery the task reads them
+    /// in this order, one after the other, before any new input (the
+    /// buffers wait on the channels, `Channel::recovered`).
+    recovery_order: VecDeque<u32>,
     /// `stop-the-world` source: paused for this checkpoint.
     paused: Option<CheckpointId>,
     /// Checkpoints this task started (this attempt) and those it closed on
@@ -361,6 +363,9 @@ impl<'a> World<'a> {
         net.buffer_bytes = n.buffer_bytes.unwrap_or(u64::MAX);
         net.sizes = RecordSizes::new(&scenario, cfg.seed);
         net.drop_at_boundary = cfg.mutants.has(Mutant::BufferBoundaryDropsRecord);
+        net.during_recovery = scenario.checkpoint.during_recovery;
+        net.skip_recovered = cfg.mutants.has(Mutant::CheckpointDuringRecovery);
+        net.persist_recovered_twice = cfg.mutants.has(Mutant::RecoveredBuffersPersistedTwice);
         let task_outputs = exec
             .tasks
             .iter()
@@ -541,7 +546,7 @@ impl<'a> World<'a> {
             snapshotted: Vec::new(),
             out_uc,
             pending_ack: None,
-            recovered_input: VecDeque::new(),
+            recovery_order: VecDeque::new(),
             paused: None,
             started: BTreeSet::new(),
             closed: BTreeSet::new(),

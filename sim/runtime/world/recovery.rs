@@ -219,6 +219,16 @@ impl World<'_> {
             fired(Mutant::RestoreDropsChannelState);
         }
         if !drop_channel_state {
+            // Restored input channel state waits at the receivers and takes
+            // the channels' first sequence numbers; the senders' restored
+            // output channel state continues after it.
+            for &t in tasks {
+                let Some(snap) = snapshot_of(t) else { continue };
+                for cs in &snap.inputs {
+                    self.net.restore_input(cs.ch, &cs.records);
+                    restored += cs.records.len() as u64;
+                }
+            }
             for &t in tasks {
                 let Some(snap) = snapshot_of(t) else { continue };
                 for cs in &snap.outputs {
@@ -268,17 +278,9 @@ impl World<'_> {
                 }
             }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
-                for cs in &snap.inputs {
+                for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {
                     let input = self.exec.channels[cs.ch as usize].input_index;
-                    let mut rest = &cs.records[..];
-                    while !rest.is_empty() {
-                        let (chunk, tail) = rest.split_at(self.net.buffer_len(rest));
-                        self.tasks[ti]
-                            .recovered_input
-                            .push_back((input, chunk.to_vec()));
-                        rest = tail;
-                    }
-                    restored += cs.records.len() as u64;
+                    self.tasks[ti].recovery_order.push_back(input);
                 }
             }
         }

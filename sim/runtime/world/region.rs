@@ -190,13 +190,8 @@ impl World<'_> {
             let left = std::mem::take(&mut self.recovered_out_left[ch as usize]);
             self.recovery_pending -= left;
         }
-        for &t in &tasks {
-            let left: u64 = self.tasks[t as usize]
-                .recovered_input
-                .iter()
-                .map(|(_, b)| b.len() as u64)
-                .sum();
-            self.recovery_pending -= left;
+        for &ch in &channels {
+            self.recovery_pending -= self.net.recovered_records(ch);
         }
         self.net.reset_some(&channels, &tasks);
         let latest = self.coord.latest();

@@ -46,18 +46,15 @@ impl World<'_> {
         }
         if backpressured {
             // Only priority events (unaligned barriers) get through.
-        } else if let Some((input, buf)) = self.tasks[ti].recovered_input.pop_front() {
+        } else if let Some(input) = self.recovered_first(ti) {
             // Restored input channel state goes first (Flink's
             // RecoveredInputChannel), before anything on the real channels.
-            let n = buf.len() as u64;
-            self.schedule.read(t, input, n);
-            for &r in &buf {
-                self.process_record(t, r);
-            }
-            self.counters.records_processed += n;
-            self.counters.in_flight_records_replayed += n;
-            self.recovery_pending -= n;
-            self.busy(t, n, n);
+            let ch = self.exec.tasks[ti].inputs[input as usize];
+            let buf = self
+                .net
+                .take_recovered(ch, usize::MAX)
+                .expect("has buffers");
+            self.read_recovered(t, input, buf);
             return;
         }
         loop {
@@ -76,8 +73,9 @@ impl World<'_> {
                 None => {
                     self.ready.clear();
                     for (i, &ch) in inputs.iter().enumerate() {
+                        let c = &self.net.channels[ch as usize];
                         if self.readable(ti, i)
-                            && !self.net.channels[ch as usize].in_queue.is_empty()
+                            && !(c.in_queue.is_empty() && c.recovered.is_empty())
                         {
                             self.ready.push(i as u32);
                         }
@@ -99,6 +97,13 @@ impl World<'_> {
             };
             let ch = inputs[pick as usize];
             let step = self.tasks[ti].step_records;
+            if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
+                // Checkpointing during recovery: the channel's restored
+                // buffers are its head.
+                let buf = self.net.take_recovered(ch, step).expect("has buffers");
+                self.read_recovered(t, pick, buf);
+                return;
+            }
             let msg = self
                 .net
                 .take_input(ch, step)
@@ -203,6 +208,36 @@ impl World<'_> {
     /// senders (Flink since FLINK-16404) the receiver's blocked set is
     /// bookkeeping: nothing arrives behind a blocking barrier, and what
     /// arrived before it is read.
+    /// Without checkpointing during recovery: the input whose restored
+    /// buffers the task reads next, before anything else.
+    fn recovered_first(&mut self, ti: usize) -> Option<u32> {
+        if self.net.during_recovery {
+            return None;
+        }
+        while let Some(&input) = self.tasks[ti].recovery_order.front() {
+            let ch = self.exec.tasks[ti].inputs[input as usize];
+            if self.net.has_recovered(ch) {
+                return Some(input);
+            }
+            self.tasks[ti].recovery_order.pop_front();
+        }
+        None
+    }
+
+    /// Task `t` reads restored records from input `input`.
+    fn read_recovered(&mut self, t: TaskId, input: u32, buf: Vec<Record>) {
+        let n = buf.len() as u64;
+        self.schedule.read(t, input, n);
+        for &r in &buf {
+            self.process_record(t, r);
+        }
+        self.net.recycle(buf);
+        self.counters.records_processed += n;
+        self.counters.in_flight_records_replayed += n;
+        self.recovery_pending -= n;
+        self.busy(t, n, n);
+    }
+
     fn readable(&self, ti: usize, i: usize) -> bool {
         self.net.blocking_barriers || !self.tasks[ti].blocked[i]
     }
