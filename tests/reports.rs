@@ -136,6 +136,184 @@ fn unaligned_size_grows_with_credits_aligned_does_not() {
     }
 }
 
+/// What the mechanisms predict for `scenarios/checkpointing-time-flink.toml`,
+/// computed from its parameters as in `reports/notes/flink-defaults-fidelity.md`.
+struct FlinkDefaults {
+    /// Bytes ahead of the barriers at a trigger: per channel, the receiver's
+    /// share of its gate (exclusive + floating / channels) plus the sender's
+    /// queue, in buffers, over every channel of every exchange.
+    in_flight: f64,
+    /// Bytes per second the sinks take in.
+    drain: f64,
+    /// Trigger and ack RPCs, the last task's file and the metadata (ms).
+    fixed_ms: f64,
+    /// Channel state of the task that writes the most (bytes).
+    largest_task: f64,
+    /// Storage bytes per second (per task).
+    bandwidth: f64,
+    /// Most a priority barrier waits on its way: the slowest hop per
+    /// exchange plus one step of a task (ms).
+    hops_ms: f64,
+}
+
+fn flink_defaults(s: &ckptsim::scenario::Scenario) -> FlinkDefaults {
+    use ckptsim::scenario::OperatorKind;
+    let n = &s.network;
+    let buffer = n.buffer_bytes.expect("byte-sized buffers") as f64;
+    let op = |id: &str| s.operators.iter().find(|o| o.id == id).unwrap();
+    let record = match &op("source").kind {
+        OperatorKind::Source(src) => {
+            assert_eq!(src.record_size, src.record_size_max);
+            src.record_size as f64
+        }
+        _ => unreachable!(),
+    };
+    let mut in_flight = 0.0;
+    let mut largest_task: f64 = 0.0;
+    for (up, down) in [("source", "map"), ("map", "sink")] {
+        let (pu, pd) = (op(up).parallelism as f64, op(down).parallelism as f64);
+        let gate = n.buffer_credits as f64 * pu + n.floating_buffers as f64;
+        let per_channel = gate / pu + n.output_buffers as f64;
+        in_flight += per_channel * pu * pd * buffer;
+        // The receiver persists its gate; the map also its output queues.
+        let outputs = if down == "map" {
+            op("sink").parallelism as f64 * n.output_buffers as f64
+        } else {
+            0.0
+        };
+        largest_task = largest_task.max((gate + outputs) * buffer);
+    }
+    let sink = op("sink");
+    let drain = sink.parallelism as f64 * record / (sink.cost.nanos() as f64 / 1e9);
+    let ms = |d: ckptsim::engine::SimDuration| d.nanos() as f64 / 1e6;
+    let c = &s.checkpoint;
+    FlinkDefaults {
+        in_flight,
+        drain,
+        fixed_ms: 2.0 * ms(c.rpc_latency) + 2.0 * ms(c.storage_latency),
+        largest_task,
+        bandwidth: c.storage_bytes_per_sec as f64,
+        hops_ms: 2.0 * ms(n.latency_max) + ms(n.step_quantum),
+    }
+}
+
+fn within(measured: f64, predicted: f64, tolerance: f64, what: &str) {
+    assert!(
+        (measured - predicted).abs() <= tolerance * predicted,
+        "{what}: measured {measured:.2}, predicted {predicted:.2} (±{:.0} %)",
+        tolerance * 100.0
+    );
+}
+
+/// Report `flink-defaults-fidelity`, laws 1, 2 and 4, on 2 seeds: aligned
+/// duration ≈ in-flight bytes ÷ drain rate; unaligned ≈ trigger + hops +
+/// the largest task's channel state ÷ storage bandwidth, well below
+/// aligned; unaligned < aligned-timeout < aligned in duration, the reverse
+/// in persisted in-flight data.
+#[test]
+fn flink_defaults_checkpoint_durations_follow_the_mechanisms() {
+    let s = load("checkpointing-time-flink");
+    let f = flink_defaults(&s);
+    let c = run(
+        "checkpointing-time-flink",
+        &[
+            Algorithm::Aligned,
+            Algorithm::Unaligned,
+            Algorithm::AlignedTimeout,
+        ],
+        2,
+        None,
+    );
+    let d = |a| p50(&c, a, None, "checkpoint_duration_ms");
+    let kib = |a| p50(&c, a, None, "in_flight_kib");
+    let (al, un, to) = (
+        d(Algorithm::Aligned),
+        d(Algorithm::Unaligned),
+        d(Algorithm::AlignedTimeout),
+    );
+    // Law 1: 3,072 KiB ÷ 2,000 KiB/s + 10.4 ms = 1,546 ms.
+    let aligned = f.in_flight / f.drain * 1e3 + f.fixed_ms;
+    within(al, aligned, 0.2, "aligned duration (ms)");
+    // Law 2: 0.2 + hops + 5 + 786,432 B ÷ 200 MB/s + 0.2 + 5 ms.
+    let write_ms = f.largest_task / f.bandwidth * 1e3;
+    let unaligned = f.fixed_ms + write_ms + f.hops_ms / 2.0;
+    within(un, unaligned, 0.2, "unaligned duration (ms)");
+    // What an unaligned checkpoint persists is what law 1 drains.
+    within(
+        kib(Algorithm::Unaligned) * 1024.0,
+        f.in_flight,
+        0.2,
+        "unaligned in-flight (bytes)",
+    );
+    let ratio = al / un;
+    assert!(
+        (10.0..150.0).contains(&ratio),
+        "aligned/unaligned {ratio:.0} (≈ 103 in the report)"
+    );
+    // Law 4: the published orderings.
+    assert!(
+        un < to && to < al,
+        "unaligned {un} < timeout {to} < aligned {al}"
+    );
+    assert_eq!(kib(Algorithm::Aligned), 0.0);
+    assert!(kib(Algorithm::AlignedTimeout) < kib(Algorithm::Unaligned));
+    assert!(kib(Algorithm::AlignedTimeout) > 0.0);
+}
+
+/// Report `flink-defaults-alignment-timeout`, law 3, on one seed: duration
+/// ≈ T + a constant that does not grow with T; persisted ≈ in flight at
+/// the trigger less what drained in T; a T above the aligned duration
+/// stays aligned.
+#[test]
+fn flink_defaults_alignment_timeout_adds_a_constant_and_persists_the_undrained() {
+    let s = load("checkpointing-time-flink");
+    let f = flink_defaults(&s);
+    let c = run(
+        "checkpointing-time-flink",
+        &[Algorithm::AlignedTimeout],
+        1,
+        Some("checkpoint.alignment_timeout=100ms,500ms,2s"),
+    );
+    let d = |at| {
+        p50(
+            &c,
+            Algorithm::AlignedTimeout,
+            Some(at),
+            "checkpoint_duration_ms",
+        )
+    };
+    let kib = |at| p50(&c, Algorithm::AlignedTimeout, Some(at), "in_flight_kib");
+    let unaligned_ms = f.fixed_ms + f.largest_task / f.bandwidth * 1e3 + f.hops_ms;
+    let mut constants = Vec::new();
+    for (at, t) in [("100ms", 0.1), ("500ms", 0.5)] {
+        let constant = d(at) - t * 1e3;
+        assert!(
+            constant > 0.0 && constant <= unaligned_ms,
+            "T = {at}: duration {} = T + {constant:.2} ms, over an unaligned checkpoint's {unaligned_ms:.2}",
+            d(at)
+        );
+        constants.push(constant);
+        within(
+            kib(at) * 1024.0,
+            f.in_flight - t * f.drain,
+            0.2,
+            &format!("persisted at T = {at} (bytes)"),
+        );
+    }
+    assert!(
+        constants[1] <= constants[0],
+        "the constant grew with T: {constants:?}"
+    );
+    // 2 s is longer than the aligned duration (≈ 1.5 s): it stays aligned.
+    assert_eq!(kib("2s"), 0.0);
+    within(
+        d("2s"),
+        f.in_flight / f.drain * 1e3 + f.fixed_ms,
+        0.2,
+        "T = 2s: the aligned duration (ms)",
+    );
+}
+
 /// Every committed report is complete (README with its command, JSON, CSV,
 /// charts that parse as XML) and regenerating it from its command gives the
 /// same results and charts, byte for byte.
@@ -149,7 +327,7 @@ fn committed_reports_regenerate_identically() {
         .filter(|p| p.join("results.json").exists())
         .collect();
     dirs.sort();
-    assert_eq!(dirs.len(), 4, "{dirs:?}");
+    assert_eq!(dirs.len(), 6, "{dirs:?}");
     for dir in dirs {
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
         let command = readme

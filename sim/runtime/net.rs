@@ -221,7 +221,7 @@ pub struct ChannelDelay {
 impl Net {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        channels: Vec<(TaskId, TaskId, u32)>,
+        channels: Vec<(TaskId, TaskId, u32, u32)>,
         tasks: usize,
         rng: SimRng,
         buffer_records: u32,
@@ -231,11 +231,16 @@ impl Net {
         latency: (SimDuration, SimDuration),
         flush_timeout: SimDuration,
     ) -> Net {
-        // One input gate per (receiver, input).
+        // One input gate per (receiver, logical input): every channel of
+        // one input of a subtask (one per upstream subtask of the edge) is
+        // in the same gate and shares its floating buffers, as in Flink's
+        // `SingleInputGate`. The fourth element names the logical input (the
+        // upstream operator); the third is the channel's position among the
+        // receiver's channels.
         let mut gate_ids: Vec<(TaskId, u32)> = Vec::new();
         let gate_of = channels
             .iter()
-            .map(|&(_, to, input)| {
+            .map(|&(_, to, _, input)| {
                 let key = (to, input);
                 let at = gate_ids.iter().position(|&g| g == key).unwrap_or_else(|| {
                     gate_ids.push(key);
@@ -247,7 +252,7 @@ impl Net {
         let credit = CreditState::new(gate_of, gate_ids.len(), buffer_credits, floating_buffers);
         let channels = channels
             .into_iter()
-            .map(|(from, to, input_index)| Channel {
+            .map(|(from, to, input_index, _)| Channel {
                 from,
                 to,
                 input_index,
@@ -890,5 +895,34 @@ impl Net {
         for s in &mut self.sched {
             *s = Sched::fresh(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Stream;
+
+    /// Flink's `SingleInputGate`: one gate per receiving subtask and input
+    /// edge, whose channels (one per upstream subtask) share its floating
+    /// buffers; a second input edge has its own gate.
+    #[test]
+    fn the_channels_of_one_input_share_a_gate() {
+        // Tasks 0 and 1 (one operator) and task 2 (another) feed task 3.
+        let net = Net::new(
+            vec![(0, 3, 0, 0), (1, 3, 1, 0), (2, 3, 2, 1)],
+            4,
+            SimRng::new(0, Stream::Network),
+            16,
+            2,
+            8,
+            1,
+            (SimDuration(0), SimDuration(0)),
+            SimDuration(1),
+        );
+        let gates: Vec<u32> = net.credit.channels.iter().map(|b| b.gate).collect();
+        assert_eq!(gates, [0, 0, 1]);
+        assert_eq!(net.credit.gates.len(), 2);
+        assert!(net.credit.gates.iter().all(|g| g.free == 8));
     }
 }

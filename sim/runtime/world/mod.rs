@@ -345,7 +345,10 @@ impl<'a> World<'a> {
         let mut net = Net::new(
             exec.channels
                 .iter()
-                .map(|c| (c.from, c.to, c.input_index))
+                .map(|c| {
+                    let input = exec.tasks[c.from as usize].operator.0;
+                    (c.from, c.to, c.input_index, input)
+                })
                 .collect(),
             exec.tasks.len(),
             SimRng::new(cfg.seed, Stream::Network),
