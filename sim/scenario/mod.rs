@@ -17,6 +17,10 @@ mod spans;
 pub mod validate;
 pub mod write;
 
+pub use schema::{
+    CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LimitSpec as Limits, NetworkSpec,
+    NotificationFaults, SavepointSpec, StorageFaultSpec as StorageFaults,
+};
 pub use spans::{ScenarioError, ScenarioErrors};
 
 use crate::engine::{SimDuration, SimTime};
@@ -125,35 +129,6 @@ pub struct Scenario {
     /// `cancel_at`: the job is cancelled at this virtual time (also
     /// `ckptsim run --cancel-at`, which takes precedence).
     pub cancel_at: Option<SimTime>,
-}
-
-/// A savepoint requested at a virtual time (`[[savepoints]]`, or
-/// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint is
-/// pending and the job runs; see `docs/savepoints.md`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SavepointSpec {
-    pub at: SimTime,
-    /// Stop the job with this savepoint (stop-with-savepoint): the tasks
-    /// are notified and finish; a plain savepoint notifies nobody.
-    pub stop: bool,
-    /// With `stop`: the sources end their input first, so every operator
-    /// flushes (`end_of_input`) before the savepoint's barrier.
-    pub drain: bool,
-}
-
-/// Workers with task slots. With slot sharing (Flink's default), slot `i`
-/// holds subtask `i` of every operator, so the job needs as many slots as
-/// its highest parallelism.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ClusterSpec {
-    pub workers: u32,
-    pub slots_per_worker: u32,
-    pub placement: Placement,
-    /// A lost worker is noticed this long after it crashed.
-    pub heartbeat_timeout: SimDuration,
-    /// A replacement worker is ready this long after the crash; the job
-    /// restarts no earlier.
-    pub replacement_delay: SimDuration,
 }
 
 /// How slots are chosen from the workers.
@@ -356,37 +331,6 @@ pub struct EdgeSpec {
     pub partitioning: Partitioning,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct NetworkSpec {
-    /// Records per network buffer (the unit that credits count); with
-    /// `buffer_bytes`, the most records one buffer holds.
-    pub buffer_records: u32,
-    /// Bytes per network buffer (`buffer_size`): a buffer holds the records
-    /// that fit (at least one). `None`: buffers count records only.
-    pub buffer_bytes: Option<u64>,
-    /// Exclusive buffers a receiver holds for each input channel (Flink's
-    /// `buffers-per-channel`): the credits a channel starts with.
-    pub buffer_credits: u32,
-    /// Floating buffers per input gate, shared by its channels on demand
-    /// (Flink's `floating-buffers-per-gate`).
-    pub floating_buffers: u32,
-    /// Buffers a sender may queue per output channel before the task stops
-    /// taking input (backpressure).
-    pub output_buffers: u32,
-    pub latency_min: SimDuration,
-    pub latency_max: SimDuration,
-    /// A partially filled buffer is shipped at the latest this long after a
-    /// task last shipped its output.
-    pub flush_timeout: SimDuration,
-    /// A task takes at most this much work (records × cost, at least one
-    /// record) from an input buffer before it looks for priority events
-    /// again. Flink looks between every two records; coarser steps are
-    /// faster to simulate.
-    pub step_quantum: SimDuration,
-    /// Which ready input a task reads next.
-    pub input_order: InputOrder,
-}
-
 /// Which ready input a task reads next (`[network] input_order`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -422,70 +366,6 @@ pub enum StorageKind {
     Memory,
     /// A durable file system with write latency and bandwidth.
     Filesystem,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct CheckpointSpec {
-    pub algorithm: Algorithm,
-    /// `None` disables periodic checkpoints.
-    pub interval: Option<SimDuration>,
-    pub first_delay: SimDuration,
-    pub min_pause: SimDuration,
-    pub timeout: SimDuration,
-    pub max_concurrent: u32,
-    /// `aligned-timeout`: age of a checkpoint (from its trigger) after which
-    /// alignment gives up and the checkpoint continues unaligned.
-    pub alignment_timeout: SimDuration,
-    pub tolerable_failures: u32,
-    pub retained: u32,
-    /// A cancelled job leaves its latest completed checkpoint behind
-    /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
-    /// T --checkpoint-dir DIR`.
-    pub retain_on_cancel: bool,
-    pub storage: StorageKind,
-    /// Latency of one state write (or of the ack RPC with `memory`).
-    pub storage_latency: SimDuration,
-    /// Bytes per virtual second written to checkpoint storage.
-    pub storage_bytes_per_sec: u64,
-    /// `memory` storage: a task whose operator state or channel state is
-    /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
-    /// max state size, 5 MiB by default). No limit with `filesystem`.
-    pub max_state_size: u64,
-    /// One-way latency of coordinator ↔ task RPCs.
-    pub rpc_latency: SimDuration,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct FaultSpec {
-    /// Time from a crash until the coordinator notices it (heartbeat timeout).
-    pub detection_delay: SimDuration,
-    /// Fixed-delay restart: time from detection until the job is redeployed.
-    pub restart_delay: SimDuration,
-    /// Give up (the job fails) after this many restarts.
-    pub max_restarts: u32,
-    pub crashes: Vec<CrashSpec>,
-    pub random: Option<RandomCrashes>,
-    /// `[faults.restart]`: the restart strategy (fixed-delay by default,
-    /// with `restart_delay` and `max_restarts`).
-    pub restart: RestartStrategy,
-    /// `[faults.notifications]`: checkpoint-complete notifications lost.
-    pub notifications: Option<NotificationFaults>,
-    /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
-    pub storage: Option<StorageFaults>,
-    /// `[faults.coordinator]`: coordinator crashes and their recovery.
-    pub coordinator: Option<CoordinatorFaults>,
-    /// `[[faults.slow_tasks]]`: stragglers.
-    pub slow_tasks: Vec<SlowTask>,
-    /// `[[faults.worker_crashes]]` (needs `[cluster]`).
-    pub worker_crashes: Vec<WorkerCrash>,
-    /// `[faults.random_workers]`: worker crashes drawn from the seed.
-    pub random_workers: Option<RandomCrashes>,
-    /// `[[faults.latency_spikes]]`: extra network latency for a while.
-    pub latency_spikes: Vec<LatencySpike>,
-    /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
-    pub partitions: Vec<Partition>,
-    /// `failover`: what a task failure restarts.
-    pub failover: FailoverStrategy,
 }
 
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
@@ -527,10 +407,11 @@ pub struct Partition {
 /// How the job restarts after a failure, and when it gives up (Flink's
 /// restart strategies). Every strategy waits `restart_delay` (the first
 /// backoff, for `exponential-delay`) before redeploying.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "strategy")]
 pub enum RestartStrategy {
     /// Restart after `restart_delay`; give up after `max_restarts` restarts.
+    #[default]
     FixedDelay,
     /// The k-th restart since the last reset waits
     /// `min(restart_delay × multiplier^(k-1), max_backoff)`; the count resets
@@ -560,26 +441,6 @@ impl RestartStrategy {
     }
 }
 
-/// Lost checkpoint-complete notifications.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct NotificationFaults {
-    /// Each notify-complete RPC to a task is lost with this probability (%).
-    /// The final checkpoint's notification is never lost.
-    pub loss_percent: u32,
-}
-
-/// Checkpoint storage faults, drawn per write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct StorageFaults {
-    /// A task's state write, or the checkpoint's metadata write, fails with
-    /// this probability (%).
-    pub failure_percent: u32,
-    /// A write is slow with this probability (%) ...
-    pub slow_percent: u32,
-    /// ... and then takes this much longer.
-    pub slow_latency: SimDuration,
-}
-
 /// What the new coordinator does when checkpoint storage is `memory` and
 /// the completed checkpoints were lost with the old one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -589,18 +450,6 @@ pub enum MemoryLoss {
     RestartFromScratch,
     /// Fail the job.
     Fail,
-}
-
-/// Coordinator (JobManager) crashes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CoordinatorFaults {
-    /// Time from the crash until a new coordinator restarts the job.
-    pub failover_delay: SimDuration,
-    pub on_memory_loss: MemoryLoss,
-    /// Explicit crash times.
-    pub crashes: Vec<SimTime>,
-    /// Crashes drawn from the seed (the random table's `max_crashes`).
-    pub random: Option<RandomCrashes>,
 }
 
 /// A straggler: between `from` and `until` the task's processing cost is
@@ -627,7 +476,7 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
 ];
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CrashSpec {
     pub at: SimTime,
     pub operator: OperatorId,
@@ -637,18 +486,12 @@ pub struct CrashSpec {
 /// Crashes drawn from the seed before the run: the window is cut into 1 ms
 /// slots and each slot crashes a uniformly chosen subtask with probability
 /// `1ms / mean_interval`, up to `max_crashes`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RandomCrashes {
     pub mean_interval: SimDuration,
     pub window_start: SimTime,
     pub window_end: SimTime,
     pub max_crashes: u32,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Limits {
-    pub max_events: u64,
-    pub max_time: SimTime,
 }
 
 /// Swarm testing: each seed also draws its own configuration within these
