@@ -265,13 +265,12 @@ impl Validator<'_, '_> {
         let start = self.bounded("window_start", r.window_start.0);
         let end = self.required_dur("window_end", &r.window_end);
         self.after(("window_start", start), ("window_end", end));
-        let d = Random::default();
-        let max_crashes = key!(self.int(r, d, max_crashes));
+        let spec = r.check(self);
         Some(RandomCrashes {
             mean_interval: mean?,
             window_start: time(start?),
             window_end: time(end?),
-            max_crashes,
+            ..spec
         })
     }
 

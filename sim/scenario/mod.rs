@@ -5,7 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`schema`] | the file format as serde types, with every default; `Scenario` -> `File` |
+//! | [`schema`] | the file format as serde types, with every default; the validated tables declared with their file tables (`section!`); `Scenario` -> `File` |
 //! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
 //! | `faults` | the checks of `[faults]` and its tables |
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
@@ -19,7 +19,7 @@ pub mod write;
 
 pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LimitSpec as Limits, NetworkSpec,
-    NotificationFaults, SavepointSpec, StorageFaultSpec as StorageFaults,
+    NotificationFaults, RandomCrashes, SavepointSpec, StorageFaultSpec as StorageFaults,
 };
 pub use spans::{ScenarioError, ScenarioErrors};
 
@@ -483,98 +483,83 @@ pub struct CrashSpec {
     pub subtask: u32,
 }
 
-/// Crashes drawn from the seed before the run: the window is cut into 1 ms
-/// slots and each slot crashes a uniformly chosen subtask with probability
-/// `1ms / mean_interval`, up to `max_crashes`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RandomCrashes {
-    pub mean_interval: SimDuration,
-    pub window_start: SimTime,
-    pub window_end: SimTime,
-    pub max_crashes: u32,
+/// `[swarm]`, its keys each with `D` (a duration range) or `I` (an integer
+/// range): the struct, and `map`, every range through one of two functions.
+macro_rules! swarm {
+    ($(#[$m:meta])* Swarm { $($(#[doc = $doc:literal])* $key:ident: $r:ident,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct Swarm<D, I> {
+            /// Swarm every run of the scenario (without it, only with `--swarm`).
+            pub enabled: bool,
+            $($(#[doc = $doc])* pub $key: Option<$r>,)*
+            /// The input orders to draw from (one per seed).
+            pub input_order: Option<Vec<InputOrder>>,
+        }
+
+        impl<D, I> Swarm<D, I> {
+            /// Every range through `d` (durations) or `i` (integers), with its
+            /// key, in the file's order; `None` drops the range.
+            pub fn map<C, D2, I2>(
+                &self,
+                cx: &mut C,
+                d: impl Fn(&mut C, &'static str, &D) -> Option<D2>,
+                i: impl Fn(&mut C, &'static str, &I) -> Option<I2>,
+            ) -> Swarm<D2, I2> {
+                macro_rules! pick {
+                    (D) => { d };
+                    (I) => { i };
+                }
+                Swarm {
+                    enabled: self.enabled,
+                    $($key: self.$key.as_ref().and_then(|r| pick!($r)(cx, stringify!($key), r)),)*
+                    input_order: self.input_order.clone(),
+                }
+            }
+        }
+    };
 }
 
-/// Swarm testing: each seed also draws its own configuration within these
-/// ranges (inclusive). A knob without a range keeps the scenario's value.
-/// See `crate::swarm`. The file's `[swarm]` holds each range as written,
-/// `D` for durations and `I` for integers ([`schema::Swarm`]); validated,
-/// they are [`SwarmSpec`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Swarm<D, I> {
-    /// Swarm every run of the scenario (without it, only with `--swarm`).
-    pub enabled: bool,
-    pub latency_max: Option<D>,
-    pub buffer_records: Option<I>,
-    pub buffer_credits: Option<I>,
-    pub floating_buffers: Option<I>,
-    pub interval: Option<D>,
-    pub timeout: Option<D>,
-    /// Every operator's cost, scaled by a percentage drawn per operator.
-    pub cost_percent: Option<I>,
-    /// Random crashes: mean interval, most crashes, end of the window.
-    pub crash_mean_interval: Option<D>,
-    pub max_crashes: Option<I>,
-    pub crash_window_end: Option<D>,
-    /// The richer fault model, each kind off when the seed draws 0:
-    /// notification loss and storage failure and slowness (percent), and
-    /// how many coordinator and worker crashes fall in the crash window.
-    pub notification_loss_percent: Option<I>,
-    pub storage_failure_percent: Option<I>,
-    pub storage_slow_percent: Option<I>,
-    pub coordinator_crashes: Option<I>,
-    pub worker_crashes: Option<I>,
-    /// A latency spike on every channel, a quarter of the crash window
-    /// long, starting at a drawn time, with a drawn extra latency (0: none).
-    pub latency_spike_extra: Option<D>,
-    /// A partition cutting off one drawn worker, starting at a drawn time
-    /// in the crash window, lasting a drawn duration (0: none; needs
-    /// `[cluster]` with two workers or more).
-    pub partition_duration: Option<D>,
-    /// The input orders to draw from (one per seed).
-    pub input_order: Option<Vec<InputOrder>>,
+swarm! {
+    /// Swarm testing: each seed also draws its own configuration within these
+    /// ranges (inclusive). A knob without a range keeps the scenario's value.
+    /// See `crate::swarm`. The file's `[swarm]` holds each range as written,
+    /// `D` for durations and `I` for integers ([`schema::Swarm`]); validated,
+    /// they are [`SwarmSpec`].
+    Swarm {
+        latency_max: D,
+        buffer_records: I,
+        buffer_credits: I,
+        floating_buffers: I,
+        interval: D,
+        timeout: D,
+        /// Every operator's cost, scaled by a percentage drawn per operator.
+        cost_percent: I,
+        /// Random crashes: mean interval, most crashes, end of the window.
+        crash_mean_interval: D,
+        max_crashes: I,
+        crash_window_end: D,
+        /// The richer fault model, each kind off when the seed draws 0:
+        /// notification loss and storage failure and slowness (percent), and
+        /// how many coordinator and worker crashes fall in the crash window.
+        notification_loss_percent: I,
+        storage_failure_percent: I,
+        storage_slow_percent: I,
+        coordinator_crashes: I,
+        worker_crashes: I,
+        /// A latency spike on every channel, a quarter of the crash window
+        /// long, starting at a drawn time, with a drawn extra latency (0: none).
+        latency_spike_extra: D,
+        /// A partition cutting off one drawn worker, starting at a drawn time
+        /// in the crash window, lasting a drawn duration (0: none; needs
+        /// `[cluster]` with two workers or more).
+        partition_duration: D,
+    }
 }
 
 /// The validated `[swarm]`: `(min, max)` ranges.
 pub type SwarmSpec = Swarm<(SimDuration, SimDuration), (u32, u32)>;
-
-impl<D, I> Swarm<D, I> {
-    /// Every range through `d` (durations) or `i` (integers), with its key,
-    /// in the file's order; `None` drops the range.
-    pub fn map<C, D2, I2>(
-        &self,
-        cx: &mut C,
-        d: impl Fn(&mut C, &'static str, &D) -> Option<D2>,
-        i: impl Fn(&mut C, &'static str, &I) -> Option<I2>,
-    ) -> Swarm<D2, I2> {
-        macro_rules! m {
-            ($f:ident, $key:ident) => {
-                self.$key.as_ref().and_then(|r| $f(cx, stringify!($key), r))
-            };
-        }
-        Swarm {
-            enabled: self.enabled,
-            latency_max: m!(d, latency_max),
-            buffer_records: m!(i, buffer_records),
-            buffer_credits: m!(i, buffer_credits),
-            floating_buffers: m!(i, floating_buffers),
-            interval: m!(d, interval),
-            timeout: m!(d, timeout),
-            cost_percent: m!(i, cost_percent),
-            crash_mean_interval: m!(d, crash_mean_interval),
-            max_crashes: m!(i, max_crashes),
-            crash_window_end: m!(d, crash_window_end),
-            notification_loss_percent: m!(i, notification_loss_percent),
-            storage_failure_percent: m!(i, storage_failure_percent),
-            storage_slow_percent: m!(i, storage_slow_percent),
-            coordinator_crashes: m!(i, coordinator_crashes),
-            worker_crashes: m!(i, worker_crashes),
-            latency_spike_extra: m!(d, latency_spike_extra),
-            partition_duration: m!(d, partition_duration),
-            input_order: self.input_order.clone(),
-        }
-    }
-}
 
 /// `[expect]`, as written and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,8 +1,15 @@
 //! The scenario file format as serde types: every table and key a file may
-//! hold, with every default (the `table!` macro puts each default next to
-//! its key, [`KindDefaults`] has the rest). [`super::validate`] turns a [`File`]
-//! into a [`Scenario`]; `File::from(&Scenario)` goes back, with every key
-//! written.
+//! hold, with every default. A table whose validated form follows its file
+//! form key by key is declared once with `section!`: each key with its
+//! [`Key`] type (an integer checked against its range, a duration, a
+//! positive duration, a name or flag taken as written, or a [`Custom`] key
+//! its table checks by hand) and its default, which gives the file's struct,
+//! the validated struct of [`Scenario`] (`NetworkSpec`, `CheckpointSpec`,
+//! `FaultSpec`, …), the checks of its keys and the writer's conversion back.
+//! The other tables use `table!` (the struct with a default after each
+//! key); [`KindDefaults`] has the defaults of the keys of one operator kind
+//! or restart strategy. [`super::validate`] turns a [`File`] into a
+//! [`Scenario`]; `File::from(&Scenario)` goes back, with every key written.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
 //! integers are TOML's `i64`, so that validation reports a value out of
@@ -22,8 +29,8 @@ use std::marker::PhantomData;
 use super::validate::Validator;
 use super::{
     Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, LatencySpike,
-    MemoryLoss, OperatorId, OperatorKind, Partitioning, Placement, RandomCrashes, RestartStrategy,
-    Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
+    MemoryLoss, OperatorId, OperatorKind, Partitioning, Placement, RestartStrategy, Scenario,
+    StorageKind, SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -653,14 +660,17 @@ table! {
     }
 }
 
-table! {
-    /// A random crash table: `[faults.random]`, `[faults.random_workers]`,
-    /// `[faults.coordinator.random]`.
-    Random {
-        mean_interval: Option<Duration> = None,
-        window_start: Duration = Duration::default(),
-        window_end: Option<Duration> = None,
-        max_crashes: i64 = 3,
+section! {
+    /// A random crash table (`[faults.random]`, `[faults.random_workers]`,
+    /// `[faults.coordinator.random]`): crashes drawn from the seed before the
+    /// run. The window is cut into 1 ms slots and each slot crashes a
+    /// uniformly chosen subtask with probability `1ms / mean_interval`, up to
+    /// `max_crashes`.
+    Random => RandomCrashes {
+        mean_interval: Custom<Option<Duration>, SimDuration> = None,
+        window_start: Custom<Duration, SimTime> = Duration::default(),
+        window_end: Custom<Option<Duration>, SimTime> = None,
+        max_crashes: u32 = 3,
     }
 }
 
@@ -838,7 +848,7 @@ impl From<&Scenario> for File {
             mean_interval: d(r.mean_interval),
             window_start: r.window_start.into(),
             window_end: t(r.window_end),
-            max_crashes: r.max_crashes.into(),
+            ..r.into()
         };
         let (n, c, f) = (&s.network, &s.checkpoint, &s.faults);
         File {
