@@ -18,8 +18,9 @@ pub mod validate;
 pub mod write;
 
 pub use schema::{
-    CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LimitSpec as Limits, NetworkSpec,
-    NotificationFaults, RandomCrashes, SavepointSpec, StorageFaultSpec as StorageFaults,
+    CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
+    NetworkSpec, NotificationFaults, PartitionSpec as Partition, RandomCrashes, SavepointSpec,
+    StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash,
 };
 pub use spans::{ScenarioError, ScenarioErrors};
 
@@ -149,13 +150,6 @@ impl ClusterSpec {
             Placement::Pack => slot / self.slots_per_worker.max(1),
         }
     }
-}
-
-/// A whole worker crashes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct WorkerCrash {
-    pub at: SimTime,
-    pub worker: u32,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -379,29 +373,6 @@ pub enum FailoverStrategy {
     /// splits into one region per subtask index; any other edge joins
     /// everything into one region, and region failover restarts it all.
     Region,
-}
-
-/// Between `from` and `until`, every message sent on the chosen channels
-/// takes `extra` longer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LatencySpike {
-    pub from: SimTime,
-    pub until: SimTime,
-    pub extra: SimDuration,
-    /// Only the channels of edges from this operator to that one.
-    pub edge: Option<(OperatorId, OperatorId)>,
-    /// Only channels to or from subtasks on this worker.
-    pub worker: Option<u32>,
-}
-
-/// Between `from` and `until` the `workers` cannot talk to the others: data
-/// sent across arrives only when the partition heals. Longer than the
-/// heartbeat timeout, and the cut-off workers count as lost.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Partition {
-    pub from: SimTime,
-    pub until: SimTime,
-    pub workers: Vec<u32>,
 }
 
 /// How the job restarts after a failure, and when it gives up (Flink's

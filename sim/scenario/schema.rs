@@ -28,9 +28,9 @@ use std::marker::PhantomData;
 
 use super::validate::Validator;
 use super::{
-    Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, LatencySpike,
-    MemoryLoss, OperatorId, OperatorKind, Partitioning, Placement, RestartStrategy, Scenario,
-    StorageKind, SwarmSpec, FORMAT_VERSION,
+    Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss,
+    OperatorId, OperatorKind, Partitioning, Placement, RestartStrategy, Scenario, StorageKind,
+    SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -310,6 +310,21 @@ pub struct Positive<T = SimDuration>(PhantomData<T>);
 /// A key its table checks and writes by hand (its default depends on other
 /// keys, or it names operators): `F` in the file, `V` validated.
 pub struct Custom<F, V>(PhantomData<(F, V)>);
+/// A time written as text inside an array (coordinator crashes), read where
+/// it is by hand.
+pub struct TimeText;
+impl Key for TimeText {
+    type File = String;
+    type Valid = SimTime;
+    fn write(t: &SimTime) -> String {
+        duration_text(SimDuration(t.0))
+    }
+}
+/// A key of type `K` its table checks by hand (with the keys it depends on).
+pub struct Hand<K>(PhantomData<K>);
+/// A key of type `K` that is an `Option` in the file, required or with a
+/// default that depends on other keys, checked by hand; always written.
+pub struct Opt<K>(PhantomData<K>);
 
 /// [`SimDuration`] or [`SimTime`].
 pub trait Span: Copy {
@@ -369,6 +384,44 @@ impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Check for Custom<F
         V::default()
     }
 }
+impl<K: Key> Key for Hand<K> {
+    type File = K::File;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> K::File {
+        K::write(value)
+    }
+}
+impl<K: Key<Valid: Default>> Check for Hand<K> {
+    fn check(_: &mut Validator, _: &str, _: &K::File, _: &K::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Opt<K> {
+    type File = Option<K::File>;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> Option<K::File> {
+        Some(K::write(value))
+    }
+}
+impl<K: Key<Valid: Default>> Check for Opt<K> {
+    fn check(_: &mut Validator, _: &str, _: &Self::File, _: &Self::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Option<K> {
+    type File = Option<K::File>;
+    type Valid = Option<K::Valid>;
+    fn write(value: &Option<K::Valid>) -> Option<K::File> {
+        value.as_ref().map(K::write)
+    }
+}
+impl<K: Key> Key for Vec<K> {
+    type File = Vec<K::File>;
+    type Valid = Vec<K::Valid>;
+    fn write(value: &Vec<K::Valid>) -> Vec<K::File> {
+        value.iter().map(K::write).collect()
+    }
+}
 
 /// A table declared once: each key with its [`Key`] type and its default
 /// (as written in the file). Gives the file's struct (strict about unknown
@@ -396,7 +449,9 @@ macro_rules! section {
         pub struct $spec { $($(#[doc = $kdoc])* pub $key: <$ty as Key>::Valid,)* }
 
         impl $file {
-            /// Every key checked, in order, at the validator's current table.
+            /// Every key checked, in order, at the validator's current table
+            /// (unused by tables whose keys are all checked by hand).
+            #[allow(dead_code)]
             pub(super) fn check(&self, v: &mut Validator) -> $spec {
                 let d = $file::default();
                 $spec { $($key: <$ty as Check>::check(v, stringify!($key), &self.$key, &d.$key),)* }
@@ -406,6 +461,14 @@ macro_rules! section {
         impl From<&$spec> for $file {
             fn from(s: &$spec) -> $file {
                 $file { $($key: <$ty as Key>::write(&s.$key),)* }
+            }
+        }
+
+        impl Key for $file {
+            type File = $file;
+            type Valid = $spec;
+            fn write(s: &$spec) -> $file {
+                s.into()
             }
         }
     };
@@ -442,7 +505,7 @@ section! {
         /// Records per network buffer (the unit that credits count); with
         /// `buffer_size`, the most records one buffer holds. By default 16,
         /// or no limit (65536) with `buffer_size`.
-        buffer_records: Custom<Option<i64>, u32> = None,
+        buffer_records: Opt<u32> = None,
         /// Bytes per network buffer: a buffer holds the records that fit (at
         /// least one). By default none: buffers count records only.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -566,7 +629,7 @@ section! {
         /// `"none"` (`None`) disables periodic checkpoints.
         interval: Custom<Interval, Option<SimDuration>> = Interval(Some(SimDuration::from_secs(1))),
         /// By default the interval (0 without one).
-        first_delay: Custom<Option<Duration>, SimDuration> = None,
+        first_delay: Opt<Dur> = None,
         min_pause: Dur = Duration::default(),
         timeout: Positive = Duration(SimDuration::from_secs(600)),
         max_concurrent: u32 = 1,
@@ -583,10 +646,10 @@ section! {
         storage: StorageKind = StorageKind::Memory,
         /// Latency of one state write (or of the ack RPC with `memory`). By
         /// default 100us for memory, 5ms for a file system.
-        storage_latency: Custom<Option<Duration>, SimDuration> = None,
+        storage_latency: Opt<Dur> = None,
         /// Bytes per virtual second written to checkpoint storage. By default
         /// 1 GB/s for memory, 200 MB/s for a file system.
-        storage_bytes_per_sec: Custom<Option<i64>, u64> = None,
+        storage_bytes_per_sec: Opt<u64> = None,
         /// `memory` storage: a task whose operator state or channel state is
         /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
         /// max state size, 5 MiB by default). No limit with `filesystem`.
@@ -625,30 +688,30 @@ section! {
         max_restarts: u32 = 1000,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crashes: Custom<Vec<Crash>, Vec<CrashSpec>> = Vec::new(),
-        random: Custom<Option<Random>, Option<RandomCrashes>> = None,
+        random: Hand<Option<Random>> = None,
         /// `[faults.restart]`: the restart strategy (fixed-delay by default,
         /// with `restart_delay` and `max_restarts`).
         restart: Custom<Restart, RestartStrategy> = Restart::default(),
         /// `[faults.notifications]`: checkpoint-complete notifications lost.
-        notifications: Custom<Option<Notifications>, Option<NotificationFaults>> = None,
+        notifications: Hand<Option<Notifications>> = None,
         /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
-        storage: Custom<Option<StorageFaults>, Option<StorageFaultSpec>> = None,
+        storage: Hand<Option<StorageFaults>> = None,
         /// `[faults.coordinator]`: coordinator crashes and their recovery.
-        coordinator: Custom<Option<Coordinator>, Option<CoordinatorFaults>> = None,
+        coordinator: Hand<Option<Coordinator>> = None,
         /// `[[faults.slow_tasks]]`: stragglers.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         slow_tasks: Custom<Vec<SlowTask>, Vec<super::SlowTask>> = Vec::new(),
         /// `[[faults.worker_crashes]]` (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        worker_crashes: Custom<Vec<WorkerCrash>, Vec<super::WorkerCrash>> = Vec::new(),
+        worker_crashes: Hand<Vec<WorkerCrash>> = Vec::new(),
         /// `[faults.random_workers]`: worker crashes drawn from the seed.
-        random_workers: Custom<Option<Random>, Option<RandomCrashes>> = None,
+        random_workers: Hand<Option<Random>> = None,
         /// `[[faults.latency_spikes]]`: extra network latency for a while.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         latency_spikes: Custom<Vec<Spike>, Vec<LatencySpike>> = Vec::new(),
         /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        partitions: Custom<Vec<Partition>, Vec<super::Partition>> = Vec::new(),
+        partitions: Hand<Vec<Partition>> = Vec::new(),
     }
 }
 
@@ -667,9 +730,9 @@ section! {
     /// uniformly chosen subtask with probability `1ms / mean_interval`, up to
     /// `max_crashes`.
     Random => RandomCrashes {
-        mean_interval: Custom<Option<Duration>, SimDuration> = None,
-        window_start: Custom<Duration, SimTime> = Duration::default(),
-        window_end: Custom<Option<Duration>, SimTime> = None,
+        mean_interval: Opt<Dur> = None,
+        window_start: Hand<Dur<SimTime>> = Duration::default(),
+        window_end: Opt<Dur<SimTime>> = None,
         max_crashes: u32 = 3,
     }
 }
@@ -728,9 +791,9 @@ section! {
         #[serde(deserialize_with = "name")]
         on_memory_loss: MemoryLoss = MemoryLoss::RestartFromScratch,
         /// Explicit crash times (durations as written in the file).
-        crashes: Custom<Vec<String>, Vec<SimTime>> = Vec::new(),
+        crashes: Hand<Vec<TimeText>> = Vec::new(),
         /// Crashes drawn from the seed (the random table's `max_crashes`).
-        random: Custom<Option<Random>, Option<RandomCrashes>> = None,
+        random: Hand<Option<Random>> = None,
     }
 }
 
@@ -744,31 +807,38 @@ table! {
     }
 }
 
-table! {
-    /// `[[faults.worker_crashes]]`.
-    WorkerCrash {
-        at: Option<Duration> = None,
-        worker: Option<i64> = None,
+section! {
+    /// `[[faults.worker_crashes]]`: a whole worker crashes.
+    WorkerCrash => WorkerCrashSpec {
+        at: Opt<Dur<SimTime>> = None,
+        worker: Opt<u32> = None,
     }
 }
 
-table! {
-    /// `[[faults.latency_spikes]]`: `edge` is `"from->to"`.
-    Spike {
-        from: Duration = Duration::default(),
-        until: Option<Duration> = None,
-        extra: Option<Duration> = None,
-        edge: Option<String> = None,
-        worker: Option<i64> = None,
+section! {
+    /// `[[faults.latency_spikes]]`: between `from` and `until`, every message
+    /// sent on the chosen channels takes `extra` longer.
+    Spike => LatencySpike {
+        from: Hand<Dur<SimTime>> = Duration::default(),
+        until: Opt<Dur<SimTime>> = None,
+        extra: Opt<Dur> = None,
+        /// Only the channels of edges from this operator to that one
+        /// (`"from->to"` in the file).
+        edge: Custom<Option<String>, Option<(OperatorId, OperatorId)>> = None,
+        /// Only channels to or from subtasks on this worker.
+        worker: Hand<Option<u32>> = None,
     }
 }
 
-table! {
-    /// `[[faults.partitions]]`.
-    Partition {
-        from: Duration = Duration::default(),
-        until: Option<Duration> = None,
-        workers: Option<Vec<i64>> = None,
+section! {
+    /// `[[faults.partitions]]`: between `from` and `until` the `workers`
+    /// cannot talk to the others: data sent across arrives only when the
+    /// partition heals. Longer than the heartbeat timeout, and the cut-off
+    /// workers count as lost.
+    Partition => PartitionSpec {
+        from: Hand<Dur<SimTime>> = Duration::default(),
+        until: Opt<Dur<SimTime>> = None,
+        workers: Opt<Vec<u32>> = None,
     }
 }
 
@@ -789,7 +859,7 @@ section! {
     /// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint
     /// is pending and the job runs; see `docs/savepoints.md`.
     Savepoint => SavepointSpec {
-        at: Custom<Option<Duration>, SimTime> = None,
+        at: Opt<Dur<SimTime>> = None,
         /// Stop the job with this savepoint (stop-with-savepoint): the tasks
         /// are notified and finish; a plain savepoint notifies nobody.
         stop: bool = false,
@@ -842,14 +912,7 @@ impl From<&Scenario> for File {
             None => format!("#{}", id.0),
         };
         let task = |id: OperatorId, subtask: u32| Some(format!("{}[{subtask}]", name(id)));
-        let d = |d: SimDuration| Some(Duration(d));
         let t = |t: SimTime| Some(Duration::from(t));
-        let random = |r: &RandomCrashes| Random {
-            mean_interval: d(r.mean_interval),
-            window_start: r.window_start.into(),
-            window_end: t(r.window_end),
-            ..r.into()
-        };
         let (n, c, f) = (&s.network, &s.checkpoint, &s.faults);
         File {
             version: Some(FORMAT_VERSION.into()),
@@ -857,7 +920,6 @@ impl From<&Scenario> for File {
             description: s.description.clone(),
             max_parallelism: s.max_parallelism.into(),
             network: Network {
-                buffer_records: Some(n.buffer_records.into()),
                 buffer_size: n.buffer_size.map(Bytes),
                 ..n.into()
             },
@@ -869,9 +931,6 @@ impl From<&Scenario> for File {
             }),
             checkpoint: Checkpoint {
                 interval: Interval(c.interval),
-                first_delay: d(c.first_delay),
-                storage_latency: d(c.storage_latency),
-                storage_bytes_per_sec: Some(int(c.storage_bytes_per_sec)),
                 max_state_size: (c.storage == StorageKind::Memory)
                     .then_some(Bytes(c.max_state_size)),
                 ..c.into()
@@ -881,47 +940,23 @@ impl From<&Scenario> for File {
                     at: t(c.at),
                     task: task(c.operator, c.subtask),
                 }),
-                random: f.random.as_ref().map(random),
                 restart: restart(&f.restart),
-                notifications: f.notifications.as_ref().map(Into::into),
-                storage: f.storage.as_ref().map(Into::into),
-                coordinator: f.coordinator.as_ref().map(|c| Coordinator {
-                    crashes: all(&c.crashes, |at| duration_text(SimDuration(at.0))),
-                    random: c.random.as_ref().map(random),
-                    ..c.into()
-                }),
                 slow_tasks: all(&f.slow_tasks, |st| SlowTask {
                     task: task(st.operator, st.subtask),
                     from: st.from.into(),
                     until: t(st.until),
                     factor: st.factor.into(),
                 }),
-                worker_crashes: all(&f.worker_crashes, |w| WorkerCrash {
-                    at: t(w.at),
-                    worker: Some(w.worker.into()),
-                }),
-                random_workers: f.random_workers.as_ref().map(random),
                 latency_spikes: all(&f.latency_spikes, |sp| Spike {
-                    from: sp.from.into(),
-                    until: t(sp.until),
-                    extra: d(sp.extra),
                     edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                    worker: sp.worker.map(i64::from),
-                }),
-                partitions: all(&f.partitions, |p| Partition {
-                    from: p.from.into(),
-                    until: t(p.until),
-                    workers: Some(p.workers.iter().map(|&w| w.into()).collect()),
+                    ..sp.into()
                 }),
                 ..f.into()
             },
             limits: (&s.limits).into(),
             expect: s.expect.clone(),
             swarm: s.swarm.as_ref().map(swarm),
-            savepoints: all(&s.savepoints, |sp| Savepoint {
-                at: t(sp.at),
-                ..sp.into()
-            }),
+            savepoints: <Vec<Savepoint>>::write(&s.savepoints),
             cluster: s.cluster.as_ref().map(Into::into),
             cancel_at: s.cancel_at.map(Duration::from),
         }
