@@ -2,10 +2,12 @@
 //! hold, with every default. A table whose validated form follows its file
 //! form key by key is declared once with `section!`: each key with its
 //! [`Key`] type (an integer checked against its range, a duration, a
-//! positive duration, a name or flag taken as written, or a [`Custom`] key
-//! its table checks by hand) and its default, which gives the file's struct,
-//! the validated struct of [`Scenario`] (`NetworkSpec`, `CheckpointSpec`,
-//! `FaultSpec`, …), the checks of its keys and the writer's conversion back.
+//! positive duration, a name or flag taken as written, a nested table; a
+//! [`Hand`] or [`Opt`] key its table checks by hand with the keys it
+//! depends on; a [`Custom`] key its table also writes by hand) and its
+//! default, which gives the file's struct, the validated struct of
+//! [`Scenario`] (`NetworkSpec`, `CheckpointSpec`, `FaultSpec`, …), the
+//! checks of its keys and the writer's conversion back.
 //! The other tables use `table!` (the struct with a default after each
 //! key); [`KindDefaults`] has the defaults of the keys of one operator kind
 //! or restart strategy. [`super::validate`] turns a [`File`] into a
