@@ -159,7 +159,7 @@ struct FlinkDefaults {
 fn flink_defaults(s: &ckptsim::scenario::Scenario) -> FlinkDefaults {
     use ckptsim::scenario::OperatorKind;
     let n = &s.network;
-    let buffer = n.buffer_bytes.expect("byte-sized buffers") as f64;
+    let buffer = n.buffer_size.expect("byte-sized buffers") as f64;
     let op = |id: &str| s.operators.iter().find(|o| o.id == id).unwrap();
     let record = match &op("source").kind {
         OperatorKind::Source(src) => {

@@ -795,7 +795,7 @@ fn byte_sizes_are_read_with_units_and_checked() {
     );
     let text = text.replacen("buffer_records = 8\n", "buffer_size = \"32KiB\"\n", 1);
     let s = parse_str(&text, "base.toml").expect("valid");
-    assert_eq!(s.network.buffer_bytes, Some(32 << 10));
+    assert_eq!(s.network.buffer_size, Some(32 << 10));
     assert_eq!(
         s.network.buffer_records, 65_536,
         "no record limit by default"

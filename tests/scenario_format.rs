@@ -357,7 +357,7 @@ fn sample() -> Scenario {
         ],
         network: NetworkSpec {
             buffer_records: 7,
-            buffer_bytes: Some(4097),
+            buffer_size: Some(4097),
             buffer_credits: 3,
             floating_buffers: 0,
             output_buffers: 2,

@@ -5,15 +5,15 @@
 use super::schema::{self, name_of, Duration, File, KindDefaults, Random, Strategy};
 use super::validate::{dense_id, help, key, time, Validator};
 use super::{
-    CoordinatorFaults, CrashSpec, FaultSpec, LatencySpike, NotificationFaults, OperatorId,
-    Partition, RandomCrashes, RestartStrategy, SlowTask, StorageFaults, WorkerCrash,
+    CrashSpec, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes, RestartStrategy,
+    SlowTask, WorkerCrash,
 };
 use crate::engine::{SimDuration, SimTime};
 
 impl Validator<'_, '_> {
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
-        let (x, d) = (&f.faults, schema::Faults::default());
+        let x = &f.faults;
         let mut worker_crashes = Vec::new();
         for (i, w) in x.worker_crashes.iter().enumerate() {
             self.at = format!("faults.worker_crashes[{i}]");
@@ -102,9 +102,7 @@ impl Validator<'_, '_> {
             }
         }
         self.at = "faults".into();
-        let detection_delay = key!(self.dur(x, d, detection_delay));
-        let restart_delay = key!(self.dur(x, d, restart_delay));
-        let max_restarts = key!(self.int(x, d, max_restarts));
+        let spec = x.check(self);
         let mut crashes = Vec::new();
         for (i, c) in x.crashes.iter().enumerate() {
             self.at = format!("faults.crashes[{i}]");
@@ -125,34 +123,21 @@ impl Validator<'_, '_> {
         let restart = self.restart(f);
         let notifications = x.notifications.as_ref().map(|n| {
             self.at = "faults.notifications".into();
-            let d = schema::Notifications::default();
-            let loss_percent = key!(self.int(n, d, loss_percent));
-            NotificationFaults { loss_percent }
+            n.check(self)
         });
         let storage = x.storage.as_ref().map(|s| {
             self.at = "faults.storage".into();
-            let d = schema::StorageFaults::default();
-            StorageFaults {
-                failure_percent: key!(self.int(s, d, failure_percent)),
-                slow_percent: key!(self.int(s, d, slow_percent)),
-                slow_latency: key!(self.dur(s, d, slow_latency)),
-            }
+            s.check(self)
         });
         let coordinator = x.coordinator.as_ref().map(|c| {
             self.at = "faults.coordinator".into();
-            let d = schema::Coordinator::default();
-            let failover_delay = key!(self.dur(c, d, failover_delay));
+            let mut spec = c.check(self);
             let crashes = c.crashes.iter().enumerate();
             let crashes = crashes.filter_map(|(i, t)| self.text_dur(&format!("crashes[{i}]"), t));
-            let crashes = crashes.map(time).collect();
+            spec.crashes = crashes.map(time).collect();
             self.at = "faults.coordinator.random".into();
-            let random = c.random.as_ref().and_then(|r| self.random(r));
-            CoordinatorFaults {
-                failover_delay,
-                on_memory_loss: c.on_memory_loss,
-                crashes,
-                random,
-            }
+            spec.random = c.random.as_ref().and_then(|r| self.random(r));
+            spec
         });
         let mut slow_tasks = Vec::new();
         for (i, s) in x.slow_tasks.iter().enumerate() {
@@ -175,9 +160,6 @@ impl Validator<'_, '_> {
             }
         }
         FaultSpec {
-            detection_delay,
-            restart_delay,
-            max_restarts,
             crashes,
             random,
             restart,
@@ -189,7 +171,7 @@ impl Validator<'_, '_> {
             random_workers,
             latency_spikes,
             partitions,
-            failover: x.failover,
+            ..spec
         }
     }
 
@@ -283,13 +265,12 @@ impl Validator<'_, '_> {
         let start = self.bounded("window_start", r.window_start.0);
         let end = self.required_dur("window_end", &r.window_end);
         self.after(("window_start", start), ("window_end", end));
-        let d = Random::default();
-        let max_crashes = key!(self.int(r, d, max_crashes));
+        let spec = r.check(self);
         Some(RandomCrashes {
             mean_interval: mean?,
             window_start: time(start?),
             window_end: time(end?),
-            max_crashes,
+            ..spec
         })
     }
 

@@ -5,7 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`schema`] | the file format as serde types, with every default; `Scenario` -> `File` |
+//! | [`schema`] | the file format as serde types, with every default; the validated tables declared with their file tables (`section!`); `Scenario` -> `File` |
 //! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
 //! | `faults` | the checks of `[faults]` and its tables |
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
@@ -17,6 +17,11 @@ mod spans;
 pub mod validate;
 pub mod write;
 
+pub use schema::{
+    CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
+    NetworkSpec, NotificationFaults, PartitionSpec as Partition, RandomCrashes, SavepointSpec,
+    StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash,
+};
 pub use spans::{ScenarioError, ScenarioErrors};
 
 use crate::engine::{SimDuration, SimTime};
@@ -127,35 +132,6 @@ pub struct Scenario {
     pub cancel_at: Option<SimTime>,
 }
 
-/// A savepoint requested at a virtual time (`[[savepoints]]`, or
-/// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint is
-/// pending and the job runs; see `docs/savepoints.md`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SavepointSpec {
-    pub at: SimTime,
-    /// Stop the job with this savepoint (stop-with-savepoint): the tasks
-    /// are notified and finish; a plain savepoint notifies nobody.
-    pub stop: bool,
-    /// With `stop`: the sources end their input first, so every operator
-    /// flushes (`end_of_input`) before the savepoint's barrier.
-    pub drain: bool,
-}
-
-/// Workers with task slots. With slot sharing (Flink's default), slot `i`
-/// holds subtask `i` of every operator, so the job needs as many slots as
-/// its highest parallelism.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ClusterSpec {
-    pub workers: u32,
-    pub slots_per_worker: u32,
-    pub placement: Placement,
-    /// A lost worker is noticed this long after it crashed.
-    pub heartbeat_timeout: SimDuration,
-    /// A replacement worker is ready this long after the crash; the job
-    /// restarts no earlier.
-    pub replacement_delay: SimDuration,
-}
-
 /// How slots are chosen from the workers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -174,13 +150,6 @@ impl ClusterSpec {
             Placement::Pack => slot / self.slots_per_worker.max(1),
         }
     }
-}
-
-/// A whole worker crashes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct WorkerCrash {
-    pub at: SimTime,
-    pub worker: u32,
 }
 
 /// Dense index of an operator in [`Scenario::operators`].
@@ -356,37 +325,6 @@ pub struct EdgeSpec {
     pub partitioning: Partitioning,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct NetworkSpec {
-    /// Records per network buffer (the unit that credits count); with
-    /// `buffer_bytes`, the most records one buffer holds.
-    pub buffer_records: u32,
-    /// Bytes per network buffer (`buffer_size`): a buffer holds the records
-    /// that fit (at least one). `None`: buffers count records only.
-    pub buffer_bytes: Option<u64>,
-    /// Exclusive buffers a receiver holds for each input channel (Flink's
-    /// `buffers-per-channel`): the credits a channel starts with.
-    pub buffer_credits: u32,
-    /// Floating buffers per input gate, shared by its channels on demand
-    /// (Flink's `floating-buffers-per-gate`).
-    pub floating_buffers: u32,
-    /// Buffers a sender may queue per output channel before the task stops
-    /// taking input (backpressure).
-    pub output_buffers: u32,
-    pub latency_min: SimDuration,
-    pub latency_max: SimDuration,
-    /// A partially filled buffer is shipped at the latest this long after a
-    /// task last shipped its output.
-    pub flush_timeout: SimDuration,
-    /// A task takes at most this much work (records × cost, at least one
-    /// record) from an input buffer before it looks for priority events
-    /// again. Flink looks between every two records; coarser steps are
-    /// faster to simulate.
-    pub step_quantum: SimDuration,
-    /// Which ready input a task reads next.
-    pub input_order: InputOrder,
-}
-
 /// Which ready input a task reads next (`[network] input_order`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -424,78 +362,6 @@ pub enum StorageKind {
     Filesystem,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct CheckpointSpec {
-    pub algorithm: Algorithm,
-    /// `None` disables periodic checkpoints.
-    pub interval: Option<SimDuration>,
-    pub first_delay: SimDuration,
-    pub min_pause: SimDuration,
-    pub timeout: SimDuration,
-    pub max_concurrent: u32,
-    /// `aligned-timeout`: age of a checkpoint (from its trigger) after which
-    /// alignment gives up and the checkpoint continues unaligned.
-    pub alignment_timeout: SimDuration,
-    pub tolerable_failures: u32,
-    pub retained: u32,
-    /// A cancelled job leaves its latest completed checkpoint behind
-    /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
-    /// T --checkpoint-dir DIR`.
-    pub retain_on_cancel: bool,
-    /// Checkpoints may run while restored in-flight data is still being
-    /// replayed (Flink 2.x `execution.checkpointing.during-recovery.enabled`,
-    /// FLIP-547): each channel replays its recovered buffers ahead of its
-    /// new data, barriers may already arrive, and an unaligned checkpoint
-    /// persists the recovered buffers not yet consumed as channel state.
-    /// Off (Flink's default, and all Flink ≤ 1.20 can do): no checkpoint is
-    /// triggered until every restored buffer was consumed.
-    pub during_recovery: bool,
-    pub storage: StorageKind,
-    /// Latency of one state write (or of the ack RPC with `memory`).
-    pub storage_latency: SimDuration,
-    /// Bytes per virtual second written to checkpoint storage.
-    pub storage_bytes_per_sec: u64,
-    /// `memory` storage: a task whose operator state or channel state is
-    /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
-    /// max state size, 5 MiB by default). No limit with `filesystem`.
-    pub max_state_size: u64,
-    /// One-way latency of coordinator ↔ task RPCs.
-    pub rpc_latency: SimDuration,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct FaultSpec {
-    /// Time from a crash until the coordinator notices it (heartbeat timeout).
-    pub detection_delay: SimDuration,
-    /// Fixed-delay restart: time from detection until the job is redeployed.
-    pub restart_delay: SimDuration,
-    /// Give up (the job fails) after this many restarts.
-    pub max_restarts: u32,
-    pub crashes: Vec<CrashSpec>,
-    pub random: Option<RandomCrashes>,
-    /// `[faults.restart]`: the restart strategy (fixed-delay by default,
-    /// with `restart_delay` and `max_restarts`).
-    pub restart: RestartStrategy,
-    /// `[faults.notifications]`: checkpoint-complete notifications lost.
-    pub notifications: Option<NotificationFaults>,
-    /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
-    pub storage: Option<StorageFaults>,
-    /// `[faults.coordinator]`: coordinator crashes and their recovery.
-    pub coordinator: Option<CoordinatorFaults>,
-    /// `[[faults.slow_tasks]]`: stragglers.
-    pub slow_tasks: Vec<SlowTask>,
-    /// `[[faults.worker_crashes]]` (needs `[cluster]`).
-    pub worker_crashes: Vec<WorkerCrash>,
-    /// `[faults.random_workers]`: worker crashes drawn from the seed.
-    pub random_workers: Option<RandomCrashes>,
-    /// `[[faults.latency_spikes]]`: extra network latency for a while.
-    pub latency_spikes: Vec<LatencySpike>,
-    /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
-    pub partitions: Vec<Partition>,
-    /// `failover`: what a task failure restarts.
-    pub failover: FailoverStrategy,
-}
-
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -509,36 +375,14 @@ pub enum FailoverStrategy {
     Region,
 }
 
-/// Between `from` and `until`, every message sent on the chosen channels
-/// takes `extra` longer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LatencySpike {
-    pub from: SimTime,
-    pub until: SimTime,
-    pub extra: SimDuration,
-    /// Only the channels of edges from this operator to that one.
-    pub edge: Option<(OperatorId, OperatorId)>,
-    /// Only channels to or from subtasks on this worker.
-    pub worker: Option<u32>,
-}
-
-/// Between `from` and `until` the `workers` cannot talk to the others: data
-/// sent across arrives only when the partition heals. Longer than the
-/// heartbeat timeout, and the cut-off workers count as lost.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Partition {
-    pub from: SimTime,
-    pub until: SimTime,
-    pub workers: Vec<u32>,
-}
-
 /// How the job restarts after a failure, and when it gives up (Flink's
 /// restart strategies). Every strategy waits `restart_delay` (the first
 /// backoff, for `exponential-delay`) before redeploying.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "strategy")]
 pub enum RestartStrategy {
     /// Restart after `restart_delay`; give up after `max_restarts` restarts.
+    #[default]
     FixedDelay,
     /// The k-th restart since the last reset waits
     /// `min(restart_delay × multiplier^(k-1), max_backoff)`; the count resets
@@ -568,26 +412,6 @@ impl RestartStrategy {
     }
 }
 
-/// Lost checkpoint-complete notifications.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct NotificationFaults {
-    /// Each notify-complete RPC to a task is lost with this probability (%).
-    /// The final checkpoint's notification is never lost.
-    pub loss_percent: u32,
-}
-
-/// Checkpoint storage faults, drawn per write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct StorageFaults {
-    /// A task's state write, or the checkpoint's metadata write, fails with
-    /// this probability (%).
-    pub failure_percent: u32,
-    /// A write is slow with this probability (%) ...
-    pub slow_percent: u32,
-    /// ... and then takes this much longer.
-    pub slow_latency: SimDuration,
-}
-
 /// What the new coordinator does when checkpoint storage is `memory` and
 /// the completed checkpoints were lost with the old one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -597,18 +421,6 @@ pub enum MemoryLoss {
     RestartFromScratch,
     /// Fail the job.
     Fail,
-}
-
-/// Coordinator (JobManager) crashes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CoordinatorFaults {
-    /// Time from the crash until a new coordinator restarts the job.
-    pub failover_delay: SimDuration,
-    pub on_memory_loss: MemoryLoss,
-    /// Explicit crash times.
-    pub crashes: Vec<SimTime>,
-    /// Crashes drawn from the seed (the random table's `max_crashes`).
-    pub random: Option<RandomCrashes>,
 }
 
 /// A straggler: between `from` and `until` the task's processing cost is
@@ -635,115 +447,94 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
 ];
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CrashSpec {
     pub at: SimTime,
     pub operator: OperatorId,
     pub subtask: u32,
 }
 
-/// Crashes drawn from the seed before the run: the window is cut into 1 ms
-/// slots and each slot crashes a uniformly chosen subtask with probability
-/// `1ms / mean_interval`, up to `max_crashes`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RandomCrashes {
-    pub mean_interval: SimDuration,
-    pub window_start: SimTime,
-    pub window_end: SimTime,
-    pub max_crashes: u32,
+/// `[swarm]`, its keys each with `D` (a duration range) or `I` (an integer
+/// range): the struct, and `map`, every range through one of two functions.
+macro_rules! swarm {
+    ($(#[$m:meta])* Swarm { $($(#[doc = $doc:literal])* $key:ident: $r:ident,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct Swarm<D, I> {
+            /// Swarm every run of the scenario (without it, only with `--swarm`).
+            pub enabled: bool,
+            $($(#[doc = $doc])* pub $key: Option<$r>,)*
+            /// The input orders to draw from (one per seed).
+            pub input_order: Option<Vec<InputOrder>>,
+            /// Whether checkpoints may run during recovery: the values to
+            /// draw from (one per seed).
+            pub during_recovery: Option<Vec<bool>>,
+        }
+
+        impl<D, I> Swarm<D, I> {
+            /// Every range through `d` (durations) or `i` (integers), with its
+            /// key, in the file's order; `None` drops the range.
+            pub fn map<C, D2, I2>(
+                &self,
+                cx: &mut C,
+                d: impl Fn(&mut C, &'static str, &D) -> Option<D2>,
+                i: impl Fn(&mut C, &'static str, &I) -> Option<I2>,
+            ) -> Swarm<D2, I2> {
+                macro_rules! pick {
+                    (D) => { d };
+                    (I) => { i };
+                }
+                Swarm {
+                    enabled: self.enabled,
+                    $($key: self.$key.as_ref().and_then(|r| pick!($r)(cx, stringify!($key), r)),)*
+                    input_order: self.input_order.clone(),
+                    during_recovery: self.during_recovery.clone(),
+                }
+            }
+        }
+    };
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Limits {
-    pub max_events: u64,
-    pub max_time: SimTime,
-}
-
-/// Swarm testing: each seed also draws its own configuration within these
-/// ranges (inclusive). A knob without a range keeps the scenario's value.
-/// See `crate::swarm`. The file's `[swarm]` holds each range as written,
-/// `D` for durations and `I` for integers ([`schema::Swarm`]); validated,
-/// they are [`SwarmSpec`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Swarm<D, I> {
-    /// Swarm every run of the scenario (without it, only with `--swarm`).
-    pub enabled: bool,
-    pub latency_max: Option<D>,
-    pub buffer_records: Option<I>,
-    pub buffer_credits: Option<I>,
-    pub floating_buffers: Option<I>,
-    pub interval: Option<D>,
-    pub timeout: Option<D>,
-    /// Every operator's cost, scaled by a percentage drawn per operator.
-    pub cost_percent: Option<I>,
-    /// Random crashes: mean interval, most crashes, end of the window.
-    pub crash_mean_interval: Option<D>,
-    pub max_crashes: Option<I>,
-    pub crash_window_end: Option<D>,
-    /// The richer fault model, each kind off when the seed draws 0:
-    /// notification loss and storage failure and slowness (percent), and
-    /// how many coordinator and worker crashes fall in the crash window.
-    pub notification_loss_percent: Option<I>,
-    pub storage_failure_percent: Option<I>,
-    pub storage_slow_percent: Option<I>,
-    pub coordinator_crashes: Option<I>,
-    pub worker_crashes: Option<I>,
-    /// A latency spike on every channel, a quarter of the crash window
-    /// long, starting at a drawn time, with a drawn extra latency (0: none).
-    pub latency_spike_extra: Option<D>,
-    /// A partition cutting off one drawn worker, starting at a drawn time
-    /// in the crash window, lasting a drawn duration (0: none; needs
-    /// `[cluster]` with two workers or more).
-    pub partition_duration: Option<D>,
-    /// The input orders to draw from (one per seed).
-    pub input_order: Option<Vec<InputOrder>>,
-    /// Whether checkpoints may run during recovery: the values to draw
-    /// from (one per seed).
-    pub during_recovery: Option<Vec<bool>>,
+swarm! {
+    /// Swarm testing: each seed also draws its own configuration within these
+    /// ranges (inclusive). A knob without a range keeps the scenario's value.
+    /// See `crate::swarm`. The file's `[swarm]` holds each range as written,
+    /// `D` for durations and `I` for integers ([`schema::Swarm`]); validated,
+    /// they are [`SwarmSpec`].
+    Swarm {
+        latency_max: D,
+        buffer_records: I,
+        buffer_credits: I,
+        floating_buffers: I,
+        interval: D,
+        timeout: D,
+        /// Every operator's cost, scaled by a percentage drawn per operator.
+        cost_percent: I,
+        /// Random crashes: mean interval, most crashes, end of the window.
+        crash_mean_interval: D,
+        max_crashes: I,
+        crash_window_end: D,
+        /// The richer fault model, each kind off when the seed draws 0:
+        /// notification loss and storage failure and slowness (percent), and
+        /// how many coordinator and worker crashes fall in the crash window.
+        notification_loss_percent: I,
+        storage_failure_percent: I,
+        storage_slow_percent: I,
+        coordinator_crashes: I,
+        worker_crashes: I,
+        /// A latency spike on every channel, a quarter of the crash window
+        /// long, starting at a drawn time, with a drawn extra latency (0: none).
+        latency_spike_extra: D,
+        /// A partition cutting off one drawn worker, starting at a drawn time
+        /// in the crash window, lasting a drawn duration (0: none; needs
+        /// `[cluster]` with two workers or more).
+        partition_duration: D,
+    }
 }
 
 /// The validated `[swarm]`: `(min, max)` ranges.
 pub type SwarmSpec = Swarm<(SimDuration, SimDuration), (u32, u32)>;
-
-impl<D, I> Swarm<D, I> {
-    /// Every range through `d` (durations) or `i` (integers), with its key,
-    /// in the file's order; `None` drops the range.
-    pub fn map<C, D2, I2>(
-        &self,
-        cx: &mut C,
-        d: impl Fn(&mut C, &'static str, &D) -> Option<D2>,
-        i: impl Fn(&mut C, &'static str, &I) -> Option<I2>,
-    ) -> Swarm<D2, I2> {
-        macro_rules! m {
-            ($f:ident, $key:ident) => {
-                self.$key.as_ref().and_then(|r| $f(cx, stringify!($key), r))
-            };
-        }
-        Swarm {
-            enabled: self.enabled,
-            latency_max: m!(d, latency_max),
-            buffer_records: m!(i, buffer_records),
-            buffer_credits: m!(i, buffer_credits),
-            floating_buffers: m!(i, floating_buffers),
-            interval: m!(d, interval),
-            timeout: m!(d, timeout),
-            cost_percent: m!(i, cost_percent),
-            crash_mean_interval: m!(d, crash_mean_interval),
-            max_crashes: m!(i, max_crashes),
-            crash_window_end: m!(d, crash_window_end),
-            notification_loss_percent: m!(i, notification_loss_percent),
-            storage_failure_percent: m!(i, storage_failure_percent),
-            storage_slow_percent: m!(i, storage_slow_percent),
-            coordinator_crashes: m!(i, coordinator_crashes),
-            worker_crashes: m!(i, worker_crashes),
-            latency_spike_extra: m!(d, latency_spike_extra),
-            partition_duration: m!(d, partition_duration),
-            input_order: self.input_order.clone(),
-            during_recovery: self.during_recovery.clone(),
-        }
-    }
-}
 
 /// `[expect]`, as written and validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,8 +1,17 @@
 //! The scenario file format as serde types: every table and key a file may
-//! hold, with every default (the `table!` macro puts each default next to
-//! its key, [`KindDefaults`] has the rest). [`super::validate`] turns a [`File`]
-//! into a [`Scenario`]; `File::from(&Scenario)` goes back, with every key
-//! written.
+//! hold, with every default. A table whose validated form follows its file
+//! form key by key is declared once with `section!`: each key with its
+//! [`Key`] type (an integer checked against its range, a duration, a
+//! positive duration, a name or flag taken as written, a nested table; a
+//! [`Hand`] or [`Opt`] key its table checks by hand with the keys it
+//! depends on; a [`Custom`] key its table also writes by hand) and its
+//! default, which gives the file's struct, the validated struct of
+//! [`Scenario`] (`NetworkSpec`, `CheckpointSpec`, `FaultSpec`, …), the
+//! checks of its keys and the writer's conversion back.
+//! The other tables use `table!` (the struct with a default after each
+//! key); [`KindDefaults`] has the defaults of the keys of one operator kind
+//! or restart strategy. [`super::validate`] turns a [`File`] into a
+//! [`Scenario`]; `File::from(&Scenario)` goes back, with every key written.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
 //! integers are TOML's `i64`, so that validation reports a value out of
@@ -17,10 +26,12 @@
 use serde::de::{self, value::StrDeserializer, DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
+use std::marker::PhantomData;
 
+use super::validate::Validator;
 use super::{
-    Algorithm, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss, OperatorId,
-    OperatorKind, Partitioning, Placement, RandomCrashes, RestartStrategy, Scenario, StorageKind,
+    Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss,
+    OperatorId, OperatorKind, Partitioning, Placement, RestartStrategy, Scenario, StorageKind,
     SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
@@ -174,7 +185,7 @@ impl<'de> Deserialize<'de> for Bytes {
 }
 
 /// `interval`: a duration, or `"none"` for no periodic checkpoints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Interval(pub Option<SimDuration>);
 
 impl Serialize for Interval {
@@ -233,6 +244,238 @@ macro_rules! table {
     };
 }
 
+/// What a key of a `section!` holds: its type in the file, its type in
+/// a validated [`Scenario`], and how a validated value is written back.
+pub trait Key {
+    type File: Clone + fmt::Debug + PartialEq;
+    type Valid;
+    fn write(value: &Self::Valid) -> Self::File;
+}
+
+/// How a key is checked: its value and the default it takes after a
+/// problem, at the key `key` of the validator's current table.
+pub(super) trait Check: Key {
+    fn check(v: &mut Validator, key: &str, value: &Self::File, default: &Self::File)
+        -> Self::Valid;
+}
+
+/// An integer: an `i64` in the file, checked against [`range_of`] its key.
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type File = i64;
+            type Valid = $t;
+            fn write(n: &$t) -> i64 {
+                int(u64::from(*n))
+            }
+        }
+        impl Check for $t {
+            fn check(v: &mut Validator, key: &str, n: &i64, default: &i64) -> $t {
+                v.int(key, *n, *default)
+            }
+        }
+    )*};
+}
+int_key!(u32, u64);
+
+/// A flag or a name: the same in the file and validated, nothing to check.
+macro_rules! same_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type File = $t;
+            type Valid = $t;
+            fn write(value: &$t) -> $t {
+                value.clone()
+            }
+        }
+        impl Check for $t {
+            fn check(_: &mut Validator, _: &str, value: &$t, _: &$t) -> $t {
+                value.clone()
+            }
+        }
+    )*};
+}
+same_key!(
+    bool,
+    Algorithm,
+    InputOrder,
+    StorageKind,
+    Placement,
+    MemoryLoss,
+    FailoverStrategy
+);
+
+/// A duration (or, `Dur<SimTime>`, a time) of at most [`super::MAX_DURATION`].
+pub struct Dur<T = SimDuration>(PhantomData<T>);
+/// A duration (or a time) greater than zero and at most [`super::MAX_DURATION`].
+pub struct Positive<T = SimDuration>(PhantomData<T>);
+/// A key its table checks and writes by hand (its default depends on other
+/// keys, or it names operators): `F` in the file, `V` validated.
+pub struct Custom<F, V>(PhantomData<(F, V)>);
+/// A time written as text inside an array (coordinator crashes), read where
+/// it is by hand.
+pub struct TimeText;
+impl Key for TimeText {
+    type File = String;
+    type Valid = SimTime;
+    fn write(t: &SimTime) -> String {
+        duration_text(SimDuration(t.0))
+    }
+}
+/// A key of type `K` its table checks by hand (with the keys it depends on).
+pub struct Hand<K>(PhantomData<K>);
+/// A key of type `K` that is an `Option` in the file, required or with a
+/// default that depends on other keys, checked by hand; always written.
+pub struct Opt<K>(PhantomData<K>);
+
+/// [`SimDuration`] or [`SimTime`].
+pub trait Span: Copy {
+    fn of(d: SimDuration) -> Self;
+    fn span(self) -> SimDuration;
+}
+impl Span for SimDuration {
+    fn of(d: SimDuration) -> Self {
+        d
+    }
+    fn span(self) -> SimDuration {
+        self
+    }
+}
+impl Span for SimTime {
+    fn of(d: SimDuration) -> Self {
+        SimTime(d.nanos())
+    }
+    fn span(self) -> SimDuration {
+        SimDuration(self.0)
+    }
+}
+
+impl<T: Span> Key for Dur<T> {
+    type File = Duration;
+    type Valid = T;
+    fn write(value: &T) -> Duration {
+        Duration(value.span())
+    }
+}
+impl<T: Span> Check for Dur<T> {
+    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+        T::of(v.dur(key, *d, *default))
+    }
+}
+impl<T: Span> Key for Positive<T> {
+    type File = Duration;
+    type Valid = T;
+    fn write(value: &T) -> Duration {
+        Duration(value.span())
+    }
+}
+impl<T: Span> Check for Positive<T> {
+    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+        T::of(v.positive(key, *d, *default))
+    }
+}
+impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Key for Custom<F, V> {
+    type File = F;
+    type Valid = V;
+    fn write(_: &V) -> F {
+        F::default()
+    }
+}
+impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Check for Custom<F, V> {
+    fn check(_: &mut Validator, _: &str, _: &F, _: &F) -> V {
+        V::default()
+    }
+}
+impl<K: Key> Key for Hand<K> {
+    type File = K::File;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> K::File {
+        K::write(value)
+    }
+}
+impl<K: Key<Valid: Default>> Check for Hand<K> {
+    fn check(_: &mut Validator, _: &str, _: &K::File, _: &K::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Opt<K> {
+    type File = Option<K::File>;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> Option<K::File> {
+        Some(K::write(value))
+    }
+}
+impl<K: Key<Valid: Default>> Check for Opt<K> {
+    fn check(_: &mut Validator, _: &str, _: &Self::File, _: &Self::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Option<K> {
+    type File = Option<K::File>;
+    type Valid = Option<K::Valid>;
+    fn write(value: &Option<K::Valid>) -> Option<K::File> {
+        value.as_ref().map(K::write)
+    }
+}
+impl<K: Key> Key for Vec<K> {
+    type File = Vec<K::File>;
+    type Valid = Vec<K::Valid>;
+    fn write(value: &Vec<K::Valid>) -> Vec<K::File> {
+        value.iter().map(K::write).collect()
+    }
+}
+
+/// A table declared once: each key with its [`Key`] type and its default
+/// (as written in the file). Gives the file's struct (strict about unknown
+/// keys) with its `Default`, the validated struct, `check` (every key
+/// checked in order; [`Custom`] keys left at their `Default` for the
+/// caller) and the writer's `From` the validated struct (`Custom` keys at
+/// their default for the caller).
+macro_rules! section {
+    ($(#[doc = $doc:literal])* $file:ident => $spec:ident {
+        $($(#[doc = $kdoc:literal])* $(#[serde($($s:tt)*)])* $key:ident: $ty:ty = $default:expr,)*
+    }) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $file { $($(#[doc = $kdoc])* $(#[serde($($s)*)])* pub $key: <$ty as Key>::File,)* }
+
+        impl Default for $file {
+            fn default() -> Self {
+                $file { $($key: $default,)* }
+            }
+        }
+
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+        pub struct $spec { $($(#[doc = $kdoc])* pub $key: <$ty as Key>::Valid,)* }
+
+        impl $file {
+            /// Every key checked, in order, at the validator's current table
+            /// (unused by tables whose keys are all checked by hand).
+            #[allow(dead_code)]
+            pub(super) fn check(&self, v: &mut Validator) -> $spec {
+                let d = $file::default();
+                $spec { $($key: <$ty as Check>::check(v, stringify!($key), &self.$key, &d.$key),)* }
+            }
+        }
+
+        impl From<&$spec> for $file {
+            fn from(s: &$spec) -> $file {
+                $file { $($key: <$ty as Key>::write(&s.$key),)* }
+            }
+        }
+
+        impl Key for $file {
+            type File = $file;
+            type Valid = $spec;
+            fn write(s: &$spec) -> $file {
+                s.into()
+            }
+        }
+    };
+}
+
 table! {
     /// A whole scenario file, its keys in the order unknown-key messages
     /// list them (and the written file has them).
@@ -258,21 +501,37 @@ table! {
     }
 }
 
-table! {
+section! {
     /// `[network]`.
-    Network {
-        /// By default 16, or no limit (65536) with `buffer_size`.
-        buffer_records: Option<i64> = None,
-        /// Bytes per network buffer; by default none (buffers count records).
+    Network => NetworkSpec {
+        /// Records per network buffer (the unit that credits count); with
+        /// `buffer_size`, the most records one buffer holds. By default 16,
+        /// or no limit (65536) with `buffer_size`.
+        buffer_records: Opt<u32> = None,
+        /// Bytes per network buffer: a buffer holds the records that fit (at
+        /// least one). By default none: buffers count records only.
         #[serde(skip_serializing_if = "Option::is_none")]
-        buffer_size: Option<Bytes> = None,
-        buffer_credits: i64 = 2,
-        floating_buffers: i64 = 0,
-        output_buffers: i64 = 1,
-        latency_min: Duration = us(50),
-        latency_max: Duration = us(200),
-        flush_timeout: Duration = ms(1),
-        step_quantum: Duration = ms(1),
+        buffer_size: Custom<Option<Bytes>, Option<u64>> = None,
+        /// Exclusive buffers a receiver holds for each input channel (Flink's
+        /// `buffers-per-channel`): the credits a channel starts with.
+        buffer_credits: u32 = 2,
+        /// Floating buffers per input gate, shared by its channels on demand
+        /// (Flink's `floating-buffers-per-gate`).
+        floating_buffers: u32 = 0,
+        /// Buffers a sender may queue per output channel before the task stops
+        /// taking input (backpressure).
+        output_buffers: u32 = 1,
+        latency_min: Dur = us(50),
+        latency_max: Dur = us(200),
+        /// A partially filled buffer is shipped at the latest this long after a
+        /// task last shipped its output.
+        flush_timeout: Positive = ms(1),
+        /// A task takes at most this much work (records × cost, at least one
+        /// record) from an input buffer before it looks for priority events
+        /// again. Flink looks between every two records; coarser steps are
+        /// faster to simulate.
+        step_quantum: Dur = ms(1),
+        /// Which ready input a task reads next.
         input_order: InputOrder = InputOrder::Fifo,
     }
 }
@@ -365,32 +624,49 @@ table! {
     }
 }
 
-table! {
+section! {
     /// `[checkpoint]`.
-    Checkpoint {
+    Checkpoint => CheckpointSpec {
         algorithm: Algorithm = Algorithm::Aligned,
-        interval: Interval = Interval(Some(SimDuration::from_secs(1))),
+        /// `"none"` (`None`) disables periodic checkpoints.
+        interval: Custom<Interval, Option<SimDuration>> = Interval(Some(SimDuration::from_secs(1))),
         /// By default the interval (0 without one).
-        first_delay: Option<Duration> = None,
-        min_pause: Duration = Duration::default(),
-        timeout: Duration = Duration(SimDuration::from_secs(600)),
-        max_concurrent: i64 = 1,
-        alignment_timeout: Duration = ms(100),
-        tolerable_failures: i64 = 0,
-        retained: i64 = 1,
+        first_delay: Opt<Dur> = None,
+        min_pause: Dur = Duration::default(),
+        timeout: Positive = Duration(SimDuration::from_secs(600)),
+        max_concurrent: u32 = 1,
+        /// `aligned-timeout`: age of a checkpoint (from its trigger) after which
+        /// alignment gives up and the checkpoint continues unaligned.
+        alignment_timeout: Dur = ms(100),
+        tolerable_failures: u32 = 0,
+        retained: u32 = 1,
+        /// A cancelled job leaves its latest completed checkpoint behind
+        /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
+        /// T --checkpoint-dir DIR`.
         retain_on_cancel: bool = false,
+        /// Checkpoints may run while restored in-flight data is still being
+        /// replayed (Flink 2.x `execution.checkpointing.during-recovery.enabled`,
+        /// FLIP-547): each channel replays its recovered buffers ahead of its
+        /// new data, barriers may already arrive, and an unaligned checkpoint
+        /// persists the recovered buffers not yet consumed as channel state.
+        /// Off (Flink's default, and all Flink ≤ 1.20 can do): no checkpoint is
+        /// triggered until every restored buffer was consumed.
         during_recovery: bool = false,
         #[serde(deserialize_with = "name")]
         storage: StorageKind = StorageKind::Memory,
-        /// By default 100us for memory, 5ms for a file system.
-        storage_latency: Option<Duration> = None,
-        /// By default 1 GB/s for memory, 200 MB/s for a file system.
-        storage_bytes_per_sec: Option<i64> = None,
-        /// `memory` storage only: the largest state one task may send to the
-        /// coordinator (Flink's `JobManagerCheckpointStorage` max state size).
+        /// Latency of one state write (or of the ack RPC with `memory`). By
+        /// default 100us for memory, 5ms for a file system.
+        storage_latency: Opt<Dur> = None,
+        /// Bytes per virtual second written to checkpoint storage. By default
+        /// 1 GB/s for memory, 200 MB/s for a file system.
+        storage_bytes_per_sec: Opt<u64> = None,
+        /// `memory` storage: a task whose operator state or channel state is
+        /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
+        /// max state size, 5 MiB by default). No limit with `filesystem`.
         #[serde(skip_serializing_if = "Option::is_none")]
-        max_state_size: Option<Bytes> = None,
-        rpc_latency: Duration = us(200),
+        max_state_size: Custom<Option<Bytes>, u64> = None,
+        /// One-way latency of coordinator ↔ task RPCs.
+        rpc_latency: Dur = us(200),
     }
 }
 
@@ -408,30 +684,44 @@ impl Checkpoint {
     }
 }
 
-table! {
+section! {
     /// `[faults]`.
-    Faults {
+    Faults => FaultSpec {
+        /// What a task failure restarts.
         #[serde(deserialize_with = "name")]
         failover: FailoverStrategy = FailoverStrategy::Full,
-        detection_delay: Duration = ms(100),
-        restart_delay: Duration = ms(100),
-        max_restarts: i64 = 1000,
+        /// Time from a crash until the coordinator notices it (heartbeat timeout).
+        detection_delay: Dur = ms(100),
+        /// Fixed-delay restart: time from detection until the job is redeployed.
+        restart_delay: Dur = ms(100),
+        /// Give up (the job fails) after this many restarts.
+        max_restarts: u32 = 1000,
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        crashes: Vec<Crash> = Vec::new(),
-        random: Option<Random> = None,
-        restart: Restart = Restart::default(),
-        notifications: Option<Notifications> = None,
-        storage: Option<StorageFaults> = None,
-        coordinator: Option<Coordinator> = None,
+        crashes: Custom<Vec<Crash>, Vec<CrashSpec>> = Vec::new(),
+        random: Hand<Option<Random>> = None,
+        /// `[faults.restart]`: the restart strategy (fixed-delay by default,
+        /// with `restart_delay` and `max_restarts`).
+        restart: Custom<Restart, RestartStrategy> = Restart::default(),
+        /// `[faults.notifications]`: checkpoint-complete notifications lost.
+        notifications: Hand<Option<Notifications>> = None,
+        /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
+        storage: Hand<Option<StorageFaults>> = None,
+        /// `[faults.coordinator]`: coordinator crashes and their recovery.
+        coordinator: Hand<Option<Coordinator>> = None,
+        /// `[[faults.slow_tasks]]`: stragglers.
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        slow_tasks: Vec<SlowTask> = Vec::new(),
+        slow_tasks: Custom<Vec<SlowTask>, Vec<super::SlowTask>> = Vec::new(),
+        /// `[[faults.worker_crashes]]` (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        worker_crashes: Vec<WorkerCrash> = Vec::new(),
-        random_workers: Option<Random> = None,
+        worker_crashes: Hand<Vec<WorkerCrash>> = Vec::new(),
+        /// `[faults.random_workers]`: worker crashes drawn from the seed.
+        random_workers: Hand<Option<Random>> = None,
+        /// `[[faults.latency_spikes]]`: extra network latency for a while.
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        latency_spikes: Vec<Spike> = Vec::new(),
+        latency_spikes: Custom<Vec<Spike>, Vec<LatencySpike>> = Vec::new(),
+        /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        partitions: Vec<Partition> = Vec::new(),
+        partitions: Hand<Vec<Partition>> = Vec::new(),
     }
 }
 
@@ -443,14 +733,17 @@ table! {
     }
 }
 
-table! {
-    /// A random crash table: `[faults.random]`, `[faults.random_workers]`,
-    /// `[faults.coordinator.random]`.
-    Random {
-        mean_interval: Option<Duration> = None,
-        window_start: Duration = Duration::default(),
-        window_end: Option<Duration> = None,
-        max_crashes: i64 = 3,
+section! {
+    /// A random crash table (`[faults.random]`, `[faults.random_workers]`,
+    /// `[faults.coordinator.random]`): crashes drawn from the seed before the
+    /// run. The window is cut into 1 ms slots and each slot crashes a
+    /// uniformly chosen subtask with probability `1ms / mean_interval`, up to
+    /// `max_crashes`.
+    Random => RandomCrashes {
+        mean_interval: Opt<Dur> = None,
+        window_start: Hand<Dur<SimTime>> = Duration::default(),
+        window_end: Opt<Dur<SimTime>> = None,
+        max_crashes: u32 = 3,
     }
 }
 
@@ -478,30 +771,39 @@ table! {
     }
 }
 
-table! {
-    /// `[faults.notifications]`.
-    Notifications {
-        loss_percent: i64 = 0,
+section! {
+    /// `[faults.notifications]`: lost checkpoint-complete notifications.
+    Notifications => NotificationFaults {
+        /// Each notify-complete RPC to a task is lost with this probability (%).
+        /// The final checkpoint's notification is never lost.
+        loss_percent: u32 = 0,
     }
 }
 
-table! {
-    /// `[faults.storage]`.
-    StorageFaults {
-        failure_percent: i64 = 0,
-        slow_percent: i64 = 0,
-        slow_latency: Duration = ms(50),
+section! {
+    /// `[faults.storage]`: checkpoint storage faults, drawn per write.
+    StorageFaults => StorageFaultSpec {
+        /// A task's state write, or the checkpoint's metadata write, fails with
+        /// this probability (%).
+        failure_percent: u32 = 0,
+        /// A write is slow with this probability (%) ...
+        slow_percent: u32 = 0,
+        /// ... and then takes this much longer.
+        slow_latency: Dur = ms(50),
     }
 }
 
-table! {
-    /// `[faults.coordinator]`; `crashes` are durations as written.
-    Coordinator {
-        failover_delay: Duration = ms(200),
+section! {
+    /// `[faults.coordinator]`: coordinator (JobManager) crashes.
+    Coordinator => CoordinatorFaults {
+        /// Time from the crash until a new coordinator restarts the job.
+        failover_delay: Dur = ms(200),
         #[serde(deserialize_with = "name")]
         on_memory_loss: MemoryLoss = MemoryLoss::RestartFromScratch,
-        crashes: Vec<String> = Vec::new(),
-        random: Option<Random> = None,
+        /// Explicit crash times (durations as written in the file).
+        crashes: Hand<Vec<TimeText>> = Vec::new(),
+        /// Crashes drawn from the seed (the random table's `max_crashes`).
+        random: Hand<Option<Random>> = None,
     }
 }
 
@@ -515,39 +817,46 @@ table! {
     }
 }
 
-table! {
-    /// `[[faults.worker_crashes]]`.
-    WorkerCrash {
-        at: Option<Duration> = None,
-        worker: Option<i64> = None,
+section! {
+    /// `[[faults.worker_crashes]]`: a whole worker crashes.
+    WorkerCrash => WorkerCrashSpec {
+        at: Opt<Dur<SimTime>> = None,
+        worker: Opt<u32> = None,
     }
 }
 
-table! {
-    /// `[[faults.latency_spikes]]`: `edge` is `"from->to"`.
-    Spike {
-        from: Duration = Duration::default(),
-        until: Option<Duration> = None,
-        extra: Option<Duration> = None,
-        edge: Option<String> = None,
-        worker: Option<i64> = None,
+section! {
+    /// `[[faults.latency_spikes]]`: between `from` and `until`, every message
+    /// sent on the chosen channels takes `extra` longer.
+    Spike => LatencySpike {
+        from: Hand<Dur<SimTime>> = Duration::default(),
+        until: Opt<Dur<SimTime>> = None,
+        extra: Opt<Dur> = None,
+        /// Only the channels of edges from this operator to that one
+        /// (`"from->to"` in the file).
+        edge: Custom<Option<String>, Option<(OperatorId, OperatorId)>> = None,
+        /// Only channels to or from subtasks on this worker.
+        worker: Hand<Option<u32>> = None,
     }
 }
 
-table! {
-    /// `[[faults.partitions]]`.
-    Partition {
-        from: Duration = Duration::default(),
-        until: Option<Duration> = None,
-        workers: Option<Vec<i64>> = None,
+section! {
+    /// `[[faults.partitions]]`: between `from` and `until` the `workers`
+    /// cannot talk to the others: data sent across arrives only when the
+    /// partition heals. Longer than the heartbeat timeout, and the cut-off
+    /// workers count as lost.
+    Partition => PartitionSpec {
+        from: Hand<Dur<SimTime>> = Duration::default(),
+        until: Opt<Dur<SimTime>> = None,
+        workers: Opt<Vec<u32>> = None,
     }
 }
 
-table! {
+section! {
     /// `[limits]`.
-    Limits {
-        max_events: i64 = 50_000_000,
-        max_time: Duration = Duration(SimDuration::from_secs(600)),
+    Limits => LimitSpec {
+        max_events: u64 = 50_000_000,
+        max_time: Positive<SimTime> = Duration(SimDuration::from_secs(600)),
     }
 }
 
@@ -555,24 +864,36 @@ table! {
 /// length, bounds and order).
 pub type Swarm = super::Swarm<Vec<String>, Vec<i64>>;
 
-table! {
-    /// `[[savepoints]]`.
-    Savepoint {
-        at: Option<Duration> = None,
+section! {
+    /// `[[savepoints]]`: a savepoint requested at a virtual time (or
+    /// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint
+    /// is pending and the job runs; see `docs/savepoints.md`.
+    Savepoint => SavepointSpec {
+        at: Opt<Dur<SimTime>> = None,
+        /// Stop the job with this savepoint (stop-with-savepoint): the tasks
+        /// are notified and finish; a plain savepoint notifies nobody.
         stop: bool = false,
+        /// With `stop`: the sources end their input first, so every operator
+        /// flushes (`end_of_input`) before the savepoint's barrier.
         drain: bool = false,
     }
 }
 
-table! {
-    /// `[cluster]`.
-    Cluster {
-        workers: i64 = 2,
-        slots_per_worker: i64 = 1,
+section! {
+    /// `[cluster]`: workers with task slots. With slot sharing (Flink's
+    /// default), slot `i` holds subtask `i` of every operator, so the job
+    /// needs as many slots as its highest parallelism.
+    Cluster => ClusterSpec {
+        workers: u32 = 2,
+        slots_per_worker: u32 = 1,
+        /// How slots are chosen from the workers.
         #[serde(deserialize_with = "name")]
         placement: Placement = Placement::Spread,
-        heartbeat_timeout: Duration = ms(50),
-        replacement_delay: Duration = ms(100),
+        /// A lost worker is noticed this long after it crashed.
+        heartbeat_timeout: Dur = ms(50),
+        /// A replacement worker is ready this long after the crash; the job
+        /// restarts no earlier.
+        replacement_delay: Dur = ms(100),
     }
 }
 
@@ -601,14 +922,7 @@ impl From<&Scenario> for File {
             None => format!("#{}", id.0),
         };
         let task = |id: OperatorId, subtask: u32| Some(format!("{}[{subtask}]", name(id)));
-        let d = |d: SimDuration| Some(Duration(d));
         let t = |t: SimTime| Some(Duration::from(t));
-        let random = |r: &RandomCrashes| Random {
-            mean_interval: d(r.mean_interval),
-            window_start: r.window_start.into(),
-            window_end: t(r.window_end),
-            max_crashes: r.max_crashes.into(),
-        };
         let (n, c, f) = (&s.network, &s.checkpoint, &s.faults);
         File {
             version: Some(FORMAT_VERSION.into()),
@@ -616,16 +930,8 @@ impl From<&Scenario> for File {
             description: s.description.clone(),
             max_parallelism: s.max_parallelism.into(),
             network: Network {
-                buffer_records: Some(n.buffer_records.into()),
-                buffer_size: n.buffer_bytes.map(Bytes),
-                buffer_credits: n.buffer_credits.into(),
-                floating_buffers: n.floating_buffers.into(),
-                output_buffers: n.output_buffers.into(),
-                latency_min: Duration(n.latency_min),
-                latency_max: Duration(n.latency_max),
-                flush_timeout: Duration(n.flush_timeout),
-                step_quantum: Duration(n.step_quantum),
-                input_order: n.input_order,
+                buffer_size: n.buffer_size.map(Bytes),
+                ..n.into()
             },
             operators: all(&s.operators, operator),
             edges: all(&s.edges, |e| Edge {
@@ -634,95 +940,34 @@ impl From<&Scenario> for File {
                 partitioning: Some(e.partitioning),
             }),
             checkpoint: Checkpoint {
-                algorithm: c.algorithm,
                 interval: Interval(c.interval),
-                first_delay: d(c.first_delay),
-                min_pause: Duration(c.min_pause),
-                timeout: Duration(c.timeout),
-                max_concurrent: c.max_concurrent.into(),
-                alignment_timeout: Duration(c.alignment_timeout),
-                tolerable_failures: c.tolerable_failures.into(),
-                retained: c.retained.into(),
-                retain_on_cancel: c.retain_on_cancel,
-                during_recovery: c.during_recovery,
-                storage: c.storage,
-                storage_latency: d(c.storage_latency),
-                storage_bytes_per_sec: Some(int(c.storage_bytes_per_sec)),
                 max_state_size: (c.storage == StorageKind::Memory)
                     .then_some(Bytes(c.max_state_size)),
-                rpc_latency: Duration(c.rpc_latency),
+                ..c.into()
             },
             faults: Faults {
-                failover: f.failover,
-                detection_delay: Duration(f.detection_delay),
-                restart_delay: Duration(f.restart_delay),
-                max_restarts: f.max_restarts.into(),
                 crashes: all(&f.crashes, |c| Crash {
                     at: t(c.at),
                     task: task(c.operator, c.subtask),
                 }),
-                random: f.random.as_ref().map(random),
                 restart: restart(&f.restart),
-                notifications: f.notifications.as_ref().map(|n| Notifications {
-                    loss_percent: n.loss_percent.into(),
-                }),
-                storage: f.storage.as_ref().map(|x| StorageFaults {
-                    failure_percent: x.failure_percent.into(),
-                    slow_percent: x.slow_percent.into(),
-                    slow_latency: Duration(x.slow_latency),
-                }),
-                coordinator: f.coordinator.as_ref().map(|c| Coordinator {
-                    failover_delay: Duration(c.failover_delay),
-                    on_memory_loss: c.on_memory_loss,
-                    crashes: c
-                        .crashes
-                        .iter()
-                        .map(|at| duration_text(SimDuration(at.0)))
-                        .collect(),
-                    random: c.random.as_ref().map(random),
-                }),
                 slow_tasks: all(&f.slow_tasks, |st| SlowTask {
                     task: task(st.operator, st.subtask),
                     from: st.from.into(),
                     until: t(st.until),
                     factor: st.factor.into(),
                 }),
-                worker_crashes: all(&f.worker_crashes, |w| WorkerCrash {
-                    at: t(w.at),
-                    worker: Some(w.worker.into()),
-                }),
-                random_workers: f.random_workers.as_ref().map(random),
                 latency_spikes: all(&f.latency_spikes, |sp| Spike {
-                    from: sp.from.into(),
-                    until: t(sp.until),
-                    extra: d(sp.extra),
                     edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                    worker: sp.worker.map(i64::from),
+                    ..sp.into()
                 }),
-                partitions: all(&f.partitions, |p| Partition {
-                    from: p.from.into(),
-                    until: t(p.until),
-                    workers: Some(p.workers.iter().map(|&w| w.into()).collect()),
-                }),
+                ..f.into()
             },
-            limits: Limits {
-                max_events: int(s.limits.max_events),
-                max_time: s.limits.max_time.into(),
-            },
+            limits: (&s.limits).into(),
             expect: s.expect.clone(),
             swarm: s.swarm.as_ref().map(swarm),
-            savepoints: all(&s.savepoints, |sp| Savepoint {
-                at: t(sp.at),
-                stop: sp.stop,
-                drain: sp.drain,
-            }),
-            cluster: s.cluster.as_ref().map(|c| Cluster {
-                workers: c.workers.into(),
-                slots_per_worker: c.slots_per_worker.into(),
-                placement: c.placement,
-                heartbeat_timeout: Duration(c.heartbeat_timeout),
-                replacement_delay: Duration(c.replacement_delay),
-            }),
+            savepoints: <Vec<Savepoint>>::write(&s.savepoints),
+            cluster: s.cluster.as_ref().map(Into::into),
             cancel_at: s.cancel_at.map(Duration::from),
         }
     }

@@ -17,10 +17,10 @@ use super::schema::{
     self, bytes_text, name_of, Bytes, Duration, File, Kind, KindDefaults, Operator,
 };
 use super::{
-    CheckpointSpec, ClusterSpec, EdgeSpec, KeyDistribution, Limits, NetworkSpec, OperatorId,
-    OperatorKind, OperatorSpec, Partitioning, SavepointSpec, Scenario, SourceSpec, StorageKind,
-    SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION,
-    MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
+    CheckpointSpec, ClusterSpec, EdgeSpec, KeyDistribution, NetworkSpec, OperatorId, OperatorKind,
+    OperatorSpec, Partitioning, Scenario, SourceSpec, StorageKind, SwarmSpec, FORMAT_VERSION,
+    MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
+    MAX_RANDOM_CRASHES,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -324,24 +324,21 @@ impl<'f> Validator<'_, 'f> {
         let checkpoint = self.checkpoint(f);
         let cluster = f.cluster.as_ref().map(|c| self.cluster(c, &operators));
         let faults = self.faults(f, cluster.as_ref().map(|c| c.workers));
-        let (l, d) = (&f.limits, schema::Limits::default());
         self.at = "limits".into();
-        let limits = Limits {
-            max_events: key!(self.int(l, d, max_events)),
-            max_time: time(key!(self.positive(l, d, max_time))),
-        };
+        let limits = f.limits.check(self);
         let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
         let mut savepoints = Vec::new();
         for (i, sp) in f.savepoints.iter().enumerate() {
             self.at = format!("savepoints[{i}]");
+            let mut spec = sp.check(self);
             let at = self.required_dur("at", &sp.at);
             if sp.drain && !sp.stop {
                 let help = help("add `stop = true` to this savepoint, or remove `drain`");
                 self.report("drain", "drain applies only to stop-with-savepoint", help);
             }
             if let Some(at) = at {
-                let (at, stop, drain) = (time(at), sp.stop, sp.drain);
-                savepoints.push(SavepointSpec { at, stop, drain });
+                spec.at = time(at);
+                savepoints.push(spec);
             }
         }
         savepoints.sort_by_key(|s| s.at);
@@ -368,10 +365,10 @@ impl<'f> Validator<'_, 'f> {
     }
 
     fn network(&mut self, f: &File) -> NetworkSpec {
-        let (n, d) = (&f.network, schema::Network::default());
+        let n = &f.network;
         self.at = "network".into();
-        let latency_min = key!(self.dur(n, d, latency_min));
-        let latency_max = key!(self.dur(n, d, latency_max));
+        let mut spec = n.check(self);
+        let (latency_min, latency_max) = (spec.latency_min, spec.latency_max);
         if latency_max < latency_min {
             // At latency_max, unless only latency_min is written.
             let max = self.written("latency_max") || !self.written("latency_min");
@@ -380,7 +377,7 @@ impl<'f> Validator<'_, 'f> {
                 format!("latency_max ({latency_max}) must be at least latency_min ({latency_min})");
             self.report(key, message, None);
         }
-        let buffer_bytes = n
+        spec.buffer_size = n
             .buffer_size
             .and_then(|b| self.bytes("buffer_size", Some(b), 0, MAX_BYTES));
         // A byte-sized buffer holds what fits: no record limit unless one is
@@ -389,18 +386,8 @@ impl<'f> Validator<'_, 'f> {
             Some(_) => MAX_BUFFER_RECORDS.into(),
             None => 16,
         };
-        NetworkSpec {
-            buffer_records: self.int("buffer_records", n.buffer_records, records),
-            buffer_bytes,
-            buffer_credits: key!(self.int(n, d, buffer_credits)),
-            floating_buffers: key!(self.int(n, d, floating_buffers)),
-            output_buffers: key!(self.int(n, d, output_buffers)),
-            latency_min,
-            latency_max,
-            flush_timeout: key!(self.positive(n, d, flush_timeout)),
-            step_quantum: key!(self.dur(n, d, step_quantum)),
-            input_order: n.input_order,
-        }
+        spec.buffer_records = self.int("buffer_records", n.buffer_records, records);
+        spec
     }
 
     fn operators(&mut self, f: &'f File, max_parallelism: Option<u32>) -> Vec<OperatorSpec> {
@@ -752,10 +739,11 @@ impl<'f> Validator<'_, 'f> {
     }
 
     fn checkpoint(&mut self, f: &File) -> CheckpointSpec {
-        let (c, d) = (&f.checkpoint, schema::Checkpoint::default());
+        let c = &f.checkpoint;
         self.at = "checkpoint".into();
-        let default_interval = d.interval.0.unwrap_or_default();
-        let interval = c.interval.0.map(|i| match self.bounded("interval", i) {
+        let mut spec = c.check(self);
+        let default_interval = schema::Checkpoint::default().interval.0.unwrap_or_default();
+        spec.interval = c.interval.0.map(|i| match self.bounded("interval", i) {
             Some(SimDuration::ZERO) => {
                 let help = help("write interval = \"none\" to disable periodic checkpoints");
                 self.report("interval", "interval must be greater than 0", help);
@@ -763,9 +751,9 @@ impl<'f> Validator<'_, 'f> {
             }
             i => i.unwrap_or(default_interval),
         });
-        let first_delay = Duration(interval.unwrap_or(SimDuration::ZERO));
-        let first_delay = self.dur("first_delay", c.first_delay, first_delay);
-        let max_concurrent = key!(self.int(c, d, max_concurrent));
+        let first_delay = Duration(spec.interval.unwrap_or(SimDuration::ZERO));
+        spec.first_delay = self.dur("first_delay", c.first_delay, first_delay);
+        let max_concurrent = spec.max_concurrent;
         if let Some(limit) = c.algorithm.max_concurrent().filter(|&l| max_concurrent > l) {
             let message = format!(
                 "algorithm `{}` allows at most {limit} concurrent checkpoint, not {max_concurrent}",
@@ -776,51 +764,28 @@ impl<'f> Validator<'_, 'f> {
             );
             self.report("max_concurrent", message, Some(help));
         }
-        let (latency, bandwidth) = schema::Checkpoint::storage_speed(c.storage);
         if c.max_state_size.is_some() && c.storage != StorageKind::Memory {
             let help = help("remove max_state_size, or set storage = \"memory\"");
             let message =
                 "max_state_size applies only to memory storage (a file system has no limit)";
             self.report("max_state_size", message, help);
         }
-        let max_state_size = self
-            .bytes(
-                "max_state_size",
-                c.max_state_size,
-                schema::MAX_STATE_SIZE.0,
-                u64::MAX,
-            )
-            .unwrap_or(schema::MAX_STATE_SIZE.0);
-        CheckpointSpec {
-            algorithm: c.algorithm,
-            interval,
-            first_delay,
-            min_pause: key!(self.dur(c, d, min_pause)),
-            timeout: key!(self.positive(c, d, timeout)),
-            max_concurrent,
-            alignment_timeout: key!(self.dur(c, d, alignment_timeout)),
-            tolerable_failures: key!(self.int(c, d, tolerable_failures)),
-            retained: key!(self.int(c, d, retained)),
-            retain_on_cancel: c.retain_on_cancel,
-            during_recovery: c.during_recovery,
-            storage: c.storage,
-            storage_latency: self.dur("storage_latency", c.storage_latency, latency),
-            storage_bytes_per_sec: self.int(
-                "storage_bytes_per_sec",
-                c.storage_bytes_per_sec,
-                bandwidth,
-            ),
-            max_state_size,
-            rpc_latency: key!(self.dur(c, d, rpc_latency)),
-        }
+        let (latency, bandwidth) = schema::Checkpoint::storage_speed(c.storage);
+        spec.storage_latency = self.dur("storage_latency", c.storage_latency, latency);
+        spec.storage_bytes_per_sec =
+            self.int("storage_bytes_per_sec", c.storage_bytes_per_sec, bandwidth);
+        let max_state_size = schema::MAX_STATE_SIZE.0;
+        spec.max_state_size = self
+            .bytes("max_state_size", c.max_state_size, max_state_size, u64::MAX)
+            .unwrap_or(max_state_size);
+        spec
     }
 
     /// `[cluster]`: enough slots for the highest parallelism.
     fn cluster(&mut self, c: &schema::Cluster, operators: &[OperatorSpec]) -> ClusterSpec {
-        let d = schema::Cluster::default();
         self.at = "cluster".into();
-        let workers = key!(self.int(c, d, workers));
-        let slots_per_worker = key!(self.int(c, d, slots_per_worker));
+        let spec = c.check(self);
+        let (workers, slots_per_worker) = (spec.workers, spec.slots_per_worker);
         let needed = operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
         let slots = u64::from(workers) * u64::from(slots_per_worker);
         if slots < u64::from(needed) {
@@ -832,13 +797,7 @@ impl<'f> Validator<'_, 'f> {
                 help("with slot sharing, slot i runs subtask i of every operator: add workers or slots_per_worker"),
             );
         }
-        ClusterSpec {
-            workers,
-            slots_per_worker,
-            placement: c.placement,
-            heartbeat_timeout: key!(self.dur(c, d, heartbeat_timeout)),
-            replacement_delay: key!(self.dur(c, d, replacement_delay)),
-        }
+        spec
     }
 
     fn swarm(&mut self, s: &schema::Swarm) -> SwarmSpec {
