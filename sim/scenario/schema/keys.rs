@@ -1,0 +1,255 @@
+//! The building blocks of the schema: `table!` (a table as written) and
+//! `section!` (a table declared once, key by key, with its validated form,
+//! its checks and its writer), and the [`Key`] types that say how each key
+//! is read, checked and written.
+
+use super::*;
+
+/// A table of the file: the struct, strict about unknown keys, and its
+/// `Default` from the value after each key, the only place it is given.
+macro_rules! table {
+    ($(#[$m:meta])* $name:ident { $($(#[$f:meta])* $key:ident: $ty:ty = $default:expr,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $name { $($(#[$f])* pub $key: $ty,)* }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($key: $default,)* }
+            }
+        }
+    };
+}
+
+/// What a key of a `section!` holds: its type in the file, its type in
+/// a validated [`Scenario`], and how a validated value is written back.
+pub trait Key {
+    type File: Clone + fmt::Debug + PartialEq;
+    type Valid;
+    fn write(value: &Self::Valid) -> Self::File;
+}
+
+/// How a key is checked: its value and the default it takes after a
+/// problem, at the key `key` of the validator's current table.
+pub(super) trait Check: Key {
+    fn check(v: &mut Validator, key: &str, value: &Self::File, default: &Self::File)
+        -> Self::Valid;
+}
+
+/// An integer: an `i64` in the file, checked against [`range_of`] its key.
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type File = i64;
+            type Valid = $t;
+            fn write(n: &$t) -> i64 {
+                int(u64::from(*n))
+            }
+        }
+        impl Check for $t {
+            fn check(v: &mut Validator, key: &str, n: &i64, default: &i64) -> $t {
+                v.int(key, *n, *default)
+            }
+        }
+    )*};
+}
+int_key!(u32, u64);
+
+/// A flag or a name: the same in the file and validated, nothing to check.
+macro_rules! same_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type File = $t;
+            type Valid = $t;
+            fn write(value: &$t) -> $t {
+                value.clone()
+            }
+        }
+        impl Check for $t {
+            fn check(_: &mut Validator, _: &str, value: &$t, _: &$t) -> $t {
+                value.clone()
+            }
+        }
+    )*};
+}
+same_key!(
+    bool,
+    Algorithm,
+    InputOrder,
+    StorageKind,
+    Placement,
+    MemoryLoss,
+    FailoverStrategy
+);
+
+/// A duration (or, `Dur<SimTime>`, a time) of at most [`crate::scenario::MAX_DURATION`].
+pub struct Dur<T = SimDuration>(PhantomData<T>);
+/// A duration (or a time) greater than zero and at most [`crate::scenario::MAX_DURATION`].
+pub struct Positive<T = SimDuration>(PhantomData<T>);
+/// A key its table checks and writes by hand (its default depends on other
+/// keys, or it names operators): `F` in the file, `V` validated.
+pub struct Custom<F, V>(PhantomData<(F, V)>);
+/// A time written as text inside an array (coordinator crashes), read where
+/// it is by hand.
+pub struct TimeText;
+impl Key for TimeText {
+    type File = String;
+    type Valid = SimTime;
+    fn write(t: &SimTime) -> String {
+        duration_text(SimDuration(t.0))
+    }
+}
+/// A key of type `K` its table checks by hand (with the keys it depends on).
+pub struct Hand<K>(PhantomData<K>);
+/// A key of type `K` that is an `Option` in the file, required or with a
+/// default that depends on other keys, checked by hand; always written.
+pub struct Opt<K>(PhantomData<K>);
+
+/// [`SimDuration`] or [`SimTime`].
+pub trait Span: Copy {
+    fn of(d: SimDuration) -> Self;
+    fn span(self) -> SimDuration;
+}
+impl Span for SimDuration {
+    fn of(d: SimDuration) -> Self {
+        d
+    }
+    fn span(self) -> SimDuration {
+        self
+    }
+}
+impl Span for SimTime {
+    fn of(d: SimDuration) -> Self {
+        SimTime(d.nanos())
+    }
+    fn span(self) -> SimDuration {
+        SimDuration(self.0)
+    }
+}
+
+impl<T: Span> Key for Dur<T> {
+    type File = Duration;
+    type Valid = T;
+    fn write(value: &T) -> Duration {
+        Duration(value.span())
+    }
+}
+impl<T: Span> Check for Dur<T> {
+    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+        T::of(v.dur(key, *d, *default))
+    }
+}
+impl<T: Span> Key for Positive<T> {
+    type File = Duration;
+    type Valid = T;
+    fn write(value: &T) -> Duration {
+        Duration(value.span())
+    }
+}
+impl<T: Span> Check for Positive<T> {
+    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+        T::of(v.positive(key, *d, *default))
+    }
+}
+impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Key for Custom<F, V> {
+    type File = F;
+    type Valid = V;
+    fn write(_: &V) -> F {
+        F::default()
+    }
+}
+impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Check for Custom<F, V> {
+    fn check(_: &mut Validator, _: &str, _: &F, _: &F) -> V {
+        V::default()
+    }
+}
+impl<K: Key> Key for Hand<K> {
+    type File = K::File;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> K::File {
+        K::write(value)
+    }
+}
+impl<K: Key<Valid: Default>> Check for Hand<K> {
+    fn check(_: &mut Validator, _: &str, _: &K::File, _: &K::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Opt<K> {
+    type File = Option<K::File>;
+    type Valid = K::Valid;
+    fn write(value: &K::Valid) -> Option<K::File> {
+        Some(K::write(value))
+    }
+}
+impl<K: Key<Valid: Default>> Check for Opt<K> {
+    fn check(_: &mut Validator, _: &str, _: &Self::File, _: &Self::File) -> K::Valid {
+        K::Valid::default()
+    }
+}
+impl<K: Key> Key for Option<K> {
+    type File = Option<K::File>;
+    type Valid = Option<K::Valid>;
+    fn write(value: &Option<K::Valid>) -> Option<K::File> {
+        value.as_ref().map(K::write)
+    }
+}
+impl<K: Key> Key for Vec<K> {
+    type File = Vec<K::File>;
+    type Valid = Vec<K::Valid>;
+    fn write(value: &Vec<K::Valid>) -> Vec<K::File> {
+        value.iter().map(K::write).collect()
+    }
+}
+
+/// A table declared once: each key with its [`Key`] type and its default
+/// (as written in the file). Gives the file's struct (strict about unknown
+/// keys) with its `Default`, the validated struct, `check` (every key
+/// checked in order; [`Custom`] keys left at their `Default` for the
+/// caller) and the writer's `From` the validated struct (`Custom` keys at
+/// their default for the caller).
+macro_rules! section {
+    ($(#[doc = $doc:literal])* $file:ident => $spec:ident {
+        $($(#[doc = $kdoc:literal])* $(#[serde($($s:tt)*)])* $key:ident: $ty:ty = $default:expr,)*
+    }) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $file { $($(#[doc = $kdoc])* $(#[serde($($s)*)])* pub $key: <$ty as Key>::File,)* }
+
+        impl Default for $file {
+            fn default() -> Self {
+                $file { $($key: $default,)* }
+            }
+        }
+
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+        pub struct $spec { $($(#[doc = $kdoc])* pub $key: <$ty as Key>::Valid,)* }
+
+        impl $file {
+            /// Every key checked, in order, at the validator's current table
+            /// (unused by tables whose keys are all checked by hand).
+            #[allow(dead_code)]
+            pub(super) fn check(&self, v: &mut Validator) -> $spec {
+                let d = $file::default();
+                $spec { $($key: <$ty as Check>::check(v, stringify!($key), &self.$key, &d.$key),)* }
+            }
+        }
+
+        impl From<&$spec> for $file {
+            fn from(s: &$spec) -> $file {
+                $file { $($key: <$ty as Key>::write(&s.$key),)* }
+            }
+        }
+
+        impl Key for $file {
+            type File = $file;
+            type Valid = $spec;
+            fn write(s: &$spec) -> $file {
+                s.into()
+            }
+        }
+    };
+}
