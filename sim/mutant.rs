@@ -49,7 +49,6 @@ pub enum Mutant {
     BufferBoundaryDropsRecord,
     AckBeforeChannelStateWritten,
     RecoveredBuffersPersistedTwice,
-    AbortStopsNewerCapture,
 }
 
 /// One registry entry.
@@ -224,15 +223,6 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-40016: LocalInputChannel persisted recovered buffers twice into an unaligned checkpoint's channel state (once at checkpointStarted, again through maybePersist when polled), corrupting the state",
         caught_by: "consistent-cut",
         applies: &[("recovery-checkpoints", "unaligned")],
-    },
-    MutantInfo {
-        mutant: Mutant::AbortStopsNewerCapture,
-        name: "abort-stops-newer-capture",
-        part: "abort notifications",
-        what: "an abort notification that reaches a task after the next checkpoint's barrier stops that newer checkpoint's channel-state capture too",
-        modelled_on: "ChannelStateWriter.abort(id) and the dispatcher's aborted-id bookkeeping: an abort must stop persisting for that id only (notifyCheckpointAborted can arrive after a newer barrier, since RPCs to different task managers overtake each other)",
-        caught_by: "consistent-cut",
-        applies: &[("abort-notifications", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::StorageLosesStateWrite,

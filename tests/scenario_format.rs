@@ -179,7 +179,6 @@ fn assert_every_key_written(text: &str, what: &str) {
         "storage_latency",
         "storage_bytes_per_sec",
         "rpc_latency",
-        "rpc_latency_max",
     ];
     let mut checkpoint = sorted(&checkpoint);
     if doc["checkpoint"]["storage"].as_str() == Some("memory") {
@@ -385,7 +384,6 @@ fn sample() -> Scenario {
             storage_bytes_per_sec: 123_456_789,
             max_state_size: 5 << 20, // memory storage only: the default
             rpc_latency: SimDuration::from_micros(150),
-            rpc_latency_max: SimDuration::from_micros(450),
         },
         faults: FaultSpec {
             detection_delay: SimDuration::from_millis(20),
@@ -614,7 +612,6 @@ fn odd_durations_round_trip() {
         s.checkpoint.alignment_timeout = d;
         s.checkpoint.storage_latency = d;
         s.checkpoint.rpc_latency = d;
-        s.checkpoint.rpc_latency_max = d;
         s.faults.detection_delay = d;
         s.faults.restart_delay = d;
         s.faults.crashes[0].at = SimTime(d.nanos());

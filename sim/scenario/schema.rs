@@ -422,11 +422,6 @@ section! {
         max_state_size: Custom<Option<Bytes>, u64> = None,
         /// One-way latency of coordinator ↔ task RPCs.
         rpc_latency: Dur = us(200),
-        /// The longest one-way latency of a coordinator → task RPC (trigger,
-        /// notifications); each is drawn in `[rpc_latency, rpc_latency_max]`
-        /// per task, so a notification can reach one task after the next
-        /// checkpoint's barrier did. By default `rpc_latency` (no jitter).
-        rpc_latency_max: Opt<Dur> = None,
     }
 }
 

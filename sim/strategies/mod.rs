@@ -619,7 +619,6 @@ impl ScenarioParts {
                 storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
                 max_state_size: None,
                 rpc_latency: us(c.rpc_latency_us),
-                rpc_latency_max: None,
             },
             faults: schema::Faults {
                 detection_delay: us(f.detection_delay_us),
