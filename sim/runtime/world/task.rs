@@ -110,13 +110,7 @@ impl World<'_> {
                 .expect("ready channel has input");
             match msg {
                 Msg::Data { buf, .. } => {
-                    let n = buf.len() as u64;
-                    self.schedule.read(t, pick, n);
-                    for &r in &buf {
-                        self.process_record(t, r);
-                    }
-                    self.net.recycle(buf);
-                    self.counters.records_processed += n;
+                    let n = self.read_buffer(t, pick, buf);
                     let left = &mut self.recovered_out_left[ch as usize];
                     let mut replayed = 0; // trace
                     if *left > 0 {
@@ -224,8 +218,10 @@ impl World<'_> {
         None
     }
 
-    /// Task `t` reads restored records from input `input`.
-    fn read_recovered(&mut self, t: TaskId, input: u32, buf: Vec<Record>) {
+    /// Task `t` reads a buffer from input `input`: every record through the
+    /// operator, the buffer back to the pool. Returns its records.
+    #[inline]
+    fn read_buffer(&mut self, t: TaskId, input: u32, buf: Vec<Record>) -> u64 {
         let n = buf.len() as u64;
         self.schedule.read(t, input, n);
         for &r in &buf {
@@ -233,6 +229,12 @@ impl World<'_> {
         }
         self.net.recycle(buf);
         self.counters.records_processed += n;
+        n
+    }
+
+    /// Task `t` reads restored records from input `input`.
+    fn read_recovered(&mut self, t: TaskId, input: u32, buf: Vec<Record>) {
+        let n = self.read_buffer(t, input, buf);
         self.counters.in_flight_records_replayed += n;
         self.recovery_pending -= n;
         self.busy(t, n, n);
