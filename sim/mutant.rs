@@ -49,6 +49,7 @@ pub enum Mutant {
     BufferBoundaryDropsRecord,
     AckBeforeChannelStateWritten,
     RecoveredBuffersPersistedTwice,
+    ChannelFileResultEarly,
 }
 
 /// One registry entry.
@@ -223,6 +224,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-40016: LocalInputChannel persisted recovered buffers twice into an unaligned checkpoint's channel state (once at checkpointStarted, again through maybePersist when polled), corrupting the state",
         caught_by: "consistent-cut",
         applies: &[("recovery-checkpoints", "unaligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::ChannelFileResultEarly,
+        name: "channel-file-result-early",
+        part: "channel-state files",
+        what: "a subtask sharing a channel-state file acknowledges once its own buffers are written, before the writer closed the file with the other subtasks' buffers; the coordinator completes a checkpoint whose channel-state file is not persisted",
+        modelled_on: "FLINK-26803's merged channel-state files: a subtask's ChannelStateWriteResult may complete only when the shared file is closed (tryFinishResult waits for every subtask of the file); a result completed per subtask points into a file that is still being written",
+        caught_by: "protocol",
+        applies: &[("channel-state-files", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::StorageLosesStateWrite,

@@ -245,3 +245,63 @@ fn byte_mutants_are_killed() {
     );
     assert!(e.verdict.passed, "{:?}", failed_checks(&e));
 }
+
+fn median_duration_ms(stats: &[CheckpointStats]) -> f64 {
+    let mut d: Vec<u64> = completed(stats).iter().map(|s| s.duration_ns).collect();
+    d.sort_unstable();
+    assert!(!d.is_empty(), "no completed checkpoint");
+    d[d.len() / 2] as f64 / 1e6
+}
+
+/// Four maps on one worker write their channel state into one file: an
+/// unaligned checkpoint lasts as long as writing all four, about three
+/// times as long as with a file per subtask; the checks pass either way,
+/// and a subtask that acknowledges before its shared file is closed is
+/// caught.
+#[test]
+fn subtasks_sharing_a_channel_state_file_wait_for_each_other() {
+    let shared = common::load("channel-state-files");
+    assert_eq!(shared.checkpoint.max_subtasks_per_channel_state_file, 5);
+    let mut own = shared.clone();
+    own.checkpoint.max_subtasks_per_channel_state_file = 1;
+    let own = scenario::check(&own, "one file per subtask").unwrap_or_else(|e| panic!("{e}"));
+    let a = check_alg(&shared, 0, Algorithm::Unaligned, &[]);
+    let b = check_alg(&own, 0, Algorithm::Unaligned, &[]);
+    assert!(a.verdict.passed, "{:?}", failed_checks(&a));
+    assert!(b.verdict.passed, "{:?}", failed_checks(&b));
+    let (a_ms, b_ms) = (
+        median_duration_ms(&a.output.checkpoint_stats),
+        median_duration_ms(&b.output.checkpoint_stats),
+    );
+    assert!(
+        a_ms > 2.0 * b_ms,
+        "shared files {a_ms:.1} ms, a file per subtask {b_ms:.1} ms"
+    );
+    let e = check_alg(
+        &shared,
+        0,
+        Algorithm::Unaligned,
+        &[Mutant::ChannelFileResultEarly],
+    );
+    assert!(
+        failed_checks(&e).contains(&"protocol"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    // With a file per subtask there is nobody to wait for.
+    let e = check_alg(
+        &own,
+        0,
+        Algorithm::Unaligned,
+        &[Mutant::ChannelFileResultEarly],
+    );
+    assert!(e.verdict.passed, "{:?}", failed_checks(&e));
+    // Aligned checkpoints start no channel-state writer.
+    let e = check_alg(
+        &shared,
+        0,
+        Algorithm::Aligned,
+        &[Mutant::ChannelFileResultEarly],
+    );
+    assert!(e.verdict.passed, "{:?}", failed_checks(&e));
+}

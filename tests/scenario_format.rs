@@ -179,6 +179,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "storage_latency",
         "storage_bytes_per_sec",
         "rpc_latency",
+        "max_subtasks_per_channel_state_file",
     ];
     let mut checkpoint = sorted(&checkpoint);
     if doc["checkpoint"]["storage"].as_str() == Some("memory") {
@@ -384,6 +385,7 @@ fn sample() -> Scenario {
             storage_bytes_per_sec: 123_456_789,
             max_state_size: 5 << 20, // memory storage only: the default
             rpc_latency: SimDuration::from_micros(150),
+            max_subtasks_per_channel_state_file: 3,
         },
         faults: FaultSpec {
             detection_delay: SimDuration::from_millis(20),

@@ -422,6 +422,13 @@ section! {
         max_state_size: Custom<Option<Bytes>, u64> = None,
         /// One-way latency of coordinator ↔ task RPCs.
         rpc_latency: Dur = us(200),
+        /// With `filesystem` storage, the subtasks of one operator on one
+        /// worker write the channel state of an unaligned (or aligned-timeout)
+        /// checkpoint into one shared file, this many per file, through one
+        /// writer; every subtask's write completes when the file is closed
+        /// (Flink's `execution.checkpointing.unaligned.max-subtasks-per-channel-state-file`,
+        /// default 5, FLINK-26803). 1: a file per subtask.
+        max_subtasks_per_channel_state_file: u32 = 5,
     }
 }
 

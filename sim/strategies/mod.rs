@@ -619,6 +619,7 @@ impl ScenarioParts {
                 storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
                 max_state_size: None,
                 rpc_latency: us(c.rpc_latency_us),
+                max_subtasks_per_channel_state_file: 5.into(),
             },
             faults: schema::Faults {
                 detection_delay: us(f.detection_delay_us),

@@ -366,10 +366,11 @@ impl World<'_> {
         let Some(p) = self.tasks[ti].pending_ack.take() else {
             return;
         };
+        if self.uses_channel_files(p.id) {
+            self.complete_channel_file(t, p);
+            return;
+        }
         let state = p.snapshot.state.len() as u64;
-        let in_flight_bytes = p.snapshot.in_flight_bytes();
-        let bytes = state + in_flight_bytes;
-        let id = p.id;
         let now = self.net.now;
         let s = &self.scenario;
         let durable = writes_done(s, now, p.snapshot_at, state, &p.writes, true);
@@ -383,19 +384,30 @@ impl World<'_> {
             // the channel-state write still running.
             fired(Mutant::AckBeforeChannelStateWritten);
         }
+        let id = p.id;
+        self.send_ack(t, id, ack_of(p, durable), durable, written, state);
+    }
+
+    /// Sends task `t`'s ack of `id` once its writes are done (`written`;
+    /// `durable` is when they really are), or its decline if the memory
+    /// storage refuses the state.
+    pub(super) fn send_ack(
+        &mut self,
+        t: TaskId,
+        id: CheckpointId,
+        ack: TaskAck,
+        durable: SimTime,
+        written: SimTime,
+        state: u64,
+    ) {
+        let now = self.net.now;
+        let s = &self.scenario;
+        let in_flight_bytes = ack.snapshot.in_flight_bytes();
         let max = s.checkpoint.max_state_size;
         let too_large =
             s.checkpoint.storage == StorageKind::Memory && (state > max || in_flight_bytes > max);
         let mut ack_at_ns = None;
-        let ack = TaskAck {
-            snapshot: p.snapshot,
-            cut: p.cut,
-            input_ended: p.input_ended,
-            start_delay_ns: p.start_delay_ns,
-            alignment_ns: p.alignment_ns,
-            arrived: false,
-            durable_at: durable,
-        };
+        debug_assert_eq!(ack.durable_at, durable);
         if too_large {
             // Flink's memory-backed checkpoint streams refuse state above
             // the max state size: the task's asynchronous part fails and
@@ -418,7 +430,7 @@ impl World<'_> {
         self.mark(|| Timeline::SnapshotDone {
             task: t,
             id,
-            state_bytes: bytes - in_flight_bytes,
+            state_bytes: state,
             in_flight_bytes,
             ack_at_ns,
         });
@@ -700,5 +712,18 @@ impl World<'_> {
             );
             self.violation("protocol", msg);
         }
+    }
+}
+
+/// The acknowledgement of a snapshot whose state is durable at `durable`.
+pub(super) fn ack_of(p: PartialAck, durable: SimTime) -> TaskAck {
+    TaskAck {
+        snapshot: p.snapshot,
+        cut: p.cut,
+        input_ended: p.input_ended,
+        start_delay_ns: p.start_delay_ns,
+        alignment_ns: p.alignment_ns,
+        arrived: false,
+        durable_at: durable,
     }
 }

@@ -19,6 +19,7 @@
 //! - `recovery_time.rs`, `warnings.rs`: what a run measures and reports.
 
 mod barriers;
+mod channel_files;
 mod coordination;
 mod faults;
 mod recovery;
@@ -155,6 +156,7 @@ enum CancelCause {
 }
 
 /// A task's snapshot on its way to an acknowledgement.
+#[derive(Clone)]
 struct PartialAck {
     id: CheckpointId,
     snapshot: TaskSnapshot,
@@ -243,6 +245,8 @@ struct World<'a> {
     complete_exempt: Vec<crate::model::Lineage>,
     /// The richer fault model's state (`world/faults.rs`).
     fx: faults::FaultState,
+    /// The channel-state files shared by subtasks (`channel_files.rs`).
+    files: channel_files::ChannelFiles,
     /// What became of each planned fault (`world/warnings.rs`).
     fx_log: warnings::FiredLog,
     /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
@@ -411,6 +415,7 @@ impl<'a> World<'a> {
         );
         crate::mutant::reset_fired();
         let mut w = World {
+            files: channel_files::ChannelFiles::new(&scenario, &exec),
             fx,
             fx_log,
             schedule: ScheduleLog::new(exec.tasks.len()),

@@ -249,6 +249,7 @@ impl World<'_> {
                 None
             };
             self.tasks[ti] = self.fresh_task(t);
+            self.files.forget(t);
             let snap = snapshot_of(t);
             self.schedule.restart(
                 t,
