@@ -50,6 +50,7 @@ pub enum Mutant {
     AckBeforeChannelStateWritten,
     RecoveredBuffersPersistedTwice,
     ChannelFileResultEarly,
+    AbortStopsNewerCapture,
 }
 
 /// One registry entry.
@@ -233,6 +234,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-26803's merged channel-state files: a subtask's ChannelStateWriteResult may complete only when the shared file is closed (tryFinishResult waits for every subtask of the file); a result completed per subtask points into a file that is still being written",
         caught_by: "protocol",
         applies: &[("channel-state-files", "unaligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::AbortStopsNewerCapture,
+        name: "abort-stops-newer-capture",
+        part: "abort notifications",
+        what: "an abort notification that reaches a task after the next checkpoint's barrier stops that newer checkpoint's channel-state capture too",
+        modelled_on: "ChannelStateWriter.abort(id) and the dispatcher's aborted-id bookkeeping: an abort must stop persisting for that id only (notifyCheckpointAborted can arrive after a newer barrier, since RPCs to different task managers overtake each other)",
+        caught_by: "consistent-cut",
+        applies: &[("abort-notifications", "unaligned")],
     },
     MutantInfo {
         mutant: Mutant::StorageLosesStateWrite,

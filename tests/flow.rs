@@ -1,9 +1,11 @@
 //! Flink's flow control around barriers: an aligned barrier blocks its
 //! channel at the sender until the receiver's resume travels back
 //! (producer-side blocking), and periodic triggers that find a checkpoint
-//! pending wait in the coordinator's queue.
+//! pending wait in the coordinator's queue; an abort notification stops
+//! its own checkpoint's channel state, not a newer one's.
 
-use crate::common::{self, check_alg};
+use crate::common::{self, check_alg, failed_checks};
+use ckptsim::mutant::Mutant;
 use ckptsim::protocol::Algorithm;
 
 /// Every blocking barrier is resumed exactly once in runs without a
@@ -166,4 +168,53 @@ fn floating_buffers_add_in_flight_data() {
         d8 > d0,
         "aligned median duration {d0} ns with 0 floating, {d8} ns with 8"
     );
+}
+
+/// An abort notification cancels its checkpoint's pending acknowledgement
+/// and channel-state capture at the task, and only those: when it arrives
+/// after the next checkpoint's barrier (RPCs overtaking each other), the
+/// newer capture goes on and that checkpoint completes consistent. Taking
+/// the abort for a threshold breaks the newer checkpoint's cut.
+#[test]
+fn an_abort_notification_stops_only_its_own_checkpoint() {
+    let scenario = common::load("abort-notifications");
+    let name = "scenarios/abort-notifications.toml";
+    let c = common::sweep(&scenario, name, Algorithm::Unaligned, 0..4);
+    assert!(c.checkpoints_expired > 0, "no checkpoint expired");
+    assert!(
+        c.acks_cancelled_by_abort > 0,
+        "no pending ack was cancelled"
+    );
+    assert!(
+        c.aborts_during_newer_capture > 0,
+        "no abort arrived during a newer capture"
+    );
+    assert!(c.checkpoints_completed > c.checkpoints_expired);
+    let e = check_alg(
+        &scenario,
+        0,
+        Algorithm::Unaligned,
+        &[Mutant::AbortStopsNewerCapture],
+    );
+    assert!(
+        failed_checks(&e).contains(&"consistent-cut"),
+        "{:?}",
+        failed_checks(&e)
+    );
+}
+
+/// Without RPC jitter no draw is made: the same scenario with
+/// `rpc_latency_max = rpc_latency` replays like one that never set it.
+#[test]
+fn rpc_jitter_draws_nothing_when_off() {
+    let mut scenario = common::load("backpressure");
+    let a = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    scenario.checkpoint.rpc_latency_max = scenario.checkpoint.rpc_latency;
+    let b = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    assert_eq!(a.output.fingerprint, b.output.fingerprint);
+    scenario.checkpoint.rpc_latency_max =
+        ckptsim::engine::SimDuration(scenario.checkpoint.rpc_latency.0 + 2_000_000);
+    let c = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    assert!(c.verdict.passed);
+    assert_ne!(a.output.fingerprint, c.output.fingerprint);
 }

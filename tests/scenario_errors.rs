@@ -246,6 +246,23 @@ fn unaligned_refuses_concurrent_checkpoints() {
 }
 
 #[test]
+fn rpc_jitter_needs_a_maximum_above_the_latency() {
+    let text = edit(
+        "algorithm = \"aligned\"",
+        "algorithm = \"aligned\"\nrpc_latency = \"1ms\"\nrpc_latency_max = \"500us\"",
+    );
+    let error = only_error(&text);
+    assert_eq!(at(&error).0, 54);
+    assert!(
+        error
+            .message
+            .contains("rpc_latency_max (500us) must not be below rpc_latency (1ms)"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
 fn forward_edge_needs_equal_parallelism() {
     let error = only_error(&edit(
         "kind = \"sink-2pc\"\nparallelism = 3",

@@ -180,6 +180,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "storage_bytes_per_sec",
         "rpc_latency",
         "max_subtasks_per_channel_state_file",
+        "rpc_latency_max",
     ];
     let mut checkpoint = sorted(&checkpoint);
     if doc["checkpoint"]["storage"].as_str() == Some("memory") {
@@ -386,6 +387,7 @@ fn sample() -> Scenario {
             max_state_size: 5 << 20, // memory storage only: the default
             rpc_latency: SimDuration::from_micros(150),
             max_subtasks_per_channel_state_file: 3,
+            rpc_latency_max: SimDuration::from_micros(450),
         },
         faults: FaultSpec {
             detection_delay: SimDuration::from_millis(20),
@@ -614,6 +616,7 @@ fn odd_durations_round_trip() {
         s.checkpoint.alignment_timeout = d;
         s.checkpoint.storage_latency = d;
         s.checkpoint.rpc_latency = d;
+        s.checkpoint.rpc_latency_max = d;
         s.faults.detection_delay = d;
         s.faults.restart_delay = d;
         s.faults.crashes[0].at = SimTime(d.nanos());

@@ -29,6 +29,8 @@ pub enum Stream {
     WorkerFaults = 9,
     /// Record sizes drawn from a size range (`record_size_max`).
     RecordSizes = 10,
+    /// Coordinator → task RPC latencies (`rpc_latency_max`).
+    Rpc = 11,
 }
 
 /// A deterministic random stream.

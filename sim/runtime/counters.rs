@@ -98,6 +98,12 @@ counters! {
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,
+    /// Abort notifications that cancelled the task's pending acknowledgement
+    /// of that checkpoint (its asynchronous part).
+    acks_cancelled_by_abort,
+    /// Abort notifications that reached an input channel whose state was
+    /// being captured for a newer checkpoint (which must go on).
+    aborts_during_newer_capture,
     /// Restored records not read yet that a checkpoint during recovery
     /// persisted again as channel state.
     recovered_records_persisted,

@@ -429,6 +429,11 @@ section! {
         /// (Flink's `execution.checkpointing.unaligned.max-subtasks-per-channel-state-file`,
         /// default 5, FLINK-26803). 1: a file per subtask.
         max_subtasks_per_channel_state_file: u32 = 5,
+        /// The longest one-way latency of a coordinator → task RPC (trigger,
+        /// notifications); each is drawn in `[rpc_latency, rpc_latency_max]`
+        /// per task, so a notification can reach one task after the next
+        /// checkpoint's barrier did. By default `rpc_latency` (no jitter).
+        rpc_latency_max: Opt<Dur> = None,
     }
 }
 

@@ -774,6 +774,20 @@ impl<'f> Validator<'_, 'f> {
         spec.storage_latency = self.dur("storage_latency", c.storage_latency, latency);
         spec.storage_bytes_per_sec =
             self.int("storage_bytes_per_sec", c.storage_bytes_per_sec, bandwidth);
+        spec.rpc_latency_max = self.dur(
+            "rpc_latency_max",
+            c.rpc_latency_max,
+            Duration(spec.rpc_latency),
+        );
+        if spec.rpc_latency_max < spec.rpc_latency {
+            let message = format!(
+                "rpc_latency_max ({}) must not be below rpc_latency ({})",
+                spec.rpc_latency_max, spec.rpc_latency
+            );
+            let help = help("raise rpc_latency_max, or remove it for no jitter");
+            self.report("rpc_latency_max", message, help);
+            spec.rpc_latency_max = spec.rpc_latency;
+        }
         let max_state_size = schema::MAX_STATE_SIZE.0;
         spec.max_state_size = self
             .bytes("max_state_size", c.max_state_size, max_state_size, u64::MAX)

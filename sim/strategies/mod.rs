@@ -620,6 +620,7 @@ impl ScenarioParts {
                 max_state_size: None,
                 rpc_latency: us(c.rpc_latency_us),
                 max_subtasks_per_channel_state_file: 5.into(),
+                rpc_latency_max: None,
             },
             faults: schema::Faults {
                 detection_delay: us(f.detection_delay_us),

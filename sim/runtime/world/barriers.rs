@@ -678,6 +678,41 @@ impl World<'_> {
         if id > self.tasks[ti].last_checkpoint {
             self.tasks[ti].aborted.insert(id);
         }
+        self.stop_persisting(t, id);
+    }
+
+    /// Flink's `SubtaskCheckpointCoordinatorImpl.notifyCheckpointAborted`:
+    /// the asynchronous part of checkpoint `id` is cancelled (no ack) and
+    /// the channel-state writer drops that checkpoint's data, on every
+    /// input. The barrier handler is not told, and a newer checkpoint's
+    /// capture goes on.
+    fn stop_persisting(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks[ti]
+            .pending_ack
+            .as_ref()
+            .is_some_and(|p| p.id == id)
+        {
+            self.tasks[ti].pending_ack = None;
+            self.counters.acks_cancelled_by_abort += 1;
+        }
+        let newer = self.cfg.mutants.has(Mutant::AbortStopsNewerCapture);
+        for &ch in &self.exec.tasks[ti].inputs {
+            let Some(cap) = &self.net.channels[ch as usize].capture else {
+                continue;
+            };
+            if cap.id == id {
+                self.net.channels[ch as usize].capture = None;
+            } else if cap.id > id {
+                self.counters.aborts_during_newer_capture += 1;
+                if newer {
+                    // Mutant: the writer's abort taken as "everything up to
+                    // now", so the newer checkpoint's capture goes too.
+                    fired(Mutant::AbortStopsNewerCapture);
+                    self.net.channels[ch as usize].capture = None;
+                }
+            }
+        }
     }
 
     /// A barrier read from input `input` of task `t`: if it blocked its

@@ -50,6 +50,7 @@ impl World<'_> {
                     };
                     for t in 0..self.tasks.len() as TaskId {
                         if self.tasks[t as usize].is_source {
+                            let at = self.rpc_arrival(at);
                             self.net
                                 .schedule(at, Ev::TriggerSource { task: t, barrier });
                         }
@@ -89,6 +90,7 @@ impl World<'_> {
                     at,
                 } => {
                     for t in 0..self.tasks.len() as TaskId {
+                        let at = self.rpc_arrival(at);
                         self.net.schedule(
                             at,
                             Ev::NotifyAborted {
@@ -102,6 +104,19 @@ impl World<'_> {
                 CoordAction::Failover { reason } => self.failover(reason),
             }
         }
+    }
+
+    /// When a coordinator → task RPC due at `at` reaches its task: with
+    /// `rpc_latency_max` above `rpc_latency`, up to the difference later,
+    /// drawn per task (Flink's RPCs to different task managers overtake
+    /// each other).
+    pub(super) fn rpc_arrival(&mut self, at: SimTime) -> SimTime {
+        if self.rpc_jitter == 0 {
+            return at;
+        }
+        at.plus(SimDuration(
+            self.rpc_rng.below(self.rpc_jitter.saturating_add(1)),
+        ))
     }
 
     /// What the coordinator is told about the job when it decides on a

@@ -581,6 +581,7 @@ impl World<'_> {
                 return;
             }
         }
+        let at = self.rpc_arrival(at);
         self.net.schedule(at, Ev::NotifyComplete { task: t, id });
     }
 

@@ -184,6 +184,10 @@ struct World<'a> {
     net: Net,
     /// The scheduling stream: the scheduler's choices and cost jitter.
     sched_rng: SimRng,
+    /// Coordinator → task RPC jitter: `rpc_latency_max - rpc_latency` (ns),
+    /// drawn per task from `rpc_rng` (no draw without jitter).
+    rpc_jitter: u64,
+    rpc_rng: SimRng,
     /// Which ready input a task reads next (`runtime::scheduler`).
     scheduler: Box<dyn super::scheduler::Scheduler>,
     /// Scratch: when each ready input became available (for the scheduler).
@@ -472,6 +476,8 @@ impl<'a> World<'a> {
             task_outputs,
             net,
             sched_rng: SimRng::new(cfg.seed, Stream::Scheduling),
+            rpc_jitter: scenario.checkpoint.rpc_latency_max.0 - scenario.checkpoint.rpc_latency.0,
+            rpc_rng: SimRng::new(cfg.seed, Stream::Rpc),
             scheduler: match scenario.network.input_order {
                 crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),
                 crate::scenario::InputOrder::Fifo => Box::new(super::scheduler::Fifo),
