@@ -96,6 +96,10 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         partition_duration: None,
         input_order: Some(InputOrder::ALL.to_vec()),
         during_recovery: Some(vec![false, true]),
+        rpc_latency_max: range(
+            cp.rpc_latency,
+            cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
+        ),
     }
 }
 
@@ -211,6 +215,10 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             .knobs
             .push(("during_recovery".to_string(), on.to_string()));
         out.checkpoint.during_recovery = on;
+    }
+    if let Some(r) = spec.rpc_latency_max {
+        let max = d.duration("rpc_latency_max", r);
+        out.checkpoint.rpc_latency_max = max.max(out.checkpoint.rpc_latency);
     }
     (out, d.draw)
 }

@@ -530,6 +530,9 @@ swarm! {
         /// in the crash window, lasting a drawn duration (0: none; needs
         /// `[cluster]` with two workers or more).
         partition_duration: D,
+        /// The longest coordinator → task RPC latency (`[checkpoint]
+        /// rpc_latency_max`; never below `rpc_latency`).
+        rpc_latency_max: D,
     }
 }
 
