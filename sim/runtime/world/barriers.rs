@@ -35,8 +35,12 @@ impl World<'_> {
                 }
             }
             match a {
-                HandlerAction::Block(i) => self.tasks[ti].blocked[i as usize] = true,
+                HandlerAction::Block(i) => {
+                    self.take_blocking_barrier(t, i);
+                    self.tasks[ti].blocked[i as usize] = true;
+                }
                 HandlerAction::Unblock(i) => {
+                    self.take_blocking_barrier(t, i);
                     self.tasks[ti].blocked[i as usize] = false;
                     if self.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
                         && self.tasks[ti].needs_resume[i as usize]
@@ -716,11 +720,36 @@ impl World<'_> {
     }
 
     /// A barrier read from input `input` of task `t`: if it blocked its
-    /// sender, the task owes that channel a resume.
+    /// sender, the task owes that channel a resume, but only once its
+    /// handler has taken the barrier (`Block` or `Unblock` of that input;
+    /// Flink's `ChannelState.blockChannel`). Until then the channel is not
+    /// among the ones an `UnblockAll` resumes: a newer barrier that subsumes
+    /// the pending checkpoint first aborts it, resuming the channels of the
+    /// older barriers only, and then blocks its own channel
+    /// (`SingleCheckpointBarrierHandler.checkNewCheckpoint` runs before
+    /// `barrierReceived`).
     pub(super) fn note_blocking_barrier(&mut self, t: TaskId, input: u32, id: CheckpointId) {
         let ch = self.exec.tasks[t as usize].inputs[input as usize];
-        if self.net.channels[ch as usize].blocked_for == Some(id) {
+        self.barrier_read = (self.net.channels[ch as usize].blocked_for == Some(id))
+            .then_some((t, input));
+    }
+
+    /// The handler blocked or released input `input` of task `t`: if the
+    /// barrier just read there blocked its sender, the resume is owed now.
+    fn take_blocking_barrier(&mut self, t: TaskId, input: u32) {
+        if self.barrier_read == Some((t, input)) {
+            self.barrier_read = None;
             self.tasks[t as usize].needs_resume[input as usize] = true;
+        }
+    }
+
+    /// After the handler's actions for a barrier that blocked its sender:
+    /// a handler that named neither `Block` nor `Unblock` for its input
+    /// still leaves the sender waiting for a resume (the next `UnblockAll`).
+    pub(super) fn settle_blocking_barrier(&mut self, t: TaskId) {
+        if let Some((bt, input)) = self.barrier_read.take() {
+            debug_assert_eq!(bt, t);
+            self.tasks[bt as usize].needs_resume[input as usize] = true;
         }
     }
 

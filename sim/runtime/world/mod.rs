@@ -207,6 +207,10 @@ struct World<'a> {
     high_water: Vec<u64>,
     out: Vec<Record>,
     actions: Vec<HandlerAction>,
+    /// The input whose barrier the handler is taking right now blocked its
+    /// sender: it is owed a resume once the handler blocks or releases it
+    /// (`World::note_blocking_barrier`).
+    barrier_read: Option<(TaskId, u32)>,
     ready: Vec<u32>,
     /// Per operator: an input edge is forward or broadcast (Flink forces
     /// such a node to align even with unaligned checkpoints).
@@ -496,6 +500,7 @@ impl<'a> World<'a> {
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),
             actions: Vec::with_capacity(8),
+            barrier_read: None,
             ready: Vec::with_capacity(16),
             scenario,
             exec,

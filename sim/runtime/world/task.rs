@@ -138,6 +138,7 @@ impl World<'_> {
                         .on_barrier(pick, b, now, &mut actions);
                     self.apply_actions(t, &mut actions);
                     self.actions = actions;
+                    self.settle_blocking_barrier(t);
                 }
                 Msg::Cancel(id) => {
                     self.mark(|| Timeline::CancelRead { task: t, ch, id });
