@@ -795,7 +795,15 @@ impl<'a> World<'a> {
     /// Protocol: a checkpoint a task started (read a barrier of, or was
     /// triggered for) must be closed on its outputs — by its barrier or by a
     /// cancellation marker — before the task moves on to a newer one, so
-    /// that downstream alignments end (FLINK-18238). Flink's at-least-once
+    /// that downstream alignments end (FLINK-18238). A barrier or marker of
+    /// a newer id closes it too: every receiver's handler takes a newer
+    /// barrier or cancellation marker as superseding whatever it is still
+    /// aligning (Flink's `checkNewCheckpoint`, `processCancellationBarrier`),
+    /// and Flink's own handler sends nothing for the older id when a newer
+    /// marker aborts it (`abortInternal` notifies the newer id only), which
+    /// happens once trigger RPCs overtake each other and a source skips the
+    /// older id. So each started id must be closed by itself or a newer id
+    /// below the next id the task started. Flink's at-least-once
     /// tracker drops superseded checkpoints silently by design, so it is
     /// exempt. Checked for superseded ids of every live task, at each
     /// failover and at the end.
@@ -811,8 +819,10 @@ impl<'a> World<'a> {
             let Some(&newest) = task.started.iter().next_back() else {
                 continue;
             };
+            let mut next_started = task.started.iter().skip(1);
             for &id in task.started.range(..newest) {
-                if !task.closed.contains(&id) {
+                let next = *next_started.next().expect("a newer started id");
+                if task.closed.range(id..next).next().is_none() {
                     found.push(format!(
                         "task {} started checkpoint {id} but sent neither its barrier nor a cancellation marker downstream before starting checkpoint {newest}",
                         self.exec.tasks[ti].name
