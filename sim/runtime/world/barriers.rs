@@ -730,8 +730,8 @@ impl World<'_> {
     /// `barrierReceived`).
     pub(super) fn note_blocking_barrier(&mut self, t: TaskId, input: u32, id: CheckpointId) {
         let ch = self.exec.tasks[t as usize].inputs[input as usize];
-        self.barrier_read = (self.net.channels[ch as usize].blocked_for == Some(id))
-            .then_some((t, input));
+        self.barrier_read =
+            (self.net.channels[ch as usize].blocked_for == Some(id)).then_some((t, input));
     }
 
     /// The handler blocked or released input `input` of task `t`: if the
