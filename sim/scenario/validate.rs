@@ -16,8 +16,9 @@ use std::ops::RangeInclusive;
 use super::schema::{self, bytes_text, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
-    Partitioning, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_BYTES,
-    MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
+    Partitioning, SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
+    MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
+    MAX_RANDOM_CRASHES,
 };
 use crate::engine::{parse_duration, SimDuration, SimTime};
 
@@ -208,21 +209,23 @@ impl<'f> Validator<'_, 'f> {
         n: impl Into<Option<i64>>,
         default: i64,
     ) -> T {
-        let n = self.checked_or(key, n.into(), default);
+        let n = n.into().and_then(|n| self.checked(key, n, None));
         n.or(T::try_from(default).ok()).unwrap_or_default()
     }
 
-    /// An integer, `default` when absent, `None` after a problem.
-    fn checked_or<T: TryFrom<i64>>(
+    /// Each table of the array `path` through `f`, with the validator at
+    /// it; what `f` gives.
+    pub(super) fn each<T, U>(
         &mut self,
-        key: &str,
-        n: Option<i64>,
-        default: i64,
-    ) -> Option<T> {
-        match n {
-            Some(n) => self.checked(key, n, None),
-            None => T::try_from(default).ok(),
-        }
+        path: &str,
+        tables: &[T],
+        mut f: impl FnMut(&mut Self, &T) -> Option<U>,
+    ) -> Vec<U> {
+        let mut each = |(i, t)| {
+            self.at = format!("{path}[{i}]");
+            f(self, t)
+        };
+        tables.iter().enumerate().filter_map(&mut each).collect()
     }
 
     /// Every duration and time is at most [`MAX_DURATION`].
@@ -324,20 +327,16 @@ impl<'f> Validator<'_, 'f> {
         self.at = "limits".into();
         let limits = f.limits.check(self);
         let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
-        let mut savepoints = Vec::new();
-        for (i, sp) in f.savepoints.iter().enumerate() {
-            self.at = format!("savepoints[{i}]");
-            let mut spec = sp.check(self);
-            let at = self.required_dur("at", &sp.at);
+        let mut savepoints = self.each("savepoints", &f.savepoints, |v, sp| {
+            let spec = sp.check(v);
+            let at = v.required_dur("at", &sp.at);
             if sp.drain && !sp.stop {
                 let help = help("add `stop = true` to this savepoint, or remove `drain`");
-                self.report("drain", "drain applies only to stop-with-savepoint", help);
+                v.report("drain", "drain applies only to stop-with-savepoint", help);
             }
-            if let Some(at) = at {
-                spec.at = time(at);
-                savepoints.push(spec);
-            }
-        }
+            let at = time(at?);
+            Some(SavepointSpec { at, ..spec })
+        });
         savepoints.sort_by_key(|s| s.at);
         self.at.clear();
         let cancel_at = f
