@@ -2,7 +2,7 @@
 //! and the coordinator, random crash tables, the restart strategy, storage
 //! and notification faults, latency spikes, partitions and slow tasks.
 
-use super::schema::{self, name_of, Duration, File, KindDefaults, Random, Strategy};
+use super::schema::{self, name_of, Duration, File, Random, Strategy, StrategyDefaults};
 use super::validate::{dense_id, help, key, time, Validator};
 use super::{
     CrashSpec, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes, RestartStrategy,
@@ -269,7 +269,7 @@ impl Validator<'_, '_> {
             let help = format!("remove {key}, or set strategy = \"{owner}\"");
             self.report(key, message, Some(help));
         }
-        let d = KindDefaults::default();
+        let d = StrategyDefaults::default();
         match r.strategy {
             Strategy::FixedDelay => RestartStrategy::FixedDelay,
             Exp => {

@@ -12,7 +12,7 @@
 //! its keys, declared like a section's, and a check of its own, which gives
 //! [`OperatorKind`], [`Kind`], [`OPERATOR_KINDS`], `[[operators]]` as
 //! written, the checks and the writer. The other tables use `table!` (the
-//! struct with a default after each key); [`KindDefaults`] has the defaults
+//! struct with a default after each key); [`StrategyDefaults`] has the defaults
 //! of the keys of one restart strategy. [`super::validate`] turns a [`File`] into a
 //! [`Scenario`]; `File::from(&Scenario)` goes back, with every key written.
 //!
@@ -369,20 +369,6 @@ pub const SOURCE_COST: Duration = us(10);
 pub const COST: Duration = us(1);
 
 table! {
-    /// The defaults of the keys that belong to one restart strategy
-    /// (`[faults.restart]` gives none).
-    KindDefaults {
-        max_backoff: Duration = Duration(SimDuration::from_secs(60)),
-        /// `backoff_multiplier` (1.5) in thousandths.
-        multiplier_permille: u32 = 1500,
-        reset_threshold: Duration = Duration(SimDuration::from_secs(3_600)),
-        max_failures: i64 = 1,
-        /// `interval` of the failure-rate strategy.
-        interval: Duration = Duration(SimDuration::from_secs(60)),
-    }
-}
-
-table! {
     /// `[[edges]]`.
     Edge {
         from: Option<String> = None,
@@ -525,9 +511,23 @@ pub enum Strategy {
 }
 
 table! {
+    /// The defaults of the keys that belong to one restart strategy
+    /// (`[faults.restart]` gives none).
+    StrategyDefaults {
+        max_backoff: Duration = Duration(SimDuration::from_secs(60)),
+        /// `backoff_multiplier` (1.5) in thousandths.
+        multiplier_permille: u32 = 1500,
+        reset_threshold: Duration = Duration(SimDuration::from_secs(3_600)),
+        max_failures: i64 = 1,
+        /// `interval` of the failure-rate strategy.
+        interval: Duration = Duration(SimDuration::from_secs(60)),
+    }
+}
+
+table! {
     /// `[faults.restart]`: the strategy and the keys of every strategy
     /// (validation refuses those of another; their defaults are in
-    /// [`KindDefaults`]).
+    /// [`StrategyDefaults`]).
     Restart {
         #[serde(deserialize_with = "name")]
         strategy: Strategy = Strategy::FixedDelay,
