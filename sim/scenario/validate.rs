@@ -215,11 +215,11 @@ impl<'f> Validator<'_, 'f> {
 
     /// Each table of the array `path` through `f`, with the validator at
     /// it; what `f` gives.
-    pub(super) fn each<T, U>(
+    pub(super) fn each<'t, T, U>(
         &mut self,
         path: &str,
-        tables: &[T],
-        mut f: impl FnMut(&mut Self, &T) -> Option<U>,
+        tables: &'t [T],
+        mut f: impl FnMut(&mut Self, &'t T) -> Option<U>,
     ) -> Vec<U> {
         let mut each = |(i, t)| {
             self.at = format!("{path}[{i}]");
@@ -392,41 +392,39 @@ impl<'f> Validator<'_, 'f> {
             let help = help("add an [[operators]] table with kind = \"source\"");
             self.report("", "the job has no operators", help);
         }
-        let mut specs = Vec::new();
-        for (i, op) in f.operators.iter().enumerate() {
-            self.at = format!("operators[{i}]");
-            let id = self.required("id", &op.id).map_or("", String::as_str);
+        self.each("operators", &f.operators, |v, op| {
+            let id = v.required("id", &op.id).map_or("", String::as_str);
             let mut referable = false;
             if op.id.is_some() {
                 let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
                 if id.is_empty() {
-                    self.report("id", "operator id must not be empty", None);
+                    v.report("id", "operator id must not be empty", None);
                 } else if !id.chars().all(allowed) {
                     let message = format!(
                         "operator id `{id}` may only contain ASCII letters, digits, `_` and `-`"
                     );
-                    self.report("id", message, None);
+                    v.report("id", message, None);
                 }
-                match self.ops.iter().position(|o| o.referable && o.id == id) {
+                match v.ops.iter().position(|o| o.referable && o.id == id) {
                     Some(first) => {
-                        let help = (self.line_of)(&format!("operators[{first}].id")).map(|line| {
+                        let help = (v.line_of)(&format!("operators[{first}].id")).map(|line| {
                             format!("operator ids must be unique; `{id}` is first defined on line {line}")
                         });
-                        self.report("id", format!("duplicate operator id `{id}`"), help);
+                        v.report("id", format!("duplicate operator id `{id}`"), help);
                     }
                     None => referable = true,
                 }
             }
-            let kind = self.required("kind", &op.kind).copied();
-            let parallelism = match self.required("parallelism", &op.parallelism) {
-                Some(&p) => self.checked("parallelism", p, None),
+            let kind = v.required("kind", &op.kind).copied();
+            let parallelism = match v.required("parallelism", &op.parallelism) {
+                Some(&p) => v.checked("parallelism", p, None),
                 None => None,
             };
-            let kind = kind.map(|kind| self.kind(op, kind, parallelism));
+            let kind = kind.map(|kind| v.kind(op, kind, parallelism));
             let keyed = kind.as_ref().is_some_and(OperatorKind::is_keyed);
             if let (true, Some(p), Some(max)) = (keyed, parallelism, max_parallelism) {
                 if p > max {
-                    self.report(
+                    v.report(
                         "parallelism",
                         format!("parallelism {p} of keyed operator `{id}` exceeds max_parallelism {max}"),
                         help("keyed state is split into max_parallelism key groups: raise max_parallelism or lower the parallelism"),
@@ -437,22 +435,22 @@ impl<'f> Validator<'_, 'f> {
                 Some(OperatorKind::Source(_)) => schema::SOURCE_COST,
                 _ => schema::COST,
             };
-            specs.push(OperatorSpec {
+            let spec = OperatorSpec {
                 id: id.to_string(),
                 kind: kind.clone().unwrap_or(OperatorKind::KeyedCount),
                 parallelism: parallelism.unwrap_or(1),
-                cost: self.dur("cost", op.cost, cost),
-                cost_jitter: self.dur("cost_jitter", op.cost_jitter, Duration::default()),
-            });
+                cost: v.dur("cost", op.cost, cost),
+                cost_jitter: v.dur("cost_jitter", op.cost_jitter, Duration::default()),
+            };
             let op = Op {
                 id,
                 referable,
                 kind,
                 parallelism,
             };
-            self.ops.push(op);
-        }
-        specs
+            v.ops.push(op);
+            Some(spec)
+        })
     }
 
     /// The operator's kind with its keys: those of another kind are

@@ -145,30 +145,26 @@ impl Span for SimTime {
     }
 }
 
-impl<T: Span> Key for Dur<T> {
-    type File = Duration;
-    type Valid = T;
-    fn write(value: &T) -> Duration {
-        Duration(value.span())
-    }
+/// `Dur` and `Positive`: a [`Duration`] in the file, checked by
+/// `Validator::dur` or `Validator::positive`.
+macro_rules! span_key {
+    ($($key:ident $check:ident),*) => {$(
+        impl<T: Span> Key for $key<T> {
+            type File = Duration;
+            type Valid = T;
+            fn write(value: &T) -> Duration {
+                Duration(value.span())
+            }
+        }
+        impl<T: Span> Check for $key<T> {
+            fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+                T::of(v.$check(key, *d, *default))
+            }
+        }
+    )*};
 }
-impl<T: Span> Check for Dur<T> {
-    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
-        T::of(v.dur(key, *d, *default))
-    }
-}
-impl<T: Span> Key for Positive<T> {
-    type File = Duration;
-    type Valid = T;
-    fn write(value: &T) -> Duration {
-        Duration(value.span())
-    }
-}
-impl<T: Span> Check for Positive<T> {
-    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
-        T::of(v.positive(key, *d, *default))
-    }
-}
+span_key!(Dur dur, Positive positive);
+
 impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Key for Custom<F, V> {
     type File = F;
     type Valid = V;
