@@ -1,7 +1,8 @@
-//! The building blocks of the schema: `table!` (a table as written) and
+//! The building blocks of the schema: `table!` (a table as written),
 //! `section!` (a table declared once, key by key, with its validated form,
-//! its checks and its writer), and the [`Key`] types that say how each key
-//! is read, checked and written.
+//! its checks and its writer), `operators!` (the operator kinds declared
+//! once, each with its keys declared the same way), and the [`Key`] types
+//! that say how each key is read, checked and written.
 
 use super::*;
 
