@@ -2,7 +2,7 @@
 //! and the coordinator, random crash tables, the restart strategy, storage
 //! and notification faults, latency spikes, partitions and slow tasks.
 
-use super::schema::{self, name_of, Duration, File, KindDefaults, Random, Strategy};
+use super::schema::{self, name_of, Duration, File, Random, Strategy, StrategyDefaults};
 use super::validate::{dense_id, help, key, time, Validator};
 use super::{
     CrashSpec, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes, RestartStrategy,
@@ -14,64 +14,50 @@ impl Validator<'_, '_> {
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
         let x = &f.faults;
-        let mut worker_crashes = Vec::new();
-        for (i, w) in x.worker_crashes.iter().enumerate() {
-            self.at = format!("faults.worker_crashes[{i}]");
-            let at = self.required_dur("at", &w.at);
-            let Some(workers) = self.cluster_for(workers, "worker crashes need") else {
-                continue;
-            };
-            let worker = self.required("worker", &w.worker).copied();
-            if let (Some(at), Some(worker)) = (at, worker.and_then(|n| self.worker(n, workers))) {
-                let at = time(at);
-                worker_crashes.push(WorkerCrash { at, worker });
-            }
-        }
+        let worker_crashes = self.each("faults.worker_crashes", &x.worker_crashes, |v, w| {
+            let at = v.required_dur("at", &w.at);
+            let workers = v.cluster_for(workers, "worker crashes need")?;
+            let worker = v.required("worker", &w.worker).copied();
+            let worker = worker.and_then(|n| v.worker(n, workers));
+            Some(WorkerCrash {
+                at: time(at?),
+                worker: worker?,
+            })
+        });
         let random_workers = x.random_workers.as_ref().and_then(|r| {
             self.at = "faults.random_workers".into();
             self.cluster_for(workers, "worker crashes need");
             self.random(r)
         });
-        let mut latency_spikes = Vec::new();
-        for (i, s) in x.latency_spikes.iter().enumerate() {
-            self.at = format!("faults.latency_spikes[{i}]");
-            let window = self.window(s.from, &s.until);
-            let extra = self.required_dur("extra", &s.extra);
+        let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
+            let window = v.window(s.from, &s.until);
+            let extra = v.required_dur("extra", &s.extra);
             let edge = match &s.edge {
                 None => Some(None),
-                Some(text) => self.spike_edge(text).map(Some),
+                Some(text) => v.spike_edge(text).map(Some),
             };
             let worker = match (s.worker, workers) {
                 (None, _) => Some(None),
                 (Some(_), None) => {
                     let message = "a latency spike on a worker needs a [cluster] section";
-                    self.report("", message, None);
+                    v.report("", message, None);
                     None
                 }
-                (Some(n), Some(workers)) => self.worker(n, workers).map(Some),
+                (Some(n), Some(workers)) => v.worker(n, workers).map(Some),
             };
-            if let (Some((from, until)), Some(extra), Some(edge), Some(worker)) =
-                (window, extra, edge, worker)
-            {
-                latency_spikes.push(LatencySpike {
-                    from,
-                    until,
-                    extra,
-                    edge,
-                    worker,
-                });
-            }
-        }
-        let mut partitions = Vec::new();
-        for (i, p) in x.partitions.iter().enumerate() {
-            self.at = format!("faults.partitions[{i}]");
-            let window = self.window(p.from, &p.until);
-            let Some(workers) = self.cluster_for(workers, "a partition needs") else {
-                continue;
-            };
-            let Some(list) = self.required("workers", &p.workers) else {
-                continue;
-            };
+            let ((from, until), extra, edge, worker) = (window?, extra?, edge?, worker?);
+            Some(LatencySpike {
+                from,
+                until,
+                extra,
+                edge,
+                worker,
+            })
+        });
+        let partitions = self.each("faults.partitions", &x.partitions, |v, p| {
+            let window = v.window(p.from, &p.until);
+            let workers = v.cluster_for(workers, "a partition needs")?;
+            let list = v.required("workers", &p.workers)?;
             let mut cut: Vec<u32> = Vec::new();
             let mut bad = false;
             for &w in list {
@@ -83,39 +69,35 @@ impl Validator<'_, '_> {
                         let message = format!(
                             "worker {w} does not exist: the cluster has workers 0 to {last}"
                         );
-                        self.report("workers", message, None);
+                        v.report("workers", message, None);
                         bad = true;
                     }
                 }
             }
             if !bad && (cut.is_empty() || cut.len() as u64 >= u64::from(workers)) {
                 let message = "a partition cuts off some workers, not none or all";
-                self.report("workers", message, None);
-            } else if let Some((from, until)) = window.filter(|_| !bad) {
-                cut.sort_unstable();
-                let workers = cut;
-                partitions.push(Partition {
-                    from,
-                    until,
-                    workers,
-                });
+                v.report("workers", message, None);
+                return None;
             }
-        }
+            let (from, until) = window.filter(|_| !bad)?;
+            cut.sort_unstable();
+            Some(Partition {
+                from,
+                until,
+                workers: cut,
+            })
+        });
         self.at = "faults".into();
         let spec = x.check(self);
-        let mut crashes = Vec::new();
-        for (i, c) in x.crashes.iter().enumerate() {
-            self.at = format!("faults.crashes[{i}]");
-            let at = self.required_dur("at", &c.at);
-            if let (Some(at), Some((operator, subtask))) = (at, self.task(&c.task)) {
-                let at = time(at);
-                crashes.push(CrashSpec {
-                    at,
-                    operator,
-                    subtask,
-                });
-            }
-        }
+        let crashes = self.each("faults.crashes", &x.crashes, |v, c| {
+            let at = v.required_dur("at", &c.at);
+            let (operator, subtask) = v.task(&c.task)?;
+            Some(CrashSpec {
+                at: time(at?),
+                operator,
+                subtask,
+            })
+        });
         let random = x.random.as_ref().and_then(|r| {
             self.at = "faults.random".into();
             self.random(r)
@@ -139,26 +121,21 @@ impl Validator<'_, '_> {
             spec.random = c.random.as_ref().and_then(|r| self.random(r));
             spec
         });
-        let mut slow_tasks = Vec::new();
-        for (i, s) in x.slow_tasks.iter().enumerate() {
-            self.at = format!("faults.slow_tasks[{i}]");
-            let from = self.bounded("from", s.from.0);
-            let until = self.required_dur("until", &s.until);
+        let slow_tasks = self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {
+            let from = v.bounded("from", s.from.0);
+            let until = v.required_dur("until", &s.until);
             let d = schema::SlowTask::default();
-            let factor = key!(self.int(s, d, factor));
-            self.after(("from", from), ("until", until));
-            let task = self.task(&s.task);
-            if let (Some(from), Some(until), Some((operator, subtask))) = (from, until, task) {
-                let (from, until) = (time(from), time(until));
-                slow_tasks.push(SlowTask {
-                    operator,
-                    subtask,
-                    from,
-                    until,
-                    factor,
-                });
-            }
-        }
+            let factor = key!(v.int(s, d, factor));
+            v.after(("from", from), ("until", until));
+            let (operator, subtask) = v.task(&s.task)?;
+            Some(SlowTask {
+                operator,
+                subtask,
+                from: time(from?),
+                until: time(until?),
+                factor,
+            })
+        });
         FaultSpec {
             crashes,
             random,
@@ -292,7 +269,7 @@ impl Validator<'_, '_> {
             let help = format!("remove {key}, or set strategy = \"{owner}\"");
             self.report(key, message, Some(help));
         }
-        let d = KindDefaults::default();
+        let d = StrategyDefaults::default();
         match r.strategy {
             Strategy::FixedDelay => RestartStrategy::FixedDelay,
             Exp => {

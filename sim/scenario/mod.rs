@@ -5,7 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`schema`] | the file format as serde types, with every default; the validated tables declared with their file tables (`section!`); `Scenario` -> `File` |
+//! | [`schema`] | the file format as serde types, with every default; the validated tables declared with their file tables (`section!`), the operator kinds declared once (`operators!`); `Scenario` -> `File` |
 //! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
 //! | `faults` | the checks of `[faults]` and its tables |
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
@@ -19,8 +19,9 @@ pub mod write;
 
 pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
-    NetworkSpec, NotificationFaults, PartitionSpec as Partition, RandomCrashes, SavepointSpec,
-    StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash,
+    NetworkSpec, NotificationFaults, OperatorKind, PartitionSpec as Partition, RandomCrashes,
+    SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash,
+    OPERATOR_KINDS,
 };
 pub use spans::{ScenarioError, ScenarioErrors};
 
@@ -168,58 +169,7 @@ pub struct OperatorSpec {
     pub cost_jitter: SimDuration,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum OperatorKind {
-    Source(SourceSpec),
-    /// `value = value * mul + add`.
-    Map {
-        mul: i64,
-        add: i64,
-    },
-    /// Keeps records with `key % modulus < keep_below`.
-    Filter {
-        modulus: u64,
-        keep_below: u64,
-    },
-    /// Emits `copies` records per input, each with the input's lineage.
-    FlatMap {
-        copies: u32,
-    },
-    /// Per-key running count; emits `(key, count)`.
-    KeyedCount,
-    /// Per-key running sum of values; emits `(key, sum)`.
-    KeyedSum,
-    /// Per-key count window: every `size` records of a key it emits their
-    /// sum (with the lineage of the record that closed the window); at end
-    /// of input it flushes the open windows. Buffers records in its state.
-    CountWindow {
-        size: u32,
-    },
-    /// Two-phase-commit sink: transactions committed on checkpoint completion.
-    Sink2pc,
-    /// Writes to the external store in batches of `batch` records, flushed
-    /// when full, at every snapshot and at end of input (`batch = 1`: every
-    /// record at once): duplicates on replay.
-    SinkAtLeastOnce {
-        batch: u32,
-    },
-}
-
 impl OperatorKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            OperatorKind::Source(_) => "source",
-            OperatorKind::Map { .. } => "map",
-            OperatorKind::Filter { .. } => "filter",
-            OperatorKind::FlatMap { .. } => "flat-map",
-            OperatorKind::KeyedCount => "keyed-count",
-            OperatorKind::KeyedSum => "keyed-sum",
-            OperatorKind::CountWindow { .. } => "count-window",
-            OperatorKind::Sink2pc => "sink-2pc",
-            OperatorKind::SinkAtLeastOnce { .. } => "sink-at-least-once",
-        }
-    }
     pub fn is_source(&self) -> bool {
         matches!(self, OperatorKind::Source(_))
     }
@@ -235,52 +185,6 @@ impl OperatorKind {
             OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::CountWindow { .. }
         )
     }
-}
-
-/// All operator kind names, for `ckptsim list` and error messages.
-pub const OPERATOR_KINDS: &[(&str, &str)] = &[
-    (
-        "source",
-        "replayable partitioned log generated from the seed; offsets are its state",
-    ),
-    ("map", "value = value * mul + add"),
-    ("filter", "keeps records with key % modulus < keep_below"),
-    ("flat-map", "emits `copies` records per input"),
-    (
-        "keyed-count",
-        "per-key running count in key groups; emits (key, count)",
-    ),
-    (
-        "keyed-sum",
-        "per-key running sum in key groups; emits (key, sum)",
-    ),
-    (
-        "count-window",
-        "per-key count window of `size` records in key groups; emits (key, window sum), flushes open windows at end of input",
-    ),
-    (
-        "sink-2pc",
-        "two-phase-commit sink: pre-commit at the barrier, commit on notify-complete",
-    ),
-    (
-        "sink-at-least-once",
-        "writes to the external store in batches of `batch` records, flushed when full, at every snapshot and at end of input",
-    ),
-];
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SourceSpec {
-    pub partitions: u32,
-    pub records_per_partition: u64,
-    pub keys: u64,
-    pub key_distribution: KeyDistribution,
-    /// Values are drawn uniformly in `1..=value_max`.
-    pub value_max: u64,
-    /// Bytes per record: uniform in `record_size..=record_size_max`, per
-    /// record (equal: every record has this size). Records derived from a
-    /// source record have its size.
-    pub record_size: u64,
-    pub record_size_max: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,9 +8,12 @@
 //! default, which gives the file's struct, the validated struct of
 //! [`Scenario`] (`NetworkSpec`, `CheckpointSpec`, `FaultSpec`, …), the
 //! checks of its keys and the writer's conversion back.
-//! The other tables use `table!` (the struct with a default after each
-//! key); [`KindDefaults`] has the defaults of the keys of one operator kind
-//! or restart strategy. [`super::validate`] turns a [`File`] into a
+//! The operator kinds are declared once with `operators!`: each kind with
+//! its keys, declared like a section's, and a check of its own, which gives
+//! [`OperatorKind`], [`Kind`], [`OPERATOR_KINDS`], `[[operators]]` as
+//! written, the checks and the writer. The other tables use `table!` (the
+//! struct with a default after each key); [`StrategyDefaults`] has the defaults
+//! of the keys of one restart strategy. [`super::validate`] turns a [`File`] into a
 //! [`Scenario`]; `File::from(&Scenario)` goes back, with every key written.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
@@ -31,8 +34,8 @@ use std::marker::PhantomData;
 use super::validate::Validator;
 use super::{
     Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss,
-    OperatorId, OperatorKind, Partitioning, Placement, RestartStrategy, Scenario, StorageKind,
-    SwarmSpec, FORMAT_VERSION,
+    OperatorId, Partitioning, Placement, RestartStrategy, Scenario, StorageKind, SwarmSpec,
+    FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -291,25 +294,9 @@ section! {
     }
 }
 
-/// The `kind` of an operator, as files name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    Source,
-    Map,
-    Filter,
-    FlatMap,
-    KeyedCount,
-    KeyedSum,
-    CountWindow,
-    #[serde(rename = "sink-2pc")]
-    Sink2pc,
-    SinkAtLeastOnce,
-}
-
-table! {
+operators! {
     /// `[[operators]]`: the common keys, then every kind's own (validation
-    /// refuses those of another kind; their defaults are in [`KindDefaults`]).
+    /// refuses those of another kind).
     Operator {
         id: Option<String> = None,
         #[serde(deserialize_with = "some_name")]
@@ -318,56 +305,68 @@ table! {
         /// By default [`SOURCE_COST`] or [`COST`].
         cost: Option<Duration> = None,
         cost_jitter: Duration = Duration::default(),
-        /// By default the operator's parallelism.
-        partitions: Option<i64> = None,
-        records_per_partition: Option<i64> = None,
-        keys: Option<i64> = None,
-        #[serde(deserialize_with = "some_name")]
-        key_distribution: Option<KeyDistribution> = None,
-        value_max: Option<i64> = None,
-        record_size: Option<Bytes> = None,
-        record_size_max: Option<Bytes> = None,
-        mul: Option<i64> = None,
-        add: Option<i64> = None,
-        modulus: Option<i64> = None,
-        keep_below: Option<i64> = None,
-        copies: Option<i64> = None,
-        size: Option<i64> = None,
-        batch: Option<i64> = None,
     }
+    Source = "source", "replayable partitioned log generated from the seed; offsets are its state"
+    (SourceSpec {
+        /// By default the operator's parallelism.
+        partitions: Hand<u32>,
+        records_per_partition: u64 = 1000,
+        keys: u64 = 100,
+        #[serde(deserialize_with = "some_name")]
+        key_distribution: KeyDistribution = KeyDistribution::Uniform,
+        /// Values are drawn uniformly in `1..=value_max`.
+        value_max: u64 = 1,
+        /// Bytes per record: uniform in `record_size..=record_size_max`, per
+        /// record (equal: every record has this size). Records derived from a
+        /// source record have its size. By default [`super::RECORD_BYTES`],
+        /// what a record of the simulator holds.
+        record_size: Size = Bytes(super::RECORD_BYTES),
+        /// By default `record_size`.
+        record_size_max: Hand<Size>,
+    }), check super::validate::source;
+    /// `value = value * mul + add`.
+    Map = "map", "value = value * mul + add" {
+        mul: i64 = 1,
+        add: i64 = 0,
+    };
+    /// Keeps records with `key % modulus < keep_below`.
+    Filter = "filter", "keeps records with key % modulus < keep_below" {
+        modulus: u64 = 2,
+        keep_below: u64 = 1,
+    }, check super::validate::filter;
+    /// Emits `copies` records per input, each with the input's lineage.
+    FlatMap = "flat-map", "emits `copies` records per input" {
+        copies: u32 = 2,
+    };
+    /// Per-key running count; emits `(key, count)`.
+    KeyedCount = "keyed-count", "per-key running count in key groups; emits (key, count)";
+    /// Per-key running sum of values; emits `(key, sum)`.
+    KeyedSum = "keyed-sum", "per-key running sum in key groups; emits (key, sum)";
+    /// Per-key count window: every `size` records of a key it emits their
+    /// sum (with the lineage of the record that closed the window); at end
+    /// of input it flushes the open windows. Buffers records in its state.
+    CountWindow = "count-window",
+        "per-key count window of `size` records in key groups; emits (key, window sum), \
+         flushes open windows at end of input" {
+        size: u32 = 10,
+    };
+    /// Two-phase-commit sink: transactions committed on checkpoint completion.
+    Sink2pc = "sink-2pc",
+        "two-phase-commit sink: pre-commit at the barrier, commit on notify-complete";
+    /// Writes to the external store in batches of `batch` records, flushed
+    /// when full, at every snapshot and at end of input (`batch = 1`: every
+    /// record at once): duplicates on replay.
+    SinkAtLeastOnce = "sink-at-least-once",
+        "writes to the external store in batches of `batch` records, flushed when full, \
+         at every snapshot and at end of input" {
+        batch: u32 = 1,
+    };
 }
 
 /// `cost` of a source.
 pub const SOURCE_COST: Duration = us(10);
 /// `cost` of any other operator.
 pub const COST: Duration = us(1);
-
-table! {
-    /// The defaults of the keys that belong to one operator kind or one
-    /// restart strategy (their tables give none). A source's `partitions`
-    /// default to its parallelism.
-    KindDefaults {
-        records_per_partition: i64 = 1000,
-        keys: i64 = 100,
-        value_max: i64 = 1,
-        /// [`super::RECORD_BYTES`]: what a record of the simulator holds.
-        record_size: Bytes = Bytes(super::RECORD_BYTES),
-        mul: i64 = 1,
-        add: i64 = 0,
-        modulus: i64 = 2,
-        keep_below: i64 = 1,
-        copies: i64 = 2,
-        size: i64 = 10,
-        batch: i64 = 1,
-        max_backoff: Duration = Duration(SimDuration::from_secs(60)),
-        /// `backoff_multiplier` (1.5) in thousandths.
-        multiplier_permille: u32 = 1500,
-        reset_threshold: Duration = Duration(SimDuration::from_secs(3_600)),
-        max_failures: i64 = 1,
-        /// `interval` of the failure-rate strategy.
-        interval: Duration = Duration(SimDuration::from_secs(60)),
-    }
-}
 
 table! {
     /// `[[edges]]`.
@@ -524,9 +523,23 @@ pub enum Strategy {
 }
 
 table! {
+    /// The defaults of the keys that belong to one restart strategy
+    /// (`[faults.restart]` gives none).
+    StrategyDefaults {
+        max_backoff: Duration = Duration(SimDuration::from_secs(60)),
+        /// `backoff_multiplier` (1.5) in thousandths.
+        multiplier_permille: u32 = 1500,
+        reset_threshold: Duration = Duration(SimDuration::from_secs(3_600)),
+        max_failures: i64 = 1,
+        /// `interval` of the failure-rate strategy.
+        interval: Duration = Duration(SimDuration::from_secs(60)),
+    }
+}
+
+table! {
     /// `[faults.restart]`: the strategy and the keys of every strategy
     /// (validation refuses those of another; their defaults are in
-    /// [`KindDefaults`]).
+    /// [`StrategyDefaults`]).
     Restart {
         #[serde(deserialize_with = "name")]
         strategy: Strategy = Strategy::FixedDelay,
@@ -741,53 +754,13 @@ impl From<&Scenario> for File {
 }
 
 fn operator(op: &super::OperatorSpec) -> Operator {
-    let mut o = Operator {
+    Operator {
         id: Some(op.id.clone()),
         parallelism: Some(op.parallelism.into()),
         cost: Some(Duration(op.cost)),
         cost_jitter: Duration(op.cost_jitter),
-        ..Operator::default()
-    };
-    let n = |n: u32| Some(i64::from(n));
-    o.kind = Some(match op.kind {
-        OperatorKind::Source(ref src) => {
-            o.partitions = n(src.partitions);
-            o.records_per_partition = Some(int(src.records_per_partition));
-            o.keys = Some(int(src.keys));
-            o.key_distribution = Some(src.key_distribution);
-            o.value_max = Some(int(src.value_max));
-            o.record_size = Some(Bytes(src.record_size));
-            o.record_size_max = Some(Bytes(src.record_size_max));
-            Kind::Source
-        }
-        OperatorKind::Map { mul, add } => {
-            (o.mul, o.add) = (Some(mul), Some(add));
-            Kind::Map
-        }
-        OperatorKind::Filter {
-            modulus,
-            keep_below,
-        } => {
-            (o.modulus, o.keep_below) = (Some(int(modulus)), Some(int(keep_below)));
-            Kind::Filter
-        }
-        OperatorKind::FlatMap { copies } => {
-            o.copies = n(copies);
-            Kind::FlatMap
-        }
-        OperatorKind::KeyedCount => Kind::KeyedCount,
-        OperatorKind::KeyedSum => Kind::KeyedSum,
-        OperatorKind::CountWindow { size } => {
-            o.size = n(size);
-            Kind::CountWindow
-        }
-        OperatorKind::Sink2pc => Kind::Sink2pc,
-        OperatorKind::SinkAtLeastOnce { batch } => {
-            o.batch = n(batch);
-            Kind::SinkAtLeastOnce
-        }
-    });
-    o
+        ..write_kind(&op.kind)
+    }
 }
 
 fn restart(r: &RestartStrategy) -> Restart {

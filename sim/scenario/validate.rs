@@ -13,12 +13,10 @@
 
 use std::ops::RangeInclusive;
 
-use super::schema::{
-    self, bytes_text, name_of, Bytes, Duration, File, Kind, KindDefaults, Operator,
-};
+use super::schema::{self, bytes_text, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
-    CheckpointSpec, ClusterSpec, EdgeSpec, KeyDistribution, NetworkSpec, OperatorId, OperatorKind,
-    OperatorSpec, Partitioning, Scenario, SourceSpec, StorageKind, SwarmSpec, FORMAT_VERSION,
+    CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
+    Partitioning, SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
     MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
     MAX_RANDOM_CRASHES,
 };
@@ -211,21 +209,23 @@ impl<'f> Validator<'_, 'f> {
         n: impl Into<Option<i64>>,
         default: i64,
     ) -> T {
-        let n = self.checked_or(key, n.into(), default);
+        let n = n.into().and_then(|n| self.checked(key, n, None));
         n.or(T::try_from(default).ok()).unwrap_or_default()
     }
 
-    /// An integer, `default` when absent, `None` after a problem.
-    fn checked_or<T: TryFrom<i64>>(
+    /// Each table of the array `path` through `f`, with the validator at
+    /// it; what `f` gives.
+    pub(super) fn each<'t, T, U>(
         &mut self,
-        key: &str,
-        n: Option<i64>,
-        default: i64,
-    ) -> Option<T> {
-        match n {
-            Some(n) => self.checked(key, n, None),
-            None => T::try_from(default).ok(),
-        }
+        path: &str,
+        tables: &'t [T],
+        mut f: impl FnMut(&mut Self, &'t T) -> Option<U>,
+    ) -> Vec<U> {
+        let mut each = |(i, t)| {
+            self.at = format!("{path}[{i}]");
+            f(self, t)
+        };
+        tables.iter().enumerate().filter_map(&mut each).collect()
     }
 
     /// Every duration and time is at most [`MAX_DURATION`].
@@ -327,20 +327,16 @@ impl<'f> Validator<'_, 'f> {
         self.at = "limits".into();
         let limits = f.limits.check(self);
         let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
-        let mut savepoints = Vec::new();
-        for (i, sp) in f.savepoints.iter().enumerate() {
-            self.at = format!("savepoints[{i}]");
-            let mut spec = sp.check(self);
-            let at = self.required_dur("at", &sp.at);
+        let mut savepoints = self.each("savepoints", &f.savepoints, |v, sp| {
+            let spec = sp.check(v);
+            let at = v.required_dur("at", &sp.at);
             if sp.drain && !sp.stop {
                 let help = help("add `stop = true` to this savepoint, or remove `drain`");
-                self.report("drain", "drain applies only to stop-with-savepoint", help);
+                v.report("drain", "drain applies only to stop-with-savepoint", help);
             }
-            if let Some(at) = at {
-                spec.at = time(at);
-                savepoints.push(spec);
-            }
-        }
+            let at = time(at?);
+            Some(SavepointSpec { at, ..spec })
+        });
         savepoints.sort_by_key(|s| s.at);
         self.at.clear();
         let cancel_at = f
@@ -396,41 +392,39 @@ impl<'f> Validator<'_, 'f> {
             let help = help("add an [[operators]] table with kind = \"source\"");
             self.report("", "the job has no operators", help);
         }
-        let mut specs = Vec::new();
-        for (i, op) in f.operators.iter().enumerate() {
-            self.at = format!("operators[{i}]");
-            let id = self.required("id", &op.id).map_or("", String::as_str);
+        self.each("operators", &f.operators, |v, op| {
+            let id = v.required("id", &op.id).map_or("", String::as_str);
             let mut referable = false;
             if op.id.is_some() {
                 let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
                 if id.is_empty() {
-                    self.report("id", "operator id must not be empty", None);
+                    v.report("id", "operator id must not be empty", None);
                 } else if !id.chars().all(allowed) {
                     let message = format!(
                         "operator id `{id}` may only contain ASCII letters, digits, `_` and `-`"
                     );
-                    self.report("id", message, None);
+                    v.report("id", message, None);
                 }
-                match self.ops.iter().position(|o| o.referable && o.id == id) {
+                match v.ops.iter().position(|o| o.referable && o.id == id) {
                     Some(first) => {
-                        let help = (self.line_of)(&format!("operators[{first}].id")).map(|line| {
+                        let help = (v.line_of)(&format!("operators[{first}].id")).map(|line| {
                             format!("operator ids must be unique; `{id}` is first defined on line {line}")
                         });
-                        self.report("id", format!("duplicate operator id `{id}`"), help);
+                        v.report("id", format!("duplicate operator id `{id}`"), help);
                     }
                     None => referable = true,
                 }
             }
-            let kind = self.required("kind", &op.kind).copied();
-            let parallelism = match self.required("parallelism", &op.parallelism) {
-                Some(&p) => self.checked("parallelism", p, None),
+            let kind = v.required("kind", &op.kind).copied();
+            let parallelism = match v.required("parallelism", &op.parallelism) {
+                Some(&p) => v.checked("parallelism", p, None),
                 None => None,
             };
-            let kind = kind.map(|kind| self.kind(op, kind, parallelism));
+            let kind = kind.map(|kind| v.kind(op, kind, parallelism));
             let keyed = kind.as_ref().is_some_and(OperatorKind::is_keyed);
             if let (true, Some(p), Some(max)) = (keyed, parallelism, max_parallelism) {
                 if p > max {
-                    self.report(
+                    v.report(
                         "parallelism",
                         format!("parallelism {p} of keyed operator `{id}` exceeds max_parallelism {max}"),
                         help("keyed state is split into max_parallelism key groups: raise max_parallelism or lower the parallelism"),
@@ -441,121 +435,40 @@ impl<'f> Validator<'_, 'f> {
                 Some(OperatorKind::Source(_)) => schema::SOURCE_COST,
                 _ => schema::COST,
             };
-            specs.push(OperatorSpec {
+            let spec = OperatorSpec {
                 id: id.to_string(),
                 kind: kind.clone().unwrap_or(OperatorKind::KeyedCount),
                 parallelism: parallelism.unwrap_or(1),
-                cost: self.dur("cost", op.cost, cost),
-                cost_jitter: self.dur("cost_jitter", op.cost_jitter, Duration::default()),
-            });
+                cost: v.dur("cost", op.cost, cost),
+                cost_jitter: v.dur("cost_jitter", op.cost_jitter, Duration::default()),
+            };
             let op = Op {
                 id,
                 referable,
                 kind,
                 parallelism,
             };
-            self.ops.push(op);
-        }
-        specs
+            v.ops.push(op);
+            Some(spec)
+        })
     }
 
     /// The operator's kind with its keys: those of another kind are
     /// mistakes, the others checked, absent ones at their defaults.
     fn kind(&mut self, op: &Operator, kind: Kind, parallelism: Option<u32>) -> OperatorKind {
-        use Kind::*;
-        let keys = [
-            ("partitions", Source, op.partitions.is_some()),
-            (
-                "records_per_partition",
-                Source,
-                op.records_per_partition.is_some(),
-            ),
-            ("keys", Source, op.keys.is_some()),
-            ("key_distribution", Source, op.key_distribution.is_some()),
-            ("value_max", Source, op.value_max.is_some()),
-            ("record_size", Source, op.record_size.is_some()),
-            ("record_size_max", Source, op.record_size_max.is_some()),
-            ("mul", Map, op.mul.is_some()),
-            ("add", Map, op.add.is_some()),
-            ("modulus", Filter, op.modulus.is_some()),
-            ("keep_below", Filter, op.keep_below.is_some()),
-            ("copies", FlatMap, op.copies.is_some()),
-            ("size", CountWindow, op.size.is_some()),
-            ("batch", SinkAtLeastOnce, op.batch.is_some()),
-        ];
-        for (key, owner, _) in keys.into_iter().filter(|k| k.2 && k.1 != kind) {
+        for (key, owner) in op.kind_keys().into_iter().filter(|k| k.1 != kind) {
             let (kind, owner) = (name_of(&kind), name_of(&owner));
             let message = format!("key `{key}` does not apply to an operator of kind `{kind}`");
             let help = format!("`{key}` only applies to operators of kind `{owner}`; remove it");
             self.report(key, message, Some(help));
         }
-        let partitions = i64::from(parallelism.unwrap_or(1));
-        let d = KindDefaults::default();
-        match kind {
-            Source => {
-                let size = self.bytes("record_size", op.record_size, d.record_size.0, MAX_BYTES);
-                let max = op
-                    .record_size_max
-                    .and_then(|m| self.bytes("record_size_max", Some(m), 0, MAX_BYTES));
-                if let (Some(lo), Some(hi)) = (size, max) {
-                    if hi < lo {
-                        let message = format!(
-                            "record_size_max ({}) must be at least record_size ({})",
-                            bytes_text(hi),
-                            bytes_text(lo)
-                        );
-                        self.report("record_size_max", message, None);
-                    }
-                }
-                let size = size.unwrap_or(d.record_size.0);
-                let size_max = max.unwrap_or(size).max(size);
-                OperatorKind::Source(SourceSpec {
-                    partitions: self.int("partitions", op.partitions, partitions),
-                    records_per_partition: key!(self.int(op, d, records_per_partition)),
-                    keys: key!(self.int(op, d, keys)),
-                    key_distribution: op.key_distribution.unwrap_or(KeyDistribution::Uniform),
-                    value_max: key!(self.int(op, d, value_max)),
-                    record_size: size,
-                    record_size_max: size_max,
-                })
-            }
-            Map => OperatorKind::Map {
-                mul: op.mul.unwrap_or(d.mul),
-                add: op.add.unwrap_or(d.add),
-            },
-            Filter => {
-                let modulus = key!(self.checked_or(op, d, modulus));
-                let keep_below = key!(self.checked_or(op, d, keep_below));
-                if let (Some(m), Some(k), true) = (modulus, keep_below, op.keep_below.is_some()) {
-                    if k > m {
-                        self.report(
-                            "keep_below",
-                            format!("keep_below ({k}) must be at most modulus ({m})"),
-                            Some(format!(
-                                "the filter keeps records with key % {m} < keep_below; \
-                                 keep_below = {m} already keeps every record"
-                            )),
-                        );
-                    }
-                }
-                OperatorKind::Filter {
-                    modulus: modulus.unwrap_or_default(),
-                    keep_below: keep_below.unwrap_or_default(),
-                }
-            }
-            FlatMap => OperatorKind::FlatMap {
-                copies: key!(self.int(op, d, copies)),
-            },
-            KeyedCount => OperatorKind::KeyedCount,
-            KeyedSum => OperatorKind::KeyedSum,
-            CountWindow => OperatorKind::CountWindow {
-                size: key!(self.int(op, d, size)),
-            },
-            Sink2pc => OperatorKind::Sink2pc,
-            SinkAtLeastOnce => OperatorKind::SinkAtLeastOnce {
-                batch: key!(self.int(op, d, batch)),
-            },
-        }
+        op.check_kind(self, kind, parallelism)
+    }
+
+    /// No problem was reported at any of `keys` of the current table.
+    fn clean(&self, keys: &[&str]) -> bool {
+        let paths: Vec<String> = keys.iter().map(|k| join(&self.at, k)).collect();
+        !self.problems.iter().any(|p| paths.contains(&p.path))
     }
 
     /// An operator by name; an unknown one is reported at `key` with the
@@ -891,6 +804,63 @@ impl<'f> Validator<'_, 'f> {
         }
         Some((a, b))
     }
+}
+
+/// A source's own check: `record_size_max` (by default `record_size`) is
+/// at least `record_size`; `partitions` default to the parallelism.
+pub(super) fn source(
+    v: &mut Validator,
+    op: &Operator,
+    kind: OperatorKind,
+    parallelism: Option<u32>,
+) -> OperatorKind {
+    let OperatorKind::Source(mut src) = kind else {
+        return kind;
+    };
+    let max = op
+        .record_size_max
+        .and_then(|m| v.bytes("record_size_max", Some(m), 0, MAX_BYTES));
+    let (lo, valid) = (src.record_size, v.clean(&["record_size"]));
+    if let (Some(hi), true) = (max, valid) {
+        if hi < lo {
+            let message = format!(
+                "record_size_max ({}) must be at least record_size ({})",
+                bytes_text(hi),
+                bytes_text(lo)
+            );
+            v.report("record_size_max", message, None);
+        }
+    }
+    src.record_size_max = max.unwrap_or(lo).max(lo);
+    let partitions = i64::from(parallelism.unwrap_or(1));
+    src.partitions = v.int("partitions", op.partitions, partitions);
+    OperatorKind::Source(src)
+}
+
+/// A filter's own check: a written `keep_below` is at most `modulus`.
+pub(super) fn filter(
+    v: &mut Validator,
+    op: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    if let OperatorKind::Filter {
+        modulus: m,
+        keep_below: k,
+    } = kind
+    {
+        if op.keep_below.is_some() && k > m && v.clean(&["modulus", "keep_below"]) {
+            v.report(
+                "keep_below",
+                format!("keep_below ({k}) must be at most modulus ({m})"),
+                Some(format!(
+                    "the filter keeps records with key % {m} < keep_below; \
+                     keep_below = {m} already keeps every record"
+                )),
+            );
+        }
+    }
+    kind
 }
 
 /// Shortest path `start ..= goal` following `successors` (BFS, so the

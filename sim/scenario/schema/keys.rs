@@ -1,7 +1,8 @@
-//! The building blocks of the schema: `table!` (a table as written) and
+//! The building blocks of the schema: `table!` (a table as written),
 //! `section!` (a table declared once, key by key, with its validated form,
-//! its checks and its writer), and the [`Key`] types that say how each key
-//! is read, checked and written.
+//! its checks and its writer), `operators!` (the operator kinds declared
+//! once, each with its keys declared the same way), and the [`Key`] types
+//! that say how each key is read, checked and written.
 
 use super::*;
 
@@ -75,6 +76,8 @@ macro_rules! same_key {
 }
 same_key!(
     bool,
+    i64,
+    KeyDistribution,
     Algorithm,
     InputOrder,
     StorageKind,
@@ -87,6 +90,21 @@ same_key!(
 pub struct Dur<T = SimDuration>(PhantomData<T>);
 /// A duration (or a time) greater than zero and at most [`crate::scenario::MAX_DURATION`].
 pub struct Positive<T = SimDuration>(PhantomData<T>);
+/// A size in bytes, at least 1 and at most [`crate::scenario::MAX_BYTES`].
+pub struct Size;
+impl Key for Size {
+    type File = Bytes;
+    type Valid = u64;
+    fn write(n: &u64) -> Bytes {
+        Bytes(*n)
+    }
+}
+impl Check for Size {
+    fn check(v: &mut Validator, key: &str, b: &Bytes, default: &Bytes) -> u64 {
+        let max = crate::scenario::MAX_BYTES;
+        v.bytes(key, Some(*b), default.0, max).unwrap_or(default.0)
+    }
+}
 /// A key its table checks and writes by hand (its default depends on other
 /// keys, or it names operators): `F` in the file, `V` validated.
 pub struct Custom<F, V>(PhantomData<(F, V)>);
@@ -128,30 +146,26 @@ impl Span for SimTime {
     }
 }
 
-impl<T: Span> Key for Dur<T> {
-    type File = Duration;
-    type Valid = T;
-    fn write(value: &T) -> Duration {
-        Duration(value.span())
-    }
+/// `Dur` and `Positive`: a [`Duration`] in the file, checked by
+/// `Validator::dur` or `Validator::positive`.
+macro_rules! span_key {
+    ($($key:ident $check:ident),*) => {$(
+        impl<T: Span> Key for $key<T> {
+            type File = Duration;
+            type Valid = T;
+            fn write(value: &T) -> Duration {
+                Duration(value.span())
+            }
+        }
+        impl<T: Span> Check for $key<T> {
+            fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
+                T::of(v.$check(key, *d, *default))
+            }
+        }
+    )*};
 }
-impl<T: Span> Check for Dur<T> {
-    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
-        T::of(v.dur(key, *d, *default))
-    }
-}
-impl<T: Span> Key for Positive<T> {
-    type File = Duration;
-    type Valid = T;
-    fn write(value: &T) -> Duration {
-        Duration(value.span())
-    }
-}
-impl<T: Span> Check for Positive<T> {
-    fn check(v: &mut Validator, key: &str, d: &Duration, default: &Duration) -> T {
-        T::of(v.positive(key, *d, *default))
-    }
-}
+span_key!(Dur dur, Positive positive);
+
 impl<F: Clone + fmt::Debug + PartialEq + Default, V: Default> Key for Custom<F, V> {
     type File = F;
     type Valid = V;
@@ -250,6 +264,139 @@ macro_rules! section {
             fn write(s: &$spec) -> $file {
                 s.into()
             }
+        }
+    };
+}
+
+/// The default after a key of `operators!`, or `Default::default()`.
+macro_rules! or_default {
+    () => {
+        Default::default()
+    };
+    ($d:expr) => {
+        $d
+    };
+}
+
+/// `[[operators]]` declared once: the keys every operator has (as in
+/// `table!`), then each operator kind: its name in files, its text for
+/// `ckptsim list`, and its keys, each with its [`Key`] type and its default
+/// (none for a [`Hand`] key), either in a struct of their own (`Source
+/// (SourceSpec { … })`) or in the variant (`Map { … }`), or none (a unit
+/// variant); last, a check of its own with the keys it relates. Gives the
+/// validated [`OperatorKind`] (and a kind's own struct), [`Kind`] (the
+/// names), [`OPERATOR_KINDS`], the file's struct with every kind's keys as
+/// `Option`s, and on it `kind_keys` (the keys written, with their kind),
+/// `check_kind` (every key of a kind checked in order, absent ones at their
+/// defaults, then the kind's own check) and `write_kind` (the writer).
+macro_rules! operators {
+    (
+        $(#[doc = $doc:literal])* $file:ident {
+            $($(#[$cm:meta])* $ck:ident: $cty:ty = $cd:expr,)*
+        }
+        $(
+            $(#[doc = $vdoc:literal])*
+            $kind:ident = $name:literal, $what:literal
+            $(($(#[doc = $sdoc:literal])* $spec:ident {
+                $($(#[doc = $skdoc:literal])* $(#[serde($($ss:tt)*)])*
+                $skey:ident: $sty:ty $(= $sd:expr)?,)*
+            }))?
+            $({
+                $($(#[doc = $kdoc:literal])* $(#[serde($($s:tt)*)])*
+                $key:ident: $ty:ty $(= $d:expr)?,)*
+            })?
+            $(, check $hook:path)?;
+        )*
+    ) => {
+        /// An operator's kind with its keys, validated.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(rename_all = "kebab-case", tag = "kind")]
+        pub enum OperatorKind {
+            $($(#[doc = $vdoc])* $kind $(($spec))? $({ $($(#[doc = $kdoc])* $key: <$ty as Key>::Valid,)* })?,)*
+        }
+
+        $($(
+            $(#[doc = $sdoc])*
+            #[derive(Clone, Debug, PartialEq, Serialize)]
+            pub struct $spec { $($(#[doc = $skdoc])* pub $skey: <$sty as Key>::Valid,)* }
+        )?)*
+
+        /// The `kind` of an operator, as files name it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum Kind { $(#[serde(rename = $name)] $kind,)* }
+
+        /// All operator kind names, for `ckptsim list` and error messages.
+        pub const OPERATOR_KINDS: &[(&str, &str)] = &[$(($name, $what),)*];
+
+        impl OperatorKind {
+            pub fn name(&self) -> &'static str {
+                match self { $(OperatorKind::$kind { .. } => $name,)* }
+            }
+        }
+
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $file {
+            $($(#[$cm])* pub $ck: $cty,)*
+            $($($(
+                $(#[doc = $skdoc])* $(#[serde($($ss)*)])* pub $skey: Option<<$sty as Key>::File>,
+            )*)? $($(
+                $(#[doc = $kdoc])* $(#[serde($($s)*)])* pub $key: Option<<$ty as Key>::File>,
+            )*)?)*
+        }
+
+        impl Default for $file {
+            fn default() -> Self {
+                $file {
+                    $($ck: $cd,)*
+                    $($($($skey: None,)*)? $($($key: None,)*)?)*
+                }
+            }
+        }
+
+        impl $file {
+            /// The kind's keys that are written, each with its kind.
+            pub(super) fn kind_keys(&self) -> Vec<(&'static str, Kind)> {
+                let keys = [$(
+                    $($((stringify!($skey), Kind::$kind, self.$skey.is_some()),)*)?
+                    $($((stringify!($key), Kind::$kind, self.$key.is_some()),)*)?
+                )*];
+                keys.into_iter().filter(|k| k.2).map(|k| (k.0, k.1)).collect()
+            }
+
+            /// The keys of `kind` checked in order at the validator's current
+            /// table (absent ones at their defaults), then its own check.
+            pub(super) fn check_kind(
+                &self,
+                v: &mut Validator,
+                kind: Kind,
+                parallelism: Option<u32>,
+            ) -> OperatorKind {
+                fn key<K: Check>(v: &mut Validator, key: &str, value: &Option<K::File>, d: K::File) -> K::Valid {
+                    K::check(v, key, value.as_ref().unwrap_or(&d), &d)
+                }
+                let _ = parallelism;
+                match kind {$(Kind::$kind => {
+                    let spec = OperatorKind::$kind
+                        $(($spec { $($skey: key::<$sty>(v, stringify!($skey), &self.$skey, or_default!($($sd)?)),)* }))?
+                        $({ $($key: key::<$ty>(v, stringify!($key), &self.$key, or_default!($($d)?)),)* })?;
+                    $(let spec = $hook(v, self, spec, parallelism);)?
+                    spec
+                })*}
+            }
+        }
+
+        /// The kind's keys as written, every one of them.
+        fn write_kind(kind: &OperatorKind) -> $file {
+            match kind {$(
+                OperatorKind::$kind $(($spec { $($skey,)* }))? $({ $($key,)* })? => $file {
+                    kind: Some(Kind::$kind),
+                    $($($skey: Some(<$sty as Key>::write($skey)),)*)?
+                    $($($key: Some(<$ty as Key>::write($key)),)*)?
+                    ..$file::default()
+                },
+            )*}
         }
     };
 }
