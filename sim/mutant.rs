@@ -51,6 +51,7 @@ pub enum Mutant {
     RecoveredBuffersPersistedTwice,
     ChannelFileResultEarly,
     AbortStopsNewerCapture,
+    UpsertBatchReordered,
 }
 
 /// One registry entry.
@@ -414,6 +415,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "operators that lose buffered records when the input ends (windows and buffers not flushed before FLIP-147's endInput/finish handling)",
         caught_by: "exactly-once-output",
         applies: &[("windows", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::UpsertBatchReordered,
+        name: "upsert-batch-reordered",
+        part: "upsert sink",
+        what: "the upsert sink writes each flushed batch newest first, so an older value of a key overwrites a newer one of the same batch and the finished table is stale",
+        modelled_on: "upsert sinks that apply a buffered batch out of order per key (JDBC upsert writers running a batch's statements grouped by kind instead of in arrival order; Elasticsearch bulk requests for one document id sent concurrently)",
+        caught_by: "exactly-once-output",
+        applies: &[("upsert", "aligned")],
     },
 ];
 

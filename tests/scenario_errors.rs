@@ -872,3 +872,22 @@ fn byte_sizes_are_read_with_units_and_checked() {
     assert!(e.message.contains("applies only to memory storage"), "{e}");
     assert!(help(&e).contains("storage = \"memory\""), "{e}");
 }
+
+#[test]
+fn upsert_sink_needs_a_hash_edge() {
+    let error = only_error(&edit("kind = \"sink-2pc\"", "kind = \"sink-upsert\""));
+    assert_eq!(at(&error), (49, 16));
+    assert_eq!(
+        error.message,
+        "upsert sink `sink` reads a `forward` edge from `count`"
+    );
+    assert_eq!(
+        help(&error),
+        "an upsert sink overwrites each key's row from one subtask, in the key's order: use partitioning = \"hash\" (by key)"
+    );
+    let fixed = edit("kind = \"sink-2pc\"", "kind = \"sink-upsert\"").replace(
+        "to = \"sink\"\npartitioning = \"forward\"",
+        "to = \"sink\"\npartitioning = \"hash\"",
+    );
+    assert!(parse_str(&fixed, "base.toml").is_ok());
+}

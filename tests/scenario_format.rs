@@ -154,6 +154,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "flat-map" => &["copies"],
             "count-window" => &["size"],
             "sink-at-least-once" => &["batch"],
+            "sink-upsert" => &["buffer_rows"],
             _ => &[],
         };
         let mut all = vec!["id", "kind", "parallelism", "cost", "cost_jitter"];
@@ -344,6 +345,7 @@ fn sample() -> Scenario {
                 1,
             ),
             op("window", OperatorKind::CountWindow { size: 5 }, 2),
+            op("upsert", OperatorKind::SinkUpsert { buffer_rows: 8 }, 2),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -356,6 +358,7 @@ fn sample() -> Scenario {
             edge(6, 7, Partitioning::Rebalance),
             edge(8, 9, Partitioning::Hash),
             edge(9, 7, Partitioning::Rebalance),
+            edge(6, 10, Partitioning::Hash),
         ],
         network: NetworkSpec {
             buffer_records: 7,
@@ -762,8 +765,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 10]);
-    expected.extend(["[[edges]]"; 10]);
+    expected.extend(["[[operators]]"; 11]);
+    expected.extend(["[[edges]]"; 11]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 3]);
     expected.extend([

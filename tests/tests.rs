@@ -42,6 +42,8 @@
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 //! - `toy_algorithm`: an algorithm added from outside the registry (one file)
 //!   runs like a built-in; a wrong one is caught.
+//! - `upsert`: the upsert sink repeats writes after a crash but its finished
+//!   table converges (effectively-once); an out-of-order batch is caught.
 
 mod common;
 
@@ -69,4 +71,5 @@ mod structure;
 mod sweep;
 mod toy_algorithm;
 mod traces;
+mod upsert;
 mod user_operator;

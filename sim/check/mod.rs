@@ -69,6 +69,20 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         (false, true) => Guarantee::AtMostOnce,
         (true, true) => Guarantee::Broken,
     };
+    // Upsert sinks: effectively-once by key, judged by the finished table.
+    let upsert = oracle.compare_upsert(run, finished);
+    let guarantee = match &upsert {
+        Some(u) => {
+            for v in &u.violations {
+                output_violations.push(Violation {
+                    time_ns: end,
+                    ..v.clone()
+                });
+            }
+            guarantee.weaker(u.guarantee())
+        }
+        None => guarantee,
+    };
     let expected = run.expected;
     let output_ok = guarantee.satisfies(expected);
     if output_ok {
@@ -84,7 +98,11 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
             v.time_ns = end;
         }
     }
-    if expected != Guarantee::ExactlyOnce && guarantee.satisfies(expected) {
+    let state_exact = matches!(
+        expected,
+        Guarantee::ExactlyOnce | Guarantee::EffectivelyOnce
+    );
+    if !state_exact && guarantee.satisfies(expected) {
         // Duplicated state effects are what a weaker declared guarantee allows.
         state_violations.clear();
     }
@@ -152,13 +170,29 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
     // is the run's data only when the cut was exactly-once; a run allowed
     // to duplicate (at-least-once) reads records the oracle does not have.
     let mut commit = by_check.remove("commit").unwrap_or_default();
-    let (promised_violations, promised) = if expected == Guarantee::ExactlyOnce {
+    let (promised_violations, promised) = if state_exact {
         oracle.compare_promised(run)
     } else {
         (Vec::new(), 0)
     };
     commit.extend(promised_violations);
     let accounting = accounting::check(run);
+    let mut output_reach = vec![
+        ("records committed", run.store.committed().len() as u64),
+        ("records replayed", c.records_replayed),
+        ("recoveries", c.recoveries),
+        ("recovery commits", c.recovery_commits),
+        ("in-flight records replayed", c.in_flight_records_replayed),
+    ];
+    if let Some(u) = &upsert {
+        output_reach.extend([
+            ("upsert writes", u.writes),
+            ("upsert writes repeated", u.repeated),
+            ("upsert regressions", u.regressions),
+            ("upsert writes missing", u.missing),
+            ("upsert keys compared", u.keys),
+        ]);
+    }
 
     let checks = vec![
         CheckResult {
@@ -179,13 +213,7 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         CheckResult {
             name: "exactly-once-output",
             passed: output_violations.is_empty(),
-            reach: vec![
-                ("records committed", run.store.committed().len() as u64),
-                ("records replayed", c.records_replayed),
-                ("recoveries", c.recoveries),
-                ("recovery commits", c.recovery_commits),
-                ("in-flight records replayed", c.in_flight_records_replayed),
-            ],
+            reach: output_reach,
             violations: output_violations,
         },
         CheckResult {

@@ -27,13 +27,24 @@ use crate::model::{
 use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
 use crate::runtime::RunOutput;
-use crate::scenario::{Partitioning, Scenario};
+use crate::scenario::{OperatorKind, Partitioning, Scenario};
 use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
+
+mod upsert;
+pub use upsert::UpsertDiff;
 
 pub struct Oracle {
     /// Sink operators, in operator order; position = sink slot.
     sinks: Vec<u32>,
+    /// Per sink slot: an upsert sink (`sink-upsert`), judged by its final
+    /// table, not by the lineage and value comparison.
+    upsert: Vec<bool>,
+    /// Per upsert sink operator: the table a failure-free run leaves, the
+    /// last value per key in the order the sink task reads its key's
+    /// records (the replayed schedule's order, or channel order without
+    /// one).
+    upsert_tables: BTreeMap<u32, BTreeMap<u64, i64>>,
     /// First flat lineage index of each global partition.
     partition_base: Vec<usize>,
     total_records: usize,
@@ -236,6 +247,17 @@ impl Exec<'_> {
                 _ => {}
             }
         }
+        if oracle.upsert[slot] {
+            // The table follows the sink's reading order; whatever the
+            // schedule never read is read after it, channel after channel.
+            let table = oracle.upsert_tables.entry(oracle.sinks[slot]).or_default();
+            let rest = inputs
+                .iter()
+                .flat_map(|&ch| self.queues[ch as usize].iter());
+            for r in read.iter().chain(rest) {
+                table.insert(r.key, r.value);
+            }
+        }
         let Some((_, &upto)) = marks.range(..=known).next_back() else {
             return;
         };
@@ -370,8 +392,19 @@ impl Oracle {
             partition_base.push(total);
             total += workload.partition(p as u32).len();
         }
+        let upsert = sinks
+            .iter()
+            .map(|&s| {
+                matches!(
+                    scenario.operators[s as usize].kind,
+                    OperatorKind::SinkUpsert { .. }
+                )
+            })
+            .collect();
         let mut oracle = Oracle {
             expected: vec![0; total * sinks.len()],
+            upsert,
+            upsert_tables: BTreeMap::new(),
             sinks,
             partition_base,
             total_records: total,
@@ -500,6 +533,12 @@ impl Oracle {
             let idx = self.flat(slot, r.lineage.partition, r.lineage.offset);
             self.expected[idx] += 1;
         }
+        if self.upsert[slot] {
+            // Arrival order; a replayed schedule's reading order overrides it.
+            let table = self.upsert_tables.entry(self.sinks[slot]).or_default();
+            table.insert(r.key, r.value);
+            return;
+        }
         // (A lineage outside the input: the run's committed copy of it
         // counts as a stray duplicate.)
         self.values.push((self.sinks[slot], r.key, r.value));
@@ -511,7 +550,7 @@ impl Oracle {
 
     /// Source records that reach some sink in the failure-free run.
     pub fn expected_records(&self) -> usize {
-        self.values.len()
+        self.expected.iter().map(|&e| e as usize).sum()
     }
 
     /// Compares committed output with the expected output. With
@@ -542,7 +581,11 @@ impl Oracle {
         let mut values = Vec::with_capacity(run.store.committed().len());
         let mut strays = 0u64;
         for r in run.store.committed() {
-            match self.sinks.iter().position(|&s| s == r.sink) {
+            let slot = self.sinks.iter().position(|&s| s == r.sink);
+            if slot.is_some_and(|slot| self.upsert[slot]) {
+                continue; // judged by its table (`compare_upsert`)
+            }
+            match slot {
                 Some(slot)
                     if (r.lineage.partition as usize) < self.partition_base.len()
                         && self.partition_base[r.lineage.partition as usize]
@@ -563,6 +606,9 @@ impl Oracle {
         let mut dup_examples = Vec::new();
         let mut loss_examples = Vec::new();
         for (i, (&a, &e)) in actual.iter().zip(&self.expected).enumerate() {
+            if self.upsert[i / self.total_records.max(1)] {
+                continue;
+            }
             if a > e {
                 diff.duplicates += u64::from(a - e);
                 if dup_examples.len() < MAX_EXAMPLES {

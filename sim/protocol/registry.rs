@@ -187,6 +187,10 @@ impl<'de> Deserialize<'de> for Algorithm {
 #[serde(rename_all = "kebab-case")]
 pub enum Guarantee {
     ExactlyOnce,
+    /// Output of upsert sinks: writes may repeat (and a key's row may go
+    /// back to an older value during a replay), but the finished table is
+    /// the exactly-once one. Implies at-least-once.
+    EffectivelyOnce,
     AtLeastOnce,
     AtMostOnce,
     Broken,
@@ -194,10 +198,14 @@ pub enum Guarantee {
 
 impl Guarantee {
     /// Whether an observed guarantee keeps a declared one: exactly-once keeps
-    /// every promise, at-least-once and at-most-once keep their own, and
-    /// `broken` (declared) accepts anything.
+    /// every promise, effectively-once keeps its own and at-least-once,
+    /// at-least-once and at-most-once keep their own, and `broken`
+    /// (declared) accepts anything.
     pub fn satisfies(self, declared: Guarantee) -> bool {
-        self == declared || self == Guarantee::ExactlyOnce || declared == Guarantee::Broken
+        self == declared
+            || self == Guarantee::ExactlyOnce
+            || declared == Guarantee::Broken
+            || (self == Guarantee::EffectivelyOnce && declared == Guarantee::AtLeastOnce)
     }
 
     /// The weaker of two guarantees (the one both keep; `broken` if neither
@@ -215,6 +223,7 @@ impl Guarantee {
     pub fn name(self) -> &'static str {
         match self {
             Guarantee::ExactlyOnce => "exactly-once",
+            Guarantee::EffectivelyOnce => "effectively-once",
             Guarantee::AtLeastOnce => "at-least-once",
             Guarantee::AtMostOnce => "at-most-once",
             Guarantee::Broken => "broken",
@@ -238,5 +247,20 @@ mod tests {
         assert_eq!(Algorithm::from_name("nope"), None);
         assert_eq!(Algorithm::Aligned, Algorithm::from_name("aligned").unwrap());
         assert!(Algorithm::Aligned < Algorithm::None);
+    }
+
+    #[test]
+    fn effectively_once_sits_between_exactly_once_and_at_least_once() {
+        use Guarantee::*;
+        assert!(EffectivelyOnce.satisfies(EffectivelyOnce));
+        assert!(EffectivelyOnce.satisfies(AtLeastOnce));
+        assert!(!EffectivelyOnce.satisfies(ExactlyOnce));
+        assert!(!EffectivelyOnce.satisfies(AtMostOnce));
+        assert!(ExactlyOnce.satisfies(EffectivelyOnce));
+        assert!(!AtLeastOnce.satisfies(EffectivelyOnce));
+        assert_eq!(ExactlyOnce.weaker(EffectivelyOnce), EffectivelyOnce);
+        assert_eq!(AtLeastOnce.weaker(EffectivelyOnce), AtLeastOnce);
+        assert_eq!(EffectivelyOnce.weaker(AtMostOnce), Broken);
+        assert_eq!(EffectivelyOnce.name(), "effectively-once");
     }
 }

@@ -176,7 +176,9 @@ impl OperatorKind {
     pub fn is_sink(&self) -> bool {
         matches!(
             self,
-            OperatorKind::Sink2pc | OperatorKind::SinkAtLeastOnce { .. }
+            OperatorKind::Sink2pc
+                | OperatorKind::SinkAtLeastOnce { .. }
+                | OperatorKind::SinkUpsert { .. }
         )
     }
     pub fn is_keyed(&self) -> bool {
@@ -466,8 +468,24 @@ impl Scenario {
 
     /// The guarantee a run of `algorithm` must keep: the scenario's declared
     /// one, weakened to what the algorithm promises.
+    ///
+    /// A job with an upsert sink (`sink-upsert`) promises at most
+    /// effectively-once: replays repeat its writes, the finished table
+    /// converges.
     pub fn expected_guarantee(&self, algorithm: Algorithm) -> Guarantee {
-        self.expect.guarantee.weaker(algorithm.promise())
+        let expected = self.expect.guarantee.weaker(algorithm.promise());
+        if self.has_upsert_sink() {
+            expected.weaker(Guarantee::EffectivelyOnce)
+        } else {
+            expected
+        }
+    }
+
+    /// Whether some operator is a `sink-upsert`.
+    pub fn has_upsert_sink(&self) -> bool {
+        self.operators
+            .iter()
+            .any(|o| matches!(o.kind, OperatorKind::SinkUpsert { .. }))
     }
 
     /// Concurrent checkpoints in effect for `algorithm`.

@@ -361,6 +361,17 @@ operators! {
          at every snapshot and at end of input" {
         batch: u32 = 1,
     };
+    /// Upsert (idempotent) sink: every record overwrites its key's row in
+    /// the external table, without transactions, buffered up to
+    /// `buffer_rows` records (Flink JDBC's `sink.buffer-flush.max-rows`),
+    /// flushed in arrival order when full, at every snapshot and at end of
+    /// input. Replays repeat writes; the finished table converges. Its
+    /// inputs must be `hash` edges.
+    SinkUpsert = "sink-upsert",
+        "upsert sink: overwrites the key's row with the value, buffering `buffer_rows` \
+         records, flushed when full, at every snapshot and at end of input; effectively-once" {
+        buffer_rows: u32 = 1,
+    };
 }
 
 /// `cost` of a source.

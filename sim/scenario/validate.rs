@@ -578,6 +578,15 @@ impl<'f> Validator<'_, 'f> {
                         help("keyed operators read keyed streams: use partitioning = \"hash\"");
                     self.report("partitioning", message, help);
                 }
+                if kind(self, to).is_some_and(|k| matches!(k, OperatorKind::SinkUpsert { .. })) {
+                    let message =
+                        format!("upsert sink `{b}` reads a `{}` edge from `{a}`", p.name());
+                    let help = help(
+                        "an upsert sink overwrites each key's row from one subtask, in the key's \
+                         order: use partitioning = \"hash\" (by key)",
+                    );
+                    self.report("partitioning", message, help);
+                }
             }
             // Does this edge close a cycle? Only if `to` already reaches `from`.
             let cycle = match from == to {

@@ -165,7 +165,9 @@ impl Topology {
                     K::KeyedCount => GenKind::KeyedCount,
                     K::KeyedSum => GenKind::KeyedSum,
                     K::Sink2pc => GenKind::Sink2pc,
-                    K::SinkAtLeastOnce { .. } | K::CountWindow { .. } => return None,
+                    K::SinkAtLeastOnce { .. } | K::SinkUpsert { .. } | K::CountWindow { .. } => {
+                        return None
+                    }
                 };
                 Some(GenOperator {
                     id: op.id.clone(),
