@@ -891,3 +891,25 @@ fn upsert_sink_needs_a_hash_edge() {
     );
     assert!(parse_str(&fixed, "base.toml").is_ok());
 }
+
+/// An upsert sink fed by a stateless operator has no single right table:
+/// a key's last value depends on how the channels interleave.
+#[test]
+fn upsert_sink_reads_a_keyed_running_aggregate() {
+    let text = edit("kind = \"sink-2pc\"", "kind = \"sink-upsert\"")
+        .replace(
+            "from = \"count\"\nto = \"sink\"\npartitioning = \"forward\"",
+            "from = \"double\"\nto = \"sink\"\npartitioning = \"hash\"",
+        )
+        .replace(
+            "from = \"double\"\nto = \"count\"",
+            "from = \"source\"\nto = \"count\"",
+        );
+    let error = only_error(&text);
+    assert_eq!(
+        error.message,
+        "upsert sink `sink` reads from `double`, which is not a keyed running aggregate"
+    );
+    assert_eq!(at(&error), (47, 8), "{error}");
+    assert!(help(&error).contains("keyed-count or keyed-sum"), "{error}");
+}

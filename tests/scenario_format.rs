@@ -909,8 +909,19 @@ fn every_listed_kind_is_parsed() {
         assert_eq!(name_of(&kind), *name);
         let mut text = format!("{MINIMAL}\n[[operators]]\nid = \"x\"\nkind = \"{name}\"\n");
         text.push_str("parallelism = 2\n");
+        // An upsert sink reads a keyed running aggregate.
+        let upstream = match *name {
+            "sink-upsert" => {
+                text.push_str("[[operators]]\nid = \"agg\"\nkind = \"keyed-count\"\nparallelism = 2\n");
+                text.push_str("[[edges]]\nfrom = \"src\"\nto = \"agg\"\npartitioning = \"hash\"\n");
+                "agg"
+            }
+            _ => "src",
+        };
         if kind != Kind::Source {
-            text.push_str("[[edges]]\nfrom = \"src\"\nto = \"x\"\npartitioning = \"hash\"\n");
+            text.push_str(&format!(
+                "[[edges]]\nfrom = \"{upstream}\"\nto = \"x\"\npartitioning = \"hash\"\n"
+            ));
         }
         let s = parse_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.operators[2].kind.name(), *name);

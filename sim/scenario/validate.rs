@@ -588,6 +588,24 @@ impl<'f> Validator<'_, 'f> {
                     self.report("partitioning", message, help);
                 }
             }
+            let upsert_into =
+                kind(self, to).is_some_and(|k| matches!(k, OperatorKind::SinkUpsert { .. }));
+            let running_aggregate =
+                |k: &OperatorKind| matches!(k, OperatorKind::KeyedCount | OperatorKind::KeyedSum);
+            if upsert_into && kind(self, from).is_some_and(|k| !running_aggregate(&k)) {
+                // A key's last row must not depend on how channels
+                // interleave: only a running aggregate's last update per key
+                // is its final value whatever the order its input arrived in.
+                let message = format!(
+                    "upsert sink `{b}` reads from `{a}`, which is not a keyed running aggregate"
+                );
+                let help = help(
+                    "a key's last value depends on the order its records arrive in unless \
+                     one keyed-count or keyed-sum subtask produces all of them: put one \
+                     before the sink (Flink's SinkUpsertMaterializer plays this part)",
+                );
+                self.report("from", message, help);
+            }
             // Does this edge close a cycle? Only if `to` already reaches `from`.
             let cycle = match from == to {
                 true => Some(vec![from]),
