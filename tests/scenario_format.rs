@@ -912,7 +912,9 @@ fn every_listed_kind_is_parsed() {
         // An upsert sink reads a keyed running aggregate.
         let upstream = match *name {
             "sink-upsert" => {
-                text.push_str("[[operators]]\nid = \"agg\"\nkind = \"keyed-count\"\nparallelism = 2\n");
+                text.push_str(
+                    "[[operators]]\nid = \"agg\"\nkind = \"keyed-count\"\nparallelism = 2\n",
+                );
                 text.push_str("[[edges]]\nfrom = \"src\"\nto = \"agg\"\npartitioning = \"hash\"\n");
                 "agg"
             }
