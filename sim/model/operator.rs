@@ -541,35 +541,59 @@ impl Operator for TwoPhaseCommitSink {
     }
 }
 
-/// Writes to the store without transactions, in batches (Flink's
-/// `AsyncSinkWriter`): a batch of `batch` records is written when full, and
-/// whatever is buffered is flushed before the snapshot is taken (so before
-/// the checkpoint is acknowledged) and at end of input. Exactly-once only
-/// without failures; duplicates on replay. A batch still buffered when the
-/// task fails is lost with it, and its records are replayed only if no
-/// completed checkpoint covers them: hence the flush at the snapshot.
-/// (The write completes at once: the model has no asynchronous requests.)
-pub struct AtLeastOnceSink {
+/// Writes to the store without transactions, in batches: a batch of
+/// `batch` records is written when full, and whatever is buffered is
+/// flushed before the snapshot is taken (so before the checkpoint is
+/// acknowledged) and at end of input. A batch still buffered when the task
+/// fails is lost with it, and its records are replayed only if no completed
+/// checkpoint covers them: hence the flush at the snapshot. (A write
+/// completes at once: the model has no asynchronous requests.) Two sinks:
+///
+/// - **at-least-once** (Flink's `AsyncSinkWriter`): exactly-once only
+///   without failures; duplicates on replay.
+/// - **upsert** (Flink's JDBC or Elasticsearch upsert sinks): every record
+///   overwrites its key's row of the external table (`key → value`),
+///   written in arrival order. Its input comes from a keyed running
+///   aggregate through a hash edge, so each key is written by one subtask in
+///   the key's order. A replay writes the records after the restored
+///   checkpoint again: a row may go back to an older value for a while and
+///   writes repeat, but the finished table holds, per key, the last value
+///   of the key's exactly-once order.
+pub struct DirectSink {
     batch: usize,
     buffer: Vec<Record>,
+    upsert: bool,
 }
 
-impl AtLeastOnceSink {
-    pub fn new(batch: u32) -> AtLeastOnceSink {
-        AtLeastOnceSink {
+impl DirectSink {
+    pub fn at_least_once(batch: u32) -> DirectSink {
+        DirectSink {
             batch: batch.max(1) as usize,
             buffer: Vec::new(),
+            upsert: false,
+        }
+    }
+
+    pub fn upsert(batch: u32) -> DirectSink {
+        DirectSink {
+            upsert: true,
+            ..DirectSink::at_least_once(batch)
         }
     }
 
     fn flush(&mut self, ctx: &mut Context) {
+        if self.upsert && self.buffer.len() > 1 && ctx.mutant(Mutant::UpsertBatchReordered) {
+            // Mutant: the batch's statements run newest first, so an older
+            // value of a key overwrites a newer one of the same batch.
+            self.buffer.reverse();
+        }
         for r in self.buffer.drain(..) {
             ctx.store.write_direct(ctx.operator, r, ctx.now);
         }
     }
 }
 
-impl Operator for AtLeastOnceSink {
+impl Operator for DirectSink {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
         if self.batch == 1 {
@@ -585,65 +609,10 @@ impl Operator for AtLeastOnceSink {
         self.flush(ctx);
     }
     fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
-        if !self.buffer.is_empty() && ctx.mutant(Mutant::SinkAckWithoutFlush) {
+        if !self.upsert && !self.buffer.is_empty() && ctx.mutant(Mutant::SinkAckWithoutFlush) {
             // Mutant: the open batch stays buffered across the checkpoint.
             return Vec::new();
         }
-        self.flush(ctx);
-        Vec::new()
-    }
-    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// Upsert sink (Flink's JDBC or Elasticsearch upsert sinks): every record
-/// is an overwrite of its key's row in the external table (`key → value`),
-/// without transactions. Writes are buffered up to `buffer_rows`, written in
-/// arrival order when the buffer is full, before the snapshot is taken
-/// (so a completed checkpoint covers every write before its barrier) and at
-/// end of input. Its input is hash-partitioned by key, so each key is
-/// written by one subtask in the key's order. A replay after a failover
-/// writes the records after the restored checkpoint again: the row may go
-/// back to an older value for a while and writes repeat, but the finished
-/// table holds, per key, the last value of the key's exactly-once order.
-pub struct UpsertSink {
-    batch: usize,
-    buffer: Vec<Record>,
-}
-
-impl UpsertSink {
-    pub fn new(batch: u32) -> UpsertSink {
-        UpsertSink {
-            batch: batch.max(1) as usize,
-            buffer: Vec::new(),
-        }
-    }
-
-    fn flush(&mut self, ctx: &mut Context) {
-        if self.buffer.len() > 1 && ctx.mutant(Mutant::UpsertBatchReordered) {
-            // Mutant: the batch's statements run newest first, so an older
-            // value of a key overwrites a newer one of the same batch.
-            self.buffer.reverse();
-        }
-        for r in self.buffer.drain(..) {
-            ctx.store.upsert(ctx.operator, r, ctx.now);
-        }
-    }
-}
-
-impl Operator for UpsertSink {
-    #[inline]
-    fn process(&mut self, record: Record, ctx: &mut Context) {
-        self.buffer.push(record);
-        if self.buffer.len() >= self.batch {
-            self.flush(ctx);
-        }
-    }
-    fn end_of_input(&mut self, ctx: &mut Context) {
-        self.flush(ctx);
-    }
-    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
         self.flush(ctx);
         Vec::new()
     }
@@ -830,8 +799,8 @@ impl OperatorFactory for BuiltinFactory {
             OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
             OperatorKind::CountWindow { size } => Box::new(CountWindow::new(*size)),
             OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
-            OperatorKind::SinkAtLeastOnce { batch } => Box::new(AtLeastOnceSink::new(*batch)),
-            OperatorKind::SinkUpsert { buffer_rows } => Box::new(UpsertSink::new(*buffer_rows)),
+            OperatorKind::SinkAtLeastOnce { batch } => Box::new(DirectSink::at_least_once(*batch)),
+            OperatorKind::SinkUpsert { buffer_rows } => Box::new(DirectSink::upsert(*buffer_rows)),
         }
     }
 }
@@ -854,10 +823,10 @@ mod tests {
 
     /// Runs `f` on `sink` with a context writing to `store`.
     fn with(
-        sink: &mut UpsertSink,
+        sink: &mut DirectSink,
         store: &mut ExternalStore,
         mutants: Mutants,
-        f: impl FnOnce(&mut UpsertSink, &mut Context),
+        f: impl FnOnce(&mut DirectSink, &mut Context),
     ) {
         let mut out = Vec::new();
         let mut ctx = Context {
@@ -878,7 +847,7 @@ mod tests {
     #[test]
     fn the_upsert_sink_buffers_and_flushes_in_order_before_the_snapshot() {
         let mut store = ExternalStore::default();
-        let mut sink = UpsertSink::new(3);
+        let mut sink = DirectSink::upsert(3);
         with(&mut sink, &mut store, Mutants::NONE, |s, ctx| {
             s.process(rec(1, 1, 0), ctx);
             s.process(rec(1, 2, 1), ctx);
@@ -904,7 +873,7 @@ mod tests {
     #[test]
     fn a_reordered_batch_leaves_an_older_value() {
         let mut store = ExternalStore::default();
-        let mut sink = UpsertSink::new(2);
+        let mut sink = DirectSink::upsert(2);
         let mutants = Mutants::NONE.with(Mutant::UpsertBatchReordered);
         with(&mut sink, &mut store, mutants, |s, ctx| {
             s.process(rec(1, 1, 0), ctx);

@@ -233,15 +233,9 @@ impl ExternalStore {
         self.committed.push(committed(sink, record, now));
     }
 
-    /// An upsert sink's write: overwrites `record.key`'s row of `sink`'s
-    /// table, visible at once. The store keeps every write in order
-    /// (`committed`); the table is the last write per key
-    /// (`upsert_table`).
-    pub fn upsert(&mut self, sink: u32, record: Record, now: SimTime) {
-        self.write_direct(sink, record, now);
-    }
-
-    /// The table `sink`'s upserts left: per key, the value of its last write.
+    /// The table `sink`'s upserts left: per key, the value of its last write
+    /// (an upsert sink writes with `write_direct`; the store keeps every
+    /// write in order).
     pub fn upsert_table(&self, sink: u32) -> BTreeMap<u64, i64> {
         let mut table = BTreeMap::new();
         for r in self.committed.iter().filter(|r| r.sink == sink) {
@@ -298,12 +292,12 @@ mod tests {
     #[test]
     fn an_upsert_overwrites_its_keys_row_and_keeps_every_write() {
         let mut store = ExternalStore::default();
-        store.upsert(3, rec(1, 10, 0), SimTime::ZERO);
-        store.upsert(3, rec(2, 20, 1), SimTime::ZERO);
-        store.upsert(3, rec(1, 11, 2), SimTime::ZERO);
+        store.write_direct(3, rec(1, 10, 0), SimTime::ZERO);
+        store.write_direct(3, rec(2, 20, 1), SimTime::ZERO);
+        store.write_direct(3, rec(1, 11, 2), SimTime::ZERO);
         // A replayed write: the row goes back to the older value.
-        store.upsert(3, rec(1, 10, 0), SimTime::ZERO);
-        store.upsert(4, rec(1, 99, 0), SimTime::ZERO);
+        store.write_direct(3, rec(1, 10, 0), SimTime::ZERO);
+        store.write_direct(4, rec(1, 99, 0), SimTime::ZERO);
         assert_eq!(store.committed().len(), 5);
         let table: Vec<_> = store.upsert_table(3).into_iter().collect();
         assert_eq!(table, vec![(1, 10), (2, 20)]);

@@ -388,22 +388,29 @@ impl World<'_> {
             // the channel-state write still running.
             fired(Mutant::AckBeforeChannelStateWritten);
         }
-        let id = p.id;
-        self.send_ack(t, id, ack_of(p, durable), durable, written, state);
+        self.send_ack(t, p, durable, written);
     }
 
-    /// Sends task `t`'s ack of `id` once its writes are done (`written`;
-    /// `durable` is when they really are), or its decline if the memory
-    /// storage refuses the state.
+    /// Sends task `t`'s ack of snapshot `p` once its writes are done
+    /// (`written`; `durable` is when they really are), or its decline if the
+    /// memory storage refuses the state.
     pub(super) fn send_ack(
         &mut self,
         t: TaskId,
-        id: CheckpointId,
-        ack: TaskAck,
+        p: PartialAck,
         durable: SimTime,
         written: SimTime,
-        state: u64,
     ) {
+        let (id, state) = (p.id, p.snapshot.state.len() as u64);
+        let ack = TaskAck {
+            snapshot: p.snapshot,
+            cut: p.cut,
+            input_ended: p.input_ended,
+            start_delay_ns: p.start_delay_ns,
+            alignment_ns: p.alignment_ns,
+            arrived: false,
+            durable_at: durable,
+        };
         let now = self.net.now;
         let s = &self.scenario;
         let in_flight_bytes = ack.snapshot.in_flight_bytes();
@@ -411,7 +418,6 @@ impl World<'_> {
         let too_large =
             s.checkpoint.storage == StorageKind::Memory && (state > max || in_flight_bytes > max);
         let mut ack_at_ns = None;
-        debug_assert_eq!(ack.durable_at, durable);
         if too_large {
             // Flink's memory-backed checkpoint streams refuse state above
             // the max state size: the task's asynchronous part fails and
@@ -776,18 +782,5 @@ impl World<'_> {
             );
             self.violation("protocol", msg);
         }
-    }
-}
-
-/// The acknowledgement of a snapshot whose state is durable at `durable`.
-pub(super) fn ack_of(p: PartialAck, durable: SimTime) -> TaskAck {
-    TaskAck {
-        snapshot: p.snapshot,
-        cut: p.cut,
-        input_ended: p.input_ended,
-        start_delay_ns: p.start_delay_ns,
-        alignment_ns: p.alignment_ns,
-        arrived: false,
-        durable_at: durable,
     }
 }

@@ -23,7 +23,6 @@
 //! stream (`writes_done`), as Flink starts no channel-state writer for an
 //! aligned barrier.
 
-use super::barriers::ack_of;
 use super::*;
 
 /// The file groups of the tasks and the files being written.
@@ -136,8 +135,7 @@ impl World<'_> {
                 p.snapshot_at,
                 p.snapshot.state.len() as u64,
             ));
-            let state = p.snapshot.state.len() as u64;
-            self.send_ack(t, id, ack_of(p.clone(), durable), durable, durable, state);
+            self.send_ack(t, p.clone(), durable, durable);
         }
         self.files.open.entry((g, id)).or_default().push((t, p));
         self.close_channel_file(g, id);
@@ -189,7 +187,7 @@ impl World<'_> {
             if written < durable {
                 fired(Mutant::AckBeforeChannelStateWritten);
             }
-            self.send_ack(t, id, ack_of(p, durable), durable, written, state);
+            self.send_ack(t, p, durable, written);
         }
     }
 }
