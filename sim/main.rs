@@ -520,6 +520,10 @@ fn list() {
     ] {
         let _ = writeln!(s, "  {name:<28} {what}");
     }
+    let _ = writeln!(s, "job structure");
+    for (name, what) in ckptsim::scenario::JOB_STRUCTURE {
+        let _ = writeln!(s, "  {name:<28} {what}");
+    }
     let _ = writeln!(s, "fault kinds");
     for (name, what) in [
         (

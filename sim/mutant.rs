@@ -52,6 +52,7 @@ pub enum Mutant {
     ChannelFileResultEarly,
     AbortStopsNewerCapture,
     UpsertBatchReordered,
+    ChainNotifiesHeadOnly,
 }
 
 /// One registry entry.
@@ -424,6 +425,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "upsert sinks that apply a buffered batch out of order per key (JDBC upsert writers running a batch's statements grouped by kind instead of in arrival order; Elasticsearch bulk requests for one document id sent concurrently)",
         caught_by: "exactly-once-output",
         applies: &[("upsert", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::ChainNotifiesHeadOnly,
+        name: "chain-notifies-head-only",
+        part: "operator chains",
+        what: "a checkpoint-complete notification reaches only the head operator of a chained task, so a 2PC sink chained behind another operator never commits",
+        modelled_on: "FLINK-23471 (an exception from one chained operator's notifyCheckpointComplete kept the operators after it from being notified); FLINK-2423's StreamCheckpointNotifierITCase checks that every chained operator is notified",
+        caught_by: "exactly-once-output",
+        applies: &[("chains", "aligned")],
     },
 ];
 

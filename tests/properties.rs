@@ -425,6 +425,7 @@ fn strategies_generate_valid_scenarios() {
             (0..t.operators.len()).any(|i| t.edges.iter().filter(|e| e.from == i).count() > 1),
         );
         let parts = ScenarioParts {
+            operator_chaining: true,
             topology: t.clone(),
             workload: sample(workload(t), 1).pop().expect("one"),
             network: sample(network_for(t), 1).pop().expect("one"),

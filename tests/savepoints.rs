@@ -284,8 +284,8 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
         assert!(e.output.completed_ids.iter().all(|&id| id != sp.id));
         // The savepoint's own transactions were never committed.
         let sink_states: Vec<_> = sp.states.iter().flatten().collect();
-        for snap in sink_states {
-            if let Some(pending) = ckptsim::model::operator::sink_pending(&snap.state) {
+        for bytes in sink_states.iter().flat_map(|snap| &snap.states) {
+            if let Some(pending) = ckptsim::model::operator::sink_pending(bytes) {
                 for (cp, txn) in pending.iter().filter(|(cp, _)| *cp == sp.id) {
                     assert_ne!(
                         e.output.store.state(*txn),

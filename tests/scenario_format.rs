@@ -72,6 +72,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "name",
         "description",
         "max_parallelism",
+        "operator_chaining",
         "network",
         "operators",
         "edges",
@@ -157,12 +158,22 @@ fn assert_every_key_written(text: &str, what: &str) {
             "sink-upsert" => &["buffer_rows"],
             _ => &[],
         };
-        let mut all = vec!["id", "kind", "parallelism", "cost", "cost_jitter"];
+        let mut all = vec![
+            "id",
+            "kind",
+            "parallelism",
+            "cost",
+            "cost_jitter",
+            "chaining",
+        ];
         all.extend_from_slice(own);
         assert_eq!(keys(&op), sorted(&all), "{what}: operator");
     }
     for edge in array(doc.get("edges")) {
-        assert_eq!(keys(&edge), sorted(&["from", "to", "partitioning"]));
+        assert_eq!(
+            keys(&edge),
+            sorted(&["from", "to", "partitioning", "chain"])
+        );
     }
     let checkpoint = [
         "algorithm",
@@ -285,6 +296,7 @@ fn op(id: &str, kind: OperatorKind, parallelism: u32) -> OperatorSpec {
         parallelism,
         cost: SimDuration::from_micros(7),
         cost_jitter: SimDuration::from_nanos(3),
+        chaining: ckptsim::scenario::Chaining::Head,
     }
 }
 
@@ -293,6 +305,7 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
         from: OperatorId(from),
         to: OperatorId(to),
         partitioning,
+        chain: false,
     }
 }
 
@@ -303,6 +316,7 @@ fn sample() -> Scenario {
         name: "every-kind".to_string(),
         description: "all kinds, nothing default".to_string(),
         max_parallelism: 64,
+        operator_chaining: false,
         operators: vec![
             op(
                 "src",

@@ -42,6 +42,8 @@
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
 //! - `toy_algorithm`: an algorithm added from outside the registry (one file)
 //!   runs like a built-in; a wrong one is caught.
+//! - `chains`: operator chains: Flink's chaining rule, the same output as
+//!   unchained, one task per chain as the unit of failure and notification.
 //! - `upsert`: the upsert sink repeats writes after a crash but its finished
 //!   table converges (effectively-once); an out-of-order batch is caught.
 
@@ -49,6 +51,7 @@ mod common;
 
 mod algorithms;
 mod bytes;
+mod chains;
 mod cli;
 mod determinism;
 mod extremes;

@@ -180,13 +180,12 @@ fn stop_with_drain_flushes_buffering_operators_into_the_sink() {
             );
             assert!(matches!(e.output.outcome, RunOutcome::Stopped(_)));
             let snap = &e.output.snapshots[0];
-            let first = s.operators[..replaced as usize]
-                .iter()
-                .map(|o| o.parallelism as usize)
-                .sum::<usize>();
+            let exec = ckptsim::model::ExecGraph::build(&s, &ckptsim::model::JobGraph::build(&s));
+            let first = exec.first_task[replaced as usize] as usize;
+            let member = exec.member[replaced as usize] as usize;
             let buffered: usize = (0..s.operators[replaced as usize].parallelism as usize)
                 .map(|i| {
-                    let state = &snap.states[first + i].as_ref().unwrap().state;
+                    let state = &snap.states[first + i].as_ref().unwrap().states[member];
                     serde_json::from_slice::<Vec<Record>>(state).unwrap().len()
                 })
                 .sum();

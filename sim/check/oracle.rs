@@ -377,7 +377,11 @@ impl Oracle {
         schedule: Option<&[Vec<Step>]>,
     ) -> Oracle {
         let job = JobGraph::build(scenario);
-        let exec = ExecGraph::build(scenario, &job);
+        // One task per operator subtask: the run logs each chained
+        // operator's schedule on its own (`ExecGraph::instance`), and
+        // records between chained operators are replayed through queues
+        // like any channel's.
+        let exec = ExecGraph::unchained(scenario, &job);
         let schedule = schedule.filter(|s| s.len() == exec.tasks.len());
         let sinks: Vec<u32> = scenario
             .operators

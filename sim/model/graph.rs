@@ -1,6 +1,7 @@
 //! The job graph (operators and edges, a petgraph built once and never
-//! mutated) and the execution graph derived from it: one task per
-//! (operator, subtask), one channel per connected pair of tasks.
+//! mutated) and the execution graph derived from it: operators chained into
+//! tasks, one task per (chain, subtask), one channel per connected pair of
+//! tasks.
 
 use crate::scenario::{OperatorId, Partitioning, Scenario};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -47,13 +48,24 @@ pub struct OutputEdge {
     pub partitioning: Partitioning,
     /// Channel to each downstream subtask (for `forward`: exactly one).
     pub channels: Vec<ChannelId>,
+    /// The chain member (index into `TaskInfo::chain`) whose records take
+    /// this edge.
+    pub member: u32,
 }
 
+/// One task: a chain of operators (Flink's `OperatorChain`) at one subtask
+/// index. Records pass between chained operators by a call, never through
+/// a channel.
 #[derive(Clone, Debug)]
 pub struct TaskInfo {
+    /// The chain's head: the operator that reads the task's input channels.
     pub operator: OperatorId,
     pub subtask: u32,
-    /// `"count[1]"`.
+    /// The chained operators, head first, each after the one that feeds it.
+    pub chain: Vec<OperatorId>,
+    /// Per member: the members its records go to inside the task.
+    pub chained: Vec<Vec<u32>>,
+    /// `"count[1]"`; a chain is `"src->map[1]"`.
     pub name: String,
     pub inputs: Vec<ChannelId>,
     pub outputs: Vec<OutputEdge>,
@@ -65,26 +77,81 @@ pub struct ChannelInfo {
     pub to: TaskId,
     /// Position of this channel in the receiver's `inputs`.
     pub input_index: u32,
+    /// The operators of the edge it carries (the sender's may be any
+    /// member of its chain; the receiver's is its head).
+    pub from_op: OperatorId,
+    pub to_op: OperatorId,
 }
 
 pub struct ExecGraph {
     pub tasks: Vec<TaskInfo>,
     pub channels: Vec<ChannelInfo>,
-    /// First task of each operator.
+    /// Per operator: the first task of its chain (the tasks of one chain are
+    /// contiguous, by subtask).
     pub first_task: Vec<TaskId>,
+    /// Per operator: its index in its chain (`TaskInfo::chain`).
+    pub member: Vec<u32>,
+    /// Per operator: the index of its subtask 0 among all operator
+    /// subtasks, in file order (the task index were nothing chained; each
+    /// operator subtask's schedule is logged under it).
+    pub instance: Vec<u32>,
 }
 
 impl ExecGraph {
+    /// The execution graph with the scenario's chaining
+    /// ([`Scenario::chained_edges`]).
     pub fn build(scenario: &Scenario, job: &JobGraph) -> ExecGraph {
+        ExecGraph::with_chains(scenario, job, &scenario.chained_edges())
+    }
+
+    /// One task per operator subtask: every edge a channel.
+    pub fn unchained(scenario: &Scenario, job: &JobGraph) -> ExecGraph {
+        ExecGraph::with_chains(scenario, job, &vec![false; scenario.edges.len()])
+    }
+
+    fn with_chains(scenario: &Scenario, job: &JobGraph, chained: &[bool]) -> ExecGraph {
+        let n = scenario.operators.len();
+        let is_member = |op: usize| {
+            (0..scenario.edges.len()).any(|e| chained[e] && scenario.edges[e].to.0 as usize == op)
+        };
+        // Each chain, from its head in file order: members in preorder
+        // (edges in file order), so each comes after the one that feeds it.
         let mut tasks = Vec::new();
-        let mut first_task = Vec::new();
-        for (i, op) in scenario.operators.iter().enumerate() {
-            first_task.push(tasks.len() as TaskId);
-            for s in 0..op.parallelism {
+        let mut first_task = vec![0; n];
+        let mut member = vec![0; n];
+        for head in (0..n).filter(|&op| !is_member(op)) {
+            let mut chain: Vec<OperatorId> = Vec::new();
+            let mut links: Vec<Vec<u32>> = Vec::new();
+            let mut stack = vec![(head, None::<usize>)];
+            while let Some((op, parent)) = stack.pop() {
+                let index = chain.len();
+                chain.push(OperatorId(op as u32));
+                links.push(Vec::new());
+                if let Some(p) = parent {
+                    links[p].push(index as u32);
+                }
+                member[op] = index as u32;
+                let next = (0..scenario.edges.len())
+                    .filter(|&e| chained[e] && scenario.edges[e].from.0 as usize == op)
+                    .map(|e| scenario.edges[e].to.0 as usize);
+                let next: Vec<usize> = next.collect();
+                for &m in next.iter().rev() {
+                    stack.push((m, Some(index)));
+                }
+            }
+            let first = tasks.len() as TaskId;
+            for &op in &chain {
+                first_task[op.0 as usize] = first;
+            }
+            let names: Vec<&str> = chain.iter().map(|&o| scenario.op(o).id.as_str()).collect();
+            let name = names.join("->");
+            for s in 0..scenario.operators[head].parallelism {
                 tasks.push(TaskInfo {
-                    operator: OperatorId(i as u32),
+                    operator: OperatorId(head as u32),
                     subtask: s,
-                    name: format!("{}[{}]", op.id, s),
+                    chain: chain.clone(),
+                    chained: links.clone(),
+                    name: format!("{name}[{s}]"),
                     inputs: Vec::new(),
                     outputs: Vec::new(),
                 });
@@ -94,7 +161,8 @@ impl ExecGraph {
         // Edges in a fixed order: by upstream operator in topological order,
         // then in file order, so channel ids never depend on petgraph internals.
         for &op in &job.topo {
-            for e in scenario.edges.iter().filter(|e| e.from == op) {
+            let edges = scenario.edges.iter().zip(chained);
+            for e in edges.filter(|(e, &c)| e.from == op && !c).map(|(e, _)| e) {
                 let up = scenario.op(e.from).parallelism;
                 let down = scenario.op(e.to).parallelism;
                 for s in 0..up {
@@ -106,6 +174,7 @@ impl ExecGraph {
                     let mut out = OutputEdge {
                         partitioning: e.partitioning,
                         channels: Vec::with_capacity(targets.len()),
+                        member: member[e.from.0 as usize],
                     };
                     for d in targets {
                         let to = first_task[e.to.0 as usize] + d;
@@ -116,6 +185,8 @@ impl ExecGraph {
                             from,
                             to,
                             input_index,
+                            from_op: e.from,
+                            to_op: e.to,
                         });
                         out.channels.push(id);
                     }
@@ -123,14 +194,33 @@ impl ExecGraph {
                 }
             }
         }
+        let mut instance = Vec::with_capacity(n);
+        let mut next = 0;
+        for op in &scenario.operators {
+            instance.push(next);
+            next += op.parallelism;
+        }
         ExecGraph {
             tasks,
             channels,
             first_task,
+            member,
+            instance,
         }
     }
 
+    /// The task that runs subtask `subtask` of `operator`.
     pub fn task_of(&self, operator: OperatorId, subtask: u32) -> TaskId {
         self.first_task[operator.0 as usize] + subtask
+    }
+
+    /// The operator subtasks, chained or not.
+    pub fn instances(&self) -> usize {
+        self.tasks.iter().map(|t| t.chain.len()).sum()
+    }
+
+    /// The tasks running more than one operator.
+    pub fn chained_tasks(&self) -> usize {
+        self.tasks.iter().filter(|t| t.chain.len() > 1).count()
     }
 }

@@ -54,6 +54,9 @@ pub struct Summary {
     /// What the run was asked to do but did not (faults that never took
     /// effect, mutants that never fired, failed savepoints, a late cancel).
     pub warnings: Vec<crate::runtime::Warning>,
+    /// The tasks, one entry per chain of operators, with each operator's
+    /// state in the latest completed checkpoint.
+    pub tasks: Vec<crate::runtime::TaskReport>,
 }
 
 /// Median and 99th percentile of one metric.
@@ -162,6 +165,7 @@ impl Summary {
             swarm: None,
             savepoints: o.savepoints.clone(),
             warnings: o.warnings.clone(),
+            tasks: o.tasks.clone(),
         }
     }
 
@@ -245,6 +249,22 @@ impl Summary {
             "records      {} emitted ({} replayed), {} committed",
             self.records_emitted, self.records_replayed, self.records_committed
         );
+        let tasks: u32 = self.tasks.iter().map(|t| t.subtasks).sum();
+        let chains = self.tasks.iter().filter(|t| t.operators.len() > 1).count();
+        let _ = writeln!(
+            w,
+            "tasks        {tasks} ({chains} chains); state per operator in the latest completed checkpoint"
+        );
+        for t in &self.tasks {
+            let state: Vec<String> = t
+                .operators
+                .iter()
+                .zip(&t.state_bytes)
+                .map(|(op, b)| format!("{op} {b} B"))
+                .collect();
+            let name = format!("{} ×{}", t.name, t.subtasks);
+            let _ = writeln!(w, "  {name:<27}  {}", state.join(", "));
+        }
         for (i, sp) in self.savepoints.iter().enumerate() {
             let head = if i == 0 { "savepoints" } else { "" };
             let _ = writeln!(w, "{head:<12} {}", sp.describe());

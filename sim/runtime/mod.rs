@@ -19,7 +19,7 @@ pub mod world;
 pub use config::{JobOptions, Restore, RunConfig};
 pub use counters::Counters;
 pub use output::{
-    Outcome as RunOutcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, Timeline,
-    TimelineMark, TraceEntry,
+    Outcome as RunOutcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, TaskReport,
+    Timeline, TimelineMark, TraceEntry,
 };
 pub use world::{run, run_job, run_with, Warning};

@@ -220,6 +220,17 @@ pub enum Timeline {
 // --- trace: end ---
 
 /// Everything a run produced, for the checkers and the report.
+/// One chain of operators as tasks: its operators and, per operator, the
+/// state bytes of its subtasks in the latest completed checkpoint (summed).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TaskReport {
+    /// `"source->map"`.
+    pub name: String,
+    pub subtasks: u32,
+    pub operators: Vec<String>,
+    pub state_bytes: Vec<u64>,
+}
+
 pub struct RunOutput {
     pub outcome: Outcome,
     pub events: u64,
@@ -233,6 +244,8 @@ pub struct RunOutput {
     pub violations: Vec<Violation>,
     pub checkpoint_stats: Vec<CheckpointStats>,
     pub completed_ids: Vec<CheckpointId>,
+    /// The job's tasks, one entry per chain, with state per operator.
+    pub tasks: Vec<TaskReport>,
     pub aborted_ids: Vec<CheckpointId>,
     pub trace: Vec<TraceEntry>,
     // --- trace: begin ---

@@ -203,12 +203,13 @@ impl Image {
         let exec = ExecGraph::build(scenario, &JobGraph::build(scenario));
         let mut operators = Vec::with_capacity(scenario.operators.len());
         for (i, op) in scenario.operators.iter().enumerate() {
-            let first = exec.first_task[i] as usize;
+            let (first, member) = (exec.first_task[i] as usize, exec.member[i] as usize);
             let states: Vec<&[u8]> = (0..op.parallelism as usize)
                 .map(|s| {
                     snap.states[first + s]
                         .as_ref()
-                        .map_or(&[][..], |t| t.state.as_slice())
+                        .and_then(|t| t.states.get(member))
+                        .map_or(&[][..], Vec::as_slice)
                 })
                 .collect();
             let undecodable = |what: &str| {
@@ -277,9 +278,9 @@ impl Image {
                 let c = &exec.channels[ch as usize];
                 let (from, to) = (&exec.tasks[c.from as usize], &exec.tasks[c.to as usize]);
                 ChannelRecords {
-                    from: scenario.op(from.operator).id.clone(),
+                    from: scenario.op(c.from_op).id.clone(),
                     from_subtask: from.subtask,
-                    to: scenario.op(to.operator).id.clone(),
+                    to: scenario.op(c.to_op).id.clone(),
                     to_subtask: to.subtask,
                     records: input,
                 }

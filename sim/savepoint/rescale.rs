@@ -126,6 +126,12 @@ pub fn assign(
             notes.push(format!("{}: parallelism {} → {p}", op.uid, op.parallelism));
         }
         let first = exec.first_task[i] as usize;
+        let member = exec.member[i] as usize;
+        let chain = exec.tasks[first].chain.len();
+        let mut put = |t: usize, bytes: Vec<u8>| {
+            let snap = states[t].get_or_insert_with(|| snapshot(chain));
+            snap.states[member] = bytes;
+        };
         match &op.state {
             OperatorState::Stateless => {}
             OperatorState::Source { offsets } => {
@@ -148,7 +154,7 @@ pub fn assign(
                         .filter(|&(g, _)| g >= base && g < base + src.partitions)
                         .filter(|&(g, _)| (g - base) % p == s)
                         .collect();
-                    states[first + s as usize] = Some(snapshot(source_state(mine)));
+                    put(first + s as usize, source_state(mine));
                 }
             }
             OperatorState::Keyed { key_groups } => {
@@ -158,7 +164,7 @@ pub fn assign(
                     per[owner].push((*kg, entries.clone()));
                 }
                 for (s, groups) in per.into_iter().enumerate() {
-                    states[first + s] = Some(snapshot(keyed_state(groups)));
+                    put(first + s, keyed_state(groups));
                 }
             }
             OperatorState::KeyedBytes { key_groups } => {
@@ -169,8 +175,7 @@ pub fn assign(
                     per[owner].push((*kg, bytes.clone()));
                 }
                 for (s, groups) in per.into_iter().enumerate() {
-                    states[first + s] =
-                        Some(snapshot(crate::model::operator::keyed_byte_state(groups)));
+                    put(first + s, crate::model::operator::keyed_byte_state(groups));
                 }
             }
             OperatorState::Sink2pc { subtasks } => {
@@ -188,7 +193,7 @@ pub fn assign(
                             "the snapshot is damaged; restore from another one",
                         )
                     })?;
-                    states[first + s] = Some(snapshot(merged));
+                    put(first + s, merged);
                 }
             }
         }
@@ -202,6 +207,7 @@ pub fn assign(
     // In-flight records: to the subtask of the receiving operator that now
     // owns them, by the job's partitioning of that edge.
     let mut rebalance: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    let chained = scenario.chained_edges();
     let mut moved = 0usize;
     for c in &image.channels {
         let (Some(&from), Some(&to)) = (uid_of.get(c.from.as_str()), uid_of.get(c.to.as_str()))
@@ -220,11 +226,22 @@ pub fn assign(
                 "keep both operators and their edge, or pass --allow-non-restored-state to drop the records",
             ));
         };
-        let Some(edge) = scenario
+        let found = scenario
             .edges
             .iter()
-            .find(|e| e.from.0 as usize == from && e.to.0 as usize == to)
-        else {
+            .position(|e| e.from.0 as usize == from && e.to.0 as usize == to);
+        if found.is_some_and(|e| chained[e]) {
+            return Err(refuse(
+                format!(
+                    "the snapshot has {} in-flight records on {} → {}, which the job chains into one task (no channel holds them)",
+                    c.records.len(),
+                    c.from,
+                    c.to
+                ),
+                "set chain = false on that edge, or restore from a snapshot without in-flight data",
+            ));
+        }
+        let Some(edge) = found.map(|e| &scenario.edges[e]) else {
             return Err(no_edge(
                 c,
                 "keep the edge, or restore from a snapshot without in-flight data",
@@ -266,7 +283,8 @@ pub fn assign(
         }
         for (s, r) in targets {
             let t = first + s;
-            let snap = states[t].get_or_insert_with(|| snapshot(Vec::new()));
+            let chain = exec.tasks[t].chain.len();
+            let snap = states[t].get_or_insert_with(|| snapshot(chain));
             if snap.inputs.is_empty() {
                 let ch = exec.tasks[t].inputs.first().copied().unwrap_or(0);
                 snap.inputs.push(ChannelState {
@@ -307,9 +325,10 @@ fn no_edge(c: &super::ChannelRecords, help: &str) -> SnapshotError {
     )
 }
 
-fn snapshot(state: Vec<u8>) -> TaskSnapshot {
+/// An empty snapshot of a task of `chain` operators.
+fn snapshot(chain: usize) -> TaskSnapshot {
     TaskSnapshot {
-        state,
+        states: vec![Vec::new(); chain],
         ..TaskSnapshot::default()
     }
 }

@@ -114,6 +114,8 @@ pub struct Scenario {
     pub description: String,
     /// Number of key groups; the upper bound for any keyed operator's parallelism.
     pub max_parallelism: u32,
+    /// Operators are chained into tasks (`operator_chaining`, default on).
+    pub operator_chaining: bool,
     /// Operators in file order; `OperatorId(i)` indexes this vector.
     pub operators: Vec<OperatorSpec>,
     pub edges: Vec<EdgeSpec>,
@@ -167,6 +169,29 @@ pub struct OperatorSpec {
     pub cost: SimDuration,
     /// Extra cost drawn uniformly in `0..=cost_jitter` per step.
     pub cost_jitter: SimDuration,
+    /// Whether it may join its predecessor's task.
+    pub chaining: Chaining,
+}
+
+/// How operators become tasks, for `ckptsim list`.
+pub const JOB_STRUCTURE: &[(&str, &str)] = &[(
+    "chained tasks",
+    "operators joined by a forward edge of equal parallelism run as one task (Flink's operator chains): no channel between them, one thread, one snapshot of every operator at the barrier, one ack, notifications to every operator, one failure unit; operator_chaining = false, [[operators]] chaining = \"head\" | \"never\", [[edges]] chain = false",
+)];
+
+/// Whether an operator joins the task of the operator before it (Flink's
+/// `ChainingStrategy`; `startNewChain()` is `head`, `disableChaining()` is
+/// `never`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Chaining {
+    /// Chained to its predecessor and to its successors where the edge allows.
+    #[default]
+    Always,
+    /// Starts a new chain; its successors may join it.
+    Head,
+    /// A task of its own.
+    Never,
 }
 
 impl OperatorKind {
@@ -229,6 +254,8 @@ pub struct EdgeSpec {
     pub from: OperatorId,
     pub to: OperatorId,
     pub partitioning: Partitioning,
+    /// `chain = false`: the two operators are never chained over this edge.
+    pub chain: bool,
 }
 
 /// Which ready input a task reads next (`[network] input_order`).
@@ -486,6 +513,28 @@ impl Scenario {
         self.operators
             .iter()
             .any(|o| matches!(o.kind, OperatorKind::SinkUpsert { .. }))
+    }
+
+    /// Per edge (in `edges` order): whether its two operators run chained
+    /// in one task, by Flink's rule (`StreamingJobGraphGenerator.isChainable`):
+    /// chaining is on, the edge is `forward` and not `chain = false`, both
+    /// ends have the same parallelism, the downstream operator has this one
+    /// input and `chaining = "always"`, and the upstream one is not
+    /// `chaining = "never"`.
+    pub fn chained_edges(&self) -> Vec<bool> {
+        self.edges
+            .iter()
+            .map(|e| {
+                let (from, to) = (self.op(e.from), self.op(e.to));
+                self.operator_chaining
+                    && e.chain
+                    && e.partitioning == Partitioning::Forward
+                    && from.parallelism == to.parallelism
+                    && to.chaining == Chaining::Always
+                    && from.chaining != Chaining::Never
+                    && self.edges.iter().filter(|x| x.to == e.to).count() == 1
+            })
+            .collect()
     }
 
     /// Concurrent checkpoints in effect for `algorithm`.

@@ -33,9 +33,9 @@ use std::marker::PhantomData;
 
 use super::validate::Validator;
 use super::{
-    Algorithm, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution, MemoryLoss,
-    OperatorId, Partitioning, Placement, RestartStrategy, Scenario, StorageKind, SwarmSpec,
-    FORMAT_VERSION,
+    Algorithm, Chaining, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution,
+    MemoryLoss, OperatorId, Partitioning, Placement, RestartStrategy, Scenario, StorageKind,
+    SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -242,6 +242,9 @@ table! {
         name: Option<String> = None,
         description: String = String::new(),
         max_parallelism: i64 = 128,
+        /// Chain operators into tasks (Flink's
+        /// `pipeline.operator-chaining.enabled`).
+        operator_chaining: bool = true,
         network: Network = Network::default(),
         #[serde(skip_serializing_if = "Vec::is_empty")]
         operators: Vec<Operator> = Vec::new(),
@@ -305,6 +308,10 @@ operators! {
         /// By default [`SOURCE_COST`] or [`COST`].
         cost: Option<Duration> = None,
         cost_jitter: Duration = Duration::default(),
+        /// Whether the operator joins its predecessor's task (Flink's
+        /// `ChainingStrategy`).
+        #[serde(deserialize_with = "name")]
+        chaining: Chaining = Chaining::Always,
     }
     Source = "source", "replayable partitioned log generated from the seed; offsets are its state"
     (SourceSpec {
@@ -386,6 +393,8 @@ table! {
         to: Option<String> = None,
         #[serde(deserialize_with = "some_name")]
         partitioning: Option<Partitioning> = None,
+        /// `false`: never chain the two operators of this edge.
+        chain: bool = true,
     }
 }
 
@@ -720,6 +729,7 @@ impl From<&Scenario> for File {
             name: Some(s.name.clone()),
             description: s.description.clone(),
             max_parallelism: s.max_parallelism.into(),
+            operator_chaining: s.operator_chaining,
             network: Network {
                 buffer_size: n.buffer_size.map(Bytes),
                 ..n.into()
@@ -729,6 +739,7 @@ impl From<&Scenario> for File {
                 from: Some(name(e.from)),
                 to: Some(name(e.to)),
                 partitioning: Some(e.partitioning),
+                chain: e.chain,
             }),
             checkpoint: Checkpoint {
                 interval: Interval(c.interval),
@@ -770,6 +781,7 @@ fn operator(op: &super::OperatorSpec) -> Operator {
         parallelism: Some(op.parallelism.into()),
         cost: Some(Duration(op.cost)),
         cost_jitter: Duration(op.cost_jitter),
+        chaining: op.chaining,
         ..write_kind(&op.kind)
     }
 }

@@ -89,6 +89,9 @@ pub fn validate(
         at: String::new(),
     };
     let scenario = v.scenario(file);
+    if v.problems.is_empty() {
+        v.spike_edges(&scenario);
+    }
     match v.problems.is_empty() {
         true => Ok(scenario),
         false => Err(v.problems),
@@ -346,6 +349,7 @@ impl<'f> Validator<'_, 'f> {
             name: f.name.clone().unwrap_or_default(),
             description: f.description.clone(),
             max_parallelism: max_parallelism.unwrap_or(128),
+            operator_chaining: f.operator_chaining,
             operators,
             edges,
             network,
@@ -357,6 +361,26 @@ impl<'f> Validator<'_, 'f> {
             savepoints,
             cluster,
             cancel_at,
+        }
+    }
+
+    /// A latency spike on an edge needs the edge, as a channel: a chained
+    /// edge has none. (Run on a valid scenario, whose spikes are the file's.)
+    fn spike_edges(&mut self, scenario: &Scenario) {
+        let chained = scenario.chained_edges();
+        for (i, spike) in scenario.faults.latency_spikes.iter().enumerate() {
+            let Some((a, b)) = spike.edge else { continue };
+            self.at = format!("faults.latency_spikes[{i}]");
+            let (x, y) = (&scenario.op(a).id, &scenario.op(b).id);
+            match scenario.edges.iter().position(|e| (e.from, e.to) == (a, b)) {
+                None => self.report("edge", format!("the job has no edge {x} -> {y}"), None),
+                Some(e) if chained[e] => self.report(
+                    "edge",
+                    format!("edge {x} -> {y} is chained: {x} and {y} run in one task, with no channel to delay"),
+                    help("add chain = false to that [[edges]] table, or put the spike on another edge"),
+                ),
+                Some(_) => {}
+            }
         }
     }
 
@@ -441,6 +465,7 @@ impl<'f> Validator<'_, 'f> {
                 parallelism: parallelism.unwrap_or(1),
                 cost: v.dur("cost", op.cost, cost),
                 cost_jitter: v.dur("cost_jitter", op.cost_jitter, Duration::default()),
+                chaining: op.chaining,
             };
             let op = Op {
                 id,
@@ -513,6 +538,7 @@ impl<'f> Validator<'_, 'f> {
                     from,
                     to,
                     partitioning,
+                    chain: e.chain,
                 });
             }
             resolved.push((i, from, to, e.partitioning));

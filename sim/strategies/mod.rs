@@ -507,6 +507,8 @@ pub fn checkpoint_config(algorithm: Algorithm) -> impl Strategy<Value = Checkpoi
 /// Every generated part of a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioParts {
+    /// `operator_chaining`: forward edges of equal parallelism chain.
+    pub operator_chaining: bool,
     pub topology: Topology,
     pub workload: Workload,
     pub network: Network,
@@ -580,6 +582,7 @@ impl ScenarioParts {
                 self.workload.total_records()
             ),
             max_parallelism: t.max_parallelism.into(),
+            operator_chaining: self.operator_chaining,
             network: schema::Network {
                 buffer_records: Some(n.buffer_records.into()),
                 buffer_size: None,
@@ -600,6 +603,7 @@ impl ScenarioParts {
                     from: Some(t.operators[e.from].id.clone()),
                     to: Some(t.operators[e.to].id.clone()),
                     partitioning: Some(e.partitioning),
+                    chain: true,
                 })
                 .collect(),
             checkpoint: schema::Checkpoint {
@@ -714,11 +718,22 @@ impl fmt::Debug for GeneratedScenario {
 /// Every part is drawn independently of the topology and fitted to it
 /// afterwards (no `prop_flat_map`), so a failing case shrinks operator by
 /// operator while its workload, costs and faults stay put.
+///
+/// Half of them chain their operators (Flink's default): a forward edge
+/// of equal parallelism then joins two operators into one task.
 pub fn scenario(algorithm: Algorithm) -> impl Strategy<Value = GeneratedScenario> {
-    scenario_unrestricted(algorithm).prop_filter(
+    let unchained = scenario_unrestricted(algorithm).prop_filter(
         "unaligned and aligned-timeout can deadlock on this shape (a known finding)",
         move |g| !g.parts.topology.deadlock_risk(algorithm),
-    )
+    );
+    (unchained, any::<bool>()).prop_map(|(g, chaining)| match chaining {
+        true => ScenarioParts {
+            operator_chaining: true,
+            ..g.parts
+        }
+        .generate(),
+        false => g,
+    })
 }
 
 /// Like [`scenario`], for every topology [`topology`] draws, including the
@@ -737,6 +752,7 @@ pub fn scenario_unrestricted(algorithm: Algorithm) -> impl Strategy<Value = Gene
             let horizon = busy_time_us(&topology, &workload, &network);
             let faults = faults.resolve(&topology, horizon);
             ScenarioParts {
+                operator_chaining: false,
                 topology,
                 workload,
                 network,

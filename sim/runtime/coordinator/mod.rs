@@ -444,7 +444,7 @@ impl Coordinator {
             .into_iter()
             .map(|a| {
                 a.filter(|a| a.arrived).map(|a| {
-                    state_bytes += a.snapshot.state.len() as u64;
+                    state_bytes += a.snapshot.state_bytes();
                     in_flight_bytes += a.snapshot.in_flight_bytes();
                     in_flight_records += a.snapshot.in_flight_records();
                     a.snapshot

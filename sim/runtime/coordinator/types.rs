@@ -32,15 +32,20 @@ pub struct ChannelState {
 /// (records a priority barrier overtook in its output queues).
 #[derive(Clone, Debug, Default)]
 pub struct TaskSnapshot {
-    pub state: Vec<u8>,
+    /// Operator state of each operator of the task's chain, head first.
+    pub states: Vec<Vec<u8>>,
     pub inputs: Vec<ChannelState>,
     pub outputs: Vec<ChannelState>,
-    /// Where the task's schedule stood at the snapshot (`runtime::schedule`;
-    /// `None` for snapshots from files).
-    pub log_pos: Option<crate::runtime::schedule::LogPos>,
+    /// Where each chained operator's schedule stood at the snapshot
+    /// (`runtime::schedule`; empty for snapshots from files).
+    pub log_pos: Vec<crate::runtime::schedule::LogPos>,
 }
 
 impl TaskSnapshot {
+    /// Bytes of operator state, every chained operator's.
+    pub fn state_bytes(&self) -> u64 {
+        self.states.iter().map(|s| s.len() as u64).sum()
+    }
     pub fn in_flight_records(&self) -> u64 {
         self.inputs
             .iter()
@@ -167,7 +172,7 @@ pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats 
     let acks = p.acks.iter().flatten().filter(arrived);
     let (mut bytes, mut in_flight, mut n, mut delay, mut align) = (0, 0, 0, 0, 0);
     for a in acks {
-        bytes += a.snapshot.state.len() as u64;
+        bytes += a.snapshot.state_bytes();
         in_flight += a.snapshot.in_flight_bytes();
         n += 1;
         delay = delay.max(a.start_delay_ns);

@@ -149,7 +149,8 @@ impl World<'_> {
             let ch = inputs[i];
             if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
                 fired(Mutant::UnalignedLateSnapshot);
-                self.schedule.read(t, i as u32, buf.len() as u64);
+                let head = self.tasks[ti].members[0].inst;
+                self.schedule.read(head, i as u32, buf.len() as u64);
                 for &r in &buf {
                     self.process_record(t, r);
                 }
@@ -209,13 +210,22 @@ impl World<'_> {
             self.net.ship_partial(ch);
         }
         self.store.precommit_scope = Some(b.id);
-        let state = {
-            let (task, mut ctx) = self.ctx_parts(t);
-            task.operator.snapshot(b.id, &mut ctx)
-        };
+        // Every operator of the chain, tail first (Flink's
+        // `OperatorChain.snapshotState`); snapshot() should emit nothing:
+        // what it did emit goes on.
+        let members = self.tasks[ti].members.len();
+        let mut states = vec![Vec::new(); members];
+        let mut log_pos = Vec::with_capacity(members);
+        for m in (0..members).rev() {
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            states[m] = member.op.snapshot(b.id, &mut ctx);
+            let inst = member.inst;
+            self.schedule.push(inst, Step::Snapshot(b.id));
+            log_pos.push(self.schedule.pos(inst));
+            self.emit_from(t, m);
+        }
+        log_pos.reverse();
         self.store.precommit_scope = None;
-        self.schedule.push(t, Step::Snapshot(b.id));
-        self.route_out(t); // snapshot() should emit nothing; route anything it did
         let info = &self.exec.tasks[ti];
         let cut = Cut {
             inputs: info
@@ -229,8 +239,8 @@ impl World<'_> {
                 .collect(),
         };
         let mut snapshot = TaskSnapshot {
-            state,
-            log_pos: Some(self.schedule.pos(t)),
+            states,
+            log_pos,
             ..TaskSnapshot::default()
         };
         let mut writes = Vec::new();
@@ -279,7 +289,7 @@ impl World<'_> {
             }
         }
         self.counters.snapshots += 1;
-        let state_bytes = snapshot.state.len() as u64; // trace
+        let state_bytes = snapshot.state_bytes(); // trace
         self.mark(|| Timeline::Snapshot {
             task: t,
             id: b.id,
@@ -374,7 +384,7 @@ impl World<'_> {
             self.complete_channel_file(t, p);
             return;
         }
-        let state = p.snapshot.state.len() as u64;
+        let state = p.snapshot.state_bytes();
         let now = self.net.now;
         let s = &self.scenario;
         let durable = writes_done(s, now, p.snapshot_at, state, &p.writes, true);
@@ -401,7 +411,7 @@ impl World<'_> {
         durable: SimTime,
         written: SimTime,
     ) {
-        let (id, state) = (p.id, p.snapshot.state.len() as u64);
+        let (id, state) = (p.id, p.snapshot.state_bytes());
         let ack = TaskAck {
             snapshot: p.snapshot,
             cut: p.cut,
@@ -530,10 +540,10 @@ impl World<'_> {
     /// completed, nothing its current instance pre-committed for `id` or an
     /// earlier checkpoint may stay pre-committed (Flink's 2PC contract:
     /// notify-complete commits everything up to the id).
-    pub(super) fn check_commit_timeliness(&mut self, t: TaskId, id: CheckpointId) {
+    pub(super) fn check_commit_timeliness(&mut self, t: TaskId, m: usize, id: CheckpointId) {
         let task = &self.tasks[t as usize];
         let late = self.store.precommitted_up_to(
-            task.operator_index,
+            task.members[m].index,
             task.subtask,
             task.deploy_attempt,
             id,
@@ -639,15 +649,22 @@ impl World<'_> {
         self.note_catch_up(t, id);
         self.tasks[ti].last_notified = id;
         self.resume_source(t, id);
-        self.schedule.push(t, Step::Complete(id));
-        {
-            let (task, mut ctx) = self.ctx_parts(t);
-            task.operator.notify_checkpoint_complete(id, &mut ctx);
+        // Every operator of the chain, tail first (Flink's
+        // `OperatorChain.notifyCheckpointComplete`).
+        for m in (0..self.tasks[ti].members.len()).rev() {
+            if m > 0 && self.cfg.mutants.has(Mutant::ChainNotifiesHeadOnly) {
+                fired(Mutant::ChainNotifiesHeadOnly);
+                continue;
+            }
+            let inst = self.tasks[ti].members[m].inst;
+            self.schedule.push(inst, Step::Complete(id));
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.notify_checkpoint_complete(id, &mut ctx);
+            if self.tasks[ti].members[m].is_sink {
+                self.check_commit_timeliness(t, m, id);
+            }
+            self.emit_from(t, m);
         }
-        if self.tasks[ti].is_sink {
-            self.check_commit_timeliness(t, id);
-        }
-        self.route_out(t);
         // The job's final checkpoint covered all input everywhere: finish.
         let task = &mut self.tasks[ti];
         if self.coord.final_id.is_some_and(|f| id >= f) {
@@ -679,12 +696,13 @@ impl World<'_> {
             }
         }
         self.resume_source(t, id);
-        self.schedule.push(t, Step::Aborted(id));
-        {
-            let (task, mut ctx) = self.ctx_parts(t);
-            task.operator.notify_checkpoint_aborted(id, &mut ctx);
+        for m in (0..self.tasks[ti].members.len()).rev() {
+            let inst = self.tasks[ti].members[m].inst;
+            self.schedule.push(inst, Step::Aborted(id));
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.notify_checkpoint_aborted(id, &mut ctx);
+            self.emit_from(t, m);
         }
-        self.route_out(t);
         if id > self.tasks[ti].last_checkpoint {
             self.tasks[ti].aborted.insert(id);
         }

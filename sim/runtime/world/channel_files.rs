@@ -130,11 +130,7 @@ impl World<'_> {
             // are written, before the shared file is closed.
             let s = &self.scenario;
             let own = file_closed(s, p.snapshot_at, &p.writes).unwrap_or(SimTime::ZERO);
-            let durable = own.max(state_written(
-                s,
-                p.snapshot_at,
-                p.snapshot.state.len() as u64,
-            ));
+            let durable = own.max(state_written(s, p.snapshot_at, p.snapshot.state_bytes()));
             self.send_ack(t, p.clone(), durable, durable);
         }
         self.files.open.entry((g, id)).or_default().push((t, p));
@@ -165,7 +161,7 @@ impl World<'_> {
         let now = self.net.now;
         let early = self.cfg.mutants.has(Mutant::ChannelFileResultEarly);
         for (t, p) in done {
-            let state = p.snapshot.state.len() as u64;
+            let state = p.snapshot.state_bytes();
             let op = state_written(&self.scenario, p.snapshot_at, state);
             let durable = op.max(closed.unwrap_or(SimTime::ZERO)).max(now);
             if early {

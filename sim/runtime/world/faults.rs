@@ -372,9 +372,7 @@ impl World<'_> {
                 .map(|ch| {
                     let c = &self.exec.channels[ch];
                     let (from, to) = (c.from as usize, c.to as usize);
-                    let edge_ok = s.edge.is_none_or(|(a, b)| {
-                        self.exec.tasks[from].operator == a && self.exec.tasks[to].operator == b
-                    });
+                    let edge_ok = s.edge.is_none_or(|(a, b)| c.from_op == a && c.to_op == b);
                     let worker_ok = s.worker.is_none_or(|w| {
                         self.fx.worker_of.get(from) == Some(&w)
                             || self.fx.worker_of.get(to) == Some(&w)
@@ -540,7 +538,8 @@ impl World<'_> {
         let now = self.net.now;
         let mut factor = None;
         for (i, s) in slow.iter().enumerate() {
-            if s.operator == info.operator
+            // A straggling operator slows its whole task (one thread).
+            if info.chain.contains(&s.operator)
                 && s.subtask == info.subtask
                 && s.from <= now
                 && now < s.until

@@ -40,8 +40,8 @@ use super::counters::Counters;
 use super::event::{Ev, Stamped, ANY_ATTEMPT};
 use super::net::{Msg, Net};
 use super::output::{
-    Outcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, Timeline, TimelineMark,
-    TraceEntry,
+    Outcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, TaskReport, Timeline,
+    TimelineMark, TraceEntry,
 };
 use super::schedule::{ScheduleLog, Step};
 use crate::engine::{Fingerprint, SimDuration, SimRng, SimTime, Stream};
@@ -81,12 +81,24 @@ enum JobStatus {
     Cancelled,
 }
 
+/// One operator of a task's chain.
+struct Member {
+    /// Its index in the scenario.
+    index: u32,
+    /// Its subtask's place in the schedule log (`ExecGraph::instance`).
+    inst: TaskId,
+    op: Box<dyn Operator>,
+    /// Virtual time per record.
+    cost: u64,
+    is_sink: bool,
+}
+
 struct Task {
-    operator_index: u32,
     subtask: u32,
     parallelism: u32,
     is_source: bool,
-    operator: Box<dyn Operator>,
+    /// The chained operators, head first (`TaskInfo::chain`).
+    members: Vec<Member>,
     handler: Box<dyn BarrierHandler>,
     status: Status,
     blocked: Vec<bool>,
@@ -100,7 +112,10 @@ struct Task {
     last_notified: CheckpointId,
     aborted: BTreeSet<CheckpointId>,
     rr: Vec<u32>,
+    /// The head's cost per record read; the other members' costs add up
+    /// per record they process (`World::chain_cost`).
     cost: u64,
+    /// The chain's cost jitter (every member's, summed).
     jitter: u64,
     /// Records taken from an input buffer per step (`step_quantum / cost`).
     step_records: usize,
@@ -137,7 +152,6 @@ struct Task {
     /// The job attempt this instance was deployed in: transactions it
     /// opened carry this attempt or a later one.
     deploy_attempt: u32,
-    is_sink: bool,
     /// Checkpoints this instance declined, and those it sent cancellation
     /// markers for (the protocol check: at most once each).
     declined: BTreeSet<CheckpointId>,
@@ -206,6 +220,12 @@ struct World<'a> {
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
+    /// Spare buffers for records passed between chained operators.
+    chain_bufs: Vec<Vec<Record>>,
+    /// The cost of this step's records in chained operators after the head.
+    chain_cost: u64,
+    /// Records that reached a sink operator in this step.
+    sink_records: u64,
     actions: Vec<HandlerAction>,
     /// The input whose barrier the handler is taking right now blocked its
     /// sender: it is owed a resume once the handler blocks or releases it
@@ -357,10 +377,7 @@ impl<'a> World<'a> {
         let mut net = Net::new(
             exec.channels
                 .iter()
-                .map(|c| {
-                    let input = exec.tasks[c.from as usize].operator.0;
-                    (c.from, c.to, c.input_index, input)
-                })
+                .map(|c| (c.from, c.to, c.input_index, c.from_op.0))
                 .collect(),
             exec.tasks.len(),
             SimRng::new(cfg.seed, Stream::Network),
@@ -394,7 +411,8 @@ impl<'a> World<'a> {
         let crash_plan = plan_crashes(&scenario, cfg.seed);
         let fault_phase_end = fault_phase_end(&crash_plan);
         let mut forced_aligned = vec![false; scenario.operators.len()];
-        for e in &scenario.edges {
+        let chained = scenario.chained_edges();
+        for (e, _) in scenario.edges.iter().zip(&chained).filter(|(_, &c)| !c) {
             if matches!(
                 e.partitioning,
                 Partitioning::Forward | Partitioning::Broadcast
@@ -426,7 +444,7 @@ impl<'a> World<'a> {
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             fx,
             fx_log,
-            schedule: ScheduleLog::new(exec.tasks.len()),
+            schedule: ScheduleLog::new(exec.instances()),
             failovers: Vec::new(),
             schedule_partial: false,
             forced_aligned,
@@ -499,6 +517,9 @@ impl<'a> World<'a> {
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),
+            chain_bufs: Vec::new(),
+            chain_cost: 0,
+            sink_records: 0,
             actions: Vec::with_capacity(8),
             barrier_read: None,
             ready: Vec::with_capacity(16),
@@ -529,12 +550,29 @@ impl<'a> World<'a> {
                 out_uc.push(uc && !self.forced_aligned[to_op]);
             }
         }
+        let members = info
+            .chain
+            .iter()
+            .map(|&op| {
+                let spec = self.scenario.op(op);
+                Member {
+                    index: op.0,
+                    inst: self.exec.instance[op.0 as usize] + info.subtask,
+                    op: self.factory.create(op.0, info.subtask),
+                    cost: spec.cost.0,
+                    is_sink: spec.kind.is_sink(),
+                }
+            })
+            .collect();
+        let jitter = info
+            .chain
+            .iter()
+            .map(|&op| self.scenario.op(op).cost_jitter.0);
         Task {
-            operator_index: info.operator.0,
             subtask: info.subtask,
             parallelism: spec.parallelism,
             is_source: spec.kind.is_source(),
-            operator: self.factory.create(info.operator.0, info.subtask),
+            members,
             handler: handler_for(
                 self.cfg.algorithm,
                 HandlerConfig {
@@ -555,7 +593,7 @@ impl<'a> World<'a> {
             aborted: BTreeSet::new(),
             rr: vec![info.subtask; info.outputs.len()],
             cost: spec.cost.0,
-            jitter: spec.cost_jitter.0,
+            jitter: jitter.fold(0, u64::saturating_add),
             step_records: match spec.cost.0 {
                 0 => usize::MAX,
                 c => (self.scenario.network.step_quantum.0 / c).max(1) as usize,
@@ -577,10 +615,41 @@ impl<'a> World<'a> {
                 self.scenario.max_parallelism,
             ),
             deploy_attempt: self.net.attempt,
-            is_sink: spec.kind.is_sink(),
             declined: BTreeSet::new(),
             cancel_sent: BTreeSet::new(),
         }
+    }
+
+    /// Each chain's tasks with the state of the latest completed checkpoint
+    /// per operator.
+    fn task_reports(&self) -> Vec<TaskReport> {
+        let latest = self.coord.latest();
+        let mut reports: Vec<TaskReport> = Vec::new();
+        for (t, info) in self.exec.tasks.iter().enumerate() {
+            if info.subtask == 0 {
+                let ops = info.chain.iter().map(|&o| self.scenario.op(o).id.clone());
+                reports.push(TaskReport {
+                    name: ops.clone().collect::<Vec<_>>().join("->"),
+                    subtasks: 0,
+                    operators: ops.collect(),
+                    state_bytes: vec![0; info.chain.len()],
+                });
+            }
+            let Some(r) = reports.last_mut() else {
+                continue;
+            };
+            r.subtasks += 1;
+            let snap = latest
+                .as_ref()
+                .and_then(|c| c.states.get(t))
+                .and_then(Option::as_ref);
+            for (m, bytes) in snap.iter().flat_map(|s| s.states.iter().enumerate()) {
+                if let Some(b) = r.state_bytes.get_mut(m) {
+                    *b += bytes.len() as u64;
+                }
+            }
+        }
+        reports
     }
 
     /// The algorithm takes its checkpoints by stopping the world (drain
@@ -866,15 +935,11 @@ impl<'a> World<'a> {
         let warnings = self.warnings(&outcome);
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
-        for t in &self.tasks {
-            order_insensitive &= t.operator.order_insensitive_output();
-            let s = t.operator.keyed_state();
-            if !s.is_empty()
-                || self.scenario.operators[t.operator_index as usize]
-                    .kind
-                    .is_keyed()
-            {
-                keyed_state.entry(t.operator_index).or_default().extend(s);
+        for m in self.tasks.iter().flat_map(|t| &t.members) {
+            order_insensitive &= m.op.order_insensitive_output();
+            let s = m.op.keyed_state();
+            if !s.is_empty() || self.scenario.operators[m.index as usize].kind.is_keyed() {
+                keyed_state.entry(m.index).or_default().extend(s);
             }
         }
         RunOutput {
@@ -905,6 +970,7 @@ impl<'a> World<'a> {
             savepoints: std::mem::take(&mut self.savepoint_reports),
             warnings,
             schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
+            tasks: self.task_reports(),
             failovers: std::mem::take(&mut self.failovers),
             tolerable_failures: self.scenario.checkpoint.tolerable_failures,
         }

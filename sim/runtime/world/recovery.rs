@@ -243,39 +243,48 @@ impl World<'_> {
             // Mutant: a source continues from its pre-failure position.
             let live_offsets = if no_rewind && self.tasks[ti].is_source {
                 fired(Mutant::NoSourceRewind);
-                let (task, mut ctx) = self.ctx_parts(t);
-                Some(task.operator.snapshot(0, &mut ctx))
+                let (member, mut ctx) = self.ctx_parts(t, 0);
+                Some(member.op.snapshot(0, &mut ctx))
             } else {
                 None
             };
             self.tasks[ti] = self.fresh_task(t);
             self.files.forget(t);
             let snap = snapshot_of(t);
-            self.schedule.restart(
-                t,
-                latest.filter(|_| snap.is_some()).map(|c| c.id),
-                snap.and_then(|s| s.log_pos),
-            );
-            let state = match (live_offsets, snap) {
-                (Some(live), _) => Some(live),
-                (None, Some(s)) => Some(s.state.clone()),
-                (None, None) => None,
+            for m in 0..self.tasks[ti].members.len() {
+                self.schedule.restart(
+                    self.tasks[ti].members[m].inst,
+                    latest.filter(|_| snap.is_some()).map(|c| c.id),
+                    snap.and_then(|s| s.log_pos.get(m).copied()),
+                );
+            }
+            let states: Vec<Vec<u8>> = match (live_offsets, snap) {
+                (Some(live), _) => vec![live],
+                (None, Some(s)) => s.states.clone(),
+                (None, None) => Vec::new(),
             };
-            if let Some(bytes) = state {
+            // Every operator of the chain (one without an entry: empty).
+            let members = match states.is_empty() {
+                true => 0,
+                false => self.tasks[ti].members.len(),
+            };
+            for m in 0..members {
+                let bytes = states.get(m).map_or(&[][..], Vec::as_slice);
                 let result = {
-                    let (task, mut ctx) = self.ctx_parts(t);
-                    task.operator.restore(&bytes, &mut ctx)
+                    let (member, mut ctx) = self.ctx_parts(t, m);
+                    member.op.restore(bytes, &mut ctx)
                 };
                 if let Err(e) = result {
                     let name = self.exec.tasks[ti].name.clone();
+                    let op = &self.scenario.op(self.exec.tasks[ti].chain[m]).id;
                     self.violation(
                         "protocol",
-                        format!("task {name} could not restore its state: {e}"),
+                        format!("task {name} could not restore the state of {op}: {e}"),
                     );
                 }
                 self.out.clear();
-                if self.tasks[ti].is_source {
-                    self.recovery_source_restored(&bytes);
+                if m == 0 && self.tasks[ti].is_source {
+                    self.recovery_source_restored(bytes);
                 }
             }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {

@@ -101,7 +101,8 @@ impl World<'_> {
                 }
                 match a
                     .as_ref()
-                    .and_then(|a| crate::model::operator::source_offsets(&a.snapshot.state))
+                    .and_then(|a| a.snapshot.states.first())
+                    .and_then(|state| crate::model::operator::source_offsets(state))
                 {
                     Some(offsets) => {
                         for (partition, offset) in offsets {
@@ -209,7 +210,7 @@ impl World<'_> {
             for c in s.inputs.iter_mut().chain(s.outputs.iter_mut()) {
                 c.bytes = sizes.total(&c.records);
             }
-            state_bytes += s.state.len() as u64;
+            state_bytes += s.state_bytes();
             in_flight_bytes += s.in_flight_bytes();
         }
         Rc::new(Completed {

@@ -7,12 +7,15 @@ use super::*;
 impl World<'_> {
     // ------------------------------------------------------------ tasks
 
-    pub(super) fn ctx_parts(&mut self, t: TaskId) -> (&mut Task, Context<'_>) {
+    /// Member `m` of task `t`'s chain, with its operator's context.
+    pub(super) fn ctx_parts(&mut self, t: TaskId, m: usize) -> (&mut Member, Context<'_>) {
         let task = &mut self.tasks[t as usize];
+        let (subtask, parallelism) = (task.subtask, task.parallelism);
+        let member = &mut task.members[m];
         let ctx = Context {
-            subtask: task.subtask,
-            parallelism: task.parallelism,
-            operator: task.operator_index,
+            subtask,
+            parallelism,
+            operator: member.index,
             max_parallelism: self.scenario.max_parallelism,
             attempt: self.net.attempt,
             now: self.net.now,
@@ -20,7 +23,7 @@ impl World<'_> {
             out: &mut self.out,
             mutants: self.cfg.mutants,
         };
-        (task, ctx)
+        (member, ctx)
     }
 
     pub(super) fn wake(&mut self, t: TaskId) {
@@ -224,7 +227,8 @@ impl World<'_> {
     #[inline]
     fn read_buffer(&mut self, t: TaskId, input: u32, buf: Vec<Record>) -> u64 {
         let n = buf.len() as u64;
-        self.schedule.read(t, input, n);
+        self.schedule
+            .read(self.tasks[t as usize].members[0].inst, input, n);
         for &r in &buf {
             self.process_record(t, r);
         }
@@ -249,18 +253,20 @@ impl World<'_> {
     /// restored in-flight records, for the trace).
     pub(super) fn busy(&mut self, t: TaskId, n: u64, replayed: u64) {
         let task = &self.tasks[t as usize];
-        let mut cost = task.cost.saturating_mul(n);
+        let chained = std::mem::take(&mut self.chain_cost);
+        let mut cost = task.cost.saturating_mul(n).saturating_add(chained);
         if task.jitter > 0 {
             cost = cost.saturating_add(self.sched_rng.below(task.jitter.saturating_add(1)));
         }
+        let head_sink = task.members[0].is_sink;
         let cost = self.straggle(t, cost);
+        if head_sink {
+            self.sink_records += n;
+        }
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
         let until_ns = s.busy_until.0;
-        if self.tasks[t as usize].is_sink && n > 0 {
-            self.counters.sink_records_in += n;
-            self.sink_end = self.sink_end.max(SimTime(until_ns));
-        }
+        self.sink_took(SimTime(until_ns));
         self.net.poke(t);
         self.mark(|| Timeline::Step {
             task: t,
@@ -270,13 +276,57 @@ impl World<'_> {
         });
     }
 
+    /// Records reached sink operators (`sink_records`): counted, taken in
+    /// by `until`.
+    pub(super) fn sink_took(&mut self, until: SimTime) {
+        let n = std::mem::take(&mut self.sink_records);
+        if n > 0 {
+            self.counters.sink_records_in += n;
+            self.sink_end = self.sink_end.max(until);
+        }
+    }
+
     pub(super) fn process_record(&mut self, t: TaskId, r: Record) {
         if self.tasks[t as usize].check_routing {
             self.check_routing(t, r.key);
         }
-        let (task, mut ctx) = self.ctx_parts(t);
-        task.operator.process(r, &mut ctx);
-        self.route_out(t);
+        let (member, mut ctx) = self.ctx_parts(t, 0);
+        member.op.process(r, &mut ctx);
+        self.emit_from(t, 0);
+    }
+
+    /// What member `m` of task `t` emitted (in `out`): each record through
+    /// the members chained after it, one record at a time as Flink's
+    /// chained outputs push it, then out on `m`'s own edges.
+    pub(super) fn emit_from(&mut self, t: TaskId, m: usize) {
+        if self.out.is_empty() {
+            return;
+        }
+        let next = self.exec.tasks[t as usize].chained[m].len();
+        if next > 0 {
+            let spare = self.chain_bufs.pop().unwrap_or_default();
+            let batch = std::mem::replace(&mut self.out, spare);
+            for i in 0..next {
+                let c = self.exec.tasks[t as usize].chained[m][i] as usize;
+                for &r in &batch {
+                    self.feed(t, c, r);
+                }
+            }
+            let spare = std::mem::replace(&mut self.out, batch);
+            self.chain_bufs.push(spare);
+        }
+        self.route_out(t, m);
+    }
+
+    /// Member `c` of task `t` processes a record from the member before it.
+    fn feed(&mut self, t: TaskId, c: usize, r: Record) {
+        let member = &self.tasks[t as usize].members[c];
+        self.chain_cost = self.chain_cost.saturating_add(member.cost);
+        self.sink_records += u64::from(member.is_sink);
+        self.schedule.read(member.inst, 0, 1);
+        let (member, mut ctx) = self.ctx_parts(t, c);
+        member.op.process(r, &mut ctx);
+        self.emit_from(t, c);
     }
 
     /// Routing: a keyed record reached the subtask that owns its key group
@@ -304,8 +354,8 @@ impl World<'_> {
         }
     }
 
-    /// Routes everything the operator emitted to the output channels.
-    pub(super) fn route_out(&mut self, t: TaskId) {
+    /// Routes what member `m` emitted to its output channels.
+    fn route_out(&mut self, t: TaskId, m: usize) {
         if self.out.is_empty() {
             return;
         }
@@ -313,6 +363,9 @@ impl World<'_> {
         let max_p = self.scenario.max_parallelism;
         let outputs: &[OutputEdge] = &self.exec.tasks[t as usize].outputs;
         for (e, edge) in outputs.iter().enumerate() {
+            if edge.member as usize != m {
+                continue;
+            }
             for &r in &out {
                 match edge.partitioning {
                     Partitioning::Forward => self.net.emit(edge.channels[0], r),
@@ -365,12 +418,12 @@ impl World<'_> {
         }
         let batch = self.poll_batch(t);
         let poll = {
-            let (task, mut ctx) = self.ctx_parts(t);
-            task.operator.poll_source(batch, &mut ctx)
+            let (member, mut ctx) = self.ctx_parts(t, 0);
+            member.op.poll_source(batch, &mut ctx)
         };
         match poll {
             SourcePoll::Emitted(n) => {
-                self.schedule.emit(t, n as u64);
+                self.schedule.emit(self.tasks[ti].members[0].inst, n as u64);
                 for i in 0..self.out.len() {
                     let l = self.out[i].lineage;
                     if l.partition as usize >= self.high_water.len() {
@@ -386,7 +439,7 @@ impl World<'_> {
                     self.recovery_emitted(t, l.partition, l.offset);
                 }
                 self.counters.records_emitted += n as u64;
-                self.route_out(t);
+                self.emit_from(t, 0);
                 self.busy(t, n as u64, 0);
             }
             SourcePoll::Exhausted | SourcePoll::NotASource => {
@@ -424,12 +477,18 @@ impl World<'_> {
         if self.tasks[ti].input_ended {
             return;
         }
-        if !self.tasks[ti].is_source {
-            self.schedule.push(t, Step::EndOfInput);
-            let (task, mut ctx) = self.ctx_parts(t);
-            task.operator.end_of_input(&mut ctx);
-            self.route_out(t);
+        // Through the chain in order: each member's input ends once the
+        // member feeding it has flushed (Flink's `finishOperators`).
+        let source = self.tasks[ti].is_source;
+        let members = self.tasks[ti].members.len();
+        for m in usize::from(source)..members {
+            let inst = self.tasks[ti].members[m].inst;
+            self.schedule.push(inst, Step::EndOfInput);
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.end_of_input(&mut ctx);
+            self.emit_from(t, m);
         }
+        self.sink_took(self.net.now);
         self.tasks[ti].input_ended = true;
         if self.tasks[ti].is_source {
             self.input_end = self.input_end.max(self.net.now);
