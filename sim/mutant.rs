@@ -53,6 +53,9 @@ pub enum Mutant {
     AbortStopsNewerCapture,
     UpsertBatchReordered,
     ChainNotifiesHeadOnly,
+    CommittableAfterBarrier,
+    WriterKeepsLastTransaction,
+    EoiCommittableConstant,
 }
 
 /// One registry entry.
@@ -434,6 +437,33 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-23471 (an exception from one chained operator's notifyCheckpointComplete kept the operators after it from being notified); FLINK-2423's StreamCheckpointNotifierITCase checks that every chained operator is notified",
         caught_by: "exactly-once-output",
         applies: &[("chains", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::CommittableAfterBarrier,
+        name: "committable-after-barrier",
+        part: "Sink V2",
+        what: "the Sink V2 writer hands over its committable in snapshotState, after the barrier was forwarded, instead of in prepareSnapshotPreBarrier: the committable is not in the committer's state for its checkpoint, and a restore from that checkpoint loses the transaction",
+        modelled_on: "the Sink V2 contract that committables precede the barrier (SinkWriterOperator.prepareSnapshotPreBarrier emits them; records emitted from snapshotState trail it); FLINK-36287 / FLINK-37870 are its unaligned form, committables overtaken by an unaligned barrier",
+        caught_by: "exactly-once-output",
+        applies: &[("sink-v2", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::WriterKeepsLastTransaction,
+        name: "writer-keeps-last-transaction",
+        part: "Sink V2",
+        what: "at end of input the Sink V2 writer does not hand its last transaction to the committer, so the final data is never committed",
+        modelled_on: "committables not emitted at end of input (SinkWriterOperator.endInput must emit the last committables, tagged EOI, which the final checkpoint then commits: FLIP-147)",
+        caught_by: "exactly-once-output",
+        applies: &[("sink-v2", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::EoiCommittableConstant,
+        name: "eoi-committable-constant",
+        part: "Sink V2",
+        what: "the writer tags its end-of-input committable with a constant (Long.MAX_VALUE) and the committer, once its input ended, commits everything on the next notification: a notification of a checkpoint taken before the end commits the final transaction, and a restore from that checkpoint replays its records",
+        modelled_on: "FLINK-37605 (\"final doesn't mean final\": streaming jobs checkpoint on after end of input, so the EOI constant led to duplicate commits; since then the writer tags the last checkpoint id it saw + 1)",
+        caught_by: "exactly-once-output",
+        applies: &[("sink-v2", "aligned")],
     },
 ];
 

@@ -21,7 +21,7 @@ fn cfg(s: &Scenario, seed: u64) -> RunConfig {
     }
 }
 
-fn failures(e: &Execution) -> String {
+pub(crate) fn failures(e: &Execution) -> String {
     e.verdict
         .violations()
         .map(|v| format!("{}: {}", v.check, v.message))
@@ -29,7 +29,7 @@ fn failures(e: &Execution) -> String {
         .join("\n")
 }
 
-fn with_parallelism(s: &Scenario, p: &[(&str, u32)]) -> Scenario {
+pub(crate) fn with_parallelism(s: &Scenario, p: &[(&str, u32)]) -> Scenario {
     let mut s = s.clone();
     for (id, n) in p {
         let op = s.operators.iter_mut().find(|o| o.id == *id).expect(id);
@@ -49,7 +49,7 @@ fn crashes(s: &mut Scenario, window_end_ms: u64, max: u32) {
 
 /// Run 1 up to its savepoint (taken at `at`, crashes only before it),
 /// returning the run and the image of the savepoint it took.
-fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Execution, Image) {
+pub(crate) fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Execution, Image) {
     let mut s1 = s.clone();
     // Crashes only before the savepoint, detected before it too (a
     // failover while it is pending fails it, as in Flink).
@@ -84,7 +84,7 @@ fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Execution, Ima
 }
 
 /// Run 2: `s2` started from `image`, with its own crashes, to the end.
-fn restore_and_finish(s2: &Scenario, image: &Image, seed: u64) -> Execution {
+pub(crate) fn restore_and_finish(s2: &Scenario, image: &Image, seed: u64) -> Execution {
     let plan = rescale::assign(image, s2, false).unwrap_or_else(|e| panic!("{e}"));
     let job = JobOptions {
         restore: Some(Arc::new(plan.restore)),

@@ -360,6 +360,8 @@ fn sample() -> Scenario {
             ),
             op("window", OperatorKind::CountWindow { size: 5 }, 2),
             op("upsert", OperatorKind::SinkUpsert { buffer_rows: 8 }, 2),
+            op("writer", OperatorKind::SinkWriter, 2),
+            op("committer", OperatorKind::SinkCommitter, 2),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -373,6 +375,8 @@ fn sample() -> Scenario {
             edge(8, 9, Partitioning::Hash),
             edge(9, 7, Partitioning::Rebalance),
             edge(6, 10, Partitioning::Hash),
+            edge(6, 11, Partitioning::Hash),
+            edge(11, 12, Partitioning::Forward),
         ],
         network: NetworkSpec {
             buffer_records: 7,
@@ -779,8 +783,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 11]);
-    expected.extend(["[[edges]]"; 11]);
+    expected.extend(["[[operators]]"; 13]);
+    expected.extend(["[[edges]]"; 13]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 3]);
     expected.extend([
@@ -932,12 +936,31 @@ fn every_listed_kind_is_parsed() {
                 text.push_str("[[edges]]\nfrom = \"src\"\nto = \"agg\"\npartitioning = \"hash\"\n");
                 "agg"
             }
+            // A committer reads a writer (forward).
+            "sink-committer" => {
+                text.push_str(
+                    "[[operators]]\nid = \"w\"\nkind = \"sink-writer\"\nparallelism = 2\n",
+                );
+                text.push_str("[[edges]]\nfrom = \"src\"\nto = \"w\"\npartitioning = \"hash\"\n");
+                "w"
+            }
             _ => "src",
+        };
+        let partitioning = match *name {
+            "sink-committer" => "forward",
+            _ => "hash",
         };
         if kind != Kind::Source {
             text.push_str(&format!(
-                "[[edges]]\nfrom = \"{upstream}\"\nto = \"x\"\npartitioning = \"hash\"\n"
+                "[[edges]]\nfrom = \"{upstream}\"\nto = \"x\"\npartitioning = \"{partitioning}\"\n"
             ));
+        }
+        // A writer hands its committables to a committer.
+        if *name == "sink-writer" {
+            text.push_str(
+                "[[operators]]\nid = \"c\"\nkind = \"sink-committer\"\nparallelism = 2\n\
+                 [[edges]]\nfrom = \"x\"\nto = \"c\"\npartitioning = \"forward\"\n",
+            );
         }
         let s = parse_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.operators[2].kind.name(), *name);

@@ -44,6 +44,9 @@
 //!   runs like a built-in; a wrong one is caught.
 //! - `chains`: operator chains: Flink's chaining rule, the same output as
 //!   unchained, one task per chain as the unit of failure and notification.
+//! - `sinkv2`: Sink V2 writer and committer: exactly-once chained, unchained,
+//!   with a global committer and through a rescaled savepoint; its three
+//!   historical bugs caught; its topology rules.
 //! - `upsert`: the upsert sink repeats writes after a crash but its finished
 //!   table converges (effectively-once); an out-of-order batch is caught.
 
@@ -68,6 +71,7 @@ mod savepoints;
 mod scenario_errors;
 mod scenario_format;
 mod seeds;
+mod sinkv2;
 mod snapshots;
 mod stalls;
 mod structure;

@@ -5,6 +5,7 @@
 pub mod graph;
 pub mod operator;
 pub mod record;
+pub mod sinkv2;
 pub mod store;
 pub mod workload;
 

@@ -83,8 +83,15 @@ pub trait Operator {
     /// All inputs have ended; flush anything buffered.
     fn end_of_input(&mut self, _ctx: &mut Context) {}
 
+    /// Called at the barrier, before it is forwarded and before any
+    /// operator of the task snapshots (Flink's `prepareSnapshotPreBarrier`):
+    /// what it emits travels ahead of the barrier. A Sink V2 writer hands
+    /// over its committables here.
+    fn prepare_snapshot_pre_barrier(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) {}
+
     /// Takes a snapshot of the operator's state for `checkpoint`, as bytes.
-    /// Called at the barrier, after all records before it were processed.
+    /// Called after the barrier was forwarded (what it emits follows the
+    /// barrier), after all records before it were processed.
     fn snapshot(&mut self, checkpoint: CheckpointId, ctx: &mut Context) -> Vec<u8>;
 
     /// Restores from bytes produced by `snapshot`. Called once, on a fresh
@@ -118,11 +125,11 @@ pub trait OperatorFactory {
     fn create(&self, operator: u32, subtask: u32) -> Box<dyn Operator>;
 }
 
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     postcard::to_stdvec(value).expect("operator state serialises")
 }
 
-fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, String> {
+pub(crate) fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, String> {
     postcard::from_bytes(bytes).map_err(|e| format!("cannot decode {what} state: {e}"))
 }
 
@@ -801,6 +808,14 @@ impl OperatorFactory for BuiltinFactory {
             OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
             OperatorKind::SinkAtLeastOnce { batch } => Box::new(DirectSink::at_least_once(*batch)),
             OperatorKind::SinkUpsert { buffer_rows } => Box::new(DirectSink::upsert(*buffer_rows)),
+            OperatorKind::SinkWriter => Box::<super::sinkv2::SinkWriter>::default(),
+            OperatorKind::SinkCommitter => {
+                // Validation gives a committer writers as its only inputs.
+                let writer = self.scenario.edges.iter().find(|e| e.to.0 == operator);
+                Box::new(super::sinkv2::SinkCommitter::new(
+                    writer.map_or(u32::MAX, |e| e.from.0),
+                ))
+            }
         }
     }
 }

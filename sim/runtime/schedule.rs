@@ -26,6 +26,8 @@ pub enum Step {
     Read { input: u32, n: u64 },
     /// A source emitted `n` records.
     Emit { n: u64 },
+    /// `prepare_snapshot_pre_barrier` for a checkpoint or savepoint.
+    PreBarrier(CheckpointId),
     /// The operator snapshot for a checkpoint or savepoint.
     Snapshot(CheckpointId),
     /// `notify_checkpoint_complete`.

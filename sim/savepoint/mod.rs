@@ -102,6 +102,13 @@ pub enum OperatorState {
     KeyedBytes {
         key_groups: Vec<crate::model::operator::KeyGroupBytes>,
     },
+    /// A Sink V2 writer's native state per old subtask: every new subtask
+    /// gets them merged (the highest checkpoint id and sequence number).
+    SinkWriter { subtasks: Vec<Vec<u8>> },
+    /// A Sink V2 committer's native state per old subtask: its committables
+    /// are dealt round-robin to the new subtasks, each committed once, at
+    /// restore.
+    SinkCommitter { subtasks: Vec<Vec<u8>> },
 }
 
 impl OperatorState {
@@ -114,6 +121,10 @@ impl OperatorState {
             OperatorState::Sink2pc { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::operator::sink_pending(s).is_none_or(|p| p.is_empty())),
+            OperatorState::SinkWriter { .. } => true,
+            OperatorState::SinkCommitter { subtasks } => subtasks
+                .iter()
+                .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
         }
     }
 }
@@ -237,6 +248,12 @@ impl Image {
                     OperatorState::Keyed { key_groups }
                 }
                 OperatorKind::Sink2pc => OperatorState::Sink2pc {
+                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
+                },
+                OperatorKind::SinkWriter => OperatorState::SinkWriter {
+                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
+                },
+                OperatorKind::SinkCommitter => OperatorState::SinkCommitter {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),
                 },
                 OperatorKind::CountWindow { .. } => {

@@ -178,6 +178,29 @@ pub fn assign(
                     put(first + s, crate::model::operator::keyed_byte_state(groups));
                 }
             }
+            OperatorState::SinkWriter { subtasks } | OperatorState::SinkCommitter { subtasks } => {
+                let writer = matches!(op.state, OperatorState::SinkWriter { .. });
+                for s in 0..p as usize {
+                    let mine: Vec<&[u8]> = subtasks
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| writer || j % p as usize == s)
+                        .map(|(_, b)| b.as_slice())
+                        .filter(|b| !b.is_empty())
+                        .collect();
+                    let merged = match writer {
+                        true => crate::model::sinkv2::merge_writer_states(&mine),
+                        false => crate::model::sinkv2::merge_committer_states(&mine),
+                    };
+                    let merged = merged.map_err(|e| {
+                        refuse(
+                            format!("operator `{}`: {e}", op.uid),
+                            "the snapshot is damaged; restore from another one",
+                        )
+                    })?;
+                    put(first + s, merged);
+                }
+            }
             OperatorState::Sink2pc { subtasks } => {
                 for s in 0..p as usize {
                     let mine: Vec<&[u8]> = subtasks

@@ -174,10 +174,16 @@ pub struct OperatorSpec {
 }
 
 /// How operators become tasks, for `ckptsim list`.
-pub const JOB_STRUCTURE: &[(&str, &str)] = &[(
+pub const JOB_STRUCTURE: &[(&str, &str)] = &[
+    (
     "chained tasks",
     "operators joined by a forward edge of equal parallelism run as one task (Flink's operator chains): no channel between them, one thread, one snapshot of every operator at the barrier, one ack, notifications to every operator, one failure unit; operator_chaining = false, [[operators]] chaining = \"head\" | \"never\", [[edges]] chain = false",
-)];
+    ),
+    (
+        "sink v2",
+        "kinds sink-writer and sink-committer: the writer writes a transaction per checkpoint and hands it to the committer as a committable tagged with the checkpoint id before the barrier (prepareSnapshotPreBarrier) and at end of input (tagged with the next checkpoint's id); the committer commits committables of completed checkpoints, recovered ones at restore, idempotently; the writer -> committer edge is forward (chained by default) or into a global committer of parallelism 1, and never unaligned",
+    ),
+];
 
 /// Whether an operator joins the task of the operator before it (Flink's
 /// `ChainingStrategy`; `startNewChain()` is `head`, `disableChaining()` is
@@ -204,7 +210,13 @@ impl OperatorKind {
             OperatorKind::Sink2pc
                 | OperatorKind::SinkAtLeastOnce { .. }
                 | OperatorKind::SinkUpsert { .. }
+                | OperatorKind::SinkWriter
         )
+    }
+    /// A Sink V2 committer: it commits what writers wrote (it writes no
+    /// records of its own).
+    pub fn is_committer(&self) -> bool {
+        matches!(self, OperatorKind::SinkCommitter)
     }
     pub fn is_keyed(&self) -> bool {
         matches!(

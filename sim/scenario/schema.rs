@@ -379,6 +379,17 @@ operators! {
          records, flushed when full, at every snapshot and at end of input; effectively-once" {
         buffer_rows: u32 = 1,
     };
+    /// Sink V2 writer: writes into a transaction per checkpoint, hands it to
+    /// the committer as a committable before the barrier (and at end of
+    /// input). Its outputs go to `sink-committer`s only.
+    SinkWriter = "sink-writer",
+        "Sink V2 writer: one transaction per checkpoint, handed to the committer as a committable \
+         tagged with the checkpoint id before the barrier and at end of input";
+    /// Sink V2 committer: keeps committables per checkpoint id, commits
+    /// them once their checkpoint completed, and recovered ones at restore.
+    SinkCommitter = "sink-committer",
+        "Sink V2 committer: keeps committables per checkpoint id, commits those of completed \
+         checkpoints on notify-complete and recovered ones at restore; idempotent commits";
 }
 
 /// `cost` of a source.

@@ -573,16 +573,42 @@ impl<'f> Validator<'_, 'f> {
                 let help = help("sources read their own log: remove this edge");
                 self.report("to", format!("source `{b}` cannot have inputs"), help);
             }
-            if let Some(k) = kind(self, from).filter(OperatorKind::is_sink) {
-                let help = format!(
-                    "a `{}` operator writes to the external store: remove this edge",
-                    k.name()
-                );
+            let writer = |v: &Self, i| matches!(kind(v, i), Some(OperatorKind::SinkWriter));
+            let committer = |v: &Self, i| matches!(kind(v, i), Some(OperatorKind::SinkCommitter));
+            let sink = kind(self, from).filter(|k| k.is_sink() || k.is_committer());
+            if let Some(k) = sink.filter(|_| !(writer(self, from) && committer(self, to))) {
+                let help = match k {
+                    OperatorKind::SinkWriter => {
+                        "a Sink V2 writer hands its committables to a `sink-committer` only"
+                            .to_string()
+                    }
+                    _ => format!(
+                        "a `{}` operator writes to the external store: remove this edge",
+                        k.name()
+                    ),
+                };
                 self.report(
                     "from",
                     format!("sink `{a}` cannot have outputs"),
                     Some(help),
                 );
+            }
+            if committer(self, to) && kind(self, from).is_some_and(|_| !writer(self, from)) {
+                let message =
+                    format!("committer `{b}` reads from `{a}`, which is not a sink-writer");
+                let help = help("a sink-committer reads the committables of sink-writers only");
+                self.report("from", message, help);
+            }
+            let global = parallelism(self, to) == Some(1);
+            if committer(self, to) && partitioning != Some(Partitioning::Forward) && !global {
+                let message = format!(
+                    "committer `{b}` of parallelism above 1 reads a non-forward edge from `{a}`"
+                );
+                let help = help(
+                    "a committer commits the committables of its own writer subtask (partitioning = \"forward\") \
+                     or of every writer at parallelism 1 (a global committer)",
+                );
+                self.report("partitioning", message, help);
             }
             let (pf, pt) = (parallelism(self, from), parallelism(self, to));
             if let (Some(Partitioning::Forward), Some(pf), Some(pt)) = (partitioning, pf, pt) {
@@ -659,6 +685,16 @@ impl<'f> Validator<'_, 'f> {
                 let id = name(self, i);
                 let help = format!("add an [[edges]] table with to = \"{id}\"");
                 let message = format!("operator `{id}` has no inputs");
+                self.report(&format!("operators[{i}].id"), message, Some(help));
+            }
+        }
+        // A writer's transactions are committed by a committer only.
+        for i in 0..n {
+            let is_writer = matches!(kind(self, i), Some(OperatorKind::SinkWriter));
+            if is_writer && self.ops[i].referable && !edges.iter().any(|e| e.1 == i) {
+                let id = name(self, i);
+                let help = format!("add a sink-committer and an [[edges]] table from = \"{id}\"");
+                let message = format!("sink-writer `{id}` has no sink-committer");
                 self.report(&format!("operators[{i}].id"), message, Some(help));
             }
         }

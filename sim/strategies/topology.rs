@@ -165,9 +165,11 @@ impl Topology {
                     K::KeyedCount => GenKind::KeyedCount,
                     K::KeyedSum => GenKind::KeyedSum,
                     K::Sink2pc => GenKind::Sink2pc,
-                    K::SinkAtLeastOnce { .. } | K::SinkUpsert { .. } | K::CountWindow { .. } => {
-                        return None
-                    }
+                    K::SinkAtLeastOnce { .. }
+                    | K::SinkUpsert { .. }
+                    | K::CountWindow { .. }
+                    | K::SinkWriter
+                    | K::SinkCommitter => return None,
                 };
                 Some(GenOperator {
                     id: op.id.clone(),

@@ -4,6 +4,7 @@
 //! notifications at the task.
 
 use super::*;
+use crate::scenario::OperatorKind;
 
 impl World<'_> {
     pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
@@ -205,27 +206,18 @@ impl World<'_> {
             );
         }
         self.tasks[ti].snapshotted.push(b.id);
+        // Flink's `checkpointState`: `prepareSnapshotPreBarrier` (what it
+        // emits goes ahead of the barrier), the barrier forwarded, then every
+        // operator's snapshot. Stop-the-world ran the hooks at its drain
+        // marker.
+        if !self.stop_the_world() {
+            self.pre_barrier(t, b.id);
+        }
+        self.store.precommit_scope = Some(b.id);
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
-        self.store.precommit_scope = Some(b.id);
-        // Every operator of the chain, tail first (Flink's
-        // `OperatorChain.snapshotState`); snapshot() should emit nothing:
-        // what it did emit goes on.
-        let members = self.tasks[ti].members.len();
-        let mut states = vec![Vec::new(); members];
-        let mut log_pos = Vec::with_capacity(members);
-        for m in (0..members).rev() {
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            states[m] = member.op.snapshot(b.id, &mut ctx);
-            let inst = member.inst;
-            self.schedule.push(inst, Step::Snapshot(b.id));
-            log_pos.push(self.schedule.pos(inst));
-            self.emit_from(t, m);
-        }
-        log_pos.reverse();
-        self.store.precommit_scope = None;
         let info = &self.exec.tasks[ti];
         let cut = Cut {
             inputs: info
@@ -238,11 +230,7 @@ impl World<'_> {
                 .map(|&ch| (ch, self.net.channels[ch as usize].sent))
                 .collect(),
         };
-        let mut snapshot = TaskSnapshot {
-            states,
-            log_pos,
-            ..TaskSnapshot::default()
-        };
+        let mut snapshot = TaskSnapshot::default();
         let mut writes = Vec::new();
         // Stop-the-world forwards nothing: the drain markers went first.
         if !self.stop_the_world() {
@@ -288,6 +276,24 @@ impl World<'_> {
                 }
             }
         }
+        // Every operator of the chain, tail first (Flink's
+        // `OperatorChain.snapshotState`); what a snapshot emits follows the
+        // barrier.
+        let members = self.tasks[ti].members.len();
+        let mut states = vec![Vec::new(); members];
+        let mut log_pos = Vec::with_capacity(members);
+        for m in (0..members).rev() {
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            states[m] = member.op.snapshot(b.id, &mut ctx);
+            let inst = member.inst;
+            self.schedule.push(inst, Step::Snapshot(b.id));
+            log_pos.push(self.schedule.pos(inst));
+            self.emit_from(t, m);
+        }
+        log_pos.reverse();
+        self.store.precommit_scope = None;
+        snapshot.states = states;
+        snapshot.log_pos = log_pos;
         self.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace
         self.mark(|| Timeline::Snapshot {
@@ -497,10 +503,27 @@ impl World<'_> {
         self.maybe_ack(t);
     }
 
+    /// `prepare_snapshot_pre_barrier` of every operator of task `t`, head
+    /// first (Flink's `OperatorChain.prepareSnapshotPreBarrier`); what each
+    /// emits goes through the chain and out before the barrier.
+    fn pre_barrier(&mut self, t: TaskId, id: CheckpointId) {
+        self.store.precommit_scope = Some(id);
+        for m in 0..self.tasks[t as usize].members.len() {
+            let inst = self.tasks[t as usize].members[m].inst;
+            self.schedule.push(inst, Step::PreBarrier(id));
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.prepare_snapshot_pre_barrier(id, &mut ctx);
+            self.emit_from(t, m);
+        }
+        self.store.precommit_scope = None;
+    }
+
     /// `stop-the-world`: everything upstream of this task is drained; pass
     /// the marker on, or tell the coordinator if this task has no outputs.
+    /// The pre-barrier hooks run first: what they emit is drained too.
     pub(super) fn forward_drain_marker(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
+        self.pre_barrier(t, b.id);
         self.tasks[ti].started.insert(b.id);
         self.tasks[ti].closed.insert(b.id);
         for i in 0..self.task_outputs[ti].len() {
@@ -540,14 +563,47 @@ impl World<'_> {
     /// completed, nothing its current instance pre-committed for `id` or an
     /// earlier checkpoint may stay pre-committed (Flink's 2PC contract:
     /// notify-complete commits everything up to the id).
+    ///
+    /// Member `m` of task `t`: a 2PC sink answers for its own transactions;
+    /// a Sink V2 committer with one input channel (or chained to its
+    /// writer) for those of its writer subtask (their committables preceded
+    /// the barrier on that channel, so it holds them; with several inputs an
+    /// algorithm that snapshots before every barrier arrived, such as
+    /// Chandy–Lamport, may still have them in flight); a writer commits
+    /// nothing itself.
     pub(super) fn check_commit_timeliness(&mut self, t: TaskId, m: usize, id: CheckpointId) {
-        let task = &self.tasks[t as usize];
-        let late = self.store.precommitted_up_to(
-            task.members[m].index,
-            task.subtask,
-            task.deploy_attempt,
-            id,
-        );
+        let index = self.tasks[t as usize].members[m].index;
+        let kind = &self.scenario.operators[index as usize].kind;
+        let owners: Vec<(u32, u32, u32)> = match kind {
+            OperatorKind::SinkWriter => return,
+            OperatorKind::SinkCommitter => {
+                let Some(e) = self.scenario.edges.iter().find(|e| e.to.0 == index) else {
+                    return;
+                };
+                if m == 0 && self.exec.tasks[t as usize].inputs.len() != 1 {
+                    return;
+                }
+                let (writer, subtask) = (e.from, self.tasks[t as usize].subtask);
+                let writers = self.scenario.op(writer).parallelism;
+                let p = self.scenario.operators[index as usize].parallelism;
+                crate::model::sinkv2::served_writers(subtask, p, writers)
+                    .into_iter()
+                    .map(|s| {
+                        let wt = self.exec.task_of(writer, s) as usize;
+                        (writer.0, s, self.tasks[wt].deploy_attempt)
+                    })
+                    .collect()
+            }
+            k if k.is_sink() => {
+                let task = &self.tasks[t as usize];
+                vec![(index, task.subtask, task.deploy_attempt)]
+            }
+            _ => return,
+        };
+        let mut late = Vec::new();
+        for (op, subtask, attempt) in owners {
+            late.extend(self.store.precommitted_up_to(op, subtask, attempt, id));
+        }
         if let Some((txn, cp)) = late.first() {
             let name = self.exec.tasks[t as usize].name.clone();
             let more = match late.len() {
@@ -660,9 +716,7 @@ impl World<'_> {
             self.schedule.push(inst, Step::Complete(id));
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.notify_checkpoint_complete(id, &mut ctx);
-            if self.tasks[ti].members[m].is_sink {
-                self.check_commit_timeliness(t, m, id);
-            }
+            self.check_commit_timeliness(t, m, id);
             self.emit_from(t, m);
         }
         // The job's final checkpoint covered all input everywhere: finish.

@@ -420,6 +420,13 @@ impl<'a> World<'a> {
                 forced_aligned[e.to.0 as usize] = true;
             }
         }
+        // Edges inside a sink topology are never unaligned (Flink 2.x,
+        // FLINK-36287): a committer aligns whatever its input.
+        for (i, op) in scenario.operators.iter().enumerate() {
+            if op.kind.is_committer() {
+                forced_aligned[i] = true;
+            }
+        }
         let routed_by_key = (0..scenario.operators.len())
             .map(|i| {
                 let mut inputs = scenario.edges.iter().filter(|e| e.to.0 as usize == i);
