@@ -388,8 +388,17 @@ fn strategies_generate_valid_scenarios() {
             assert!(max >= 1 && g.scenario.checkpoint.max_concurrent == max);
             // The parsed scenario is the rendered one, and renders again the same.
             assert_eq!(g.parts.to_toml(), g.toml);
-            assert_eq!(g.scenario.operators.len(), g.parts.topology.operators.len());
-            assert_eq!(g.scenario.edges.len(), g.parts.topology.edges.len());
+            // Sink V2 adds a committer (and its edge) per sink.
+            let sinks = g
+                .parts
+                .topology
+                .operators
+                .iter()
+                .filter(|o| o.kind.is_sink());
+            let committers = if g.parts.sink_v2 { sinks.count() } else { 0 };
+            let t = &g.parts.topology;
+            assert_eq!(g.scenario.operators.len(), t.operators.len() + committers);
+            assert_eq!(g.scenario.edges.len(), t.edges.len() + committers);
             let records: u64 = g.parts.workload.total_records();
             assert!(records <= strategies::MAX_SOURCE_RECORDS, "{records}");
         }
@@ -426,6 +435,7 @@ fn strategies_generate_valid_scenarios() {
         );
         let parts = ScenarioParts {
             operator_chaining: true,
+            sink_v2: true,
             topology: t.clone(),
             workload: sample(workload(t), 1).pop().expect("one"),
             network: sample(network_for(t), 1).pop().expect("one"),
