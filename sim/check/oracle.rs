@@ -63,6 +63,10 @@ pub struct Oracle {
     /// The oracle replayed the run's effective schedule: values and state
     /// are exact for every operator.
     pub replayed: bool,
+    /// Upsert sinks whose finished table is compared by keys only: without
+    /// the schedule, an input aggregate of theirs reads values that depend
+    /// on arrival order.
+    upsert_keys_only: std::collections::BTreeSet<u32>,
     /// With the schedule: per (sink slot, lineage), the records sink tasks
     /// had read before the snapshot of the last checkpoint they were
     /// notified of (or restored from): what must be committed.
@@ -463,6 +467,7 @@ impl Oracle {
             keyed_state: BTreeMap::new(),
             order_dependent: std::collections::BTreeSet::new(),
             replayed: schedule.is_some(),
+            upsert_keys_only: std::collections::BTreeSet::new(),
             promised: Vec::new(),
             sink_notifications: 0,
         };
@@ -510,6 +515,15 @@ impl Oracle {
                 });
                 if sensitive_upstream {
                     oracle.order_dependent.insert(op.0);
+                }
+            }
+            for (slot, &sink) in oracle.sinks.iter().enumerate() {
+                let order_dependent_input = scenario
+                    .edges
+                    .iter()
+                    .any(|e| e.to.0 == sink && oracle.order_dependent.contains(&e.from.0));
+                if oracle.upsert[slot] && order_dependent_input {
+                    oracle.upsert_keys_only.insert(sink);
                 }
             }
         }

@@ -512,11 +512,50 @@ pub struct ScenarioParts {
     /// Every 2PC sink becomes a Sink V2 writer with a committer of its own
     /// behind a forward edge.
     pub sink_v2: bool,
+    /// Every 2PC sink that reads only `hash` edges from keyed counts or
+    /// sums becomes an upsert sink (before `sink_v2` applies).
+    pub upsert: bool,
     pub topology: Topology,
     pub workload: Workload,
     pub network: Network,
     pub checkpoint: CheckpointConfig,
     pub faults: FaultPlan,
+}
+
+/// Every `sink-2pc` of `file` that reads only `hash` edges from
+/// `keyed-count` or `keyed-sum` operators becomes a `sink-upsert`.
+fn upsert(file: &mut File) {
+    use schema::Kind;
+    let kind_of = |file: &File, id: &Option<String>| {
+        file.operators
+            .iter()
+            .find(|o| &o.id == id)
+            .and_then(|o| o.kind)
+    };
+    let eligible: Vec<Option<String>> = file
+        .operators
+        .iter()
+        .filter(|o| o.kind == Some(Kind::Sink2pc))
+        .filter(|o| {
+            let mut inputs = file.edges.iter().filter(|e| e.to == o.id).peekable();
+            inputs.peek().is_some()
+                && inputs.all(|e| {
+                    e.partitioning == Some(crate::scenario::Partitioning::Hash)
+                        && matches!(
+                            kind_of(file, &e.from),
+                            Some(Kind::KeyedCount | Kind::KeyedSum)
+                        )
+                })
+        })
+        .map(|o| o.id.clone())
+        .collect();
+    for o in file
+        .operators
+        .iter_mut()
+        .filter(|o| eligible.contains(&o.id))
+    {
+        o.kind = Some(Kind::SinkUpsert);
+    }
 }
 
 /// Every `sink-2pc` of `file` becomes a `sink-writer`, with a
@@ -559,6 +598,9 @@ impl ScenarioParts {
     /// at its default.
     pub fn to_file(&self) -> File {
         let mut file = self.file();
+        if self.upsert {
+            upsert(&mut file);
+        }
         if self.sink_v2 {
             sink_v2(&mut file);
         }
@@ -764,17 +806,20 @@ impl fmt::Debug for GeneratedScenario {
 ///
 /// Half of them chain their operators (Flink's default): a forward edge
 /// of equal parallelism then joins two operators into one task; half turn
-/// their 2PC sinks into Sink V2 writers with committers.
+/// the 2PC sinks behind keyed aggregates into upsert sinks, and half their
+/// (other) 2PC sinks into Sink V2 writers with committers.
 pub fn scenario(algorithm: Algorithm) -> impl Strategy<Value = GeneratedScenario> {
     let unchained = scenario_unrestricted(algorithm).prop_filter(
         "unaligned and aligned-timeout can deadlock on this shape (a known finding)",
         move |g| !g.parts.topology.deadlock_risk(algorithm),
     );
-    (unchained, any::<bool>(), any::<bool>()).prop_map(|(g, chaining, sink_v2)| {
-        match chaining || sink_v2 {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>());
+    (unchained, flags).prop_map(|(g, (chaining, sink_v2, upsert))| {
+        match chaining || sink_v2 || upsert {
             true => ScenarioParts {
                 operator_chaining: chaining,
                 sink_v2,
+                upsert,
                 ..g.parts
             }
             .generate(),
@@ -801,6 +846,7 @@ pub fn scenario_unrestricted(algorithm: Algorithm) -> impl Strategy<Value = Gene
             ScenarioParts {
                 operator_chaining: false,
                 sink_v2: false,
+                upsert: false,
                 topology,
                 workload,
                 network,

@@ -119,7 +119,14 @@ impl Oracle {
                 .range((sink, 0)..=(sink, u64::MAX))
                 .map(|(&(_, key), &(value, _))| (key, value))
                 .collect();
-            let (keys, differing, examples) = compare_tables(&table, expected);
+            // Without the run's schedule, an aggregate whose input values
+            // depend on arrival order (a sum of running sums) ends at a
+            // value the oracle cannot know: its keys are compared only.
+            let (table, expected) = match self.upsert_keys_only.contains(&sink) {
+                true => (keys_of(&table), keys_of(expected)),
+                false => (table, expected.clone()),
+            };
+            let (keys, differing, examples) = compare_tables(&table, &expected);
             diff.keys += keys;
             diff.differing += differing;
             if differing > 0 {
@@ -163,6 +170,11 @@ pub(crate) fn compare_tables(
         }
     }
     (keys.len() as u64, differing, examples)
+}
+
+/// A table with every value 0: its keys only.
+fn keys_of(table: &BTreeMap<u64, i64>) -> BTreeMap<u64, i64> {
+    table.keys().map(|&k| (k, 0)).collect()
 }
 
 #[cfg(test)]
