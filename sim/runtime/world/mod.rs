@@ -3,8 +3,8 @@
 //! `World` (the state of one run), its construction, the event loop and
 //! dispatch, and the end of a run; each concern lives in its own file:
 //!
-//! - `task.rs`: a task's step (reading input, running the operator,
-//!   routing its output, end of input);
+//! - `task.rs`: a task's step (reading input, running the chained operators,
+//!   routing its output, end of input; the task report of a run);
 //! - `barriers.rs`: what a task does with its barrier handler's actions
 //!   (snapshot, forward, capture channel state, acknowledge, decline,
 //!   notifications);
@@ -625,38 +625,6 @@ impl<'a> World<'a> {
             declined: BTreeSet::new(),
             cancel_sent: BTreeSet::new(),
         }
-    }
-
-    /// Each chain's tasks with the state of the latest completed checkpoint
-    /// per operator.
-    fn task_reports(&self) -> Vec<TaskReport> {
-        let latest = self.coord.latest();
-        let mut reports: Vec<TaskReport> = Vec::new();
-        for (t, info) in self.exec.tasks.iter().enumerate() {
-            if info.subtask == 0 {
-                let ops = info.chain.iter().map(|&o| self.scenario.op(o).id.clone());
-                reports.push(TaskReport {
-                    name: ops.clone().collect::<Vec<_>>().join("->"),
-                    subtasks: 0,
-                    operators: ops.collect(),
-                    state_bytes: vec![0; info.chain.len()],
-                });
-            }
-            let Some(r) = reports.last_mut() else {
-                continue;
-            };
-            r.subtasks += 1;
-            let snap = latest
-                .as_ref()
-                .and_then(|c| c.states.get(t))
-                .and_then(Option::as_ref);
-            for (m, bytes) in snap.iter().flat_map(|s| s.states.iter().enumerate()) {
-                if let Some(b) = r.state_bytes.get_mut(m) {
-                    *b += bytes.len() as u64;
-                }
-            }
-        }
-        reports
     }
 
     /// The algorithm takes its checkpoints by stopping the world (drain

@@ -524,4 +524,36 @@ impl World<'_> {
             self.net.ship_partial(ch);
         }
     }
+
+    /// Each chain's tasks with the state of the latest completed checkpoint
+    /// per operator.
+    pub(super) fn task_reports(&self) -> Vec<TaskReport> {
+        let latest = self.coord.latest();
+        let mut reports: Vec<TaskReport> = Vec::new();
+        for (t, info) in self.exec.tasks.iter().enumerate() {
+            if info.subtask == 0 {
+                let ops = info.chain.iter().map(|&o| self.scenario.op(o).id.clone());
+                reports.push(TaskReport {
+                    name: ops.clone().collect::<Vec<_>>().join("->"),
+                    subtasks: 0,
+                    operators: ops.collect(),
+                    state_bytes: vec![0; info.chain.len()],
+                });
+            }
+            let Some(r) = reports.last_mut() else {
+                continue;
+            };
+            r.subtasks += 1;
+            let snap = latest
+                .as_ref()
+                .and_then(|c| c.states.get(t))
+                .and_then(Option::as_ref);
+            for (m, bytes) in snap.iter().flat_map(|s| s.states.iter().enumerate()) {
+                if let Some(b) = r.state_bytes.get_mut(m) {
+                    *b += bytes.len() as u64;
+                }
+            }
+        }
+        reports
+    }
 }
