@@ -425,7 +425,7 @@ pub const MUTANTS: &[MutantInfo] = &[
         name: "upsert-batch-reordered",
         part: "upsert sink",
         what: "the upsert sink writes each flushed batch newest first, so an older value of a key overwrites a newer one of the same batch and the finished table is stale",
-        modelled_on: "upsert sinks that apply a buffered batch out of order per key (JDBC upsert writers running a batch's statements grouped by kind instead of in arrival order; Elasticsearch bulk requests for one document id sent concurrently)",
+        modelled_on: "upsert sinks that apply a buffered batch out of order per key: Flink's JDBC BufferReduceStatementExecutor ran a batch's upserts and then its deletes, so two changes of one key in a batch were applied out of order (reported in the review of FLINK-18461, apache/flink PR 12803); Elasticsearch bulk requests for one document id sent concurrently",
         caught_by: "exactly-once-output",
         applies: &[("upsert", "aligned")],
     },
