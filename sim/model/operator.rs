@@ -469,20 +469,29 @@ struct TwoPhaseState {
     next_seq: u64,
 }
 
-impl TwoPhaseCommitSink {
-    fn begin(&mut self, ctx: &mut Context) -> TxnId {
-        let id = TxnId {
-            sink: ctx.operator,
-            subtask: ctx.subtask,
-            attempt: ctx.attempt,
-            seq: self.next_seq,
-        };
-        self.next_seq += 1;
-        ctx.store.begin(id);
-        self.current = Some(id);
-        id
+/// The open transaction `current` of a transactional sink subtask, or a
+/// new one (numbered by `next_seq`) begun in the store.
+pub(crate) fn open_txn(
+    current: &mut Option<TxnId>,
+    next_seq: &mut u64,
+    ctx: &mut Context,
+) -> TxnId {
+    if let Some(t) = *current {
+        return t;
     }
+    let id = TxnId {
+        sink: ctx.operator,
+        subtask: ctx.subtask,
+        attempt: ctx.attempt,
+        seq: *next_seq,
+    };
+    *next_seq += 1;
+    ctx.store.begin(id);
+    *current = Some(id);
+    id
+}
 
+impl TwoPhaseCommitSink {
     fn commit_up_to(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
         let now = ctx.now;
         let behind = self.pending.iter().any(|&(cp, _)| cp == checkpoint)
@@ -501,10 +510,7 @@ impl TwoPhaseCommitSink {
 impl Operator for TwoPhaseCommitSink {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        let txn = match self.current {
-            Some(t) => t,
-            None => self.begin(ctx),
-        };
+        let txn = open_txn(&mut self.current, &mut self.next_seq, ctx);
         ctx.store.write(txn, record);
     }
 

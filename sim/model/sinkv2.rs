@@ -23,7 +23,7 @@
 //! the transaction's sequence number, its value the checkpoint id, and its
 //! lineage names the writer subtask and attempt (partition [`COMMITTABLE`]).
 
-use super::operator::{decode, encode, CheckpointId, Context, Operator};
+use super::operator::{decode, encode, open_txn, CheckpointId, Context, Operator};
 use super::record::{Lineage, Record};
 use super::store::TxnId;
 use crate::mutant::Mutant;
@@ -95,21 +95,7 @@ impl SinkWriter {
 
 impl Operator for SinkWriter {
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        let txn = match self.current {
-            Some(t) => t,
-            None => {
-                let id = TxnId {
-                    sink: ctx.operator,
-                    subtask: ctx.subtask,
-                    attempt: ctx.attempt,
-                    seq: self.next_seq,
-                };
-                self.next_seq += 1;
-                ctx.store.begin(id);
-                self.current = Some(id);
-                id
-            }
-        };
+        let txn = open_txn(&mut self.current, &mut self.next_seq, ctx);
         ctx.store.write(txn, record);
     }
 

@@ -178,39 +178,30 @@ pub fn assign(
                     put(first + s, crate::model::operator::keyed_byte_state(groups));
                 }
             }
-            OperatorState::SinkWriter { subtasks } | OperatorState::SinkCommitter { subtasks } => {
-                let writer = matches!(op.state, OperatorState::SinkWriter { .. });
+            OperatorState::Sink2pc { subtasks }
+            | OperatorState::SinkWriter { subtasks }
+            | OperatorState::SinkCommitter { subtasks } => {
+                // List state: old subtask `j`'s goes to new subtask `j mod p`
+                // (a writer's, merged, to every new subtask).
+                type Merge = fn(&[&[u8]]) -> Result<Vec<u8>, String>;
+                let (everyone, merge): (bool, Merge) = match &op.state {
+                    OperatorState::SinkWriter { .. } => {
+                        (true, crate::model::sinkv2::merge_writer_states)
+                    }
+                    OperatorState::SinkCommitter { .. } => {
+                        (false, crate::model::sinkv2::merge_committer_states)
+                    }
+                    _ => (false, merge_sink_states),
+                };
                 for s in 0..p as usize {
                     let mine: Vec<&[u8]> = subtasks
                         .iter()
                         .enumerate()
-                        .filter(|(j, _)| writer || j % p as usize == s)
+                        .filter(|(j, _)| everyone || j % p as usize == s)
                         .map(|(_, b)| b.as_slice())
                         .filter(|b| !b.is_empty())
                         .collect();
-                    let merged = match writer {
-                        true => crate::model::sinkv2::merge_writer_states(&mine),
-                        false => crate::model::sinkv2::merge_committer_states(&mine),
-                    };
-                    let merged = merged.map_err(|e| {
-                        refuse(
-                            format!("operator `{}`: {e}", op.uid),
-                            "the snapshot is damaged; restore from another one",
-                        )
-                    })?;
-                    put(first + s, merged);
-                }
-            }
-            OperatorState::Sink2pc { subtasks } => {
-                for s in 0..p as usize {
-                    let mine: Vec<&[u8]> = subtasks
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, _)| j % p as usize == s)
-                        .map(|(_, b)| b.as_slice())
-                        .filter(|b| !b.is_empty())
-                        .collect();
-                    let merged = merge_sink_states(&mine).map_err(|e| {
+                    let merged = merge(&mine).map_err(|e| {
                         refuse(
                             format!("operator `{}`: {e}", op.uid),
                             "the snapshot is damaged; restore from another one",

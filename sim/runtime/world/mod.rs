@@ -422,10 +422,8 @@ impl<'a> World<'a> {
         }
         // Edges inside a sink topology are never unaligned (Flink 2.x,
         // FLINK-36287): a committer aligns whatever its input.
-        for (i, op) in scenario.operators.iter().enumerate() {
-            if op.kind.is_committer() {
-                forced_aligned[i] = true;
-            }
+        for (forced, op) in forced_aligned.iter_mut().zip(&scenario.operators) {
+            *forced |= op.kind.is_committer();
         }
         let routed_by_key = (0..scenario.operators.len())
             .map(|i| {
