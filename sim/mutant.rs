@@ -56,6 +56,11 @@ pub enum Mutant {
     CommittableAfterBarrier,
     WriterKeepsLastTransaction,
     EoiCommittableConstant,
+    SplitsBackUncheckpointedOnly,
+    LostOperatorEventIgnored,
+    CheckpointIgnoresUnackedEvents,
+    OperatorEventsNotHeld,
+    NoMoreSplitsOnce,
 }
 
 /// One registry entry.
@@ -464,6 +469,51 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-37605 (\"final doesn't mean final\": streaming jobs checkpoint on after end of input, so the EOI constant led to duplicate commits; since then the writer tags the last checkpoint id it saw + 1)",
         caught_by: "exactly-once-output",
         applies: &[("sink-v2", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::SplitsBackUncheckpointedOnly,
+        name: "splits-back-uncheckpointed-only",
+        part: "FLIP-27 source",
+        what: "when a reader is restored by a region failover, the enumerator takes back only the splits it assigned to it since its own last checkpoint, not all those assigned since the restored checkpoint: splits assigned before a checkpoint that never completed are read by nobody",
+        modelled_on: "FLINK-20290 / FLINK-20396 (splits were added back on subtaskFailed with the tracker's uncheckpointed assignments; OperatorCoordinator.subtaskReset(subtask, restoredCheckpointId) now returns every split assigned after the restored checkpoint)",
+        caught_by: "consistent-cut",
+        applies: &[("flip27-regions", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::LostOperatorEventIgnored,
+        name: "lost-operator-event-ignored",
+        part: "operator coordinator",
+        what: "a split assignment whose RPC is lost is forgotten: the target reader is not failed, so the enumerator believes the split assigned and no reader ever reads it",
+        modelled_on: "FLINK-21996 part 3 (a transient RPC failure of an OperatorEvent lost a split assignment; since then a failed or timed-out event fails its target subtask, which resets its splits)",
+        caught_by: "consistent-cut",
+        applies: &[("flip27", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::CheckpointIgnoresUnackedEvents,
+        name: "checkpoint-ignores-unacked-events",
+        part: "operator coordinator",
+        what: "the coordinator's checkpoint completes and the sources are triggered while split assignments sent before it are still in flight: the enumerator's checkpoint counts the split as assigned, the reader's snapshot does not have it yet, and a restore from that checkpoint loses it",
+        modelled_on: "FLINK-21996 part 4 (OperatorCoordinatorHolder now completes a coordinator checkpoint only once every event sent before it is acknowledged or failed)",
+        caught_by: "consistent-cut",
+        applies: &[("flip27", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::OperatorEventsNotHeld,
+        name: "operator-events-not-held",
+        part: "operator coordinator",
+        what: "events the coordinator sends after its checkpoint go out at once instead of being held until the subtask has taken its snapshot: a split assigned after the enumerator's checkpoint reaches the reader before its barrier, so both checkpoints hold it, and a restore reads it twice",
+        modelled_on: "FLINK-16986 (exactly-once of operator events around checkpoints: the valve closed at the coordinator checkpoint) and FLINK-28606 (the subtask gateway stays closed until the subtask completed the checkpoint)",
+        caught_by: "consistent-cut",
+        applies: &[("flip27", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::NoMoreSplitsOnce,
+        name: "no-more-splits-once",
+        part: "FLIP-27 source",
+        what: "the enumerator tells each reader only once that no split will come: a reader restarted after it was told asks again, gets no answer and never ends its input",
+        modelled_on: "FLINK-35522 (the source coordinator did not resend NoMoreSplits to a restarted source subtask, which then hung)",
+        caught_by: "liveness",
+        applies: &[("flip27-regions", "aligned")],
     },
 ];
 

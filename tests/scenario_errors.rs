@@ -358,6 +358,9 @@ fn valid_scenario_parses_with_defaults_applied() {
             value_max: 1,
             record_size: 32, // what a record of the simulator holds
             record_size_max: 32,
+            split_assignment: ckptsim::scenario::SplitAssignment::Static,
+            initial_splits: 2,
+            discovery_interval: SimDuration::from_millis(20),
         })
     );
     assert_eq!(source.parallelism, 2);

@@ -10,8 +10,8 @@ use ckptsim::scenario::{
     load, parse_str, Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FailoverStrategy,
     FaultSpec, Guarantee, KeyDistribution, Limits, MemoryLoss, NetworkSpec, OperatorId,
     OperatorKind, OperatorSpec, Partitioning, Placement, RandomCrashes, RestartStrategy,
-    SavepointSpec, Scenario, ScenarioError, ScenarioErrors, SourceSpec, StorageKind, SwarmSpec,
-    MAX_BUFFER_RECORDS, MAX_DURATION, OPERATOR_KINDS,
+    SavepointSpec, Scenario, ScenarioError, ScenarioErrors, SourceSpec, SplitAssignment,
+    StorageKind, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION, OPERATOR_KINDS,
 };
 use std::path::{Path, PathBuf};
 
@@ -149,6 +149,9 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "value_max",
                 "record_size",
                 "record_size_max",
+                "split_assignment",
+                "initial_splits",
+                "discovery_interval",
             ],
             "map" => &["mul", "add"],
             "filter" => &["modulus", "keep_below"],
@@ -211,6 +214,7 @@ fn assert_every_key_written(text: &str, what: &str) {
     ];
     for optional in [
         "notifications",
+        "operator_events",
         "storage",
         "coordinator",
         "slow_tasks",
@@ -328,6 +332,9 @@ fn sample() -> Scenario {
                     value_max: 9,
                     record_size: 100,
                     record_size_max: 3 << 10,
+                    split_assignment: SplitAssignment::Static,
+                    initial_splits: 3,
+                    discovery_interval: SimDuration::from_millis(20),
                 }),
                 2,
             ),
@@ -355,6 +362,9 @@ fn sample() -> Scenario {
                     value_max: 1,
                     record_size: 2 << 20,
                     record_size_max: 2 << 20,
+                    split_assignment: SplitAssignment::Enumerator,
+                    initial_splits: 0,
+                    discovery_interval: SimDuration::from_millis(35),
                 }),
                 1,
             ),
@@ -443,6 +453,7 @@ fn sample() -> Scenario {
                 reset_threshold: SimDuration::from_secs(20),
             },
             notifications: Some(ckptsim::scenario::NotificationFaults { loss_percent: 13 }),
+            operator_events: Some(ckptsim::scenario::OperatorEventFaults { loss_percent: 3 }),
             storage: Some(ckptsim::scenario::StorageFaults {
                 failure_percent: 4,
                 slow_percent: 9,
@@ -791,6 +802,7 @@ fn layout_follows_the_docs() {
         "[faults.random]",
         "[faults.restart]",
         "[faults.notifications]",
+        "[faults.operator_events]",
         "[faults.storage]",
         "[faults.coordinator]",
         "[faults.coordinator.random]",

@@ -49,6 +49,10 @@
 //!   historical bugs caught; its topology rules.
 //! - `upsert`: the upsert sink repeats writes after a crash but its finished
 //!   table converges (effectively-once); an out-of-order batch is caught.
+//! - `flip27`: FLIP-27 sources with a split enumerator in an operator
+//!   coordinator: exactly-once with crashes, a coordinator crash, lost
+//!   events, region failovers and a rescaled savepoint; five historical
+//!   bugs caught; the source's keys validated.
 
 mod common;
 
@@ -59,6 +63,7 @@ mod cli;
 mod determinism;
 mod extremes;
 mod faults;
+mod flip27;
 mod flow;
 mod golden;
 mod judge;

@@ -19,6 +19,7 @@
 //! output depends on order are compared by lineage and keys only.
 
 use crate::engine::SimTime;
+use crate::model::flip27::OperatorEvent;
 use crate::model::graph::ExecGraph;
 use crate::model::record::subtask_for_key;
 use crate::model::{
@@ -27,7 +28,7 @@ use crate::model::{
 use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
 use crate::runtime::RunOutput;
-use crate::scenario::{OperatorKind, Partitioning, Scenario};
+use crate::scenario::{OperatorKind, Partitioning, Scenario, SplitAssignment};
 use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -99,6 +100,10 @@ struct Exec<'a> {
     out: Vec<Record>,
     /// Queue what reaches sinks too (to replay the sinks' schedules).
     sink_queues: bool,
+    /// Splits a FLIP-27 reader was given, over every reader run so far.
+    claimed: std::collections::BTreeSet<u32>,
+    /// Records routed so far (a source that emits nothing more stops).
+    routed: u64,
 }
 
 /// One task's operator in the oracle, with its routing state.
@@ -145,6 +150,7 @@ impl Exec<'_> {
             return;
         }
         let out = std::mem::take(&mut self.out);
+        self.routed += out.len() as u64;
         let max_p = self.scenario.max_parallelism;
         let info = &self.exec.tasks[task.t as usize];
         for (e, edge) in info.outputs.iter().enumerate() {
@@ -198,7 +204,7 @@ impl Exec<'_> {
     }
 
     /// Polls a source until it emitted `n` records (or ran dry); true if it
-    /// is exhausted.
+    /// is exhausted (a reader waiting for a split is not).
     fn emit(&mut self, task: &mut TaskRun, n: u64, batch: usize, oracle: &mut Oracle) -> bool {
         let mut left = n;
         while left > 0 {
@@ -210,6 +216,10 @@ impl Exec<'_> {
                     left = left.saturating_sub(k as u64);
                     self.route(task, oracle);
                 }
+                SourcePoll::Idle => {
+                    self.out.clear();
+                    return false;
+                }
                 _ => {
                     self.out.clear();
                     return true;
@@ -217,6 +227,47 @@ impl Exec<'_> {
             }
         }
         false
+    }
+
+    /// A split assignment the run's schedule gives a FLIP-27 reader: only
+    /// the first of a split's assignments counts (a failure-free run reads
+    /// each split once; the run's other reads of it are duplicates).
+    fn operator_event(&mut self, task: &mut TaskRun, event: OperatorEvent) {
+        if let OperatorEvent::AddSplit(split) = event {
+            if !self.claimed.insert(split) {
+                return;
+            }
+        }
+        self.call(task, |op, ctx| op.handle_operator_event(event, ctx));
+        self.out.clear(); // nothing to emit
+    }
+
+    /// The end of a FLIP-27 reader's schedule: the last reader of its
+    /// operator gets the splits no schedule read, then every reader hears
+    /// that no split will come.
+    fn end_of_splits(&mut self, task: &mut TaskRun) {
+        let info = &self.exec.tasks[task.t as usize];
+        let (op, subtask) = (info.operator, info.subtask);
+        let spec = self.scenario.op(op);
+        let OperatorKind::Source(src) = &spec.kind else {
+            return;
+        };
+        if src.split_assignment != SplitAssignment::Enumerator {
+            return;
+        }
+        if subtask + 1 == spec.parallelism {
+            let base: u32 = self.scenario.operators[..op.0 as usize]
+                .iter()
+                .filter_map(|o| match &o.kind {
+                    OperatorKind::Source(s) => Some(s.partitions),
+                    _ => None,
+                })
+                .sum();
+            for split in base..base + src.partitions {
+                self.operator_event(task, OperatorEvent::AddSplit(split));
+            }
+        }
+        self.operator_event(task, OperatorEvent::NoMoreSplits);
     }
 
     /// A sink task's schedule, counted, not run: what it read before the
@@ -358,6 +409,7 @@ impl Exec<'_> {
                     self.call(&mut task, |op, ctx| op.notify_checkpoint_aborted(id, ctx));
                     self.route(&mut task, oracle);
                 }
+                Step::Event(event) => self.operator_event(&mut task, event),
                 Step::EndOfInput => {
                     if !ended && !is_source {
                         self.call(&mut task, |op, ctx| op.end_of_input(ctx));
@@ -391,8 +443,12 @@ impl Exec<'_> {
             }
         }
         if is_source {
+            self.end_of_splits(&mut task);
             while !exhausted {
+                let before = self.routed;
                 exhausted = self.emit(&mut task, ORACLE_POLL as u64, ORACLE_POLL, oracle);
+                // A reader that waits for splits after the end: stop.
+                exhausted |= self.routed == before;
             }
         } else {
             for &ch in &inputs {
@@ -485,6 +541,8 @@ impl Oracle {
             store: ExternalStore::default(),
             out: Vec::new(),
             sink_queues: schedule.is_some(),
+            claimed: std::collections::BTreeSet::new(),
+            routed: 0,
         };
         let mut order_sensitive = vec![false; scenario.operators.len()];
         for &op in &job.topo {

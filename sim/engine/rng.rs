@@ -31,6 +31,8 @@ pub enum Stream {
     RecordSizes = 10,
     /// Coordinator → task RPC latencies (`rpc_latency_max`).
     Rpc = 11,
+    /// Lost operator events (coordinator → subtask).
+    OperatorEvents = 12,
 }
 
 /// A deterministic random stream.

@@ -119,6 +119,7 @@ mod tests {
             random: None,
             restart: strategy,
             notifications: None,
+            operator_events: None,
             storage: None,
             coordinator: None,
             slow_tasks: Vec::new(),

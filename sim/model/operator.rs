@@ -8,6 +8,7 @@
 //! source of its own: `Context::now` is virtual time, and its input is
 //! whatever the simulator hands it.
 
+use super::flip27::OperatorEvent;
 use super::record::{key_group, Lineage, Record};
 use super::store::{ExternalStore, TxnId};
 use super::workload::Workload;
@@ -66,6 +67,9 @@ pub enum SourcePoll {
     Emitted(usize),
     /// No more records, ever: the source has reached the end of its input.
     Exhausted,
+    /// Nothing to read now, more may come: a FLIP-27 reader waiting for a
+    /// split. It is polled again when an operator event reaches it.
+    Idle,
     /// This operator is not a source.
     NotASource,
 }
@@ -82,6 +86,16 @@ pub trait Operator {
 
     /// All inputs have ended; flush anything buffered.
     fn end_of_input(&mut self, _ctx: &mut Context) {}
+
+    /// An event from the operator's coordinator reached this subtask (a
+    /// FLIP-27 reader's split assignment, `model::flip27`).
+    fn handle_operator_event(&mut self, _event: OperatorEvent, _ctx: &mut Context) {}
+
+    /// The events this subtask sends its operator's coordinator, taken
+    /// after each call of an operator that has one.
+    fn take_operator_events(&mut self) -> Vec<OperatorEvent> {
+        Vec::new()
+    }
 
     /// Called at the barrier, before it is forwarded and before any
     /// operator of the task snapshots (Flink's `prepareSnapshotPreBarrier`):
@@ -791,6 +805,11 @@ impl OperatorFactory for BuiltinFactory {
     fn create(&self, operator: u32, subtask: u32) -> Box<dyn Operator> {
         let spec = &self.scenario.operators[operator as usize];
         match &spec.kind {
+            OperatorKind::Source(src)
+                if src.split_assignment == crate::scenario::SplitAssignment::Enumerator =>
+            {
+                Box::new(super::flip27::SourceReader::new(self.workload.clone()))
+            }
             OperatorKind::Source(_) => Box::new(Source::new(
                 self.workload.clone(),
                 self.workload

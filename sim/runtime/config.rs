@@ -40,6 +40,8 @@ pub struct Restore {
     pub generation: u32,
     /// Per task: operator state and the in-flight records it replays first.
     pub states: Vec<Option<TaskSnapshot>>,
+    /// The operator coordinators' states: `(operator, state)`.
+    pub coordinators: Vec<(u32, Vec<u8>)>,
     /// The external store as the snapshot's job left it.
     pub store: ExternalStore,
 }

@@ -204,6 +204,17 @@ counters! {
     crashes_during_coordinator_failover,
     worker_crashes_during_coordinator_failover,
     partitions_during_coordinator_failover,
+    /// Operator events coordinators sent to subtasks (split assignments).
+    operator_events_sent,
+    /// Operator events whose RPC failed (`[faults.operator_events]`).
+    operator_events_lost,
+    /// Operator events for a subtask that was not running (failed at once).
+    operator_events_undeliverable,
+    /// Subtasks the coordinator failed because an event to them failed.
+    operator_event_failures,
+    /// Checkpoints whose source trigger waited for operator events sent
+    /// before the coordinators' checkpoints to be acknowledged.
+    triggers_waiting_for_events,
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! the job attempt that scheduled them and dropped if the job restarted since
 //! (the tasks they were for were cancelled).
 
+use crate::model::flip27::OperatorEvent;
 use crate::model::{ChannelId, CheckpointId, TaskId};
 use crate::protocol::{AbortReason, Barrier};
 
@@ -89,6 +90,25 @@ pub enum Ev {
     /// The head credit message of a channel (`AddCredit`) reaches its
     /// sender.
     Credit { ch: ChannelId },
+    /// An operator event from its coordinator reaches a subtask (`lost`:
+    /// its RPC failed on the way).
+    ToSubtask {
+        task: TaskId,
+        event: OperatorEvent,
+        lost: bool,
+    },
+    /// The RPC result of an operator event reaches the coordinator: received
+    /// (`ok`) or failed.
+    EventAck { task: TaskId, ok: bool },
+    /// A subtask's operator event reaches its coordinator.
+    ToCoordinator { task: TaskId, event: OperatorEvent },
+    /// A subtask's word that it snapshotted checkpoint `id` reaches its
+    /// coordinator, which sends it the events it held back since its own
+    /// checkpoint (Flink's `AcknowledgeCheckpointEvent`).
+    SubtaskCheckpointed { task: TaskId, id: CheckpointId },
+    /// An operator coordinator's periodic work (split discovery); ignored if
+    /// its generation is stale.
+    CoordinatorTick { slot: u32, generation: u32 },
 }
 
 /// Stamp meaning "valid in every attempt" (coordinator-level events).
@@ -133,6 +153,13 @@ impl Ev {
             Ev::SavepointDone { task, id } => (28, task.into(), id),
             Ev::ResumeConsumption { ch } => (29, ch.into(), 0),
             Ev::Credit { ch } => (30, ch.into(), 0),
+            Ev::ToSubtask { task, event, lost } => {
+                (31, task.into(), event_code(event) | u64::from(lost) << 63)
+            }
+            Ev::EventAck { task, ok } => (32, task.into(), ok.into()),
+            Ev::ToCoordinator { task, event } => (33, task.into(), event_code(event)),
+            Ev::SubtaskCheckpointed { task, id } => (34, task.into(), id),
+            Ev::CoordinatorTick { slot, generation } => (35, slot.into(), generation.into()),
         }
     }
 
@@ -168,6 +195,20 @@ impl Ev {
             Ev::SavepointDone { .. } => "savepoint-done",
             Ev::ResumeConsumption { .. } => "resume-consumption",
             Ev::Credit { .. } => "credit",
+            Ev::ToSubtask { .. } => "to-subtask",
+            Ev::EventAck { .. } => "event-ack",
+            Ev::ToCoordinator { .. } => "to-coordinator",
+            Ev::SubtaskCheckpointed { .. } => "subtask-checkpointed",
+            Ev::CoordinatorTick { .. } => "coordinator-tick",
         }
+    }
+}
+
+/// An operator event as one number, for the fingerprint.
+fn event_code(event: OperatorEvent) -> u64 {
+    match event {
+        OperatorEvent::RequestSplit => 1,
+        OperatorEvent::AddSplit(split) => 2 | u64::from(split) << 8,
+        OperatorEvent::NoMoreSplits => 3,
     }
 }

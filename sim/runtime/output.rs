@@ -35,6 +35,8 @@ pub struct SnapshotOut {
     pub drain: bool,
     pub completed_at: SimTime,
     pub states: Vec<Option<TaskSnapshot>>,
+    /// The operator coordinators' checkpoints: `(operator, state)`.
+    pub coordinators: Vec<(u32, Vec<u8>)>,
 }
 
 /// What became of one savepoint request (`[[savepoints]]`, or the

@@ -36,6 +36,9 @@ pub enum Step {
     Aborted(CheckpointId),
     /// `end_of_input` (non-source tasks).
     EndOfInput,
+    /// An event from the operator's coordinator (a FLIP-27 reader's split
+    /// assignment).
+    Event(crate::model::flip27::OperatorEvent),
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),

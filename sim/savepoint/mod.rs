@@ -16,7 +16,7 @@ use crate::model::graph::ExecGraph;
 use crate::model::operator::{keyed_groups, source_offsets, KeyGroupState};
 use crate::model::{CheckpointId, ExternalStore, JobGraph, Record};
 use crate::runtime::{SnapshotKind, SnapshotOut};
-use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
+use crate::scenario::{KeyDistribution, OperatorKind, Scenario, SplitAssignment};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -109,6 +109,14 @@ pub enum OperatorState {
     /// are dealt round-robin to the new subtasks, each committed once, at
     /// restore.
     SinkCommitter { subtasks: Vec<Vec<u8>> },
+    /// A FLIP-27 source: the readers' splits with their offsets (list state
+    /// redistributed over the new readers) and its split enumerator's
+    /// checkpoint (`model::flip27::EnumeratorState`, as encoded), restored
+    /// as it is.
+    SplitSource {
+        splits: Vec<(u32, u64)>,
+        enumerator: Vec<u8>,
+    },
 }
 
 impl OperatorState {
@@ -122,6 +130,7 @@ impl OperatorState {
                 .iter()
                 .all(|s| crate::model::operator::sink_pending(s).is_none_or(|p| p.is_empty())),
             OperatorState::SinkWriter { .. } => true,
+            OperatorState::SplitSource { .. } => false,
             OperatorState::SinkCommitter { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
@@ -231,6 +240,22 @@ impl Image {
                 )
             };
             let state = match &op.kind {
+                OperatorKind::Source(src)
+                    if src.split_assignment == SplitAssignment::Enumerator =>
+                {
+                    let mut splits = Vec::new();
+                    for bytes in states.iter().filter(|b| !b.is_empty()) {
+                        splits.extend(source_offsets(bytes).ok_or_else(|| undecodable("reader"))?);
+                    }
+                    splits.sort_unstable();
+                    let enumerator = snap
+                        .coordinators
+                        .iter()
+                        .find(|(o, _)| *o == i as u32)
+                        .map(|(_, s)| s.clone())
+                        .ok_or_else(|| undecodable("split enumerator"))?;
+                    OperatorState::SplitSource { splits, enumerator }
+                }
                 OperatorKind::Source(_) => {
                     let mut offsets = Vec::new();
                     for bytes in states.iter().filter(|b| !b.is_empty()) {

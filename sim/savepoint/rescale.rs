@@ -12,7 +12,7 @@ use crate::model::record::subtask_for_key;
 use crate::model::{JobGraph, Record};
 use crate::runtime::coordinator::{ChannelState, TaskSnapshot};
 use crate::runtime::Restore;
-use crate::scenario::{OperatorKind, Partitioning, Scenario};
+use crate::scenario::{OperatorKind, Partitioning, Scenario, SplitAssignment};
 use std::collections::BTreeMap;
 
 /// A restore plan and what it changed, for the report.
@@ -86,6 +86,7 @@ pub fn assign(
     let mut notes = Vec::new();
     let mut states: Vec<Option<TaskSnapshot>> = vec![None; exec.tasks.len()];
     let mut restored_ops = vec![false; scenario.operators.len()];
+    let mut coordinators = Vec::new();
 
     for op in &image.operators {
         let Some(&i) = uid_of.get(op.uid.as_str()) else {
@@ -134,10 +135,29 @@ pub fn assign(
         };
         match &op.state {
             OperatorState::Stateless => {}
-            OperatorState::Source { offsets } => {
+            OperatorState::Source { offsets }
+            | OperatorState::SplitSource {
+                splits: offsets, ..
+            } => {
                 let OperatorKind::Source(src) = &spec.kind else {
                     unreachable!("kinds match")
                 };
+                let enumerated = src.split_assignment == SplitAssignment::Enumerator;
+                match &op.state {
+                    OperatorState::SplitSource { enumerator, .. } if enumerated => {
+                        coordinators.push((i as u32, enumerator.clone()));
+                    }
+                    OperatorState::Source { .. } if !enumerated => {}
+                    _ => {
+                        return Err(refuse(
+                            format!(
+                                "operator `{}`: the snapshot's source and the job's differ in split_assignment",
+                                op.uid
+                            ),
+                            "a FLIP-27 source's state (splits and enumerator) and a static source's offsets do not convert; keep split_assignment as it was",
+                        ))
+                    }
+                }
                 // Global partitions of this source: the sources before it
                 // come first (same order as `Workload`).
                 let base: u32 = scenario.operators[..i]
@@ -320,6 +340,7 @@ pub fn assign(
             id: image.meta.id,
             generation: image.meta.generation + 1,
             states,
+            coordinators,
             store: image.store.clone(),
         },
         notes,

@@ -107,6 +107,10 @@ impl Validator<'_, '_> {
             self.at = "faults.notifications".into();
             n.check(self)
         });
+        let operator_events = x.operator_events.as_ref().map(|n| {
+            self.at = "faults.operator_events".into();
+            n.check(self)
+        });
         let storage = x.storage.as_ref().map(|s| {
             self.at = "faults.storage".into();
             s.check(self)
@@ -141,6 +145,7 @@ impl Validator<'_, '_> {
             random,
             restart,
             notifications,
+            operator_events,
             storage,
             coordinator,
             slow_tasks,

@@ -12,6 +12,7 @@
 //! | [`mod@write`] | `Scenario` -> TOML text through serde |
 
 mod faults;
+mod kinds;
 pub mod schema;
 mod spans;
 pub mod validate;
@@ -19,9 +20,9 @@ pub mod write;
 
 pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
-    NetworkSpec, NotificationFaults, OperatorKind, PartitionSpec as Partition, RandomCrashes,
-    SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash,
-    OPERATOR_KINDS,
+    NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind, PartitionSpec as Partition,
+    RandomCrashes, SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults,
+    WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
 };
 pub use spans::{ScenarioError, ScenarioErrors};
 
@@ -183,6 +184,14 @@ pub const JOB_STRUCTURE: &[(&str, &str)] = &[
         "sink v2",
         "kinds sink-writer and sink-committer: the writer writes a transaction per checkpoint and hands it to the committer as a committable tagged with the checkpoint id before the barrier (prepareSnapshotPreBarrier) and at end of input (tagged with the next checkpoint's id); the committer commits committables of completed checkpoints, recovered ones at restore, idempotently; the writer -> committer edge is forward (chained by default) or into a global committer of parallelism 1, and never unaligned",
     ),
+    (
+        "flip-27 source",
+        "kind source with split_assignment = \"enumerator\": the partitions are splits that a split enumerator in the source's operator coordinator assigns to readers on request through operator events (initial_splits known at the start, one more every discovery_interval); the coordinator's checkpoint is taken at the trigger, before the source barriers; events after it are held until the reader has snapshotted; sources are triggered once every earlier event is acknowledged; a lost event fails its reader; a region restart gives the enumerator back the splits assigned since the restored checkpoint, a global one resets it",
+    ),
+    (
+        "operator coordinator",
+        "the coordinator-side component of an operator (today the split enumerator): its own checkpoint in every checkpoint and savepoint, events to and from subtasks, reset to the restored checkpoint on a global failover and by a new coordinator after a coordinator crash, told of restored subtasks on a region failover; [faults.operator_events] loses events",
+    ),
 ];
 
 /// Whether an operator joins the task of the operator before it (Flink's
@@ -224,6 +233,17 @@ impl OperatorKind {
             OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::CountWindow { .. }
         )
     }
+}
+
+/// How a source's partitions reach its subtasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SplitAssignment {
+    /// Partition `i` is read by subtask `i % parallelism`, fixed.
+    Static,
+    /// FLIP-27: a split enumerator in an operator coordinator assigns the
+    /// partitions (splits) to readers on request.
+    Enumerator,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -384,6 +404,7 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("region-failover", "[faults] failover = \"region\": a task failure restarts only its pipelined region (tasks connected by channels)"),
     ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
     ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
+    ("lost-operator-event", "[faults.operator_events]: an operator event from a coordinator to a subtask (a split assignment) is lost; the coordinator learns it from the failed RPC and fails the subtask"),
     ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
     ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
     ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),

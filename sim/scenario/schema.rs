@@ -34,8 +34,8 @@ use std::marker::PhantomData;
 use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution,
-    MemoryLoss, OperatorId, Partitioning, Placement, RestartStrategy, Scenario, StorageKind,
-    SwarmSpec, FORMAT_VERSION,
+    MemoryLoss, OperatorId, Partitioning, Placement, RestartStrategy, Scenario, SplitAssignment,
+    StorageKind, SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -330,7 +330,19 @@ operators! {
         record_size: Size = Bytes(super::RECORD_BYTES),
         /// By default `record_size`.
         record_size_max: Hand<Size>,
-    }), check super::validate::source;
+        /// How partitions reach the subtasks: `static` (partition `i` read
+        /// by subtask `i % parallelism`, no coordinator) or `enumerator` (a
+        /// FLIP-27 source: each partition is a split that a split
+        /// enumerator in an operator coordinator assigns to readers on
+        /// request, through operator events).
+        #[serde(deserialize_with = "some_name")]
+        split_assignment: SplitAssignment = SplitAssignment::Static,
+        /// `enumerator`: the splits known at the start (by default all);
+        /// the enumerator discovers one more every `discovery_interval`.
+        initial_splits: Hand<u32>,
+        /// `enumerator`: the split discovery period.
+        discovery_interval: Positive = DISCOVERY_INTERVAL,
+    }), check super::kinds::source;
     /// `value = value * mul + add`.
     Map = "map", "value = value * mul + add" {
         mul: i64 = 1,
@@ -340,7 +352,7 @@ operators! {
     Filter = "filter", "keeps records with key % modulus < keep_below" {
         modulus: u64 = 2,
         keep_below: u64 = 1,
-    }, check super::validate::filter;
+    }, check super::kinds::filter;
     /// Emits `copies` records per input, each with the input's lineage.
     FlatMap = "flat-map", "emits `copies` records per input" {
         copies: u32 = 2,
@@ -394,6 +406,8 @@ operators! {
 
 /// `cost` of a source.
 pub const SOURCE_COST: Duration = us(10);
+/// `discovery_interval` of a source.
+pub const DISCOVERY_INTERVAL: Duration = ms(20);
 /// `cost` of any other operator.
 pub const COST: Duration = us(1);
 
@@ -501,6 +515,8 @@ section! {
         restart: Custom<Restart, RestartStrategy> = Restart::default(),
         /// `[faults.notifications]`: checkpoint-complete notifications lost.
         notifications: Hand<Option<Notifications>> = None,
+        /// `[faults.operator_events]`: operator events to subtasks lost.
+        operator_events: Hand<Option<OperatorEvents>> = None,
         /// `[faults.storage]`: checkpoint storage writes that fail or are slow.
         storage: Hand<Option<StorageFaults>> = None,
         /// `[faults.coordinator]`: coordinator crashes and their recovery.
@@ -587,6 +603,16 @@ section! {
     Notifications => NotificationFaults {
         /// Each notify-complete RPC to a task is lost with this probability (%).
         /// The final checkpoint's notification is never lost.
+        loss_percent: u32 = 0,
+    }
+}
+
+section! {
+    /// `[faults.operator_events]`: lost coordinator → subtask operator events
+    /// (a FLIP-27 enumerator's split assignments).
+    OperatorEvents => OperatorEventFaults {
+        /// Each event is lost with this probability (%): its RPC fails, and
+        /// the coordinator fails the target subtask.
         loss_percent: u32 = 0,
     }
 }

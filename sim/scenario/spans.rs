@@ -296,6 +296,7 @@ const TABLES: &[(&str, bool)] = &[
     ("faults.random", false),
     ("faults.restart", false),
     ("faults.notifications", false),
+    ("faults.operator_events", false),
     ("faults.storage", false),
     ("faults.coordinator", false),
     ("faults.coordinator.random", false),

@@ -56,7 +56,9 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "notification_loss_percent" | "storage_failure_percent" | "storage_slow_percent" => {
             (0..=100, false)
         }
-        "tolerable_failures" | "max_restarts" | "floating_buffers" => (0..=U32, false),
+        "tolerable_failures" | "max_restarts" | "floating_buffers" | "initial_splits" => {
+            (0..=U32, false)
+        }
         "keep_below" => (0..=I64, false),
         "records_per_partition" | "keys" | "value_max" | "modulus" => (1..=I64, false),
         "storage_bytes_per_sec" | "max_events" => (1..=I64, false),
@@ -491,7 +493,7 @@ impl<'f> Validator<'_, 'f> {
     }
 
     /// No problem was reported at any of `keys` of the current table.
-    fn clean(&self, keys: &[&str]) -> bool {
+    pub(super) fn clean(&self, keys: &[&str]) -> bool {
         let paths: Vec<String> = keys.iter().map(|k| join(&self.at, k)).collect();
         !self.problems.iter().any(|p| paths.contains(&p.path))
     }
@@ -893,63 +895,6 @@ impl<'f> Validator<'_, 'f> {
         }
         Some((a, b))
     }
-}
-
-/// A source's own check: `record_size_max` (by default `record_size`) is
-/// at least `record_size`; `partitions` default to the parallelism.
-pub(super) fn source(
-    v: &mut Validator,
-    op: &Operator,
-    kind: OperatorKind,
-    parallelism: Option<u32>,
-) -> OperatorKind {
-    let OperatorKind::Source(mut src) = kind else {
-        return kind;
-    };
-    let max = op
-        .record_size_max
-        .and_then(|m| v.bytes("record_size_max", Some(m), 0, MAX_BYTES));
-    let (lo, valid) = (src.record_size, v.clean(&["record_size"]));
-    if let (Some(hi), true) = (max, valid) {
-        if hi < lo {
-            let message = format!(
-                "record_size_max ({}) must be at least record_size ({})",
-                bytes_text(hi),
-                bytes_text(lo)
-            );
-            v.report("record_size_max", message, None);
-        }
-    }
-    src.record_size_max = max.unwrap_or(lo).max(lo);
-    let partitions = i64::from(parallelism.unwrap_or(1));
-    src.partitions = v.int("partitions", op.partitions, partitions);
-    OperatorKind::Source(src)
-}
-
-/// A filter's own check: a written `keep_below` is at most `modulus`.
-pub(super) fn filter(
-    v: &mut Validator,
-    op: &Operator,
-    kind: OperatorKind,
-    _: Option<u32>,
-) -> OperatorKind {
-    if let OperatorKind::Filter {
-        modulus: m,
-        keep_below: k,
-    } = kind
-    {
-        if op.keep_below.is_some() && k > m && v.clean(&["modulus", "keep_below"]) {
-            v.report(
-                "keep_below",
-                format!("keep_below ({k}) must be at most modulus ({m})"),
-                Some(format!(
-                    "the filter keeps records with key % {m} < keep_below; \
-                     keep_below = {m} already keeps every record"
-                )),
-            );
-        }
-    }
-    kind
 }
 
 /// Shortest path `start ..= goal` following `successors` (BFS, so the

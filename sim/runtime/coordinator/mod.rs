@@ -346,6 +346,7 @@ impl Coordinator {
                 drained: 0,
                 last_ack: None,
                 savepoint,
+                coordinators: Vec::new(),
             },
         );
         out.push(Action::ArmTimeout {
@@ -465,6 +466,7 @@ impl Coordinator {
             states,
             state_bytes,
             in_flight_bytes,
+            coordinators: p.coordinators,
         });
         self.last_completion = Some(now);
         self.failure_counter = 0;

@@ -88,6 +88,9 @@ pub struct Pending {
     pub last_ack: Option<u32>,
     /// The savepoint request, if this is a savepoint.
     pub savepoint: Option<crate::scenario::SavepointSpec>,
+    /// The operator coordinators' checkpoints, taken at the trigger:
+    /// `(operator, state)`.
+    pub coordinators: Vec<(u32, Vec<u8>)>,
 }
 
 /// A completed checkpoint: the state of every task, restorable.
@@ -99,6 +102,18 @@ pub struct Completed {
     pub states: Vec<Option<TaskSnapshot>>,
     pub state_bytes: u64,
     pub in_flight_bytes: u64,
+    /// The operator coordinators' checkpoints: `(operator, state)`.
+    pub coordinators: Vec<(u32, Vec<u8>)>,
+}
+
+impl Completed {
+    /// Operator `op`'s coordinator state in this checkpoint.
+    pub fn coordinator(&self, op: u32) -> Option<&[u8]> {
+        self.coordinators
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, s)| s.as_slice())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -291,6 +291,7 @@ impl World<'_> {
             self.emit_from(t, m);
         }
         log_pos.reverse();
+        self.reader_snapshotted(t, b.id);
         self.store.precommit_scope = None;
         snapshot.states = states;
         snapshot.log_pos = log_pos;

@@ -188,6 +188,51 @@ impl World<'_> {
     }
 }
 
+/// The time `bytes` take at the storage's bandwidth (saturating).
+pub(super) fn transfer(s: &Scenario, bytes: u64) -> SimDuration {
+    let bw = u128::from(s.checkpoint.storage_bytes_per_sec.max(1));
+    let ns = u128::from(bytes) * 1_000_000_000 / bw;
+    SimDuration(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// When a task's checkpoint writes are done, at `now` (every barrier
+/// arrived), for a snapshot taken at `snapshot_at` with `state` bytes of
+/// operator state and channel state written in `parts` (when captured,
+/// bytes); the ack leaves then.
+///
+/// `memory` (Flink's `JobManagerCheckpointStorage`): nothing is written
+/// before the ack; operator and channel state travel inside it to the
+/// coordinator's heap: `storage_latency` + bytes / bandwidth from `now`.
+/// `filesystem`: one stream per task, opened at the snapshot
+/// (`storage_latency`), writes the operator state and then each part of
+/// the channel state once it is captured (output state at the barrier,
+/// input state as buffers arrive until the last barrier), one after the
+/// other at `storage_bytes_per_sec`; with `channel = false` the channel
+/// state is left out (mutant `ack-before-channel-state-written`).
+pub(super) fn writes_done(
+    s: &Scenario,
+    now: SimTime,
+    snapshot_at: SimTime,
+    state: u64,
+    parts: &[(SimTime, u64)],
+    channel: bool,
+) -> SimTime {
+    let latency = s.checkpoint.storage_latency;
+    if s.checkpoint.storage == StorageKind::Memory {
+        let bytes = parts.iter().fold(state, |b, p| b.saturating_add(p.1));
+        return now.plus(latency).plus(transfer(s, bytes));
+    }
+    let mut done = snapshot_at.plus(latency).plus(transfer(s, state));
+    if channel {
+        let mut parts = parts.to_vec();
+        parts.sort_by_key(|p| p.0); // stable: capture order within an instant
+        for (at, bytes) in parts {
+            done = done.max(at).plus(transfer(s, bytes));
+        }
+    }
+    done.max(now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,22 +38,9 @@ impl World<'_> {
                     self.schedule_any(at, Ev::CheckpointTimeout { id });
                 }
                 CoordAction::TriggerSources { id, timestamp, at } => {
-                    let kind = if self.savepoints.contains_key(&id) {
-                        BarrierKind::Aligned // savepoints are never unaligned
-                    } else {
-                        self.cfg.algorithm.info().first_barrier
-                    };
-                    let barrier = Barrier {
-                        id,
-                        timestamp,
-                        kind,
-                    };
-                    for t in 0..self.tasks.len() as TaskId {
-                        if self.tasks[t as usize].is_source {
-                            let at = self.rpc_arrival(at);
-                            self.net
-                                .schedule(at, Ev::TriggerSource { task: t, barrier });
-                        }
+                    // The operator coordinators' checkpoints come first.
+                    if !self.checkpoint_coordinators(id, timestamp) {
+                        self.trigger_sources(id, timestamp, at);
                     }
                 }
                 CoordAction::Finalize { id } => self.schedule_finalize(id),
@@ -70,6 +57,7 @@ impl World<'_> {
                         self.job = JobStatus::Finished;
                         continue;
                     }
+                    self.coordinators_completed(id);
                     for t in 0..self.tasks.len() as TaskId {
                         self.send_notify_complete(at, t, id);
                     }
@@ -80,6 +68,7 @@ impl World<'_> {
                     savepoint,
                 } => {
                     self.counters.checkpoints_aborted += 1;
+                    self.coordinators_aborted(id);
                     if let Some(sp) = savepoint {
                         self.savepoint_aborted(id, outcome, sp);
                     }
@@ -102,6 +91,28 @@ impl World<'_> {
                     }
                 }
                 CoordAction::Failover { reason } => self.failover(reason),
+            }
+        }
+    }
+
+    /// The trigger RPCs of checkpoint `id` to every source task, due at `at`.
+    pub(super) fn trigger_sources(&mut self, id: CheckpointId, timestamp: SimTime, at: SimTime) {
+        let kind = if self.savepoints.contains_key(&id) {
+            BarrierKind::Aligned // savepoints are never unaligned
+        } else {
+            self.cfg.algorithm.info().first_barrier
+        };
+        let barrier = Barrier {
+            id,
+            timestamp,
+            kind,
+        };
+        for t in 0..self.tasks.len() as TaskId {
+            if self.tasks[t as usize].is_source {
+                let at = self.rpc_arrival(at);
+                self.trigger_sent(t, at);
+                self.net
+                    .schedule(at, Ev::TriggerSource { task: t, barrier });
             }
         }
     }
@@ -452,5 +463,6 @@ impl World<'_> {
             );
             self.violation("consistent-cut", msg);
         }
+        self.check_split_cut(p);
     }
 }

@@ -20,7 +20,7 @@ pub(super) struct FaultState {
     /// Planned coordinator crash times.
     pub(super) coordinator_plan: Vec<SimTime>,
     /// The coordinator is down (between a crash and its successor).
-    coordinator_down: bool,
+    pub(super) coordinator_down: bool,
     /// The crash lost completed checkpoints (memory storage).
     lost_checkpoints: bool,
     /// Per task: the newest checkpoint whose notification to it was lost.

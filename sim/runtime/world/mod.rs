@@ -22,6 +22,7 @@ mod barriers;
 mod channel_files;
 mod coordination;
 mod faults;
+mod operator_coordinators;
 mod recovery;
 mod recovery_time;
 mod region;
@@ -30,6 +31,8 @@ mod task;
 mod warnings;
 
 pub use warnings::Warning;
+
+use channel_files::writes_done;
 
 use super::config::{JobOptions, Restore, RunConfig};
 use super::coordinator::{
@@ -279,6 +282,8 @@ struct World<'a> {
     fx_log: warnings::FiredLog,
     /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
     schedule: ScheduleLog,
+    /// The operator coordinators (`world/operator_coordinators.rs`).
+    ops: operator_coordinators::Coordinators,
     /// Every global failover of a running job: time and reason.
     failovers: Vec<(u64, String)>,
     /// The job started from a snapshot of another run: its tasks' history
@@ -316,51 +321,6 @@ pub fn run_job(
 ) -> RunOutput {
     let mut w = World::new(scenario, partitions, factory, cfg.clone(), job.clone());
     w.main_loop()
-}
-
-/// The time `bytes` take at the storage's bandwidth (saturating).
-fn transfer(s: &Scenario, bytes: u64) -> SimDuration {
-    let bw = u128::from(s.checkpoint.storage_bytes_per_sec.max(1));
-    let ns = u128::from(bytes) * 1_000_000_000 / bw;
-    SimDuration(u64::try_from(ns).unwrap_or(u64::MAX))
-}
-
-/// When a task's checkpoint writes are done, at `now` (every barrier
-/// arrived), for a snapshot taken at `snapshot_at` with `state` bytes of
-/// operator state and channel state written in `parts` (when captured,
-/// bytes); the ack leaves then.
-///
-/// `memory` (Flink's `JobManagerCheckpointStorage`): nothing is written
-/// before the ack; operator and channel state travel inside it to the
-/// coordinator's heap: `storage_latency` + bytes / bandwidth from `now`.
-/// `filesystem`: one stream per task, opened at the snapshot
-/// (`storage_latency`), writes the operator state and then each part of
-/// the channel state once it is captured (output state at the barrier,
-/// input state as buffers arrive until the last barrier), one after the
-/// other at `storage_bytes_per_sec`; with `channel = false` the channel
-/// state is left out (mutant `ack-before-channel-state-written`).
-fn writes_done(
-    s: &Scenario,
-    now: SimTime,
-    snapshot_at: SimTime,
-    state: u64,
-    parts: &[(SimTime, u64)],
-    channel: bool,
-) -> SimTime {
-    let latency = s.checkpoint.storage_latency;
-    if s.checkpoint.storage == StorageKind::Memory {
-        let bytes = parts.iter().fold(state, |b, p| b.saturating_add(p.1));
-        return now.plus(latency).plus(transfer(s, bytes));
-    }
-    let mut done = snapshot_at.plus(latency).plus(transfer(s, state));
-    if channel {
-        let mut parts = parts.to_vec();
-        parts.sort_by_key(|p| p.0); // stable: capture order within an instant
-        for (at, bytes) in parts {
-            done = done.max(at).plus(transfer(s, bytes));
-        }
-    }
-    done.max(now)
 }
 
 impl<'a> World<'a> {
@@ -450,6 +410,7 @@ impl<'a> World<'a> {
             fx,
             fx_log,
             schedule: ScheduleLog::new(exec.instances()),
+            ops: operator_coordinators::Coordinators::new(&scenario, &exec, &cfg),
             failovers: Vec::new(),
             schedule_partial: false,
             forced_aligned,
@@ -699,6 +660,7 @@ impl<'a> World<'a> {
             self.schedule_any(c.at, Ev::Crash { index: i as u32 });
         }
         self.schedule_planned_faults();
+        self.start_coordinators();
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
@@ -822,6 +784,11 @@ impl<'a> World<'a> {
             }
             Ev::ResumeConsumption { ch } => self.resume_consumption(ch),
             Ev::Credit { ch } => self.net.credit_arrives(ch),
+            Ev::ToSubtask { task, event, lost } => self.event_at_subtask(task, event, lost),
+            Ev::EventAck { task, ok } => self.event_ack(task, ok),
+            Ev::ToCoordinator { task, event } => self.event_at_coordinator(task, event),
+            Ev::SubtaskCheckpointed { task, id } => self.subtask_checkpointed(task, id),
+            Ev::CoordinatorTick { slot, generation } => self.coordinator_tick(slot, generation),
             Ev::StorageWriteFailed { .. }
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }

@@ -187,6 +187,7 @@ impl World<'_> {
     /// (the source-rewind mutant applies).
     pub(super) fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
         self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
+        self.reset_coordinators(latest);
         let all: Vec<TaskId> = (0..self.tasks.len() as TaskId).collect();
         let restored = self.restore_tasks(&all, latest, failover);
         self.recovery_pending = restored;

@@ -34,7 +34,11 @@ impl World<'_> {
             | Ev::OutputTimeout { task, .. }
             | Ev::Drained { task, .. }
             | Ev::SnapshotTask { task, .. }
-            | Ev::StorageWriteFailed { task, .. } => Some(task),
+            | Ev::StorageWriteFailed { task, .. }
+            | Ev::ToSubtask { task, .. }
+            | Ev::EventAck { task, .. }
+            | Ev::ToCoordinator { task, .. }
+            | Ev::SubtaskCheckpointed { task, .. } => Some(task),
             Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.exec.channels[ch as usize].to),
             Ev::ResumeConsumption { ch } => Some(self.exec.channels[ch as usize].from),
             _ => None,
@@ -197,6 +201,7 @@ impl World<'_> {
         let latest = self.coord.latest();
         self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.store.stats.transactions_committed;
+        self.reset_subtasks(&tasks, latest.as_ref().map(|c| c.id));
         let restored = self.restore_tasks(&tasks, latest.as_deref(), true);
         self.recovery_pending += restored;
         self.counters.recovery_commits += self.store.stats.transactions_committed - before;

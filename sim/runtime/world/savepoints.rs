@@ -79,6 +79,7 @@ impl World<'_> {
                 states,
                 state_bytes: 0,
                 in_flight_bytes: 0,
+                coordinators: p.coordinators.clone(),
             });
         }
         if sp.stop && sp.drain && self.cfg.algorithm.info().aligned_savepoints {
@@ -134,6 +135,7 @@ impl World<'_> {
                 drain: sp.drain,
                 completed_at: now,
                 states,
+                coordinators: p.coordinators,
             });
         }
         let at = now.plus(self.scenario.checkpoint.rpc_latency);
@@ -195,6 +197,7 @@ impl World<'_> {
                     drain: false,
                     completed_at: c.completed_at,
                     states: c.states.clone(),
+                    coordinators: c.coordinators.clone(),
                 });
             }
         }
@@ -220,6 +223,7 @@ impl World<'_> {
             states,
             state_bytes,
             in_flight_bytes,
+            coordinators: r.coordinators.clone(),
         })
     }
 

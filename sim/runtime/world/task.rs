@@ -442,10 +442,16 @@ impl World<'_> {
                 self.emit_from(t, 0);
                 self.busy(t, n as u64, 0);
             }
+            // A reader waiting for a split: its request goes out, and the
+            // event that answers it wakes the task.
+            SourcePoll::Idle => self.out.clear(),
             SourcePoll::Exhausted | SourcePoll::NotASource => {
                 self.recovery_source_exhausted(t);
                 self.end_of_input(t)
             }
+        }
+        if self.ops.coordinated(t) {
+            self.reader_events(t);
         }
     }
 

@@ -78,6 +78,7 @@ same_key!(
     bool,
     i64,
     KeyDistribution,
+    SplitAssignment,
     Algorithm,
     InputOrder,
     StorageKind,

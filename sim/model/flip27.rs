@@ -1,0 +1,452 @@
+//! FLIP-27 sources: a split enumerator that runs in an **operator
+//! coordinator** on the coordinator's side, and the source readers it
+//! assigns splits to through **operator events** (Flink's
+//! `SourceCoordinator`, `SplitAssignmentTracker`, `SourceReaderBase`).
+//!
+//! - A reader with no split left to read asks for one (`RequestSplit`).
+//!   The enumerator answers with a split (`AddSplit`), or, once every split
+//!   is discovered and assigned, with `NoMoreSplits`; otherwise the reader
+//!   waits until discovery finds one. A reader that was told there are no
+//!   more splits ends its input when its splits are read.
+//! - A split is a partition of the source's input log, read from offset 0.
+//!   The reader's state is its splits with their next offsets (read ones
+//!   included, at their end), in the simple source's layout.
+//! - The coordinator's checkpoint (discovered count, unassigned splits) is
+//!   taken when the checkpoint is triggered, before the source barriers.
+//!   The assignment tracker files the assignments made since the previous
+//!   one under its id and forgets those of completed checkpoints.
+//! - A global failover resets the coordinator to the restored checkpoint
+//!   (`reset_to_checkpoint`); a region failover only tells it which
+//!   readers were restored from which checkpoint (`subtask_reset`), and
+//!   it takes back every split it assigned to them **after** that
+//!   checkpoint (FLINK-20290: before, the splits came back when a reader
+//!   failed, and only those assigned since the coordinator's last
+//!   checkpoint).
+//!
+//! The transport (events held back while a checkpoint is in progress, acks,
+//! lost events failing their target) is the runtime's
+//! (`runtime::world::operator_coordinators`).
+
+use super::operator::{decode, encode, CheckpointId, Context, Operator, SourcePoll};
+use super::record::{Lineage, Record};
+use super::workload::Workload;
+use crate::mutant::{fired, Mutant, Mutants};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// An event between an operator coordinator and one of its subtasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OperatorEvent {
+    /// Reader → enumerator: assign me a split.
+    RequestSplit,
+    /// Enumerator → reader: read this split (a global partition of the
+    /// input) from its start.
+    AddSplit(u32),
+    /// Enumerator → reader: no split will come any more.
+    NoMoreSplits,
+}
+
+/// The coordinator-side component of an operator (Flink's
+/// `OperatorCoordinator`): it exchanges events with the operator's
+/// subtasks, has a checkpoint of its own, and is reset on failover. What it
+/// sends is `(subtask, event)` pairs in `out`.
+pub trait OperatorCoordinator {
+    /// An event from subtask `subtask` reached the coordinator.
+    fn handle_event(
+        &mut self,
+        subtask: u32,
+        event: OperatorEvent,
+        out: &mut Vec<(u32, OperatorEvent)>,
+    );
+    /// The coordinator's checkpoint `id`, taken when the checkpoint is
+    /// triggered, before any source barrier.
+    fn checkpoint(&mut self, id: CheckpointId) -> Vec<u8>;
+    /// Checkpoint `id` completed.
+    fn notify_checkpoint_complete(&mut self, id: CheckpointId);
+    /// A global failover (or a new coordinator): back to this checkpoint's
+    /// state (`None`: the start of the job).
+    fn reset_to_checkpoint(&mut self, state: Option<&[u8]>) -> Result<(), String>;
+    /// A region failover restored subtask `subtask` from checkpoint
+    /// `restored` (`None`: from scratch); the coordinator itself keeps
+    /// running.
+    fn subtask_reset(
+        &mut self,
+        subtask: u32,
+        restored: Option<CheckpointId>,
+        out: &mut Vec<(u32, OperatorEvent)>,
+    );
+    /// Periodic work (split discovery); returns whether more is to come.
+    fn tick(&mut self, out: &mut Vec<(u32, OperatorEvent)>) -> bool;
+    /// The splits the first `discovered` discoveries found (for the
+    /// consistent-cut check).
+    fn splits_discovered(&self, discovered: u32) -> Vec<u32>;
+}
+
+// ---------------------------------------------------------------- enumerator
+
+/// The split enumerator of one FLIP-27 source, with the coordinator's
+/// assignment tracker.
+pub struct SplitEnumerator {
+    /// Every split of the source, in discovery order.
+    splits: Vec<u32>,
+    initial: u32,
+    state: EnumeratorState,
+    /// Readers waiting for a split, in request order (not checkpointed:
+    /// readers ask again after a restore).
+    waiting: VecDeque<u32>,
+    /// Assignments since the last coordinator checkpoint, then per
+    /// checkpoint id those made before it (Flink's
+    /// `SplitAssignmentTracker`).
+    uncheckpointed: Vec<(u32, u32)>,
+    by_checkpoint: BTreeMap<CheckpointId, Vec<(u32, u32)>>,
+    /// Readers told that no split will come (mutant `no-more-splits-once`).
+    told: Vec<u32>,
+    mutants: Mutants,
+}
+
+/// The enumerator's checkpointed state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnumeratorState {
+    /// How many splits discovery has found.
+    pub discovered: u32,
+    /// Found and not assigned (or given back), in assignment order.
+    pub unassigned: Vec<u32>,
+}
+
+impl EnumeratorState {
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+    pub fn decode(bytes: &[u8]) -> Result<EnumeratorState, String> {
+        decode(bytes, "split enumerator")
+    }
+}
+
+impl SplitEnumerator {
+    /// The enumerator of `splits` (global partitions), `initial` of them
+    /// known at the start, the others found one per `tick`.
+    pub fn new(splits: Vec<u32>, initial: u32, mutants: Mutants) -> SplitEnumerator {
+        let initial = initial.min(splits.len() as u32);
+        let mut e = SplitEnumerator {
+            splits,
+            initial,
+            state: EnumeratorState::default(),
+            waiting: VecDeque::new(),
+            uncheckpointed: Vec::new(),
+            by_checkpoint: BTreeMap::new(),
+            told: Vec::new(),
+            mutants,
+        };
+        e.start();
+        e
+    }
+
+    fn start(&mut self) {
+        self.state = EnumeratorState {
+            discovered: self.initial,
+            unassigned: self.splits[..self.initial as usize].to_vec(),
+        };
+    }
+
+    pub fn state(&self) -> &EnumeratorState {
+        &self.state
+    }
+
+    fn all_discovered(&self) -> bool {
+        self.state.discovered as usize >= self.splits.len()
+    }
+
+    fn assign(&mut self, subtask: u32, out: &mut Vec<(u32, OperatorEvent)>) -> bool {
+        if self.state.unassigned.is_empty() {
+            return false;
+        }
+        let split = self.state.unassigned.remove(0);
+        self.uncheckpointed.push((subtask, split));
+        out.push((subtask, OperatorEvent::AddSplit(split)));
+        true
+    }
+
+    /// Serves the waiting readers: splits while there are any, then, once
+    /// discovery is over, the end.
+    fn serve(&mut self, out: &mut Vec<(u32, OperatorEvent)>) {
+        while let Some(&r) = self.waiting.front() {
+            if !self.assign(r, out) {
+                if !self.all_discovered() {
+                    return;
+                }
+                if self.told.contains(&r) && self.mutants.has(Mutant::NoMoreSplitsOnce) {
+                    // Mutant: a reader told once is not told again.
+                    fired(Mutant::NoMoreSplitsOnce);
+                } else {
+                    self.told.push(r);
+                    out.push((r, OperatorEvent::NoMoreSplits));
+                }
+            }
+            self.waiting.pop_front();
+        }
+    }
+}
+
+impl OperatorCoordinator for SplitEnumerator {
+    fn handle_event(
+        &mut self,
+        subtask: u32,
+        event: OperatorEvent,
+        out: &mut Vec<(u32, OperatorEvent)>,
+    ) {
+        if event == OperatorEvent::RequestSplit && !self.waiting.contains(&subtask) {
+            self.waiting.push_back(subtask);
+            self.serve(out);
+        }
+    }
+
+    fn checkpoint(&mut self, id: CheckpointId) -> Vec<u8> {
+        let moved = std::mem::take(&mut self.uncheckpointed);
+        self.by_checkpoint.entry(id).or_default().extend(moved);
+        self.state.encode()
+    }
+
+    fn notify_checkpoint_complete(&mut self, id: CheckpointId) {
+        self.by_checkpoint = self.by_checkpoint.split_off(&id.saturating_add(1));
+    }
+
+    fn reset_to_checkpoint(&mut self, state: Option<&[u8]>) -> Result<(), String> {
+        self.waiting.clear();
+        self.told.clear();
+        self.uncheckpointed.clear();
+        self.by_checkpoint.clear();
+        match state {
+            Some(bytes) => self.state = EnumeratorState::decode(bytes)?,
+            None => self.start(),
+        }
+        Ok(())
+    }
+
+    fn subtask_reset(
+        &mut self,
+        subtask: u32,
+        restored: Option<CheckpointId>,
+        out: &mut Vec<(u32, OperatorEvent)>,
+    ) {
+        self.waiting.retain(|&r| r != subtask);
+        let mine = |a: &(u32, u32)| a.0 == subtask;
+        let mut back: Vec<u32> = Vec::new();
+        if self.mutants.has(Mutant::SplitsBackUncheckpointedOnly) {
+            // Mutant: only the assignments since the coordinator's last
+            // checkpoint come back, not those since the restored one.
+            let later = restored.map_or(0, |c| c.saturating_add(1));
+            if self
+                .by_checkpoint
+                .range(later..)
+                .any(|(_, v)| v.iter().any(mine))
+            {
+                fired(Mutant::SplitsBackUncheckpointedOnly);
+            }
+        } else {
+            let later = restored.map_or(0, |c| c.saturating_add(1));
+            for (_, v) in self.by_checkpoint.range_mut(later..) {
+                back.extend(v.iter().filter(|a| mine(a)).map(|a| a.1));
+                v.retain(|a| !mine(a));
+            }
+        }
+        back.extend(self.uncheckpointed.iter().filter(|a| mine(a)).map(|a| a.1));
+        self.uncheckpointed.retain(|a| !mine(a));
+        // Flink's `addSplitsBack`: the splits are assignable again.
+        self.state.unassigned.extend(back);
+        self.serve(out);
+    }
+
+    fn splits_discovered(&self, discovered: u32) -> Vec<u32> {
+        let n = (discovered as usize).min(self.splits.len());
+        self.splits[..n].to_vec()
+    }
+
+    fn tick(&mut self, out: &mut Vec<(u32, OperatorEvent)>) -> bool {
+        if let Some(&split) = self.splits.get(self.state.discovered as usize) {
+            self.state.discovered += 1;
+            self.state.unassigned.push(split);
+            self.serve(out);
+        }
+        if self.all_discovered() {
+            self.serve(out);
+        }
+        !self.all_discovered()
+    }
+}
+
+// ---------------------------------------------------------------- reader
+
+/// A FLIP-27 source reader: reads the splits the enumerator assigns it,
+/// round-robin one record at a time, and asks for another when every split
+/// it holds is read.
+pub struct SourceReader {
+    workload: Arc<Workload>,
+    /// Split (global partition) and next offset, read ones included.
+    splits: Vec<(u32, u64)>,
+    next: usize,
+    requested: bool,
+    no_more: bool,
+    events: Vec<OperatorEvent>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ReaderState {
+    offsets: Vec<(u32, u64)>,
+}
+
+impl SourceReader {
+    pub fn new(workload: Arc<Workload>) -> SourceReader {
+        SourceReader {
+            workload,
+            splits: Vec::new(),
+            next: 0,
+            requested: false,
+            no_more: false,
+            events: Vec::new(),
+        }
+    }
+}
+
+impl Operator for SourceReader {
+    fn process(&mut self, _record: Record, _ctx: &mut Context) {
+        unreachable!("a source reader has no inputs")
+    }
+
+    fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
+        let mut emitted = 0;
+        let n = self.splits.len();
+        let mut idle = 0;
+        while emitted < max_records && idle < n {
+            let (split, offset) = &mut self.splits[self.next];
+            self.next = (self.next + 1) % n;
+            match self.workload.partition(*split).get(*offset as usize) {
+                Some(&(key, value)) => {
+                    ctx.emit(Record {
+                        key,
+                        value,
+                        lineage: Lineage {
+                            partition: *split,
+                            offset: *offset,
+                        },
+                        emitted_at: ctx.now,
+                    });
+                    *offset += 1;
+                    emitted += 1;
+                    idle = 0;
+                }
+                None => idle += 1,
+            }
+        }
+        if emitted > 0 {
+            return SourcePoll::Emitted(emitted);
+        }
+        if self.no_more {
+            return SourcePoll::Exhausted;
+        }
+        if !self.requested {
+            self.requested = true;
+            self.events.push(OperatorEvent::RequestSplit);
+        }
+        SourcePoll::Idle
+    }
+
+    fn handle_operator_event(&mut self, event: OperatorEvent, _ctx: &mut Context) {
+        match event {
+            OperatorEvent::AddSplit(split) => {
+                self.splits.push((split, 0));
+                self.requested = false;
+            }
+            OperatorEvent::NoMoreSplits => {
+                self.no_more = true;
+                self.requested = false;
+            }
+            OperatorEvent::RequestSplit => {}
+        }
+    }
+
+    fn take_operator_events(&mut self) -> Vec<OperatorEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn snapshot(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) -> Vec<u8> {
+        encode(&ReaderState {
+            offsets: self.splits.clone(),
+        })
+    }
+
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        let state: ReaderState = decode(state, "source reader")?;
+        let skip = u64::from(ctx.mutant(Mutant::SourceOffsetOffByOne));
+        self.splits = state
+            .offsets
+            .into_iter()
+            .map(|(s, o)| (s, o + skip))
+            .collect();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(e: &mut SplitEnumerator, subtask: u32) -> Vec<(u32, OperatorEvent)> {
+        let mut out = Vec::new();
+        e.handle_event(subtask, OperatorEvent::RequestSplit, &mut out);
+        out
+    }
+
+    #[test]
+    fn requests_get_splits_then_the_end() {
+        let mut e = SplitEnumerator::new(vec![4, 5], 2, Mutants::NONE);
+        assert_eq!(run(&mut e, 1), vec![(1, OperatorEvent::AddSplit(4))]);
+        assert_eq!(run(&mut e, 0), vec![(0, OperatorEvent::AddSplit(5))]);
+        assert_eq!(run(&mut e, 0), vec![(0, OperatorEvent::NoMoreSplits)]);
+    }
+
+    #[test]
+    fn a_waiting_reader_gets_the_next_discovered_split() {
+        let mut e = SplitEnumerator::new(vec![0, 1], 0, Mutants::NONE);
+        assert!(run(&mut e, 0).is_empty());
+        let mut out = Vec::new();
+        assert!(e.tick(&mut out));
+        assert_eq!(out, vec![(0, OperatorEvent::AddSplit(0))]);
+        assert!(run(&mut e, 1).is_empty());
+        out.clear();
+        assert!(!e.tick(&mut out));
+        assert_eq!(out, vec![(1, OperatorEvent::AddSplit(1))]);
+    }
+
+    #[test]
+    fn a_reset_reader_gives_back_the_splits_assigned_after_its_checkpoint() {
+        let mut e = SplitEnumerator::new(vec![0, 1, 2], 3, Mutants::NONE);
+        run(&mut e, 0); // split 0, before checkpoint 1
+        e.checkpoint(1);
+        run(&mut e, 0); // split 1, before checkpoint 2 (never completes)
+        e.checkpoint(2);
+        run(&mut e, 0); // split 2, uncheckpointed
+        e.notify_checkpoint_complete(1);
+        let mut out = Vec::new();
+        e.subtask_reset(0, Some(1), &mut out);
+        assert_eq!(e.state().unassigned, vec![1, 2]);
+        // Restored from scratch: every split comes back.
+        let mut e = SplitEnumerator::new(vec![0, 1], 2, Mutants::NONE);
+        run(&mut e, 0);
+        e.checkpoint(1);
+        e.subtask_reset(0, None, &mut out);
+        assert_eq!(e.state().unassigned, vec![1, 0]);
+    }
+
+    #[test]
+    fn a_coordinator_checkpoint_restores() {
+        let mut e = SplitEnumerator::new(vec![0, 1], 1, Mutants::NONE);
+        let state = e.checkpoint(1);
+        run(&mut e, 0);
+        e.tick(&mut Vec::new());
+        e.reset_to_checkpoint(Some(&state)).unwrap();
+        assert_eq!(e.state().unassigned, vec![0]);
+        assert_eq!(e.state().discovered, 1);
+        assert!(e.reset_to_checkpoint(Some(&[0xff, 0xff])).is_err());
+    }
+}

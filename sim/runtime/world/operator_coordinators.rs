@@ -1,0 +1,481 @@
+//! Operator coordinators on the coordinator's side (Flink's
+//! `OperatorCoordinatorHolder` and `SubtaskGatewayImpl`): today the split
+//! enumerators of FLIP-27 sources (`model::flip27`).
+//!
+//! - **Events** travel as RPCs with the coordinator's RPC latency, in order
+//!   per subtask, after the trigger RPCs sent before them. Each is
+//!   acknowledged; one whose RPC fails (`[faults.operator_events]`) fails
+//!   its target subtask once the coordinator learns of it (FLINK-21996).
+//! - **Checkpoints.** When a checkpoint is triggered, every coordinator
+//!   takes its checkpoint first and closes its gateways: what it sends from
+//!   then on is held back per subtask until that subtask has snapshotted
+//!   the checkpoint (`SubtaskCheckpointed`, FLINK-28606) or the checkpoint
+//!   ends without completing. The source tasks are triggered only once
+//!   every event sent before the coordinators' checkpoints is acknowledged
+//!   or failed (FLINK-21996), so an assignment the enumerator's checkpoint
+//!   counts as done is in the reader's snapshot.
+//! - **Failover.** A global restart (and a new coordinator after a crash)
+//!   resets every coordinator to the restored checkpoint; a region restart
+//!   tells each one which of its subtasks were restored from which
+//!   checkpoint (`subtask_reset`). Either way the gateways of the restarted
+//!   subtasks forget what they held and what they waited for.
+
+use super::*;
+use crate::model::flip27::{OperatorCoordinator, OperatorEvent, SplitEnumerator};
+use crate::scenario::{OperatorKind, SplitAssignment};
+
+/// Every operator coordinator of the job, with its gateways.
+pub(super) struct Coordinators {
+    slots: Vec<Slot>,
+    /// Per task: the slot of the coordinator whose operator heads it.
+    slot_of: Vec<Option<u32>>,
+    /// A checkpoint whose source trigger waits for events to be
+    /// acknowledged: its id and trigger timestamp.
+    deferred: Option<(CheckpointId, SimTime)>,
+    loss_percent: u32,
+    rng: SimRng,
+}
+
+struct Slot {
+    operator: u32,
+    coordinator: Box<dyn OperatorCoordinator>,
+    gateways: Vec<Gateway>,
+    /// Ticks of an older generation are ignored (after a reset).
+    generation: u32,
+    interval: SimDuration,
+}
+
+/// One subtask's gateway.
+#[derive(Default)]
+struct Gateway {
+    /// Closed by this checkpoint: events wait in `held`.
+    closed: Option<CheckpointId>,
+    held: Vec<OperatorEvent>,
+    /// Events sent and not acknowledged (or failed) yet.
+    unacked: u32,
+    /// The last RPC's arrival at the subtask: RPCs keep their order.
+    last_arrival: SimTime,
+}
+
+impl Coordinators {
+    pub(super) fn new(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig) -> Coordinators {
+        let mut slots = Vec::new();
+        let mut slot_of = vec![None; exec.tasks.len()];
+        // Global partitions are numbered source after source (`Workload`).
+        let mut first = 0;
+        for (i, op) in scenario.operators.iter().enumerate() {
+            let OperatorKind::Source(src) = &op.kind else {
+                continue;
+            };
+            first += src.partitions;
+            if src.split_assignment != SplitAssignment::Enumerator {
+                continue;
+            }
+            let splits = (first - src.partitions..first).collect();
+            for s in 0..op.parallelism {
+                slot_of[exec.first_task[i] as usize + s as usize] = Some(slots.len() as u32);
+            }
+            slots.push(Slot {
+                operator: i as u32,
+                coordinator: Box::new(SplitEnumerator::new(
+                    splits,
+                    src.initial_splits,
+                    cfg.mutants,
+                )),
+                gateways: (0..op.parallelism).map(|_| Gateway::default()).collect(),
+                generation: 0,
+                interval: src.discovery_interval,
+            });
+        }
+        Coordinators {
+            slots,
+            slot_of,
+            deferred: None,
+            loss_percent: scenario
+                .faults
+                .operator_events
+                .as_ref()
+                .map_or(0, |f| f.loss_percent),
+            rng: SimRng::new(cfg.seed, Stream::OperatorEvents),
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Whether task `t` is a reader with a coordinator.
+    pub(super) fn coordinated(&self, t: TaskId) -> bool {
+        self.slot_of[t as usize].is_some()
+    }
+
+    fn unacked(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.gateways.iter().any(|g| g.unacked > 0))
+    }
+}
+
+impl World<'_> {
+    /// The slot and subtask of a coordinated reader task.
+    fn reader(&self, t: TaskId) -> Option<(usize, u32)> {
+        let slot = self.ops.slot_of[t as usize]? as usize;
+        Some((slot, self.exec.tasks[t as usize].subtask))
+    }
+
+    /// At the start of the job (and after every reset): the periodic work.
+    pub(super) fn start_coordinators(&mut self) {
+        for slot in 0..self.ops.slots.len() {
+            let s = &mut self.ops.slots[slot];
+            s.generation += 1;
+            let ev = Ev::CoordinatorTick {
+                slot: slot as u32,
+                generation: s.generation,
+            };
+            let at = self.net.now.plus(s.interval);
+            self.schedule_any(at, ev);
+        }
+    }
+
+    pub(super) fn coordinator_tick(&mut self, slot: u32, generation: u32) {
+        let s = &mut self.ops.slots[slot as usize];
+        if s.generation != generation || self.fx.coordinator_down {
+            return;
+        }
+        let mut out = Vec::new();
+        let more = s.coordinator.tick(&mut out);
+        let at = self.net.now.plus(s.interval);
+        self.send_events(slot as usize, out);
+        if more {
+            self.schedule_any(at, Ev::CoordinatorTick { slot, generation });
+        }
+    }
+
+    /// Sends what coordinator `slot` emitted: held while the subtask's
+    /// gateway is closed for a checkpoint.
+    fn send_events(&mut self, slot: usize, out: Vec<(u32, OperatorEvent)>) {
+        for (subtask, event) in out {
+            let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+            if g.closed.is_some() {
+                if !self.cfg.mutants.has(Mutant::OperatorEventsNotHeld) {
+                    g.held.push(event);
+                    continue;
+                }
+                fired(Mutant::OperatorEventsNotHeld);
+            }
+            self.transmit(slot, subtask, event);
+        }
+    }
+
+    fn transmit(&mut self, slot: usize, subtask: u32, event: OperatorEvent) {
+        let op = self.ops.slots[slot].operator;
+        let task = self.exec.task_of(crate::scenario::OperatorId(op), subtask);
+        if self.tasks[task as usize].status != Status::Running {
+            // An event targets one execution of its subtask (FLINK-18071):
+            // one that is not running fails it, and the failover under way
+            // resets what the coordinator assigned it.
+            self.counters.operator_events_undeliverable += 1;
+            return;
+        }
+        let drawn = self.rpc_arrival(self.net.now.plus(self.scenario.checkpoint.rpc_latency));
+        let lost =
+            self.ops.loss_percent > 0 && self.ops.rng.below(100) < u64::from(self.ops.loss_percent);
+        let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+        let at = drawn.max(g.last_arrival);
+        g.last_arrival = at;
+        g.unacked += 1;
+        self.counters.operator_events_sent += 1;
+        self.net.schedule(at, Ev::ToSubtask { task, event, lost });
+    }
+
+    /// An operator event reaches its subtask (or, `lost`, its RPC fails).
+    pub(super) fn event_at_subtask(&mut self, t: TaskId, event: OperatorEvent, lost: bool) {
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        if lost {
+            self.counters.operator_events_lost += 1;
+            self.net.schedule(at, Ev::EventAck { task: t, ok: false });
+            return;
+        }
+        if self.tasks[t as usize].status != Status::Running {
+            return; // the failover resets the gateway
+        }
+        {
+            let (member, mut ctx) = self.ctx_parts(t, 0);
+            member.op.handle_operator_event(event, &mut ctx);
+        }
+        let inst = self.tasks[t as usize].members[0].inst;
+        self.schedule.push(inst, Step::Event(event));
+        self.out.clear();
+        self.reader_events(t);
+        self.net.poke(t);
+        self.net.schedule(at, Ev::EventAck { task: t, ok: true });
+    }
+
+    /// What reader task `t` has to say to its coordinator goes out.
+    pub(super) fn reader_events(&mut self, t: TaskId) {
+        let events = self.tasks[t as usize].members[0].op.take_operator_events();
+        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        for event in events {
+            self.net.schedule(at, Ev::ToCoordinator { task: t, event });
+        }
+    }
+
+    /// The result of an event's RPC reaches the coordinator.
+    pub(super) fn event_ack(&mut self, t: TaskId, ok: bool) {
+        let Some((slot, subtask)) = self.reader(t) else {
+            return;
+        };
+        let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+        g.unacked = g.unacked.saturating_sub(1);
+        if !ok && self.tasks[t as usize].status == Status::Running {
+            if self.cfg.mutants.has(Mutant::LostOperatorEventIgnored) {
+                fired(Mutant::LostOperatorEventIgnored);
+            } else {
+                // Flink fails the target subtask of an event whose RPC failed.
+                self.counters.operator_event_failures += 1;
+                self.fail_task(t);
+            }
+        }
+        self.release_trigger();
+    }
+
+    /// The coordinator fails task `t` itself (no heartbeat to wait for).
+    fn fail_task(&mut self, t: TaskId) {
+        if self.recovering_since.is_none() {
+            self.recovering_since = Some(self.net.now);
+        }
+        self.mark(|| Timeline::Crash { task: t });
+        self.note_crash(t);
+        self.tasks[t as usize].status = Status::Dead;
+        let outputs = self.task_outputs[t as usize].clone();
+        self.net.kill_task_outputs(t, &outputs);
+        self.net
+            .schedule(self.net.now, Ev::FailureDetected { task: t });
+    }
+
+    /// A reader's event reaches its coordinator.
+    pub(super) fn event_at_coordinator(&mut self, t: TaskId, event: OperatorEvent) {
+        let Some((slot, subtask)) = self.reader(t) else {
+            return;
+        };
+        if self.fx.coordinator_down {
+            return;
+        }
+        let mut out = Vec::new();
+        self.ops.slots[slot]
+            .coordinator
+            .handle_event(subtask, event, &mut out);
+        self.send_events(slot, out);
+    }
+
+    /// A reader snapshotted checkpoint `id`: tell its coordinator (hook at
+    /// the task's snapshot).
+    pub(super) fn reader_snapshotted(&mut self, t: TaskId, id: CheckpointId) {
+        if self.ops.coordinated(t) {
+            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+            self.net
+                .schedule(at, Ev::SubtaskCheckpointed { task: t, id });
+        }
+    }
+
+    /// The reader's word that it snapshotted `id` arrived: its gateway
+    /// opens.
+    pub(super) fn subtask_checkpointed(&mut self, t: TaskId, id: CheckpointId) {
+        if let Some((slot, subtask)) = self.reader(t) {
+            if self.ops.slots[slot].gateways[subtask as usize]
+                .closed
+                .is_some_and(|c| c <= id)
+            {
+                self.open_gateway(slot, subtask);
+            }
+        }
+    }
+
+    fn open_gateway(&mut self, slot: usize, subtask: u32) {
+        let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+        g.closed = None;
+        for event in std::mem::take(&mut g.held) {
+            self.transmit(slot, subtask, event);
+        }
+    }
+
+    /// The coordinators' checkpoints for `id`, taken as it is triggered,
+    /// before its source barriers; their gateways close. Returns whether the
+    /// sources must wait for events in flight (hook in `perform`).
+    pub(super) fn checkpoint_coordinators(&mut self, id: CheckpointId, timestamp: SimTime) -> bool {
+        if self.ops.is_empty() {
+            return false;
+        }
+        let mut states = Vec::with_capacity(self.ops.slots.len());
+        for s in &mut self.ops.slots {
+            states.push((s.operator, s.coordinator.checkpoint(id)));
+            for g in &mut s.gateways {
+                g.closed = Some(id);
+            }
+        }
+        if let Some(p) = self.coord.pending.get_mut(&id) {
+            p.coordinators = states;
+        }
+        if !self.ops.unacked() {
+            return false;
+        }
+        if self.cfg.mutants.has(Mutant::CheckpointIgnoresUnackedEvents) {
+            fired(Mutant::CheckpointIgnoresUnackedEvents);
+            return false;
+        }
+        self.counters.triggers_waiting_for_events += 1;
+        self.ops.deferred = Some((id, timestamp));
+        true
+    }
+
+    /// Every event is acknowledged: the deferred source trigger goes out.
+    fn release_trigger(&mut self) {
+        if self.ops.unacked() {
+            return;
+        }
+        if let Some((id, timestamp)) = self.ops.deferred.take() {
+            if self.coord.is_pending(id) {
+                let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+                self.trigger_sources(id, timestamp, at);
+            }
+        }
+    }
+
+    /// A trigger RPC to reader task `t` arrives at `at`: events sent later
+    /// arrive after it.
+    pub(super) fn trigger_sent(&mut self, t: TaskId, at: SimTime) {
+        if let Some((slot, subtask)) = self.reader(t) {
+            let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+            g.last_arrival = g.last_arrival.max(at);
+        }
+    }
+
+    /// Checkpoint `id` ended without completing: gateways it closed open.
+    pub(super) fn coordinators_aborted(&mut self, id: CheckpointId) {
+        if self.ops.deferred.is_some_and(|(d, _)| d == id) {
+            self.ops.deferred = None;
+        }
+        for slot in 0..self.ops.slots.len() {
+            for subtask in 0..self.ops.slots[slot].gateways.len() as u32 {
+                if self.ops.slots[slot].gateways[subtask as usize].closed == Some(id) {
+                    self.open_gateway(slot, subtask);
+                }
+            }
+        }
+    }
+
+    pub(super) fn coordinators_completed(&mut self, id: CheckpointId) {
+        for s in &mut self.ops.slots {
+            s.coordinator.notify_checkpoint_complete(id);
+        }
+    }
+
+    /// A global restart from `latest` (`None`: from scratch): every
+    /// coordinator goes back to it.
+    pub(super) fn reset_coordinators(&mut self, latest: Option<&Completed>) {
+        self.ops.deferred = None;
+        let mut failed = Vec::new();
+        for s in &mut self.ops.slots {
+            let state = latest.and_then(|c| c.coordinator(s.operator));
+            if let Err(e) = s.coordinator.reset_to_checkpoint(state) {
+                failed.push((s.operator, e));
+            }
+            s.gateways.iter_mut().for_each(|g| *g = Gateway::default());
+        }
+        for (op, e) in failed {
+            let op = &self.scenario.operators[op as usize].id;
+            let message = format!("the coordinator of {op} could not restore: {e}");
+            self.violation("protocol", message);
+        }
+        self.start_coordinators();
+    }
+
+    /// A region restart restored `tasks` from `latest`: their coordinators
+    /// take back what they assigned them since.
+    pub(super) fn reset_subtasks(&mut self, tasks: &[TaskId], latest: Option<CheckpointId>) {
+        for &t in tasks {
+            let Some((slot, subtask)) = self.reader(t) else {
+                continue;
+            };
+            self.ops.slots[slot].gateways[subtask as usize] = Gateway::default();
+            let mut out = Vec::new();
+            self.ops.slots[slot]
+                .coordinator
+                .subtask_reset(subtask, latest, &mut out);
+            self.send_events(slot, out);
+        }
+        self.release_trigger();
+    }
+
+    /// Consistent cut of a FLIP-27 source in a completed checkpoint: every
+    /// split its enumerator had discovered is in exactly one place, its
+    /// checkpoint's unassigned splits or one reader's snapshot (read splits
+    /// stay in the reader's state), and no other split is anywhere. A split
+    /// in two places is read twice after a restore; in none, never again.
+    pub(super) fn check_split_cut(&mut self, p: &Pending) {
+        if matches!(self.expected, Guarantee::Broken) {
+            return;
+        }
+        let mut found = Vec::new();
+        for s in &self.ops.slots {
+            let Some((_, bytes)) = p.coordinators.iter().find(|(o, _)| *o == s.operator) else {
+                continue;
+            };
+            let Ok(e) = crate::model::flip27::EnumeratorState::decode(bytes) else {
+                continue;
+            };
+            let op = crate::scenario::OperatorId(s.operator);
+            let first = self.exec.task_of(op, 0) as usize;
+            let mut seen: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+            for split in &e.unassigned {
+                seen.entry(*split)
+                    .or_default()
+                    .push("the enumerator".into());
+            }
+            let mut complete = true;
+            for (i, _) in s.gateways.iter().enumerate() {
+                let snapshot = p.acks[first + i].as_ref().filter(|a| a.arrived);
+                let splits = snapshot
+                    .and_then(|a| a.snapshot.states.first())
+                    .and_then(|b| crate::model::operator::source_offsets(b));
+                let Some(splits) = splits else {
+                    complete = false;
+                    continue;
+                };
+                let name = &self.exec.tasks[first + i].name;
+                for (split, _) in splits {
+                    seen.entry(split).or_default().push(name.clone());
+                }
+            }
+            let known = s.coordinator.splits_discovered(e.discovered);
+            let id = &self.scenario.operators[s.operator as usize].id;
+            for split in known.iter() {
+                match seen.get(split).map_or(0, Vec::len) {
+                    1 => {}
+                    0 if complete => found.push(format!(
+                        "checkpoint {}: split {split} of {id} is neither unassigned in the enumerator's checkpoint nor in any reader's snapshot",
+                        p.id
+                    )),
+                    0 => {}
+                    _ => found.push(format!(
+                        "checkpoint {}: split {split} of {id} is in more than one place: {}",
+                        p.id,
+                        seen[split].join(", ")
+                    )),
+                }
+            }
+            for (split, places) in &seen {
+                if !known.contains(split) {
+                    found.push(format!(
+                        "checkpoint {}: split {split} of {id} is in {} but the enumerator had not discovered it",
+                        p.id,
+                        places.join(", ")
+                    ));
+                }
+            }
+        }
+        for msg in found {
+            self.violation("consistent-cut", msg);
+        }
+    }
+}

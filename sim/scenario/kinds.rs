@@ -1,0 +1,99 @@
+//! The operator kinds' own checks (the `check` hooks of `schema::operators!`):
+//! what relates one kind's keys to each other.
+
+use super::schema::{self, bytes_text, Operator};
+use super::validate::Validator;
+use super::{OperatorKind, SplitAssignment, MAX_BYTES};
+
+/// A source's own check: `record_size_max` (by default `record_size`) is
+/// at least `record_size`; `partitions` default to the parallelism.
+pub(super) fn source(
+    v: &mut Validator,
+    op: &Operator,
+    kind: OperatorKind,
+    parallelism: Option<u32>,
+) -> OperatorKind {
+    let OperatorKind::Source(mut src) = kind else {
+        return kind;
+    };
+    let max = op
+        .record_size_max
+        .and_then(|m| v.bytes("record_size_max", Some(m), 0, MAX_BYTES));
+    let (lo, valid) = (src.record_size, v.clean(&["record_size"]));
+    if let (Some(hi), true) = (max, valid) {
+        if hi < lo {
+            let message = format!(
+                "record_size_max ({}) must be at least record_size ({})",
+                bytes_text(hi),
+                bytes_text(lo)
+            );
+            v.report("record_size_max", message, None);
+        }
+    }
+    src.record_size_max = max.unwrap_or(lo).max(lo);
+    let partitions = i64::from(parallelism.unwrap_or(1));
+    src.partitions = v.int("partitions", op.partitions, partitions);
+    src.initial_splits = v.int(
+        "initial_splits",
+        op.initial_splits,
+        i64::from(src.partitions),
+    );
+    if src.split_assignment == SplitAssignment::Static {
+        // A static source has no enumerator: only the values a written
+        // scenario holds for it (all splits known, the default period).
+        let default_period = schema::DISCOVERY_INTERVAL;
+        for (key, meaningful) in [
+            (
+                "initial_splits",
+                op.initial_splits.is_some() && src.initial_splits != src.partitions,
+            ),
+            (
+                "discovery_interval",
+                op.discovery_interval.is_some_and(|d| d != default_period),
+            ),
+        ] {
+            if meaningful {
+                let help = "set split_assignment = \"enumerator\" for a FLIP-27 source";
+                let message = format!("{key} needs split_assignment = \"enumerator\"");
+                v.report(key, message, Some(help.to_string()));
+            }
+        }
+    } else if op.initial_splits.is_some()
+        && src.initial_splits > src.partitions
+        && v.clean(&["partitions", "initial_splits"])
+    {
+        let message = format!(
+            "initial_splits ({}) must be at most partitions ({})",
+            src.initial_splits, src.partitions
+        );
+        v.report("initial_splits", message, None);
+    }
+    src.initial_splits = src.initial_splits.min(src.partitions);
+    OperatorKind::Source(src)
+}
+
+/// A filter's own check: a written `keep_below` is at most `modulus`.
+pub(super) fn filter(
+    v: &mut Validator,
+    op: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    if let OperatorKind::Filter {
+        modulus: m,
+        keep_below: k,
+    } = kind
+    {
+        if op.keep_below.is_some() && k > m && v.clean(&["modulus", "keep_below"]) {
+            v.report(
+                "keep_below",
+                format!("keep_below ({k}) must be at most modulus ({m})"),
+                Some(format!(
+                    "the filter keeps records with key % {m} < keep_below; \
+                     keep_below = {m} already keeps every record"
+                )),
+            );
+        }
+    }
+    kind
+}
