@@ -88,6 +88,15 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         max_crashes: Some((0, max_crashes)),
         crash_window_end: Some((SimDuration(window.0 / 2), window)),
         notification_loss_percent: None,
+        // Only where an operator coordinator sends events.
+        operator_event_loss_percent: s
+            .operators
+            .iter()
+            .any(|o| {
+                matches!(&o.kind, crate::scenario::OperatorKind::Source(src)
+                    if src.split_assignment == crate::scenario::SplitAssignment::Enumerator)
+            })
+            .then_some((0, 5)),
         storage_failure_percent: None,
         storage_slow_percent: None,
         coordinator_crashes: None,
@@ -314,6 +323,11 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
                 workers: vec![worker],
             });
         }
+    }
+    if let Some(r) = spec.operator_event_loss_percent {
+        let loss_percent = d.int("operator_event_loss_percent", r);
+        out.faults.operator_events =
+            (loss_percent > 0).then_some(crate::scenario::OperatorEventFaults { loss_percent });
     }
 }
 

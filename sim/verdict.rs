@@ -17,7 +17,7 @@ pub struct Violation {
 /// `panic`: the commands that run many seeds report it for a run that
 /// panicked instead of returning ([`crate::panics`]).
 pub const CHECKS: &[(&str, &str)] = &[
-    ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state"),
+    ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state; each split a FLIP-27 source's enumerator had discovered is in exactly one place, the enumerator's checkpoint or one reader's snapshot"),
     ("exactly-once-output", "committed sink output equals the failure-free oracle's (which replays the run's own input order), by lineage and by value"),
     ("state", "after the job ends, every keyed state equals the oracle's, exactly"),
     ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),

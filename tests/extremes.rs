@@ -272,6 +272,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("swarm.worker_crashes", Kind::IntRange),
     ("swarm.latency_spike_extra", Kind::DurationRange),
     ("swarm.partition_duration", Kind::DurationRange),
+    ("swarm.operator_event_loss_percent", Kind::IntRange),
 ];
 
 /// 0, 1, the limits on values and one past each, the integer type limits.

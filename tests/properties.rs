@@ -431,6 +431,7 @@ fn strategies_generate_valid_scenarios() {
             operator_chaining: true,
             sink_v2: true,
             upsert: true,
+            split_sources: true,
             topology: t.clone(),
             workload: sample(workload(t), 1).pop().expect("one"),
             network: sample(network_for(t), 1).pop().expect("one"),

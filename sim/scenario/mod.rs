@@ -499,6 +499,9 @@ swarm! {
         /// The longest coordinator → task RPC latency (`[checkpoint]
         /// rpc_latency_max`; never below `rpc_latency`).
         rpc_latency_max: D,
+        /// Lost operator events (`[faults.operator_events] loss_percent`;
+        /// 0: none for the seed).
+        operator_event_loss_percent: I,
     }
 }
 

@@ -53,9 +53,10 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "factor" => limit(1, 1_000_000),
         "cost_percent" => (0..=100_000, false),
         "loss_percent" | "failure_percent" | "slow_percent" => (0..=100, false),
-        "notification_loss_percent" | "storage_failure_percent" | "storage_slow_percent" => {
-            (0..=100, false)
-        }
+        "notification_loss_percent"
+        | "storage_failure_percent"
+        | "storage_slow_percent"
+        | "operator_event_loss_percent" => (0..=100, false),
         "tolerable_failures" | "max_restarts" | "floating_buffers" | "initial_splits" => {
             (0..=U32, false)
         }

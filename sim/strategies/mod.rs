@@ -515,6 +515,10 @@ pub struct ScenarioParts {
     /// Every 2PC sink that reads only `hash` edges from keyed counts or
     /// sums becomes an upsert sink (before `sink_v2` applies).
     pub upsert: bool,
+    /// Every source becomes a FLIP-27 source: a split enumerator knowing
+    /// half its splits at the start and discovering one more every 5 ms;
+    /// 3 % of the operator events are lost.
+    pub split_sources: bool,
     pub topology: Topology,
     pub workload: Workload,
     pub network: Network,
@@ -588,6 +592,23 @@ fn sink_v2(file: &mut File) {
     }
 }
 
+/// Every source of `file` becomes a FLIP-27 source with a split
+/// enumerator (half its splits known at the start, one more every 5 ms),
+/// and 3 % of the operator events are lost.
+fn split_sources(file: &mut File) {
+    for o in file
+        .operators
+        .iter_mut()
+        .filter(|o| o.kind == Some(schema::Kind::Source))
+    {
+        let partitions = o.partitions.or(o.parallelism).unwrap_or(1);
+        o.split_assignment = Some(crate::scenario::SplitAssignment::Enumerator);
+        o.initial_splits = Some((partitions + 1) / 2);
+        o.discovery_interval = Some(Duration(SimDuration::from_millis(5)));
+    }
+    file.faults.operator_events = Some(schema::OperatorEvents { loss_percent: 3 });
+}
+
 /// Most virtual time a generated run may take.
 pub const MAX_TIME: SimDuration = SimDuration::from_secs(120);
 /// Most events a generated run may process.
@@ -603,6 +624,9 @@ impl ScenarioParts {
         }
         if self.sink_v2 {
             sink_v2(&mut file);
+        }
+        if self.split_sources {
+            split_sources(&mut file);
         }
         file
     }
@@ -806,20 +830,22 @@ impl fmt::Debug for GeneratedScenario {
 ///
 /// Half of them chain their operators (Flink's default): a forward edge
 /// of equal parallelism then joins two operators into one task; half turn
-/// the 2PC sinks behind keyed aggregates into upsert sinks, and half their
-/// (other) 2PC sinks into Sink V2 writers with committers.
+/// the 2PC sinks behind keyed aggregates into upsert sinks, half their
+/// (other) 2PC sinks into Sink V2 writers with committers, and half their
+/// sources into FLIP-27 sources that lose some operator events.
 pub fn scenario(algorithm: Algorithm) -> impl Strategy<Value = GeneratedScenario> {
     let unchained = scenario_unrestricted(algorithm).prop_filter(
         "unaligned and aligned-timeout can deadlock on this shape (a known finding)",
         move |g| !g.parts.topology.deadlock_risk(algorithm),
     );
-    let flags = (any::<bool>(), any::<bool>(), any::<bool>());
-    (unchained, flags).prop_map(|(g, (chaining, sink_v2, upsert))| {
-        match chaining || sink_v2 || upsert {
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    (unchained, flags).prop_map(|(g, (chaining, sink_v2, upsert, split_sources))| {
+        match chaining || sink_v2 || upsert || split_sources {
             true => ScenarioParts {
                 operator_chaining: chaining,
                 sink_v2,
                 upsert,
+                split_sources,
                 ..g.parts
             }
             .generate(),
@@ -847,6 +873,7 @@ pub fn scenario_unrestricted(algorithm: Algorithm) -> impl Strategy<Value = Gene
                 operator_chaining: false,
                 sink_v2: false,
                 upsert: false,
+                split_sources: false,
                 topology,
                 workload,
                 network,
