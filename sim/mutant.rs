@@ -61,6 +61,8 @@ pub enum Mutant {
     CheckpointIgnoresUnackedEvents,
     OperatorEventsNotHeld,
     NoMoreSplitsOnce,
+    UnionStateKeptWhole,
+    UnionStateRestoredAsSplit,
 }
 
 /// One registry entry.
@@ -514,6 +516,24 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "FLINK-35522 (the source coordinator did not resend NoMoreSplits to a restarted source subtask, which then hung)",
         caught_by: "liveness",
         applies: &[("flip27-regions", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::UnionStateKeptWhole,
+        name: "union-state-kept-whole",
+        part: "operator state",
+        what: "an operator with union list state keeps every restored entry instead of selecting its share, so each entry is restored by every subtask and emitted once per subtask",
+        modelled_on: "the union-list-state contract (OperatorStateStore.getUnionListState: every subtask receives the complete list and must pick its part, as FlinkKafkaConsumerBase.initializeState filters the restored partitions by its assignment)",
+        caught_by: "exactly-once-output",
+        applies: &[("operator-state", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::UnionStateRestoredAsSplit,
+        name: "union-state-restored-as-split",
+        part: "operator state",
+        what: "the runtime restores union list state like split list state: each subtask gets only its own entries, selects its share of them, and the entries it leaves to other subtasks are restored by nobody",
+        modelled_on: "the redistribution modes of operator state (OperatorStateRestoreOperation and RoundRobinOperatorStateRepartitioner keep SPLIT_DISTRIBUTE and UNION apart: union state goes to every subtask on every restore)",
+        caught_by: "exactly-once-output",
+        applies: &[("operator-state", "aligned")],
     },
 ];
 

@@ -159,6 +159,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "count-window" => &["size"],
             "sink-at-least-once" => &["batch"],
             "sink-upsert" => &["buffer_rows"],
+            "buffer" => &["capacity", "redistribution"],
             _ => &[],
         };
         let mut all = vec![
@@ -372,6 +373,14 @@ fn sample() -> Scenario {
             op("upsert", OperatorKind::SinkUpsert { buffer_rows: 8 }, 2),
             op("writer", OperatorKind::SinkWriter, 2),
             op("committer", OperatorKind::SinkCommitter, 2),
+            op(
+                "buffer",
+                OperatorKind::Buffer {
+                    capacity: 7,
+                    redistribution: ckptsim::scenario::Redistribution::Union,
+                },
+                3,
+            ),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -387,6 +396,8 @@ fn sample() -> Scenario {
             edge(6, 10, Partitioning::Hash),
             edge(6, 11, Partitioning::Hash),
             edge(11, 12, Partitioning::Forward),
+            edge(1, 13, Partitioning::Rebalance),
+            edge(13, 7, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,
@@ -795,8 +806,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 13]);
-    expected.extend(["[[edges]]"; 13]);
+    expected.extend(["[[operators]]"; 14]);
+    expected.extend(["[[edges]]"; 15]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 3]);
     expected.extend([

@@ -53,6 +53,8 @@
 //!   coordinator: exactly-once with crashes, a coordinator crash, lost
 //!   events, region failovers and a rescaled savepoint; five historical
 //!   bugs caught; the source's keys validated.
+//! - `opstate`: list state with split and union redistribution through
+//!   crashes and rescaled savepoints; the modes mixed up are caught.
 
 mod common;
 
@@ -68,6 +70,7 @@ mod flow;
 mod golden;
 mod judge;
 mod mutants;
+mod opstate;
 mod order;
 mod properties;
 mod recovery;

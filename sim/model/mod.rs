@@ -5,6 +5,7 @@
 pub mod flip27;
 pub mod graph;
 pub mod operator;
+pub mod opstate;
 pub mod record;
 pub mod sinkv2;
 pub mod store;

@@ -830,6 +830,10 @@ impl OperatorFactory for BuiltinFactory {
             OperatorKind::KeyedCount => Box::<KeyedCount>::default(),
             OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
             OperatorKind::CountWindow { size } => Box::new(CountWindow::new(*size)),
+            OperatorKind::Buffer {
+                capacity,
+                redistribution,
+            } => Box::new(super::opstate::ListBuffer::new(*capacity, *redistribution)),
             OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
             OperatorKind::SinkAtLeastOnce { batch } => Box::new(DirectSink::at_least_once(*batch)),
             OperatorKind::SinkUpsert { buffer_rows } => Box::new(DirectSink::upsert(*buffer_rows)),

@@ -117,6 +117,10 @@ pub enum OperatorState {
         splits: Vec<(u32, u64)>,
         enumerator: Vec<u8>,
     },
+    /// List state (a `buffer`'s held records), every old subtask's entries
+    /// in subtask order: dealt to the new subtasks in contiguous chunks;
+    /// union list state is joined again at restore.
+    List { entries: Vec<crate::model::Record> },
 }
 
 impl OperatorState {
@@ -131,6 +135,7 @@ impl OperatorState {
                 .all(|s| crate::model::operator::sink_pending(s).is_none_or(|p| p.is_empty())),
             OperatorState::SinkWriter { .. } => true,
             OperatorState::SplitSource { .. } => false,
+            OperatorState::List { entries } => entries.is_empty(),
             OperatorState::SinkCommitter { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
@@ -271,6 +276,15 @@ impl Image {
                     }
                     key_groups.sort_unstable_by_key(|(kg, _)| *kg);
                     OperatorState::Keyed { key_groups }
+                }
+                OperatorKind::Buffer { .. } => {
+                    let mut entries = Vec::new();
+                    for bytes in states.iter().filter(|b| !b.is_empty()) {
+                        let list = crate::model::opstate::ListState::decode(bytes)
+                            .map_err(|_| undecodable("list"))?;
+                        entries.extend(list.entries);
+                    }
+                    OperatorState::List { entries }
                 }
                 OperatorKind::Sink2pc => OperatorState::Sink2pc {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),

@@ -177,6 +177,14 @@ pub fn assign(
                     put(first + s as usize, source_state(mine));
                 }
             }
+            OperatorState::List { entries } => {
+                for (s, bytes) in crate::model::opstate::split(entries, p)
+                    .into_iter()
+                    .enumerate()
+                {
+                    put(first + s, bytes);
+                }
+            }
             OperatorState::Keyed { key_groups } => {
                 let mut per: Vec<Vec<KeyGroupState>> = vec![Vec::new(); p as usize];
                 for (kg, entries) in key_groups {

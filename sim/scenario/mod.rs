@@ -189,6 +189,10 @@ pub const JOB_STRUCTURE: &[(&str, &str)] = &[
         "kind source with split_assignment = \"enumerator\": the partitions are splits that a split enumerator in the source's operator coordinator assigns to readers on request through operator events (initial_splits known at the start, one more every discovery_interval); the coordinator's checkpoint is taken at the trigger, before the source barriers; events after it are held until the reader has snapshotted; sources are triggered once every earlier event is acknowledged; a lost event fails its reader; a region restart gives the enumerator back the splits assigned since the restored checkpoint, a global one resets it",
     ),
     (
+        "operator state",
+        "list state beyond keyed state, kind buffer: redistribution = \"split\" (each subtask restores its own entries; a rescale deals them out in contiguous chunks) or \"union\" (every restore hands every subtask all entries, it keeps its share); savepoints and rescaling carry it",
+    ),
+    (
         "operator coordinator",
         "the coordinator-side component of an operator (today the split enumerator): its own checkpoint in every checkpoint and savepoint, events to and from subtasks, reset to the restored checkpoint on a global failover and by a new coordinator after a coordinator crash, told of restored subtasks on a region failover; [faults.operator_events] loses events",
     ),
@@ -233,6 +237,17 @@ impl OperatorKind {
             OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::CountWindow { .. }
         )
     }
+}
+
+/// How a list state's entries are redistributed on restore (Flink's
+/// `OperatorStateStore.getListState` and `getUnionListState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Redistribution {
+    /// Each entry to one subtask.
+    Split,
+    /// Every entry to every subtask, which selects its share.
+    Union,
 }
 
 /// How a source's partitions reach its subtasks.

@@ -34,8 +34,8 @@ use std::marker::PhantomData;
 use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution,
-    MemoryLoss, OperatorId, Partitioning, Placement, RestartStrategy, Scenario, SplitAssignment,
-    StorageKind, SwarmSpec, FORMAT_VERSION,
+    MemoryLoss, OperatorId, Partitioning, Placement, Redistribution, RestartStrategy, Scenario,
+    SplitAssignment, StorageKind, SwarmSpec, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
 
@@ -368,6 +368,16 @@ operators! {
         "per-key count window of `size` records in key groups; emits (key, window sum), \
          flushes open windows at end of input" {
         size: u32 = 10,
+    };
+    /// Holds records in list state and emits them in batches of `capacity`
+    /// (the rest at end of input); `redistribution` says how its list state
+    /// is redistributed on restore.
+    Buffer = "buffer",
+        "holds records in list state, emits them in batches of `capacity` and at end of input; \
+         redistribution = \"split\" or \"union\" list state" {
+        capacity: u32 = 10,
+        #[serde(deserialize_with = "some_name")]
+        redistribution: Redistribution = Redistribution::Split,
     };
     /// Two-phase-commit sink: transactions committed on checkpoint completion.
     Sink2pc = "sink-2pc",

@@ -168,6 +168,7 @@ impl Topology {
                     K::SinkAtLeastOnce { .. }
                     | K::SinkUpsert { .. }
                     | K::CountWindow { .. }
+                    | K::Buffer { .. }
                     | K::SinkWriter
                     | K::SinkCommitter => return None,
                 };

@@ -270,7 +270,9 @@ impl World<'_> {
                 false => self.tasks[ti].members.len(),
             };
             for m in 0..members {
-                let bytes = states.get(m).map_or(&[][..], Vec::as_slice);
+                let own = states.get(m).map_or(&[][..], Vec::as_slice);
+                let union = latest.and_then(|c| self.union_state(c, self.exec.tasks[ti].chain[m]));
+                let bytes = union.as_deref().unwrap_or(own);
                 let result = {
                     let (member, mut ctx) = self.ctx_parts(t, m);
                     member.op.restore(bytes, &mut ctx)
@@ -300,5 +302,34 @@ impl World<'_> {
             self.counters.in_flight_records_restored += restored;
         }
         restored
+    }
+
+    /// What a restore of operator `op` from `c` gives each subtask when its
+    /// list state is union list state: every subtask's entries (`None`
+    /// otherwise, and for the mutant `union-state-restored-as-split`).
+    fn union_state(&self, c: &Completed, op: crate::scenario::OperatorId) -> Option<Vec<u8>> {
+        let crate::scenario::OperatorKind::Buffer { redistribution, .. } =
+            self.scenario.op(op).kind
+        else {
+            return None;
+        };
+        if redistribution != crate::scenario::Redistribution::Union {
+            return None;
+        }
+        if self.cfg.mutants.has(Mutant::UnionStateRestoredAsSplit) {
+            fired(Mutant::UnionStateRestoredAsSplit);
+            return None;
+        }
+        let member = self.exec.member[op.0 as usize] as usize;
+        let states: Vec<&[u8]> = (0..self.scenario.op(op).parallelism)
+            .map(|s| {
+                c.states[self.exec.task_of(op, s) as usize]
+                    .as_ref()
+                    .and_then(|snap| snap.states.get(member))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .collect();
+        // An entry that does not decode: the operator's restore reports it.
+        crate::model::opstate::union(&states).ok()
     }
 }

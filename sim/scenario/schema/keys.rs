@@ -79,6 +79,7 @@ same_key!(
     i64,
     KeyDistribution,
     SplitAssignment,
+    Redistribution,
     Algorithm,
     InputOrder,
     StorageKind,

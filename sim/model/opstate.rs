@@ -1,0 +1,160 @@
+//! Operator state that is not keyed: list state, redistributed on restore
+//! by Flink's two modes (`OperatorStateStore.getListState` and
+//! `getUnionListState`).
+//!
+//! - **Split** (`SPLIT_DISTRIBUTE`): each entry goes to one subtask. A
+//!   restore at the same parallelism gives each subtask its own list; a
+//!   rescale deals the concatenated lists out in contiguous chunks.
+//! - **Union** (`UNION`): at every restore, each subtask gets every
+//!   subtask's entries (the runtime assembles them, `union`), and selects
+//!   its share itself.
+//!
+//! The `buffer` operator uses it (Flink's `BufferingSink` pattern): it
+//! holds records in list state and emits them in batches of `capacity`,
+//! the rest at end of input. After a union restore it keeps the entries at
+//! positions `i` with `i % parallelism == subtask`.
+
+use super::operator::{decode, encode, CheckpointId, Context, Operator};
+use super::record::Record;
+use crate::mutant::Mutant;
+use crate::scenario::Redistribution;
+use serde::{Deserialize, Serialize};
+
+/// A list state's entries, as snapshots and savepoints hold them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListState {
+    pub entries: Vec<Record>,
+}
+
+impl ListState {
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+    pub fn decode(bytes: &[u8]) -> Result<ListState, String> {
+        decode(bytes, "list")
+    }
+}
+
+/// The union of the subtasks' list states, in subtask order (empty states
+/// are empty lists); an error names the state that does not decode.
+pub fn union(states: &[&[u8]]) -> Result<Vec<u8>, String> {
+    let mut all = ListState::default();
+    for (i, bytes) in states.iter().enumerate() {
+        if bytes.is_empty() {
+            continue;
+        }
+        let s = ListState::decode(bytes).map_err(|e| format!("subtask {i}: {e}"))?;
+        all.entries.extend(s.entries);
+    }
+    Ok(all.encode())
+}
+
+/// `entries` split into `p` contiguous chunks of nearly equal length
+/// (Flink's round-robin repartitioner of split list state).
+pub fn split(entries: &[Record], p: u32) -> Vec<Vec<u8>> {
+    let (n, p) = (entries.len(), p.max(1) as usize);
+    (0..p)
+        .map(|i| {
+            let (from, to) = (i * n / p, (i + 1) * n / p);
+            ListState {
+                entries: entries[from..to].to_vec(),
+            }
+            .encode()
+        })
+        .collect()
+}
+
+/// Holds records in list state and emits them in batches.
+pub struct ListBuffer {
+    capacity: usize,
+    mode: Redistribution,
+    held: Vec<Record>,
+}
+
+impl ListBuffer {
+    pub fn new(capacity: u32, mode: Redistribution) -> ListBuffer {
+        ListBuffer {
+            capacity: capacity.max(1) as usize,
+            mode,
+            held: Vec::new(),
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context) {
+        for r in self.held.drain(..) {
+            ctx.emit(r);
+        }
+    }
+}
+
+impl Operator for ListBuffer {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        self.held.push(record);
+        if self.held.len() >= self.capacity {
+            self.flush(ctx);
+        }
+    }
+
+    fn end_of_input(&mut self, ctx: &mut Context) {
+        self.flush(ctx);
+    }
+
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        ListState {
+            entries: self.held.clone(),
+        }
+        .encode()
+    }
+
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        if state.is_empty() {
+            return Ok(());
+        }
+        let entries = ListState::decode(state)?.entries;
+        self.held = match self.mode {
+            Redistribution::Split => entries,
+            // Mutant: the whole union is kept, by every subtask.
+            Redistribution::Union if ctx.mutant(Mutant::UnionStateKeptWhole) => entries,
+            Redistribution::Union => entries
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| *i as u32 % ctx.parallelism == ctx.subtask)
+                .map(|(_, r)| r)
+                .collect(),
+        };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Lineage;
+
+    fn r(offset: u64) -> Record {
+        Record {
+            key: offset,
+            value: 1,
+            lineage: Lineage {
+                partition: 0,
+                offset,
+            },
+            emitted_at: crate::engine::SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn split_deals_contiguous_chunks_and_union_joins_them_again() {
+        let entries: Vec<Record> = (0..7).map(r).collect();
+        let parts = split(&entries, 3);
+        let sizes: Vec<usize> = parts
+            .iter()
+            .map(|b| ListState::decode(b).unwrap().entries.len())
+            .collect();
+        assert_eq!(sizes, [2, 2, 3]);
+        let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        let all = ListState::decode(&union(&refs).unwrap()).unwrap();
+        assert_eq!(all.entries, entries);
+        assert!(union(&[&[0xff, 0xff, 0xff]]).is_err());
+    }
+}
