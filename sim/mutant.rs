@@ -63,6 +63,7 @@ pub enum Mutant {
     NoMoreSplitsOnce,
     UnionStateKeptWhole,
     UnionStateRestoredAsSplit,
+    BroadcastStateNotSnapshotted,
 }
 
 /// One registry entry.
@@ -532,6 +533,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         part: "operator state",
         what: "the runtime restores union list state like split list state: each subtask gets only its own entries, selects its share of them, and the entries it leaves to other subtasks are restored by nobody",
         modelled_on: "the redistribution modes of operator state (OperatorStateRestoreOperation and RoundRobinOperatorStateRepartitioner keep SPLIT_DISTRIBUTE and UNION apart: union state goes to every subtask on every restore)",
+        caught_by: "exactly-once-output",
+        applies: &[("operator-state", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::BroadcastStateNotSnapshotted,
+        name: "broadcast-state-not-snapshotted",
+        part: "operator state",
+        what: "a broadcast-process operator keeps its rule table outside its checkpointed state: a restore starts with no rules, though the broadcast records that set them are before the restored checkpoint and never replayed",
+        modelled_on: "the broadcast-state pattern's contract (BroadcastProcessFunction must keep what broadcast elements set in the broadcast state of its context, which is checkpointed and redistributed; a plain field is lost on restore)",
         caught_by: "exactly-once-output",
         applies: &[("operator-state", "aligned")],
     },

@@ -1,7 +1,8 @@
 //! Operator state beyond keyed state (`scenarios/operator-state.toml`):
-//! list state restored by Flink's split and union redistribution, through
-//! crashes, a coordinator crash and savepoints at other parallelisms; the
-//! two ways of mixing the modes up are caught.
+//! list state restored by Flink's split and union redistribution, and
+//! broadcast state, through crashes, a coordinator crash and savepoints at
+//! other parallelisms; mixing up the list modes and a rule table kept out
+//! of the broadcast state are caught.
 
 use crate::common::{check, exactly_once, failed_checks, load, sweep};
 use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
@@ -30,7 +31,7 @@ fn split_and_union_list_state_are_exactly_once_with_crashes() {
 }
 
 #[test]
-fn mixing_up_the_modes_is_caught() {
+fn mixing_up_the_modes_and_an_unsnapshotted_rule_table_are_caught() {
     let sc = load("operator-state");
     for m in [
         Mutant::UnionStateKeptWhole,
@@ -50,7 +51,7 @@ fn mixing_up_the_modes_is_caught() {
 }
 
 #[test]
-fn a_savepoint_carries_list_state_to_other_parallelisms() {
+fn a_savepoint_carries_list_and_broadcast_state_to_other_parallelisms() {
     let mut base = load("operator-state");
     base.faults.coordinator = None; // a failover fails a pending savepoint
     let mut held = 0;
@@ -61,13 +62,15 @@ fn a_savepoint_carries_list_state_to_other_parallelisms() {
             drain: false,
         };
         let (_, image) = take_savepoint(&base, seed, sp);
-        for op in image.operators.iter().filter(|o| o.kind == "buffer") {
-            if let OperatorState::List { entries } = &op.state {
-                held += entries.len();
+        for op in &image.operators {
+            match &op.state {
+                OperatorState::List { entries } => held += entries.len(),
+                OperatorState::Broadcast { copies } => assert_eq!(copies.len(), 2),
+                _ => {}
             }
         }
         let n = 1 + seed as u32 % 4;
-        let mut s2 = with_parallelism(&base, &[("split", n), ("union", 5 - n)]);
+        let mut s2 = with_parallelism(&base, &[("split", n), ("union", 5 - n), ("apply", n)]);
         s2.savepoints.clear();
         let run = restore_and_finish(&s2, &image, seed + 10_000);
         assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));

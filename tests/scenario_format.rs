@@ -160,6 +160,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "sink-at-least-once" => &["batch"],
             "sink-upsert" => &["buffer_rows"],
             "buffer" => &["capacity", "redistribution"],
+            "broadcast-process" => &["rules"],
             _ => &[],
         };
         let mut all = vec![
@@ -381,6 +382,7 @@ fn sample() -> Scenario {
                 },
                 3,
             ),
+            op("rules", OperatorKind::BroadcastProcess { rules: 5 }, 2),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -398,6 +400,9 @@ fn sample() -> Scenario {
             edge(11, 12, Partitioning::Forward),
             edge(1, 13, Partitioning::Rebalance),
             edge(13, 7, Partitioning::Rebalance),
+            edge(8, 14, Partitioning::Broadcast),
+            edge(1, 14, Partitioning::Rebalance),
+            edge(14, 7, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,
@@ -806,8 +811,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 14]);
-    expected.extend(["[[edges]]"; 15]);
+    expected.extend(["[[operators]]"; 15]);
+    expected.extend(["[[edges]]"; 18]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 3]);
     expected.extend([

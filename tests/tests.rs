@@ -53,8 +53,9 @@
 //!   coordinator: exactly-once with crashes, a coordinator crash, lost
 //!   events, region failovers and a rescaled savepoint; five historical
 //!   bugs caught; the source's keys validated.
-//! - `opstate`: list state with split and union redistribution through
-//!   crashes and rescaled savepoints; the modes mixed up are caught.
+//! - `opstate`: list state with split and union redistribution, and
+//!   broadcast state, through crashes and rescaled savepoints; the list
+//!   modes mixed up and an unsnapshotted broadcast table are caught.
 
 mod common;
 

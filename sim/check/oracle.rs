@@ -74,9 +74,10 @@ pub struct Oracle {
     promised: Vec<u32>,
     /// Checkpoint-complete notifications replayed at sink tasks.
     pub sink_notifications: u64,
-    /// The job has union list state: output is judged by lineage only,
-    /// state downstream of it by keys, and the commit check is off.
-    pub redistributed: bool,
+    /// Sinks downstream of an operator with union list state: judged by
+    /// lineage only (not values), with no promise for the commit check;
+    /// keyed state downstream of such an operator is judged by keys.
+    pub lineage_only: std::collections::BTreeSet<u32>,
 }
 
 /// Outcome of the output comparison.
@@ -201,7 +202,8 @@ impl Exec<'_> {
             let Some(r) = self.queues[ch as usize].pop_front() else {
                 return;
             };
-            self.call(task, |op, ctx| op.process(r, ctx));
+            let from = self.exec.channels[ch as usize].from_op.0;
+            self.call(task, |op, ctx| op.process_from(from, r, ctx));
             self.route(task, oracle);
         }
     }
@@ -529,7 +531,7 @@ impl Oracle {
             upsert_keys_only: std::collections::BTreeSet::new(),
             promised: Vec::new(),
             sink_notifications: 0,
-            redistributed: false,
+            lineage_only: std::collections::BTreeSet::new(),
         };
         let sink_slot: Vec<Option<usize>> = exec
             .tasks
@@ -603,24 +605,27 @@ impl Oracle {
                 )
             })
             .collect();
-        if !union_ops.is_empty() {
-            oracle.redistributed = true;
-            let mut below = union_ops;
-            while let Some(op) = below.pop() {
-                for e in scenario.edges.iter().filter(|e| e.from.0 == op) {
-                    if oracle.order_dependent.insert(e.to.0) {
-                        below.push(e.to.0);
-                    }
-                    if oracle.sinks.contains(&e.to.0) {
-                        oracle.upsert_keys_only.insert(e.to.0);
-                    }
+        let mut below = union_ops;
+        while let Some(op) = below.pop() {
+            for e in scenario.edges.iter().filter(|e| e.from.0 == op) {
+                if oracle.order_dependent.insert(e.to.0) {
+                    below.push(e.to.0);
+                }
+                if oracle.sinks.contains(&e.to.0) {
+                    oracle.upsert_keys_only.insert(e.to.0);
+                    oracle.lineage_only.insert(e.to.0);
                 }
             }
         }
-        if let Some(schedule) = schedule.filter(|_| !oracle.redistributed) {
+        let lineage_only = &oracle.lineage_only;
+        oracle.values.retain(|v| !lineage_only.contains(&v.0));
+        if let Some(schedule) = schedule {
             oracle.promised = vec![0; oracle.expected.len()];
             for (t, steps) in schedule.iter().enumerate() {
-                if let Some(slot) = x.sink_slot[t] {
+                let slot = x.sink_slot[t];
+                if let Some(slot) =
+                    slot.filter(|&s| !oracle.lineage_only.contains(&oracle.sinks[s]))
+                {
                     // A committer with several writer inputs may snapshot
                     // (Chandy–Lamport) before a committable arrived: promise
                     // nothing for it.
@@ -759,7 +764,9 @@ impl Oracle {
                 }
                 _ => strays += 1,
             }
-            values.push((r.sink, r.key, r.value));
+            if !self.lineage_only.contains(&r.sink) {
+                values.push((r.sink, r.key, r.value));
+            }
         }
         let mut diff = OutputDiff {
             duplicates: strays,
@@ -812,7 +819,6 @@ impl Oracle {
         if finished
             && diff.violations.is_empty()
             && (run.order_insensitive || self.replayed)
-            && !self.redistributed
             && MultisetDigest::of(&values) != self.digest
         {
             // Only now pay for sorting, to name the first difference.

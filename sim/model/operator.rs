@@ -79,6 +79,13 @@ pub trait Operator {
     /// Processes one input record, emitting any number of records.
     fn process(&mut self, record: Record, ctx: &mut Context);
 
+    /// Processes one record that came from operator `from` (an operator
+    /// with several kinds of input tells them apart here, as Flink's
+    /// two-input operators have one method per input).
+    fn process_from(&mut self, _from: u32, record: Record, ctx: &mut Context) {
+        self.process(record, ctx);
+    }
+
     /// Sources only: emit up to `max_records` records.
     fn poll_source(&mut self, _max_records: usize, _ctx: &mut Context) -> SourcePoll {
         SourcePoll::NotASource
@@ -834,6 +841,19 @@ impl OperatorFactory for BuiltinFactory {
                 capacity,
                 redistribution,
             } => Box::new(super::opstate::ListBuffer::new(*capacity, *redistribution)),
+            OperatorKind::BroadcastProcess { rules } => {
+                let control = self
+                    .scenario
+                    .edges
+                    .iter()
+                    .filter(|e| {
+                        e.to.0 == operator
+                            && e.partitioning == crate::scenario::Partitioning::Broadcast
+                    })
+                    .map(|e| e.from.0)
+                    .collect();
+                Box::new(super::opstate::BroadcastProcess::new(*rules, control))
+            }
             OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
             OperatorKind::SinkAtLeastOnce { batch } => Box::new(DirectSink::at_least_once(*batch)),
             OperatorKind::SinkUpsert { buffer_rows } => Box::new(DirectSink::upsert(*buffer_rows)),

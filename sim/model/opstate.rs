@@ -13,6 +13,13 @@
 //! holds records in list state and emits them in batches of `capacity`,
 //! the rest at end of input. After a union restore it keeps the entries at
 //! positions `i` with `i % parallelism == subtask`.
+//!
+//! **Broadcast state** (`BROADCAST`): every subtask holds the same map,
+//! updated only by records of its broadcast inputs (Flink's
+//! `BroadcastProcessFunction`). Each subtask snapshots its copy; a restore
+//! at the same parallelism gives each its own, a rescale gives new subtask
+//! `i` the copy of old subtask `i mod p_old`. The `broadcast-process`
+//! operator uses it as a rule table.
 
 use super::operator::{decode, encode, CheckpointId, Context, Operator};
 use super::record::Record;
@@ -123,6 +130,81 @@ impl Operator for ListBuffer {
                 .collect(),
         };
         Ok(())
+    }
+}
+
+/// A rule table in broadcast state: a record of a broadcast input sets
+/// rule `key % rules` to its value (and emits nothing); a record of any
+/// other input is emitted with its value multiplied by its rule (1 while
+/// unset).
+pub struct BroadcastProcess {
+    rules: u64,
+    /// The operators whose records arrive over broadcast edges.
+    control: Vec<u32>,
+    table: std::collections::BTreeMap<u64, i64>,
+}
+
+/// A broadcast state's map, as snapshots and savepoints hold it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BroadcastState {
+    pub table: Vec<(u64, i64)>,
+}
+
+impl BroadcastState {
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+    pub fn decode(bytes: &[u8]) -> Result<BroadcastState, String> {
+        decode(bytes, "broadcast")
+    }
+}
+
+impl BroadcastProcess {
+    pub fn new(rules: u64, control: Vec<u32>) -> BroadcastProcess {
+        BroadcastProcess {
+            rules: rules.max(1),
+            control,
+            table: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl Operator for BroadcastProcess {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let rule = self.table.get(&(record.key % self.rules)).copied();
+        ctx.emit(Record {
+            value: record.value.wrapping_mul(rule.unwrap_or(1)),
+            ..record
+        });
+    }
+
+    fn process_from(&mut self, from: u32, record: Record, ctx: &mut Context) {
+        if self.control.contains(&from) {
+            self.table.insert(record.key % self.rules, record.value);
+        } else {
+            self.process(record, ctx);
+        }
+    }
+
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        if ctx.mutant(Mutant::BroadcastStateNotSnapshotted) {
+            return BroadcastState::default().encode();
+        }
+        BroadcastState {
+            table: self.table.iter().map(|(&k, &v)| (k, v)).collect(),
+        }
+        .encode()
+    }
+
+    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
+        if !state.is_empty() {
+            self.table = BroadcastState::decode(state)?.table.into_iter().collect();
+        }
+        Ok(())
+    }
+
+    fn order_insensitive_output(&self) -> bool {
+        false // a record's value depends on the rules that arrived before it
     }
 }
 

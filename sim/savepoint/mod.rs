@@ -121,6 +121,9 @@ pub enum OperatorState {
     /// in subtask order: dealt to the new subtasks in contiguous chunks;
     /// union list state is joined again at restore.
     List { entries: Vec<crate::model::Record> },
+    /// Broadcast state: every old subtask's copy, in subtask order; new
+    /// subtask `i` gets copy `i mod` the old parallelism.
+    Broadcast { copies: Vec<Vec<u8>> },
 }
 
 impl OperatorState {
@@ -136,6 +139,9 @@ impl OperatorState {
             OperatorState::SinkWriter { .. } => true,
             OperatorState::SplitSource { .. } => false,
             OperatorState::List { entries } => entries.is_empty(),
+            OperatorState::Broadcast { copies } => copies.iter().all(|c| {
+                crate::model::opstate::BroadcastState::decode(c).is_ok_and(|b| b.table.is_empty())
+            }),
             OperatorState::SinkCommitter { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
@@ -286,6 +292,9 @@ impl Image {
                     }
                     OperatorState::List { entries }
                 }
+                OperatorKind::BroadcastProcess { .. } => OperatorState::Broadcast {
+                    copies: states.iter().map(|b| b.to_vec()).collect(),
+                },
                 OperatorKind::Sink2pc => OperatorState::Sink2pc {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),
                 },

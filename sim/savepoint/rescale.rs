@@ -185,6 +185,12 @@ pub fn assign(
                     put(first + s, bytes);
                 }
             }
+            OperatorState::Broadcast { copies } => {
+                for s in 0..p as usize {
+                    let copy = copies.get(s % copies.len().max(1)).cloned();
+                    put(first + s, copy.unwrap_or_default());
+                }
+            }
             OperatorState::Keyed { key_groups } => {
                 let mut per: Vec<Vec<KeyGroupState>> = vec![Vec::new(); p as usize];
                 for (kg, entries) in key_groups {

@@ -190,7 +190,7 @@ pub const JOB_STRUCTURE: &[(&str, &str)] = &[
     ),
     (
         "operator state",
-        "list state beyond keyed state, kind buffer: redistribution = \"split\" (each subtask restores its own entries; a rescale deals them out in contiguous chunks) or \"union\" (every restore hands every subtask all entries, it keeps its share); savepoints and rescaling carry it",
+        "operator state beyond keyed state: list state (kind buffer, redistribution = \"split\": each subtask restores its own entries, a rescale deals them out in contiguous chunks; \"union\": every restore hands every subtask all entries, it keeps its share) and broadcast state (kind broadcast-process: a rule table set by broadcast inputs, one copy per subtask, a rescale hands copies round-robin); savepoints and rescaling carry both",
     ),
     (
         "operator coordinator",

@@ -379,6 +379,14 @@ operators! {
         #[serde(deserialize_with = "some_name")]
         redistribution: Redistribution = Redistribution::Split,
     };
+    /// A rule table in broadcast state: records of its `broadcast` inputs
+    /// set rule `key % rules` to their value; records of its other inputs
+    /// go out with their value multiplied by their rule.
+    BroadcastProcess = "broadcast-process",
+        "rule table in broadcast state: broadcast inputs set rule key % rules, other inputs \
+         are emitted with value × rule; each subtask snapshots its copy" {
+        rules: u64 = 8,
+    };
     /// Two-phase-commit sink: transactions committed on checkpoint completion.
     Sink2pc = "sink-2pc",
         "two-phase-commit sink: pre-commit at the barrier, commit on notify-complete";

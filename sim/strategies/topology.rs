@@ -169,6 +169,7 @@ impl Topology {
                     | K::SinkUpsert { .. }
                     | K::CountWindow { .. }
                     | K::Buffer { .. }
+                    | K::BroadcastProcess { .. }
                     | K::SinkWriter
                     | K::SinkCommitter => return None,
                 };

@@ -152,8 +152,9 @@ impl World<'_> {
                 fired(Mutant::UnalignedLateSnapshot);
                 let head = self.tasks[ti].members[0].inst;
                 self.schedule.read(head, i as u32, buf.len() as u64);
+                let from = self.exec.channels[ch as usize].from_op.0;
                 for &r in &buf {
-                    self.process_record(t, r);
+                    self.process_record(t, from, r);
                 }
                 self.counters.records_processed += buf.len() as u64;
                 self.net.recycle(buf);

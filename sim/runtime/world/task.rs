@@ -229,8 +229,11 @@ impl World<'_> {
         let n = buf.len() as u64;
         self.schedule
             .read(self.tasks[t as usize].members[0].inst, input, n);
+        let from = self.exec.channels[self.exec.tasks[t as usize].inputs[input as usize] as usize]
+            .from_op
+            .0;
         for &r in &buf {
-            self.process_record(t, r);
+            self.process_record(t, from, r);
         }
         self.net.recycle(buf);
         self.counters.records_processed += n;
@@ -286,12 +289,12 @@ impl World<'_> {
         }
     }
 
-    pub(super) fn process_record(&mut self, t: TaskId, r: Record) {
+    pub(super) fn process_record(&mut self, t: TaskId, from: u32, r: Record) {
         if self.tasks[t as usize].check_routing {
             self.check_routing(t, r.key);
         }
         let (member, mut ctx) = self.ctx_parts(t, 0);
-        member.op.process(r, &mut ctx);
+        member.op.process_from(from, r, &mut ctx);
         self.emit_from(t, 0);
     }
 
