@@ -162,10 +162,7 @@ fn a_latency_spike_needs_a_channel() {
 
 /// Seeds per exactly-once algorithm (more with `CKPTSIM_SEEDS`).
 fn seeds() -> u64 {
-    std::env::var("CKPTSIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100)
+    crate::common::seeds_or(100)
 }
 
 #[test]

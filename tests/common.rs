@@ -94,3 +94,22 @@ pub fn sweep(
     }
     total
 }
+
+/// Seeds per algorithm for the tests that sweep: `default` in CI, more
+/// with `CKPTSIM_SEEDS`.
+pub fn seeds_or(default: u64) -> u64 {
+    std::env::var("CKPTSIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Mutant `m` fails `scenario` on one of the first `seeds` seeds, and
+/// check `by` is among the checks that fail there.
+pub fn assert_caught(scenario: &Scenario, m: Mutant, seeds: u64, by: &str) {
+    let seed = (0..seeds)
+        .find(|&seed| !check(scenario, seed, &[m]).verdict.passed)
+        .unwrap_or_else(|| panic!("{} survived {seeds} seeds", m.info().name));
+    let failed = failed_checks(&check(scenario, seed, &[m]));
+    assert!(failed.contains(&by), "{}: {failed:?}", m.info().name);
+}

@@ -15,10 +15,7 @@ use ckptsim::scenario::{self, SavepointSpec};
 
 /// Seeds per exactly-once algorithm (more with `CKPTSIM_SEEDS`).
 fn seeds() -> u64 {
-    std::env::var("CKPTSIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60)
+    crate::common::seeds_or(60)
 }
 
 #[test]
@@ -65,16 +62,7 @@ fn the_five_historical_bugs_are_caught() {
         (Mutant::NoMoreSplitsOnce, "flip27-regions", "liveness"),
     ] {
         let sc = load(scenario);
-        let seed = (0..200)
-            .find(|&seed| !check(&sc, seed, &[m]).verdict.passed)
-            .unwrap_or_else(|| panic!("{} survived 200 seeds", m.info().name));
-        let e = check(&sc, seed, &[m]);
-        assert!(
-            failed_checks(&e).contains(&check_name),
-            "{}: {:?}",
-            m.info().name,
-            failed_checks(&e)
-        );
+        crate::common::assert_caught(&sc, m, 200, check_name);
     }
 }
 

@@ -169,10 +169,7 @@ fn every_mutant_fires_where_it_kills() {
 /// Seeds per (scenario, algorithm) for the endings below: `CKPTSIM_SEEDS`
 /// or 60.
 fn seeds() -> u64 {
-    std::env::var("CKPTSIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60)
+    crate::common::seeds_or(60)
 }
 
 /// Runs `name` over the seeds under every exactly-once algorithm; every

@@ -4,7 +4,7 @@
 //! other parallelisms; mixing up the list modes and a rule table kept out
 //! of the broadcast state are caught.
 
-use crate::common::{check, exactly_once, failed_checks, load, sweep};
+use crate::common::{exactly_once, load, sweep};
 use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
 use ckptsim::engine::SimTime;
 use ckptsim::mutant::Mutant;
@@ -14,10 +14,7 @@ use ckptsim::scenario::{self, SavepointSpec};
 
 /// Seeds per exactly-once algorithm (more with `CKPTSIM_SEEDS`).
 fn seeds() -> u64 {
-    std::env::var("CKPTSIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40)
+    crate::common::seeds_or(40)
 }
 
 #[test]
@@ -36,17 +33,9 @@ fn mixing_up_the_modes_and_an_unsnapshotted_rule_table_are_caught() {
     for m in [
         Mutant::UnionStateKeptWhole,
         Mutant::UnionStateRestoredAsSplit,
+        Mutant::BroadcastStateNotSnapshotted,
     ] {
-        let seed = (0..100)
-            .find(|&seed| !check(&sc, seed, &[m]).verdict.passed)
-            .unwrap_or_else(|| panic!("{} survived 100 seeds", m.info().name));
-        let e = check(&sc, seed, &[m]);
-        assert!(
-            failed_checks(&e).contains(&"exactly-once-output"),
-            "{}: {:?}",
-            m.info().name,
-            failed_checks(&e)
-        );
+        crate::common::assert_caught(&sc, m, 100, "exactly-once-output");
     }
 }
 

@@ -6,7 +6,7 @@
 //! another parallelism. The three ways Flink broke it are caught, and the
 //! sink topology's rules are refused when broken.
 
-use crate::common::{check, exactly_once, failed_checks, load, scenario_path, sweep};
+use crate::common::{exactly_once, load, scenario_path, sweep};
 use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
 use ckptsim::engine::SimTime;
 use ckptsim::mutant::Mutant;
@@ -15,10 +15,7 @@ use ckptsim::scenario::{self, SavepointSpec};
 
 /// Seeds per exactly-once algorithm (more with `CKPTSIM_SEEDS`).
 fn seeds() -> u64 {
-    std::env::var("CKPTSIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100)
+    crate::common::seeds_or(100)
 }
 
 fn variant(edit: impl Fn(String) -> String) -> scenario::Scenario {
@@ -75,16 +72,7 @@ fn the_three_historical_bugs_are_caught() {
         Mutant::WriterKeepsLastTransaction,
         Mutant::EoiCommittableConstant,
     ] {
-        let seed = (0..200)
-            .find(|&seed| !check(&sc, seed, &[m]).verdict.passed)
-            .unwrap_or_else(|| panic!("{} survived 200 seeds", m.info().name));
-        let e = check(&sc, seed, &[m]);
-        assert!(
-            failed_checks(&e).contains(&"exactly-once-output"),
-            "{}: {:?}",
-            m.info().name,
-            failed_checks(&e)
-        );
+        crate::common::assert_caught(&sc, m, 200, "exactly-once-output");
     }
 }
 

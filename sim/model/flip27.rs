@@ -27,8 +27,10 @@
 //! lost events failing their target) is the runtime's
 //! (`runtime::world::operator_coordinators`).
 
-use super::operator::{decode, encode, CheckpointId, Context, Operator, SourcePoll};
-use super::record::{Lineage, Record};
+use super::operator::{
+    decode, encode, poll_round_robin, CheckpointId, Context, Operator, SourcePoll,
+};
+use super::record::Record;
 use super::workload::Workload;
 use crate::mutant::{fired, Mutant, Mutants};
 use serde::{Deserialize, Serialize};
@@ -314,30 +316,13 @@ impl Operator for SourceReader {
     }
 
     fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
-        let mut emitted = 0;
-        let n = self.splits.len();
-        let mut idle = 0;
-        while emitted < max_records && idle < n {
-            let (split, offset) = &mut self.splits[self.next];
-            self.next = (self.next + 1) % n;
-            match self.workload.partition(*split).get(*offset as usize) {
-                Some(&(key, value)) => {
-                    ctx.emit(Record {
-                        key,
-                        value,
-                        lineage: Lineage {
-                            partition: *split,
-                            offset: *offset,
-                        },
-                        emitted_at: ctx.now,
-                    });
-                    *offset += 1;
-                    emitted += 1;
-                    idle = 0;
-                }
-                None => idle += 1,
-            }
-        }
+        let emitted = poll_round_robin(
+            &self.workload,
+            &mut self.splits,
+            &mut self.next,
+            max_records,
+            ctx,
+        );
         if emitted > 0 {
             return SourcePoll::Emitted(emitted);
         }

@@ -233,6 +233,43 @@ pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
         .map(|s| s.pending)
 }
 
+/// Emits up to `max_records` records from the partitions (or splits) in
+/// `offsets`, one record of each in turn from `next` on, advancing their
+/// offsets; returns how many it emitted (0: every one is read to its end).
+pub(crate) fn poll_round_robin(
+    workload: &Workload,
+    offsets: &mut [(u32, u64)],
+    next: &mut usize,
+    max_records: usize,
+    ctx: &mut Context,
+) -> usize {
+    let mut emitted = 0;
+    let n = offsets.len();
+    let mut idle = 0;
+    while emitted < max_records && idle < n {
+        let (partition, offset) = &mut offsets[*next];
+        *next = (*next + 1) % n;
+        match workload.partition(*partition).get(*offset as usize) {
+            Some(&(key, value)) => {
+                ctx.emit(Record {
+                    key,
+                    value,
+                    lineage: Lineage {
+                        partition: *partition,
+                        offset: *offset,
+                    },
+                    emitted_at: ctx.now,
+                });
+                *offset += 1;
+                emitted += 1;
+                idle = 0;
+            }
+            None => idle += 1,
+        }
+    }
+    emitted
+}
+
 impl Source {
     pub fn new(workload: Arc<Workload>, partitions: Vec<u32>) -> Source {
         Source {
@@ -253,35 +290,15 @@ impl Operator for Source {
     }
 
     fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
-        let mut emitted = 0;
-        let n = self.offsets.len();
-        let mut idle = 0;
-        while emitted < max_records && idle < n {
-            let (partition, offset) = &mut self.offsets[self.next];
-            self.next = (self.next + 1) % n;
-            let log = self.workload.partition(*partition);
-            match log.get(*offset as usize) {
-                Some(&(key, value)) => {
-                    ctx.emit(Record {
-                        key,
-                        value,
-                        lineage: Lineage {
-                            partition: *partition,
-                            offset: *offset,
-                        },
-                        emitted_at: ctx.now,
-                    });
-                    *offset += 1;
-                    emitted += 1;
-                    idle = 0;
-                }
-                None => idle += 1,
-            }
-        }
-        if emitted > 0 {
-            SourcePoll::Emitted(emitted)
-        } else {
-            SourcePoll::Exhausted
+        match poll_round_robin(
+            &self.workload,
+            &mut self.offsets,
+            &mut self.next,
+            max_records,
+            ctx,
+        ) {
+            0 => SourcePoll::Exhausted,
+            emitted => SourcePoll::Emitted(emitted),
         }
     }
 
