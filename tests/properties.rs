@@ -387,12 +387,15 @@ fn strategies_generate_valid_scenarios() {
             assert!(max >= 1 && g.scenario.checkpoint.max_concurrent == max);
             // The parsed scenario is the rendered one, and renders again the same.
             assert_eq!(g.parts.to_toml(), g.toml);
-            // Sink V2 adds a committer (and its edge) per 2PC sink.
+            // Sink V2 adds a committer (and its edge) per 2PC sink, list
+            // state a buffer (and its edge) per edge out of a source.
             let ops = g.scenario.operators.iter();
-            let committers = ops.filter(|o| o.kind.is_committer()).count();
+            let added = ops
+                .filter(|o| o.kind.is_committer() || o.kind.name() == "buffer")
+                .count();
             let t = &g.parts.topology;
-            assert_eq!(g.scenario.operators.len(), t.operators.len() + committers);
-            assert_eq!(g.scenario.edges.len(), t.edges.len() + committers);
+            assert_eq!(g.scenario.operators.len(), t.operators.len() + added);
+            assert_eq!(g.scenario.edges.len(), t.edges.len() + added);
             let records: u64 = g.parts.workload.total_records();
             assert!(records <= strategies::MAX_SOURCE_RECORDS, "{records}");
         }
@@ -432,6 +435,7 @@ fn strategies_generate_valid_scenarios() {
             sink_v2: true,
             upsert: true,
             split_sources: true,
+            list_state: true,
             topology: t.clone(),
             workload: sample(workload(t), 1).pop().expect("one"),
             network: sample(network_for(t), 1).pop().expect("one"),

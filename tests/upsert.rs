@@ -163,3 +163,40 @@ fn an_order_dependent_table_is_judged_by_keys_without_the_schedule() {
     }
     assert!(judged_by_keys > 0);
 }
+
+/// Two aggregates writing one upsert table (one counts every record twice):
+/// a key's last row is whichever aggregate wrote last, an order only the
+/// run's schedule knows. Restored
+/// from a savepoint (no schedule), the table is judged by keys, not by
+/// values (a false alarm the generator found).
+#[test]
+fn two_aggregates_into_one_table_are_judged_by_keys_without_the_schedule() {
+    use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
+    use ckptsim::engine::SimTime;
+    use ckptsim::scenario::SavepointSpec;
+    let text = std::fs::read_to_string(scenario_path("upsert")).unwrap();
+    let text = text.replace(
+        "[[edges]]\nfrom = \"count\"\nto = \"sink\"",
+        "[[operators]]\nid = \"twice\"\nkind = \"flat-map\"\nparallelism = 2\ncopies = 2\n\n\
+         [[operators]]\nid = \"count2\"\nkind = \"keyed-count\"\nparallelism = 2\n\n\
+         [[edges]]\nfrom = \"map\"\nto = \"twice\"\npartitioning = \"rebalance\"\n\n\
+         [[edges]]\nfrom = \"twice\"\nto = \"count2\"\npartitioning = \"hash\"\n\n\
+         [[edges]]\nfrom = \"count2\"\nto = \"sink\"\npartitioning = \"hash\"\n\n\
+         [[edges]]\nfrom = \"count\"\nto = \"sink\"",
+    );
+    let base = scenario::parse_str(&text, "two.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut judged_by_keys = 0;
+    for seed in 0..10u64 {
+        let sp = SavepointSpec {
+            at: SimTime(300_000_000),
+            stop: true,
+            drain: false,
+        };
+        let (_, image) = take_savepoint(&base, seed, sp);
+        let s2 = with_parallelism(&base, &[("count", 3), ("count2", 3), ("sink", 3)]);
+        let run = restore_and_finish(&s2, &image, seed + 10_000);
+        assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
+        judged_by_keys += u64::from(reach(&run, "upsert keys compared") > 0);
+    }
+    assert!(judged_by_keys > 0);
+}

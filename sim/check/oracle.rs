@@ -582,11 +582,14 @@ impl Oracle {
                 }
             }
             for (slot, &sink) in oracle.sinks.iter().enumerate() {
-                let order_dependent_input = scenario
-                    .edges
-                    .iter()
-                    .any(|e| e.to.0 == sink && oracle.order_dependent.contains(&e.from.0));
-                if oracle.upsert[slot] && order_dependent_input {
+                let mut inputs = scenario.edges.iter().filter(|e| e.to.0 == sink);
+                let order_dependent_input = inputs
+                    .clone()
+                    .any(|e| oracle.order_dependent.contains(&e.from.0));
+                // Several aggregates writing one table: a key's last row
+                // is whichever wrote last, which only the schedule knows.
+                let writers = inputs.nth(1).is_some();
+                if oracle.upsert[slot] && (order_dependent_input || writers) {
                     oracle.upsert_keys_only.insert(sink);
                 }
             }

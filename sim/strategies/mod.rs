@@ -519,6 +519,9 @@ pub struct ScenarioParts {
     /// half its splits at the start and discovering one more every 5 ms;
     /// 3 % of the operator events are lost.
     pub split_sources: bool,
+    /// Every edge out of a source passes through a `buffer` with split
+    /// list state (capacity 3).
+    pub list_state: bool,
     pub topology: Topology,
     pub workload: Workload,
     pub network: Network,
@@ -609,6 +612,44 @@ fn split_sources(file: &mut File) {
     file.faults.operator_events = Some(schema::OperatorEvents { loss_percent: 3 });
 }
 
+/// Every edge out of a source of `file` passes through a `buffer` of the
+/// source's parallelism with split list state: the source feeds it over a
+/// rebalance edge, and it feeds the edge's target as the source did. The
+/// buffers are added after the other operators (so no index moves).
+fn list_state(file: &mut File) {
+    let sources: Vec<(Option<String>, Option<i64>)> = file
+        .operators
+        .iter()
+        .filter(|o| o.kind == Some(schema::Kind::Source))
+        .map(|o| (o.id.clone(), o.parallelism))
+        .collect();
+    let (mut buffers, mut outs) = (Vec::new(), Vec::new());
+    for (i, e) in file.edges.iter_mut().enumerate() {
+        let Some((_, parallelism)) = sources.iter().find(|(id, _)| *id == e.from) else {
+            continue;
+        };
+        let id = format!("{}-buffer-{i}", e.from.clone().unwrap_or_default());
+        buffers.push(Operator {
+            id: Some(id.clone()),
+            kind: Some(schema::Kind::Buffer),
+            parallelism: *parallelism,
+            capacity: Some(3),
+            redistribution: Some(crate::scenario::Redistribution::Split),
+            ..Operator::default()
+        });
+        outs.push(Edge {
+            from: Some(id.clone()),
+            ..e.clone()
+        });
+        e.to = Some(id);
+        // Not forward: a forward edge is forced to align, and that would
+        // add the shape on which unaligned checkpoints can freeze.
+        e.partitioning = Some(crate::scenario::Partitioning::Rebalance);
+    }
+    file.operators.extend(buffers);
+    file.edges.extend(outs);
+}
+
 /// Most virtual time a generated run may take.
 pub const MAX_TIME: SimDuration = SimDuration::from_secs(120);
 /// Most events a generated run may process.
@@ -627,6 +668,9 @@ impl ScenarioParts {
         }
         if self.split_sources {
             split_sources(&mut file);
+        }
+        if self.list_state {
+            list_state(&mut file);
         }
         file
     }
@@ -831,27 +875,40 @@ impl fmt::Debug for GeneratedScenario {
 /// Half of them chain their operators (Flink's default): a forward edge
 /// of equal parallelism then joins two operators into one task; half turn
 /// the 2PC sinks behind keyed aggregates into upsert sinks, half their
-/// (other) 2PC sinks into Sink V2 writers with committers, and half their
-/// sources into FLIP-27 sources that lose some operator events.
+/// (other) 2PC sinks into Sink V2 writers with committers, half their
+/// sources into FLIP-27 sources that lose some operator events, and half
+/// pass every source's output through a buffer with split list state.
 pub fn scenario(algorithm: Algorithm) -> impl Strategy<Value = GeneratedScenario> {
     let unchained = scenario_unrestricted(algorithm).prop_filter(
         "unaligned and aligned-timeout can deadlock on this shape (a known finding)",
         move |g| !g.parts.topology.deadlock_risk(algorithm),
     );
-    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
-    (unchained, flags).prop_map(|(g, (chaining, sink_v2, upsert, split_sources))| {
-        match chaining || sink_v2 || upsert || split_sources {
+    let flags = (
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    (unchained, flags).prop_map(
+        |(g, (chaining, sink_v2, upsert, split_sources, list_state))| match chaining
+            || sink_v2
+            || upsert
+            || split_sources
+            || list_state
+        {
             true => ScenarioParts {
                 operator_chaining: chaining,
                 sink_v2,
                 upsert,
                 split_sources,
+                list_state,
                 ..g.parts
             }
             .generate(),
             false => g,
-        }
-    })
+        },
+    )
 }
 
 /// Like [`scenario`], for every topology [`topology`] draws, including the
@@ -874,6 +931,7 @@ pub fn scenario_unrestricted(algorithm: Algorithm) -> impl Strategy<Value = Gene
                 sink_v2: false,
                 upsert: false,
                 split_sources: false,
+                list_state: false,
                 topology,
                 workload,
                 network,
