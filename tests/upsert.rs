@@ -133,9 +133,6 @@ fn a_batch_written_out_of_order_leaves_a_stale_table() {
 /// by the property tests once they generated upsert sinks).
 #[test]
 fn an_order_dependent_table_is_judged_by_keys_without_the_schedule() {
-    use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
-    use ckptsim::engine::SimTime;
-    use ckptsim::scenario::SavepointSpec;
     let text = std::fs::read_to_string(scenario_path("upsert")).unwrap();
     let text = text
         .replace("kind = \"keyed-count\"", "kind = \"keyed-sum\"")
@@ -147,33 +144,15 @@ fn an_order_dependent_table_is_judged_by_keys_without_the_schedule() {
              [[edges]]\nfrom = \"count\"\nto = \"total\"\npartitioning = \"hash\"\n\n\
              [[edges]]\nfrom = \"total\"\nto = \"sink\"",
         );
-    let base = scenario::parse_str(&text, "sums.toml").unwrap_or_else(|e| panic!("{e}"));
-    let mut judged_by_keys = 0;
-    for seed in 0..10u64 {
-        let sp = SavepointSpec {
-            at: SimTime(300_000_000),
-            stop: true,
-            drain: false,
-        };
-        let (_, image) = take_savepoint(&base, seed, sp);
-        let s2 = with_parallelism(&base, &[("count", 3), ("total", 3), ("sink", 3)]);
-        let run = restore_and_finish(&s2, &image, seed + 10_000);
-        assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
-        judged_by_keys += u64::from(reach(&run, "upsert keys compared") > 0);
-    }
-    assert!(judged_by_keys > 0);
+    restored_tables_are_judged_by_keys(&text, &["count", "total", "sink"]);
 }
 
 /// Two aggregates writing one upsert table (one counts every record twice):
 /// a key's last row is whichever aggregate wrote last, an order only the
-/// run's schedule knows. Restored
-/// from a savepoint (no schedule), the table is judged by keys, not by
-/// values (a false alarm the generator found).
+/// run's schedule knows. Restored from a savepoint (no schedule), the table
+/// is judged by keys, not by values (a false alarm the generator found).
 #[test]
 fn two_aggregates_into_one_table_are_judged_by_keys_without_the_schedule() {
-    use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
-    use ckptsim::engine::SimTime;
-    use ckptsim::scenario::SavepointSpec;
     let text = std::fs::read_to_string(scenario_path("upsert")).unwrap();
     let text = text.replace(
         "[[edges]]\nfrom = \"count\"\nto = \"sink\"",
@@ -184,7 +163,18 @@ fn two_aggregates_into_one_table_are_judged_by_keys_without_the_schedule() {
          [[edges]]\nfrom = \"count2\"\nto = \"sink\"\npartitioning = \"hash\"\n\n\
          [[edges]]\nfrom = \"count\"\nto = \"sink\"",
     );
-    let base = scenario::parse_str(&text, "two.toml").unwrap_or_else(|e| panic!("{e}"));
+    restored_tables_are_judged_by_keys(&text, &["count", "count2", "sink"]);
+}
+
+/// `text` stopped with a savepoint at 300 ms and restored with `ops` at
+/// parallelism 3, over 10 seeds: every restored run passes, and some
+/// compare their upsert table by keys.
+fn restored_tables_are_judged_by_keys(text: &str, ops: &[&str]) {
+    use crate::savepoints::{failures, restore_and_finish, take_savepoint, with_parallelism};
+    use ckptsim::engine::SimTime;
+    use ckptsim::scenario::SavepointSpec;
+    let base = scenario::parse_str(text, "variant.toml").unwrap_or_else(|e| panic!("{e}"));
+    let three: Vec<(&str, u32)> = ops.iter().map(|&op| (op, 3)).collect();
     let mut judged_by_keys = 0;
     for seed in 0..10u64 {
         let sp = SavepointSpec {
@@ -193,7 +183,7 @@ fn two_aggregates_into_one_table_are_judged_by_keys_without_the_schedule() {
             drain: false,
         };
         let (_, image) = take_savepoint(&base, seed, sp);
-        let s2 = with_parallelism(&base, &[("count", 3), ("count2", 3), ("sink", 3)]);
+        let s2 = with_parallelism(&base, &three);
         let run = restore_and_finish(&s2, &image, seed + 10_000);
         assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
         judged_by_keys += u64::from(reach(&run, "upsert keys compared") > 0);

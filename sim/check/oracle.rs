@@ -261,13 +261,7 @@ impl Exec<'_> {
             return;
         }
         if subtask + 1 == spec.parallelism {
-            let base: u32 = self.scenario.operators[..op.0 as usize]
-                .iter()
-                .filter_map(|o| match &o.kind {
-                    OperatorKind::Source(s) => Some(s.partitions),
-                    _ => None,
-                })
-                .sum();
+            let base = self.scenario.first_partition(op);
             for split in base..base + src.partitions {
                 self.operator_event(task, OperatorEvent::AddSplit(split));
             }

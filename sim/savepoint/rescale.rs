@@ -160,13 +160,7 @@ pub fn assign(
                 }
                 // Global partitions of this source: the sources before it
                 // come first (same order as `Workload`).
-                let base: u32 = scenario.operators[..i]
-                    .iter()
-                    .filter_map(|o| match &o.kind {
-                        OperatorKind::Source(s) => Some(s.partitions),
-                        _ => None,
-                    })
-                    .sum();
+                let base = scenario.first_partition(crate::scenario::OperatorId(i as u32));
                 for s in 0..p {
                     let mine: Vec<(u32, u64)> = offsets
                         .iter()

@@ -566,6 +566,19 @@ impl Scenario {
             .any(|o| matches!(o.kind, OperatorKind::SinkUpsert { .. }))
     }
 
+    /// The first global partition of operator `op`'s input: sources'
+    /// partitions are numbered source after source, in operator order (as
+    /// `model::Workload` generates them).
+    pub fn first_partition(&self, op: OperatorId) -> u32 {
+        self.operators[..op.0 as usize]
+            .iter()
+            .filter_map(|o| match &o.kind {
+                OperatorKind::Source(s) => Some(s.partitions),
+                _ => None,
+            })
+            .sum()
+    }
+
     /// Per edge (in `edges` order): whether its two operators run chained
     /// in one task, by Flink's rule (`StreamingJobGraphGenerator.isChainable`):
     /// chaining is on, the edge is `forward` and not `chain = false`, both

@@ -61,17 +61,15 @@ impl Coordinators {
     pub(super) fn new(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig) -> Coordinators {
         let mut slots = Vec::new();
         let mut slot_of = vec![None; exec.tasks.len()];
-        // Global partitions are numbered source after source (`Workload`).
-        let mut first = 0;
         for (i, op) in scenario.operators.iter().enumerate() {
             let OperatorKind::Source(src) = &op.kind else {
                 continue;
             };
-            first += src.partitions;
             if src.split_assignment != SplitAssignment::Enumerator {
                 continue;
             }
-            let splits = (first - src.partitions..first).collect();
+            let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
+            let splits = (first..first + src.partitions).collect();
             for s in 0..op.parallelism {
                 slot_of[exec.first_task[i] as usize + s as usize] = Some(slots.len() as u32);
             }
