@@ -104,6 +104,22 @@ enum Command {
         #[command(flatten)]
         restore: RestoreArgs,
     },
+    /// Check a savepoint or retained checkpoint directory without running
+    /// a job: its files, checksums and every value in them; with
+    /// --scenario, also that the job can restore from it.
+    VerifySnapshot {
+        /// The snapshot directory (it holds a _metadata file).
+        dir: PathBuf,
+        /// The job to check it against (as `run --from-savepoint` would).
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+        /// With --scenario: change an operator's parallelism, OP=N (repeatable).
+        #[arg(long, value_name = "OP=N", requires = "scenario")]
+        parallelism: Vec<String>,
+        /// With --scenario: drop state of operators the job no longer has.
+        #[arg(long, requires = "scenario")]
+        allow_non_restored_state: bool,
+    },
     /// Run a scenario over a range of seeds, in parallel, and summarise.
     Sweep {
         /// The scenario file (TOML).
@@ -335,6 +351,20 @@ fn dispatch(cli: Cli) -> Result<u8> {
             algorithm,
             restore,
         }),
+        Command::VerifySnapshot {
+            dir,
+            scenario,
+            parallelism,
+            allow_non_restored_state,
+        } => verify_snapshot(
+            &dir,
+            scenario.as_deref(),
+            RestoreArgs {
+                from: Some(dir.clone()),
+                parallelism,
+                allow_non_restored_state,
+            },
+        ),
         Command::Sweep {
             scenario,
             seeds,

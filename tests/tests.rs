@@ -29,6 +29,8 @@
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
+//! - `hostile`: crafted savepoint directories (lying values, edited
+//!   metadata, FIFOs, devices) refused with exit 2, naming file and field.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
 //!   for what a run did not test.
 //! - `extremes`: extreme values in scenario files are refused or run, and
@@ -69,6 +71,7 @@ mod faults;
 mod flip27;
 mod flow;
 mod golden;
+mod hostile;
 mod judge;
 mod mutants;
 mod opstate;

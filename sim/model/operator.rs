@@ -226,6 +226,16 @@ pub fn merge_sink_states(states: &[&[u8]]) -> Result<Vec<u8>, String> {
     Ok(encode(&merged))
 }
 
+/// The transactions a 2PC sink state names: its open one, then its
+/// pending ones (an error if the bytes are not such state).
+pub fn sink_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
+    let s: TwoPhaseState = decode(state, "sink-2pc")?;
+    Ok(s.current
+        .into_iter()
+        .chain(s.pending.into_iter().map(|(_, t)| t))
+        .collect())
+}
+
 /// The transactions a 2PC sink state lists as pending (pre-committed).
 pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
     postcard::from_bytes::<TwoPhaseState>(state)
@@ -701,6 +711,13 @@ pub fn keyed_byte_groups(state: &[u8]) -> Option<Vec<KeyGroupBytes>> {
     postcard::from_bytes::<KeyedBytesSnapshot>(state)
         .ok()
         .map(|s| s.key_groups)
+}
+
+/// The keys of one key group of a count window's state, each with the
+/// lineage its window carries (an error if the bytes do not decode).
+pub fn count_window_entries(bytes: &[u8]) -> Result<Vec<(u64, Lineage)>, String> {
+    let entries: Vec<(u64, Window)> = decode(bytes, "count-window")?;
+    Ok(entries.into_iter().map(|(k, w)| (k, w.last)).collect())
 }
 
 /// Keyed state holding these opaque key groups (sorted by key group).

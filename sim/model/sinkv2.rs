@@ -247,6 +247,13 @@ pub fn committables(state: &[u8]) -> Option<usize> {
         .map(|s| s.pending.len())
 }
 
+/// The transactions a committer's state holds (an error if the bytes are
+/// not a committer's state).
+pub fn committer_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
+    let s: CommitterState = decode(state, "sink-committer")?;
+    Ok(s.pending.into_iter().map(|(_, t)| t).collect())
+}
+
 /// One writer state from several (a rescale): the highest sequence number
 /// and checkpoint id; an error names the state that does not decode.
 pub fn merge_writer_states(states: &[&[u8]]) -> Result<Vec<u8>, String> {

@@ -248,6 +248,31 @@ impl ExternalStore {
         self.txns.get(&id).map(|&slot| self.slots[slot].state)
     }
 
+    /// Every transaction with its state and records, by id.
+    pub fn transactions(&self) -> impl Iterator<Item = (TxnId, TxnState, &[Record])> {
+        self.txns.iter().filter_map(|(&id, &slot)| {
+            let t = self.slots.get(slot)?;
+            Some((id, t.state, t.records.as_slice()))
+        })
+    }
+
+    /// Whether a store read from a file is whole: every transaction id names
+    /// its own slot, and every slot is named once.
+    pub fn check(&self) -> Result<(), String> {
+        let mut named = vec![false; self.slots.len()];
+        for (id, &slot) in &self.txns {
+            match named.get_mut(slot) {
+                None => return Err(format!("{id} names slot {slot}, of {}", self.slots.len())),
+                Some(true) => return Err(format!("{id} names slot {slot}, named already")),
+                Some(seen) => *seen = true,
+            }
+        }
+        match named.iter().position(|&n| !n) {
+            Some(slot) => Err(format!("transaction slot {slot} has no id")),
+            None => Ok(()),
+        }
+    }
+
     /// Everything visible to a reader, in commit order.
     pub fn committed(&self) -> &[CommittedRecord] {
         &self.committed

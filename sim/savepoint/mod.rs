@@ -11,6 +11,7 @@
 //! a job with any parallelism.
 
 pub mod rescale;
+pub mod verify;
 
 use crate::model::graph::ExecGraph;
 use crate::model::operator::{keyed_groups, source_offsets, KeyGroupState};
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 /// `format` in `_metadata`.
 pub const FORMAT: &str = "ckptsim-snapshot";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The metadata file in a snapshot directory.
 pub const METADATA: &str = "_metadata";
 
@@ -394,6 +395,18 @@ struct Metadata {
     operators: Vec<OperatorEntry>,
     channel_state: FileEntry,
     external: FileEntry,
+    /// blake3 of this metadata as JSON with this field empty: an edited
+    /// `_metadata` is refused like a damaged state file.
+    metadata_blake3: String,
+}
+
+impl Metadata {
+    fn hash(&mut self) -> String {
+        let own = std::mem::take(&mut self.metadata_blake3);
+        let text = serde_json::to_string(self).expect("metadata serialises");
+        self.metadata_blake3 = own;
+        blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -453,45 +466,107 @@ pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
     }
     let channel_state = write("channels.state", &encode(&image.channels))?;
     let external = write("external.state", &encode(&image.store))?;
-    let metadata = Metadata {
+    let mut metadata = Metadata {
         format: FORMAT.to_string(),
         version: VERSION,
         meta: image.meta.clone(),
         operators,
         channel_state,
         external,
+        metadata_blake3: String::new(),
     };
+    metadata.metadata_blake3 = metadata.hash();
     let mut text = serde_json::to_string_pretty(&metadata).expect("metadata serialises");
     text.push('\n');
     write(METADATA, text.as_bytes())?;
     Ok(())
 }
 
-/// Reads a snapshot directory, verifying every file's size and checksum.
+/// Reads one file of a snapshot directory: a regular file (never a FIFO,
+/// device or directory, followed through links) of at most `limit` bytes,
+/// and of `expected` bytes when the metadata says so.
+fn read_file(
+    path: &Path,
+    limit: u64,
+    expected: Option<u64>,
+    (what, missing, help): (&str, &str, &str),
+) -> Result<Vec<u8>, SnapshotError> {
+    use std::io::Read;
+    let md = match std::fs::metadata(path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(SnapshotError::new(Some(path), missing, Some(help)))
+        }
+        Err(e) => return Err(io_error(path, e, "read")),
+    };
+    if !md.is_file() {
+        return Err(SnapshotError::new(
+            Some(path),
+            format!("not a regular file ({what}); a snapshot holds only regular files"),
+            Some("a FIFO, device, socket or directory is never read as snapshot data"),
+        ));
+    }
+    let length = |n: u64| -> Result<(), SnapshotError> {
+        if n > limit {
+            return Err(SnapshotError::new(
+                Some(path),
+                format!("{n} bytes, more than the {limit} a snapshot file may hold ({what})"),
+                None,
+            ));
+        }
+        match expected {
+            Some(e) if n != e => Err(SnapshotError::new(
+                Some(path),
+                format!(
+                    "{}: {n} bytes, _metadata says {e}",
+                    if n < e { "truncated" } else { "too long" }
+                ),
+                Some("the file is damaged; restore from a complete copy"),
+            )),
+            _ => Ok(()),
+        }
+    };
+    length(md.len())?;
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e, "open"))?;
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, e, "read"))?;
+    length(bytes.len() as u64)?;
+    Ok(bytes)
+}
+
+/// Reads a snapshot directory: only regular files of bounded size, the
+/// metadata's own checksum and every file's size and checksum, then every
+/// decoded value range-checked ([`verify`]). Nothing in the directory is
+/// trusted before that.
 pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
     let meta_path = dir.join(METADATA);
-    let text = match std::fs::read_to_string(&meta_path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(SnapshotError::new(
-                Some(&meta_path),
-                "no such file",
-                Some("pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)"),
-            ))
-        }
-        Err(e) => return Err(io_error(&meta_path, e, "read")),
-    };
-    // The format tag first, so a foreign file is named as such.
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let bytes = read_file(
+        &meta_path,
+        verify::MAX_METADATA_BYTES,
+        None,
+        (
+            "the snapshot's metadata",
+            "no such file",
+            "pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)",
+        ),
+    )?;
+    let corrupt = |message: String| {
         SnapshotError::new(
             Some(&meta_path),
-            format!(
-                "line {}, column {}: not valid JSON: {e}",
-                e.line(),
-                e.column()
-            ),
+            message,
             Some("the metadata is corrupt or truncated; take the snapshot again"),
         )
+    };
+    let text = String::from_utf8(bytes).map_err(|_| corrupt("not UTF-8 text".to_string()))?;
+    // The format tag first, so a foreign file is named as such.
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        corrupt(format!(
+            "line {}, column {}: not valid JSON: {e}",
+            e.line(),
+            e.column()
+        ))
     })?;
     match value.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
@@ -515,56 +590,67 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
                     "format version {} is not supported (this ckptsim reads version {VERSION})",
                     v.map_or("?".to_string(), |v| v.to_string())
                 ),
-                None,
+                (v == Some(1)).then_some(
+                    "version 1 had no checksum over _metadata; take the snapshot again with this ckptsim",
+                ),
             ))
         }
     }
-    let metadata: Metadata = serde_json::from_value(value).map_err(|e| {
-        SnapshotError::new(
+    let mut metadata: Metadata =
+        serde_json::from_value(value).map_err(|e| corrupt(format!("invalid metadata: {e}")))?;
+    let hash = metadata.hash();
+    if hash != metadata.metadata_blake3 {
+        return Err(SnapshotError::new(
             Some(&meta_path),
-            format!("invalid metadata: {e}"),
-            Some("the metadata is corrupt; take the snapshot again"),
-        )
-    })?;
-    let read = |entry: &FileEntry, what: &str| -> Result<Vec<u8>, SnapshotError> {
-        if entry.file.contains(['/', '\\']) || entry.file.starts_with('.') {
+            format!(
+                "`metadata_blake3`: checksum mismatch (blake3 {}…, the file says {}…): _metadata was edited or is damaged",
+                &hash[..12],
+                metadata.metadata_blake3.get(..12).unwrap_or(&metadata.metadata_blake3)
+            ),
+            Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
+        ));
+    }
+    // Each file is where the writer puts it: an operator cannot be pointed
+    // at another one's state.
+    let mut names = vec![(
+        "channel_state".to_string(),
+        &metadata.channel_state,
+        "channels.state".to_string(),
+    )];
+    names.push((
+        "external".to_string(),
+        &metadata.external,
+        "external.state".to_string(),
+    ));
+    for (i, op) in metadata.operators.iter().enumerate() {
+        names.push((
+            format!("operators[{i}].file"),
+            &op.file,
+            format!("{}.state", op.uid),
+        ));
+    }
+    for (field, entry, name) in &names {
+        if entry.file != *name || name.contains(['/', '\\']) || name.starts_with('.') {
             return Err(SnapshotError::new(
                 Some(&meta_path),
-                format!(
-                    "{what}: file name `{}` is not a plain file name",
-                    entry.file
-                ),
-                None,
+                format!("`{field}`: `{}` is not the file this entry's data is written to (`{name}`, a plain file name)", entry.file),
+                Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
             ));
         }
+    }
+    let read = |entry: &FileEntry, what: &str| -> Result<Vec<u8>, SnapshotError> {
         let path = dir.join(&entry.file);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(SnapshotError::new(
-                    Some(&path),
-                    format!("no such file (_metadata lists it for {what})"),
-                    Some("the snapshot directory is incomplete; restore from a complete copy"),
-                ))
-            }
-            Err(e) => return Err(io_error(&path, e, "read")),
-        };
-        if bytes.len() as u64 != entry.bytes {
-            let how = if (bytes.len() as u64) < entry.bytes {
-                "truncated"
-            } else {
-                "too long"
-            };
-            return Err(SnapshotError::new(
-                Some(&path),
-                format!(
-                    "{how}: {} bytes, _metadata says {}",
-                    bytes.len(),
-                    entry.bytes
-                ),
-                Some("the file is damaged; restore from a complete copy"),
-            ));
-        }
+        let missing = format!("no such file (_metadata lists it for {what})");
+        let bytes = read_file(
+            &path,
+            verify::MAX_STATE_FILE_BYTES,
+            Some(entry.bytes),
+            (
+                what,
+                &missing,
+                "the snapshot directory is incomplete; restore from a complete copy",
+            ),
+        )?;
         let hash = blake3::hash(&bytes).to_hex().to_string();
         if hash != entry.blake3 {
             return Err(SnapshotError::new(
@@ -604,10 +690,24 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
     let bytes = read(&metadata.external, "the external store")?;
     let store: ExternalStore =
         postcard::from_bytes(&bytes).map_err(|e| decode_err(&metadata.external, e))?;
-    Ok(Image {
-        meta: metadata.meta,
+    let image = Image {
+        meta: metadata.meta.clone(),
         operators,
         channels,
         store,
-    })
+    };
+    verify::check(&image).map_err(|verify::Bad(part, message)| {
+        let path = match part {
+            verify::Part::Metadata => meta_path.clone(),
+            verify::Part::Operator(i) => dir.join(&metadata.operators[i].file.file),
+            verify::Part::Channels => dir.join(&metadata.channel_state.file),
+            verify::Part::External => dir.join(&metadata.external.file),
+        };
+        SnapshotError::new(
+            Some(&path),
+            message,
+            Some("the snapshot contradicts itself: it was edited or damaged; restore from another one"),
+        )
+    })?;
+    Ok(image)
 }

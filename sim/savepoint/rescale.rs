@@ -140,7 +140,13 @@ pub fn assign(
                 splits: offsets, ..
             } => {
                 let OperatorKind::Source(src) = &spec.kind else {
-                    unreachable!("kinds match")
+                    return Err(refuse(
+                        format!(
+                            "operator `{}`: source state for a {} operator",
+                            op.uid, op.kind
+                        ),
+                        "the snapshot is damaged; restore from another one",
+                    ));
                 };
                 let enumerated = src.split_assignment == SplitAssignment::Enumerator;
                 match &op.state {

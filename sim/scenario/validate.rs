@@ -33,7 +33,7 @@ pub struct Problem {
 /// Upper bound on the channels of one job (each costs memory up front).
 const MAX_CHANNELS: u64 = 1_000_000;
 /// Upper bound on the records of all sources (generated in memory up front).
-const MAX_RECORDS: u64 = 200_000_000;
+pub const MAX_RECORDS: u64 = 200_000_000;
 /// The help for a value above one of the limits on values.
 pub const LIMIT_HELP: &str =
     "the largest value ckptsim supports; see \"Limits on values\" in docs/scenarios.md";

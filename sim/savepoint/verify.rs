@@ -1,0 +1,564 @@
+//! What a snapshot directory says, checked before anything runs: every
+//! value [`super::read_dir`] decodes is range-checked against the image
+//! itself (operators, uids, kinds, key groups, partitions, offsets,
+//! subtasks, transactions, generations, ids), so a crafted or edited
+//! directory is refused, naming its file and field, instead of panicking,
+//! wrapping a counter or turning into a check failure of the restored job.
+//! [`super::rescale::assign`] then checks the image against the job.
+
+use super::{Image, OperatorState};
+use crate::model::flip27::EnumeratorState;
+use crate::model::operator::{count_window_entries, sink_txns};
+use crate::model::record::{key_group, Lineage, Record};
+use crate::model::sinkv2::{committer_txns, merge_writer_states};
+use crate::model::ExternalStore;
+use crate::protocol::Algorithm;
+use crate::scenario::validate::MAX_RECORDS;
+use crate::scenario::{MAX_DURATION, MAX_PARALLELISM, OPERATOR_KINDS};
+use std::collections::BTreeSet;
+
+/// The largest generation a snapshot may carry: a restored job's attempts
+/// are numbered from `(generation + 1) << 16` in 32 bits.
+pub const MAX_GENERATION: u32 = (1 << 16) - 2;
+/// The largest checkpoint id a snapshot may carry: the restored job
+/// numbers its checkpoints after it.
+pub const MAX_CHECKPOINT_ID: u64 = 1 << 48;
+/// The largest `_metadata` file read.
+pub const MAX_METADATA_BYTES: u64 = 16 << 20;
+/// The largest state file read.
+pub const MAX_STATE_FILE_BYTES: u64 = 1 << 30;
+
+/// Which file of the directory a problem is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    Metadata,
+    /// The state file of the image's operator at this index.
+    Operator(usize),
+    Channels,
+    External,
+}
+
+/// A value the image cannot hold: its file, and the field with what is
+/// wrong with it.
+#[derive(Debug)]
+pub(super) struct Bad(pub Part, pub String);
+
+type Checked = Result<(), Bad>;
+
+fn bad(part: Part, field: &str, what: impl std::fmt::Display) -> Bad {
+    Bad(part, format!("`{field}`: {what}"))
+}
+
+/// The sources' partitions as the metadata describes them: per source,
+/// its uid, first global partition, partition count and records per
+/// partition.
+struct Partitions {
+    sources: Vec<(String, u32, u32, u64)>,
+}
+
+impl Partitions {
+    fn of(uid: &str, p: &Partitions) -> Option<(u32, u32)> {
+        p.sources
+            .iter()
+            .find(|(u, ..)| u == uid)
+            .map(|&(_, base, n, _)| (base, n))
+    }
+
+    /// How many records global partition `g` holds.
+    fn len(&self, g: u32) -> Option<u64> {
+        let i = self.sources.partition_point(|&(_, base, ..)| base <= g);
+        let &(_, base, n, records) = self.sources.get(i.checked_sub(1)?)?;
+        (g - base < n).then_some(records)
+    }
+
+    fn total(&self) -> u64 {
+        self.sources
+            .last()
+            .map_or(0, |&(_, base, n, _)| u64::from(base) + u64::from(n))
+    }
+
+    fn lineage(&self, l: Lineage) -> Result<(), String> {
+        match self.len(l.partition) {
+            None => Err(format!(
+                "lineage names partition {}, but the sources have {}",
+                l.partition,
+                self.total()
+            )),
+            Some(n) if l.offset >= n => Err(format!(
+                "lineage names offset {} of partition {}, which holds {n} records",
+                l.offset, l.partition
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn records(&self, part: Part, field: &str, records: &[Record]) -> Checked {
+        for (i, r) in records.iter().enumerate() {
+            self.lineage(r.lineage)
+                .map_err(|e| bad(part, &format!("{field}[{i}]"), e))?;
+            if r.emitted_at.0 > MAX_DURATION.nanos() {
+                return Err(bad(
+                    part,
+                    &format!("{field}[{i}].emitted_at"),
+                    "beyond the longest run",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks everything the image holds against itself.
+pub(super) fn check(image: &Image) -> Checked {
+    let meta = &image.meta;
+    let m = Part::Metadata;
+    if meta.generation > MAX_GENERATION {
+        return Err(bad(
+            m,
+            "generation",
+            format!(
+                "{} is beyond the largest a restore can continue from ({MAX_GENERATION})",
+                meta.generation
+            ),
+        ));
+    }
+    if meta.id > MAX_CHECKPOINT_ID {
+        return Err(bad(
+            m,
+            "id",
+            format!(
+                "checkpoint id {} is beyond the largest supported ({MAX_CHECKPOINT_ID})",
+                meta.id
+            ),
+        ));
+    }
+    if meta.completed_at_ns > MAX_DURATION.nanos() {
+        return Err(bad(m, "completed_at_ns", "beyond the longest run"));
+    }
+    if !(1..=MAX_PARALLELISM).contains(&meta.max_parallelism) {
+        return Err(bad(
+            m,
+            "max_parallelism",
+            format!(
+                "{} is not within 1..={MAX_PARALLELISM}",
+                meta.max_parallelism
+            ),
+        ));
+    }
+    if Algorithm::from_name(&meta.algorithm).is_none() {
+        return Err(bad(
+            m,
+            "algorithm",
+            format!("unknown algorithm `{}`", meta.algorithm),
+        ));
+    }
+    let partitions = partitions(image)?;
+    let mut uids = BTreeSet::new();
+    for (i, op) in image.operators.iter().enumerate() {
+        let field = |key: &str| format!("operators[{i}].{key}");
+        if !uids.insert(op.uid.as_str()) {
+            return Err(bad(
+                m,
+                &field("uid"),
+                format!("operator `{}` is listed twice", op.uid),
+            ));
+        }
+        if !OPERATOR_KINDS.iter().any(|(k, _)| *k == op.kind) {
+            return Err(bad(
+                m,
+                &field("kind"),
+                format!("unknown operator kind `{}`", op.kind),
+            ));
+        }
+        if !(1..=meta.max_parallelism).contains(&op.parallelism) {
+            return Err(bad(
+                m,
+                &field("parallelism"),
+                format!(
+                    "{} is not within 1..={} (the max parallelism)",
+                    op.parallelism, meta.max_parallelism
+                ),
+            ));
+        }
+        let expected = state_of(&op.kind);
+        if variant(&op.state) != expected {
+            return Err(bad(
+                Part::Operator(i),
+                "state",
+                format!(
+                    "holds {} state, but a {} operator's is {expected}",
+                    variant(&op.state),
+                    op.kind
+                ),
+            ));
+        }
+        operator(image, i, &partitions)?;
+    }
+    let c = Part::Channels;
+    for (i, ch) in image.channels.iter().enumerate() {
+        for (end, uid, subtask) in [
+            ("from", &ch.from, ch.from_subtask),
+            ("to", &ch.to, ch.to_subtask),
+        ] {
+            let Some(op) = image.operators.iter().find(|o| &o.uid == uid) else {
+                return Err(bad(
+                    c,
+                    &format!("[{i}].{end}"),
+                    format!("operator `{uid}` is not in the snapshot"),
+                ));
+            };
+            if subtask >= op.parallelism {
+                return Err(bad(
+                    c,
+                    &format!("[{i}].{end}_subtask"),
+                    format!(
+                        "subtask {subtask} of `{uid}`, which had parallelism {}",
+                        op.parallelism
+                    ),
+                ));
+            }
+        }
+        partitions.records(c, &format!("[{i}].records"), &ch.records)?;
+    }
+    store(image, &partitions)
+}
+
+/// The sources' partitions, from the metadata.
+fn partitions(image: &Image) -> Result<Partitions, Bad> {
+    let m = Part::Metadata;
+    let mut p = Partitions {
+        sources: Vec::new(),
+    };
+    let mut records = 0u64;
+    for (i, s) in image.meta.sources.iter().enumerate() {
+        let field = |key: &str| format!("sources[{i}].{key}");
+        if p.sources.iter().any(|(u, ..)| *u == s.uid) {
+            return Err(bad(
+                m,
+                &field("uid"),
+                format!("source `{}` is listed twice", s.uid),
+            ));
+        }
+        for (key, value) in [
+            ("partitions", u64::from(s.partitions)),
+            ("records_per_partition", s.records_per_partition),
+            ("keys", s.keys),
+        ] {
+            if value == 0 {
+                return Err(bad(m, &field(key), "0: a source has at least one"));
+            }
+        }
+        records =
+            records.saturating_add(u64::from(s.partitions).saturating_mul(s.records_per_partition));
+        if records > MAX_RECORDS {
+            return Err(bad(
+                m,
+                &field("records_per_partition"),
+                format!("the sources hold more than {MAX_RECORDS} records in all"),
+            ));
+        }
+        if !["uniform", "cyclic", "skewed"].contains(&s.key_distribution.as_str()) {
+            return Err(bad(
+                m,
+                &field("key_distribution"),
+                format!("unknown key distribution `{}`", s.key_distribution),
+            ));
+        }
+        let base = p.total() as u32; // at most MAX_RECORDS partitions
+        p.sources
+            .push((s.uid.clone(), base, s.partitions, s.records_per_partition));
+    }
+    Ok(p)
+}
+
+/// The state layout each operator kind's snapshot has.
+fn state_of(kind: &str) -> &'static str {
+    match kind {
+        "source" => "source",
+        "keyed-count" | "keyed-sum" => "keyed",
+        "count-window" => "keyed-bytes",
+        "buffer" => "list",
+        "broadcast-process" => "broadcast",
+        "sink-2pc" => "sink-2pc",
+        "sink-writer" => "sink-writer",
+        "sink-committer" => "sink-committer",
+        _ => "no",
+    }
+}
+
+fn variant(state: &OperatorState) -> &'static str {
+    match state {
+        OperatorState::Stateless => "no",
+        OperatorState::Source { .. } | OperatorState::SplitSource { .. } => "source",
+        OperatorState::Keyed { .. } => "keyed",
+        OperatorState::KeyedBytes { .. } => "keyed-bytes",
+        OperatorState::List { .. } => "list",
+        OperatorState::Broadcast { .. } => "broadcast",
+        OperatorState::Sink2pc { .. } => "sink-2pc",
+        OperatorState::SinkWriter { .. } => "sink-writer",
+        OperatorState::SinkCommitter { .. } => "sink-committer",
+    }
+}
+
+/// One operator's state against the image.
+fn operator(image: &Image, i: usize, partitions: &Partitions) -> Checked {
+    let op = &image.operators[i];
+    let part = Part::Operator(i);
+    let max_p = image.meta.max_parallelism;
+    let per_subtask = |field: &str, n: usize| {
+        if n == op.parallelism as usize {
+            Ok(())
+        } else {
+            Err(bad(
+                part,
+                field,
+                format!(
+                    "{n} subtask states, but the operator had parallelism {}",
+                    op.parallelism
+                ),
+            ))
+        }
+    };
+    let known_txns = |field: &str, txns: Result<Vec<_>, String>| -> Checked {
+        for txn in txns.map_err(|e| bad(part, field, e))? {
+            if image.store.state(txn).is_none() {
+                return Err(bad(
+                    part,
+                    field,
+                    format!("names {txn}, which the external store does not hold"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let key_groups = |field: &str, groups: &mut dyn Iterator<Item = u32>| -> Checked {
+        let mut last = None;
+        for (j, kg) in groups.enumerate() {
+            if kg >= max_p {
+                return Err(bad(
+                    part,
+                    &format!("{field}[{j}]"),
+                    format!("key group {kg} is not below max_parallelism {max_p}"),
+                ));
+            }
+            if last.is_some_and(|l| l >= kg) {
+                return Err(bad(
+                    part,
+                    &format!("{field}[{j}]"),
+                    format!("key group {kg} is out of order or repeated"),
+                ));
+            }
+            last = Some(kg);
+        }
+        Ok(())
+    };
+    let owned = |field: &str, kg: u32, key: u64| {
+        if key_group(key, max_p) == kg {
+            Ok(())
+        } else {
+            Err(bad(
+                part,
+                field,
+                format!(
+                    "key {key} belongs to key group {}, not {kg}",
+                    key_group(key, max_p)
+                ),
+            ))
+        }
+    };
+    match &op.state {
+        OperatorState::Stateless => Ok(()),
+        OperatorState::Source { offsets } => {
+            source_splits(part, "offsets", &op.uid, offsets, partitions).map(|_| ())
+        }
+        OperatorState::SplitSource { splits, enumerator } => {
+            let (base, n) = source_splits(part, "splits", &op.uid, splits, partitions)?;
+            let e = EnumeratorState::decode(enumerator).map_err(|e| bad(part, "enumerator", e))?;
+            if e.discovered > n {
+                return Err(bad(
+                    part,
+                    "enumerator.discovered",
+                    format!("{} splits, but the source has {n} partitions", e.discovered),
+                ));
+            }
+            // Every discovered split is in one place at most: a reader or
+            // the enumerator's unassigned list (a finished reader's splits
+            // are in neither).
+            let mut place = vec![0u32; e.discovered as usize];
+            let splits = splits.iter().map(|&(g, _)| g);
+            for (j, g) in splits.chain(e.unassigned.iter().copied()).enumerate() {
+                let slot = g.checked_sub(base).and_then(|s| place.get_mut(s as usize));
+                match slot {
+                    Some(count) => *count += 1,
+                    None => {
+                        return Err(bad(
+                            part,
+                            "enumerator.unassigned",
+                            format!("split {g} (entry {j}) was never discovered"),
+                        ))
+                    }
+                }
+            }
+            match place.iter().position(|&c| c > 1) {
+                Some(s) => Err(bad(
+                    part,
+                    "enumerator.unassigned",
+                    format!(
+                        "split {} is held {} times (at most once: by a reader or the enumerator)",
+                        base + s as u32,
+                        place[s]
+                    ),
+                )),
+                None => Ok(()),
+            }
+        }
+        OperatorState::Keyed { key_groups: groups } => {
+            key_groups("key_groups", &mut groups.iter().map(|(kg, _)| *kg))?;
+            for (j, (kg, entries)) in groups.iter().enumerate() {
+                let mut seen = BTreeSet::new();
+                for (k, &(key, _)) in entries.iter().enumerate() {
+                    let field = format!("key_groups[{j}].entries[{k}]");
+                    owned(&field, *kg, key)?;
+                    if !seen.insert(key) {
+                        return Err(bad(part, &field, format!("key {key} is listed twice")));
+                    }
+                }
+            }
+            Ok(())
+        }
+        OperatorState::KeyedBytes { key_groups: groups } => {
+            key_groups("key_groups", &mut groups.iter().map(|(kg, _)| *kg))?;
+            for (j, (kg, bytes)) in groups.iter().enumerate() {
+                let field = format!("key_groups[{j}]");
+                let entries = count_window_entries(bytes).map_err(|e| bad(part, &field, e))?;
+                for (k, (key, lineage)) in entries.into_iter().enumerate() {
+                    let field = format!("{field}.entries[{k}]");
+                    owned(&field, *kg, key)?;
+                    partitions
+                        .lineage(lineage)
+                        .map_err(|e| bad(part, &field, e))?;
+                }
+            }
+            Ok(())
+        }
+        OperatorState::List { entries } => partitions.records(part, "entries", entries),
+        OperatorState::Broadcast { copies } => {
+            per_subtask("copies", copies.len())?;
+            for (j, c) in copies.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+                crate::model::opstate::BroadcastState::decode(c)
+                    .map_err(|e| bad(part, &format!("copies[{j}]"), e))?;
+            }
+            Ok(())
+        }
+        OperatorState::Sink2pc { subtasks } => {
+            per_subtask("subtasks", subtasks.len())?;
+            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                known_txns(&format!("subtasks[{j}]"), sink_txns(s))?;
+            }
+            Ok(())
+        }
+        OperatorState::SinkWriter { subtasks } => {
+            per_subtask("subtasks", subtasks.len())?;
+            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                merge_writer_states(&[s]).map_err(|e| bad(part, &format!("subtasks[{j}]"), e))?;
+            }
+            Ok(())
+        }
+        OperatorState::SinkCommitter { subtasks } => {
+            per_subtask("subtasks", subtasks.len())?;
+            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                known_txns(&format!("subtasks[{j}]"), committer_txns(s))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A source's (partition, offset) pairs: each partition one of its own,
+/// once, with an offset within it. Returns its first global partition and
+/// its partition count.
+fn source_splits(
+    part: Part,
+    field: &str,
+    uid: &str,
+    offsets: &[(u32, u64)],
+    partitions: &Partitions,
+) -> Result<(u32, u32), Bad> {
+    let Some((base, n)) = Partitions::of(uid, partitions) else {
+        return Err(bad(
+            part,
+            "uid",
+            format!("source `{uid}` is not among the metadata's sources"),
+        ));
+    };
+    let mut seen = BTreeSet::new();
+    for (j, &(g, offset)) in offsets.iter().enumerate() {
+        let field = format!("{field}[{j}]");
+        if g < base || g - base >= n {
+            return Err(bad(
+                part,
+                &field,
+                format!(
+                    "partition {g} is not one of `{uid}`'s ({base}..{})",
+                    u64::from(base) + u64::from(n)
+                ),
+            ));
+        }
+        if !seen.insert(g) {
+            return Err(bad(part, &field, format!("partition {g} is listed twice")));
+        }
+        let records = partitions.len(g).unwrap_or(0);
+        if offset > records {
+            return Err(bad(
+                part,
+                &field,
+                format!("offset {offset} is past the end of partition {g} ({records} records)"),
+            ));
+        }
+    }
+    Ok((base, n))
+}
+
+/// The external store: whole, its transactions of this job's sinks and
+/// generations, its records of this job's sources.
+fn store(image: &Image, partitions: &Partitions) -> Checked {
+    let x = Part::External;
+    let s: &ExternalStore = &image.store;
+    s.check().map_err(|e| bad(x, "transactions", e))?;
+    let operators = image.operators.len() as u64;
+    let next_attempt = (u64::from(image.meta.generation) + 1) << 16;
+    for (id, _, records) in s.transactions() {
+        if u64::from(id.sink) >= operators {
+            return Err(bad(
+                x,
+                "transactions",
+                format!("{id} names operator {}, of {operators}", id.sink),
+            ));
+        }
+        if u64::from(id.attempt) >= next_attempt {
+            return Err(bad(
+                x,
+                "transactions",
+                format!(
+                    "{id} was opened by attempt {}, after generation {} ended",
+                    id.attempt, image.meta.generation
+                ),
+            ));
+        }
+        partitions.records(x, &format!("transactions[{id}].records"), records)?;
+    }
+    for (i, r) in s.committed().iter().enumerate() {
+        let field = format!("committed[{i}]");
+        if u64::from(r.sink) >= operators {
+            return Err(bad(
+                x,
+                &field,
+                format!("names operator {}, of {operators}", r.sink),
+            ));
+        }
+        partitions
+            .lineage(r.lineage)
+            .map_err(|e| bad(x, &field, e))?;
+    }
+    Ok(())
+}
