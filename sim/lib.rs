@@ -8,8 +8,8 @@
 //! Layers, lowest first. A module uses only modules of lower layers
 //! (`tests/structure.rs` checks it against this list):
 //!
-//! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`]: nothing of the
-//!    crate;
+//! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`], [`input`]: nothing
+//!    of the crate;
 //! 2. [`mutant`];
 //! 3. [`protocol`] (the algorithm registry and the barrier handlers);
 //! 4. [`scenario`];
@@ -34,6 +34,7 @@
 //!   the runtime and the checkers both report.
 //! - [`wallclock`]: the one wall-clock reader, for timing reports; nothing it
 //!   returns feeds a run.
+//! - [`input`]: every file ckptsim reads: regular, of bounded size.
 //! - [`panics`]: a panic of one seed's run becomes that seed's failure
 //!   (kind `panic`) in the commands that run many seeds.
 //! - [`scenario`]: TOML → the typed file format (serde) → validated
@@ -69,6 +70,7 @@ pub mod compare;
 pub mod engine;
 pub mod fault;
 pub mod harness;
+pub mod input;
 pub mod killmatrix;
 pub mod model;
 pub mod mutant;

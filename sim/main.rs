@@ -487,6 +487,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
+/// The largest notes file (`compare --notes`, `stalls --notes`) read.
+const NOTES_BYTES: u64 = 16 << 20;
+
 fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
     Ok(scenario::load(path).map_err(|e| UsageError(e.to_string()))?)
 }

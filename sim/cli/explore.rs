@@ -149,7 +149,7 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let notes_text = notes
         .as_ref()
         .map(|p| {
-            std::fs::read_to_string(p)
+            ckptsim::input::read_text(p, NOTES_BYTES)
                 .map_err(|e| UsageError(format!("error: cannot read {}: {e}", p.display())))
         })
         .transpose()?;
@@ -205,10 +205,13 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// The largest sweep result file `merge` reads (about five million seeds).
+const MERGE_FILE_BYTES: u64 = 1 << 30;
+
 pub(crate) fn merge(files: &[PathBuf], json: bool) -> Result<u8> {
     let mut all = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(f)
+        let text = ckptsim::input::read_text(f, MERGE_FILE_BYTES)
             .map_err(|e| UsageError(format!("error: cannot read {}: {e}", f.display())))?;
         let shown = f.display().to_string();
         all.extend(

@@ -39,7 +39,7 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         .notes
         .as_ref()
         .map(|p| {
-            std::fs::read_to_string(p).map_err(|e| {
+            ckptsim::input::read_text(p, NOTES_BYTES).map_err(|e| {
                 UsageError(format!("error: --notes: cannot read {}: {e}", p.display()))
             })
         })
@@ -48,12 +48,13 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         None => None,
         Some(p) => {
             let sc = load_scenario(p)?;
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                UsageError(format!(
-                    "error: --explain: cannot read {}: {e}",
-                    p.display()
-                ))
-            })?;
+            let text =
+                ckptsim::input::read_text(p, ckptsim::scenario::MAX_FILE_BYTES).map_err(|e| {
+                    UsageError(format!(
+                        "error: --explain: cannot read {}: {e}",
+                        p.display()
+                    ))
+                })?;
             let (args, _) = ckptsim::shrink::reproducer_header(&text);
             let (mut seed, mut algorithm) = (0, sc.checkpoint.algorithm);
             let words: Vec<String> = args

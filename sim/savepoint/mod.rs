@@ -491,49 +491,49 @@ fn read_file(
     expected: Option<u64>,
     (what, missing, help): (&str, &str, &str),
 ) -> Result<Vec<u8>, SnapshotError> {
-    use std::io::Read;
-    let md = match std::fs::metadata(path) {
-        Ok(md) => md,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(SnapshotError::new(Some(path), missing, Some(help)))
-        }
-        Err(e) => return Err(io_error(path, e, "read")),
-    };
-    if !md.is_file() {
-        return Err(SnapshotError::new(
-            Some(path),
-            format!("not a regular file ({what}); a snapshot holds only regular files"),
-            Some("a FIFO, device, socket or directory is never read as snapshot data"),
-        ));
-    }
-    let length = |n: u64| -> Result<(), SnapshotError> {
-        if n > limit {
-            return Err(SnapshotError::new(
+    use crate::input::ReadError;
+    // Never more than the metadata says: a longer file is refused unread.
+    let bytes =
+        crate::input::read(path, expected.unwrap_or(limit).min(limit)).map_err(|e| match e {
+            ReadError::Missing => SnapshotError::new(Some(path), missing, Some(help)),
+            ReadError::NotRegular => SnapshotError::new(
                 Some(path),
-                format!("{n} bytes, more than the {limit} a snapshot file may hold ({what})"),
+                format!("not a regular file ({what}); a snapshot holds only regular files"),
+                Some("a FIFO, device, socket or directory is never read as snapshot data"),
+            ),
+            ReadError::TooLarge { .. } if expected.is_some_and(|e| e <= limit) => {
+                SnapshotError::new(
+                    Some(path),
+                    format!(
+                        "too long: more than the {} bytes _metadata says",
+                        expected.unwrap_or(limit)
+                    ),
+                    Some("the file is damaged; restore from a complete copy"),
+                )
+            }
+            ReadError::TooLarge { limit } => SnapshotError::new(
+                Some(path),
+                format!("more than the {limit} bytes a snapshot file may hold ({what})"),
                 None,
-            ));
-        }
-        match expected {
-            Some(e) if n != e => Err(SnapshotError::new(
-                Some(path),
-                format!(
-                    "{}: {n} bytes, _metadata says {e}",
-                    if n < e { "truncated" } else { "too long" }
-                ),
-                Some("the file is damaged; restore from a complete copy"),
-            )),
-            _ => Ok(()),
-        }
-    };
-    length(md.len())?;
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, e, "open"))?;
-    let mut bytes = Vec::with_capacity(md.len() as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(path, e, "read"))?;
-    length(bytes.len() as u64)?;
-    Ok(bytes)
+            ),
+            ReadError::Io(e) => io_error(path, e, "read"),
+        })?;
+    match expected {
+        Some(e) if bytes.len() as u64 != e => Err(SnapshotError::new(
+            Some(path),
+            format!(
+                "{}: {} bytes, _metadata says {e}",
+                if (bytes.len() as u64) < e {
+                    "truncated"
+                } else {
+                    "too long"
+                },
+                bytes.len()
+            ),
+            Some("the file is damaged; restore from a complete copy"),
+        )),
+        _ => Ok(bytes),
+    }
 }
 
 /// Reads a snapshot directory: only regular files of bounded size, the

@@ -30,19 +30,26 @@ use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// Reads and parses the scenario file at `path`. A file that cannot be read
-/// gives one error without a position.
+/// The largest scenario file read.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads and parses the scenario file at `path`: a regular file (a FIFO or
+/// device is never opened) of at most [`MAX_FILE_BYTES`]. A file that cannot
+/// be read gives one error without a position.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_str(&text, &file),
-        Err(err) => Err(ScenarioErrors(vec![ScenarioError {
-            file,
+    let error = |message: String| {
+        Err(ScenarioErrors(vec![ScenarioError {
+            file: file.clone(),
             line: None,
             column: None,
-            message: format!("cannot read scenario file: {err}"),
+            message,
             help: None,
-        }])),
+        }]))
+    };
+    match crate::input::read_text(path, MAX_FILE_BYTES) {
+        Ok(text) => parse_str(&text, &file),
+        Err(why) => error(format!("cannot read scenario file: {why}")),
     }
 }
 

@@ -1,0 +1,103 @@
+//! Every file ckptsim reads is untrusted: only a regular file (links
+//! followed; a FIFO, device, socket or directory is never opened) of at most
+//! a given size is read, checked before reading and again while reading.
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// Why a file was not read.
+#[derive(Debug)]
+pub enum ReadError {
+    Missing,
+    NotRegular,
+    TooLarge { limit: u64 },
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Missing => f.write_str("no such file"),
+            ReadError::NotRegular => {
+                f.write_str("not a regular file (a directory, FIFO, device or socket)")
+            }
+            ReadError::TooLarge { limit } => {
+                write!(
+                    f,
+                    "larger than the {limit} bytes ckptsim reads from such a file"
+                )
+            }
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The bytes of the regular file at `path`, if it holds at most `limit`.
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => ReadError::Missing,
+        _ => ReadError::Io(e),
+    };
+    let md = std::fs::metadata(path).map_err(io)?;
+    if !md.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if md.len() > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+/// The text of the regular file at `path` (UTF-8, at most `limit` bytes),
+/// or why not, as a sentence.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
+    let bytes = read(path, limit).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (byte {} is not)",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bounded_regular_files_are_read() {
+        let dir = std::env::temp_dir().join(format!("ckptsim-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f");
+        std::fs::write(&file, b"0123456789").unwrap();
+        assert_eq!(read(&file, 10).unwrap().len(), 10);
+        assert!(matches!(
+            read(&file, 9),
+            Err(ReadError::TooLarge { limit: 9 })
+        ));
+        assert!(matches!(read(&dir, 100), Err(ReadError::NotRegular)));
+        assert!(matches!(
+            read(&dir.join("none"), 100),
+            Err(ReadError::Missing)
+        ));
+        #[cfg(unix)]
+        assert!(matches!(
+            read(Path::new("/dev/zero"), 100),
+            Err(ReadError::NotRegular)
+        ));
+        std::fs::write(&file, [0xff, 0xfe]).unwrap();
+        assert_eq!(
+            read_text(&file, 10).unwrap_err(),
+            "not UTF-8 text (byte 0 is not)"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
