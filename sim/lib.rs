@@ -20,7 +20,7 @@
 //! 9. [`harness`];
 //! 10. [`report`];
 //! 11. [`sweep`], [`shrink`], [`stalls`];
-//! 12. [`killmatrix`], [`compare`];
+//! 12. [`killmatrix`], [`compare`], [`fuzz`];
 //! 13. the CLI (`sim/main.rs`).
 //!
 //! In short: engine ← protocol ← scenario ← model ← runtime ← check ← harness ←
@@ -62,6 +62,9 @@
 //! - [`stalls`]: a search for checkpoint stalls on generated topologies
 //!   with forced alignment, reduced to blocking chains and catalogued.
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
+//! - [`fuzz`]: entry points for fuzzers (the test suite's and `cargo fuzz`'s):
+//!   any scenario text or snapshot directory is refused or runs within
+//!   bounds.
 //! - [`compare`]: algorithms side by side over seeds and an axis, written
 //!   as a report (SVG charts with the `cli` feature).
 
@@ -69,6 +72,7 @@ pub mod check;
 pub mod compare;
 pub mod engine;
 pub mod fault;
+pub mod fuzz;
 pub mod harness;
 pub mod input;
 pub mod killmatrix;

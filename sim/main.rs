@@ -127,8 +127,8 @@ enum Command {
         /// Seeds to run: A..B (B excluded) or A..=B.
         #[arg(long, default_value = "0..100")]
         seeds: String,
-        /// Worker threads (default: every core).
-        #[arg(long)]
+        /// Worker threads, 1 to 1024 (default: every core).
+        #[arg(long, value_parser = jobs_range())]
         jobs: Option<usize>,
         /// Run only the I-th (from 0) of N interleaved slices of the range.
         #[arg(long)]
@@ -205,8 +205,8 @@ enum Command {
         /// A Markdown file whose text is added to the README as notes.
         #[arg(long)]
         notes: Option<PathBuf>,
-        /// Worker threads (default: every core).
-        #[arg(long)]
+        /// Worker threads, 1 to 1024 (default: every core).
+        #[arg(long, value_parser = jobs_range())]
         jobs: Option<usize>,
         /// Switch on a deliberate bug in every run (repeatable); see `ckptsim list`.
         #[arg(long = "mutant")]
@@ -217,8 +217,8 @@ enum Command {
         /// Seeds to try per scenario: A..B (B excluded) or A..=B.
         #[arg(long, default_value = "0..1000")]
         seeds: String,
-        /// Worker threads (default: every core).
-        #[arg(long)]
+        /// Worker threads, 1 to 1024 (default: every core).
+        #[arg(long, value_parser = jobs_range())]
         jobs: Option<usize>,
         /// Candidate runs for shrinking each first kill (0: do not shrink).
         #[arg(long, default_value_t = 200)]
@@ -250,8 +250,8 @@ enum Command {
         /// The output directory.
         #[arg(long)]
         out: PathBuf,
-        /// Worker threads (default: every core).
-        #[arg(long)]
+        /// Worker threads, 1 to 1024 (default: every core).
+        #[arg(long, value_parser = jobs_range())]
         jobs: Option<usize>,
         /// A reproducer (seed and algorithm from its `# ckptsim:` line) to
         /// explain in the README: topology, blocking chain, trace, variants.
@@ -485,6 +485,11 @@ fn dispatch(cli: Cli) -> Result<u8> {
             )
         }
     }
+}
+
+/// `--jobs`: 1 to 1024 worker threads (each has its own stack).
+fn jobs_range() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024)
 }
 
 /// The largest notes file (`compare --notes`, `stalls --notes`) read.

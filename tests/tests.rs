@@ -29,6 +29,11 @@
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
+//! - `contract`: any command line, naming any file, exits 0, 1 or 2 in
+//!   time: never a panic, a signal or a hang.
+//! - `fuzz`: the fuzzer on stable Rust: generated and byte-mutated
+//!   scenarios, byte-mutated and crafted savepoints, all refused or run
+//!   within bounds; the inputs it found, replayed.
 //! - `hostile`: crafted savepoint directories (lying values, edited
 //!   metadata, FIFOs, devices) refused with exit 2, naming file and field.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
@@ -65,11 +70,13 @@ mod algorithms;
 mod bytes;
 mod chains;
 mod cli;
+mod contract;
 mod determinism;
 mod extremes;
 mod faults;
 mod flip27;
 mod flow;
+mod fuzz;
 mod golden;
 mod hostile;
 mod judge;

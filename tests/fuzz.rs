@@ -1,0 +1,547 @@
+//! The fuzzer, on stable Rust: any input file is refused or runs within
+//! bounds, and nothing panics, aborts or runs past its time bound.
+//!
+//! - Generated scenarios (random topologies, workloads, faults and
+//!   checkpoint configurations) with values replaced by extremes of any
+//!   type, or keys taken out: structure-aware.
+//! - The shipped scenarios under byte-level mutation (bit flips, inserted,
+//!   deleted and repeated bytes, numbers grown, lines from other files).
+//! - Real savepoints (of five scenarios, one with in-flight records) under
+//!   byte-level mutation of any file, with the directory signed again half
+//!   the time so that the bytes reach the decoders and range checks rather
+//!   than the checksums.
+//! - Real savepoints with their values replaced by extremes
+//!   (structure-aware), written as a writer would.
+//!
+//! Each property runs `CKPTSIM_FUZZ_CASES` cases (48 by default); a case
+//! that takes longer than `CKPTSIM_FUZZ_SECONDS` (60 by default) fails. For
+//! a long run:
+//!
+//! ```sh
+//! CKPTSIM_FUZZ_CASES=20000 cargo test --release fuzz::
+//! ```
+//!
+//! Inputs the fuzzer found are kept under `tests/regressions/fuzz/` and
+//! replayed by [`found_inputs_are_refused_or_run`]. `fuzz/` holds the same
+//! entry points as `cargo fuzz` targets.
+
+use crate::common::scenario_path;
+use ckptsim::fuzz::{self, Outcome};
+use ckptsim::savepoint::{write_dir, Image, OperatorState};
+use ckptsim::scenario::{Algorithm, Scenario};
+use ckptsim::strategies;
+use ckptsim::wallclock::Stopwatch;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn config() -> Config {
+    Config {
+        cases: env("CKPTSIM_FUZZ_CASES", 48) as u32,
+        failure_persistence: None,
+        max_shrink_iters: 500,
+        ..Config::default()
+    }
+}
+
+/// Runs one case within the time bound.
+fn bounded(what: &str, f: impl FnOnce() -> Outcome) -> Result<Outcome, TestCaseError> {
+    let started = Stopwatch::start();
+    let outcome = f();
+    let seconds = started.elapsed_ns() as f64 / 1e9;
+    if std::env::var_os("CKPTSIM_FUZZ_TRACE").is_some() {
+        eprintln!("fuzz-outcome {what} {outcome:?} {seconds:.3}s");
+    }
+    let limit = env("CKPTSIM_FUZZ_SECONDS", 60);
+    if seconds > limit as f64 {
+        return Err(TestCaseError::fail(format!(
+            "{what}: took {seconds:.1} s, past the bound of {limit} s"
+        )));
+    }
+    Ok(outcome)
+}
+
+fn temp(name: &str) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ckptsim-fuzz-{}-{name}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+// ------------------------------------------------------------ scenarios
+
+const INTS: &[i64] = &[
+    0,
+    1,
+    -1,
+    2,
+    255,
+    65_535,
+    65_536,
+    u32::MAX as i64,
+    u32::MAX as i64 + 1,
+    1 << 40,
+    i64::MAX,
+    i64::MIN,
+];
+const TEXTS: &[&str] = &[
+    "",
+    "0ns",
+    "1ns",
+    "8760h",
+    "8760h1ns",
+    "18446744073709551615ns",
+    "-1ms",
+    "1e300s",
+    "NaN",
+    "aligned",
+    "unaligned",
+    "hash",
+    "broadcast",
+    "union",
+    "enumerator",
+    "source",
+    "sink-2pc",
+    "#0",
+    "ü",
+    "1GiB",
+];
+
+const DURATIONS: &[&str] = &[
+    "0ns",
+    "1ns",
+    "1us",
+    "1ms",
+    "3ms",
+    "50ms",
+    "1s",
+    "8760h",
+    "8760h1ns",
+    "18446744073709551615ns",
+    "18446744073.709551615s",
+];
+
+/// Values of every TOML type, extremes first.
+fn extreme(i: usize) -> toml_edit::Value {
+    let n = INTS.len() + TEXTS.len();
+    match i % (n + 6) {
+        k if k < INTS.len() => INTS[k].into(),
+        k if k < n => TEXTS[k - INTS.len()].into(),
+        k => match k - n {
+            0 => f64::NAN.into(),
+            1 => 1e308.into(),
+            2 => true.into(),
+            3 => toml_edit::Value::Array(toml_edit::Array::new()),
+            4 => toml_edit::Value::InlineTable(toml_edit::InlineTable::new()),
+            _ => "x".repeat(10_000).into(),
+        },
+    }
+}
+
+/// Where a table is: each step a key, with an index into an array of
+/// tables.
+type TablePath = Vec<(String, Option<usize>)>;
+
+/// Every value of a document: (table path, key), arrays of tables
+/// included.
+fn leaves(doc: &toml_edit::DocumentMut) -> Vec<(TablePath, String)> {
+    fn walk(table: &toml_edit::Table, path: &mut TablePath, out: &mut Vec<(TablePath, String)>) {
+        for (key, item) in table.iter() {
+            match item {
+                toml_edit::Item::Table(t) => {
+                    path.push((key.to_string(), None));
+                    walk(t, path, out);
+                    path.pop();
+                }
+                toml_edit::Item::ArrayOfTables(a) => {
+                    for (i, t) in a.iter().enumerate() {
+                        path.push((key.to_string(), Some(i)));
+                        walk(t, path, out);
+                        path.pop();
+                    }
+                }
+                _ => out.push((path.clone(), key.to_string())),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(doc.as_table(), &mut Vec::new(), &mut out);
+    out
+}
+
+/// `text` with some values replaced by extremes, or taken out.
+fn edit_values(text: &str, edits: &[(usize, usize, bool)]) -> String {
+    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return text.to_string();
+    };
+    for &(at, value, remove) in edits {
+        let all = leaves(&doc);
+        let Some((path, key)) = all.get(at % all.len().max(1)).cloned() else {
+            break;
+        };
+        let mut table = doc.as_table_mut();
+        for (name, index) in &path {
+            table = match (table.get_mut(name), index) {
+                (Some(toml_edit::Item::Table(t)), None) => t,
+                (Some(toml_edit::Item::ArrayOfTables(a)), Some(i)) => match a.get_mut(*i) {
+                    Some(t) => t,
+                    None => return doc.to_string(),
+                },
+                _ => return doc.to_string(),
+            };
+        }
+        if remove {
+            table.remove(&key);
+            continue;
+        }
+        // Mostly a value of the key's own type, so that the edit reaches
+        // validation and the run rather than the type check.
+        let v = value / 8;
+        let new = match (table.get(&key).and_then(|i| i.as_value()), value % 8) {
+            (_, 0) => extreme(v),
+            (Some(toml_edit::Value::Integer(n)), k) => match k {
+                1..=3 => extreme(v % INTS.len()),
+                _ => [
+                    0,
+                    1,
+                    n.value() / 2,
+                    n.value().saturating_mul(2),
+                    n.value().saturating_add(1),
+                ][v % 5]
+                    .into(),
+            },
+            (Some(toml_edit::Value::String(t)), _) => {
+                let t = t.value();
+                match t.starts_with(|c: char| c.is_ascii_digit()) {
+                    true => DURATIONS[v % DURATIONS.len()].into(),
+                    false => TEXTS[v % TEXTS.len()].into(),
+                }
+            }
+            (Some(toml_edit::Value::Boolean(b)), _) => (!*b.value()).into(),
+            _ => extreme(v),
+        };
+        table[&key] = toml_edit::Item::Value(new);
+    }
+    doc.to_string()
+}
+
+fn check_text(text: &str) -> Result<(), TestCaseError> {
+    bounded("generated scenario", || {
+        fuzz::scenario_text(text.as_bytes())
+    })
+    .map(|_| ())
+}
+
+const SHIPPED: &[&str] = &[
+    "wordcount",
+    "faults",
+    "flip27",
+    "operator-state",
+    "sink-v2",
+    "chains",
+    "windows",
+    "rescale",
+    "flip27-regions",
+    "backpressure",
+];
+
+fn shipped(i: usize) -> String {
+    let path = scenario_path(SHIPPED[i % SHIPPED.len()]);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// One byte-level mutation: (kind, position, byte, length).
+type Mutation = (u8, usize, u8, usize);
+
+fn mutate(bytes: &mut Vec<u8>, m: Mutation, other: &[u8]) {
+    let (kind, at, byte, len) = m;
+    let n = bytes.len();
+    let at = if n == 0 { 0 } else { at % n };
+    let len = len % 64 + 1;
+    match kind % 7 {
+        0 if n > 0 => bytes[at] ^= 1 << (byte % 8),
+        1 if n > 0 => bytes[at] = byte,
+        2 => bytes.insert(at, byte),
+        3 => {
+            bytes.drain(at..(at + len).min(n));
+        }
+        4 => {
+            let piece = bytes[at..(at + len).min(n)].to_vec();
+            bytes.splice(at..at, piece);
+        }
+        5 => {
+            // A run of digits grown past every integer type.
+            if let Some(d) = bytes[at..].iter().position(u8::is_ascii_digit) {
+                bytes.splice(at + d..at + d, b"99999999999999999999".iter().copied());
+            }
+        }
+        _ => {
+            // A line of another file.
+            let lines: Vec<&[u8]> = other.split(|&b| b == b'\n').collect();
+            let line = lines[at % lines.len()];
+            let start = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            bytes.splice(start..start, line.iter().chain(b"\n").copied());
+        }
+    }
+}
+
+fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
+    prop::collection::vec(
+        (any::<u8>(), any::<usize>(), any::<u8>(), any::<usize>()),
+        1..4,
+    )
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn generated_scenarios_with_extreme_values_are_refused_or_run(
+        g in strategies::scenario_unrestricted(Algorithm::Aligned),
+        algorithm in 0..Algorithm::all().count(),
+        edits in prop::collection::vec((any::<usize>(), any::<usize>(), prop::bool::weighted(0.1)), 1..3),
+    ) {
+        let name = Algorithm::all().nth(algorithm).unwrap().name();
+        let text = g.toml.replace("algorithm = \"aligned\"", &format!("algorithm = \"{name}\""));
+        check_text(&edit_values(&text, &edits))?;
+    }
+
+    #[test]
+    fn shipped_scenarios_under_byte_mutation_are_refused_or_run(
+        file in any::<usize>(),
+        other in any::<usize>(),
+        ms in mutations(),
+    ) {
+        let mut bytes = shipped(file).into_bytes();
+        let other = shipped(other).into_bytes();
+        for m in ms {
+            mutate(&mut bytes, m, &other);
+        }
+        bounded("mutated scenario", || fuzz::scenario_text(&bytes))?;
+    }
+}
+
+// ------------------------------------------------------------ snapshots
+
+/// A real snapshot directory and the job that took it.
+struct Base {
+    dir: PathBuf,
+    job: Scenario,
+}
+
+/// Savepoints of five shipped scenarios ([`fuzz::base_snapshots`]).
+fn bases() -> &'static [Base] {
+    static BASES: OnceLock<Vec<Base>> = OnceLock::new();
+    BASES.get_or_init(|| {
+        let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        fuzz::base_snapshots(&scenarios, &temp("bases"))
+            .into_iter()
+            .map(|(dir, job)| Base { dir, job })
+            .collect()
+    })
+}
+
+/// One structure-aware edit of an image: (field, index, value).
+type Craft = (u8, usize, u64);
+
+fn extreme_u64(v: u64) -> u64 {
+    const VALUES: &[u64] = &[
+        0,
+        1,
+        2,
+        127,
+        128,
+        65_534,
+        65_535,
+        65_536,
+        u32::MAX as u64,
+        1 << 48,
+        (1 << 48) + 1,
+        i64::MAX as u64,
+        u64::MAX,
+    ];
+    match v % 20 {
+        k if (k as usize) < VALUES.len() => VALUES[k as usize],
+        _ => v / 20,
+    }
+}
+
+fn craft(image: &mut Image, (field, i, v): Craft) {
+    let x = extreme_u64(v);
+    let x32 = x.min(u64::from(u32::MAX)) as u32;
+    let ops = image.operators.len();
+    match field % 14 {
+        0 => image.meta.generation = x32,
+        1 => image.meta.id = x,
+        2 => image.meta.max_parallelism = x32,
+        3 => image.operators[i % ops].parallelism = x32,
+        4 => image.meta.completed_at_ns = x,
+        5 => {
+            let n = image.meta.sources.len().max(1);
+            if let Some(s) = image.meta.sources.get_mut(i % n) {
+                match v % 3 {
+                    0 => s.partitions = x32,
+                    1 => s.records_per_partition = x,
+                    _ => s.keys = x,
+                }
+            }
+        }
+        6 => {
+            let op = image.operators.remove(i % ops);
+            image.operators.insert(v as usize % ops, op);
+        }
+        7 => {
+            let op = image.operators[i % ops].clone();
+            image.operators.push(op);
+        }
+        8 => {
+            let j = (i / ops) % ops;
+            image.operators[i % ops].kind = image.operators[j].kind.clone();
+        }
+        field => {
+            let op = &mut image.operators[i % ops];
+            match (&mut op.state, field) {
+                (OperatorState::Source { offsets }, _)
+                | (
+                    OperatorState::SplitSource {
+                        splits: offsets, ..
+                    },
+                    _,
+                ) if !offsets.is_empty() => {
+                    let k = i % offsets.len();
+                    match v % 2 {
+                        0 => offsets[k].0 = x32,
+                        _ => offsets[k].1 = x,
+                    }
+                }
+                (OperatorState::Keyed { key_groups }, _) if !key_groups.is_empty() => {
+                    let k = i % key_groups.len();
+                    match (v % 3, key_groups[k].1.first_mut()) {
+                        (0, _) => key_groups[k].0 = x32,
+                        (1, Some(e)) => e.0 = x,
+                        (_, Some(e)) => e.1 = x as i64,
+                        _ => {}
+                    }
+                }
+                (OperatorState::List { entries }, _) if !entries.is_empty() => {
+                    let k = i % entries.len();
+                    match v % 3 {
+                        0 => entries[k].lineage.partition = x32,
+                        1 => entries[k].lineage.offset = x,
+                        _ => entries[k].value = x as i64,
+                    }
+                }
+                _ => {
+                    let n = image.channels.len().max(1);
+                    if let Some(c) = image.channels.get_mut(i % n) {
+                        match (v % 4, c.records.first_mut()) {
+                            (0, _) => c.to_subtask = x32,
+                            (1, _) => c.from_subtask = x32,
+                            (2, Some(r)) => r.lineage.offset = x,
+                            (_, Some(r)) => r.key = x,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn snapshots_under_byte_mutation_are_refused_or_restored(
+        base in any::<u8>(),
+        file in any::<u8>(),
+        resign in any::<bool>(),
+        ms in mutations(),
+    ) {
+        // As the `cargo fuzz` target `snapshot` reads its input.
+        let b = &bases()[base as usize % bases().len()];
+        let files = fuzz::files(&b.dir);
+        let original = std::fs::read(&files[file as usize % files.len()]).unwrap();
+        let mut bytes = original.clone();
+        for m in ms {
+            mutate(&mut bytes, m, &original);
+        }
+        let bases: Vec<(PathBuf, Scenario)> =
+            bases().iter().map(|b| (b.dir.clone(), b.job.clone())).collect();
+        let mut data = vec![base, file, u8::from(resign)];
+        data.extend(&bytes);
+        let outcome = bounded("mutated snapshot", || {
+            fuzz::snapshot_bytes(&bases, &temp("case"), &data)
+        })?;
+        // Changed bytes not signed again never get past the checksums.
+        if !resign && bytes != original {
+            prop_assert_eq!(outcome, Outcome::Refused);
+        }
+    }
+
+    #[test]
+    fn snapshots_with_extreme_values_are_refused_or_restored(
+        base in any::<usize>(),
+        crafts in prop::collection::vec((any::<u8>(), any::<usize>(), any::<u64>()), 1..4),
+    ) {
+        let base = &bases()[base % bases().len()];
+        let mut image = ckptsim::savepoint::read_dir(&base.dir).unwrap();
+        for c in crafts {
+            craft(&mut image, c);
+        }
+        let dir = temp("crafted");
+        write_dir(&dir, &image).unwrap();
+        let outcome = bounded("crafted snapshot", || fuzz::snapshot_dir(&dir, &base.job));
+        std::fs::remove_dir_all(&dir).unwrap();
+        outcome?;
+    }
+}
+
+#[test]
+fn unchanged_bases_restore_and_pass() {
+    for base in bases() {
+        assert_eq!(
+            fuzz::snapshot_dir(&base.dir, &base.job),
+            Outcome::Ran { passed: true },
+            "{}",
+            base.dir.display()
+        );
+    }
+}
+
+// ------------------------------------------------------------ found inputs
+
+/// Every input the fuzzers found (`tests/regressions/fuzz/*.toml`: scenario
+/// texts) is refused or runs within bounds.
+#[test]
+fn found_inputs_are_refused_or_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/fuzz");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let started = Stopwatch::start();
+        let outcome = fuzz::scenario_text(&bytes);
+        let seconds = started.elapsed_ns() / 1_000_000_000;
+        assert!(
+            seconds < env("CKPTSIM_FUZZ_SECONDS", 60),
+            "{}: {outcome:?} after {seconds} s",
+            path.display()
+        );
+        found += 1;
+    }
+    assert!(found > 0, "no inputs in {}", dir.display());
+}
