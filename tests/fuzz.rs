@@ -524,24 +524,34 @@ fn unchanged_bases_restore_and_pass() {
 
 // ------------------------------------------------------------ found inputs
 
-/// Every input the fuzzers found (`tests/regressions/fuzz/*.toml`: scenario
-/// texts) is refused or runs within bounds.
+/// Every input the fuzzers found is refused or runs within bounds:
+/// `tests/regressions/fuzz/scenario/*` as scenario texts (the `scenario`
+/// target's input), `tests/regressions/fuzz/snapshot/*` as the `snapshot`
+/// target's input against the same base savepoints.
 #[test]
 fn found_inputs_are_refused_or_run() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/fuzz");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/fuzz");
+    let bases: Vec<(PathBuf, Scenario)> = bases()
+        .iter()
+        .map(|b| (b.dir.clone(), b.job.clone()))
+        .collect();
     let mut found = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap();
-        let started = Stopwatch::start();
-        let outcome = fuzz::scenario_text(&bytes);
-        let seconds = started.elapsed_ns() / 1_000_000_000;
-        assert!(
-            seconds < env("CKPTSIM_FUZZ_SECONDS", 60),
-            "{}: {outcome:?} after {seconds} s",
-            path.display()
-        );
-        found += 1;
+    for kind in ["scenario", "snapshot"] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(kind))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let bytes = std::fs::read(&path).unwrap();
+            let what = path.display().to_string();
+            let outcome = bounded(&what, || match kind {
+                "scenario" => fuzz::scenario_text(&bytes),
+                _ => fuzz::snapshot_bytes(&bases, &temp("found"), &bytes),
+            });
+            assert!(outcome.is_ok(), "{what}: {outcome:?}");
+            found += 1;
+        }
     }
-    assert!(found > 0, "no inputs in {}", dir.display());
+    assert!(found >= 2, "no inputs under {}", root.display());
 }

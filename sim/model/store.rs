@@ -245,7 +245,10 @@ impl ExternalStore {
     }
 
     pub fn state(&self, id: TxnId) -> Option<TxnState> {
-        self.txns.get(&id).map(|&slot| self.slots[slot].state)
+        self.txns
+            .get(&id)
+            .and_then(|&slot| self.slots.get(slot))
+            .map(|t| t.state)
     }
 
     /// Every transaction with its state and records, by id.

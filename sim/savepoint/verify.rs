@@ -153,6 +153,12 @@ pub(super) fn check(image: &Image) -> Checked {
         ));
     }
     let partitions = partitions(image)?;
+    // The store's own structure first: the operators' checks look
+    // transactions up in it.
+    image
+        .store
+        .check()
+        .map_err(|e| bad(Part::External, "transactions", e))?;
     let mut uids = BTreeSet::new();
     for (i, op) in image.operators.iter().enumerate() {
         let field = |key: &str| format!("operators[{i}].{key}");
@@ -524,7 +530,6 @@ fn source_splits(
 fn store(image: &Image, partitions: &Partitions) -> Checked {
     let x = Part::External;
     let s: &ExternalStore = &image.store;
-    s.check().map_err(|e| bad(x, "transactions", e))?;
     let operators = image.operators.len() as u64;
     let next_attempt = (u64::from(image.meta.generation) + 1) << 16;
     for (id, _, records) in s.transactions() {
