@@ -97,7 +97,7 @@ fn file(i: usize) -> String {
         6 => d("fifo"),
         7 => "/dev/zero".into(),
         8 => "/dev/null".into(),
-        9 => "scenarios".into(),
+        9 => f.dir.display().to_string(),
         10 => d("missing.toml"),
         11 => f.savepoint.display().to_string(),
         12 => d("results.jsonl"),
@@ -111,7 +111,7 @@ fn output(i: usize, case: u64) -> String {
     let f = files();
     match i % 6 {
         0 | 1 => f.dir.join(format!("out-{case}")).display().to_string(),
-        2 => "scenarios".into(),
+        2 => f.dir.clone().display().to_string(), // exists, not empty
         3 => "/dev/full".into(),
         4 => f.dir.join("no/such/dir/out").display().to_string(),
         _ => f.savepoint.display().to_string(),
