@@ -501,7 +501,7 @@ mod cli {
         let p = renamed.to_str().unwrap();
         refused(
             &ckptsim(&["run", p, "--from-savepoint", d]),
-            "error: the snapshot has state for operator `count`, which the job does not contain\n  help: give the operator its old id, or pass --allow-non-restored-state to drop its state",
+            &format!("error: {d}/_metadata: the snapshot has state for operator `count`, which the job does not contain\n  help: give the operator its old id, or pass --allow-non-restored-state to drop its state"),
         );
         // Allowed: the state is dropped, the new operator starts empty, and
         // the checkers see exactly what that means (the counts restart).
@@ -522,7 +522,7 @@ mod cli {
         });
         refused(
             &ckptsim(&["run", narrower.to_str().unwrap(), "--from-savepoint", d]),
-            "error: max_parallelism changed: the snapshot has 128 key groups, the job 64\n  help: key groups can be neither split nor merged; set max_parallelism = 128 in the scenario",
+            &format!("error: {d}/_metadata: max_parallelism changed: the snapshot has 128 key groups, the job 64\n  help: key groups can be neither split nor merged; set max_parallelism = 128 in the scenario"),
         );
         for f in [renamed, narrower] {
             std::fs::remove_file(f).unwrap();

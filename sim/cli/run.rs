@@ -219,8 +219,12 @@ pub(crate) fn prepare(
     };
     if let Some(dir) = &r.from {
         let image = savepoint::read_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
+        // What does not fit the job is a refusal of the snapshot's metadata.
         let plan = rescale::assign(&image, &prepared.scenario, r.allow_non_restored_state)
-            .map_err(|e| UsageError(format!("error: {e}")))?;
+            .map_err(|mut e| {
+                e.path.get_or_insert_with(|| dir.join(savepoint::METADATA));
+                UsageError(format!("error: {e}"))
+            })?;
         let kind = match image.meta.kind {
             SnapshotKind::Savepoint => "savepoint",
             SnapshotKind::Checkpoint => "retained checkpoint",
