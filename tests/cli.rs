@@ -1,16 +1,9 @@
 //! The command line: exit codes 0 (all checks hold), 1 (a check failed, with
 //! the replay line), 2 (bad input), and the `--json` fields.
 
+use crate::common::ckptsim;
 use std::io::Write;
-use std::process::{Command, Output};
-
-fn ckptsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+use std::process::Output;
 
 fn text(o: &Output) -> (String, String) {
     (

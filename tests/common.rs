@@ -113,3 +113,20 @@ pub fn assert_caught(scenario: &Scenario, m: Mutant, seeds: u64, by: &str) {
     let failed = failed_checks(&check(scenario, seed, &[m]));
     assert!(failed.contains(&by), "{}: {failed:?}", m.info().name);
 }
+
+/// Runs the `ckptsim` binary in the repository's root.
+pub fn ckptsim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

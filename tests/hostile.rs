@@ -3,22 +3,11 @@
 //! `verify-snapshot` and by `run --from-savepoint` alike; nothing panics,
 //! wraps or hangs.
 
+use crate::common::{ckptsim, stderr};
 use ckptsim::model::ExternalStore;
 use ckptsim::savepoint::{read_dir, write_dir, Image, OperatorState};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn ckptsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Command;
 
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ckptsim-hostile-{}-{name}", std::process::id()));

@@ -303,24 +303,9 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
 // ------------------------------------------------------------ command line
 
 mod cli {
+    use crate::common::{ckptsim, stderr, stdout};
     use std::path::{Path, PathBuf};
-    use std::process::{Command, Output};
-
-    fn ckptsim(args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("the binary runs")
-    }
-
-    fn stderr(o: &Output) -> String {
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    }
-
-    fn stdout(o: &Output) -> String {
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
+    use std::process::Output;
 
     fn temp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("ckptsim-sp-{}-{name}", std::process::id()));

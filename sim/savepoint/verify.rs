@@ -448,32 +448,29 @@ fn operator(image: &Image, i: usize, partitions: &Partitions) -> Checked {
             Ok(())
         }
         OperatorState::List { entries } => partitions.records(part, "entries", entries),
-        OperatorState::Broadcast { copies } => {
-            per_subtask("copies", copies.len())?;
-            for (j, c) in copies.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
-                crate::model::opstate::BroadcastState::decode(c)
-                    .map_err(|e| bad(part, &format!("copies[{j}]"), e))?;
-            }
-            Ok(())
-        }
-        OperatorState::Sink2pc { subtasks } => {
-            per_subtask("subtasks", subtasks.len())?;
-            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
-                known_txns(&format!("subtasks[{j}]"), sink_txns(s))?;
-            }
-            Ok(())
-        }
-        OperatorState::SinkWriter { subtasks } => {
-            per_subtask("subtasks", subtasks.len())?;
-            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
-                merge_writer_states(&[s]).map_err(|e| bad(part, &format!("subtasks[{j}]"), e))?;
-            }
-            Ok(())
-        }
-        OperatorState::SinkCommitter { subtasks } => {
-            per_subtask("subtasks", subtasks.len())?;
-            for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
-                known_txns(&format!("subtasks[{j}]"), committer_txns(s))?;
+        OperatorState::Broadcast { copies: native }
+        | OperatorState::Sink2pc { subtasks: native }
+        | OperatorState::SinkWriter { subtasks: native }
+        | OperatorState::SinkCommitter { subtasks: native } => {
+            // One native state per subtask, each decoding as its kind's.
+            let field = match &op.state {
+                OperatorState::Broadcast { .. } => "copies",
+                _ => "subtasks",
+            };
+            per_subtask(field, native.len())?;
+            for (j, s) in native.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                let field = format!("{field}[{j}]");
+                let decoded = |r: Result<(), String>| r.map_err(|e| bad(part, &field, e));
+                match &op.state {
+                    OperatorState::Broadcast { .. } => {
+                        decoded(crate::model::opstate::BroadcastState::decode(s).map(drop))?
+                    }
+                    OperatorState::Sink2pc { .. } => known_txns(&field, sink_txns(s))?,
+                    OperatorState::SinkWriter { .. } => {
+                        decoded(merge_writer_states(&[s]).map(drop))?
+                    }
+                    _ => known_txns(&field, committer_txns(s))?,
+                }
             }
             Ok(())
         }
