@@ -486,8 +486,13 @@ proptest! {
         let outcome = bounded("mutated snapshot", || {
             fuzz::snapshot_bytes(&bases, &temp("case"), &data)
         })?;
-        // Changed bytes not signed again never get past the checksums.
-        if !resign && bytes != original {
+        // Changed bytes not signed again never get past the checksums
+        // (`_metadata`'s covers its JSON, so white space may change).
+        let compact = |b: &[u8]| {
+            serde_json::from_slice::<serde_json::Value>(b).ok().map(|v| v.to_string())
+        };
+        let same_json = compact(&bytes).is_some() && compact(&bytes) == compact(&original);
+        if !resign && bytes != original && !same_json {
             prop_assert_eq!(outcome, Outcome::Refused);
         }
     }

@@ -395,18 +395,21 @@ struct Metadata {
     operators: Vec<OperatorEntry>,
     channel_state: FileEntry,
     external: FileEntry,
-    /// blake3 of this metadata as JSON with this field empty: an edited
-    /// `_metadata` is refused like a damaged state file.
+    /// [`metadata_hash`] of this metadata: an edited `_metadata` is refused
+    /// like a damaged state file.
     metadata_blake3: String,
 }
 
-impl Metadata {
-    fn hash(&mut self) -> String {
-        let own = std::mem::take(&mut self.metadata_blake3);
-        let text = serde_json::to_string(self).expect("metadata serialises");
-        self.metadata_blake3 = own;
-        blake3::hash(text.as_bytes()).to_hex().to_string()
+/// blake3 of a `_metadata` JSON object with `metadata_blake3` empty, as
+/// compact JSON in the order written: every change but white space changes
+/// it, an unknown key included.
+fn metadata_hash(value: &serde_json::Value) -> String {
+    let mut value = value.clone();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("metadata_blake3".into(), "".into());
     }
+    let text = serde_json::to_string(&value).expect("JSON values serialise");
+    blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -475,7 +478,8 @@ pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
         external,
         metadata_blake3: String::new(),
     };
-    metadata.metadata_blake3 = metadata.hash();
+    metadata.metadata_blake3 =
+        metadata_hash(&serde_json::to_value(&metadata).expect("metadata serialises"));
     let mut text = serde_json::to_string_pretty(&metadata).expect("metadata serialises");
     text.push('\n');
     write(METADATA, text.as_bytes())?;
@@ -596,20 +600,25 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
             ))
         }
     }
-    let mut metadata: Metadata =
-        serde_json::from_value(value).map_err(|e| corrupt(format!("invalid metadata: {e}")))?;
-    let hash = metadata.hash();
-    if hash != metadata.metadata_blake3 {
+    let hash = metadata_hash(&value);
+    let stored = value
+        .get("metadata_blake3")
+        .and_then(|h| h.as_str())
+        .unwrap_or_default()
+        .to_string();
+    if hash != stored {
         return Err(SnapshotError::new(
             Some(&meta_path),
             format!(
                 "`metadata_blake3`: checksum mismatch (blake3 {}…, the file says {}…): _metadata was edited or is damaged",
                 &hash[..12],
-                metadata.metadata_blake3.get(..12).unwrap_or(&metadata.metadata_blake3)
+                stored.get(..12).unwrap_or(&stored)
             ),
             Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
         ));
     }
+    let metadata: Metadata =
+        serde_json::from_value(value).map_err(|e| corrupt(format!("invalid metadata: {e}")))?;
     // Each file is where the writer puts it: an operator cannot be pointed
     // at another one's state.
     let mut names = vec![(
