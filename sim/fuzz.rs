@@ -9,7 +9,7 @@ use crate::harness::{execute, execute_job, Execution};
 use crate::report::Summary;
 use crate::runtime::{JobOptions, RunConfig, SnapshotKind};
 use crate::savepoint::{self, rescale, Image};
-use crate::scenario::{self, OperatorKind, SavepointSpec, Scenario};
+use crate::scenario::{self, SavepointSpec, Scenario};
 use crate::{mutant::Mutants, swarm};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,19 +29,6 @@ pub enum Outcome {
     TooLarge,
     /// Run and judged; whether it passed.
     Ran { passed: bool },
-}
-
-/// How many records a job's sources hold.
-pub fn records(s: &Scenario) -> u64 {
-    s.operators
-        .iter()
-        .filter_map(|op| match &op.kind {
-            OperatorKind::Source(src) => {
-                Some(u64::from(src.partitions).saturating_mul(src.records_per_partition))
-            }
-            _ => None,
-        })
-        .fold(0, u64::saturating_add)
 }
 
 /// Scenario text, as `ckptsim run` reads it: parsed, and if valid run with
@@ -85,7 +72,7 @@ fn config(s: &Scenario, seed: u64) -> RunConfig {
 
 /// The scenario with the fuzzer's event bound, if it is small enough to run.
 fn bounded(s: &Scenario) -> Option<Scenario> {
-    if records(s) > MAX_RECORDS {
+    if s.source_records() > MAX_RECORDS {
         return None;
     }
     let mut s = s.clone();

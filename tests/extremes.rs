@@ -450,16 +450,7 @@ fn edit(text: &str, path: &str, value: toml::Value, pick: usize) -> String {
 /// Roughly how many records reach the sinks: the sources' records, times
 /// every flat-map's copies and every broadcast's fan-out.
 fn input_size(s: &Scenario) -> u64 {
-    let mut size: u64 = s
-        .operators
-        .iter()
-        .map(|op| match &op.kind {
-            OperatorKind::Source(src) => {
-                u64::from(src.partitions).saturating_mul(src.records_per_partition)
-            }
-            _ => 0,
-        })
-        .fold(0, u64::saturating_add);
+    let mut size: u64 = s.source_records();
     for op in &s.operators {
         if let OperatorKind::FlatMap { copies } = op.kind {
             size = size.saturating_mul(u64::from(copies));

@@ -573,6 +573,19 @@ impl Scenario {
             .any(|o| matches!(o.kind, OperatorKind::SinkUpsert { .. }))
     }
 
+    /// How many records the sources hold in all (saturating).
+    pub fn source_records(&self) -> u64 {
+        self.operators
+            .iter()
+            .filter_map(|op| match &op.kind {
+                OperatorKind::Source(src) => {
+                    Some(u64::from(src.partitions).saturating_mul(src.records_per_partition))
+                }
+                _ => None,
+            })
+            .fold(0, u64::saturating_add)
+    }
+
     /// The first global partition of operator `op`'s input: sources'
     /// partitions are numbered source after source, in operator order (as
     /// `model::Workload` generates them).
