@@ -31,9 +31,11 @@ use crate::protocol::{Barrier, BarrierKind};
 use std::collections::VecDeque;
 
 mod capture;
+mod gate;
 mod recovered;
 
 pub use capture::Capture;
+pub use gate::Gates;
 
 /// What travels on a channel.
 #[derive(Debug)]
@@ -204,6 +206,8 @@ pub struct Net {
     pub persist_recovered_twice: bool,
     /// Restored records persisted again by a checkpoint during recovery.
     pub recovered_persisted: u64,
+    /// Per task: the inputs with something to read (see [`gate`]).
+    pub gates: Gates,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -317,6 +321,7 @@ impl Net {
             skip_recovered: false,
             persist_recovered_twice: false,
             recovered_persisted: 0,
+            gates: Gates::default(),
         }
     }
 
@@ -621,9 +626,11 @@ impl Net {
             if priority {
                 c.in_queue.insert(c.in_priority, msg);
                 c.in_priority += 1;
+                self.priority_gained(ch);
             } else {
                 c.in_queue.push_back(msg);
             }
+            self.input_gained(ch);
             self.poke(to);
             if data {
                 match self.credit.arrive(ch, backlog) {

@@ -101,7 +101,11 @@ impl Net {
                 }
             }
         }
+        let promoted = c.in_priority > 0;
         c.capture = Some(cap);
+        if promoted {
+            self.priority_gained(ch);
+        }
     }
 
     /// Takes the channel state captured for checkpoint `id`, if any.

@@ -34,6 +34,9 @@ impl Net {
             rest = tail;
         }
         let n = records.len() as u64;
+        if n > 0 {
+            self.input_gained(ch);
+        }
         let c = &mut self.channels[ch as usize];
         c.sent += n;
         c.arrived += n;

@@ -199,14 +199,17 @@ impl World<'_> {
         if !self.stop_the_world() {
             self.tasks[ti].closed.insert(b.id);
         }
-        if self.tasks[ti].snapshotted.contains(&b.id) {
+        if b.id <= self.tasks[ti].snapshotted {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(
                 "protocol",
-                format!("task {name} snapshotted checkpoint {} twice", b.id),
+                format!(
+                    "task {name} snapshotted checkpoint {} after checkpoint {}",
+                    b.id, self.tasks[ti].snapshotted
+                ),
             );
         }
-        self.tasks[ti].snapshotted.push(b.id);
+        self.tasks[ti].snapshotted = b.id;
         // Flink's `checkpointState`: `prepareSnapshotPreBarrier` (what it
         // emits goes ahead of the barrier), the barrier forwarded, then every
         // operator's snapshot. Stop-the-world ran the hooks at its drain

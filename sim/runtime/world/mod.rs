@@ -125,8 +125,9 @@ struct Task {
     /// Time the current alignment's first barrier arrived.
     alignment_start: Option<(CheckpointId, SimTime)>,
     last_alignment_ns: u64,
-    /// Checkpoint ids snapshotted (this attempt), for the protocol check.
-    snapshotted: Vec<CheckpointId>,
+    /// The newest checkpoint snapshotted (this attempt), for the protocol
+    /// check that snapshots follow checkpoint order, each once.
+    snapshotted: CheckpointId,
     /// Per output channel (as in `task_outputs`): the edge may carry
     /// unaligned barriers (not forward/broadcast, receiver not forced to align).
     out_uc: Vec<bool>,
@@ -348,6 +349,7 @@ impl<'a> World<'a> {
             (n.latency_min, n.latency_max),
             n.flush_timeout,
         );
+        net.gates = crate::runtime::net::Gates::new(exec.tasks.iter().map(|t| t.inputs.len()));
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
         net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
@@ -566,7 +568,7 @@ impl<'a> World<'a> {
             },
             alignment_start: None,
             last_alignment_ns: 0,
-            snapshotted: Vec::new(),
+            snapshotted: 0,
             out_uc,
             pending_ack: None,
             recovery_order: VecDeque::new(),

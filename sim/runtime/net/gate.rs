@@ -1,0 +1,136 @@
+//! Which inputs of a task have something to read: Flink's input gate keeps
+//! a queue of its channels with data (`SingleInputGate.inputChannelsWithData`,
+//! priority channels first), so that picking the next input costs the same
+//! whatever the number of channels. Here each task has two bitsets over its
+//! inputs: inputs that may hold a message or restored buffers, and inputs
+//! that may hold a priority event. A bit is set whenever its channel gains
+//! one; a set bit whose channel turns out empty is cleared when a scan finds
+//! it. So a scan visits only the inputs that had something since the last
+//! scan, in input order: the same inputs, in the same order, as a scan of
+//! every input.
+
+use super::Net;
+use crate::model::ChannelId;
+
+/// One task's inputs as bits, input `i` in word `i / 64`.
+#[derive(Clone, Debug, Default)]
+pub struct InputBits {
+    words: Vec<u64>,
+}
+
+impl InputBits {
+    fn with_inputs(n: usize) -> InputBits {
+        InputBits {
+            words: vec![0; n.div_ceil(64)],
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, i: u32) {
+        self.words[i as usize / 64] |= 1 << (i % 64);
+    }
+
+    /// The set bits in ascending order; `keep(i)` false clears bit `i`;
+    /// `stop(i)` true ends the scan (at `i`, which is returned).
+    #[inline]
+    fn scan(
+        &mut self,
+        mut keep: impl FnMut(u32) -> bool,
+        mut stop: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        for (w, word) in self.words.iter_mut().enumerate() {
+            let mut rest = *word;
+            while rest != 0 {
+                let bit = rest.trailing_zeros();
+                rest &= rest - 1;
+                let i = (w * 64) as u32 + bit;
+                if !keep(i) {
+                    *word &= !(1 << bit);
+                } else if stop(i) {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Per task: inputs that may have something to read, and inputs that may
+/// have a priority event at their head.
+#[derive(Clone, Debug, Default)]
+pub struct Gates {
+    readable: Vec<InputBits>,
+    priority: Vec<InputBits>,
+}
+
+impl Gates {
+    /// Gates for tasks with these numbers of inputs.
+    pub fn new(inputs: impl Iterator<Item = usize>) -> Gates {
+        let readable: Vec<InputBits> = inputs.map(InputBits::with_inputs).collect();
+        Gates {
+            priority: readable.clone(),
+            readable,
+        }
+    }
+}
+
+impl Net {
+    /// Channel `ch` gained a message or restored buffers.
+    #[inline]
+    pub(super) fn input_gained(&mut self, ch: ChannelId) {
+        let c = &self.channels[ch as usize];
+        if let Some(bits) = self.gates.readable.get_mut(c.to as usize) {
+            bits.set(c.input_index);
+        }
+    }
+
+    /// Channel `ch` gained a priority event.
+    #[inline]
+    pub(super) fn priority_gained(&mut self, ch: ChannelId) {
+        let c = &self.channels[ch as usize];
+        if let Some(bits) = self.gates.priority.get_mut(c.to as usize) {
+            bits.set(c.input_index);
+        }
+    }
+
+    /// The first input of `task` (channels `inputs`) that `readable` allows
+    /// and whose head is a priority event.
+    pub fn priority_input(
+        &mut self,
+        task: usize,
+        inputs: &[ChannelId],
+        readable: impl Fn(usize) -> bool,
+    ) -> Option<u32> {
+        let channels = &self.channels;
+        self.gates.priority.get_mut(task)?.scan(
+            |i| channels[inputs[i as usize] as usize].in_priority > 0,
+            |i| readable(i as usize),
+        )
+    }
+
+    /// Every input of `task` that `readable` allows and that holds a message
+    /// or restored buffers, in input order, into `ready`.
+    pub fn ready_inputs(
+        &mut self,
+        task: usize,
+        inputs: &[ChannelId],
+        readable: impl Fn(usize) -> bool,
+        ready: &mut Vec<u32>,
+    ) {
+        let channels = &self.channels;
+        if let Some(bits) = self.gates.readable.get_mut(task) {
+            bits.scan(
+                |i| {
+                    let c = &channels[inputs[i as usize] as usize];
+                    !(c.in_queue.is_empty() && c.recovered.is_empty())
+                },
+                |i| {
+                    if readable(i as usize) {
+                        ready.push(i);
+                    }
+                    false
+                },
+            );
+        }
+    }
+}
