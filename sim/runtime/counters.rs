@@ -71,6 +71,9 @@ counters! {
     records_emitted,
     records_replayed,
     records_processed,
+    /// Records processed by the chained operators after a task's head
+    /// (`records_processed` counts what heads read).
+    chained_records,
     /// Records taken in by sinks (operators without outputs), replays
     /// after a failure included: the numerator of throughput.
     sink_records_in,

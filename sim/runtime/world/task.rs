@@ -61,28 +61,15 @@ impl World<'_> {
             return;
         }
         loop {
-            let inputs = &self.exec.tasks[ti].inputs;
             // Priority events first (Flink processes them eagerly).
-            let mut pick = None;
-            for (i, &ch) in inputs.iter().enumerate() {
-                if self.readable(ti, i) && self.net.has_priority(ch) {
-                    pick = Some(i as u32);
-                    break;
-                }
-            }
-            let pick = match pick {
+            let pick = match self.first_priority(ti) {
                 Some(p) => p,
                 None if self.net.sched[ti].full_outputs > 0 => return,
                 None => {
                     self.ready.clear();
-                    for (i, &ch) in inputs.iter().enumerate() {
-                        let c = &self.net.channels[ch as usize];
-                        if self.readable(ti, i)
-                            && !(c.in_queue.is_empty() && c.recovered.is_empty())
-                        {
-                            self.ready.push(i as u32);
-                        }
-                    }
+                    let readable = readable(self.net.blocking_barriers, &self.tasks[ti].blocked);
+                    let inputs = &self.exec.tasks[ti].inputs;
+                    self.net.ready_inputs(ti, inputs, readable, &mut self.ready);
                     match self.ready.len() {
                         0 => return,
                         1 => self.ready[0],
@@ -98,7 +85,7 @@ impl World<'_> {
                     }
                 }
             };
-            let ch = inputs[pick as usize];
+            let ch = self.exec.tasks[ti].inputs[pick as usize];
             let step = self.tasks[ti].step_records;
             if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
                 // Checkpointing during recovery: the channel's restored
@@ -193,19 +180,18 @@ impl World<'_> {
     }
 
     /// A priority event waits on an unblocked input of a non-source task.
-    pub(super) fn priority_input(&self, ti: usize) -> bool {
-        !self.tasks[ti].is_source
-            && self.exec.tasks[ti]
-                .inputs
-                .iter()
-                .enumerate()
-                .any(|(i, &ch)| self.readable(ti, i) && self.net.has_priority(ch))
+    pub(super) fn priority_input(&mut self, ti: usize) -> bool {
+        !self.tasks[ti].is_source && self.first_priority(ti).is_some()
     }
 
-    /// Whether task `ti` may read its input `i`. Where barriers block their
-    /// senders (Flink since FLINK-16404) the receiver's blocked set is
-    /// bookkeeping: nothing arrives behind a blocking barrier, and what
-    /// arrived before it is read.
+    /// The first input of task `ti` it may read whose head is a priority
+    /// event.
+    fn first_priority(&mut self, ti: usize) -> Option<u32> {
+        let readable = readable(self.net.blocking_barriers, &self.tasks[ti].blocked);
+        self.net
+            .priority_input(ti, &self.exec.tasks[ti].inputs, readable)
+    }
+
     /// Without checkpointing during recovery: the input whose restored
     /// buffers the task reads next, before anything else.
     fn recovered_first(&mut self, ti: usize) -> Option<u32> {
@@ -246,10 +232,6 @@ impl World<'_> {
         self.counters.in_flight_records_replayed += n;
         self.recovery_pending -= n;
         self.busy(t, n, n);
-    }
-
-    fn readable(&self, ti: usize, i: usize) -> bool {
-        self.net.blocking_barriers || !self.tasks[ti].blocked[i]
     }
 
     /// The task is busy processing `n` records from now (`replayed` of them
@@ -311,8 +293,11 @@ impl World<'_> {
             let batch = std::mem::replace(&mut self.out, spare);
             for i in 0..next {
                 let c = self.exec.tasks[t as usize].chained[m][i] as usize;
+                self.fed(t, c, batch.len() as u64);
                 for &r in &batch {
-                    self.feed(t, c, r);
+                    let (member, mut ctx) = self.ctx_parts(t, c);
+                    member.op.process(r, &mut ctx);
+                    self.emit_from(t, c);
                 }
             }
             let spare = std::mem::replace(&mut self.out, batch);
@@ -321,15 +306,16 @@ impl World<'_> {
         self.route_out(t, m);
     }
 
-    /// Member `c` of task `t` processes a record from the member before it.
-    fn feed(&mut self, t: TaskId, c: usize, r: Record) {
+    /// Member `c` of task `t` is about to process `n` records from the
+    /// member before it: their cost, and its schedule (one read step).
+    fn fed(&mut self, t: TaskId, c: usize, n: u64) {
         let member = &self.tasks[t as usize].members[c];
-        self.chain_cost = self.chain_cost.saturating_add(member.cost);
-        self.sink_records += u64::from(member.is_sink);
-        self.schedule.read(member.inst, 0, 1);
-        let (member, mut ctx) = self.ctx_parts(t, c);
-        member.op.process(r, &mut ctx);
-        self.emit_from(t, c);
+        self.chain_cost = self
+            .chain_cost
+            .saturating_add(member.cost.saturating_mul(n));
+        self.sink_records += n * u64::from(member.is_sink);
+        self.schedule.read(member.inst, 0, n);
+        self.counters.chained_records += n;
     }
 
     /// Routing: a keyed record reached the subtask that owns its key group
@@ -565,4 +551,12 @@ impl World<'_> {
         }
         reports
     }
+}
+
+/// Whether a task may read its input `i`, given its blocked inputs. Where
+/// barriers block their senders (Flink since FLINK-16404, `blocking`) the
+/// receiver's blocked set is bookkeeping: nothing arrives behind a blocking
+/// barrier, and what arrived before it is read.
+fn readable(blocking: bool, blocked: &[bool]) -> impl Fn(usize) -> bool + '_ {
+    move |i| blocking || !blocked[i]
 }
