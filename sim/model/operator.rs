@@ -400,68 +400,32 @@ impl Operator for FlatMap {
 
 // ---------------------------------------------------------------- keyed
 
-/// Keyed state: key → value, looked up through a fixed-key hash (never
-/// iterated in hash order: snapshots sort by key group and key).
-type KeyedMap = IndexMap<u64, i64, BuildHasherDefault<rustc_hash::FxHasher>>;
-
-/// Snapshot format of keyed state: entries grouped by key group, sorted, so
-/// that a later restore at another parallelism can pick whole key groups.
-#[derive(Serialize, Deserialize)]
-struct KeyedSnapshot {
-    key_groups: Vec<(u32, Vec<(u64, i64)>)>,
-}
-
-fn snapshot_keyed(map: &KeyedMap, max_parallelism: u32) -> Vec<u8> {
-    let mut groups: BTreeMap<u32, Vec<(u64, i64)>> = BTreeMap::new();
-    for (&k, &v) in map {
-        groups
-            .entry(key_group(k, max_parallelism))
-            .or_default()
-            .push((k, v));
-    }
-    let key_groups = groups
-        .into_iter()
-        .map(|(kg, mut entries)| {
-            entries.sort_unstable();
-            (kg, entries)
-        })
-        .collect();
-    encode(&KeyedSnapshot { key_groups })
-}
-
-fn restore_keyed(map: &mut KeyedMap, state: &[u8], what: &str) -> Result<(), String> {
-    let snap: KeyedSnapshot = decode(state, what)?;
-    map.clear();
-    for (_, entries) in snap.key_groups {
-        map.extend(entries);
-    }
-    Ok(())
-}
+use super::keyed::{KeyedSnapshot, KeyedState};
 
 /// Per-key running count; emits `(key, count)`.
 #[derive(Default)]
 pub struct KeyedCount {
-    counts: KeyedMap,
+    counts: KeyedState,
 }
 
 impl Operator for KeyedCount {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        let c = self.counts.entry(record.key).or_insert(0);
+        let c = self.counts.entry(record.key, ctx.max_parallelism);
         *c += 1;
         ctx.emit(Record {
             value: *c,
             ..record
         });
     }
-    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
-        snapshot_keyed(&self.counts, ctx.max_parallelism)
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        self.counts.snapshot()
     }
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
-        restore_keyed(&mut self.counts, state, "keyed-count")
+        self.counts.restore(state, "keyed-count")
     }
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
-        self.counts.iter().map(|(&k, &v)| (k, v)).collect()
+        self.counts.to_map()
     }
 }
 
@@ -469,27 +433,27 @@ impl Operator for KeyedCount {
 /// order, so only lineage (not values) is compared at the sink.
 #[derive(Default)]
 pub struct KeyedSum {
-    sums: KeyedMap,
+    sums: KeyedState,
 }
 
 impl Operator for KeyedSum {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        let s = self.sums.entry(record.key).or_insert(0);
+        let s = self.sums.entry(record.key, ctx.max_parallelism);
         *s = s.wrapping_add(record.value);
         ctx.emit(Record {
             value: *s,
             ..record
         });
     }
-    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
-        snapshot_keyed(&self.sums, ctx.max_parallelism)
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        self.sums.snapshot()
     }
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
-        restore_keyed(&mut self.sums, state, "keyed-sum")
+        self.sums.restore(state, "keyed-sum")
     }
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
-        self.sums.iter().map(|(&k, &v)| (k, v)).collect()
+        self.sums.to_map()
     }
     fn order_insensitive_output(&self) -> bool {
         false

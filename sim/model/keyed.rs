@@ -1,0 +1,185 @@
+//! Keyed state as Flink's heap state backend holds it: one map per key
+//! group (`StateTable.keyGroupedStateMaps`), so that a snapshot writes whole
+//! key groups in order and a restore at another parallelism picks whole key
+//! groups.
+//!
+//! The snapshot format is [`KeyedSnapshot`]: the non-empty key groups in
+//! ascending order, each with its entries sorted by key. A key group's
+//! encoding is kept until one of its entries changes, so a snapshot costs
+//! the key groups written to since the last one (plus one copy of the
+//! bytes), not the whole state; the bytes are the same as encoding
+//! everything afresh.
+
+use super::operator::{decode, encode};
+use super::record::key_group;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Snapshot format of keyed state: entries grouped by key group, sorted, so
+/// that a later restore at another parallelism can pick whole key groups.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct KeyedSnapshot {
+    pub key_groups: Vec<(u32, Vec<(u64, i64)>)>,
+}
+
+#[derive(Default)]
+struct Group {
+    /// Each key and the slot of its value; sorted by key unless `sorted`
+    /// is false.
+    keys: Vec<(u64, u32)>,
+    sorted: bool,
+    /// `(key group, entries)` encoded, valid while `changed` is false.
+    encoded: Vec<u8>,
+    changed: bool,
+}
+
+/// Key → value, by key group.
+#[derive(Default)]
+pub struct KeyedState {
+    /// Key → its group (in `groups`) and the slot of its value.
+    index: FxHashMap<u64, (u32, u32)>,
+    values: Vec<i64>,
+    /// The groups that ever held a key, in the order they appeared.
+    groups: Vec<Group>,
+    /// Key group → its group in `groups`.
+    by_key_group: BTreeMap<u32, u32>,
+}
+
+/// A key group's entries in snapshot order, serialized as `Vec<(u64, i64)>`.
+struct Entries<'a>(&'a [(u64, u32)], &'a [i64]);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|&(k, slot)| (k, self.1[slot as usize])))
+    }
+}
+
+impl KeyedState {
+    /// The value of `key` (0 if it has none yet), to change in place.
+    #[inline]
+    pub fn entry(&mut self, key: u64, max_parallelism: u32) -> &mut i64 {
+        let (group, slot) = match self.index.get(&key) {
+            Some(&at) => at,
+            None => self.insert(key, key_group(key, max_parallelism), 0),
+        };
+        self.groups[group as usize].changed = true;
+        &mut self.values[slot as usize]
+    }
+
+    fn insert(&mut self, key: u64, kg: u32, value: i64) -> (u32, u32) {
+        let slot = self.values.len() as u32;
+        self.values.push(value);
+        let fresh = self.groups.len() as u32;
+        let group = *self.by_key_group.entry(kg).or_insert(fresh);
+        if group == fresh {
+            self.groups.push(Group::default());
+        }
+        let g = &mut self.groups[group as usize];
+        match g.keys.last() {
+            None => g.sorted = true,
+            Some(&(last, _)) if last > key => g.sorted = false,
+            Some(_) => {}
+        }
+        g.keys.push((key, slot));
+        g.changed = true;
+        self.index.insert(key, (group, slot));
+        (group, slot)
+    }
+
+    /// The snapshot of every key group ([`KeyedSnapshot`], encoded).
+    pub fn snapshot(&mut self) -> Vec<u8> {
+        let mut len = 0;
+        for (&kg, &group) in &self.by_key_group {
+            let g = &mut self.groups[group as usize];
+            if g.changed || g.encoded.is_empty() {
+                if !g.sorted {
+                    // A sorted run and the keys added since: merged.
+                    g.keys.sort();
+                    g.sorted = true;
+                }
+                // Varints: the key group at most 5 bytes, the length 10,
+                // each key and value 10: no reallocation while encoding.
+                let room = Vec::with_capacity(15 + 20 * g.keys.len());
+                g.encoded = postcard::to_extend(&(kg, Entries(&g.keys, &self.values)), room)
+                    .expect("keyed state serialises");
+                g.changed = false;
+            }
+            len += g.encoded.len();
+        }
+        // A sequence's length prefix, then its elements (postcard).
+        let mut out = encode(&(self.by_key_group.len() as u64));
+        out.reserve(len);
+        for &group in self.by_key_group.values() {
+            out.extend_from_slice(&self.groups[group as usize].encoded);
+        }
+        out
+    }
+
+    /// Replaces the state with a snapshot's.
+    pub fn restore(&mut self, state: &[u8], what: &str) -> Result<(), String> {
+        let snap: KeyedSnapshot = decode(state, what)?;
+        *self = KeyedState::default();
+        for (kg, entries) in snap.key_groups {
+            for (key, value) in entries {
+                match self.index.get(&key) {
+                    Some(&(_, slot)) => self.values[slot as usize] = value,
+                    None => {
+                        self.insert(key, kg, value);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every key's value, by key.
+    pub fn to_map(&self) -> BTreeMap<u64, i64> {
+        self.index
+            .iter()
+            .map(|(&k, &(_, slot))| (k, self.values[slot as usize]))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::splitmix64;
+
+    /// The snapshot as a whole encoding of every key group.
+    fn afresh(map: &BTreeMap<u64, i64>, max_parallelism: u32) -> Vec<u8> {
+        let mut groups: BTreeMap<u32, Vec<(u64, i64)>> = BTreeMap::new();
+        for (&k, &v) in map {
+            groups
+                .entry(key_group(k, max_parallelism))
+                .or_default()
+                .push((k, v));
+        }
+        encode(&KeyedSnapshot {
+            key_groups: groups.into_iter().collect(),
+        })
+    }
+
+    #[test]
+    fn snapshots_are_the_encoding_of_the_whole_state() {
+        for max_p in [1, 7, 128] {
+            let mut state = KeyedState::default();
+            let mut model = BTreeMap::new();
+            for round in 0..20u64 {
+                for i in 0..(round * 13 % 50) {
+                    let key = splitmix64(round * 1000 + i) % 300;
+                    *state.entry(key, max_p) += 1;
+                    *model.entry(key).or_insert(0) += 1;
+                }
+                let bytes = state.snapshot();
+                assert_eq!(bytes, afresh(&model, max_p), "max_parallelism {max_p}");
+                let mut restored = KeyedState::default();
+                restored.restore(&bytes, "test").unwrap();
+                assert_eq!(restored.to_map(), model);
+                assert_eq!(restored.snapshot(), bytes);
+            }
+            assert_eq!(state.to_map(), model);
+        }
+    }
+}
