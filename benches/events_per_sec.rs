@@ -1,55 +1,200 @@
-//! Simulator speed: events per wall second on the shipped scenarios.
+//! Simulator speed: wall time per run and per event, on the shipped
+//! scenarios and on scaling cases built to find costs that grow with the
+//! size of the job graph, the history of the run or the state.
 //!
-//! `cargo bench` (release profile). Prints, per scenario, the median over
-//! several runs of wall time per run and simulated events per second, for
-//! the simulation alone and with the checks (oracle + judge) included.
+//! `cargo bench` (release profile). Prints, per case, the median over
+//! several runs of the simulation's wall time and of simulation + checks
+//! (oracle and judge), the events and the record steps (records read by
+//! every operator, chained ones included), and the cost per event and per
+//! unit of work (an event or a record step) relative to the reference job
+//! (`scenarios/bench.toml`). `CKPTSIM_BENCH_RUNS` sets the runs per case
+//! (default 15; the scaling cases run a third as often, at least 3);
+//! `CKPTSIM_BENCH_ONLY` runs the cases whose name contains it.
 
 use ckptsim::harness::execute;
 use ckptsim::runtime::RunConfig;
-use ckptsim::scenario;
+use ckptsim::scenario::{self, Scenario};
+use std::fmt::Write;
 use std::path::Path;
+
+/// The scaling cases: a name and the scenario's text.
+fn scaling_cases() -> Vec<(&'static str, String)> {
+    let job = |name: &str, head: &str, ops: &str, edges: &str, tail: &str| {
+        format!(
+            "version = 1\nname = \"{name}\"\n{head}\n[network]\nbuffer_records = 32\n\
+             latency_min = \"50us\"\nlatency_max = \"200us\"\n{ops}{edges}{tail}"
+        )
+    };
+    let op = |id: &str, kind: &str, p: u32, extra: &str| {
+        format!("[[operators]]\nid = \"{id}\"\nkind = \"{kind}\"\nparallelism = {p}\n{extra}\n")
+    };
+    let edge = |from: &str, to: &str, how: &str| {
+        format!("[[edges]]\nfrom = \"{from}\"\nto = \"{to}\"\npartitioning = \"{how}\"\n")
+    };
+    let source = |p: u32, records: u64, keys: u64, cost: &str| {
+        op(
+            "source",
+            "source",
+            p,
+            &format!(
+                "partitions = {p}\nrecords_per_partition = {records}\nkeys = {keys}\ncost = \"{cost}\""
+            ),
+        )
+    };
+    let crash = |at: &str| {
+        format!(
+            "[checkpoint]\nalgorithm = \"aligned\"\ninterval = \"200ms\"\n[faults]\n\
+             detection_delay = \"50ms\"\nrestart_delay = \"100ms\"\n\
+             [[faults.crashes]]\nat = \"{at}\"\ntask = \"count[0]\"\n"
+        )
+    };
+    let count_sink = |p: u32| {
+        op("count", "keyed-count", p, "cost = \"5us\"")
+            + &op("sink", "sink-2pc", p, "cost = \"2us\"")
+    };
+
+    // One operator at parallelism 1,000 between a source and a keyed count
+    // of parallelism 4: 4,000 channels in, 4,000 out.
+    let wide = job(
+        "wide-1000",
+        "max_parallelism = 1000",
+        &(source(4, 25_000, 1_000, "40us")
+            + &op("map", "map", 1_000, "cost = \"5us\"")
+            + &count_sink(4)),
+        &(edge("source", "map", "rebalance")
+            + &edge("map", "count", "hash")
+            + &edge("count", "sink", "forward")),
+        &crash("500ms"),
+    );
+
+    // A chain of 1,000 maps (one task per subtask, 1,000 operators each).
+    let mut ops = source(2, 5_000, 1_000, "40us");
+    let mut edges = String::new();
+    let mut prev = "source".to_string();
+    for i in 0..1_000 {
+        let id = format!("m{i}");
+        ops += &op(&id, "map", 2, "cost = \"1us\"");
+        edges += &edge(&prev, &id, "forward");
+        prev = id;
+    }
+    ops += &count_sink(2);
+    edges += &(edge(&prev, "count", "hash") + &edge("count", "sink", "forward"));
+    let chain = job("chain-1000", "", &ops, &edges, &crash("100ms"));
+
+    // 100,000 completed checkpoints: one every millisecond for 100 s.
+    let checkpoints = job(
+        "checkpoints-100k",
+        "[limits]\nmax_events = 100_000_000\nmax_time = \"1000s\"",
+        &(source(2, 50_000, 1_000, "2ms") + &count_sink(2)),
+        &(edge("source", "count", "hash") + &edge("count", "sink", "forward")),
+        "[checkpoint]\nalgorithm = \"aligned\"\ninterval = \"1ms\"\n",
+    );
+
+    // 10,000 keys per key group: 80,000 keys over 8 key groups.
+    let keys = job(
+        "keys-10k-per-group",
+        "max_parallelism = 8",
+        &(source(2, 100_000, 80_000, "40us") + &count_sink(2)),
+        &(edge("source", "count", "hash") + &edge("count", "sink", "forward")),
+        &crash("2s"),
+    );
+    let mut cases = vec![("wide-1000", wide), ("chain-1000", chain)];
+    cases.push(("checkpoints-100k", checkpoints));
+    cases.push(("keys-10k-per-group", keys));
+    cases
+}
+
+struct Measured {
+    events: u64,
+    steps: u64,
+    sim_ns: u64,
+    total_ns: u64,
+    passed: bool,
+}
+
+fn measure(sc: &Scenario, runs: usize) -> Measured {
+    let cfg = RunConfig {
+        seed: 1,
+        algorithm: sc.checkpoint.algorithm,
+        mutants: Default::default(),
+        record_trace: false,
+    };
+    let (mut sim, mut total) = (Vec::new(), Vec::new());
+    let (mut events, mut steps, mut passed) = (0, 0, true);
+    for _ in 0..runs {
+        let e = execute(sc, &cfg);
+        events = e.output.events;
+        let c = &e.output.counters;
+        steps = c.records_processed + c.chained_records;
+        passed &= e.verdict.passed;
+        sim.push(e.sim_wall_ns);
+        total.push(e.total_wall_ns);
+    }
+    sim.sort_unstable();
+    total.sort_unstable();
+    Measured {
+        events,
+        steps,
+        sim_ns: sim[runs / 2],
+        total_ns: total[runs / 2],
+        passed,
+    }
+}
 
 fn main() {
     let runs: usize = std::env::var("CKPTSIM_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(15);
-    println!(
-        "{:<18} {:>9} {:>12} {:>12} {:>14} {:>8}",
-        "scenario", "events", "sim ms/run", "total ms", "events/s", "verdict"
-    );
+        .unwrap_or(15)
+        .max(1);
+    let only = std::env::var("CKPTSIM_BENCH_ONLY").unwrap_or_default();
+    let mut cases: Vec<(String, Scenario, usize)> = Vec::new();
     for name in ["bench", "wordcount", "backpressure", "alignment-crash"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
         let sc = scenario::load(&path).expect("shipped scenario parses");
-        let cfg = RunConfig {
-            seed: 1,
-            algorithm: sc.checkpoint.algorithm,
-            mutants: Default::default(),
-            record_trace: false,
-        };
-        let mut sim = Vec::new();
-        let mut total = Vec::new();
-        let mut events = 0;
-        let mut verdict = true;
-        for _ in 0..runs {
-            let e = execute(&sc, &cfg);
-            events = e.output.events;
-            verdict &= e.verdict.passed;
-            sim.push(e.sim_wall_ns);
-            total.push(e.total_wall_ns);
+        cases.push((name.to_string(), sc, runs));
+    }
+    for (name, text) in scaling_cases() {
+        let sc = scenario::parse_str(&text, name).expect("scaling case parses");
+        cases.push((name.to_string(), sc, (runs / 3).max(3)));
+    }
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "{:<19} {:>9} {:>11} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8} {:>7}",
+        "case",
+        "events",
+        "rec steps",
+        "sim ms",
+        "total ms",
+        "ns/event",
+        "ns/work",
+        "x event",
+        "x work",
+        "verdict"
+    );
+    print!("{table}");
+    let mut reference = None;
+    for (name, sc, n) in &cases {
+        if !name.contains(only.as_str()) && name != "bench" {
+            continue;
         }
-        sim.sort_unstable();
-        total.sort_unstable();
-        let sim_med = sim[runs / 2];
-        let total_med = total[runs / 2];
+        let m = measure(sc, *n);
+        let per_event = m.sim_ns as f64 / m.events.max(1) as f64;
+        let per_work = m.sim_ns as f64 / (m.events + m.steps).max(1) as f64;
+        let (ref_event, ref_work) = *reference.get_or_insert((per_event, per_work));
         println!(
-            "{:<18} {:>9} {:>12.3} {:>12.3} {:>14.0} {:>8}",
+            "{:<19} {:>9} {:>11} {:>10.3} {:>10.3} {:>9.0} {:>9.1} {:>8.2} {:>8.2} {:>7}",
             name,
-            events,
-            sim_med as f64 / 1e6,
-            total_med as f64 / 1e6,
-            events as f64 * 1e9 / sim_med as f64,
-            if verdict { "pass" } else { "FAIL" }
+            m.events,
+            m.steps,
+            m.sim_ns as f64 / 1e6,
+            m.total_ns as f64 / 1e6,
+            per_event,
+            per_work,
+            per_event / ref_event,
+            per_work / ref_work,
+            if m.passed { "pass" } else { "FAIL" }
         );
     }
 }
