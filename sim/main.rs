@@ -9,7 +9,7 @@ use ckptsim::harness::{check_determinism as check_determinism_twice, execute, ex
 use ckptsim::mutant::{Mutant, Mutants, MUTANTS};
 use ckptsim::report::trace;
 use ckptsim::report::Summary;
-use ckptsim::runtime::RunConfig;
+use ckptsim::runtime::{limits, RunConfig};
 use ckptsim::runtime::{JobOptions, RunOutcome, SnapshotKind};
 use ckptsim::savepoint::{self, rescale, Image};
 use ckptsim::scenario::SavepointSpec;
@@ -35,6 +35,15 @@ use std::sync::Arc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Memory limit of each run: a scenario estimated above it is refused
+    /// (exit 2), a run whose history grows past it ends with outcome
+    /// memory-limit. A size: 512MiB, 8GiB, or bytes.
+    #[arg(long, global = true, value_parser = size_arg, default_value = "8GiB")]
+    max_memory: u64,
+    /// Wall-clock limit of each run: one that takes longer ends with
+    /// outcome wall-limit (not a verdict on the job). A duration: 30s, 2m.
+    #[arg(long, global = true, value_parser = wall_arg)]
+    max_wall: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -300,6 +309,8 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    limits::set_max_memory(cli.max_memory);
+    limits::set_max_wall_ns(cli.max_wall);
     match cli.command {
         Command::List => {
             list();
@@ -495,8 +506,31 @@ fn jobs_range() -> clap::builder::RangedU64ValueParser<usize> {
 /// The largest notes file (`compare --notes`, `stalls --notes`) read.
 const NOTES_BYTES: u64 = 16 << 20;
 
+/// A scenario file, refused if its memory estimate is above the limit.
 fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
-    Ok(scenario::load(path).map_err(|e| UsageError(e.to_string()))?)
+    let sc = scenario::load(path).map_err(|e| UsageError(e.to_string()))?;
+    if let Err(why) = limits::check(&sc) {
+        return Err(UsageError(format!("{}: error: {why}", path.display())).into());
+    }
+    Ok(sc)
+}
+
+/// `--max-memory`: a size, at least 1 MiB.
+fn size_arg(text: &str) -> Result<u64, String> {
+    let n = scenario::schema::parse_bytes(text)?;
+    if n < 1 << 20 {
+        return Err(format!("{text} is below the smallest limit, 1MiB"));
+    }
+    Ok(n)
+}
+
+/// `--max-wall`: a duration above zero, in nanoseconds.
+fn wall_arg(text: &str) -> Result<u64, String> {
+    let d = ckptsim::engine::parse_duration(text)?;
+    if d.nanos() == 0 {
+        return Err("the wall-clock limit must be above zero".to_string());
+    }
+    Ok(d.nanos())
 }
 
 fn parse_algorithm(name: Option<String>, scenario: &scenario::Scenario) -> Result<Algorithm> {

@@ -507,6 +507,17 @@ impl SweepSummary {
         };
         let _ = writeln!(w, "guarantees   {}", join(&self.guarantees));
         let _ = writeln!(w, "outcomes     {}", join(&self.outcomes));
+        let cut: u64 = ["wall-limit", "memory-limit"]
+            .iter()
+            .filter_map(|k| self.outcomes.get(*k))
+            .sum();
+        if cut > 0 {
+            let _ = writeln!(
+                w,
+                "incomplete   {cut} seed{} ended by --max-wall or --max-memory: judged only on what they ran",
+                if cut == 1 { "" } else { "s" }
+            );
+        }
         if !self.failures_by_check.is_empty() {
             let _ = writeln!(w, "failures     {}", join(&self.failures_by_check));
         }

@@ -268,6 +268,19 @@ fn command(pick: &[usize], case: u64) -> Vec<String> {
         };
         args.push(value);
     }
+    // The global resource limits, on any command.
+    let limit = match p(14) % 6 {
+        0 => Some((
+            "--max-memory",
+            of(&["8GiB", "1MiB", "1KiB", "64MiB", "x"], 15),
+        )),
+        1 => Some(("--max-wall", of(&["10s", "1ms", "0s", "1ns", "x"], 15))),
+        _ => None,
+    };
+    if let Some((flag, value)) = limit {
+        args.push(flag.to_string());
+        args.push(value);
+    }
     // The work asked for is the limit: many-seed commands get a small one
     // unless the draw set its own.
     let bound = |args: &mut Vec<String>, flag: &str, value: &str| {

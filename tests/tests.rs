@@ -80,6 +80,7 @@ mod fuzz;
 mod golden;
 mod hostile;
 mod judge;
+mod limits;
 mod mutants;
 mod opstate;
 mod order;

@@ -121,6 +121,10 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         RunOutcome::Stalled => Some("the job stalled: no event left and not finished".to_string()),
         // Ended on request: a stop-with-savepoint, or a cancel.
         RunOutcome::Stopped(_) | RunOutcome::Cancelled => None,
+        // Ended by a limit of the machine, not of the scenario: not a
+        // verdict on the job's liveness (what it committed is still
+        // checked for duplicates, like any unfinished run).
+        RunOutcome::WallLimit | RunOutcome::MemoryLimit => None,
     };
     if let Some(why) = why {
         let quiet = run.fault_phase_end;

@@ -157,7 +157,12 @@ impl Summary {
             checkpoints: o.checkpoint_stats.clone(),
             guarantee: e.verdict.guarantee.name().to_string(),
             expected_guarantee: e.verdict.expected.name().to_string(),
-            verdict: if e.verdict.passed { "pass" } else { "fail" },
+            // A run a machine limit ended passed what it ran, no more.
+            verdict: match (&o.outcome, e.verdict.passed) {
+                (_, false) => "fail",
+                (RunOutcome::WallLimit | RunOutcome::MemoryLimit, true) => "incomplete",
+                (_, true) => "pass",
+            },
             violations: e.verdict.violations().cloned().collect(),
             checks: e.verdict.checks.clone(),
             counters: o.counters.clone(),

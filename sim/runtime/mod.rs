@@ -10,6 +10,7 @@ pub mod coordinator;
 pub mod counters;
 pub mod credit;
 pub mod event;
+pub mod limits;
 pub mod net;
 pub mod output;
 pub mod schedule;

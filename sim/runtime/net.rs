@@ -371,8 +371,11 @@ impl Net {
 
     fn take_buffer(&mut self) -> Vec<Record> {
         // A byte-sized buffer has no useful record count to allocate for.
+        // Room for at most `limits::BUFFER_ROOM` records: a fuller
+        // buffer grows, and a large `buffer_records` on many channels does
+        // not reserve memory no record will use.
         let n = match self.buffer_bytes {
-            u64::MAX => self.buffer_records,
+            u64::MAX => self.buffer_records.min(super::limits::BUFFER_ROOM),
             _ => self.buffer_records.min(64),
         };
         self.pool.pop().unwrap_or_else(|| Vec::with_capacity(n))

@@ -85,6 +85,12 @@ pub enum Outcome {
     EventLimit,
     /// `max_time` reached.
     TimeLimit,
+    /// The run took longer than `--max-wall` (wall-clock time: the one
+    /// outcome that depends on the machine).
+    WallLimit,
+    /// The run's memory estimate passed `--max-memory` as its history grew
+    /// (see `runtime::limits`).
+    MemoryLimit,
     /// Nothing left to do but the job did not finish (a deadlock).
     Stalled,
     /// Stopped with a savepoint (stop-with-savepoint): every task finished
@@ -102,6 +108,8 @@ impl Outcome {
             Outcome::JobFailed(r) => format!("job failed: {r}"),
             Outcome::EventLimit => "stopped at max_events".to_string(),
             Outcome::TimeLimit => "stopped at max_time".to_string(),
+            Outcome::WallLimit => "stopped at --max-wall (wall-clock limit)".to_string(),
+            Outcome::MemoryLimit => "stopped at --max-memory (memory limit)".to_string(),
             Outcome::Stalled => "stalled".to_string(),
             Outcome::Stopped(id) => format!("stopped with savepoint {id}"),
             Outcome::Cancelled => "cancelled".to_string(),

@@ -61,6 +61,8 @@ pub struct ScheduleLog {
     segments: Vec<Segment>,
     /// Per task: its current segment.
     current: Vec<u32>,
+    /// Steps logged in all (for the memory limit).
+    pub logged: u64,
 }
 
 impl ScheduleLog {
@@ -73,6 +75,7 @@ impl ScheduleLog {
                 })
                 .collect(),
             current: (0..tasks as u32).collect(),
+            logged: 0,
         }
     }
 
@@ -87,7 +90,10 @@ impl ScheduleLog {
         let steps = self.steps(t);
         match steps.last_mut() {
             Some(Step::Read { input: i, n: m }) if *i == input => *m += n,
-            _ => steps.push(Step::Read { input, n }),
+            _ => {
+                steps.push(Step::Read { input, n });
+                self.logged += 1;
+            }
         }
     }
 
@@ -97,12 +103,16 @@ impl ScheduleLog {
         let steps = self.steps(t);
         match steps.last_mut() {
             Some(Step::Emit { n: m }) => *m += n,
-            _ => steps.push(Step::Emit { n }),
+            _ => {
+                steps.push(Step::Emit { n });
+                self.logged += 1;
+            }
         }
     }
 
     pub fn push(&mut self, t: TaskId, step: Step) {
         self.steps(t).push(step);
+        self.logged += 1;
     }
 
     /// Where task `t` is now (taken at its snapshot).

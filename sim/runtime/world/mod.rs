@@ -668,6 +668,9 @@ impl<'a> World<'a> {
         }
         let limits = self.scenario.limits.clone();
         let mut events: u64 = 0;
+        let wall = crate::wallclock::Stopwatch::start();
+        let (max_wall, max_memory) = (super::limits::max_wall_ns(), super::limits::max_memory());
+        let upfront = super::limits::estimate(&self.scenario).total();
         let outcome = loop {
             if self.job == JobStatus::Finished {
                 match self.stopped_with {
@@ -690,6 +693,14 @@ impl<'a> World<'a> {
             }
             if events >= limits.max_events {
                 break Outcome::EventLimit;
+            }
+            if events % 1024 == 1023 {
+                if max_wall.is_some_and(|ns| wall.elapsed_ns() > ns) {
+                    break Outcome::WallLimit;
+                }
+                if upfront.saturating_add(self.history_bytes()) > max_memory {
+                    break Outcome::MemoryLimit;
+                }
             }
             debug_assert!(time >= self.net.now, "time went backwards");
             self.net.now = time;
@@ -844,6 +855,19 @@ impl<'a> World<'a> {
         for msg in found {
             self.violation("protocol", msg);
         }
+    }
+
+    /// The bytes of what grows with the length of the run: the checkpoint
+    /// history (per checkpoint, per task), the schedule log, a recorded
+    /// trace (see `runtime::limits`).
+    fn history_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let per_checkpoint = size_of::<super::coordinator::CheckpointStats>()
+            + 2 * self.tasks.len() * size_of::<Option<u64>>();
+        let trace = self.trace.len() * size_of::<TraceEntry>()
+            + self.timeline.len() * size_of::<TimelineMark>();
+        (self.coord.stats.len() * per_checkpoint + trace) as u64
+            + self.schedule.logged * size_of::<Step>() as u64
     }
 
     pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
