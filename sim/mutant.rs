@@ -64,6 +64,7 @@ pub enum Mutant {
     UnionStateKeptWhole,
     UnionStateRestoredAsSplit,
     BroadcastStateNotSnapshotted,
+    KeyedSnapshotStaleGroup,
 }
 
 /// One registry entry.
@@ -544,6 +545,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "the broadcast-state pattern's contract (BroadcastProcessFunction must keep what broadcast elements set in the broadcast state of its context, which is checkpointed and redistributed; a plain field is lost on restore)",
         caught_by: "exactly-once-output",
         applies: &[("operator-state", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::KeyedSnapshotStaleGroup,
+        name: "keyed-snapshot-stale-group",
+        part: "keyed state snapshots",
+        what: "a keyed snapshot writes the bytes of the previous snapshot for a key group that was written to since: a restore brings back older counts",
+        modelled_on: "the class of incremental and copy-on-write snapshot bugs where state changed since the last snapshot is not written again (Flink's CopyOnWriteStateMap versions every entry so that a snapshot sees each write made before it, and incremental checkpoints must upload every changed file)",
+        caught_by: "state",
+        applies: &[("wordcount", "aligned")],
     },
 ];
 

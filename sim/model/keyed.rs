@@ -87,12 +87,16 @@ impl KeyedState {
         (group, slot)
     }
 
-    /// The snapshot of every key group ([`KeyedSnapshot`], encoded).
-    pub fn snapshot(&mut self) -> Vec<u8> {
+    /// The snapshot of every key group ([`KeyedSnapshot`], encoded). With
+    /// `stale` (mutant `keyed-snapshot-stale-group`) a key group written to
+    /// since its last encoding keeps that encoding.
+    pub fn snapshot(&mut self, stale: bool) -> Vec<u8> {
         let mut len = 0;
         for (&kg, &group) in &self.by_key_group {
             let g = &mut self.groups[group as usize];
-            if g.changed || g.encoded.is_empty() {
+            if stale && g.changed && !g.encoded.is_empty() {
+                crate::mutant::fired(crate::mutant::Mutant::KeyedSnapshotStaleGroup);
+            } else if g.changed || g.encoded.is_empty() {
                 if !g.sorted {
                     // A sorted run and the keys added since: merged.
                     g.keys.sort();
@@ -172,12 +176,12 @@ mod tests {
                     *state.entry(key, max_p) += 1;
                     *model.entry(key).or_insert(0) += 1;
                 }
-                let bytes = state.snapshot();
+                let bytes = state.snapshot(false);
                 assert_eq!(bytes, afresh(&model, max_p), "max_parallelism {max_p}");
                 let mut restored = KeyedState::default();
                 restored.restore(&bytes, "test").unwrap();
                 assert_eq!(restored.to_map(), model);
-                assert_eq!(restored.snapshot(), bytes);
+                assert_eq!(restored.snapshot(false), bytes);
             }
             assert_eq!(state.to_map(), model);
         }

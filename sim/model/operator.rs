@@ -418,8 +418,9 @@ impl Operator for KeyedCount {
             ..record
         });
     }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
-        self.counts.snapshot()
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        self.counts
+            .snapshot(ctx.mutants.has(Mutant::KeyedSnapshotStaleGroup))
     }
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
         self.counts.restore(state, "keyed-count")
@@ -446,8 +447,9 @@ impl Operator for KeyedSum {
             ..record
         });
     }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
-        self.sums.snapshot()
+    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        self.sums
+            .snapshot(ctx.mutants.has(Mutant::KeyedSnapshotStaleGroup))
     }
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
         self.sums.restore(state, "keyed-sum")
