@@ -69,15 +69,6 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
     }
 }
 
-/// `key!(self.int(t, d, key))`: `Validator::int` (or `dur`, `positive`) of
-/// the key `key` of table `t`, `d` holding the table's defaults.
-macro_rules! key {
-    ($v:ident . $check:ident($t:ident, $d:ident, $key:ident)) => {
-        $v.$check(stringify!($key), $t.$key, $d.$key)
-    };
-}
-pub(super) use key;
-
 /// Validates `file`. `line_of` gives the line a key path is written on,
 /// when there is a file: for help texts that point elsewhere, and to tell a
 /// written key from a default.
@@ -217,6 +208,21 @@ impl<'f> Validator<'_, 'f> {
     ) -> T {
         let n = n.into().and_then(|n| self.checked(key, n, None));
         n.or(T::try_from(default).ok()).unwrap_or_default()
+    }
+
+    /// The table `key` of the current table, if written, through `f`, with
+    /// the validator at it.
+    pub(super) fn nested<T, U>(
+        &mut self,
+        key: &str,
+        table: Option<&T>,
+        f: impl FnOnce(&mut Self, &T) -> U,
+    ) -> Option<U> {
+        let inner = join(&self.at, key);
+        let outer = std::mem::replace(&mut self.at, inner);
+        let result = table.map(|t| f(self, t));
+        self.at = outer;
+        result
     }
 
     /// Each table of the array `path` through `f`, with the validator at
