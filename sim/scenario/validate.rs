@@ -13,14 +13,14 @@
 
 use std::ops::RangeInclusive;
 
-use super::schema::{self, bytes_text, name_of, Bytes, Duration, File, Kind, Operator};
+use super::schema::{self, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
     Partitioning, SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
     MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
     MAX_RANDOM_CRASHES,
 };
-use crate::engine::{parse_duration, SimDuration, SimTime};
+use crate::engine::{bytes_text, parse_duration, SimDuration, SimTime};
 
 /// One problem, at a key path.
 #[derive(Clone, Debug, PartialEq, Eq)]
