@@ -76,14 +76,17 @@ impl fmt::Display for ScenarioErrors {
 
 impl std::error::Error for ScenarioErrors {}
 
-/// Problems without a file to place them in.
-pub(super) fn unplaced(file: &str, problems: Vec<Problem>) -> ScenarioErrors {
-    let error = |p: Problem| ScenarioError {
+/// Problems (message and help) without a file to place them in.
+pub(super) fn unplaced(
+    file: &str,
+    problems: impl IntoIterator<Item = (String, Option<String>)>,
+) -> ScenarioErrors {
+    let error = |(message, help)| ScenarioError {
         file: file.to_string(),
         line: None,
         column: None,
-        message: p.message,
-        help: p.help,
+        message,
+        help,
     };
     ScenarioErrors(problems.into_iter().map(error).collect())
 }
