@@ -1,27 +1,15 @@
 //! The scenario file format as serde types: every table and key a file may
-//! hold, with every default. A table whose validated form follows its file
-//! form key by key is declared once with `section!`: each key with its
-//! [`Key`] type (an integer checked against its range, a duration, a
-//! positive duration, a name or flag taken as written, a nested table; a
-//! [`Hand`] or [`Opt`] key its table checks by hand with the keys it
-//! depends on; a [`Custom`] key its table also writes by hand) and its
-//! default, which gives the file's struct, the validated struct of
-//! [`Scenario`] (`NetworkSpec`, `CheckpointSpec`, `FaultSpec`, …), the
-//! checks of its keys and the writer's conversion back.
-//! The operator kinds are declared once with `operators!`: each kind with
-//! its keys, declared like a section's, and a check of its own, which gives
-//! [`OperatorKind`], [`Kind`], [`OPERATOR_KINDS`], `[[operators]]` as
-//! written, the checks and the writer. The other tables use `table!` (the
-//! struct with a default after each key); [`StrategyDefaults`] has the defaults
-//! of the keys of one restart strategy. [`super::validate`] turns a [`File`] into a
-//! [`Scenario`]; `File::from(&Scenario)` goes back, with every key written.
+//! hold, with every default. Tables are declared with `table!` (a struct as
+//! written), `section!` (a table whose validated form follows it key by
+//! key) and `operators!` (the operator kinds), from `schema/keys.rs`.
+//! [`super::validate`] turns a [`File`] into a [`Scenario`];
+//! `File::from(&Scenario)` goes back, with every key written.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
 //! integers are TOML's `i64`, so that validation reports a value out of
-//! range together with every other problem; durations are [`Duration`]s
-//! (read with [`parse_duration`]); names (kebab-case enums) are read as
-//! strings. A key whose default depends on another (a source's cost and
-//! partitions, the first checkpoint delay, the storage speed) and a key
+//! range together with every other problem; names (kebab-case enums) are
+//! read as strings. A key whose default depends on another (a source's cost
+//! and partitions, the first checkpoint delay, the storage speed) and a key
 //! that is required or belongs to one operator kind or restart strategy is
 //! an `Option`. Durations inside arrays (coordinator crashes, swarm ranges)
 //! stay text: validation reads them, so each is reported where it is.
