@@ -29,7 +29,7 @@
 //! Module map (one idea per module; see `docs/ARCHITECTURE.md`):
 //!
 //! - [`engine`]: virtual time, the event queue, seeded random streams, the
-//!   run fingerprint. Knows nothing about streaming.
+//!   run fingerprint, sizes in bytes as text. Knows nothing about streaming.
 //! - [`verdict`]: a [`verdict::Violation`] and the names of the checks: what
 //!   the runtime and the checkers both report.
 //! - [`wallclock`]: the one wall-clock reader, for timing reports; nothing it

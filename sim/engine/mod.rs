@@ -1,12 +1,14 @@
-//! The engine: virtual time, the event queue, seeded random streams and the
-//! run fingerprint. It knows nothing about stream processing.
+//! The engine: virtual time, the event queue, seeded random streams, the
+//! run fingerprint and sizes in bytes as text. It knows nothing about stream processing.
 
 pub mod fingerprint;
 pub mod queue;
 pub mod rng;
+pub mod size;
 pub mod time;
 
 pub use fingerprint::Fingerprint;
 pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};
+pub use size::{bytes_text, parse_bytes};
 pub use time::{duration_text, parse_duration, SimDuration, SimTime};

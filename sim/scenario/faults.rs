@@ -2,8 +2,8 @@
 //! and the coordinator, random crash tables, the restart strategy, storage
 //! and notification faults, latency spikes, partitions and slow tasks.
 
-use super::schema::{self, name_of, Duration, File, Random, Strategy, StrategyDefaults};
-use super::validate::{dense_id, help, key, time, Validator};
+use super::schema::{self, name_of, Duration, File, Random, Restart, Strategy, StrategyDefaults};
+use super::validate::{dense_id, help, time, Validator};
 use super::{
     CrashSpec, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes, RestartStrategy,
     SlowTask, WorkerCrash,
@@ -24,11 +24,12 @@ impl Validator<'_, '_> {
                 worker: worker?,
             })
         });
-        let random_workers = x.random_workers.as_ref().and_then(|r| {
-            self.at = "faults.random_workers".into();
-            self.cluster_for(workers, "worker crashes need");
-            self.random(r)
+        self.at = "faults".into();
+        let random_workers = self.nested("random_workers", x.random_workers.as_ref(), |v, r| {
+            v.cluster_for(workers, "worker crashes need");
+            v.random(r)
         });
+        let random_workers = random_workers.flatten();
         let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
             let window = v.window(s.from, &s.until);
             let extra = v.required_dur("extra", &s.extra);
@@ -98,38 +99,32 @@ impl Validator<'_, '_> {
                 subtask,
             })
         });
-        let random = x.random.as_ref().and_then(|r| {
-            self.at = "faults.random".into();
-            self.random(r)
+        self.at = "faults".into();
+        let random = self
+            .nested("random", x.random.as_ref(), Self::random)
+            .flatten();
+        let restart = self.nested("restart", Some(&x.restart), Self::restart);
+        let notifications =
+            self.nested("notifications", x.notifications.as_ref(), |v, n| n.check(v));
+        let events = self.nested("operator_events", x.operator_events.as_ref(), |v, e| {
+            e.check(v)
         });
-        let restart = self.restart(f);
-        let notifications = x.notifications.as_ref().map(|n| {
-            self.at = "faults.notifications".into();
-            n.check(self)
-        });
-        let operator_events = x.operator_events.as_ref().map(|n| {
-            self.at = "faults.operator_events".into();
-            n.check(self)
-        });
-        let storage = x.storage.as_ref().map(|s| {
-            self.at = "faults.storage".into();
-            s.check(self)
-        });
-        let coordinator = x.coordinator.as_ref().map(|c| {
-            self.at = "faults.coordinator".into();
-            let mut spec = c.check(self);
+        let storage = self.nested("storage", x.storage.as_ref(), |v, s| s.check(v));
+        let coordinator = self.nested("coordinator", x.coordinator.as_ref(), |v, c| {
+            let mut spec = c.check(v);
             let crashes = c.crashes.iter().enumerate();
-            let crashes = crashes.filter_map(|(i, t)| self.text_dur(&format!("crashes[{i}]"), t));
+            let crashes = crashes.filter_map(|(i, t)| v.text_dur(&format!("crashes[{i}]"), t));
             spec.crashes = crashes.map(time).collect();
-            self.at = "faults.coordinator.random".into();
-            spec.random = c.random.as_ref().and_then(|r| self.random(r));
+            spec.random = v
+                .nested("random", c.random.as_ref(), Self::random)
+                .flatten();
             spec
         });
         let slow_tasks = self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {
             let from = v.bounded("from", s.from.0);
             let until = v.required_dur("until", &s.until);
             let d = schema::SlowTask::default();
-            let factor = key!(v.int(s, d, factor));
+            let factor = v.int("factor", s.factor, d.factor);
             v.after(("from", from), ("until", until));
             let (operator, subtask) = v.task(&s.task)?;
             Some(SlowTask {
@@ -143,9 +138,9 @@ impl Validator<'_, '_> {
         FaultSpec {
             crashes,
             random,
-            restart,
+            restart: restart.unwrap_or_default(),
             notifications,
-            operator_events,
+            operator_events: events,
             storage,
             coordinator,
             slow_tasks,
@@ -257,10 +252,8 @@ impl Validator<'_, '_> {
     }
 
     /// `[faults.restart]`; keys of another strategy are mistakes.
-    fn restart(&mut self, f: &File) -> RestartStrategy {
+    fn restart(&mut self, r: &Restart) -> RestartStrategy {
         use Strategy::{ExponentialDelay as Exp, FailureRate as Rate};
-        let r = &f.faults.restart;
-        self.at = "faults.restart".into();
         let keys = [
             ("max_backoff", Exp, r.max_backoff.is_some()),
             ("backoff_multiplier", Exp, r.backoff_multiplier.is_some()),
@@ -288,13 +281,17 @@ impl Validator<'_, '_> {
                     None => d.multiplier_permille,
                 };
                 RestartStrategy::ExponentialDelay {
-                    max_backoff: key!(self.dur(r, d, max_backoff)),
+                    max_backoff: self.dur("max_backoff", r.max_backoff, d.max_backoff),
                     multiplier_permille,
-                    reset_threshold: key!(self.dur(r, d, reset_threshold)),
+                    reset_threshold: self.dur(
+                        "reset_threshold",
+                        r.reset_threshold,
+                        d.reset_threshold,
+                    ),
                 }
             }
             Rate => RestartStrategy::FailureRate {
-                max_failures: key!(self.int(r, d, max_failures)),
+                max_failures: self.int("max_failures", r.max_failures, d.max_failures),
                 interval: self.positive("interval", r.interval.unwrap_or(d.interval), d.interval),
             },
         }

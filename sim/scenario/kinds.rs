@@ -1,9 +1,10 @@
 //! The operator kinds' own checks (the `check` hooks of `schema::operators!`):
 //! what relates one kind's keys to each other.
 
-use super::schema::{self, bytes_text, Operator};
+use super::schema::{self, Operator};
 use super::validate::Validator;
 use super::{OperatorKind, SplitAssignment, MAX_BYTES};
+use crate::engine::bytes_text;
 
 /// A source's own check: `record_size_max` (by default `record_size`) is
 /// at least `record_size`; `partitions` default to the parallelism.

@@ -38,18 +38,12 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// be read gives one error without a position.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
     let file = path.display().to_string();
-    let error = |message: String| {
-        Err(ScenarioErrors(vec![ScenarioError {
-            file: file.clone(),
-            line: None,
-            column: None,
-            message,
-            help: None,
-        }]))
-    };
     match crate::input::read_text(path, MAX_FILE_BYTES) {
         Ok(text) => parse_str(&text, &file),
-        Err(why) => error(format!("cannot read scenario file: {why}")),
+        Err(why) => {
+            let message = format!("cannot read scenario file: {why}");
+            Err(spans::unplaced(&file, [(message, None)]))
+        }
     }
 }
 
@@ -62,26 +56,25 @@ pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioErrors> {
 /// a file, without writing one: `Ok` is the scenario that file would give.
 /// The errors have no position; `file` names the scenario in them.
 pub fn check(scenario: &Scenario, file: &str) -> Result<Scenario, ScenarioErrors> {
-    validate::validate(&schema::File::from(scenario), &|_| None)
-        .map_err(|problems| spans::unplaced(file, problems))
+    validated(&schema::File::from(scenario), file)
 }
 
 /// A scenario from its file form as a `toml::Value` (`File::from` a
 /// scenario, then edited: `compare --vary`), validated; nothing goes through
 /// text. A value serde refuses is reported against `key`, the edited one.
 pub fn from_value(value: toml::Value, key: &str, file: &str) -> Result<Scenario, ScenarioErrors> {
-    let document = schema::File::deserialize(value).map_err(|e| {
-        let (message, help) = spans::describe(validate::key_of(key), e.message());
-        spans::unplaced(
-            file,
-            vec![validate::Problem {
-                path: key.to_string(),
-                message,
-                help,
-            }],
-        )
-    })?;
-    validate::validate(&document, &|_| None).map_err(|problems| spans::unplaced(file, problems))
+    let refused = |e: toml::de::Error| {
+        spans::unplaced(file, [spans::describe(validate::key_of(key), e.message())])
+    };
+    validated(&schema::File::deserialize(value).map_err(refused)?, file)
+}
+
+/// `document` validated, its problems without a position.
+fn validated(document: &schema::File, file: &str) -> Result<Scenario, ScenarioErrors> {
+    let unplaced = |problems: Vec<validate::Problem>| {
+        spans::unplaced(file, problems.into_iter().map(|p| (p.message, p.help)))
+    };
+    validate::validate(document, &|_| None).map_err(unplaced)
 }
 
 /// Current version of the scenario format (`version = 1` in the file).

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
+use serde::Deserialize;
 use toml_edit::{Item, TableLike, Value};
 
 use super::schema::File;
@@ -75,14 +76,17 @@ impl fmt::Display for ScenarioErrors {
 
 impl std::error::Error for ScenarioErrors {}
 
-/// Problems without a file to place them in.
-pub(super) fn unplaced(file: &str, problems: Vec<Problem>) -> ScenarioErrors {
-    let error = |p: Problem| ScenarioError {
+/// Problems (message and help) without a file to place them in.
+pub(super) fn unplaced(
+    file: &str,
+    problems: impl IntoIterator<Item = (String, Option<String>)>,
+) -> ScenarioErrors {
+    let error = |(message, help)| ScenarioError {
         file: file.to_string(),
         line: None,
         column: None,
-        message: p.message,
-        help: p.help,
+        message,
+        help,
     };
     ScenarioErrors(problems.into_iter().map(error).collect())
 }
@@ -225,11 +229,13 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
             return Err(ScenarioErrors(vec![error]));
         }
     }
-    let mut table = document.as_table().clone();
-    let shapes = shape_errors(source, &mut table);
+    let mut shapes = Vec::new();
+    shape_errors(source, document.as_table(), &[], &mut shapes);
     if !shapes.is_empty() {
+        shapes.sort_by_key(|e| (e.line, e.column));
         return Err(ScenarioErrors(shapes));
     }
+    let mut table = document.as_table().clone();
     let index = SpanIndex::new(document.as_table());
     // Values serde refuses, each taken out of the document (so that it
     // gets its default) before deserializing again.
@@ -283,69 +289,65 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     Err(ScenarioErrors(errors))
 }
 
-/// The keys whose values are tables (`[faults]`) or arrays of tables
-/// (`[[operators]]`), as `schema::File` nests them. Serde would read an
-/// array in a table's place field by field, so these are checked first.
-const TABLES: &[(&str, bool)] = &[
-    ("network", false),
-    ("operators", true),
-    ("edges", true),
-    ("checkpoint", false),
-    ("faults", false),
-    ("faults.crashes", true),
-    ("faults.random", false),
-    ("faults.restart", false),
-    ("faults.notifications", false),
-    ("faults.operator_events", false),
-    ("faults.storage", false),
-    ("faults.coordinator", false),
-    ("faults.coordinator.random", false),
-    ("faults.slow_tasks", true),
-    ("faults.worker_crashes", true),
-    ("faults.random_workers", false),
-    ("faults.latency_spikes", true),
-    ("faults.partitions", true),
-    ("limits", false),
-    ("expect", false),
-    ("swarm", false),
-    ("savepoints", true),
-    ("cluster", false),
-];
-
-/// A value where a table or an array of tables belongs, each placed.
-fn shape_errors(source: &Source, root: &mut toml_edit::Table) -> Vec<ScenarioError> {
-    let mut errors = Vec::new();
-    for &(path, array) in TABLES {
-        // Not there when absent or inside a misshapen parent; fine when a
-        // table or an array of tables.
-        let Some(Item::Value(value)) = parent(root, path).and_then(|(t, key)| t.get(key)) else {
+/// A value where the schema has a table (`[faults]`) or an array of tables
+/// (`[[operators]]`), each placed, below `path` (keys) in `table`. Serde
+/// would read an array in a table's place field by field, so these are
+/// checked first. Which keys hold tables is asked of the schema: [`File`]
+/// reads an empty table there, or an array of one.
+fn shape_errors(
+    source: &Source,
+    table: &dyn TableLike,
+    path: &[&str],
+    errors: &mut Vec<ScenarioError>,
+) {
+    for (key, item) in table.iter() {
+        let path = [path, &[key]].concat();
+        let value = match item {
+            Item::Table(t) => {
+                shape_errors(source, t, &path, errors);
+                continue;
+            }
+            Item::Value(v) => v,
+            _ => continue,
+        };
+        let holds = |empty: toml::Value| {
+            let nest =
+                |v, k: &&str| toml::Value::Table(toml::Table::from_iter([(k.to_string(), v)]));
+            File::deserialize(path.iter().rev().fold(empty, nest)).is_ok()
+        };
+        let tables = |n| toml::Value::Array(vec![toml::Table::new().into(); n]);
+        // Both a table (every key at its default) and an array of tables
+        // read `[]`, so most keys take one question.
+        let (array, table) = match holds(tables(0)) {
+            false => (false, false),
+            true if holds(tables(1)) => (true, false),
+            true => (false, holds(toml::Table::new().into())),
+        };
+        let misshapen = match value {
+            Value::InlineTable(t) => {
+                shape_errors(source, t as &dyn TableLike, &path, errors);
+                array
+            }
+            Value::Array(items) if array => !items.iter().all(|v| v.is_inline_table()),
+            _ => array || table,
+        };
+        if !misshapen {
             continue;
-        };
-        let fits = match value {
-            Value::InlineTable(_) => !array,
-            Value::Array(items) => array && items.iter().all(|v| v.is_inline_table()),
-            _ => false,
-        };
-        if !fits {
-            let (message, help) = if array {
-                (
-                    format!(
-                        "`{path}` must be an array of tables, not {}",
-                        value.type_name()
-                    ),
-                    format!("write each entry as a [[{path}]] table"),
-                )
-            } else {
-                (
-                    format!("`{path}` must be a table, not {}", value.type_name()),
-                    format!("write its keys under a [{path}] table"),
-                )
-            };
-            errors.push(source.error(value.span(), message, Some(help)));
         }
+        let (path, what) = (path.join("."), value.type_name());
+        let (message, help) = if array {
+            (
+                format!("`{path}` must be an array of tables, not {what}"),
+                format!("write each entry as a [[{path}]] table"),
+            )
+        } else {
+            (
+                format!("`{path}` must be a table, not {what}"),
+                format!("write its keys under a [{path}] table"),
+            )
+        };
+        errors.push(source.error(value.span(), message, Some(help)));
     }
-    errors.sort_by_key(|e| (e.line, e.column));
-    errors
 }
 
 /// The table that holds the value at `path` (`faults.coordinator.storage`,

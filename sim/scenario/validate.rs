@@ -13,14 +13,14 @@
 
 use std::ops::RangeInclusive;
 
-use super::schema::{self, bytes_text, name_of, Bytes, Duration, File, Kind, Operator};
+use super::schema::{self, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
     Partitioning, SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
     MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
     MAX_RANDOM_CRASHES,
 };
-use crate::engine::{parse_duration, SimDuration, SimTime};
+use crate::engine::{bytes_text, parse_duration, SimDuration, SimTime};
 
 /// One problem, at a key path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,15 +68,6 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         _ => (1..=U32, false),
     }
 }
-
-/// `key!(self.int(t, d, key))`: `Validator::int` (or `dur`, `positive`) of
-/// the key `key` of table `t`, `d` holding the table's defaults.
-macro_rules! key {
-    ($v:ident . $check:ident($t:ident, $d:ident, $key:ident)) => {
-        $v.$check(stringify!($key), $t.$key, $d.$key)
-    };
-}
-pub(super) use key;
 
 /// Validates `file`. `line_of` gives the line a key path is written on,
 /// when there is a file: for help texts that point elsewhere, and to tell a
@@ -217,6 +208,21 @@ impl<'f> Validator<'_, 'f> {
     ) -> T {
         let n = n.into().and_then(|n| self.checked(key, n, None));
         n.or(T::try_from(default).ok()).unwrap_or_default()
+    }
+
+    /// The table `key` of the current table, if written, through `f`, with
+    /// the validator at it.
+    pub(super) fn nested<T, U>(
+        &mut self,
+        key: &str,
+        table: Option<&T>,
+        f: impl FnOnce(&mut Self, &T) -> U,
+    ) -> Option<U> {
+        let inner = join(&self.at, key);
+        let outer = std::mem::replace(&mut self.at, inner);
+        let result = table.map(|t| f(self, t));
+        self.at = outer;
+        result
     }
 
     /// Each table of the array `path` through `f`, with the validator at

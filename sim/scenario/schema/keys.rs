@@ -281,16 +281,13 @@ macro_rules! or_default {
 }
 
 /// `[[operators]]` declared once: the keys every operator has (as in
-/// `table!`), then each operator kind: its name in files, its text for
-/// `ckptsim list`, and its keys, each with its [`Key`] type and its default
-/// (none for a [`Hand`] key), either in a struct of their own (`Source
-/// (SourceSpec { … })`) or in the variant (`Map { … }`), or none (a unit
-/// variant); last, a check of its own with the keys it relates. Gives the
-/// validated [`OperatorKind`] (and a kind's own struct), [`Kind`] (the
-/// names), [`OPERATOR_KINDS`], the file's struct with every kind's keys as
-/// `Option`s, and on it `kind_keys` (the keys written, with their kind),
-/// `check_kind` (every key of a kind checked in order, absent ones at their
-/// defaults, then the kind's own check) and `write_kind` (the writer).
+/// `table!`), then each kind: its name in files, its `ckptsim list` text,
+/// its keys as in `section!` (none needed for a [`Hand`] key's default),
+/// in a struct of their own (`Source (SourceSpec { … })`), in the variant
+/// (`Map { … }`) or none, and a check of its own with the keys it relates.
+/// Gives [`OperatorKind`], [`Kind`], [`OPERATOR_KINDS`], the file's struct
+/// with every kind's keys as `Option`s, and on it `kind_keys` (the keys
+/// written, with their kind), `check_kind` and `write_kind`.
 macro_rules! operators {
     (
         $(#[doc = $doc:literal])* $file:ident {
