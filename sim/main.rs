@@ -517,7 +517,7 @@ fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
 
 /// `--max-memory`: a size, at least 1 MiB.
 fn size_arg(text: &str) -> Result<u64, String> {
-    let n = scenario::schema::parse_bytes(text)?;
+    let n = ckptsim::engine::parse_bytes(text)?;
     if n < 1 << 20 {
         return Err(format!("{text} is below the smallest limit, 1MiB"));
     }
