@@ -3,7 +3,7 @@
 //! key groups in order and a restore at another parallelism picks whole key
 //! groups.
 //!
-//! The snapshot format is [`KeyedSnapshot`]: the non-empty key groups in
+//! The snapshot format is `KeyedSnapshot`: the non-empty key groups in
 //! ascending order, each with its entries sorted by key. A key group's
 //! encoding is kept until one of its entries changes, so a snapshot costs
 //! the key groups written to since the last one (plus one copy of the
@@ -87,7 +87,7 @@ impl KeyedState {
         (group, slot)
     }
 
-    /// The snapshot of every key group ([`KeyedSnapshot`], encoded). With
+    /// The snapshot of every key group (`KeyedSnapshot`, encoded). With
     /// `stale` (mutant `keyed-snapshot-stale-group`) a key group written to
     /// since its last encoding keeps that encoding.
     pub fn snapshot(&mut self, stale: bool) -> Vec<u8> {

@@ -206,7 +206,7 @@ pub struct Net {
     pub persist_recovered_twice: bool,
     /// Restored records persisted again by a checkpoint during recovery.
     pub recovered_persisted: u64,
-    /// Per task: the inputs with something to read (see [`gate`]).
+    /// Per task: the inputs with something to read (see `net/gate.rs`).
     pub gates: Gates,
 }
 
