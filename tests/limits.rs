@@ -102,42 +102,31 @@ fn estimates_grow_with_what_the_job_holds() {
     assert!(estimate(&longer).total() > 5 * estimate(&small).total());
 }
 
-/// Checkpoints every millisecond for 10 s: the checkpoint history grows
-/// until the limit ends the run.
-const HISTORY: &str = r#"
-version = 1
-name = "history"
-[[operators]]
-id = "source"
-kind = "source"
-parallelism = 2
-partitions = 2
-records_per_partition = 5000
-keys = 100
-cost = "2ms"
-[[operators]]
-id = "count"
-kind = "keyed-count"
-parallelism = 2
-[[operators]]
-id = "sink"
-kind = "sink-2pc"
-parallelism = 2
-[[edges]]
-from = "source"
-to = "count"
-partitioning = "hash"
-[[edges]]
-from = "count"
-to = "sink"
-partitioning = "forward"
-[checkpoint]
-interval = "1ms"
-"#;
+/// source (parallelism `p`) -> hash -> keyed count -> forward -> 2PC sink,
+/// with `network` before the operators, `source` keys added to the
+/// source's and `tail` after the edges.
+fn keyed_job(p: u32, network: &str, source: &str, tail: &str) -> String {
+    format!(
+        "version = 1\nname = \"keyed\"\nmax_parallelism = 256\n{network}\n\
+         [[operators]]\nid = \"source\"\nkind = \"source\"\nparallelism = {p}\npartitions = {p}\n{source}\n\
+         [[operators]]\nid = \"count\"\nkind = \"keyed-count\"\nparallelism = {p}\n\
+         [[operators]]\nid = \"sink\"\nkind = \"sink-2pc\"\nparallelism = {p}\n\
+         [[edges]]\nfrom = \"source\"\nto = \"count\"\npartitioning = \"hash\"\n\
+         [[edges]]\nfrom = \"count\"\nto = \"sink\"\npartitioning = \"forward\"\n{tail}\n"
+    )
+}
 
 #[test]
 fn a_run_whose_history_outgrows_the_limit_ends_with_its_own_outcome_the_same_way_every_time() {
-    let path = write("history.toml", HISTORY);
+    // Checkpoints every millisecond for 10 s: the checkpoint history grows
+    // until the limit ends the run.
+    let job = keyed_job(
+        2,
+        "",
+        "records_per_partition = 5000\nkeys = 100\ncost = \"2ms\"",
+        "[checkpoint]\ninterval = \"1ms\"",
+    );
+    let path = write("history.toml", &job);
     let run = || {
         ckptsim(&[
             "run",
@@ -204,36 +193,13 @@ fn a_run_past_the_wall_clock_limit_ends_incomplete_not_failed() {
 fn large_buffers_on_many_channels_reserve_only_what_records_use() {
     // 40,000 channels of 65,536-record buffers: reserving every buffer in
     // full would take 100 GiB.
-    let text = r#"
-version = 1
-name = "wide-buffers"
-max_parallelism = 256
-[network]
-buffer_records = 65536
-[[operators]]
-id = "source"
-kind = "source"
-parallelism = 200
-partitions = 200
-records_per_partition = 20
-[[operators]]
-id = "count"
-kind = "keyed-count"
-parallelism = 200
-[[operators]]
-id = "sink"
-kind = "sink-2pc"
-parallelism = 200
-[[edges]]
-from = "source"
-to = "count"
-partitioning = "hash"
-[[edges]]
-from = "count"
-to = "sink"
-partitioning = "forward"
-"#;
-    let path = write("wide-buffers.toml", text);
+    let text = keyed_job(
+        200,
+        "[network]\nbuffer_records = 65536",
+        "records_per_partition = 20",
+        "",
+    );
+    let path = write("wide-buffers.toml", &text);
     // Run with 4 GB of address space: buffers reserved in full abort.
     let out = std::process::Command::new("sh")
         .arg("-c")

@@ -10,7 +10,7 @@
 //! bytes), not the whole state; the bytes are the same as encoding
 //! everything afresh.
 
-use super::operator::{decode, encode};
+use super::operator::decode;
 use super::record::key_group;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -51,13 +51,6 @@ pub struct KeyedState {
 /// sequence as its length then its elements (the unit test compares it with
 /// postcard's own encoding).
 fn encode_group(kg: u32, keys: &[(u64, u32)], values: &[i64]) -> Vec<u8> {
-    fn varint(out: &mut Vec<u8>, mut n: u64) {
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-    }
     // At most 5 bytes for the key group, 10 for the length, 10 for each key
     // and each value.
     let mut out = Vec::with_capacity(15 + 20 * keys.len());
@@ -69,6 +62,15 @@ fn encode_group(kg: u32, keys: &[(u64, u32)], values: &[i64]) -> Vec<u8> {
         varint(&mut out, ((v << 1) ^ (v >> 63)) as u64);
     }
     out
+}
+
+/// An unsigned integer as postcard writes it: LEB128.
+fn varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
 }
 
 impl KeyedState {
@@ -123,9 +125,9 @@ impl KeyedState {
             }
             len += g.encoded.len();
         }
-        // A sequence's length prefix, then its elements (postcard).
-        let mut out = encode(&(self.by_key_group.len() as u64));
-        out.reserve(len);
+        // A sequence's length prefix, then its elements.
+        let mut out = Vec::with_capacity(10 + len);
+        varint(&mut out, self.by_key_group.len() as u64);
         for &group in self.by_key_group.values() {
             out.extend_from_slice(&self.groups[group as usize].encoded);
         }
@@ -160,6 +162,7 @@ impl KeyedState {
 
 #[cfg(test)]
 mod tests {
+    use super::super::operator::encode;
     use super::*;
     use crate::engine::rng::splitmix64;
 
