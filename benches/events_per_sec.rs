@@ -14,6 +14,7 @@
 use ckptsim::harness::execute;
 use ckptsim::runtime::RunConfig;
 use ckptsim::scenario::{self, Scenario};
+use ckptsim::wallclock::Stopwatch;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -141,7 +142,31 @@ fn measure(sc: &Scenario, runs: usize) -> Measured {
     }
 }
 
+/// Median wall time of the whole `ckptsim run FILE` process (start, parse,
+/// simulate, check, print, exit).
+fn process_ms(path: &Path, runs: usize) -> f64 {
+    let mut times: Vec<u64> = (0..runs)
+        .map(|_| {
+            let watch = Stopwatch::start();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+                .arg("run")
+                .arg(path)
+                .output()
+                .expect("the ckptsim binary runs");
+            assert!(
+                out.status.success(),
+                "ckptsim run {} failed",
+                path.display()
+            );
+            watch.elapsed_ns()
+        })
+        .collect();
+    times.sort_unstable();
+    times[runs / 2] as f64 / 1e6
+}
+
 fn main() {
+    ckptsim::engine::heap::keep_freed_memory();
     let runs: usize = std::env::var("CKPTSIM_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -197,4 +222,9 @@ fn main() {
             if m.passed { "pass" } else { "FAIL" }
         );
     }
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench.toml");
+    println!(
+        "process: `ckptsim run scenarios/bench.toml` {:.3} ms (median of {runs})",
+        process_ms(&reference, runs)
+    );
 }

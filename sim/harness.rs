@@ -62,8 +62,14 @@ pub fn execute_job_with(
         job,
     );
     let sim_wall_ns = total.elapsed_ns();
-    let oracle = Oracle::build_replaying(&scenario, workload, factory, output.schedule.as_deref());
-    let verdict = judge(&oracle, &output);
+    let schedule = output.schedule.as_deref();
+    let oracle = Oracle::build_replaying(&scenario, workload, factory, schedule);
+    let mut verdict = judge(&oracle, &output);
+    if oracle.values_differ(&verdict) {
+        // Name the first value that differs: rebuild keeping the values.
+        let oracle = Oracle::build_detailed(&scenario, workload, factory, schedule);
+        verdict = judge(&oracle, &output);
+    }
     Execution {
         output,
         verdict,

@@ -275,6 +275,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ckptsim::engine::heap::keep_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -80,7 +80,7 @@ fn chaining_can_be_switched_off_by_job_operator_or_edge() {
 /// Committed output as a multiset of (sink, key, value).
 fn committed(e: &ckptsim::harness::Execution) -> BTreeMap<(u32, u64, i64), u32> {
     let mut out = BTreeMap::new();
-    for r in e.output.store.committed() {
+    for r in e.output.store.committed().iter() {
         *out.entry((r.sink, r.key, r.value)).or_insert(0) += 1;
     }
     out

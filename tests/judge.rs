@@ -296,3 +296,30 @@ fn a_failover_right_after_the_final_checkpoint() {
         assert_eq!(e.output.outcome, RunOutcome::Finished);
     }
 }
+
+/// The oracle keeps only a digest of the expected output values; when the
+/// committed values differ from it, the harness rebuilds the oracle keeping
+/// the values, and the violation names the first value that differs.
+#[test]
+fn differing_values_are_named_by_their_first_difference() {
+    let sc = load("wordcount");
+    let e = execute(
+        &sc,
+        &RunConfig {
+            seed: 1,
+            algorithm: sc.checkpoint.algorithm,
+            mutants: Mutants::NONE.with(Mutant::KeyedSnapshotStaleGroup),
+            record_trace: false,
+        },
+    );
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.message.starts_with("committed values differ"))
+        .expect("the stale key group changes committed counts");
+    assert!(
+        v.message.contains("where the oracle has (sink 3, key"),
+        "{}",
+        v.message
+    );
+}

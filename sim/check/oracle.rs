@@ -51,9 +51,14 @@ pub struct Oracle {
     total_records: usize,
     /// Expected arrivals per (sink slot, lineage), flattened.
     expected: Vec<u32>,
-    /// Expected `(sink, key, value)` multiset (unsorted) and its digest.
-    values: Vec<(u32, u64, i64)>,
+    /// The digest of the expected `(sink, key, value)` multiset, per sink
+    /// slot, and of the sinks judged by value together.
+    slot_digests: Vec<MultisetDigest>,
     digest: MultisetDigest,
+    /// The expected multiset itself (unsorted), kept only by an oracle
+    /// built to name a difference the digests found
+    /// ([`Oracle::build_detailed`]).
+    values: Option<Vec<(u32, u64, i64)>>,
     pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
     /// Operators downstream (transitively) of an operator whose output
     /// depends on arrival order (e.g. running sums): without the run's
@@ -80,6 +85,15 @@ pub struct Oracle {
     pub lineage_only: std::collections::BTreeSet<u32>,
 }
 
+/// The records of `runs` (`(channel, from, n)`), in order.
+fn read_runs<'a>(
+    queues: &'a [VecDeque<Record>],
+    runs: &'a [(u32, usize, usize)],
+) -> impl Iterator<Item = &'a Record> + 'a {
+    runs.iter()
+        .flat_map(|&(ch, from, n)| queues[ch as usize].range(from..from + n))
+}
+
 /// Outcome of the output comparison.
 pub struct OutputDiff {
     pub duplicates: u64,
@@ -88,6 +102,11 @@ pub struct OutputDiff {
 }
 
 const MAX_EXAMPLES: usize = 5;
+
+/// How the violation of committed values that differ from the oracle's
+/// begins.
+const VALUES_DIFFER: &str =
+    "committed values differ from the oracle's although every lineage committed once";
 
 /// Records a source emits per poll when no schedule says otherwise.
 const ORACLE_POLL: usize = 1024;
@@ -282,7 +301,11 @@ impl Exec<'_> {
         oracle: &mut Oracle,
     ) {
         let inputs = self.exec.tasks[t].inputs.clone();
-        let mut read: Vec<Record> = Vec::new();
+        // What the sink read, in order, as runs `(channel, from, n)` of its
+        // channels' queues (read in place, not copied).
+        let mut runs: Vec<(u32, usize, usize)> = Vec::new();
+        let mut cursor = vec![0usize; inputs.len()];
+        let mut total = 0;
         let mut marks: BTreeMap<u64, usize> = BTreeMap::new();
         let mut known = 0;
         for &step in steps {
@@ -291,15 +314,17 @@ impl Exec<'_> {
                     let Some(&ch) = inputs.get(input as usize) else {
                         continue;
                     };
-                    for _ in 0..n {
-                        match self.queues[ch as usize].pop_front() {
-                            Some(r) => read.push(r),
-                            None => break,
-                        }
+                    let at = &mut cursor[input as usize];
+                    let left = self.queues[ch as usize].len() - *at;
+                    let n = usize::try_from(n).unwrap_or(usize::MAX).min(left);
+                    if n > 0 {
+                        runs.push((ch, *at, n));
+                        *at += n;
+                        total += n;
                     }
                 }
                 Step::Snapshot(id) => {
-                    marks.insert(id, read.len());
+                    marks.insert(id, total);
                 }
                 Step::Complete(id) if commits.is_none() => {
                     known = known.max(id);
@@ -323,17 +348,19 @@ impl Exec<'_> {
             // The table follows the sink's reading order; whatever the
             // schedule never read is read after it, channel after channel.
             let table = oracle.upsert_tables.entry(oracle.sinks[slot]).or_default();
+            let queues = &self.queues;
             let rest = inputs
                 .iter()
-                .flat_map(|&ch| self.queues[ch as usize].iter());
-            for r in read.iter().chain(rest) {
+                .zip(&cursor)
+                .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
+            for r in read_runs(queues, &runs).chain(rest) {
                 table.insert(r.key, r.value);
             }
         }
         let Some((_, &upto)) = marks.range(..=known).next_back() else {
             return;
         };
-        for r in &read[..upto] {
+        for r in read_runs(&self.queues, &runs).take(upto) {
             let p = r.lineage.partition as usize;
             if p < oracle.partition_base.len()
                 && oracle.partition_base[p] + (r.lineage.offset as usize)
@@ -481,6 +508,38 @@ impl Oracle {
         factory: &dyn OperatorFactory,
         schedule: Option<&[Vec<Step>]>,
     ) -> Oracle {
+        Oracle::build_keeping(scenario, workload, factory, schedule, false)
+    }
+
+    /// [`Oracle::build_replaying`], keeping the expected output values as
+    /// well as their digest, to name the first value that differs. The
+    /// harness builds it only for a run whose committed values the digest
+    /// found different (`values_differ`).
+    pub fn build_detailed(
+        scenario: &Scenario,
+        workload: &Workload,
+        factory: &dyn OperatorFactory,
+        schedule: Option<&[Vec<Step>]>,
+    ) -> Oracle {
+        Oracle::build_keeping(scenario, workload, factory, schedule, true)
+    }
+
+    /// Whether this oracle's verdict found committed values different but
+    /// could not name the first difference (it kept only their digest).
+    pub fn values_differ(&self, verdict: &super::Verdict) -> bool {
+        self.values.is_none()
+            && verdict
+                .violations()
+                .any(|v| v.message.starts_with(VALUES_DIFFER))
+    }
+
+    fn build_keeping(
+        scenario: &Scenario,
+        workload: &Workload,
+        factory: &dyn OperatorFactory,
+        schedule: Option<&[Vec<Step>]>,
+        keep_values: bool,
+    ) -> Oracle {
         let job = JobGraph::build(scenario);
         // One task per operator subtask: the run logs each chained
         // operator's schedule on its own (`ExecGraph::instance`), and
@@ -512,13 +571,14 @@ impl Oracle {
             .collect();
         let mut oracle = Oracle {
             expected: vec![0; total * sinks.len()],
+            slot_digests: vec![MultisetDigest::default(); sinks.len()],
             upsert,
             upsert_tables: BTreeMap::new(),
             sinks,
             partition_base,
             total_records: total,
-            values: Vec::new(),
             digest: MultisetDigest::default(),
+            values: keep_values.then(Vec::new),
             keyed_state: BTreeMap::new(),
             order_dependent: std::collections::BTreeSet::new(),
             replayed: schedule.is_some(),
@@ -615,7 +675,9 @@ impl Oracle {
             }
         }
         let lineage_only = &oracle.lineage_only;
-        oracle.values.retain(|v| !lineage_only.contains(&v.0));
+        if let Some(values) = &mut oracle.values {
+            values.retain(|v| !lineage_only.contains(&v.0));
+        }
         if let Some(schedule) = schedule {
             oracle.promised = vec![0; oracle.expected.len()];
             for (t, steps) in schedule.iter().enumerate() {
@@ -636,7 +698,11 @@ impl Oracle {
                 }
             }
         }
-        oracle.digest = MultisetDigest::of(&oracle.values);
+        for (slot, d) in oracle.slot_digests.iter().enumerate() {
+            if !oracle.lineage_only.contains(&oracle.sinks[slot]) {
+                oracle.digest.merge(d);
+            }
+        }
         oracle
     }
 
@@ -650,7 +716,7 @@ impl Oracle {
             return (Vec::new(), 0);
         }
         let mut actual = vec![0u32; self.expected.len()];
-        for r in run.store.committed() {
+        for r in run.store.committed().iter() {
             let Some(slot) = self.sinks.iter().position(|&s| s == r.sink) else {
                 continue;
             };
@@ -706,7 +772,10 @@ impl Oracle {
         }
         // (A lineage outside the input: the run's committed copy of it
         // counts as a stray duplicate.)
-        self.values.push((self.sinks[slot], r.key, r.value));
+        self.slot_digests[slot].add(self.sinks[slot], r.key, r.value);
+        if let Some(values) = &mut self.values {
+            values.push((self.sinks[slot], r.key, r.value));
+        }
     }
 
     fn flat(&self, slot: usize, partition: u32, offset: u64) -> usize {
@@ -743,9 +812,9 @@ impl Oracle {
     ) -> OutputDiff {
         let finished = below.is_some_and(|b| b.iter().all(|&o| o == u64::MAX));
         let mut actual = vec![0u32; self.expected.len()];
-        let mut values = Vec::with_capacity(run.store.committed().len());
+        let mut digest = MultisetDigest::default();
         let mut strays = 0u64;
-        for r in run.store.committed() {
+        for r in run.store.committed().iter() {
             let slot = self.sinks.iter().position(|&s| s == r.sink);
             if slot.is_some_and(|slot| self.upsert[slot]) {
                 continue; // judged by its table (`compare_upsert`)
@@ -762,7 +831,7 @@ impl Oracle {
                 _ => strays += 1,
             }
             if !self.lineage_only.contains(&r.sink) {
-                values.push((r.sink, r.key, r.value));
+                digest.add(r.sink, r.key, r.value);
             }
         }
         let mut diff = OutputDiff {
@@ -816,25 +885,42 @@ impl Oracle {
         if finished
             && diff.violations.is_empty()
             && (run.order_insensitive || self.replayed)
-            && MultisetDigest::of(&values) != self.digest
+            && digest != self.digest
         {
-            // Only now pay for sorting, to name the first difference.
+            // Only now collect and sort the values, to name the first
+            // difference.
+            let mut values: Vec<(u32, u64, i64)> = run
+                .store
+                .committed()
+                .iter()
+                .filter(|r| {
+                    let slot = self.sinks.iter().position(|&s| s == r.sink);
+                    !slot.is_some_and(|slot| self.upsert[slot])
+                        && !self.lineage_only.contains(&r.sink)
+                })
+                .map(|r| (r.sink, r.key, r.value))
+                .collect();
             values.sort_unstable();
-            let mut expected = self.values.clone();
-            expected.sort_unstable();
             {
-                let first = values
-                    .iter()
-                    .zip(&expected)
-                    .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
-                    .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()));
+                let first = match &self.values {
+                    Some(expected) => {
+                        let mut expected = expected.clone();
+                        expected.sort_unstable();
+                        values
+                            .iter()
+                            .zip(&expected)
+                            .find(|(a, b)| a != b)
+                            .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
+                            .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()))
+                    }
+                    None => format!("{} values committed, their digest differs", values.len()),
+                };
                 diff.duplicates += 1;
                 diff.losses += 1;
                 diff.violations.push(Violation {
                     check: "exactly-once-output",
                     time_ns: 0,
-                    message: format!("committed values differ from the oracle's although every lineage committed once: {first}"),
+                    message: format!("{VALUES_DIFFER}: {first}"),
                 });
             }
         }
@@ -934,15 +1020,17 @@ struct MultisetDigest {
 }
 
 impl MultisetDigest {
-    fn of(items: &[(u32, u64, i64)]) -> MultisetDigest {
+    fn merge(&mut self, other: &MultisetDigest) {
+        self.count += other.count;
+        self.a = self.a.wrapping_add(other.a);
+        self.b = self.b.wrapping_add(other.b);
+    }
+
+    fn add(&mut self, sink: u32, key: u64, value: i64) {
         use crate::engine::rng::splitmix64;
-        let mut d = MultisetDigest::default();
-        for &(sink, key, value) in items {
-            let h = splitmix64(u64::from(sink) ^ splitmix64(key ^ splitmix64(value as u64)));
-            d.count += 1;
-            d.a = d.a.wrapping_add(h);
-            d.b = d.b.wrapping_add(splitmix64(h ^ 0x5DEE_CE66_D1CE_4E5B));
-        }
-        d
+        let h = splitmix64(u64::from(sink) ^ splitmix64(key ^ splitmix64(value as u64)));
+        self.count += 1;
+        self.a = self.a.wrapping_add(h);
+        self.b = self.b.wrapping_add(splitmix64(h ^ 0x5DEE_CE66_D1CE_4E5B));
     }
 }

@@ -2,6 +2,7 @@
 //! run fingerprint and sizes in bytes as text. It knows nothing about stream processing.
 
 pub mod fingerprint;
+pub mod heap;
 pub mod queue;
 pub mod rng;
 pub mod size;

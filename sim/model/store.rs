@@ -82,7 +82,7 @@ pub struct ExternalStore {
     /// to the same one, so this skips the map lookup on the hot path.
     #[serde(skip)]
     last_write: Option<(TxnId, usize)>,
-    committed: Vec<CommittedRecord>,
+    committed: Committed,
     pub stats: StoreStats,
     /// Transactions whose commit was refused, for the checker.
     pub refused: Vec<TxnId>,
@@ -209,8 +209,7 @@ impl ExternalStore {
                 self.precommitted.remove(&id);
                 self.stats.transactions_committed += 1;
                 let records = std::mem::take(&mut txn.records);
-                self.committed
-                    .extend(records.into_iter().map(|r| committed(id.sink, r, now)));
+                self.committed.push_batch(id.sink, now, records);
                 CommitOutcome::Committed
             }
         }
@@ -230,7 +229,7 @@ impl ExternalStore {
 
     /// A non-transactional write, visible at once.
     pub fn write_direct(&mut self, sink: u32, record: Record, now: SimTime) {
-        self.committed.push(committed(sink, record, now));
+        self.committed.push(sink, now, record);
     }
 
     /// The table `sink`'s upserts left: per key, the value of its last write
@@ -277,7 +276,7 @@ impl ExternalStore {
     }
 
     /// Everything visible to a reader, in commit order.
-    pub fn committed(&self) -> &[CommittedRecord] {
+    pub fn committed(&self) -> &Committed {
         &self.committed
     }
 
@@ -290,14 +289,104 @@ impl ExternalStore {
     }
 }
 
-fn committed(sink: u32, r: Record, now: SimTime) -> CommittedRecord {
-    CommittedRecord {
-        sink,
-        key: r.key,
-        value: r.value,
-        lineage: r.lineage,
-        emitted_at: r.emitted_at,
-        committed_at: now,
+/// Everything committed, in commit order. A committed transaction's records
+/// stay the batch they were written as (no copy per record); a reader sees
+/// each as a [`CommittedRecord`]. Serialized as the flat list of those.
+#[derive(Clone, Debug, Default)]
+pub struct Committed {
+    batches: Vec<Batch>,
+    len: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Batch {
+    sink: u32,
+    at: SimTime,
+    records: Vec<Record>,
+}
+
+impl Committed {
+    fn push_batch(&mut self, sink: u32, at: SimTime, records: Vec<Record>) {
+        if records.is_empty() {
+            return;
+        }
+        self.len += records.len();
+        match self.batches.last_mut() {
+            // Small batches (direct writes) join the one before.
+            Some(b) if b.sink == sink && b.at == at && records.len() == 1 => {
+                b.records.extend(records)
+            }
+            _ => self.batches.push(Batch { sink, at, records }),
+        }
+    }
+
+    fn push(&mut self, sink: u32, at: SimTime, record: Record) {
+        self.len += 1;
+        match self.batches.last_mut() {
+            Some(b) if b.sink == sink && b.at == at => b.records.push(record),
+            _ => self.batches.push(Batch {
+                sink,
+                at,
+                records: vec![record],
+            }),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The records, in commit order.
+    pub fn iter(&self) -> impl Iterator<Item = CommittedRecord> + '_ {
+        self.batches.iter().flat_map(|b| {
+            b.records.iter().map(move |r| CommittedRecord {
+                sink: b.sink,
+                key: r.key,
+                value: r.value,
+                lineage: r.lineage,
+                emitted_at: r.emitted_at,
+                committed_at: b.at,
+            })
+        })
+    }
+}
+
+impl PartialEq for Committed {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Serialize for Committed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        // The length first (postcard needs it; `flat_map` cannot tell).
+        let mut seq = s.serialize_seq(Some(self.len))?;
+        for r in self.iter() {
+            seq.serialize_element(&r)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Committed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let flat = Vec::<CommittedRecord>::deserialize(d)?;
+        let mut c = Committed::default();
+        for r in flat {
+            let record = Record {
+                key: r.key,
+                value: r.value,
+                lineage: r.lineage,
+                emitted_at: r.emitted_at,
+            };
+            c.push(r.sink, r.committed_at, record);
+        }
+        Ok(c)
     }
 }
 
@@ -333,5 +422,34 @@ mod tests {
             store.upsert_table(4).into_iter().collect::<Vec<_>>(),
             vec![(1, 99)]
         );
+    }
+
+    #[test]
+    fn committed_records_round_trip_as_a_flat_list() {
+        let mut store = ExternalStore::default();
+        let t = TxnId {
+            sink: 2,
+            subtask: 0,
+            attempt: 0,
+            seq: 0,
+        };
+        store.begin(t);
+        store.write(t, rec(5, 50, 0));
+        store.write(t, rec(6, 60, 1));
+        store.pre_commit(t);
+        assert_eq!(store.commit(t, SimTime(7)), CommitOutcome::Committed);
+        store.write_direct(3, rec(1, 10, 2), SimTime(9));
+        store.write_direct(3, rec(1, 11, 3), SimTime(9));
+        let flat: Vec<CommittedRecord> = store.committed().iter().collect();
+        assert_eq!(flat.len(), 4);
+        assert_eq!(
+            (flat[1].sink, flat[1].key, flat[1].committed_at),
+            (2, 6, SimTime(7))
+        );
+        assert_eq!((flat[3].sink, flat[3].value), (3, 11));
+        let bytes = postcard::to_stdvec(store.committed()).unwrap();
+        assert_eq!(bytes, postcard::to_stdvec(&flat).unwrap());
+        let back: Committed = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(&back, store.committed());
     }
 }

@@ -71,7 +71,7 @@ impl Oracle {
         let mut actual = vec![0u32; self.expected.len()];
         // Per (sink, key): the row's value and the lineages written to it.
         let mut rows: BTreeMap<(u32, u64), Row> = BTreeMap::new();
-        for r in run.store.committed() {
+        for r in run.store.committed().iter() {
             let Some(slot) = self.sinks.iter().position(|&s| s == r.sink) else {
                 continue;
             };
