@@ -423,6 +423,7 @@ impl Exec<'_> {
                     });
                     self.route(&mut task, oracle);
                 }
+                Step::Snapshot(_) if !is_source && task.op.snapshot_is_read_only() => {}
                 Step::Snapshot(id) => {
                     last_snapshot = Some(self.call(&mut task, |op, ctx| op.snapshot(id, ctx)));
                     self.route(&mut task, oracle);
@@ -619,7 +620,7 @@ impl Oracle {
                         .keyed_state
                         .entry(op.0)
                         .or_default()
-                        .extend(task.op.keyed_state());
+                        .append(&mut task.op.keyed_state());
                 }
             }
         }
@@ -969,11 +970,21 @@ impl Oracle {
             let empty = BTreeMap::new();
             let actual = run.keyed_state.get(op).unwrap_or(&empty);
             compared += expected.len() as u64;
-            let mut bad = Vec::new();
+            // Both maps in key order, side by side: keys the oracle has
+            // (missing or different in the run) are named first, then keys
+            // only the run has.
+            let (mut bad, mut extra) = (Vec::new(), Vec::new());
             let mut n = 0;
             let keys_only = self.order_dependent.contains(op);
+            let mut a_iter = actual.iter().peekable();
             for (k, e) in expected {
-                let a = actual.get(k);
+                while let Some((ak, av)) = a_iter.next_if(|(ak, _)| *ak < k) {
+                    n += 1;
+                    if extra.len() < MAX_EXAMPLES {
+                        extra.push(format!("key {ak}: {av} (oracle has no such key)"));
+                    }
+                }
+                let a = a_iter.next_if(|(ak, _)| *ak == k).map(|(_, v)| v);
                 let differs = if keys_only { a.is_none() } else { a != Some(e) };
                 if differs {
                     n += 1;
@@ -985,14 +996,14 @@ impl Oracle {
                     }
                 }
             }
-            for (k, a) in actual {
-                if !expected.contains_key(k) {
-                    n += 1;
-                    if bad.len() < MAX_EXAMPLES {
-                        bad.push(format!("key {k}: {a} (oracle has no such key)"));
-                    }
+            for (ak, av) in a_iter {
+                n += 1;
+                if extra.len() < MAX_EXAMPLES {
+                    extra.push(format!("key {ak}: {av} (oracle has no such key)"));
                 }
             }
+            bad.extend(extra);
+            bad.truncate(MAX_EXAMPLES);
             if n > 0 {
                 out.push(Violation {
                     check: "state",

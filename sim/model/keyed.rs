@@ -153,10 +153,21 @@ impl KeyedState {
 
     /// Every key's value, by key.
     pub fn to_map(&self) -> BTreeMap<u64, i64> {
-        self.index
-            .iter()
-            .map(|(&k, &(_, slot))| (k, self.values[slot as usize]))
-            .collect()
+        // Key group after key group, each sorted: a few sorted runs, which
+        // the map's bulk build merges (a hash order would need a full sort).
+        let mut entries = Vec::with_capacity(self.values.len());
+        for g in &self.groups {
+            let from = entries.len();
+            entries.extend(
+                g.keys
+                    .iter()
+                    .map(|&(k, slot)| (k, self.values[slot as usize])),
+            );
+            if !g.sorted {
+                entries[from..].sort_unstable_by_key(|&(k, _)| k);
+            }
+        }
+        entries.into_iter().collect()
     }
 }
 

@@ -131,6 +131,14 @@ pub trait Operator {
         BTreeMap::new()
     }
 
+    /// Whether `snapshot` only reads the operator: it emits nothing, and
+    /// nothing the operator does later depends on it having run. The oracle
+    /// (a failure-free execution, which never restores a non-source
+    /// operator) then skips it. The default, false, is always safe.
+    fn snapshot_is_read_only(&self) -> bool {
+        false
+    }
+
     /// Whether this operator's output, as a multiset, is independent of the
     /// order its input arrives in (true for stateless operators and counts,
     /// false for running sums). Decides whether the output checker compares
@@ -425,6 +433,9 @@ impl Operator for KeyedCount {
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
         self.counts.restore(state, "keyed-count")
     }
+    fn snapshot_is_read_only(&self) -> bool {
+        true
+    }
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
         self.counts.to_map()
     }
@@ -453,6 +464,9 @@ impl Operator for KeyedSum {
     }
     fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
         self.sums.restore(state, "keyed-sum")
+    }
+    fn snapshot_is_read_only(&self) -> bool {
+        true
     }
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
         self.sums.to_map()

@@ -903,9 +903,10 @@ impl<'a> World<'a> {
         let mut order_insensitive = true;
         for m in self.tasks.iter().flat_map(|t| &t.members) {
             order_insensitive &= m.op.order_insensitive_output();
-            let s = m.op.keyed_state();
+            let mut s = m.op.keyed_state();
             if !s.is_empty() || self.scenario.operators[m.index as usize].kind.is_keyed() {
-                keyed_state.entry(m.index).or_default().extend(s);
+                // Merged in one pass (later subtasks win, as with `extend`).
+                keyed_state.entry(m.index).or_default().append(&mut s);
             }
         }
         RunOutput {
