@@ -1,5 +1,5 @@
 //! The engine: virtual time, the event queue, seeded random streams, the
-//! run fingerprint and sizes in bytes as text. It knows nothing about stream processing.
+//! run fingerprint, sizes in bytes as text and the allocator's setting. It knows nothing about stream processing.
 
 pub mod fingerprint;
 pub mod heap;
