@@ -184,7 +184,10 @@ enum Command {
         #[arg(long, default_value_t = 400)]
         budget: u64,
     },
-    /// Combine the `--out` files of several (sharded) sweeps into one summary.
+    /// Combine the `--out` files of the shards of one sweep into its
+    /// summary. Refuses lines of different sweeps (scenario content,
+    /// ckptsim version, seed range, shard count, algorithm, mutants, swarm),
+    /// a seed twice, and seeds of the range that no file has.
     Merge {
         /// The JSON-lines files written by `sweep --out`.
         #[arg(required = true)]
@@ -192,6 +195,10 @@ enum Command {
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Summarise what is there when seeds are missing (reported)
+        /// instead of refusing.
+        #[arg(long)]
+        allow_missing: bool,
     },
     /// Run several algorithms on the same seeds and write a comparison
     /// report (README with tables, results.json, results.csv, SVG charts).
@@ -406,7 +413,11 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             sweep(&spec, jobs, out, json)
         }
-        Command::Merge { files, json } => merge(&files, json),
+        Command::Merge {
+            files,
+            json,
+            allow_missing,
+        } => merge(&files, json, allow_missing),
         Command::Stalls {
             cases,
             seed,

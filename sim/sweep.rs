@@ -25,6 +25,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod merge;
+pub use merge::{describe_missing, merge, Merged, Missing, SweepInput};
+
 /// `A..B` (B excluded) or `A..=B`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRange {
@@ -94,6 +97,23 @@ impl Shard {
     }
 }
 
+/// What identifies a sweep. Every line a sweep writes carries it, and
+/// `merge` combines only lines of one sweep: the same scenario content
+/// (under any path), ckptsim version, seed range and shard count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepIdentity {
+    /// BLAKE3 of the scenario as ckptsim writes it back
+    /// (`scenario::write::to_toml`): comments, layout and the file's path do not
+    /// change it; any value does.
+    pub scenario_hash: String,
+    /// The version of ckptsim that ran the seed.
+    pub ckptsim: String,
+    /// The sweep's whole seed range, `A..B`.
+    pub seeds: String,
+    /// The shard the line's sweep ran, `I/N`; none for a whole range.
+    pub shard: Option<String>,
+}
+
 /// What a sweep runs.
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
@@ -125,6 +145,17 @@ impl SweepSpec {
                 (s, Some(d))
             }
             None => (self.scenario.clone(), None),
+        }
+    }
+
+    /// The sweep's identity, for its result lines.
+    pub fn identity(&self) -> SweepIdentity {
+        let text = crate::scenario::write::to_toml(&self.scenario);
+        SweepIdentity {
+            scenario_hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+            ckptsim: env!("CARGO_PKG_VERSION").to_string(),
+            seeds: format!("{}..{}", self.seeds.start, self.seeds.end),
+            shard: self.shard.map(|s| format!("{}/{}", s.index, s.count)),
         }
     }
 
@@ -168,15 +199,25 @@ pub struct SeedResult {
     /// events, time, fingerprint and counters are empty.
     #[serde(default)]
     pub panic: Option<Panicked>,
+    /// The sweep the line belongs to (absent in lines of a ckptsim before
+    /// sweeps were identified; `merge` refuses those).
+    #[serde(default)]
+    pub sweep: Option<SweepIdentity>,
 }
 
 /// Runs one seed of a sweep. A panic of the run is caught and becomes the
 /// seed's failure (kind `panic`).
 pub fn run_seed(spec: &SweepSpec, seed: u64) -> SeedResult {
-    match panics::catch(|| run_seed_unguarded(spec, seed)) {
+    run_identified(spec, seed, &spec.identity())
+}
+
+fn run_identified(spec: &SweepSpec, seed: u64, identity: &SweepIdentity) -> SeedResult {
+    let mut r = match panics::catch(|| run_seed_unguarded(spec, seed)) {
         Ok(r) => r,
         Err(p) => panicked(spec, seed, p),
-    }
+    };
+    r.sweep = Some(identity.clone());
+    r
 }
 
 /// The result of a seed whose run panicked. With `--check-determinism` the
@@ -218,6 +259,7 @@ fn panicked(spec: &SweepSpec, seed: u64, p: Panicked) -> SeedResult {
         replay: spec.replay(seed),
         warnings: Vec::new(),
         panic: Some(p),
+        sweep: None,
     }
 }
 
@@ -280,6 +322,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         replay: spec.replay(seed),
         warnings: e.output.warnings.clone(),
         panic: None,
+        sweep: None,
     }
 }
 
@@ -294,12 +337,13 @@ pub fn run(
 ) -> Vec<SeedResult> {
     let _capture = panics::Capture::install();
     let seeds = spec.seeds();
+    let identity = spec.identity();
     let done = AtomicU64::new(0);
     let work = || {
         seeds
             .par_iter()
             .map(|&seed| {
-                let r = run_seed(spec, seed);
+                let r = run_identified(spec, seed, &identity);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(n, !r.passed);
                 r
@@ -399,6 +443,7 @@ impl SweepSummary {
             None => (String::new(), String::new(), Vec::new()),
         };
         let swarm = first.is_some_and(|r| r.swarm.is_some());
+        let first_sweep = first.and_then(|r| r.sweep.clone());
         let mut s = SweepSummary {
             scenario,
             algorithm,
@@ -417,8 +462,15 @@ impl SweepSummary {
             warning_examples: BTreeMap::new(),
         };
         for r in sorted {
-            if (&r.scenario, &r.algorithm, &r.mutants, r.swarm.is_some())
-                != (&s.scenario, &s.algorithm, &s.mutants, s.swarm)
+            // One sweep: the same scenario content (any path), algorithm,
+            // mutants and swarm mode.
+            let same_content = match (&r.sweep, &first_sweep) {
+                (Some(a), Some(b)) => a.scenario_hash == b.scenario_hash,
+                _ => r.scenario == s.scenario,
+            };
+            if !same_content
+                || (&r.algorithm, &r.mutants, r.swarm.is_some())
+                    != (&s.algorithm, &s.mutants, s.swarm)
             {
                 return Err(MergeError(format!(
                     "seed {} comes from another sweep ({} --algorithm {} {:?}) than seed {} ({} --algorithm {} {:?})",

@@ -445,3 +445,161 @@ fn assert_fails_as_recorded(f: &std::path::Path) {
         f.display()
     );
 }
+
+/// The JSON lines of `spec`, one shard of it, as a merge input named `file`.
+fn shard_lines(spec: &SweepSpec, shard: Option<Shard>, file: &str) -> sweep::SweepInput {
+    let spec = SweepSpec {
+        shard,
+        ..spec.clone()
+    };
+    let text: String = sweep::run(&spec, 1, &quiet)
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    sweep::SweepInput {
+        file: file.to_string(),
+        text,
+    }
+}
+
+fn merge_error(inputs: &[sweep::SweepInput]) -> String {
+    match sweep::merge(inputs, false) {
+        Ok(_) => panic!("the merge was accepted"),
+        Err(e) => e.0,
+    }
+}
+
+/// Lines carry their sweep's identity (scenario content hash, ckptsim
+/// version, seed range, shard); merge goes by content, not by path, and
+/// refuses mixtures, naming the files and lines.
+#[test]
+fn merge_goes_by_scenario_content_and_refuses_mixtures() {
+    let base = spec("wordcount", 0..12);
+    let shard = |i| Some(Shard { index: i, count: 3 });
+    let a = shard_lines(&base, shard(0), "a.jsonl");
+    let b = shard_lines(&base, shard(1), "b.jsonl");
+    let line: serde_json::Value = serde_json::from_str(a.text.lines().next().unwrap()).unwrap();
+    let id = &line["sweep"];
+    assert_eq!(id["seeds"], "0..12");
+    assert_eq!(id["shard"], "0/3");
+    assert_eq!(id["ckptsim"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(id["scenario_hash"].as_str().unwrap().len(), 64);
+
+    // The same content under another path merges.
+    let moved = SweepSpec {
+        path: "elsewhere/wordcount-copy.toml".to_string(),
+        ..base.clone()
+    };
+    let c = shard_lines(&moved, shard(2), "c.jsonl");
+    let merged = sweep::merge(&[a, b, c], false).unwrap();
+    let whole = sweep::run(&base, 2, &quiet);
+    assert_eq!(merged.summary.seeds_run, 12);
+    assert_eq!(
+        merged.summary.seeds_passed,
+        SweepSummary::of(&whole).unwrap().seeds_passed
+    );
+    assert!(merged.missing.is_none());
+
+    // Other content under the same path is another sweep.
+    let a = shard_lines(&base, shard(0), "a.jsonl");
+    let b = shard_lines(&base, shard(1), "b.jsonl");
+    let mut edited = base.clone();
+    edited.scenario.operators[0].parallelism = 1;
+    let c = shard_lines(&edited, shard(2), "c.jsonl");
+    let e = merge_error(&[a, b, c]);
+    assert!(
+        e.contains("a.jsonl:1 and c.jsonl:1 come from different sweeps: scenario content"),
+        "{e}"
+    );
+
+    // Another version, seed range or shard count is another sweep too.
+    let a = shard_lines(&base, shard(0), "a.jsonl");
+    let b = shard_lines(&base, shard(1), "b.jsonl");
+    let c = shard_lines(&base, shard(2), "c.jsonl");
+    let older = sweep::SweepInput {
+        file: "old.jsonl".to_string(),
+        text: c.text.replace(
+            &format!("\"ckptsim\":\"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"ckptsim\":\"0.0.1\"",
+        ),
+    };
+    let e = merge_error(&[a, b, older]);
+    assert!(
+        e.contains(&format!("ckptsim {} vs 0.0.1", env!("CARGO_PKG_VERSION"))),
+        "{e}"
+    );
+    let a = shard_lines(&base, shard(0), "a.jsonl");
+    let halves = shard_lines(&base, Some(Shard { index: 1, count: 2 }), "h.jsonl");
+    let e = merge_error(&[a, halves]);
+    assert!(e.contains("3 shards vs 2"), "{e}");
+
+    // A line without an identity (an older ckptsim) is refused.
+    let a = shard_lines(&base, shard(0), "a.jsonl");
+    let mut bare: serde_json::Value = serde_json::from_str(a.text.lines().next().unwrap()).unwrap();
+    bare.as_object_mut().unwrap().remove("sweep");
+    let bare = sweep::SweepInput {
+        file: "bare.jsonl".to_string(),
+        text: format!("\n{bare}\n"),
+    };
+    let e = merge_error(&[bare]);
+    assert!(
+        e.starts_with("bare.jsonl:2: the line has no sweep identity"),
+        "{e}"
+    );
+}
+
+/// Half a range is refused, naming the shards without lines (or, with
+/// `allow_missing`, summarised and reported); a seed twice names both
+/// places.
+#[test]
+fn merge_reports_missing_shards_and_overlapping_seeds() {
+    let base = spec("wordcount", 0..8);
+    let shard = |i| Some(Shard { index: i, count: 4 });
+    let inputs = || {
+        vec![
+            shard_lines(&base, shard(0), "s0.jsonl"),
+            shard_lines(&base, shard(2), "s2.jsonl"),
+        ]
+    };
+    let e = merge_error(&inputs());
+    assert!(
+        e.contains("4 of 8 seeds") && e.contains("shards 1/4, 3/4 have no lines"),
+        "{e}"
+    );
+    let merged = sweep::merge(&inputs(), true).unwrap();
+    assert_eq!(merged.summary.seeds_run, 4);
+    let m = merged.missing.unwrap();
+    assert_eq!(
+        (m.seeds, m.shards.clone()),
+        (4, vec!["1/4".to_string(), "3/4".to_string()])
+    );
+
+    // A shard's file with a line cut: the gap is named by seeds.
+    let mut s1 = shard_lines(&base, shard(1), "s1.jsonl");
+    s1.text = s1.text.lines().next().unwrap().to_string() + "\n";
+    let mut all = inputs();
+    all.push(s1);
+    all.push(shard_lines(&base, shard(3), "s3.jsonl"));
+    let e = merge_error(&all);
+    assert!(e.contains("missing seeds 5..6"), "{e}");
+
+    let mut twice = inputs();
+    twice.push(shard_lines(&base, shard(0), "again.jsonl"));
+    let e = merge_error(&twice);
+    assert!(
+        e.contains("seed 0 appears twice: s0.jsonl:1 and again.jsonl:1"),
+        "{e}"
+    );
+
+    // A line whose seed is not in the shard it names.
+    let s0 = shard_lines(&base, shard(0), "s0.jsonl");
+    let lying = sweep::SweepInput {
+        file: "lying.jsonl".to_string(),
+        text: s0.text.replace("\"shard\":\"0/4\"", "\"shard\":\"1/4\""),
+    };
+    let e = merge_error(&[lying]);
+    assert!(
+        e.contains("lying.jsonl:1: seed 0 is not in shard 1/4"),
+        "{e}"
+    );
+}

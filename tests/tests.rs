@@ -26,6 +26,8 @@
 //!   at the storage's bandwidth, memory storage's size limit.
 //! - `recovery`: recovered input channels and checkpointing during
 //!   recovery, with the two ways Flink broke it.
+//! - `cluster`: the Kubernetes Job and Slurm array recipes under `deploy/`
+//!   run two shards here that merge into the unsharded summary.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -70,6 +72,7 @@ mod algorithms;
 mod bytes;
 mod chains;
 mod cli;
+mod cluster;
 mod contract;
 mod determinism;
 mod extremes;

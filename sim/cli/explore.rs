@@ -208,21 +208,44 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
 /// The largest sweep result file `merge` reads (about five million seeds).
 const MERGE_FILE_BYTES: u64 = 1 << 30;
 
-pub(crate) fn merge(files: &[PathBuf], json: bool) -> Result<u8> {
-    let mut all = Vec::new();
+pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Result<u8> {
+    let mut inputs = Vec::new();
     for f in files {
         let text = ckptsim::input::read_text(f, MERGE_FILE_BYTES)
             .map_err(|e| UsageError(format!("error: cannot read {}: {e}", f.display())))?;
-        let shown = f.display().to_string();
-        all.extend(
-            sweep::read_jsonl(&shown, &text).map_err(|e| UsageError(format!("error: {}", e.0)))?,
-        );
+        inputs.push(sweep::SweepInput {
+            file: f.display().to_string(),
+            text,
+        });
     }
-    let summary = SweepSummary::of(&all).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    let merged =
+        sweep::merge(&inputs, allow_missing).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    let summary = &merged.summary;
     if json {
-        emit(&format!("{}\n", serde_json::json!({ "summary": summary })));
+        let v = serde_json::json!({
+            "summary": summary,
+            "sweep": merged.identity,
+            "missing": merged.missing,
+        });
+        emit(&format!("{v}\n"));
     } else {
-        emit(&summary.to_text(None));
+        let mut text = summary.to_text(None);
+        let id = &merged.identity;
+        let mut head = format!(
+            "sweep        seeds {}, scenario blake3 {}, ckptsim {}\n",
+            id.seeds,
+            &id.scenario_hash[..id.scenario_hash.len().min(16)],
+            id.ckptsim
+        );
+        if let Some(m) = &merged.missing {
+            head.push_str(&format!(
+                "missing      {} seeds: {}\n",
+                m.seeds,
+                sweep::describe_missing(m)
+            ));
+        }
+        text.insert_str(0, &head);
+        emit(&text);
     }
     Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
 }
