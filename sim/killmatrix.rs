@@ -194,7 +194,8 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
                 row.seed = Some(seed);
                 row.checks = checks;
                 row.replay = Some(format!(
-                    "ckptsim run {} --seed {seed} --algorithm {} --mutant {}",
+                    "{} run {} --seed {seed} --algorithm {} --mutant {}",
+                    crate::program::name(),
                     row.scenario,
                     alg.name(),
                     info.name

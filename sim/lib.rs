@@ -8,8 +8,8 @@
 //! Layers, lowest first. A module uses only modules of lower layers
 //! (`tests/structure.rs` checks it against this list):
 //!
-//! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`], [`input`]: nothing
-//!    of the crate;
+//! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`], [`input`],
+//!    [`program`]: nothing of the crate;
 //! 2. [`mutant`];
 //! 3. [`protocol`] (the algorithm registry and the barrier handlers);
 //! 4. [`scenario`];
@@ -21,7 +21,7 @@
 //! 10. [`report`];
 //! 11. [`sweep`], [`shrink`], [`stalls`];
 //! 12. [`killmatrix`], [`compare`], [`fuzz`];
-//! 13. the CLI (`sim/main.rs`).
+//! 13. [`cli`], the command line (feature `cli`; `sim/main.rs` calls it).
 //!
 //! In short: engine ← protocol ← scenario ← model ← runtime ← check ← harness ←
 //! explore (sweep, shrink, kill matrix) and compare ← cli.
@@ -35,6 +35,8 @@
 //! - [`wallclock`]: the one wall-clock reader, for timing reports; nothing it
 //!   returns feeds a run.
 //! - [`input`]: every file ckptsim reads: regular, of bounded size.
+//! - [`program`]: the name of the program that runs ckptsim's commands,
+//!   as replay lines write it (`ckptsim`, or a user's own binary).
 //! - [`panics`]: a panic of one seed's run becomes that seed's failure
 //!   (kind `panic`) in the commands that run many seeds.
 //! - [`scenario`]: TOML → the typed file format (serde) → validated
@@ -67,8 +69,12 @@
 //!   bounds.
 //! - [`compare`]: algorithms side by side over seeds and an axis, written
 //!   as a report (SVG charts with the `cli` feature).
+//! - [`cli`]: the command line (`main`), and `main_with` for a user's own
+//!   binary with its own algorithms.
 
 pub mod check;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod compare;
 pub mod engine;
 pub mod fault;
@@ -79,6 +85,7 @@ pub mod killmatrix;
 pub mod model;
 pub mod mutant;
 pub mod panics;
+pub mod program;
 pub mod protocol;
 pub mod report;
 pub mod runtime;

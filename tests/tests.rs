@@ -49,6 +49,8 @@
 //!   never stalls, the command is deterministic.
 //! - `structure`: the code and the docs as documented: the module layers in
 //!   `sim/lib.rs` hold, the module map is complete, markdown links resolve.
+//! - `examples`: the programs under `examples/` as their users run them: a
+//!   user's own algorithms through every command of `cli::main_with`.
 //! - `toy_algorithm`: an algorithm added from outside the registry (one file)
 //!   runs like a built-in; a wrong one is caught.
 //! - `chains`: operator chains: Flink's chaining rule, the same output as
@@ -75,6 +77,7 @@ mod cli;
 mod cluster;
 mod contract;
 mod determinism;
+mod examples;
 mod extremes;
 mod faults;
 mod flip27;

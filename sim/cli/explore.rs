@@ -1,6 +1,6 @@
 //! The commands that run many seeds: `sweep`, `merge`, `shrink`, `compare`.
 
-use crate::*;
+use super::*;
 
 pub(crate) fn sweep(
     spec: &SweepSpec,
@@ -10,7 +10,7 @@ pub(crate) fn sweep(
 ) -> Result<u8> {
     let jobs = super::jobs(jobs);
     let total = spec.seeds().len() as u64;
-    let bar = super::progress_bar(
+    let bar = progress_bar(
         total,
         "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
     );
@@ -67,13 +67,13 @@ pub(crate) fn shrink_cmd(
     sc: &scenario::Scenario,
     seed: u64,
     algorithm: Algorithm,
-    mutants: ckptsim::mutant::Mutants,
+    mutants: crate::mutant::Mutants,
     swarmed: bool,
     out: &Path,
     budget: u64,
 ) -> Result<u8> {
     use std::fmt::Write as _;
-    let shrunk = ckptsim::shrink::shrink(sc, seed, algorithm, mutants, budget)
+    let shrunk = crate::shrink::shrink(sc, seed, algorithm, mutants, budget)
         .map_err(|e| UsageError(format!("error: {e}")))?;
     let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
     for m in mutants.names() {
@@ -84,7 +84,7 @@ pub(crate) fn shrink_cmd(
         path.display(),
         if swarmed { " --swarm" } else { "" }
     );
-    let text = ckptsim::shrink::reproducer_text(&shrunk, &origin, &args);
+    let text = crate::shrink::reproducer_text(&shrunk, &origin, &args);
     std::fs::write(out, text)
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
     let mut report = String::new();
@@ -100,7 +100,12 @@ pub(crate) fn shrink_cmd(
         let _ = writeln!(report, "  - {s}");
     }
     let _ = writeln!(report, "wrote        {}", out.display());
-    let _ = writeln!(report, "replay       ckptsim run {} {args}", out.display());
+    let _ = writeln!(
+        report,
+        "replay       {} run {} {args}",
+        crate::program::name(),
+        out.display()
+    );
     emit(&report);
     Ok(0)
 }
@@ -117,7 +122,7 @@ pub(crate) struct CompareArgs {
 }
 
 pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
-    use ckptsim::compare::{self, CompareSpec, Vary};
+    use crate::compare::{self, CompareSpec, Vary};
     let CompareArgs {
         path,
         algorithms,
@@ -149,12 +154,13 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let notes_text = notes
         .as_ref()
         .map(|p| {
-            ckptsim::input::read_text(p, NOTES_BYTES)
+            crate::input::read_text(p, NOTES_BYTES)
                 .map_err(|e| UsageError(format!("error: cannot read {}: {e}", p.display())))
         })
         .transpose()?;
     let mut command = format!(
-        "ckptsim compare {} --algorithms {} --seeds {seeds}",
+        "{} compare {} --algorithms {} --seeds {seeds}",
+        crate::program::name(),
         path.display(),
         algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(",")
     );
@@ -181,11 +187,11 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let total = (spec.algorithms.len() as u64)
         .saturating_mul(seeds_range.len())
         .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
-    let bar = super::progress_bar(total, "{bar:40} {pos}/{len} runs  eta {eta}");
+    let bar = progress_bar(total, "{bar:40} {pos}/{len} runs  eta {eta}");
     if bar.is_none() {
         eprintln!("compare: {total} runs on {jobs} threads");
     }
-    let c = super::on_threads(jobs, &bar, |progress| compare::compare(&spec, progress))?
+    let c = on_threads(jobs, &bar, |progress| compare::compare(&spec, progress))?
         .map_err(|e| UsageError(format!("error: {e}")))?;
     let files = compare::output::write(&c, &out, notes_text.as_deref())
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
@@ -211,7 +217,7 @@ const MERGE_FILE_BYTES: u64 = 1 << 30;
 pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Result<u8> {
     let mut inputs = Vec::new();
     for f in files {
-        let text = ckptsim::input::read_text(f, MERGE_FILE_BYTES)
+        let text = crate::input::read_text(f, MERGE_FILE_BYTES)
             .map_err(|e| UsageError(format!("error: cannot read {}: {e}", f.display())))?;
         inputs.push(sweep::SweepInput {
             file: f.display().to_string(),

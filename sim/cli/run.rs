@@ -1,7 +1,7 @@
 //! The commands that run one job: `run` (with the savepoint workflow's
 //! restore, cancel and retained checkpoints) and `savepoint`.
 
-use crate::*;
+use super::*;
 
 pub(crate) struct RunArgs {
     pub(crate) restore: RestoreArgs,
@@ -296,7 +296,7 @@ pub(crate) fn verify_snapshot(dir: &Path, scenario: Option<&Path>, r: RestoreArg
 }
 
 pub(crate) fn parse_time(flag: &str, text: &str) -> Result<SimTime> {
-    let d = ckptsim::engine::parse_duration(text).map_err(|e| {
+    let d = crate::engine::parse_duration(text).map_err(|e| {
         UsageError(format!(
             "error: {flag} `{text}`: {e}\n  help: a virtual time such as 300ms or 1.5s"
         ))
@@ -317,7 +317,7 @@ pub(crate) fn retain(
     scenario: &scenario::Scenario,
     prepared: &Prepared,
     seed: u64,
-    e: &ckptsim::harness::Execution,
+    e: &crate::harness::Execution,
 ) -> Result<()> {
     let snap = e
         .output
@@ -400,7 +400,8 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let shown = a.path.display().to_string();
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
     summary.replay = format!(
-        "ckptsim savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
+        "{} savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
+        crate::program::name(),
         a.at,
         a.out.display(),
         if a.stop { " --stop" } else { "" },

@@ -1,8 +1,8 @@
 //! `stalls`: the search for checkpoint stalls under forced alignment
-//! (`ckptsim::stalls`), written as a catalogue.
+//! (`crate::stalls`), written as a catalogue.
 
-use crate::*;
-use ckptsim::stalls::{self, StallSpec};
+use super::*;
+use crate::stalls::{self, StallSpec};
 
 pub(crate) struct StallsArgs {
     pub(crate) cases: u64,
@@ -39,7 +39,7 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         .notes
         .as_ref()
         .map(|p| {
-            ckptsim::input::read_text(p, NOTES_BYTES).map_err(|e| {
+            crate::input::read_text(p, NOTES_BYTES).map_err(|e| {
                 UsageError(format!("error: --notes: cannot read {}: {e}", p.display()))
             })
         })
@@ -49,13 +49,13 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         Some(p) => {
             let sc = load_scenario(p)?;
             let text =
-                ckptsim::input::read_text(p, ckptsim::scenario::MAX_FILE_BYTES).map_err(|e| {
+                crate::input::read_text(p, crate::scenario::MAX_FILE_BYTES).map_err(|e| {
                     UsageError(format!(
                         "error: --explain: cannot read {}: {e}",
                         p.display()
                     ))
                 })?;
-            let (args, _) = ckptsim::shrink::reproducer_header(&text);
+            let (args, _) = crate::shrink::reproducer_header(&text);
             let (mut seed, mut algorithm) = (0, sc.checkpoint.algorithm);
             let words: Vec<String> = args
                 .unwrap_or_default()
@@ -90,7 +90,8 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         algorithms,
     };
     let mut command = format!(
-        "ckptsim stalls --cases {} --seed {} --algorithms {}",
+        "{} stalls --cases {} --seed {} --algorithms {}",
+        crate::program::name(),
         spec.cases,
         spec.seed,
         spec.algorithms
@@ -106,9 +107,9 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         command.push_str(&format!(" --notes {}", p.display()));
     }
     command.push_str(&format!(" --out {}", a.out.display()));
-    let jobs = super::jobs(a.jobs);
-    let bar = super::progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");
-    let search = super::on_threads(jobs, &bar, |progress| stalls::search(&spec, progress))?;
+    let jobs = jobs(a.jobs);
+    let bar = progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");
+    let search = on_threads(jobs, &bar, |progress| stalls::search(&spec, progress))?;
     stalls::output::write(
         &search,
         &a.out,

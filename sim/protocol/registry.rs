@@ -12,6 +12,7 @@
 
 use super::{BarrierHandler, BarrierKind, HandlerConfig};
 use serde::{Deserialize, Serialize};
+use std::sync::RwLock;
 
 /// Every algorithm, in the order of `ckptsim list`.
 pub static REGISTRY: &[&AlgorithmInfo] = &[
@@ -87,10 +88,43 @@ impl Algorithm {
     pub const None: Algorithm = Algorithm(&super::none::INFO);
 }
 
+/// Algorithms of a user's own, registered at run time ([`register`]), after
+/// the built-ins.
+static REGISTERED: RwLock<Vec<&'static AlgorithmInfo>> = RwLock::new(Vec::new());
+
+/// Registers an algorithm of the caller's own next to the built-ins: from
+/// then on scenario files, `--algorithm`, `ckptsim list` and every command
+/// know its name, and the same checks judge it. A user's binary registers
+/// its algorithms through `cli::main_with` before any command runs. Refused
+/// when the name is taken or is not lowercase letters, digits and dashes.
+pub fn register(info: &'static AlgorithmInfo) -> Result<(), String> {
+    let name = info.name;
+    let well_formed = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !well_formed {
+        return Err(format!(
+            "algorithm name `{name}`: use lowercase letters, digits and dashes"
+        ));
+    }
+    if Algorithm::from_name(name).is_some() {
+        return Err(format!("an algorithm named `{name}` exists already"));
+    }
+    let mut registered = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    registered.push(info);
+    Ok(())
+}
+
 impl Algorithm {
-    /// Every registered algorithm, in registry order.
+    /// Every algorithm: the built-ins in registry order, then those
+    /// registered at run time.
     pub fn all() -> impl Iterator<Item = Algorithm> {
-        REGISTRY.iter().map(|&i| Algorithm(i))
+        let registered: Vec<&'static AlgorithmInfo> = REGISTERED
+            .read()
+            .map(|r| r.clone())
+            .unwrap_or_else(|e| e.into_inner().clone());
+        REGISTRY.iter().copied().chain(registered).map(Algorithm)
     }
 
     /// An algorithm outside [`REGISTRY`]: a handler of the caller's own
@@ -234,6 +268,23 @@ impl Guarantee {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static CLASH: AlgorithmInfo = AlgorithmInfo {
+        name: "aligned",
+        ..super::super::aligned::INFO
+    };
+    static MALFORMED: AlgorithmInfo = AlgorithmInfo {
+        name: "Aligned Twice",
+        ..super::super::aligned::INFO
+    };
+
+    #[test]
+    fn a_taken_or_malformed_name_is_refused() {
+        let before = Algorithm::all().count();
+        assert!(register(&CLASH).unwrap_err().contains("exists already"));
+        assert!(register(&MALFORMED).unwrap_err().contains("lowercase"));
+        assert_eq!(Algorithm::all().count(), before);
+    }
 
     #[test]
     fn names_are_unique_and_resolve() {

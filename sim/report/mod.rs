@@ -119,7 +119,10 @@ fn completed(stats: &[CheckpointStats], f: impl Fn(&CheckpointStats) -> u64) -> 
 
 /// The one-line command that replays a run.
 pub fn replay_command(path: &str, seed: u64, algorithm: &str, mutants: &[&str]) -> String {
-    let mut s = format!("ckptsim run {path} --seed {seed} --algorithm {algorithm}");
+    let mut s = format!(
+        "{} run {path} --seed {seed} --algorithm {algorithm}",
+        crate::program::name()
+    );
     for m in mutants {
         let _ = write!(s, " --mutant {m}");
     }

@@ -140,8 +140,11 @@ fn explained_section(out: &mut String, x: &Explained) {
     let _ = writeln!(out, "### The trace\n");
     let _ = writeln!(
         out,
-        "The run's checkpoint events (`ckptsim run {} --seed {} --algorithm {} --trace t.jsonl` writes every event), and when each task last processed records:\n",
-        x.path, x.seed, x.algorithm
+        "The run's checkpoint events (`{} run {} --seed {} --algorithm {} --trace t.jsonl` writes every event), and when each task last processed records:\n",
+        crate::program::name(),
+        x.path,
+        x.seed,
+        x.algorithm
     );
     let _ = writeln!(out, "```text");
     for l in &x.excerpt {
@@ -266,7 +269,8 @@ pub(super) fn readme(
             }
             let _ = writeln!(
                 out,
-                "Replay (from this directory): `ckptsim run shapes/shape-{}.toml --seed {} --algorithm {alg}`\n",
+                "Replay (from this directory): `{} run shapes/shape-{}.toml --seed {} --algorithm {alg}`\n",
+                crate::program::name(),
                 i + 1,
                 c.seed
             );
