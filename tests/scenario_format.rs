@@ -80,6 +80,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "faults",
         "limits",
         "expect",
+        "replay",
     ];
     let mut expected_top = sorted(&top);
     if !doc.contains_key("edges") {
@@ -258,6 +259,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         sorted(&["max_events", "max_time"])
     );
     assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));
+    assert_eq!(keys(&table(&doc["replay"])), sorted(&["seed", "mutants"]));
 }
 
 fn shipped() -> Vec<PathBuf> {
@@ -532,6 +534,10 @@ fn sample() -> Scenario {
         },
         expect: Expect {
             guarantee: Guarantee::AtLeastOnce,
+        },
+        replay: ckptsim::scenario::ReplaySpec {
+            seed: 77,
+            mutants: vec!["aligned-no-block".to_string()],
         },
         swarm: None,
         savepoints: vec![
@@ -831,6 +837,7 @@ fn layout_follows_the_docs() {
         "[[faults.partitions]]",
         "[limits]",
         "[expect]",
+        "[replay]",
         "[[savepoints]]",
         "[[savepoints]]",
         "[cluster]",

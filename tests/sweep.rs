@@ -603,3 +603,51 @@ fn merge_reports_missing_shards_and_overlapping_seeds() {
         "{e}"
     );
 }
+
+/// A shrunk reproducer is standalone: its algorithm, seed and mutants are
+/// in the file (`[checkpoint]`, `[replay]`), so `run FILE` alone fails as
+/// the shrunk run did; flags still override them.
+#[test]
+fn a_shrunk_reproducer_fails_alone() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-standalone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let repro = dir.join("repro.toml").display().to_string();
+    let o = crate::common::ckptsim(&[
+        "shrink",
+        "scenarios/backpressure.toml",
+        "--seed",
+        "3",
+        "--algorithm",
+        "unaligned",
+        "--mutant",
+        "unaligned-drop-inflight",
+        "--budget",
+        "80",
+        "--out",
+        &repro,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
+    assert!(crate::common::stdout(&o).contains(&format!("replay       ckptsim run {repro}\n")));
+    let sc = scenario::load(std::path::Path::new(&repro)).unwrap();
+    assert_eq!(sc.checkpoint.algorithm, Algorithm::Unaligned);
+    assert_eq!(sc.replay.seed, 3);
+    assert_eq!(
+        sc.replay.mutants,
+        vec!["unaligned-drop-inflight".to_string()]
+    );
+    let alone = crate::common::ckptsim(&["run", &repro, "--json"]);
+    assert_eq!(
+        alone.status.code(),
+        Some(1),
+        "{}",
+        crate::common::stdout(&alone)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(v["seed"], 3);
+    assert_eq!(v["mutants"], serde_json::json!(["unaligned-drop-inflight"]));
+    // A flag overrides the file's mutants.
+    let fixed =
+        crate::common::ckptsim(&["run", &repro, "--mutant", "simulator-panic", "--seed", "3"]);
+    assert_ne!(crate::common::stdout(&fixed), crate::common::stdout(&alone));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -73,8 +73,15 @@ pub(crate) fn shrink_cmd(
     budget: u64,
 ) -> Result<u8> {
     use std::fmt::Write as _;
-    let shrunk = crate::shrink::shrink(sc, seed, algorithm, mutants, budget)
+    let mut shrunk = crate::shrink::shrink(sc, seed, algorithm, mutants, budget)
         .map_err(|e| UsageError(format!("error: {e}")))?;
+    // Standalone: the file names its algorithm, seed and mutants, so that
+    // `run FILE` alone fails as this run did (the swarm draw is in its
+    // values already).
+    shrunk.scenario.checkpoint.algorithm = algorithm;
+    shrunk.scenario.replay.seed = seed;
+    shrunk.scenario.replay.mutants = mutants.names().iter().map(|m| m.to_string()).collect();
+    shrunk.scenario.swarm = None;
     let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
     for m in mutants.names() {
         args.push_str(&format!(" --mutant {m}"));
@@ -102,7 +109,7 @@ pub(crate) fn shrink_cmd(
     let _ = writeln!(report, "wrote        {}", out.display());
     let _ = writeln!(
         report,
-        "replay       {} run {} {args}",
+        "replay       {} run {}",
         crate::program::name(),
         out.display()
     );

@@ -56,9 +56,10 @@ enum Command {
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
-        /// The seed; every random decision of the run derives from it.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
+        /// The seed; every random decision of the run derives from it
+        /// (default: the scenario's `[replay] seed`, 0 unless written).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Override the scenario's checkpoint algorithm.
         #[arg(long)]
         algorithm: Option<String>,
@@ -169,9 +170,9 @@ enum Command {
     Shrink {
         /// The scenario file (TOML).
         scenario: PathBuf,
-        /// The failing seed.
+        /// The failing seed (default: the scenario's `[replay] seed`).
         #[arg(long)]
-        seed: u64,
+        seed: Option<u64>,
         /// Where to write the reproducer (TOML).
         #[arg(long)]
         out: PathBuf,
@@ -442,6 +443,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         } => {
             let loaded = load_scenario(&scenario)?;
             let algorithm = parse_algorithm(algorithm, &loaded)?;
+            let loaded_for_mutants = loaded.clone();
             let spec = SweepSpec {
                 swarm: swarm_spec(&loaded, swarm),
                 scenario: loaded,
@@ -452,7 +454,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
                     .transpose()
                     .map_err(|e| UsageError(format!("error: {e}")))?,
                 algorithm,
-                mutants: parse_mutants(&mutants)?,
+                mutants: mutants_or_replay(&mutants, &loaded_for_mutants)?,
                 check_determinism,
             };
             sweep(&spec, jobs, out, json)
@@ -542,7 +544,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         } => {
             let loaded = load_scenario(&scenario)?;
             let algorithm = parse_algorithm(algorithm, &loaded)?;
-            let mutants = parse_mutants(&mutants)?;
+            let mutants = mutants_or_replay(&mutants, &loaded)?;
+            let seed = seed.unwrap_or(loaded.replay.seed);
             let (sc, swarmed) = match swarm_spec(&loaded, swarm) {
                 Some(spec) => (swarm::draw(&loaded, &spec, seed).0, true),
                 None => (loaded, false),
@@ -608,6 +611,14 @@ fn swarm_spec(s: &scenario::Scenario, flag: bool) -> Option<scenario::SwarmSpec>
         (Some(spec), _) if spec.enabled || flag => Some(spec.clone()),
         (None, true) => Some(swarm::default_ranges(s)),
         _ => None,
+    }
+}
+
+/// The `--mutant` flags, or without any the scenario's `[replay] mutants`.
+fn mutants_or_replay(names: &[String], scenario: &scenario::Scenario) -> Result<Mutants> {
+    match names.is_empty() {
+        true => parse_mutants(&scenario.replay.mutants),
+        false => parse_mutants(names),
     }
 }
 

@@ -8,7 +8,7 @@ pub(crate) struct RunArgs {
     pub(crate) cancel_at: Option<String>,
     pub(crate) checkpoint_dir: Option<PathBuf>,
     pub(crate) path: PathBuf,
-    pub(crate) seed: u64,
+    pub(crate) seed: Option<u64>,
     pub(crate) algorithm: Option<String>,
     pub(crate) mutant_names: Vec<String>,
     pub(crate) json: bool,
@@ -35,6 +35,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     } = args;
     let scenario = load_scenario(&path)?;
     let algorithm = parse_algorithm(algorithm, &scenario)?;
+    let seed = seed.unwrap_or(scenario.replay.seed);
+    let mutants = mutants_or_replay(&mutant_names, &scenario)?;
     let mut prepared = prepare(&path, scenario, &restore)?;
     if checkpoint_dir.is_some() && cancel_at.is_none() {
         return Err(UsageError(
@@ -53,7 +55,6 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         Some((s, d)) => (s, Some(d)),
         None => (scenario, None),
     };
-    let mutants = parse_mutants(&mutant_names)?;
     let cfg = RunConfig {
         seed,
         algorithm,

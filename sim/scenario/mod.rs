@@ -21,7 +21,7 @@ pub mod write;
 pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
     NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind, PartitionSpec as Partition,
-    RandomCrashes, SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults,
+    RandomCrashes, ReplaySpec, SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults,
     WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
 };
 pub use spans::{ScenarioError, ScenarioErrors};
@@ -125,6 +125,8 @@ pub struct Scenario {
     pub faults: FaultSpec,
     pub limits: Limits,
     pub expect: Expect,
+    /// `[replay]`: the default seed and mutants of `run` (a reproducer's).
+    pub replay: ReplaySpec,
     /// `[swarm]`: ranges for swarm testing, if the scenario declares them.
     pub swarm: Option<SwarmSpec>,
     /// `[[savepoints]]`: savepoints taken by hand, in time order.

@@ -180,6 +180,7 @@ table! {
         faults: Faults = Faults::default(),
         limits: Limits = Limits::default(),
         expect: Expect = Expect::default(),
+        replay: Replay = Replay::default(),
         swarm: Option<Swarm> = None,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         savepoints: Vec<Savepoint> = Vec::new(),
@@ -634,6 +635,20 @@ section! {
 }
 
 section! {
+    /// `[replay]`: what `run` and `shrink` take without `--seed`, and `run`,
+    /// `sweep` and `shrink` without `--mutant`. A shrunk reproducer writes it (with its
+    /// algorithm in `[checkpoint]`), so that the file alone fails as the
+    /// run it was shrunk from.
+    Replay => ReplaySpec {
+        /// The seed `run` and `shrink` use without `--seed`.
+        seed: u64 = 0,
+        /// Mutants switched on without `--mutant` (names from `ckptsim
+        /// list`).
+        mutants: Hand<Vec<String>> = Vec::new(),
+    }
+}
+
+section! {
     /// `[limits]`.
     Limits => LimitSpec {
         max_events: u64 = 50_000_000,
@@ -748,6 +763,7 @@ impl From<&Scenario> for File {
             },
             limits: (&s.limits).into(),
             expect: s.expect.clone(),
+            replay: (&s.replay).into(),
             swarm: s.swarm.as_ref().map(swarm),
             savepoints: <Vec<Savepoint>>::write(&s.savepoints),
             cluster: s.cluster.as_ref().map(Into::into),

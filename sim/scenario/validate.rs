@@ -60,7 +60,7 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "tolerable_failures" | "max_restarts" | "floating_buffers" | "initial_splits" => {
             (0..=U32, false)
         }
-        "keep_below" => (0..=I64, false),
+        "keep_below" | "seed" => (0..=I64, false),
         "records_per_partition" | "keys" | "value_max" | "modulus" => (1..=I64, false),
         "storage_bytes_per_sec" | "max_events" => (1..=I64, false),
         // buffer_credits, output_buffers, partitions, size, max_concurrent,
@@ -338,6 +338,7 @@ impl<'f> Validator<'_, 'f> {
         let faults = self.faults(f, cluster.as_ref().map(|c| c.workers));
         self.at = "limits".into();
         let limits = f.limits.check(self);
+        let replay = self.replay(f);
         let swarm = f.swarm.as_ref().map(|s| self.swarm(s));
         let mut savepoints = self.each("savepoints", &f.savepoints, |v, sp| {
             let spec = sp.check(v);
@@ -366,6 +367,7 @@ impl<'f> Validator<'_, 'f> {
             faults,
             limits,
             expect: f.expect.clone(),
+            replay,
             swarm,
             savepoints,
             cluster,
@@ -485,6 +487,24 @@ impl<'f> Validator<'_, 'f> {
             v.ops.push(op);
             Some(spec)
         })
+    }
+
+    /// `[replay]`: the seed, and mutants by their registered names.
+    fn replay(&mut self, f: &File) -> super::ReplaySpec {
+        self.at = "replay".into();
+        let mut spec = f.replay.check(self);
+        for (i, name) in f.replay.mutants.iter().enumerate() {
+            if crate::mutant::Mutant::from_name(name).is_none() {
+                let known = format!("known mutants: {}", crate::mutant::Mutant::names());
+                self.report(
+                    &format!("mutants[{i}]"),
+                    format!("unknown mutant `{name}`"),
+                    Some(known),
+                );
+            }
+        }
+        spec.mutants = f.replay.mutants.clone();
+        spec
     }
 
     /// The operator's kind with its keys: those of another kind are

@@ -77,6 +77,7 @@ macro_rules! same_key {
 same_key!(
     bool,
     i64,
+    String,
     KeyDistribution,
     SplitAssignment,
     Redistribution,
