@@ -335,25 +335,55 @@ pub fn run(
     jobs: usize,
     progress: &(dyn Fn(u64, bool) + Sync),
 ) -> Vec<SeedResult> {
+    run_until(spec, jobs, None, progress)
+}
+
+/// [`run`], stopping after `max_failures` failing seeds (`--max-failures`).
+/// The results are then every seed up to the `max_failures`-th failing one,
+/// in seed order, whatever the threads did: a seed is skipped only when
+/// that many seeds below it failed already, so every seed up to the final
+/// cut ran, and those above it are dropped.
+pub fn run_until(
+    spec: &SweepSpec,
+    jobs: usize,
+    max_failures: Option<u64>,
+    progress: &(dyn Fn(u64, bool) + Sync),
+) -> Vec<SeedResult> {
     let _capture = panics::Capture::install();
     let seeds = spec.seeds();
     let identity = spec.identity();
     let done = AtomicU64::new(0);
+    let failing = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    // The `max_failures`-th lowest failing seed so far (u64::MAX: none).
+    let cut = AtomicU64::new(u64::MAX);
     let work = || {
         seeds
             .par_iter()
-            .map(|&seed| {
+            .filter_map(|&seed| {
+                if seed > cut.load(Ordering::Acquire) {
+                    return None;
+                }
                 let r = run_identified(spec, seed, &identity);
+                if let (Some(max), false) = (max_failures, r.passed) {
+                    let mut f = failing.lock().unwrap_or_else(|e| e.into_inner());
+                    f.insert(seed);
+                    if let Some(&nth) = f.iter().nth(max.saturating_sub(1) as usize) {
+                        cut.fetch_min(nth, Ordering::AcqRel);
+                    }
+                }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(n, !r.passed);
-                r
+                Some(r)
             })
             .collect::<Vec<_>>()
     };
-    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+    let mut results = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
-    }
+    };
+    let cut = cut.load(Ordering::Acquire);
+    results.retain(|r| r.seed <= cut);
+    results
 }
 
 /// A failing seed in the summary.
@@ -397,6 +427,92 @@ pub struct SweepSummary {
     /// One example message per warning kind (from the lowest seed).
     #[serde(default)]
     pub warning_examples: BTreeMap<String, String>,
+    /// The failures grouped by signature (failed checks and message
+    /// shape), largest group first.
+    #[serde(default)]
+    pub failure_groups: Vec<FailureGroup>,
+}
+
+/// Failing seeds that fail the same way: the same checks, and a first
+/// message of the same shape (numbers as `N`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureGroup {
+    pub checks: Vec<String>,
+    pub shape: String,
+    /// The group's seeds, lowest first.
+    pub seeds: Vec<u64>,
+    /// The lowest seed's message, replay line and shrink command.
+    pub example: String,
+    pub replay: String,
+    pub shrink: String,
+}
+
+impl FailureGroup {
+    /// The failures grouped by signature: largest group first, then by
+    /// lowest seed.
+    pub fn of(failures: &[Failure]) -> Vec<FailureGroup> {
+        let mut groups: Vec<FailureGroup> = Vec::new();
+        for f in failures {
+            let message = f
+                .violation
+                .clone()
+                .or_else(|| f.nondeterminism.clone())
+                .unwrap_or_default();
+            let shape = shape_of(&message);
+            match groups
+                .iter_mut()
+                .find(|g| g.checks == f.checks && g.shape == shape)
+            {
+                Some(g) => g.seeds.push(f.seed),
+                None => groups.push(FailureGroup {
+                    checks: f.checks.clone(),
+                    shape,
+                    seeds: vec![f.seed],
+                    example: message,
+                    replay: f.replay.clone(),
+                    shrink: format!(
+                        "{} --out repro-{}.toml",
+                        f.replay.replacen(" run ", " shrink ", 1),
+                        f.seed
+                    ),
+                }),
+            }
+        }
+        groups.sort_by(|a, b| {
+            b.seeds
+                .len()
+                .cmp(&a.seeds.len())
+                .then(a.seeds[0].cmp(&b.seeds[0]))
+        });
+        groups
+    }
+}
+
+/// A violation message's shape: the time it happened dropped, every number
+/// (with its decimals) written `N`, so that failures that differ only in
+/// counts, times, subtask indices and ids fall together.
+fn shape_of(message: &str) -> String {
+    // "check at 240.35ms: message" → "check: message".
+    let message = match (message.find(" at "), message.find(": ")) {
+        (Some(at), Some(colon)) if at < colon => format!("{}{}", &message[..at], &message[colon..]),
+        _ => message.to_string(),
+    };
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars
+                .peek()
+                .is_some_and(|&d| d.is_ascii_digit() || d == '.' || d == '_')
+            {
+                chars.next();
+            }
+            out.push('N');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Wall-clock figures of a sweep (not part of the summary's identity).
@@ -460,6 +576,7 @@ impl SweepSummary {
             failures: Vec::new(),
             warnings: BTreeMap::new(),
             warning_examples: BTreeMap::new(),
+            failure_groups: Vec::new(),
         };
         for r in sorted {
             // One sweep: the same scenario content (any path), algorithm,
@@ -521,6 +638,7 @@ impl SweepSummary {
                 });
             }
         }
+        s.failure_groups = FailureGroup::of(&s.failures);
         Ok(s)
     }
 
@@ -597,13 +715,48 @@ impl SweepSummary {
                 let _ = writeln!(w, "  {kind}{every}: {}", clip(example, 200));
             }
         }
-        let _ = writeln!(w, "reachability (summed over seeds)");
+        let _ = writeln!(
+            w,
+            "reachability (summed over seeds; --json lists every counter)"
+        );
+        let mut zero = Vec::new();
         for (k, v) in &self.counters {
-            let _ = writeln!(w, "  {k:<40} {v}");
+            match v.as_u64() {
+                Some(0) => zero.push(k.as_str()),
+                _ => {
+                    let _ = writeln!(w, "  {k:<40} {v}");
+                }
+            }
+        }
+        if !zero.is_empty() {
+            let _ = writeln!(w, "  never: {}", zero.join(", "));
+        }
+        if !self.failure_groups.is_empty() {
+            let _ = writeln!(
+                w,
+                "failure groups (same checks, same message but for numbers)"
+            );
+            for g in &self.failure_groups {
+                let n = g.seeds.len();
+                let mut seeds: Vec<String> = g.seeds.iter().take(8).map(u64::to_string).collect();
+                if n > 8 {
+                    seeds.push("…".to_string());
+                }
+                let _ = writeln!(
+                    w,
+                    "  {n} seed{} ({}) failing {}",
+                    if n == 1 { "" } else { "s" },
+                    seeds.join(", "),
+                    g.checks.join(", ")
+                );
+                let _ = writeln!(w, "    e.g.    {}", clip(&g.example, 200));
+                let _ = writeln!(w, "    replay  {}", g.replay);
+                let _ = writeln!(w, "    shrink  {}", g.shrink);
+            }
         }
         if !self.failures.is_empty() {
             let _ = writeln!(w, "failing seeds");
-            for f in &self.failures {
+            for f in self.failures.iter().take(SEEDS_LISTED) {
                 let what = f
                     .violation
                     .clone()
@@ -611,6 +764,13 @@ impl SweepSummary {
                     .unwrap_or_else(|| f.checks.join(", "));
                 let _ = writeln!(w, "  seed {}: {}", f.seed, clip(&what, 200));
                 let _ = writeln!(w, "    {}", f.replay);
+            }
+            if self.failures.len() > SEEDS_LISTED {
+                let _ = writeln!(
+                    w,
+                    "  … {} more (--json and --out list every one)",
+                    self.failures.len() - SEEDS_LISTED
+                );
             }
         }
         let verdict = if self.seeds_failed == 0 {
@@ -622,6 +782,9 @@ impl SweepSummary {
         s
     }
 }
+
+/// Failing seeds the text summary lists one by one.
+const SEEDS_LISTED: usize = 20;
 
 /// At most `n` characters of `s`, with an ellipsis if cut.
 fn clip(s: &str, n: usize) -> String {
@@ -688,5 +851,39 @@ mod tests {
         );
         assert!(Shard::parse("4/4").is_err());
         assert!(Shard::parse("0/0").is_err());
+    }
+
+    #[test]
+    fn failures_group_by_checks_and_message_shape() {
+        let f = |seed, checks: &[&str], message: &str| Failure {
+            seed,
+            checks: checks.iter().map(|c| c.to_string()).collect(),
+            violation: Some(message.to_string()),
+            nondeterminism: None,
+            replay: format!("ckptsim run s.toml --seed {seed} --algorithm aligned"),
+            panic: None,
+        };
+        let groups = FailureGroup::of(&[
+            f(3, &["state"], "state at 1.5ms: operator #2: 4 keys differ"),
+            f(
+                5,
+                &["state"],
+                "state at 2.25ms: operator #2: 17 keys differ",
+            ),
+            f(
+                7,
+                &["state", "commit"],
+                "state at 1ms: operator #2: 4 keys differ",
+            ),
+            f(9, &["state"], "state at 1ms: operator #2: 1 keys missing"),
+            f(11, &["state"], "state at 9ms: operator #2: 8 keys differ"),
+        ]);
+        let seeds: Vec<Vec<u64>> = groups.iter().map(|g| g.seeds.clone()).collect();
+        assert_eq!(seeds, vec![vec![3, 5, 11], vec![7], vec![9]]);
+        assert_eq!(groups[0].shape, "state: operator #N: N keys differ");
+        assert_eq!(
+            groups[0].shrink,
+            "ckptsim shrink s.toml --seed 3 --algorithm aligned --out repro-3.toml"
+        );
     }
 }

@@ -651,3 +651,60 @@ fn a_shrunk_reproducer_fails_alone() {
     assert_ne!(crate::common::stdout(&fixed), crate::common::stdout(&alone));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--max-failures`: the results are the seeds up to the N-th failing one,
+/// in seed order, on any number of threads; `--trace-failures` writes a
+/// Perfetto trace per failing seed.
+#[test]
+fn a_sweep_stops_after_max_failures_the_same_way_on_any_threads() {
+    let mut base = spec("backpressure", 0..40);
+    base.algorithm = Algorithm::Unaligned;
+    base.mutants = Mutants::NONE.with(Mutant::UnalignedDropInflight);
+    let all = sweep::run(&base, 2, &quiet);
+    let failing: Vec<u64> = all.iter().filter(|r| !r.passed).map(|r| r.seed).collect();
+    assert!(failing.len() > 4, "{failing:?}");
+    let cut = failing[3];
+    let expected: Vec<&sweep::SeedResult> = all.iter().filter(|r| r.seed <= cut).collect();
+    for jobs in [1, 2] {
+        let stopped = sweep::run_until(&base, jobs, Some(4), &quiet);
+        assert_eq!(stopped.iter().collect::<Vec<_>>(), expected, "jobs {jobs}");
+    }
+
+    let dir = std::env::temp_dir().join(format!("ckptsim-traces-{}", std::process::id()));
+    let shown = dir.display().to_string();
+    let o = crate::common::ckptsim(&[
+        "sweep",
+        "scenarios/backpressure.toml",
+        "--seeds",
+        "0..40",
+        "--algorithm",
+        "unaligned",
+        "--mutant",
+        "unaligned-drop-inflight",
+        "--max-failures",
+        "2",
+        "--trace-failures",
+        &shown,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = crate::common::stdout(&o);
+    assert!(
+        text.contains("stopped      after 2 failing seeds"),
+        "{text}"
+    );
+    assert!(text.contains("failure groups"), "{text}");
+    let mut traced: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    traced.sort();
+    let names: Vec<String> = failing[..2]
+        .iter()
+        .map(|s| format!("seed-{s}.json"))
+        .collect();
+    assert_eq!(traced, names);
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(&names[0])).unwrap()).unwrap();
+    assert!(!trace["traceEvents"].as_array().unwrap().is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,15 +2,21 @@
 
 use super::*;
 
-pub(crate) fn sweep(
-    spec: &SweepSpec,
-    jobs: Option<usize>,
-    out: Option<PathBuf>,
-    json: bool,
-) -> Result<u8> {
+/// What a sweep writes besides its summary, and when it stops.
+pub(crate) struct SweepOutputs {
+    pub(crate) out: Option<PathBuf>,
+    pub(crate) json: bool,
+    pub(crate) max_failures: Option<u64>,
+    pub(crate) trace_failures: Option<PathBuf>,
+}
+
+/// Perfetto traces `--trace-failures` writes at most.
+const TRACED_FAILURES: usize = 100;
+
+pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> Result<u8> {
     let jobs = super::jobs(jobs);
     let total = spec.seeds().len() as u64;
-    let bar = progress_bar(
+    let bar = super::progress_bar(
         total,
         "{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}",
     );
@@ -36,29 +42,83 @@ pub(crate) fn sweep(
         }
     };
     let clock = Stopwatch::start();
-    let results = sweep::run(spec, jobs, &progress);
+    let results = sweep::run_until(spec, jobs, o.max_failures, &progress);
     let wall = clock.elapsed_ns();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    if let Some(path) = out {
+    if let Some(path) = &o.out {
         let mut text = String::new();
         for r in &results {
             text.push_str(&serde_json::to_string(r)?);
             text.push('\n');
         }
-        std::fs::write(&path, text)
+        std::fs::write(path, text)
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
     }
     let summary = SweepSummary::of(&results).map_err(|e| UsageError(format!("error: {}", e.0)))?;
+    // Stopped early: the seeds above the last failing one did not run.
+    let stopped = match (o.max_failures, results.last()) {
+        (Some(max), Some(last))
+            if summary.seeds_failed >= max && (results.len() as u64) < total =>
+        {
+            Some((max, last.seed))
+        }
+        _ => None,
+    };
+    if let Some(dir) = &o.trace_failures {
+        trace_failures(spec, &summary, dir)?;
+    }
     let timing = SweepTiming::new(&summary, wall);
-    if json {
-        let v = serde_json::json!({ "summary": summary, "timing": timing });
+    if o.json {
+        let v = serde_json::json!({
+            "summary": summary,
+            "timing": timing,
+            "stopped_at": stopped.map(|(_, seed)| seed),
+        });
         emit(&format!("{v}\n"));
     } else {
-        emit(&summary.to_text(Some(&timing)));
+        let mut text = summary.to_text(Some(&timing));
+        if let Some((max, seed)) = stopped {
+            let at = text.find("speed").unwrap_or(0);
+            text.insert_str(
+                at,
+                &format!("stopped      after {max} failing seeds (--max-failures): seeds above {seed} not run\n"),
+            );
+        }
+        emit(&text);
     }
     Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+}
+
+/// `--trace-failures DIR`: each failing seed once more with its trace, as a
+/// Perfetto file `DIR/seed-N.json`.
+fn trace_failures(spec: &SweepSpec, summary: &SweepSummary, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| UsageError(format!("error: cannot create {}: {e}", dir.display())))?;
+    for f in summary
+        .failures
+        .iter()
+        .filter(|f| f.panic.is_none())
+        .take(TRACED_FAILURES)
+    {
+        let (scenario, _) = spec.scenario_for(f.seed);
+        let cfg = RunConfig {
+            seed: f.seed,
+            algorithm: spec.algorithm,
+            mutants: spec.mutants,
+            record_trace: true,
+        };
+        let e = execute(&scenario, &cfg);
+        let path = dir.join(format!("seed-{}.json", f.seed));
+        let file = std::fs::File::create(&path)
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+        let mut w = std::io::BufWriter::new(file);
+        trace::write_perfetto(&scenario, &e.output, &mut w)
+            .and_then(|()| std::io::Write::flush(&mut w))
+            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -162,6 +162,14 @@ enum Command {
         /// Run every seed twice and compare fingerprints.
         #[arg(long)]
         check_determinism: bool,
+        /// Stop after this many failing seeds: the summary then covers the
+        /// seeds up to the last of them, in seed order.
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+        max_failures: Option<u64>,
+        /// Write a Perfetto trace (ui.perfetto.dev) of each failing seed to
+        /// DIR/seed-N.json (at most 100).
+        #[arg(long, value_name = "DIR")]
+        trace_failures: Option<PathBuf>,
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,
@@ -439,6 +447,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             swarm,
             out,
             check_determinism,
+            max_failures,
+            trace_failures,
             json,
         } => {
             let loaded = load_scenario(&scenario)?;
@@ -457,7 +467,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 mutants: mutants_or_replay(&mutants, &loaded_for_mutants)?,
                 check_determinism,
             };
-            sweep(&spec, jobs, out, json)
+            let outputs = SweepOutputs {
+                out,
+                json,
+                max_failures,
+                trace_failures,
+            };
+            sweep(&spec, jobs, outputs)
         }
         Command::Merge {
             files,
