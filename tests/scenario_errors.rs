@@ -355,6 +355,7 @@ fn valid_scenario_parses_with_defaults_applied() {
             records_per_partition: 500,
             keys: 10,
             key_distribution: KeyDistribution::Cyclic,
+            hot_key_percent: 0,
             value_max: 1,
             record_size: 32, // what a record of the simulator holds
             record_size_max: 32,

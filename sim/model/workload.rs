@@ -25,13 +25,20 @@ impl Workload {
             let n = src.partitions as u64;
             for p in 0..n {
                 let mut log = Vec::with_capacity(src.records_per_partition as usize);
+                let hot = u64::from(src.hot_key_percent);
                 for offset in 0..src.records_per_partition {
-                    let key = match src.key_distribution {
-                        KeyDistribution::Uniform => rng.below(src.keys),
-                        KeyDistribution::Cyclic => (offset * n + p) % src.keys,
-                        KeyDistribution::Skewed => {
-                            let u = rng.below(src.keys);
-                            rng.below(u + 1)
+                    // Drawn only when asked for: other workloads keep their
+                    // streams.
+                    let key = if hot > 0 && rng.below(100) < hot {
+                        0
+                    } else {
+                        match src.key_distribution {
+                            KeyDistribution::Uniform => rng.below(src.keys),
+                            KeyDistribution::Cyclic => (offset * n + p) % src.keys,
+                            KeyDistribution::Skewed => {
+                                let u = rng.below(src.keys);
+                                rng.below(u + 1)
+                            }
                         }
                     };
                     let value = if src.value_max <= 1 {
@@ -74,5 +81,40 @@ impl Workload {
         (first..end)
             .filter(|g| (g - first) % parallelism == subtask)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(extra: &str) -> Scenario {
+        let text = format!(
+            "version = 1\nname = \"w\"\n[[operators]]\nid = \"s\"\nkind = \"source\"\n\
+             parallelism = 2\nrecords_per_partition = 5000\nkeys = 50\n{extra}\n\
+             [[operators]]\nid = \"k\"\nkind = \"sink-2pc\"\nparallelism = 1\n\
+             [[edges]]\nfrom = \"s\"\nto = \"k\"\npartitioning = \"rebalance\"\n"
+        );
+        crate::scenario::parse_str(&text, "w.toml").unwrap()
+    }
+
+    fn hot_share(w: &Workload) -> f64 {
+        let all: Vec<u64> = (0..w.partition_count())
+            .flat_map(|p| w.partition(p as u32).iter().map(|&(k, _)| k))
+            .collect();
+        all.iter().filter(|&&k| k == 0).count() as f64 / all.len() as f64
+    }
+
+    #[test]
+    fn a_hot_key_carries_its_percent_of_the_records() {
+        let plain = Workload::generate(&source(""), 7);
+        let zero = Workload::generate(&source("hot_key_percent = 0"), 7);
+        assert_eq!(plain.partitions, zero.partitions, "0 draws nothing extra");
+        for (percent, low, high) in [(50, 0.47, 0.54), (90, 0.88, 0.92), (100, 1.0, 1.0)] {
+            let w = Workload::generate(&source(&format!("hot_key_percent = {percent}")), 7);
+            let share = hot_share(&w);
+            assert!((low..=high).contains(&share), "{percent}%: {share}");
+        }
+        assert!(hot_share(&plain) < 0.05);
     }
 }

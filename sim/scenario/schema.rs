@@ -248,6 +248,10 @@ operators! {
         keys: u64 = 100,
         #[serde(deserialize_with = "some_name")]
         key_distribution: KeyDistribution = KeyDistribution::Uniform,
+        /// Percent of records (0 to 100) that carry key 0, the hot key
+        /// (CheckMate's skew); the others draw their key by
+        /// `key_distribution`.
+        hot_key_percent: u32 = 0,
         /// Values are drawn uniformly in `1..=value_max`.
         value_max: u64 = 1,
         /// Bytes per record: uniform in `record_size..=record_size_max`, per

@@ -52,7 +52,7 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "workers" | "slots_per_worker" => limit(1, 100_000),
         "factor" => limit(1, 1_000_000),
         "cost_percent" => (0..=100_000, false),
-        "loss_percent" | "failure_percent" | "slow_percent" => (0..=100, false),
+        "loss_percent" | "failure_percent" | "slow_percent" | "hot_key_percent" => (0..=100, false),
         "notification_loss_percent"
         | "storage_failure_percent"
         | "storage_slow_percent"
