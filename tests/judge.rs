@@ -323,3 +323,39 @@ fn differing_values_are_named_by_their_first_difference() {
         v.message
     );
 }
+
+/// The output check's examples say where each record went: the
+/// transactions that committed a duplicate (their attempt tells which
+/// replay), or those that hold a lost record uncommitted.
+#[test]
+fn output_examples_name_the_transactions_involved() {
+    let sc = load("wordcount");
+    let message = |m: Mutant, seed: u64, start: &str| {
+        let e = execute(
+            &sc,
+            &RunConfig {
+                seed,
+                algorithm: sc.checkpoint.algorithm,
+                mutants: Mutants::NONE.with(m),
+                record_trace: false,
+            },
+        );
+        let found = e
+            .verdict
+            .violations()
+            .find(|v| v.message.contains(start))
+            .map(|v| v.message.clone());
+        found.unwrap_or_else(|| panic!("{m:?}: no `{start}` violation"))
+    };
+    let dup = message(
+        Mutant::RestartKeepsStaleBuffers,
+        0,
+        "duplicates (by lineage)",
+    );
+    assert!(
+        dup.contains("(expected 1×): committed by txn(sink 3 subtask"),
+        "{dup}"
+    );
+    let lost = message(Mutant::NoSourceRewind, 1, "never committed (by lineage)");
+    assert!(lost.contains(": written only into txn(sink 3"), "{lost}");
+}

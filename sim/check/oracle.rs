@@ -737,7 +737,7 @@ impl Oracle {
             if a < p {
                 missing += u64::from(p - a);
                 if examples.len() < MAX_EXAMPLES {
-                    examples.push(self.describe(i, a, p));
+                    examples.push(self.describe_in(run, i, a, p));
                 }
             }
         }
@@ -849,7 +849,7 @@ impl Oracle {
             if a > e {
                 diff.duplicates += u64::from(a - e);
                 if dup_examples.len() < MAX_EXAMPLES {
-                    dup_examples.push(self.describe(i, a, e));
+                    dup_examples.push(self.describe_in(run, i, a, e));
                 }
             } else if a < e
                 && below.is_some_and(|b| self.is_below(i, b))
@@ -857,7 +857,7 @@ impl Oracle {
             {
                 diff.losses += u64::from(e - a);
                 if loss_examples.len() < MAX_EXAMPLES {
-                    loss_examples.push(self.describe(i, a, e));
+                    loss_examples.push(self.describe_in(run, i, a, e));
                 }
             }
         }
@@ -950,6 +950,50 @@ impl Oracle {
             .get(partition as usize + 1)
             .copied()
             .unwrap_or(self.total_records)
+    }
+
+    /// [`Oracle::describe`], with where the record went in the run: the
+    /// transactions that committed it (their attempt tells which replay
+    /// wrote each) or, when none did, the transactions that hold it
+    /// uncommitted.
+    fn describe_in(&self, run: &RunOutput, flat: usize, actual: u32, expected: u32) -> String {
+        let what = self.describe(flat, actual, expected);
+        let slot = flat / self.total_records.max(1);
+        let (sink, lineage) = (self.sinks[slot], self.lineage_of(flat));
+        let mut commits = Vec::new();
+        for (r, txn) in run.store.committed().with_txns() {
+            if r.sink == sink && r.lineage == lineage && commits.len() < 4 {
+                let at = crate::engine::SimDuration(r.committed_at.0);
+                commits.push(match txn {
+                    Some(t) => format!("{t} at {at}"),
+                    None => format!("a direct write at {at}"),
+                });
+            }
+        }
+        if !commits.is_empty() {
+            return format!("{what}: committed by {}", commits.join(", "));
+        }
+        let held: Vec<String> = run
+            .store
+            .transactions()
+            .filter(|(id, _, records)| {
+                id.sink == sink && records.iter().any(|r| r.lineage == lineage)
+            })
+            .take(4)
+            .map(|(id, state, _)| {
+                let state = match state {
+                    crate::model::store::TxnState::Open => "open",
+                    crate::model::store::TxnState::PreCommitted => "pre-committed",
+                    crate::model::store::TxnState::Committed => "committed",
+                    crate::model::store::TxnState::Aborted => "aborted",
+                };
+                format!("{id} ({state})")
+            })
+            .collect();
+        match held.is_empty() {
+            true => format!("{what}: in no transaction of the sink (lost before it was written)"),
+            false => format!("{what}: written only into {}", held.join(", ")),
+        }
     }
 
     fn describe(&self, flat: usize, actual: u32, expected: u32) -> String {

@@ -209,7 +209,7 @@ impl ExternalStore {
                 self.precommitted.remove(&id);
                 self.stats.transactions_committed += 1;
                 let records = std::mem::take(&mut txn.records);
-                self.committed.push_batch(id.sink, now, records);
+                self.committed.push_batch(id, now, records);
                 CommitOutcome::Committed
             }
         }
@@ -302,34 +302,57 @@ pub struct Committed {
 struct Batch {
     sink: u32,
     at: SimTime,
+    /// The transaction committed (none: direct writes, or a store read
+    /// from a file, which keeps no transaction per record).
+    txn: Option<TxnId>,
     records: Vec<Record>,
 }
 
 impl Committed {
-    fn push_batch(&mut self, sink: u32, at: SimTime, records: Vec<Record>) {
+    fn push_batch(&mut self, txn: TxnId, at: SimTime, records: Vec<Record>) {
         if records.is_empty() {
             return;
         }
         self.len += records.len();
-        match self.batches.last_mut() {
-            // Small batches (direct writes) join the one before.
-            Some(b) if b.sink == sink && b.at == at && records.len() == 1 => {
-                b.records.extend(records)
-            }
-            _ => self.batches.push(Batch { sink, at, records }),
-        }
+        self.batches.push(Batch {
+            sink: txn.sink,
+            at,
+            txn: Some(txn),
+            records,
+        });
     }
 
+    /// A direct write (no transaction): it joins the batch before when that
+    /// is one of direct writes of the same sink at the same time.
     fn push(&mut self, sink: u32, at: SimTime, record: Record) {
         self.len += 1;
         match self.batches.last_mut() {
-            Some(b) if b.sink == sink && b.at == at => b.records.push(record),
+            Some(b) if b.sink == sink && b.at == at && b.txn.is_none() => b.records.push(record),
             _ => self.batches.push(Batch {
                 sink,
                 at,
+                txn: None,
                 records: vec![record],
             }),
         }
+    }
+
+    /// The records with the transaction that committed each (none for a
+    /// direct write), in commit order.
+    pub fn with_txns(&self) -> impl Iterator<Item = (CommittedRecord, Option<TxnId>)> + '_ {
+        self.batches.iter().flat_map(|b| {
+            b.records.iter().map(move |r| {
+                let c = CommittedRecord {
+                    sink: b.sink,
+                    key: r.key,
+                    value: r.value,
+                    lineage: r.lineage,
+                    emitted_at: r.emitted_at,
+                    committed_at: b.at,
+                };
+                (c, b.txn)
+            })
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -342,16 +365,7 @@ impl Committed {
 
     /// The records, in commit order.
     pub fn iter(&self) -> impl Iterator<Item = CommittedRecord> + '_ {
-        self.batches.iter().flat_map(|b| {
-            b.records.iter().map(move |r| CommittedRecord {
-                sink: b.sink,
-                key: r.key,
-                value: r.value,
-                lineage: r.lineage,
-                emitted_at: r.emitted_at,
-                committed_at: b.at,
-            })
-        })
+        self.with_txns().map(|(c, _)| c)
     }
 }
 
