@@ -198,6 +198,14 @@ fn main() {
         "x work",
         "verdict"
     );
+    println!(
+        "Each case runs as `ckptsim run` would, median of the runs (CKPTSIM_BENCH_RUNS; \
+         CKPTSIM_BENCH_ONLY=NAME picks cases).\n\
+         sim ms: the simulation; total ms: simulation, oracle and judge, in process; \
+         rec steps: records read by operators (chained ones included);\n\
+         ns/event and ns/work: simulation time per event and per event or record step; \
+         x event, x work: those relative to the reference job `bench`.\n"
+    );
     print!("{table}");
     let mut reference = None;
     for (name, sc, n) in &cases {

@@ -674,3 +674,54 @@ fn compare_records_panicking_runs_and_finishes() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The frictions a new user meets first: `--help` lists the algorithms, an
+/// unknown one gets "did you mean", `--shard` says its form, `list --json`
+/// is machine-readable.
+#[test]
+fn help_lists_algorithms_and_a_typo_gets_did_you_mean() {
+    let names: Vec<&str> = ckptsim::scenario::Algorithm::all()
+        .map(|a| a.name())
+        .collect();
+    for sub in ["run", "sweep", "shrink", "savepoint"] {
+        let (out, _) = text(&ckptsim(&[sub, "--help"]));
+        assert!(
+            out.contains(&format!(
+                "Override the scenario's checkpoint algorithm: {}",
+                names.join(", ")
+            )),
+            "{sub}: {out}"
+        );
+    }
+    let o = ckptsim(&["run", "scenarios/wordcount.toml", "--algorithm", "alinged"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o).1,
+        format!(
+            "error: unknown algorithm `alinged`\n  help: did you mean `aligned`? known algorithms: {}\n",
+            names.join(", ")
+        )
+    );
+    let (out, _) = text(&ckptsim(&["sweep", "--help"]));
+    assert!(out.contains("--shard <I/N>"), "{out}");
+    let o = ckptsim(&["list", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listed: Vec<&str> = v["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, names);
+    for section in [
+        "operators",
+        "partitionings",
+        "job_structure",
+        "fault_kinds",
+        "checks",
+        "mutants",
+    ] {
+        assert!(!v[section].as_array().unwrap().is_empty(), "{section}");
+    }
+}

@@ -353,7 +353,7 @@ fn output_examples_name_the_transactions_involved() {
         "duplicates (by lineage)",
     );
     assert!(
-        dup.contains("(expected 1×): committed by txn(sink 3 subtask"),
+        dup.contains("at sink `sink` (expected 1×): committed by txn(sink 3 subtask"),
         "{dup}"
     );
     let lost = message(Mutant::NoSourceRewind, 1, "never committed (by lineage)");

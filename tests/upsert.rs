@@ -120,7 +120,7 @@ fn a_batch_written_out_of_order_leaves_a_stale_table() {
     assert_eq!(e.verdict.guarantee, Guarantee::AtLeastOnce);
     let message = &e.verdict.violations().next().unwrap().message;
     assert!(
-        message.contains("the finished table of upsert sink operator 3 differs"),
+        message.contains("the finished table of upsert sink `sink` differs"),
         "{message}"
     );
     assert!(check(&sc, seed, &[]).verdict.passed);

@@ -36,6 +36,8 @@ mod upsert;
 pub use upsert::UpsertDiff;
 
 pub struct Oracle {
+    /// Every operator's id, by index, for messages.
+    names: Vec<String>,
     /// Sink operators, in operator order; position = sink slot.
     sinks: Vec<u32>,
     /// Per sink slot: an upsert sink (`sink-upsert`), judged by its final
@@ -571,6 +573,7 @@ impl Oracle {
             })
             .collect();
         let mut oracle = Oracle {
+            names: scenario.operators.iter().map(|o| o.id.clone()).collect(),
             expected: vec![0; total * sinks.len()],
             slot_digests: vec![MultisetDigest::default(); sinks.len()],
             upsert,
@@ -996,14 +999,19 @@ impl Oracle {
         }
     }
 
+    /// Operator `op`'s id.
+    fn name(&self, op: u32) -> &str {
+        self.names.get(op as usize).map_or("?", String::as_str)
+    }
+
     fn describe(&self, flat: usize, actual: u32, expected: u32) -> String {
         let slot = flat / self.total_records.max(1);
         let rest = flat % self.total_records.max(1);
         let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
         let offset = rest - self.partition_base[partition];
         format!(
-            "source partition {partition} offset {offset} committed {actual}× at sink operator {} (expected {expected}×)",
-            self.sinks[slot]
+            "source partition {partition} offset {offset} committed {actual}× at sink `{}` (expected {expected}×)",
+            self.name(self.sinks[slot])
         )
     }
 
@@ -1053,7 +1061,8 @@ impl Oracle {
                     check: "state",
                     time_ns: 0,
                     message: format!(
-                        "operator #{op}: {n} keys differ from the oracle, e.g. {}",
+                        "operator `{}`: {n} keys differ from the oracle, e.g. {}",
+                        self.name(*op),
                         bad.join("; ")
                     ),
                 });

@@ -145,7 +145,7 @@ enum Command {
         #[arg(long, value_parser = jobs_range())]
         jobs: Option<usize>,
         /// Run only the I-th (from 0) of N interleaved slices of the range.
-        #[arg(long)]
+        #[arg(long, value_name = "I/N")]
         shard: Option<String>,
         /// Override the scenario's checkpoint algorithm.
         #[arg(long)]
@@ -291,7 +291,11 @@ enum Command {
         notes: Option<PathBuf>,
     },
     /// List algorithms, operators, fault kinds, checks and mutants.
-    List,
+    List {
+        /// One JSON object: each section a list of `{name, description}`.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// What a user's own binary adds to ckptsim: its checkpoint algorithms.
@@ -336,7 +340,7 @@ pub fn main_with(registry: Registry) -> ExitCode {
 /// exits 0 (passed), 1 (a violation found) or 2 (bad input).
 pub fn main() -> ExitCode {
     crate::engine::heap::keep_freed_memory();
-    let cli = match Cli::try_parse() {
+    let cli = match parse_args() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -359,6 +363,23 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The arguments, with the help of every `--algorithm` listing the
+/// algorithms known now (a user's registered ones included).
+fn parse_args() -> std::result::Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let names = Algorithm::all()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let help = format!("Override the scenario's checkpoint algorithm: {names}");
+    let mut cmd = Cli::command();
+    for sub in ["run", "sweep", "shrink", "savepoint"] {
+        cmd = cmd.mut_subcommand(sub, |c| c.mut_arg("algorithm", |a| a.help(help.clone())));
+    }
+    let matches = cmd.try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 /// Bad input: printed as is, exit code 2.
 #[derive(Debug)]
 struct UsageError(String);
@@ -373,8 +394,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
     limits::set_max_memory(cli.max_memory);
     limits::set_max_wall_ns(cli.max_wall);
     match cli.command {
-        Command::List => {
-            list();
+        Command::List { json } => {
+            list(json);
             Ok(0)
         }
         Command::Run {
@@ -612,9 +633,10 @@ fn parse_algorithm(name: Option<String>, scenario: &scenario::Scenario) -> Resul
     match name {
         None => Ok(scenario.checkpoint.algorithm),
         Some(name) => Ok(Algorithm::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = Algorithm::all().map(|a| a.name()).collect();
             UsageError(format!(
-                "error: unknown algorithm `{name}`\n  help: known algorithms: {}",
-                Algorithm::names()
+                "error: unknown algorithm `{name}`\n  help: {}",
+                crate::scenario::did_you_mean(&name, &names, "algorithms")
             ))
         })?),
     }
@@ -655,32 +677,18 @@ fn parse_mutants(names: &[String]) -> Result<Mutants> {
     Ok(set)
 }
 
-fn list() {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    let _ = writeln!(s, "algorithms");
-    for a in Algorithm::all() {
-        let _ = writeln!(s, "  {:<28} {}", a.name(), a.info().description);
-    }
-    let _ = writeln!(s, "operators");
-    for (name, what) in OPERATOR_KINDS {
-        let _ = writeln!(s, "  {name:<28} {what}");
-    }
-    let _ = writeln!(s, "partitionings");
-    for (name, what) in [
-        ("forward", "subtask i -> subtask i (equal parallelism)"),
-        ("hash", "by key group (max_parallelism key groups)"),
-        ("rebalance", "round-robin over downstream subtasks"),
-        ("broadcast", "every record to every downstream subtask"),
-    ] {
-        let _ = writeln!(s, "  {name:<28} {what}");
-    }
-    let _ = writeln!(s, "job structure");
-    for (name, what) in crate::scenario::JOB_STRUCTURE {
-        let _ = writeln!(s, "  {name:<28} {what}");
-    }
-    let _ = writeln!(s, "fault kinds");
-    for (name, what) in [
+/// What `list` shows: sections of `(name, description)`.
+fn list_sections() -> Vec<(&'static str, Vec<(String, String)>)> {
+    let pairs = |items: &[(&str, &str)]| -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(n, w)| (n.to_string(), w.to_string()))
+            .collect()
+    };
+    let algorithms = Algorithm::all()
+        .map(|a| (a.name().to_string(), a.info().description.to_string()))
+        .collect();
+    let mut faults = pairs(&[
         (
             "crash",
             "[[faults.crashes]] at = TIME, task = \"op[i]\": a subtask dies",
@@ -689,19 +697,59 @@ fn list() {
             "random crashes",
             "[faults.random]: crashes drawn from the seed within a window",
         ),
-    ] {
-        let _ = writeln!(s, "  {name:<28} {what}");
+    ]);
+    faults.extend(pairs(crate::scenario::FAULT_KINDS));
+    let mutants = MUTANTS
+        .iter()
+        .map(|m| {
+            (
+                m.name.to_string(),
+                format!("{} (caught by {})", m.what, m.caught_by),
+            )
+        })
+        .collect();
+    vec![
+        ("algorithms", algorithms),
+        ("operators", pairs(OPERATOR_KINDS)),
+        (
+            "partitionings",
+            pairs(&[
+                ("forward", "subtask i -> subtask i (equal parallelism)"),
+                ("hash", "by key group (max_parallelism key groups)"),
+                ("rebalance", "round-robin over downstream subtasks"),
+                ("broadcast", "every record to every downstream subtask"),
+            ]),
+        ),
+        ("job structure", pairs(crate::scenario::JOB_STRUCTURE)),
+        ("fault kinds", faults),
+        ("checks", pairs(crate::check::CHECKS)),
+        ("mutants", mutants),
+    ]
+}
+
+fn list(json: bool) {
+    use std::fmt::Write as _;
+    let sections = list_sections();
+    if json {
+        let v: serde_json::Map<String, serde_json::Value> = sections
+            .into_iter()
+            .map(|(title, items)| {
+                let items = items
+                    .into_iter()
+                    .map(|(name, what)| serde_json::json!({ "name": name, "description": what }))
+                    .collect();
+                (title.replace(' ', "_"), serde_json::Value::Array(items))
+            })
+            .collect();
+        emit(&format!("{}\n", serde_json::Value::Object(v)));
+        return;
     }
-    for (name, what) in crate::scenario::FAULT_KINDS {
-        let _ = writeln!(s, "  {name:<28} {what}");
-    }
-    let _ = writeln!(s, "checks");
-    for (name, what) in crate::check::CHECKS {
-        let _ = writeln!(s, "  {name:<28} {what}");
-    }
-    let _ = writeln!(s, "mutants");
-    for m in MUTANTS {
-        let _ = writeln!(s, "  {:<28} {} (caught by {})", m.name, m.what, m.caught_by);
+    let mut s = String::new();
+    for (title, items) in sections {
+        let _ = writeln!(s, "{title}");
+        for (name, what) in items {
+            let _ = writeln!(s, "  {name:<28} {what}");
+        }
     }
     emit(&s);
 }

@@ -24,7 +24,7 @@ pub use schema::{
     RandomCrashes, ReplaySpec, SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults,
     WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
 };
-pub use spans::{ScenarioError, ScenarioErrors};
+pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};

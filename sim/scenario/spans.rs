@@ -411,7 +411,7 @@ pub(super) fn describe(key: &str, message: &str) -> (String, Option<String>) {
 }
 
 /// "did you mean `x`? known things: a, b, c", or only the list.
-pub(super) fn known(word: &str, names: &[&str], plural: &str) -> String {
+pub fn known(word: &str, names: &[&str], plural: &str) -> String {
     let list = names.join(", ");
     match closest(word, names.iter().copied()) {
         Some(close) => format!("did you mean `{close}`? known {plural}: {list}"),

@@ -134,7 +134,8 @@ impl Oracle {
                     check: "exactly-once-output",
                     time_ns: 0,
                     message: format!(
-                        "the finished table of upsert sink operator {sink} differs from the failure-free run's at {differing} of {keys} keys ({} writes missing), e.g. {}",
+                        "the finished table of upsert sink `{}` differs from the failure-free run's at {differing} of {keys} keys ({} writes missing), e.g. {}",
+                        self.name(sink),
                         diff.missing,
                         examples.join("; ")
                     ),
