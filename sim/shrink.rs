@@ -306,6 +306,12 @@ impl Shrinker {
                     if on_gone(c) {
                         c.subtask = p - 2;
                     }
+                    // A trigger at a task that goes moves with it too.
+                    if let Some(of) = c.trigger.as_mut().and_then(|t| t.of.as_mut()) {
+                        if group.contains(&(of.0 .0 as usize)) && of.1 >= p - 1 {
+                            of.1 = p - 2;
+                        }
+                    }
                 }
                 if let Some(c) = self.accept(&moved, what.clone()) {
                     cur = c;

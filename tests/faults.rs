@@ -1322,3 +1322,156 @@ fn shrinking_drops_fault_kinds_the_failure_does_not_need() {
     assert!(f.notifications.is_none() && f.storage.is_none() && f.slow_tasks.is_empty());
     assert!(!shrunk.execution.as_ref().unwrap().verdict.passed);
 }
+
+/// wordcount with its random crashes replaced by `crashes` (TOML).
+fn wordcount_with(crashes: &str) -> Scenario {
+    let text = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
+    let (head, rest) = text.split_once("[faults.random]").unwrap();
+    let tail = &rest[rest.find("[limits]").unwrap()..];
+    parse_str(&format!("{head}{crashes}\n{tail}"), "relative.toml")
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+const RELATIVE: &str = r#"
+[[faults.crashes]]
+task = "sink[0]"
+on = "snapshot"
+checkpoint = 3
+
+[[faults.crashes]]
+task = "count[1]"
+on = "restart"
+delay = "5ms"
+
+[[faults.crashes]]
+task = "split[1]"
+on = "notify"
+of = "sink[1]"
+checkpoint = 5
+"#;
+
+/// Crashes relative to events: each fires once, `delay` after the first
+/// time its event happens, and the job stays exactly-once.
+#[test]
+fn event_relative_crashes_fire_at_their_events_and_stay_exactly_once() {
+    let sc = wordcount_with(RELATIVE);
+    for seed in 0..30 {
+        let e = run_traced(&sc, seed);
+        assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+        assert_eq!(e.output.counters.crashes, 3, "seed {seed}");
+        assert!(
+            !e.output.warnings.iter().any(|w| w.kind == "crash"),
+            "seed {seed}"
+        );
+        let times = |name: &str| -> Vec<u64> {
+            e.output
+                .trace
+                .iter()
+                .filter(|t| t.event == name)
+                .map(|t| t.time_ns)
+                .collect()
+        };
+        // The crash after the restart comes 5 ms after the first restart.
+        let crash_of = |index: u64| {
+            e.output
+                .trace
+                .iter()
+                .find(|t| t.event == "crash" && t.a == index)
+                .map(|t| t.time_ns)
+                .unwrap()
+        };
+        let plan = &e.output.crash_plan;
+        let after_restart = plan.iter().position(|c| {
+            c.trigger
+                .as_ref()
+                .is_some_and(|t| t.on == ckptsim::scenario::TriggerEvent::Restart)
+        });
+        let index = after_restart.unwrap() as u64;
+        assert_eq!(
+            crash_of(index),
+            times("restart")[0] + 5_000_000,
+            "seed {seed}"
+        );
+        // The sink's crash is at its snapshot of checkpoint 3: before the
+        // coordinator has its acknowledgement.
+        let snapshot = plan
+            .iter()
+            .position(|c| {
+                c.trigger
+                    .as_ref()
+                    .is_some_and(|t| t.on == ckptsim::scenario::TriggerEvent::Snapshot)
+            })
+            .unwrap();
+        let ack3 = e
+            .output
+            .trace
+            .iter()
+            .find(|t| t.event == "ack" && t.b == 3)
+            .map(|t| t.time_ns)
+            .unwrap();
+        assert!(crash_of(snapshot as u64) < ack3, "seed {seed}");
+    }
+}
+
+/// A crash whose event never comes is reported, not silently skipped.
+#[test]
+fn a_crash_whose_event_never_comes_is_reported() {
+    let sc = wordcount_with(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\non = \"snapshot\"\ncheckpoint = 999\n",
+    );
+    let e = run_traced(&sc, 1);
+    assert!(e.verdict.passed);
+    assert_eq!(e.output.counters.crashes, 0);
+    let w: Vec<&str> = e
+        .output
+        .warnings
+        .iter()
+        .filter(|w| w.kind == "crash")
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("crash of sink[0] on the snapshot of checkpoint 999 never happened"),
+        "{}",
+        w[0]
+    );
+}
+
+/// The trigger keys are checked where they are written.
+#[test]
+fn trigger_keys_are_refused_where_they_do_not_apply() {
+    let refuse = |crash: &str, needle: &str| {
+        let text = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
+        let (head, rest) = text.split_once("[faults.random]").unwrap();
+        let tail = &rest[rest.find("[limits]").unwrap()..];
+        let err = parse_str(&format!("{head}{crash}\n{tail}"), "bad.toml")
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {crash}"))
+            .to_string();
+        assert!(err.contains(needle), "{crash}: {err}");
+    };
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\nat = \"1s\"\non = \"snapshot\"\n",
+        "`at` and `on` cannot both be given",
+    );
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\non = \"trigger\"\nof = \"count[0]\"\n",
+        "`of` does not apply to on = \"trigger\"",
+    );
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\non = \"replay\"\ncheckpoint = 2\n",
+        "`checkpoint` does not apply to on = \"replay\"",
+    );
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\nat = \"1s\"\ndelay = \"5ms\"\n",
+        "`delay` applies only to a crash with `on`",
+    );
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\non = \"snapshto\"\n",
+        "snapshot",
+    );
+    refuse(
+        "[[faults.crashes]]\ntask = \"sink[0]\"\non = \"notify\"\nof = \"sink[7]\"\n",
+        "task `sink[7]` does not exist",
+    );
+}

@@ -273,6 +273,7 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
             at: SimTime((sp.completed_at.0 + next) / 2),
             operator: ckptsim::scenario::OperatorId(2),
             subtask: 0,
+            trigger: None,
         }];
         let e = execute_job(&s, &cfg(&s, seed), &job, seed);
         assert!(e.verdict.passed, "seed {seed}: {}", failures(&e));

@@ -415,6 +415,7 @@ fn valid_scenario_parses_with_defaults_applied() {
             at: SimTime(1_200_000_000),
             operator: OperatorId(2),
             subtask: 1,
+            trigger: None,
         }]
     );
     assert_eq!(

@@ -253,7 +253,14 @@ fn assert_every_key_written(text: &str, what: &str) {
     }
     assert_eq!(keys(&faults), sorted(&expected), "{what}: faults");
     for crash in array(faults.get("crashes")) {
-        assert_eq!(keys(&crash), sorted(&["at", "task"]));
+        // At a time, or after an event (`checkpoint` and `of` when set).
+        let mut k = keys(&crash);
+        if k.contains(&"on".to_string()) {
+            k.retain(|key| key != "checkpoint" && key != "of");
+            assert_eq!(k, sorted(&["on", "task", "delay"]));
+        } else {
+            assert_eq!(k, sorted(&["at", "task"]));
+        }
     }
     assert_eq!(
         keys(&table(&doc["limits"])),
@@ -450,16 +457,41 @@ fn sample() -> Scenario {
                     at: SimTime(430_000_000),
                     operator: OperatorId(6),
                     subtask: 2,
+                    trigger: None,
                 },
                 CrashSpec {
                     at: SimTime(1),
                     operator: OperatorId(0),
                     subtask: 0,
+                    trigger: None,
                 },
                 CrashSpec {
                     at: SimTime(1),
                     operator: OperatorId(5),
                     subtask: 3,
+                    trigger: None,
+                },
+                CrashSpec {
+                    at: SimTime::ZERO,
+                    operator: OperatorId(4),
+                    subtask: 1,
+                    trigger: Some(ckptsim::scenario::CrashTrigger {
+                        on: ckptsim::scenario::TriggerEvent::Snapshot,
+                        checkpoint: Some(3),
+                        of: Some((OperatorId(0), 1)),
+                        delay: SimDuration::from_micros(250),
+                    }),
+                },
+                CrashSpec {
+                    at: SimTime::ZERO,
+                    operator: OperatorId(0),
+                    subtask: 0,
+                    trigger: Some(ckptsim::scenario::CrashTrigger {
+                        on: ckptsim::scenario::TriggerEvent::Restart,
+                        checkpoint: None,
+                        of: None,
+                        delay: SimDuration::ZERO,
+                    }),
                 },
             ],
             random: Some(RandomCrashes {
@@ -823,7 +855,7 @@ fn layout_follows_the_docs() {
     expected.extend(["[[operators]]"; 15]);
     expected.extend(["[[edges]]"; 18]);
     expected.extend(["[checkpoint]", "[faults]"]);
-    expected.extend(["[[faults.crashes]]"; 3]);
+    expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([
         "[faults.random]",
         "[faults.restart]",

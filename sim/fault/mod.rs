@@ -38,6 +38,7 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
                     at: SimTime(at),
                     operator,
                     subtask,
+                    trigger: None,
                 });
                 added += 1;
             }
@@ -52,7 +53,13 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
 /// After it comes the quiet phase, in which no new fault happens and
 /// checkpoints must complete again.
 pub fn fault_phase_end(plan: &[CrashSpec]) -> SimTime {
-    plan.iter().map(|c| c.at).max().unwrap_or(SimTime::ZERO)
+    // A triggered crash moves the end when it fires (its time is not
+    // known before the run).
+    plan.iter()
+        .filter(|c| c.trigger.is_none())
+        .map(|c| c.at)
+        .max()
+        .unwrap_or(SimTime::ZERO)
 }
 
 /// The coordinator's crash times, sorted: the explicit ones and those drawn

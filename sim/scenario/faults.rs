@@ -5,8 +5,8 @@
 use super::schema::{self, name_of, Duration, File, Random, Restart, Strategy, StrategyDefaults};
 use super::validate::{dense_id, help, time, Validator};
 use super::{
-    CrashSpec, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes, RestartStrategy,
-    SlowTask, WorkerCrash,
+    CrashSpec, CrashTrigger, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes,
+    RestartStrategy, SlowTask, TriggerEvent, WorkerCrash,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -91,12 +91,41 @@ impl Validator<'_, '_> {
         self.at = "faults".into();
         let spec = x.check(self);
         let crashes = self.each("faults.crashes", &x.crashes, |v, c| {
-            let at = v.required_dur("at", &c.at);
-            let (operator, subtask) = v.task(&c.task)?;
+            let task = v.task(&c.task);
+            let trigger = v.crash_trigger(c);
+            let at = match (&c.on, c.at) {
+                (Some(_), Some(_)) => {
+                    let help = help("a crash happens at a time or after an event: remove one");
+                    v.report("at", "`at` and `on` cannot both be given", help);
+                    None
+                }
+                (Some(_), None) => Some(SimTime::ZERO),
+                (None, _) => {
+                    for key in ["checkpoint", "of", "delay"] {
+                        let given = match key {
+                            "checkpoint" => c.checkpoint.is_some(),
+                            "of" => c.of.is_some(),
+                            _ => c.delay.is_some(),
+                        };
+                        if given {
+                            let help =
+                                help("add on = \"snapshot\" (or another event), or remove it");
+                            v.report(
+                                key,
+                                format!("`{key}` applies only to a crash with `on`"),
+                                help,
+                            );
+                        }
+                    }
+                    v.required_dur("at", &c.at).map(time)
+                }
+            };
+            let (operator, subtask) = task?;
             Some(CrashSpec {
-                at: time(at?),
+                at: at?,
                 operator,
                 subtask,
+                trigger: trigger?,
             })
         });
         self.at = "faults".into();
@@ -204,9 +233,56 @@ impl Validator<'_, '_> {
         Some((dense_id(a?), dense_id(b?)))
     }
 
+    /// A crash's `on`, `checkpoint`, `of` and `delay`: `Some(None)` for a
+    /// crash at a time, `None` after a problem.
+    fn crash_trigger(&mut self, c: &schema::Crash) -> Option<Option<CrashTrigger>> {
+        let Some(on) = c.on else {
+            return Some(None);
+        };
+        let checkpoint = match c.checkpoint {
+            Some(n) => Some(self.checked::<u32>("checkpoint", n, None)?),
+            None => None,
+        };
+        if checkpoint.is_some() && matches!(on, TriggerEvent::Replay) {
+            let help = help(
+                "a replay follows a restore, whichever checkpoint it was: remove `checkpoint`",
+            );
+            self.report(
+                "checkpoint",
+                "`checkpoint` does not apply to on = \"replay\"",
+                help,
+            );
+            return None;
+        }
+        let of = match &c.of {
+            Some(_) if !on.is_a_tasks() => {
+                let message = format!(
+                    "`of` does not apply to on = \"{}\": it is not one task's event",
+                    name_of(&on)
+                );
+                self.report("of", message, help("remove `of`"));
+                return None;
+            }
+            Some(_) => Some(self.task_at("of", &c.of)?),
+            None => None,
+        };
+        let delay = self.dur("delay", c.delay, Duration::default());
+        Some(Some(CrashTrigger {
+            on,
+            checkpoint: checkpoint.map(u64::from),
+            of,
+            delay,
+        }))
+    }
+
     /// The required `task = "op[n]"`: an operator and one of its subtasks.
     fn task(&mut self, task: &Option<String>) -> Option<(OperatorId, u32)> {
-        let text = self.required("task", task)?;
+        self.task_at("task", task)
+    }
+
+    /// The required task named at `key`.
+    fn task_at(&mut self, key: &str, task: &Option<String>) -> Option<(OperatorId, u32)> {
+        let text = self.required(key, task)?;
         let parsed = text
             .strip_suffix(']')
             .and_then(|inner| inner.rsplit_once('['))
@@ -216,17 +292,17 @@ impl Validator<'_, '_> {
             let message =
                 format!("task `{text}` is not an operator id followed by a subtask index");
             let help = help("write e.g. task = \"count[0]\" (subtasks are numbered from 0)");
-            self.report("task", message, help);
+            self.report(key, message, help);
             return None;
         };
-        let operator = self.resolve(name, "task")?;
+        let operator = self.resolve(name, key)?;
         let parallelism = self.ops[operator].parallelism?;
         if subtask >= parallelism {
             let message = format!(
                 "task `{text}` does not exist: operator `{name}` has parallelism {parallelism}"
             );
             let help = format!("subtasks of `{name}` are numbered 0 to {}", parallelism - 1);
-            self.report("task", message, Some(help));
+            self.report(key, message, Some(help));
             return None;
         }
         Some((dense_id(operator), subtask))

@@ -432,9 +432,59 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CrashSpec {
+    /// When, for a crash at a fixed time (unused with a `trigger`).
     pub at: SimTime,
     pub operator: OperatorId,
     pub subtask: u32,
+    /// A crash relative to an event of the run, instead of at `at`.
+    pub trigger: Option<CrashTrigger>,
+}
+
+/// `on = …`: the crash happens `delay` after the first time the event
+/// occurs (for checkpoint `checkpoint` if given, at task `of`, by default
+/// the crashing task, for the events of one task).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CrashTrigger {
+    pub on: TriggerEvent,
+    pub checkpoint: Option<u64>,
+    pub of: Option<(OperatorId, u32)>,
+    pub delay: SimDuration,
+}
+
+/// The events a crash may follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriggerEvent {
+    /// The coordinator triggers a checkpoint.
+    Trigger,
+    /// A task starts aligning a checkpoint (its first barrier blocks an input).
+    Alignment,
+    /// A task takes its snapshot (a 2PC sink pre-commits).
+    Snapshot,
+    /// The coordinator receives a task's acknowledgement.
+    Ack,
+    /// A checkpoint completes.
+    Complete,
+    /// A task is notified that a checkpoint completed (a 2PC sink commits).
+    Notify,
+    /// The job restarts (restoring checkpoint `checkpoint`, if given).
+    Restart,
+    /// A task reads its first restored in-flight buffer after a restore.
+    Replay,
+}
+
+impl TriggerEvent {
+    /// Whether the event is one task's (so `of` applies).
+    pub fn is_a_tasks(self) -> bool {
+        matches!(
+            self,
+            TriggerEvent::Alignment
+                | TriggerEvent::Snapshot
+                | TriggerEvent::Ack
+                | TriggerEvent::Notify
+                | TriggerEvent::Replay
+        )
+    }
 }
 
 /// `[swarm]`, its keys each with `D` (a duration range) or `I` (an integer

@@ -23,7 +23,7 @@ use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution,
     MemoryLoss, OperatorId, Partitioning, Placement, Redistribution, RestartStrategy, Scenario,
-    SplitAssignment, StorageKind, SwarmSpec, FORMAT_VERSION,
+    SplitAssignment, StorageKind, SwarmSpec, TriggerEvent, FORMAT_VERSION,
 };
 use crate::engine::{bytes_text, duration_text, parse_bytes, parse_duration, SimDuration, SimTime};
 
@@ -488,10 +488,20 @@ section! {
 }
 
 table! {
-    /// `[[faults.crashes]]`: `task` is `"op[n]"`.
+    /// `[[faults.crashes]]`: `task` is `"op[n]"`; either `at` a time, or
+    /// `on` an event (with `checkpoint`, `of` and `delay`).
     Crash {
+        #[serde(skip_serializing_if = "Option::is_none")]
         at: Option<Duration> = None,
         task: Option<String> = None,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
     }
 }
 
@@ -748,9 +758,20 @@ impl From<&Scenario> for File {
                 ..c.into()
             },
             faults: Faults {
-                crashes: all(&f.crashes, |c| Crash {
-                    at: t(c.at),
-                    task: task(c.operator, c.subtask),
+                crashes: all(&f.crashes, |c| match &c.trigger {
+                    None => Crash {
+                        at: t(c.at),
+                        task: task(c.operator, c.subtask),
+                        ..Crash::default()
+                    },
+                    Some(tr) => Crash {
+                        task: task(c.operator, c.subtask),
+                        on: Some(tr.on),
+                        checkpoint: tr.checkpoint.map(int),
+                        of: tr.of.and_then(|(o, n)| task(o, n)),
+                        delay: Some(Duration(tr.delay)),
+                        ..Crash::default()
+                    },
                 }),
                 restart: restart(&f.restart),
                 slow_tasks: all(&f.slow_tasks, |st| SlowTask {

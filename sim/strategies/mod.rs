@@ -721,6 +721,7 @@ impl ScenarioParts {
                 "{}[{}]",
                 t.operators[crash.operator].id, crash.subtask
             )),
+            ..schema::Crash::default()
         });
         let defaults = schema::Faults::default();
         File {

@@ -61,6 +61,7 @@ impl World<'_> {
                     }
                 }
                 HandlerAction::AlignmentStart(id) => {
+                    self.crash_trigger(TriggerEvent::Alignment, Some(t), id);
                     self.tasks[ti].started.insert(id);
                     self.mark(|| Timeline::AlignmentStart { task: t, id });
                     self.tasks[ti].alignment_start = Some((id, self.net.now));
@@ -196,6 +197,7 @@ impl World<'_> {
             return;
         }
         self.tasks[ti].last_checkpoint = b.id;
+        self.crash_trigger(TriggerEvent::Snapshot, Some(t), b.id);
         if !self.stop_the_world() {
             self.tasks[ti].closed.insert(b.id);
         }
@@ -700,6 +702,7 @@ impl World<'_> {
             self.counters.notifications_ignored += 1;
             return;
         }
+        self.crash_trigger(TriggerEvent::Notify, Some(t), id);
         if self.coord.aborted_ids.contains(&id) {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(

@@ -28,6 +28,7 @@ impl World<'_> {
                 CoordAction::Queued => self.counters.triggers_queued += 1,
                 CoordAction::Triggered { id, savepoint } => {
                     self.counters.checkpoints_triggered += 1;
+                    self.crash_trigger(TriggerEvent::Trigger, None, id);
                     if self.recovery_pending > 0 {
                         self.counters.checkpoints_during_recovery += 1;
                     }
@@ -203,6 +204,7 @@ impl World<'_> {
 
     /// A task's acknowledgement of `id` reached the coordinator.
     pub(super) fn ack(&mut self, t: TaskId, id: CheckpointId) {
+        self.crash_trigger(TriggerEvent::Ack, Some(t), id);
         let mut out = Vec::new();
         self.coord.ack(t, id, &mut out);
         self.perform(out);
@@ -290,6 +292,7 @@ impl World<'_> {
         }
         let now = self.net.now;
         self.counters.checkpoints_completed += 1;
+        self.crash_trigger(TriggerEvent::Complete, None, id);
         self.counters.checkpoints_after_last_recovery += 1;
         if now >= self.fault_phase_end {
             self.counters.checkpoints_in_quiet_phase += 1;

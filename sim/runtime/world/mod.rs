@@ -61,7 +61,9 @@ use crate::mutant::{fired, Mutant};
 use crate::protocol::{
     handler_for, AbortReason, Barrier, BarrierHandler, BarrierKind, HandlerAction, HandlerConfig,
 };
-use crate::scenario::{CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario, StorageKind};
+use crate::scenario::{
+    CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario, StorageKind, TriggerEvent,
+};
 use crate::verdict::Violation;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -221,6 +223,9 @@ struct World<'a> {
     counters: Counters,
     violations: Vec<Violation>,
     crash_plan: Vec<CrashSpec>,
+    /// Crashes planned after an event (`on = …`) that has not happened yet,
+    /// by index into `crash_plan`.
+    armed_crashes: Vec<u32>,
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
@@ -482,6 +487,7 @@ impl<'a> World<'a> {
             timeline: Vec::new(), // trace
             counters: Counters::default(),
             violations: Vec::new(),
+            armed_crashes: Vec::new(),
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),
@@ -659,7 +665,10 @@ impl<'a> World<'a> {
             self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
         }
         for (i, c) in self.crash_plan.clone().iter().enumerate() {
-            self.schedule_any(c.at, Ev::Crash { index: i as u32 });
+            match c.trigger {
+                None => self.schedule_any(c.at, Ev::Crash { index: i as u32 }),
+                Some(_) => self.armed_crashes.push(i as u32),
+            }
         }
         self.schedule_planned_faults();
         self.start_coordinators();

@@ -7,6 +7,35 @@ use super::*;
 impl World<'_> {
     // ------------------------------------------------------------ faults
 
+    /// `on` happened (at task `task` for one task's events, for checkpoint
+    /// `id`): every crash armed for it is scheduled `delay` from now, once.
+    pub(super) fn crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
+        if self.armed_crashes.is_empty() {
+            return;
+        }
+        let now = self.net.now;
+        let mut fire = Vec::new();
+        self.armed_crashes.retain(|&i| {
+            let c = &self.crash_plan[i as usize];
+            let Some(tr) = &c.trigger else {
+                return false;
+            };
+            let whose = tr.of.unwrap_or((c.operator, c.subtask));
+            let matches = tr.on == on
+                && tr.checkpoint.is_none_or(|n| n == id)
+                && (!on.is_a_tasks() || task == Some(self.exec.task_of(whose.0, whose.1)));
+            if matches {
+                fire.push((i, now.plus(tr.delay)));
+            }
+            !matches
+        });
+        for (index, at) in fire {
+            self.fault_phase_end = self.fault_phase_end.max(at);
+            self.crash_plan[index as usize].at = at;
+            self.schedule_any(at, Ev::Crash { index });
+        }
+    }
+
     pub(super) fn crash(&mut self, index: u32) {
         let c = self.crash_plan[index as usize].clone();
         let t = self.exec.task_of(c.operator, c.subtask);
@@ -170,6 +199,7 @@ impl World<'_> {
             None => self.counters.recoveries_from_scratch += 1,
         }
         self.job = JobStatus::Running;
+        self.crash_trigger(TriggerEvent::Restart, None, from_checkpoint.unwrap_or(0));
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }

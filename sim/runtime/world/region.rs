@@ -208,11 +208,13 @@ impl World<'_> {
         self.counters.recoveries += 1;
         self.counters.tasks_restarted += tasks.len() as u64;
         self.counters.checkpoints_after_last_recovery = 0;
+        let from = latest.as_ref().map_or(0, |c| c.id);
         match latest {
             Some(_) => self.counters.recoveries_from_checkpoint += 1,
             None => self.counters.recoveries_from_scratch += 1,
         }
         self.job = JobStatus::Running;
+        self.crash_trigger(crate::scenario::TriggerEvent::Restart, None, from);
         for &t in &tasks {
             self.net.poke(t);
         }

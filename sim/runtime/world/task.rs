@@ -228,6 +228,7 @@ impl World<'_> {
 
     /// Task `t` reads restored records from input `input`.
     fn read_recovered(&mut self, t: TaskId, input: u32, buf: Vec<Record>) {
+        self.crash_trigger(TriggerEvent::Replay, Some(t), 0);
         let n = self.read_buffer(t, input, buf);
         self.counters.in_flight_records_replayed += n;
         self.recovery_pending -= n;

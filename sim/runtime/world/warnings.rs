@@ -120,6 +120,25 @@ impl World<'_> {
             let c = &self.crash_plan[i];
             let t = self.exec.task_of(c.operator, c.subtask);
             let what = format!("crash of {}", self.exec.tasks[t as usize].name);
+            let armed = self.armed_crashes.contains(&(i as u32));
+            if let (Some(tr), Fate::Pending, true) = (&c.trigger, f, armed) {
+                let event = crate::scenario::schema::name_of(&tr.on);
+                let checkpoint = tr
+                    .checkpoint
+                    .map_or(String::new(), |n| format!(" of checkpoint {n}"));
+                let of = match (tr.on.is_a_tasks(), tr.of) {
+                    (true, Some((o, n))) => {
+                        let t = self.exec.task_of(o, n);
+                        format!(" at {}", self.exec.tasks[t as usize].name)
+                    }
+                    _ => String::new(),
+                };
+                push(
+                    "crash",
+                    format!("{what} on the {event}{checkpoint}{of} never happened: the event never came before {ended}"),
+                );
+                continue;
+            }
             if let Some(m) = fate(f, what, c.at) {
                 push("crash", m);
             }
