@@ -725,3 +725,31 @@ fn help_lists_algorithms_and_a_typo_gets_did_you_mean() {
         assert!(!v[section].as_array().unwrap().is_empty(), "{section}");
     }
 }
+
+/// `savepoint --out` (and `run --checkpoint-dir`) into a non-empty
+/// directory is refused before anything runs (the scenario is not even
+/// read).
+#[test]
+fn a_snapshot_directory_that_is_not_empty_is_refused_before_the_run() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-full-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("other"), "x").unwrap();
+    let shown = dir.display().to_string();
+    let expected = format!(
+        "error: {shown}: the directory exists and is not empty\n  help: choose a new directory; a snapshot is never written over another\n"
+    );
+    let o = ckptsim(&["savepoint", "no-such.toml", "--at", "1s", "--out", &shown]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o).1, expected);
+    let o = ckptsim(&[
+        "run",
+        "no-such.toml",
+        "--cancel-at",
+        "1s",
+        "--checkpoint-dir",
+        &shown,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o).1, expected);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -33,6 +33,10 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         cancel_at,
         checkpoint_dir,
     } = args;
+    // Refused before the job runs, not after.
+    if let Some(dir) = &checkpoint_dir {
+        savepoint::check_new_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
+    }
     let scenario = load_scenario(&path)?;
     let algorithm = parse_algorithm(algorithm, &scenario)?;
     let seed = seed.unwrap_or(scenario.replay.seed);
@@ -374,6 +378,8 @@ pub(crate) struct SavepointArgs {
 }
 
 pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
+    // Refused before the job runs, not after.
+    savepoint::check_new_dir(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
     let scenario = load_scenario(&a.path)?;
     let algorithm = parse_algorithm(a.algorithm, &scenario)?;
     let mut prepared = prepare(&a.path, scenario, &a.restore)?;

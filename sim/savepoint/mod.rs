@@ -436,8 +436,10 @@ fn io_error(path: &Path, e: std::io::Error, action: &str) -> SnapshotError {
     SnapshotError::new(Some(path), format!("cannot {action}: {e}"), None)
 }
 
-/// Writes `image` into `dir`, which must not exist or be empty.
-pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
+/// Refuses a snapshot directory that exists and is not empty: a snapshot
+/// is never written over another. The commands check it before the job
+/// runs, and [`write_dir`] again before it writes.
+pub fn check_new_dir(dir: &Path) -> Result<(), SnapshotError> {
     if let Ok(mut entries) = std::fs::read_dir(dir) {
         if entries.next().is_some() {
             return Err(SnapshotError::new(
@@ -447,6 +449,12 @@ pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Writes `image` into `dir`, which must not exist or be empty.
+pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
+    check_new_dir(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e, "create the directory"))?;
     let write = |name: &str, bytes: &[u8]| -> Result<FileEntry, SnapshotError> {
         let path = dir.join(name);
