@@ -918,3 +918,20 @@ fn upsert_sink_reads_a_keyed_running_aggregate() {
     assert_eq!(at(&error), (47, 8), "{error}");
     assert!(help(&error).contains("keyed-count or keyed-sum"), "{error}");
 }
+
+/// A duration written as a number is refused saying what a duration looks
+/// like.
+#[test]
+fn a_duration_given_as_a_number_says_what_a_duration_is() {
+    let text = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
+    let text = text.replace("latency_min = \"50us\"", "latency_min = 50");
+    let err = ckptsim::scenario::parse_str(&text, "d.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "invalid type: integer `50`, expected a duration such as \"500ms\" (a string)"
+        ),
+        "{err}"
+    );
+}

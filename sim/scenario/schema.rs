@@ -57,12 +57,17 @@ const fn ms(n: u64) -> Duration {
 
 /// Reads a string through a function inside the deserializer, so that a
 /// value it refuses is placed at itself.
-struct Text<F>(F);
+/// The second field says what the text is, for a value of another type
+/// ("expected a duration such as \"500ms\"").
+struct Text<F>(F, &'static str);
+
+/// What a duration is, in messages.
+const A_DURATION: &str = "a duration such as \"500ms\" (a string)";
 
 impl<T, F: FnOnce(&str) -> Result<T, String>> de::Visitor<'_> for Text<F> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
+        f.write_str(self.1)
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
         (self.0)(v).map_err(E::custom)
@@ -77,7 +82,10 @@ impl Serialize for Duration {
 
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(Text(|text: &str| parse_duration(text).map(Duration)))
+        d.deserialize_str(Text(
+            |text: &str| parse_duration(text).map(Duration),
+            A_DURATION,
+        ))
     }
 }
 
@@ -136,7 +144,7 @@ impl<'de> Deserialize<'de> for Interval {
             "none" => Ok(Interval(None)),
             _ => parse_duration(text).map(|d| Interval(Some(d))),
         };
-        d.deserialize_str(Text(read))
+        d.deserialize_str(Text(read, "a duration such as \"500ms\", or \"none\""))
     }
 }
 
@@ -145,7 +153,10 @@ impl<'de> Deserialize<'de> for Interval {
 /// name is serde's "unknown variant" at the name itself.
 pub(super) fn name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
     let read = |s: &str| T::deserialize(StrDeserializer::<de::value::Error>::new(s));
-    d.deserialize_str(Text(|s: &str| read(s).map_err(|e| e.to_string())))
+    d.deserialize_str(Text(
+        |s: &str| read(s).map_err(|e| e.to_string()),
+        "a string",
+    ))
 }
 
 fn some_name<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
