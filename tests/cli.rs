@@ -753,3 +753,22 @@ fn a_snapshot_directory_that_is_not_empty_is_refused_before_the_run() {
     assert_eq!(text(&o).1, expected);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--vary` keys and operators get "did you mean" too.
+#[test]
+fn a_mistyped_vary_key_or_operator_gets_did_you_mean() {
+    let sc = ckptsim::scenario::load(&crate::common::scenario_path("wordcount")).unwrap();
+    let err = ckptsim::compare::apply(&sc, "network.buffer_credit", "4").unwrap_err();
+    assert!(
+        err.starts_with("--vary network.buffer_credit: no key `buffer_credit` in [network]; did you mean `buffer_credits`? known keys: "),
+        "{err}"
+    );
+    let err = ckptsim::compare::apply(&sc, "operators.cuont.cost", "1ms").unwrap_err();
+    assert_eq!(
+        err,
+        "--vary operators.cuont.cost: no operator `cuont`; did you mean `count`? known operators: source, split, count, sink"
+    );
+    let err = ckptsim::compare::apply(&sc, "operators.count.cots", "1ms").unwrap_err();
+    assert!(err.contains("did you mean `cost`?"), "{err}");
+    assert!(ckptsim::compare::apply(&sc, "network.buffer_credits", "4").is_ok());
+}

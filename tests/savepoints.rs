@@ -520,7 +520,11 @@ mod cli {
     fn bad_restore_arguments_are_refused() {
         refused(
             &ckptsim(&["run", "scenarios/wordcount.toml", "--parallelism", "nope=2"]),
-            "error: --parallelism: the job has no operator `nope`\n  help: operators: source, split, count, sink",
+            "error: --parallelism: the job has no operator `nope`\n  help: known operators: source, split, count, sink",
+        );
+        refused(
+            &ckptsim(&["run", "scenarios/wordcount.toml", "--parallelism", "cuont=2"]),
+            "error: --parallelism: the job has no operator `cuont`\n  help: did you mean `count`? known operators: source, split, count, sink",
         );
         refused(
             &ckptsim(&["run", "scenarios/wordcount.toml", "--parallelism", "source=3"]),

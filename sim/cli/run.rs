@@ -188,9 +188,10 @@ pub(crate) fn prepare(
             let n: u32 = n.trim().parse().map_err(|_| bad())?;
             let ids: Vec<String> = scenario.operators.iter().map(|o| o.id.clone()).collect();
             let Some(spec) = scenario.operators.iter_mut().find(|o| o.id == op.trim()) else {
+                let names: Vec<&str> = ids.iter().map(String::as_str).collect();
                 return Err(UsageError(format!(
-                    "error: --parallelism: the job has no operator `{op}`\n  help: operators: {}",
-                    ids.join(", ")
+                    "error: --parallelism: the job has no operator `{op}`\n  help: {}",
+                    crate::scenario::did_you_mean(op.trim(), &names, "operators")
                 ))
                 .into());
             };

@@ -18,7 +18,7 @@ use crate::panics::{self, Panicked, PANIC};
 use crate::report::{percentile, replay_command};
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::RunConfig;
-use crate::scenario::{self, schema::File, Algorithm, Scenario};
+use crate::scenario::{self, did_you_mean, schema::File, Algorithm, Scenario};
 use crate::sweep::SeedRange;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -65,19 +65,44 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
                 .get_mut("operators")
                 .and_then(|v| v.as_array_mut())
                 .ok_or("the scenario has no operators")?;
+            let ids: Vec<String> = ops
+                .iter()
+                .filter_map(|o| o.get("id").and_then(|v| v.as_str()).map(String::from))
+                .collect();
             let op = ops
                 .iter_mut()
                 .find(|o| o.get("id").and_then(|v| v.as_str()) == Some(id))
-                .ok_or_else(|| format!("--vary {key}: no operator `{id}`"))?;
-            op.as_table_mut()
-                .and_then(|t| t.get_mut(*k))
-                .ok_or_else(|| format!("--vary {key}: operator `{id}` has no key `{k}`"))?
+                .ok_or_else(|| {
+                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    format!(
+                        "--vary {key}: no operator `{id}`; {}",
+                        did_you_mean(id, &ids, "operators")
+                    )
+                })?;
+            let op = op.as_table_mut().ok_or("an operator is not a table")?;
+            let keys: Vec<String> = op.keys().cloned().collect();
+            op.get_mut(*k).ok_or_else(|| {
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                format!(
+                    "--vary {key}: operator `{id}` has no key `{k}`; {}",
+                    did_you_mean(k, &keys, "keys")
+                )
+            })?
         }
-        [table, k] => doc
-            .get_mut(*table)
-            .and_then(|t| t.as_table_mut())
-            .and_then(|t| t.get_mut(*k))
-            .ok_or_else(|| format!("--vary {key}: no key `{k}` in [{table}]"))?,
+        [table, k] => {
+            let t = doc
+                .get_mut(*table)
+                .and_then(|t| t.as_table_mut())
+                .ok_or_else(|| format!("--vary {key}: no table [{table}]"))?;
+            let keys: Vec<String> = t.keys().cloned().collect();
+            t.get_mut(*k).ok_or_else(|| {
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                format!(
+                    "--vary {key}: no key `{k}` in [{table}]; {}",
+                    did_you_mean(k, &keys, "keys")
+                )
+            })?
+        }
         _ => {
             return Err(format!(
                 "--vary {key}: expected table.key or operators.ID.key"
