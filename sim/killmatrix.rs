@@ -181,7 +181,12 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
             let alg = scenario::Algorithm::from_name(alg)
                 .ok_or_else(|| format!("mutant {}: unknown algorithm `{alg}`", info.name))?;
             let path = dir.join(format!("{name}.toml"));
-            let sc = scenario::load(&path).map_err(|e| e.to_string())?;
+            // From another directory: the copy built into ckptsim.
+            let sc = match (path.exists(), scenario::shipped::shipped(name)) {
+                (false, Some(text)) => scenario::parse_str(text, &path.display().to_string())
+                    .map_err(|e| e.to_string())?,
+                _ => scenario::load(&path).map_err(|e| e.to_string())?,
+            };
             row.scenario = format!("{}", path.display());
             row.algorithm = alg.name().to_string();
             let (hit, run, fired) =
@@ -239,8 +244,8 @@ impl KillMatrix {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:<32} {:<28} {:<8} {:<36} {:>6} {:>9}  reproducer",
-            "mutant", "part", "result", "caught by", "seeds", "wall"
+            "{:<32} {:<28} {:<8} {:<36} {:<26} {:>6} {:>9}  reproducer",
+            "mutant", "part", "result", "caught by", "killed by", "seeds", "wall"
         );
         for r in &self.rows {
             let repro = match &r.reproducer {
@@ -253,9 +258,19 @@ impl KillMatrix {
                 ),
                 None => "-".to_string(),
             };
+            // The scenario (by name) and the seed that killed it.
+            let by = match r.seed {
+                Some(seed) => {
+                    let name = std::path::Path::new(&r.scenario)
+                        .file_stem()
+                        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+                    format!("{name} seed {seed}")
+                }
+                None => "-".to_string(),
+            };
             let _ = writeln!(
                 s,
-                "{:<32} {:<28} {:<8} {:<36} {:>6} {:>7.0}ms  {repro}",
+                "{:<32} {:<28} {:<8} {:<36} {:<26} {:>6} {:>7.0}ms  {repro}",
                 r.info.name,
                 r.info.part,
                 if r.killed { "killed" } else { "SURVIVED" },
@@ -264,6 +279,7 @@ impl KillMatrix {
                 } else {
                     format!("(expected {})", r.info.caught_by)
                 },
+                by,
                 r.seeds_run,
                 r.wall_ms
             );

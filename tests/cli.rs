@@ -772,3 +772,31 @@ fn a_mistyped_vary_key_or_operator_gets_did_you_mean() {
     assert!(err.contains("did you mean `cost`?"), "{err}");
     assert!(ckptsim::compare::apply(&sc, "network.buffer_credits", "4").is_ok());
 }
+
+/// `mutants` works from any directory (the shipped scenarios are built in)
+/// and its table names the scenario and seed that killed each mutant.
+#[test]
+fn mutants_runs_from_any_directory_and_names_what_killed_each() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-elsewhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .args([
+            "mutants",
+            "--seeds",
+            "0..20",
+            "--only",
+            "keyed-snapshot-stale-group",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.lines().next().unwrap().contains("killed by"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("keyed-snapshot-stale-group"))
+        .unwrap();
+    assert!(row.contains("wordcount seed 1"), "{row}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -314,3 +314,21 @@ fn the_algorithms_table_is_the_registry() {
         );
     }
 }
+
+/// The scenarios built into the library are exactly the shipped files.
+#[test]
+fn the_built_in_scenarios_are_the_shipped_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let built: Vec<String> = ckptsim::scenario::shipped::SHIPPED
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    assert_eq!(built, files, "regenerate sim/scenario/shipped.rs");
+}

@@ -14,6 +14,7 @@
 mod faults;
 mod kinds;
 pub mod schema;
+pub mod shipped;
 mod spans;
 pub mod validate;
 pub mod write;

@@ -1,0 +1,77 @@
+//! The shipped scenarios (`scenarios/*.toml`), built into the library, so
+//! that commands which use them by name (`mutants`) work from any
+//! directory. `tests/structure.rs` checks the list against the folder.
+
+/// `(name, text)` of every shipped scenario, by name.
+pub const SHIPPED: &[(&str, &str)] = &[
+    (
+        "abort-notifications",
+        include_str!("../../scenarios/abort-notifications.toml"),
+    ),
+    (
+        "alignment-crash",
+        include_str!("../../scenarios/alignment-crash.toml"),
+    ),
+    (
+        "backpressure",
+        include_str!("../../scenarios/backpressure.toml"),
+    ),
+    ("batching", include_str!("../../scenarios/batching.toml")),
+    ("bench", include_str!("../../scenarios/bench.toml")),
+    ("cancel", include_str!("../../scenarios/cancel.toml")),
+    ("chains", include_str!("../../scenarios/chains.toml")),
+    (
+        "channel-state-files",
+        include_str!("../../scenarios/channel-state-files.toml"),
+    ),
+    (
+        "checkpointing-time",
+        include_str!("../../scenarios/checkpointing-time.toml"),
+    ),
+    (
+        "checkpointing-time-flink",
+        include_str!("../../scenarios/checkpointing-time-flink.toml"),
+    ),
+    ("expiring", include_str!("../../scenarios/expiring.toml")),
+    ("faults", include_str!("../../scenarios/faults.toml")),
+    ("flip27", include_str!("../../scenarios/flip27.toml")),
+    (
+        "flip27-regions",
+        include_str!("../../scenarios/flip27-regions.toml"),
+    ),
+    (
+        "operator-state",
+        include_str!("../../scenarios/operator-state.toml"),
+    ),
+    (
+        "record-bytes",
+        include_str!("../../scenarios/record-bytes.toml"),
+    ),
+    (
+        "recovery-checkpoints",
+        include_str!("../../scenarios/recovery-checkpoints.toml"),
+    ),
+    ("rescale", include_str!("../../scenarios/rescale.toml")),
+    (
+        "savepoints",
+        include_str!("../../scenarios/savepoints.toml"),
+    ),
+    ("sink-v2", include_str!("../../scenarios/sink-v2.toml")),
+    ("stop", include_str!("../../scenarios/stop.toml")),
+    (
+        "throughput",
+        include_str!("../../scenarios/throughput.toml"),
+    ),
+    ("timeouts", include_str!("../../scenarios/timeouts.toml")),
+    ("upsert", include_str!("../../scenarios/upsert.toml")),
+    ("windows", include_str!("../../scenarios/windows.toml")),
+    ("wordcount", include_str!("../../scenarios/wordcount.toml")),
+];
+
+/// The text of the shipped scenario `name`.
+pub fn shipped(name: &str) -> Option<&'static str> {
+    SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
