@@ -1,0 +1,326 @@
+//! The oracle's comparisons: committed output against the expected
+//! output (by lineage, then by value digest), the commit promise of sink
+//! tasks, and final keyed state; each example says where the record went.
+
+use super::{MultisetDigest, Oracle, OutputDiff, MAX_EXAMPLES, VALUES_DIFFER};
+use crate::runtime::RunOutput;
+use crate::verdict::Violation;
+use std::collections::BTreeMap;
+
+impl Oracle {
+    /// The commit check's end part: every record a sink task read before
+    /// the snapshot of the last checkpoint it was notified of (or restored
+    /// from) is committed, whatever the ending (a cancel, a stop without
+    /// drain, a failed job). Returns the violations and how many records
+    /// were promised.
+    pub fn compare_promised(&self, run: &RunOutput) -> (Vec<Violation>, u64) {
+        if self.promised.is_empty() {
+            return (Vec::new(), 0);
+        }
+        let mut actual = vec![0u32; self.expected.len()];
+        for r in run.store.committed().iter() {
+            let Some(slot) = self.sinks.iter().position(|&s| s == r.sink) else {
+                continue;
+            };
+            let p = r.lineage.partition as usize;
+            if p < self.partition_base.len()
+                && self.partition_base[p] + (r.lineage.offset as usize)
+                    < self.partition_end(r.lineage.partition)
+            {
+                actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+            }
+        }
+        let mut missing = 0u64;
+        let mut examples = Vec::new();
+        let mut promised = 0u64;
+        for (i, (&p, &a)) in self.promised.iter().zip(&actual).enumerate() {
+            promised += u64::from(p);
+            if a < p {
+                missing += u64::from(p - a);
+                if examples.len() < MAX_EXAMPLES {
+                    examples.push(self.describe_in(run, i, a, p));
+                }
+            }
+        }
+        let mut violations = Vec::new();
+        if missing > 0 {
+            violations.push(Violation {
+                check: "commit",
+                time_ns: run.end_time.0,
+                message: format!(
+                    "{missing} records that sink tasks had read before the snapshot of a checkpoint they were notified of (or restored from) were never committed, e.g. {}",
+                    examples.join("; ")
+                ),
+            });
+        }
+        (violations, promised)
+    }
+
+    /// Compares committed output with the expected output. With
+    /// `finished == false` only duplicates count (the run was cut short).
+    pub fn compare_output(&self, run: &RunOutput, finished: bool) -> OutputDiff {
+        let all: Vec<u64>;
+        let below = if finished {
+            all = vec![u64::MAX; self.partition_base.len()];
+            Some(all.as_slice())
+        } else {
+            None
+        };
+        self.compare_output_below(run, below, &[])
+    }
+
+    /// Compares committed output with the expected output, counting as lost
+    /// only the missing records whose source offset is below `below[p]` for
+    /// their partition `p` (everything: `u64::MAX`; nothing: `None`), and
+    /// whose lineage is not in the sorted `exempt`.
+    pub fn compare_output_below(
+        &self,
+        run: &RunOutput,
+        below: Option<&[u64]>,
+        exempt: &[crate::model::Lineage],
+    ) -> OutputDiff {
+        let finished = below.is_some_and(|b| b.iter().all(|&o| o == u64::MAX));
+        let mut actual = vec![0u32; self.expected.len()];
+        let mut digest = MultisetDigest::default();
+        let mut strays = 0u64;
+        for r in run.store.committed().iter() {
+            let slot = self.sinks.iter().position(|&s| s == r.sink);
+            if slot.is_some_and(|slot| self.upsert[slot]) {
+                continue; // judged by its table (`compare_upsert`)
+            }
+            match slot {
+                Some(slot)
+                    if (r.lineage.partition as usize) < self.partition_base.len()
+                        && self.partition_base[r.lineage.partition as usize]
+                            + (r.lineage.offset as usize)
+                            < self.partition_end(r.lineage.partition) =>
+                {
+                    actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+                }
+                _ => strays += 1,
+            }
+            if !self.lineage_only.contains(&r.sink) {
+                digest.add(r.sink, r.key, r.value);
+            }
+        }
+        let mut diff = OutputDiff {
+            duplicates: strays,
+            losses: 0,
+            violations: Vec::new(),
+        };
+        let mut dup_examples = Vec::new();
+        let mut loss_examples = Vec::new();
+        for (i, (&a, &e)) in actual.iter().zip(&self.expected).enumerate() {
+            if self.upsert[i / self.total_records.max(1)] {
+                continue;
+            }
+            if a > e {
+                diff.duplicates += u64::from(a - e);
+                if dup_examples.len() < MAX_EXAMPLES {
+                    dup_examples.push(self.describe_in(run, i, a, e));
+                }
+            } else if a < e
+                && below.is_some_and(|b| self.is_below(i, b))
+                && (exempt.is_empty() || exempt.binary_search(&self.lineage_of(i)).is_err())
+            {
+                diff.losses += u64::from(e - a);
+                if loss_examples.len() < MAX_EXAMPLES {
+                    loss_examples.push(self.describe_in(run, i, a, e));
+                }
+            }
+        }
+        if diff.duplicates > 0 {
+            diff.violations.push(Violation {
+                check: "exactly-once-output",
+                time_ns: 0,
+                message: format!(
+                    "{} committed records are duplicates (by lineage), e.g. {}",
+                    diff.duplicates,
+                    dup_examples.join("; ")
+                ),
+            });
+        }
+        if diff.losses > 0 {
+            diff.violations.push(Violation {
+                check: "exactly-once-output",
+                time_ns: 0,
+                message: format!(
+                    "{} expected records never committed (by lineage), e.g. {}",
+                    diff.losses,
+                    loss_examples.join("; ")
+                ),
+            });
+        }
+        if finished
+            && diff.violations.is_empty()
+            && (run.order_insensitive || self.replayed)
+            && digest != self.digest
+        {
+            // Only now collect and sort the values, to name the first
+            // difference.
+            let mut values: Vec<(u32, u64, i64)> = run
+                .store
+                .committed()
+                .iter()
+                .filter(|r| {
+                    let slot = self.sinks.iter().position(|&s| s == r.sink);
+                    !slot.is_some_and(|slot| self.upsert[slot])
+                        && !self.lineage_only.contains(&r.sink)
+                })
+                .map(|r| (r.sink, r.key, r.value))
+                .collect();
+            values.sort_unstable();
+            {
+                let first = match &self.values {
+                    Some(expected) => {
+                        let mut expected = expected.clone();
+                        expected.sort_unstable();
+                        values
+                            .iter()
+                            .zip(&expected)
+                            .find(|(a, b)| a != b)
+                            .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
+                            .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()))
+                    }
+                    None => format!("{} values committed, their digest differs", values.len()),
+                };
+                diff.duplicates += 1;
+                diff.losses += 1;
+                diff.violations.push(Violation {
+                    check: "exactly-once-output",
+                    time_ns: 0,
+                    message: format!("{VALUES_DIFFER}: {first}"),
+                });
+            }
+        }
+        diff
+    }
+
+    fn lineage_of(&self, flat: usize) -> crate::model::Lineage {
+        let rest = flat % self.total_records.max(1);
+        let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
+        crate::model::Lineage {
+            partition: partition as u32,
+            offset: (rest - self.partition_base[partition]) as u64,
+        }
+    }
+
+    /// The flat index's source offset is below its partition's limit.
+    fn is_below(&self, flat: usize, below: &[u64]) -> bool {
+        let rest = flat % self.total_records.max(1);
+        let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
+        let offset = (rest - self.partition_base[partition]) as u64;
+        below.get(partition).is_some_and(|&l| offset < l)
+    }
+
+    /// [`Oracle::describe`], with where the record went in the run: the
+    /// transactions that committed it (their attempt tells which replay
+    /// wrote each) or, when none did, the transactions that hold it
+    /// uncommitted.
+    fn describe_in(&self, run: &RunOutput, flat: usize, actual: u32, expected: u32) -> String {
+        let what = self.describe(flat, actual, expected);
+        let slot = flat / self.total_records.max(1);
+        let (sink, lineage) = (self.sinks[slot], self.lineage_of(flat));
+        let mut commits = Vec::new();
+        for (r, txn) in run.store.committed().with_txns() {
+            if r.sink == sink && r.lineage == lineage && commits.len() < 4 {
+                let at = crate::engine::SimDuration(r.committed_at.0);
+                commits.push(match txn {
+                    Some(t) => format!("{t} at {at}"),
+                    None => format!("a direct write at {at}"),
+                });
+            }
+        }
+        if !commits.is_empty() {
+            return format!("{what}: committed by {}", commits.join(", "));
+        }
+        let held: Vec<String> = run
+            .store
+            .transactions()
+            .filter(|(id, _, records)| {
+                id.sink == sink && records.iter().any(|r| r.lineage == lineage)
+            })
+            .take(4)
+            .map(|(id, state, _)| {
+                let state = match state {
+                    crate::model::store::TxnState::Open => "open",
+                    crate::model::store::TxnState::PreCommitted => "pre-committed",
+                    crate::model::store::TxnState::Committed => "committed",
+                    crate::model::store::TxnState::Aborted => "aborted",
+                };
+                format!("{id} ({state})")
+            })
+            .collect();
+        match held.is_empty() {
+            true => format!("{what}: in no transaction of the sink (lost before it was written)"),
+            false => format!("{what}: written only into {}", held.join(", ")),
+        }
+    }
+
+    fn describe(&self, flat: usize, actual: u32, expected: u32) -> String {
+        let slot = flat / self.total_records.max(1);
+        let rest = flat % self.total_records.max(1);
+        let partition = self.partition_base.partition_point(|&b| b <= rest) - 1;
+        let offset = rest - self.partition_base[partition];
+        format!(
+            "source partition {partition} offset {offset} committed {actual}× at sink `{}` (expected {expected}×)",
+            self.name(self.sinks[slot])
+        )
+    }
+
+    /// Compares final keyed state; returns how many entries were compared.
+    pub fn compare_state(&self, run: &RunOutput, out: &mut Vec<Violation>) -> u64 {
+        let mut compared = 0;
+        for (op, expected) in &self.keyed_state {
+            let empty = BTreeMap::new();
+            let actual = run.keyed_state.get(op).unwrap_or(&empty);
+            compared += expected.len() as u64;
+            // Both maps in key order, side by side: keys the oracle has
+            // (missing or different in the run) are named first, then keys
+            // only the run has.
+            let (mut bad, mut extra) = (Vec::new(), Vec::new());
+            let mut n = 0;
+            let keys_only = self.order_dependent.contains(op);
+            let mut a_iter = actual.iter().peekable();
+            for (k, e) in expected {
+                while let Some((ak, av)) = a_iter.next_if(|(ak, _)| *ak < k) {
+                    n += 1;
+                    if extra.len() < MAX_EXAMPLES {
+                        extra.push(format!("key {ak}: {av} (oracle has no such key)"));
+                    }
+                }
+                let a = a_iter.next_if(|(ak, _)| *ak == k).map(|(_, v)| v);
+                let differs = if keys_only { a.is_none() } else { a != Some(e) };
+                if differs {
+                    n += 1;
+                    if bad.len() < MAX_EXAMPLES {
+                        bad.push(format!(
+                            "key {k}: {} (oracle {e})",
+                            a.map_or("missing".into(), |v| v.to_string())
+                        ));
+                    }
+                }
+            }
+            for (ak, av) in a_iter {
+                n += 1;
+                if extra.len() < MAX_EXAMPLES {
+                    extra.push(format!("key {ak}: {av} (oracle has no such key)"));
+                }
+            }
+            bad.extend(extra);
+            bad.truncate(MAX_EXAMPLES);
+            if n > 0 {
+                out.push(Violation {
+                    check: "state",
+                    time_ns: 0,
+                    message: format!(
+                        "operator `{}`: {n} keys differ from the oracle, e.g. {}",
+                        self.name(*op),
+                        bad.join("; ")
+                    ),
+                });
+            }
+        }
+        compared
+    }
+}
