@@ -1323,13 +1323,16 @@ fn shrinking_drops_fault_kinds_the_failure_does_not_need() {
     assert!(!shrunk.execution.as_ref().unwrap().verdict.passed);
 }
 
-/// wordcount with its random crashes replaced by `crashes` (TOML).
-fn wordcount_with(crashes: &str) -> Scenario {
+/// wordcount's text with its random crashes replaced by `crashes` (TOML).
+fn wordcount_text(crashes: &str) -> String {
     let text = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
     let (head, rest) = text.split_once("[faults.random]").unwrap();
     let tail = &rest[rest.find("[limits]").unwrap()..];
-    parse_str(&format!("{head}{crashes}\n{tail}"), "relative.toml")
-        .unwrap_or_else(|e| panic!("{e}"))
+    format!("{head}{crashes}\n{tail}")
+}
+
+fn wordcount_with(crashes: &str) -> Scenario {
+    parse_str(&wordcount_text(crashes), "relative.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
 const RELATIVE: &str = r#"
@@ -1441,10 +1444,7 @@ fn a_crash_whose_event_never_comes_is_reported() {
 #[test]
 fn trigger_keys_are_refused_where_they_do_not_apply() {
     let refuse = |crash: &str, needle: &str| {
-        let text = std::fs::read_to_string(crate::common::scenario_path("wordcount")).unwrap();
-        let (head, rest) = text.split_once("[faults.random]").unwrap();
-        let tail = &rest[rest.find("[limits]").unwrap()..];
-        let err = parse_str(&format!("{head}{crash}\n{tail}"), "bad.toml")
+        let err = parse_str(&wordcount_text(crash), "bad.toml")
             .err()
             .unwrap_or_else(|| panic!("accepted: {crash}"))
             .to_string();

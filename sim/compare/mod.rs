@@ -52,6 +52,12 @@ impl Vary {
     }
 }
 
+/// "did you mean" for `k` among the keys of `t`.
+fn keys_like(k: &str, t: &toml::Table) -> String {
+    let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+    did_you_mean(k, &keys, "keys")
+}
+
 /// Sets `key` to `value` in the scenario's file form ([`File`], as a
 /// `toml::Value`: no text is written or parsed) and validates the result
 /// like a file. Integer keys take integer values; others take the value as
@@ -80,28 +86,26 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
                     )
                 })?;
             let op = op.as_table_mut().ok_or("an operator is not a table")?;
-            let keys: Vec<String> = op.keys().cloned().collect();
-            op.get_mut(*k).ok_or_else(|| {
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                format!(
+            if !op.contains_key(*k) {
+                return Err(format!(
                     "--vary {key}: operator `{id}` has no key `{k}`; {}",
-                    did_you_mean(k, &keys, "keys")
-                )
-            })?
+                    keys_like(k, op)
+                ));
+            }
+            &mut op[*k]
         }
         [table, k] => {
             let t = doc
                 .get_mut(*table)
                 .and_then(|t| t.as_table_mut())
                 .ok_or_else(|| format!("--vary {key}: no table [{table}]"))?;
-            let keys: Vec<String> = t.keys().cloned().collect();
-            t.get_mut(*k).ok_or_else(|| {
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                format!(
+            if !t.contains_key(*k) {
+                return Err(format!(
                     "--vary {key}: no key `{k}` in [{table}]; {}",
-                    did_you_mean(k, &keys, "keys")
-                )
-            })?
+                    keys_like(k, t)
+                ));
+            }
+            &mut t[*k]
         }
         _ => {
             return Err(format!(
