@@ -133,7 +133,7 @@ fn at_least_once_duplicates_fail_an_exactly_once_expectation() {
         .expect("a seed duplicates");
     let workload = Arc::new(Workload::generate(&sc, seed));
     let factory = BuiltinFactory::new(sc.clone(), workload.clone());
-    let oracle = Oracle::build(&sc, &workload, &factory);
+    let oracle = Oracle::build_replaying(&sc, &workload, &factory, e.output.schedule.as_deref());
     let mut out = e.output;
     out.expected = Guarantee::ExactlyOnce;
     let strict = judge(&oracle, &out);

@@ -188,6 +188,9 @@ pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
         ("recovery commits", c.recovery_commits),
         ("in-flight records replayed", c.in_flight_records_replayed),
     ];
+    if !oracle.unjudged.is_empty() {
+        output_reach.push(("sinks not compared", oracle.unjudged.len() as u64));
+    }
     if let Some(u) = &upsert {
         output_reach.extend([
             ("upsert writes", u.writes),

@@ -85,6 +85,13 @@ pub struct Oracle {
     /// lineage only (not values), with no promise for the commit check;
     /// keyed state downstream of such an operator is judged by keys.
     pub lineage_only: std::collections::BTreeSet<u32>,
+    /// Sinks with an input whose records, lineages included, depend on
+    /// arrival order (an operator that says so, or one downstream of it),
+    /// in a job started from a snapshot file: without the history before
+    /// the snapshot, which was another run's, no failure-free execution
+    /// says which records they must commit. Their output is not compared;
+    /// the check's details count them.
+    pub unjudged: std::collections::BTreeSet<u32>,
 }
 
 /// The records of `runs` (`(channel, from, n)`), in order.
@@ -590,6 +597,7 @@ impl Oracle {
             promised: Vec::new(),
             sink_notifications: 0,
             lineage_only: std::collections::BTreeSet::new(),
+            unjudged: std::collections::BTreeSet::new(),
         };
         let sink_slot: Vec<Option<usize>> = exec
             .tasks
@@ -649,6 +657,14 @@ impl Oracle {
                 let writers = inputs.nth(1).is_some();
                 if oracle.upsert[slot] && (order_dependent_input || writers) {
                     oracle.upsert_keys_only.insert(sink);
+                }
+                let order_sensitive_input = scenario.edges.iter().any(|e| {
+                    e.to.0 == sink
+                        && (order_sensitive[e.from.0 as usize]
+                            || oracle.order_dependent.contains(&e.from.0))
+                });
+                if !oracle.upsert[slot] && order_sensitive_input {
+                    oracle.unjudged.insert(sink);
                 }
             }
         }
