@@ -1,7 +1,8 @@
 //! The example programs under `examples/`, run as their users run them:
-//! `early_snapshot` registers two algorithms of its own through
-//! `cli::main_with`; every command knows them, the checks catch the wrong
-//! one, and its replay lines and reproducers name the example's binary.
+//! `early_snapshot` registers two algorithms of its own and `dedup` an
+//! operator kind of its own through `cli::main_with`; every command knows
+//! them, the checks catch the wrong variants, and replay lines and
+//! reproducers name the example's binary.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -146,4 +147,178 @@ fn a_users_algorithms_run_through_every_command() {
         ],
     );
     assert_eq!(plain.status.code(), Some(2));
+}
+
+/// A fresh directory under the system's temporary one.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ckptsim-{name}-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_users_operator_kind_runs_through_every_command() {
+    let bin = example("dedup");
+    let shown = bin.display().to_string();
+    let list = text(&run(&bin, &["list"]));
+    assert!(list.contains("dedup"), "{list}");
+
+    // The full snapshot passes under crashes; the delta snapshot is caught.
+    let good = run(&bin, &["sweep", "examples/dedup.toml", "--seeds", "0..40"]);
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good));
+    let bad = run(
+        &bin,
+        &["sweep", "examples/dedup-delta.toml", "--seeds", "0..40"],
+    );
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    let out = text(&bad);
+    assert!(out.contains("failing exactly-once-output"), "{out}");
+    let shrink = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("shrink  "))
+        .unwrap_or_else(|| panic!("no shrink line:\n{out}"));
+    assert!(shrink.starts_with(&format!("{shown} shrink ")), "{shrink}");
+
+    // Shrinking keeps the kind and its params; the reproducer fails alone.
+    let dir = scratch("dedup");
+    let repro = dir.join("repro.toml").display().to_string();
+    let mut args: Vec<&str> = shrink.split_whitespace().skip(1).collect();
+    let out_at = args.iter().position(|a| *a == "--out").unwrap();
+    args[out_at + 1] = &repro;
+    args.extend(["--budget", "60"]);
+    let shrunk = run(&bin, &args);
+    assert_eq!(shrunk.status.code(), Some(0), "{}", stderr(&shrunk));
+    let written = std::fs::read_to_string(&repro).unwrap();
+    assert!(written.contains("kind = \"dedup\""), "{written}");
+    assert!(written.contains("snapshot = \"delta\""), "{written}");
+    assert_eq!(run(&bin, &["run", &repro]).status.code(), Some(1));
+
+    // compare varies the kind's parameter.
+    let report = dir.join("compare").display().to_string();
+    let compared = run(
+        &bin,
+        &[
+            "compare",
+            "examples/dedup.toml",
+            "--algorithms",
+            "aligned",
+            "--vary",
+            "operators.dedup.params.snapshot=full,delta",
+            "--seeds",
+            "0..6",
+            "--out",
+            &report,
+        ],
+    );
+    assert!(
+        compared.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&compared)
+    );
+    let readme = std::fs::read_to_string(dir.join("compare/README.md")).unwrap();
+    assert!(readme.contains("| aligned | full |"), "{readme}");
+    assert!(readme.contains("| aligned | delta |"), "{readme}");
+
+    // Savepoints keep its bytes and restore them at the same parallelism.
+    let sp = dir.join("sp").display().to_string();
+    let taken = run(
+        &bin,
+        &[
+            "savepoint",
+            "examples/dedup.toml",
+            "--at",
+            "60ms",
+            "--out",
+            &sp,
+        ],
+    );
+    assert_eq!(taken.status.code(), Some(0), "{}", stderr(&taken));
+    let resumed = run(
+        &bin,
+        &["run", "examples/dedup.toml", "--from-savepoint", &sp],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    let rescaled = run(
+        &bin,
+        &[
+            "run",
+            "examples/dedup.toml",
+            "--from-savepoint",
+            &sp,
+            "--parallelism",
+            "dedup=3",
+        ],
+    );
+    assert_eq!(rescaled.status.code(), Some(2));
+    assert!(
+        stderr(&rescaled)
+            .contains("operator `dedup` of kind `dedup` was snapshotted at parallelism 2, not 3"),
+        "{}",
+        stderr(&rescaled)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_users_operator_kind_checks_its_params_where_they_are_written() {
+    let bin = example("dedup");
+    let dir = scratch("dedup-params");
+    let base = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/dedup.toml"),
+    )
+    .unwrap();
+    let line = base
+        .lines()
+        .position(|l| l.starts_with("params = "))
+        .unwrap()
+        + 1;
+    let cases = [
+        (
+            "params = { snapshot = \"delta\" }",
+            "params = { snapshot = \"half\" }",
+            format!(".toml:{line}:23: error: `snapshot` is \"full\" or \"delta\", not \"half\""),
+        ),
+        (
+            "params = { snapshot = \"delta\" }",
+            "params = { snapshot = \"full\", ttl = 3 }",
+            format!(".toml:{line}:37: error: unknown parameter `ttl` of dedup (known: snapshot)"),
+        ),
+        (
+            "kind = \"dedup\"",
+            "kind = \"dedupe\"",
+            "error: unknown operator kind `dedupe`".to_string(),
+        ),
+        (
+            "kind = \"dedup\"",
+            "kind = \"map\"",
+            "error: key `params` does not apply to an operator of kind `map`".to_string(),
+        ),
+    ];
+    for (i, (from, to, expected)) in cases.iter().enumerate() {
+        let text = base
+            .replace(
+                "params = { snapshot = \"full\" }",
+                "params = { snapshot = \"delta\" }",
+            )
+            .replace(from, to);
+        let file = dir.join(format!("case-{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let out = run(&bin, &["run", &file.display().to_string()]);
+        assert_eq!(out.status.code(), Some(2), "{to}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(expected.as_str()),
+            "{to}: expected `{expected}` in\n{err}"
+        );
+    }
+    // An unknown kind lists the registered one and suggests it.
+    let file = dir.join("case-2.toml").display().to_string();
+    let err = stderr(&run(&bin, &["run", &file]));
+    assert!(err.contains("did you mean `dedup`?"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }

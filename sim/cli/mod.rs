@@ -12,7 +12,7 @@ use crate::runtime::{limits, RunConfig};
 use crate::runtime::{JobOptions, RunOutcome, SnapshotKind};
 use crate::savepoint::{self, rescale, Image};
 use crate::scenario::SavepointSpec;
-use crate::scenario::{self, Algorithm, OPERATOR_KINDS};
+use crate::scenario::{self, Algorithm};
 use crate::swarm;
 use crate::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary, SweepTiming};
 use crate::wallclock::Stopwatch;
@@ -303,6 +303,7 @@ enum Command {
 #[derive(Default)]
 pub struct Registry {
     algorithms: Vec<&'static crate::protocol::AlgorithmInfo>,
+    operators: Vec<&'static crate::model::registry::OperatorKindInfo>,
 }
 
 impl Registry {
@@ -316,6 +317,13 @@ impl Registry {
         self.algorithms.push(info);
         self
     }
+
+    /// Adds an operator kind (an `Operator` and its registry entry; see
+    /// docs/operators.md): scenario files may name it as `kind`.
+    pub fn operator(mut self, info: &'static crate::model::registry::OperatorKindInfo) -> Registry {
+        self.operators.push(info);
+        self
+    }
 }
 
 /// The whole command line over a user's own algorithms: `fn main() ->
@@ -324,8 +332,15 @@ impl Registry {
 /// and reproducers name this program (its path as invoked), so that they
 /// run the user's code.
 pub fn main_with(registry: Registry) -> ExitCode {
-    for info in registry.algorithms {
-        if let Err(e) = crate::protocol::registry::register(info) {
+    let algorithms = registry.algorithms.into_iter();
+    let registered = algorithms.map(crate::protocol::registry::register).chain(
+        registry
+            .operators
+            .into_iter()
+            .map(crate::model::registry::register),
+    );
+    for result in registered {
+        if let Err(e) = result {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
@@ -710,7 +725,7 @@ fn list_sections() -> Vec<(&'static str, Vec<(String, String)>)> {
         .collect();
     vec![
         ("algorithms", algorithms),
-        ("operators", pairs(OPERATOR_KINDS)),
+        ("operators", pairs(&crate::scenario::registry::all_kinds())),
         (
             "partitionings",
             pairs(&[

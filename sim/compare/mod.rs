@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Serialize)]
 pub struct Vary {
     /// `table.key` (e.g. `checkpoint.interval`, `network.buffer_credits`) or
-    /// `operators.ID.key` (e.g. `operators.sink.cost`).
+    /// `operators.ID.key` (e.g. `operators.sink.cost`), or
+    /// `operators.ID.params.key` for a registered kind's parameter.
     pub key: String,
     pub values: Vec<String>,
 }
@@ -66,7 +67,7 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
     let mut doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
     let parts: Vec<&str> = key.split('.').collect();
     let slot: &mut toml::Value = match parts.as_slice() {
-        ["operators", id, k] => {
+        ["operators", id, k] | ["operators", id, "params", k] => {
             let ops = doc
                 .get_mut("operators")
                 .and_then(|v| v.as_array_mut())
@@ -85,7 +86,13 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
                         did_you_mean(id, &ids, "operators")
                     )
                 })?;
-            let op = op.as_table_mut().ok_or("an operator is not a table")?;
+            let mut op = op.as_table_mut().ok_or("an operator is not a table")?;
+            if parts.len() == 4 {
+                op = op
+                    .get_mut("params")
+                    .and_then(|p| p.as_table_mut())
+                    .ok_or_else(|| format!("--vary {key}: operator `{id}` has no params"))?;
+            }
             if !op.contains_key(*k) {
                 return Err(format!(
                     "--vary {key}: operator `{id}` has no key `{k}`; {}",
@@ -109,7 +116,7 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
         }
         _ => {
             return Err(format!(
-                "--vary {key}: expected table.key or operators.ID.key"
+                "--vary {key}: expected table.key, operators.ID.key or operators.ID.params.key"
             ))
         }
     };

@@ -8,6 +8,7 @@ pub mod keyed;
 pub mod operator;
 pub mod opstate;
 pub mod record;
+pub mod registry;
 pub mod sinkv2;
 pub mod store;
 pub mod workload;

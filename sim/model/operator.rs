@@ -879,6 +879,17 @@ impl OperatorFactory for BuiltinFactory {
                     writer.map_or(u32::MAX, |e| e.from.0),
                 ))
             }
+            OperatorKind::Custom(c) => {
+                // Validation gave the kind a name that `registry::register`
+                // registered with its code.
+                let info = super::registry::find(c.info.name)
+                    .unwrap_or_else(|| panic!("operator kind `{}` has no code", c.info.name));
+                (info.create)(&super::registry::Setup {
+                    params: &c.params,
+                    subtask,
+                    parallelism: spec.parallelism,
+                })
+            }
         }
     }
 }

@@ -125,6 +125,10 @@ pub enum OperatorState {
     /// Broadcast state: every old subtask's copy, in subtask order; new
     /// subtask `i` gets copy `i mod` the old parallelism.
     Broadcast { copies: Vec<Vec<u8>> },
+    /// An operator of a registered kind (`model::registry`): each old
+    /// subtask's bytes as its `snapshot` returned them, restored subtask by
+    /// subtask at the same parallelism only (ckptsim cannot split them).
+    Opaque { subtasks: Vec<Vec<u8>> },
 }
 
 impl OperatorState {
@@ -146,6 +150,7 @@ impl OperatorState {
             OperatorState::SinkCommitter { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
+            OperatorState::Opaque { subtasks } => subtasks.iter().all(Vec::is_empty),
         }
     }
 }
@@ -303,6 +308,9 @@ impl Image {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),
                 },
                 OperatorKind::SinkCommitter => OperatorState::SinkCommitter {
+                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
+                },
+                OperatorKind::Custom(_) => OperatorState::Opaque {
                     subtasks: states.iter().map(|b| b.to_vec()).collect(),
                 },
                 OperatorKind::CountWindow { .. } => {

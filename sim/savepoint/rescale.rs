@@ -185,6 +185,23 @@ pub fn assign(
                     put(first + s, bytes);
                 }
             }
+            OperatorState::Opaque { subtasks } => {
+                if subtasks.len() != p as usize {
+                    return Err(refuse(
+                        format!(
+                            "operator `{}` of kind `{}` was snapshotted at parallelism {}, not {p}",
+                            op.uid,
+                            op.kind,
+                            subtasks.len()
+                        ),
+                        "ckptsim cannot split the state of a registered operator kind: \
+                         restore it at its old parallelism",
+                    ));
+                }
+                for (s, bytes) in subtasks.iter().enumerate() {
+                    put(first + s, bytes.clone());
+                }
+            }
             OperatorState::Broadcast { copies } => {
                 for s in 0..p as usize {
                     let copy = copies.get(s % copies.len().max(1)).cloned();

@@ -169,7 +169,8 @@ pub(super) fn check(image: &Image) -> Checked {
                 format!("operator `{}` is listed twice", op.uid),
             ));
         }
-        if !OPERATOR_KINDS.iter().any(|(k, _)| *k == op.kind) {
+        let registered = crate::scenario::registry::find(&op.kind).is_some();
+        if !registered && !OPERATOR_KINDS.iter().any(|(k, _)| *k == op.kind) {
             return Err(bad(
                 m,
                 &field("kind"),
@@ -288,6 +289,7 @@ fn state_of(kind: &str) -> &'static str {
         "sink-2pc" => "sink-2pc",
         "sink-writer" => "sink-writer",
         "sink-committer" => "sink-committer",
+        k if crate::scenario::registry::find(k).is_some() => "opaque",
         _ => "no",
     }
 }
@@ -303,6 +305,7 @@ fn variant(state: &OperatorState) -> &'static str {
         OperatorState::Sink2pc { .. } => "sink-2pc",
         OperatorState::SinkWriter { .. } => "sink-writer",
         OperatorState::SinkCommitter { .. } => "sink-committer",
+        OperatorState::Opaque { .. } => "opaque",
     }
 }
 
@@ -374,6 +377,8 @@ fn operator(image: &Image, i: usize, partitions: &Partitions) -> Checked {
     };
     match &op.state {
         OperatorState::Stateless => Ok(()),
+        // The kind's own bytes, one per subtask: its `restore` judges them.
+        OperatorState::Opaque { subtasks } => per_subtask("subtasks", subtasks.len()),
         OperatorState::Source { offsets } => {
             source_splits(part, "offsets", &op.uid, offsets, partitions).map(|_| ())
         }

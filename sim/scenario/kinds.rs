@@ -98,3 +98,23 @@ pub(super) fn filter(
     }
     kind
 }
+
+/// A registered kind: its `params` (an empty table when absent) checked by
+/// the kind, each problem at the key it names.
+pub(super) fn custom(
+    v: &mut Validator,
+    info: &'static crate::scenario::registry::KindInfo,
+    params: Option<toml::Table>,
+) -> OperatorKind {
+    let params = params.unwrap_or_default();
+    if let Err(problems) = (info.check)(&params) {
+        for p in problems {
+            let key = match &p.key {
+                Some(k) if params.contains_key(k) => format!("params.{k}"),
+                _ => "params".to_string(),
+            };
+            v.report(&key, p.message, None);
+        }
+    }
+    OperatorKind::Custom(schema::CustomOperator { info, params })
+}

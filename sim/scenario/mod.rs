@@ -13,6 +13,7 @@
 
 mod faults;
 mod kinds;
+pub mod registry;
 pub mod schema;
 pub mod shipped;
 mod spans;
@@ -20,10 +21,10 @@ pub mod validate;
 pub mod write;
 
 pub use schema::{
-    CheckpointSpec, ClusterSpec, CoordinatorFaults, FaultSpec, LatencySpike, LimitSpec as Limits,
-    NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind, PartitionSpec as Partition,
-    RandomCrashes, ReplaySpec, SavepointSpec, SourceSpec, StorageFaultSpec as StorageFaults,
-    WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
+    CheckpointSpec, ClusterSpec, CoordinatorFaults, CustomOperator, FaultSpec, LatencySpike,
+    LimitSpec as Limits, NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind,
+    PartitionSpec as Partition, RandomCrashes, ReplaySpec, SavepointSpec, SourceSpec,
+    StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
 };
 pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 
@@ -235,10 +236,15 @@ impl OperatorKind {
         matches!(self, OperatorKind::SinkCommitter)
     }
     pub fn is_keyed(&self) -> bool {
-        matches!(
-            self,
-            OperatorKind::KeyedCount | OperatorKind::KeyedSum | OperatorKind::CountWindow { .. }
-        )
+        match self {
+            OperatorKind::Custom(c) => c.info.keyed,
+            k => matches!(
+                k,
+                OperatorKind::KeyedCount
+                    | OperatorKind::KeyedSum
+                    | OperatorKind::CountWindow { .. }
+            ),
+        }
     }
 }
 

@@ -250,6 +250,10 @@ operators! {
         /// `ChainingStrategy`).
         #[serde(deserialize_with = "name")]
         chaining: Chaining = Chaining::Always,
+        /// The parameters of an operator of a registered kind
+        /// (`model::registry`), checked by the kind.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<toml::Table> = None,
     }
     Source = "source", "replayable partitioned log generated from the seed; offsets are its state"
     (SourceSpec {
@@ -362,6 +366,59 @@ operators! {
     SinkCommitter = "sink-committer",
         "Sink V2 committer: keeps committables per checkpoint id, commits those of completed \
          checkpoints on notify-complete and recovered ones at restore; idempotent commits";
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.name() == other.name()
+    }
+}
+impl Eq for Kind {}
+
+impl Serialize for Kind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// A built-in name or a registered one; an unknown name lists them all.
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Kind::from_name(&name).ok_or_else(|| {
+            let known: Vec<&str> = crate::scenario::registry::all_kinds()
+                .into_iter()
+                .map(|k| k.0)
+                .collect();
+            de::Error::custom(format!(
+                "unknown operator kind `{name}` (known: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+/// An operator of a registered kind: the kind and its `params` table.
+#[derive(Clone, Debug)]
+pub struct CustomOperator {
+    pub info: &'static crate::scenario::registry::KindInfo,
+    pub params: crate::scenario::registry::Params,
+}
+
+impl PartialEq for CustomOperator {
+    fn eq(&self, other: &CustomOperator) -> bool {
+        self.info.name == other.info.name && self.params == other.params
+    }
+}
+
+impl Serialize for CustomOperator {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("CustomOperator", 2)?;
+        st.serialize_field("name", self.info.name)?;
+        st.serialize_field("params", &self.params)?;
+        st.end()
+    }
 }
 
 /// `cost` of a source.

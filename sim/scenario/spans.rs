@@ -390,12 +390,15 @@ pub(super) fn describe(key: &str, message: &str) -> (String, Option<String>) {
         ("on_memory_loss", "on_memory_loss choice", "choices"),
     ];
     // Odd-numbered pieces between backticks are the quoted names; the
-    // algorithm registry lists its names after "(known: ".
+    // algorithm and operator kind registries list names after "(known: ".
     let mut quoted = message.split('`').skip(1).step_by(2);
     let name = quoted.next().unwrap_or_default();
     let names: Vec<&str> = match message.split_once(" (known: ") {
         _ if message.starts_with("unknown variant `") => quoted.collect(),
-        Some((_, list)) if message.starts_with("unknown algorithm `") => {
+        Some((_, list))
+            if message.starts_with("unknown algorithm `")
+                || message.starts_with("unknown operator kind `") =>
+        {
             list.trim_end_matches(')').split(", ").collect()
         }
         _ => return (message.to_string(), None),

@@ -516,6 +516,14 @@ impl<'f> Validator<'_, 'f> {
             let help = format!("`{key}` only applies to operators of kind `{owner}`; remove it");
             self.report(key, message, Some(help));
         }
+        if op.params.is_some() && !matches!(kind, Kind::Custom(_)) {
+            let message = format!(
+                "key `params` does not apply to an operator of kind `{}`",
+                kind.name()
+            );
+            let help = "`params` holds the parameters of a registered operator kind; remove it";
+            self.report("params", message, Some(help.to_string()));
+        }
         op.check_kind(self, kind, parallelism)
     }
 

@@ -171,7 +171,8 @@ impl Topology {
                     | K::Buffer { .. }
                     | K::BroadcastProcess { .. }
                     | K::SinkWriter
-                    | K::SinkCommitter => return None,
+                    | K::SinkCommitter
+                    | K::Custom(_) => return None,
                 };
                 Some(GenOperator {
                     id: op.id.clone(),

@@ -313,6 +313,9 @@ macro_rules! operators {
         #[serde(rename_all = "kebab-case", tag = "kind")]
         pub enum OperatorKind {
             $($(#[doc = $vdoc])* $kind $(($spec))? $({ $($(#[doc = $kdoc])* $key: <$ty as Key>::Valid,)* })?,)*
+            /// A kind registered by the user (`model::registry`), with its
+            /// `params` table.
+            Custom(CustomOperator),
         }
 
         $($(
@@ -322,15 +325,37 @@ macro_rules! operators {
         )?)*
 
         /// The `kind` of an operator, as files name it.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-        pub enum Kind { $(#[serde(rename = $name)] $kind,)* }
+        #[derive(Clone, Copy, Debug)]
+        pub enum Kind {
+            $($kind,)*
+            /// A registered kind (`model::registry`).
+            Custom(&'static crate::scenario::registry::KindInfo),
+        }
+
+        impl Kind {
+            /// Its name in files.
+            pub fn name(self) -> &'static str {
+                match self { $(Kind::$kind => $name,)* Kind::Custom(info) => info.name }
+            }
+
+            /// The built-in or registered kind called `name`.
+            pub fn from_name(name: &str) -> Option<Kind> {
+                match name {
+                    $($name => Some(Kind::$kind),)*
+                    _ => crate::scenario::registry::find(name).map(Kind::Custom),
+                }
+            }
+        }
 
         /// All operator kind names, for `ckptsim list` and error messages.
         pub const OPERATOR_KINDS: &[(&str, &str)] = &[$(($name, $what),)*];
 
         impl OperatorKind {
             pub fn name(&self) -> &'static str {
-                match self { $(OperatorKind::$kind { .. } => $name,)* }
+                match self {
+                    $(OperatorKind::$kind { .. } => $name,)*
+                    OperatorKind::Custom(c) => c.info.name,
+                }
             }
         }
 
@@ -383,7 +408,9 @@ macro_rules! operators {
                         $({ $($key: key::<$ty>(v, stringify!($key), &self.$key, or_default!($($d)?)),)* })?;
                     $(let spec = $hook(v, self, spec, parallelism);)?
                     spec
-                })*}
+                })*
+                Kind::Custom(info) => super::kinds::custom(v, info, self.params.clone()),
+                }
             }
         }
 
@@ -396,7 +423,13 @@ macro_rules! operators {
                     $($($key: Some(<$ty as Key>::write($key)),)*)?
                     ..$file::default()
                 },
-            )*}
+            )*
+                OperatorKind::Custom(c) => $file {
+                    kind: Some(Kind::Custom(c.info)),
+                    params: (!c.params.is_empty()).then(|| c.params.clone()),
+                    ..$file::default()
+                },
+            }
         }
     };
 }

@@ -1,0 +1,121 @@
+//! An operator of one's own, run through every ckptsim command.
+//!
+//! `dedup` drops a record whose `(key, value)` pair it has seen before and
+//! passes the first one on. Its state is, per key, the set of values seen;
+//! which record of a pair goes out depends on the order records arrive in.
+//! The scenario chooses its snapshot with `params.snapshot`:
+//!
+//! - `full` (the default): the whole set, as Flink's heap backend would.
+//! - `delta`: only the pairs added since the previous snapshot, a hand-made
+//!   "incremental" snapshot that forgets its base. A restore then knows only
+//!   the last interval's pairs, and a pair seen before that goes out again.
+//!
+//!   cargo run --release --example dedup -- list
+//!   cargo run --release --example dedup -- sweep examples/dedup.toml --seeds 0..1000
+//!   cargo run --release --example dedup -- sweep examples/dedup.toml --vary operators.dedup.params.snapshot=delta --seeds 0..200
+//!
+//! The replay lines it prints name this program, so they run this code.
+//! docs/operators.md walks through it.
+
+use ckptsim::cli::{main_with, Registry};
+use ckptsim::model::registry::{KindInfo, OperatorKindInfo, ParamError, Params, Setup};
+use ckptsim::model::{CheckpointId, Context, Operator, Record};
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::ExitCode;
+
+/// The pairs seen, per key.
+type Seen = BTreeMap<u64, BTreeSet<i64>>;
+
+struct Dedup {
+    seen: Seen,
+    /// `delta` snapshots: the pairs added since the last snapshot.
+    delta: Option<Seen>,
+}
+
+impl Operator for Dedup {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        if self
+            .seen
+            .entry(record.key)
+            .or_default()
+            .insert(record.value)
+        {
+            if let Some(delta) = &mut self.delta {
+                delta.entry(record.key).or_default().insert(record.value);
+            }
+            ctx.emit(record);
+        }
+    }
+
+    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
+        let state = match &mut self.delta {
+            // The mistake: what was added before the last snapshot is in no
+            // snapshot that a restore reads.
+            Some(delta) => std::mem::take(delta),
+            None => self.seen.clone(),
+        };
+        serde_json::to_vec(&state).expect("a map of sets serialises")
+    }
+
+    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
+        self.seen = serde_json::from_slice(state).map_err(|e| format!("dedup state: {e}"))?;
+        Ok(())
+    }
+
+    /// Per key, how many distinct values went out: compared with the
+    /// oracle's after the run.
+    fn keyed_state(&self) -> BTreeMap<u64, i64> {
+        let count = |values: &BTreeSet<i64>| values.len() as i64;
+        self.seen.iter().map(|(&k, v)| (k, count(v))).collect()
+    }
+
+    fn order_insensitive_output(&self) -> bool {
+        false // which record of a pair goes out depends on arrival order
+    }
+}
+
+/// `params`: `snapshot = "full"` (default) or `"delta"`; nothing else.
+fn check(params: &Params) -> Result<(), Vec<ParamError>> {
+    let mut problems = Vec::new();
+    for (key, value) in params {
+        match (key.as_str(), value.as_str()) {
+            ("snapshot", Some("full" | "delta")) => {}
+            ("snapshot", _) => problems.push(ParamError::at(
+                key,
+                format!("`snapshot` is \"full\" or \"delta\", not {value}"),
+            )),
+            _ => problems.push(ParamError::at(
+                key,
+                format!("unknown parameter `{key}` of dedup (known: snapshot)"),
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+fn create(setup: &Setup) -> Box<dyn Operator> {
+    let delta = setup.params.get("snapshot").and_then(|v| v.as_str()) == Some("delta");
+    Box::new(Dedup {
+        seen: Seen::new(),
+        delta: delta.then(Seen::new),
+    })
+}
+
+static DEDUP: OperatorKindInfo = OperatorKindInfo {
+    kind: KindInfo {
+        name: "dedup",
+        description: "drops records whose (key, value) it has seen; params.snapshot = \"full\" \
+                      or \"delta\" (a bug; example dedup)",
+        keyed: true,
+        check,
+    },
+    create,
+};
+
+fn main() -> ExitCode {
+    main_with(Registry::new().operator(&DEDUP))
+}
