@@ -800,3 +800,50 @@ fn mutants_runs_from_any_directory_and_names_what_killed_each() {
     assert!(row.contains("wordcount seed 1"), "{row}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn compare_prints_its_table_and_leaves_no_stale_files() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-compare-out-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.display().to_string();
+    // A previous report's chart that this one does not draw.
+    std::fs::write(dir.join("vary-recovery.svg"), "<svg/>").unwrap();
+    let args = [
+        "compare",
+        "scenarios/alignment-crash.toml",
+        "--algorithms",
+        "aligned,unaligned",
+        "--seeds",
+        "0..2",
+        "--out",
+        &out,
+    ];
+    let o = ckptsim(&args);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("algorithm  "), "{stdout}");
+    assert!(lines[0].ends_with("failed runs"), "{stdout}");
+    assert!(lines[1].starts_with("aligned  ") && lines[1].ends_with("0/2"), "{stdout}");
+    assert!(lines[2].starts_with("unaligned  "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("report  {out}/README.md (README.md, results.json, results.csv,")),
+        "{stdout}"
+    );
+    assert!(!dir.join("vary-recovery.svg").exists(), "a stale chart is left");
+    assert!(dir.join("results.csv").exists());
+
+    // A directory holding anything else is refused before any run.
+    std::fs::write(dir.join("notes.md"), "mine").unwrap();
+    let o = ckptsim(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o).1.trim_end(),
+        format!(
+            "error: {out} holds `notes.md`, which no report writes: give --out an empty directory or a previous report's"
+        )
+    );
+    assert!(dir.join("notes.md").exists() && dir.join("README.md").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

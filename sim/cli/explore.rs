@@ -250,6 +250,7 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         mutants,
         command,
     };
+    compare::output::check_out_dir(&out).map_err(|e| UsageError(format!("error: {e}")))?;
     let jobs = super::jobs(jobs);
     let total = (spec.algorithms.len() as u64)
         .saturating_mul(seeds_range.len())
@@ -262,10 +263,13 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         .map_err(|e| UsageError(format!("error: {e}")))?;
     let files = compare::output::write(&c, &out, notes_text.as_deref())
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
-    let mut text = String::new();
-    for f in files {
-        text.push_str(&format!("wrote {}\n", f.display()));
-    }
+    let mut text = compare::output::results_text(&c);
+    let charts = files.iter().filter(|f| f.extension().is_some_and(|e| e == "svg"));
+    text.push_str(&format!(
+        "\nreport  {} (README.md, results.json, results.csv, {} charts)\n",
+        out.join("README.md").display(),
+        charts.count()
+    ));
     emit(&text);
     let panicked: Vec<_> = c.runs.iter().filter(|r| r.panic.is_some()).collect();
     if !panicked.is_empty() {

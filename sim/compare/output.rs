@@ -22,6 +22,7 @@ mod readme;
 #[cfg(feature = "cli")]
 pub use charts::colour;
 use readme::readme;
+pub use readme::results_text;
 
 /// An algorithm name and a value.
 type Named<'a> = (&'a str, f64);
@@ -31,6 +32,13 @@ type Named<'a> = (&'a str, f64);
 /// charts, `README.md`.
 pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
+    // A previous report's files go first: none of them is left stale.
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if is_report_file(&path) {
+            std::fs::remove_file(&path)?;
+        }
+    }
     let mut files = Vec::new();
     let mut put = |name: &str, contents: &str| -> io::Result<()> {
         let path = dir.join(name);
@@ -52,6 +60,45 @@ pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<
     }
     put("README.md", &readme(c, &drawn, notes))?;
     Ok(files)
+}
+
+/// A file a report writes: `README.md`, `results.json`, `results.csv`, a
+/// chart (`*.svg`).
+fn is_report_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    path.is_file()
+        && (["README.md", "results.json", "results.csv"].contains(&name) || name.ends_with(".svg"))
+}
+
+/// Whether `dir` may receive a report: it does not exist, or holds only a
+/// previous report's files (which [`write`] replaces). Otherwise the first
+/// other entry, for the message.
+pub fn check_out_dir(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(format!("{} exists and is not a directory", dir.display()));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut others: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| !is_report_file(p))
+        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .collect();
+    others.sort();
+    match others.first() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "{} holds `{first}`{}, which no report writes: give --out an empty directory or a previous report's",
+            dir.display(),
+            match others.len() {
+                1 => String::new(),
+                n => format!(" and {} other {}", n - 1, if n == 2 { "entry" } else { "entries" }),
+            }
+        )),
+    }
 }
 
 // ---------------------------------------------------------------------------

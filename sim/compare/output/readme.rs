@@ -57,40 +57,24 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
     line("");
     line("## Results");
     line("");
-    let vary_col = c.vary.as_ref().map(|v| format!(" `{}` |", md(&v.key)));
-    line(&format!(
-        "| algorithm |{} checkpoints p50 | duration p50 ms | duration p99 ms | alignment p50 ms | state KiB p50 | in-flight KiB p50 | throughput p50 rec/s | latency p50 ms | latency p99 ms | recovery p50 ms | replayed p50 | failed runs |",
-        vary_col.clone().unwrap_or_default()
-    ));
-    line(&format!(
-        "|---|{}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        if vary_col.is_some() { "---|" } else { "" }
-    ));
-    for g in &c.groups {
-        let g_ = Some(g);
-        let value = if c.vary.is_some() {
-            format!(" {} |", md(g.vary.as_deref().unwrap_or("")))
-        } else {
-            String::new()
-        };
-        line(&format!(
-            "| {} |{} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
-            md(&g.algorithm),
-            value,
-            or_dash(p50(g_, "checkpoints_completed"), count),
-            or_dash(p50(g_, "checkpoint_duration_ms"), num),
-            or_dash(p99(g_, "checkpoint_duration_ms"), num),
-            or_dash(p50(g_, "alignment_ms"), num),
-            or_dash(p50(g_, "state_kib"), num),
-            or_dash(p50(g_, "in_flight_kib"), num),
-            or_dash(p50(g_, "throughput_rps"), count),
-            or_dash(p50(g_, "latency_p50_ms"), num),
-            or_dash(p50(g_, "latency_p99_ms"), num),
-            or_dash(p50(g_, "recovery_ms"), num),
-            or_dash(p50(g_, "records_replayed"), count),
-            g.failed_runs,
-            g.runs,
-        ));
+    let (header, rows) = results(c);
+    let cells = |row: &[String]| row.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ");
+    let header: Vec<String> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match (i, &c.vary) {
+            (1, Some(_)) => format!("`{h}`"),
+            _ => h.clone(),
+        })
+        .collect();
+    line(&format!("| {} |", header.join(" | ")));
+    let text_columns = if c.vary.is_some() { 2 } else { 1 };
+    let rule: Vec<&str> = (0..header.len())
+        .map(|i| if i < text_columns { "---" } else { "---:" })
+        .collect();
+    line(&format!("|{}|", rule.join("|")));
+    for row in &rows {
+        line(&format!("| {} |", cells(row)));
     }
     line("");
     line("Per-checkpoint metrics (duration, alignment, sizes) and recovery are pooled over all seeds; per-run metrics (checkpoints, throughput, latency, replayed) are medians over seeds. `-`: no data (e.g. no completed checkpoint, nothing committed, no failure).");
@@ -348,6 +332,86 @@ fn reading_at(groups: &[(String, Option<&Group>)]) -> Vec<String> {
             "- Runs that panicked (bugs of ckptsim itself, left out of the metrics): {}.",
             panicking.join(", ")
         ));
+    }
+    out
+}
+
+/// The results table: its header and one row per group, as text cells
+/// (the README writes them as Markdown, `compare` prints them aligned).
+pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header = vec!["algorithm".to_string()];
+    if let Some(v) = &c.vary {
+        header.push(v.key.clone());
+    }
+    header.extend(
+        [
+            "checkpoints p50",
+            "duration p50 ms",
+            "duration p99 ms",
+            "alignment p50 ms",
+            "state KiB p50",
+            "in-flight KiB p50",
+            "throughput p50 rec/s",
+            "latency p50 ms",
+            "latency p99 ms",
+            "recovery p50 ms",
+            "replayed p50",
+            "failed runs",
+        ]
+        .map(String::from),
+    );
+    let rows = c
+        .groups
+        .iter()
+        .map(|g| {
+            let g_ = Some(g);
+            let mut row = vec![g.algorithm.clone()];
+            if c.vary.is_some() {
+                row.push(g.vary.clone().unwrap_or_default());
+            }
+            row.extend([
+                or_dash(p50(g_, "checkpoints_completed"), count),
+                or_dash(p50(g_, "checkpoint_duration_ms"), num),
+                or_dash(p99(g_, "checkpoint_duration_ms"), num),
+                or_dash(p50(g_, "alignment_ms"), num),
+                or_dash(p50(g_, "state_kib"), num),
+                or_dash(p50(g_, "in_flight_kib"), num),
+                or_dash(p50(g_, "throughput_rps"), count),
+                or_dash(p50(g_, "latency_p50_ms"), num),
+                or_dash(p50(g_, "latency_p99_ms"), num),
+                or_dash(p50(g_, "recovery_ms"), num),
+                or_dash(p50(g_, "records_replayed"), count),
+                format!("{}/{}", g.failed_runs, g.runs),
+            ]);
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The results table with aligned columns, for a terminal: the text
+/// columns left-aligned, the numbers right-aligned.
+pub fn results_text(c: &Comparison) -> String {
+    let (header, rows) = results(c);
+    let text_columns = if c.vary.is_some() { 2 } else { 1 };
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            let cells = rows.iter().map(|r| r[i].chars().count());
+            cells.chain([header[i].chars().count()]).max().unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| match i < text_columns {
+                true => format!("{cell:<w$}", w = widths[i]),
+                false => format!("{cell:>w$}", w = widths[i]),
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
     }
     out
 }
