@@ -825,13 +825,21 @@ fn compare_prints_its_table_and_leaves_no_stale_files() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("algorithm  "), "{stdout}");
     assert!(lines[0].ends_with("failed runs"), "{stdout}");
-    assert!(lines[1].starts_with("aligned  ") && lines[1].ends_with("0/2"), "{stdout}");
-    assert!(lines[2].starts_with("unaligned  "), "{stdout}");
     assert!(
-        stdout.contains(&format!("report  {out}/README.md (README.md, results.json, results.csv,")),
+        lines[1].starts_with("aligned  ") && lines[1].ends_with("0/2"),
         "{stdout}"
     );
-    assert!(!dir.join("vary-recovery.svg").exists(), "a stale chart is left");
+    assert!(lines[2].starts_with("unaligned  "), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "report  {out}/README.md (README.md, results.json, results.csv,"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        !dir.join("vary-recovery.svg").exists(),
+        "a stale chart is left"
+    );
     assert!(dir.join("results.csv").exists());
 
     // A directory holding anything else is refused before any run.
@@ -845,5 +853,62 @@ fn compare_prints_its_table_and_leaves_no_stale_files() {
         )
     );
     assert!(dir.join("notes.md").exists() && dir.join("README.md").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_swarm_draws_each_seeds_configuration_once_for_every_algorithm() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-compare-swarm-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let out = dir.display().to_string();
+    let o = ckptsim(&[
+        "compare",
+        "scenarios/wordcount.toml",
+        "--algorithms",
+        "aligned,unaligned",
+        "--seeds",
+        "0..2",
+        "--swarm",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("--seeds 0..2 --swarm --out"), "{readme}");
+    assert!(
+        readme.contains("- Swarm: each seed drew its configuration"),
+        "{readme}"
+    );
+    // Each run is the swarm run of its seed: same fingerprint as `run --swarm`.
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["swarm"], true);
+    let events = |alg: &str, seed: u64| {
+        results["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["algorithm"] == alg && r["seed"] == seed)
+            .map(|r| r["events"].as_u64().unwrap())
+            .unwrap()
+    };
+    for (alg, seed) in [("aligned", 0), ("unaligned", 1)] {
+        let o = ckptsim(&[
+            "run",
+            "scenarios/wordcount.toml",
+            "--seed",
+            &seed.to_string(),
+            "--algorithm",
+            alg,
+            "--swarm",
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["events"].as_u64().unwrap(),
+            events(alg, seed),
+            "{alg} seed {seed}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -18,6 +18,7 @@ fn run(name: &str, algorithms: &[Algorithm], seeds: u64, vary: Option<&str>) -> 
         },
         vary: vary.map(|v| Vary::parse(v).unwrap()),
         mutants: ckptsim::mutant::Mutants::NONE,
+        swarm: None,
         command: String::new(),
     };
     compare(&spec, &|_| {}).unwrap()

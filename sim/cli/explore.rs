@@ -186,6 +186,7 @@ pub(crate) struct CompareArgs {
     pub(crate) notes: Option<PathBuf>,
     pub(crate) jobs: Option<usize>,
     pub(crate) mutants: Mutants,
+    pub(crate) swarm: bool,
 }
 
 pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
@@ -199,6 +200,7 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         notes,
         jobs,
         mutants,
+        swarm,
     } = a;
     let scenario = load_scenario(&path)?;
     let mut algs = Vec::new();
@@ -237,10 +239,14 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     for m in mutants.names() {
         command.push_str(&format!(" --mutant {m}"));
     }
+    if swarm {
+        command.push_str(" --swarm");
+    }
     command.push_str(&format!(" --out {}", out.display()));
     if let Some(n) = &notes {
         command.push_str(&format!(" --notes {}", n.display()));
     }
+    let scenario_for_swarm = scenario.clone();
     let spec = CompareSpec {
         scenario,
         path: path.display().to_string(),
@@ -248,6 +254,7 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         seeds: seeds_range,
         vary: vary_axis,
         mutants,
+        swarm: super::swarm_spec(&scenario_for_swarm, swarm),
         command,
     };
     compare::output::check_out_dir(&out).map_err(|e| UsageError(format!("error: {e}")))?;
@@ -264,7 +271,9 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let files = compare::output::write(&c, &out, notes_text.as_deref())
         .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
     let mut text = compare::output::results_text(&c);
-    let charts = files.iter().filter(|f| f.extension().is_some_and(|e| e == "svg"));
+    let charts = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "svg"));
     text.push_str(&format!(
         "\nreport  {} (README.md, results.json, results.csv, {} charts)\n",
         out.join("README.md").display(),

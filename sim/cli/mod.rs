@@ -240,6 +240,11 @@ enum Command {
         /// Switch on a deliberate bug in every run (repeatable); see `ckptsim list`.
         #[arg(long = "mutant")]
         mutants: Vec<String>,
+        /// Swarm mode: each seed also draws the configuration within the
+        /// scenario's `[swarm]` ranges (or default ranges around its
+        /// values), the same draw for every algorithm.
+        #[arg(long)]
+        swarm: bool,
     },
     /// Sweep every mutant where it applies and print the kill matrix.
     Mutants {
@@ -542,7 +547,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             notes,
             jobs,
             mutants,
+            swarm,
         } => compare_cmd(CompareArgs {
+            swarm,
             path: scenario,
             algorithms,
             seeds,

@@ -266,6 +266,8 @@ pub struct Comparison {
     pub mutants: Vec<String>,
     pub seeds: String,
     pub vary: Option<Vary>,
+    /// Each seed drew its configuration (`--swarm`).
+    pub swarm: bool,
     pub groups: Vec<Group>,
     pub runs: Vec<RunMetrics>,
 }
@@ -280,6 +282,10 @@ pub struct CompareSpec {
     pub vary: Option<Vary>,
     /// Deliberate bugs switched on in every run (normally none).
     pub mutants: Mutants,
+    /// Swarm ranges: each seed's run (every algorithm's, at every axis
+    /// value) draws its configuration from them, after the axis value is
+    /// set.
+    pub swarm: Option<crate::scenario::SwarmSpec>,
     pub command: String,
 }
 
@@ -297,10 +303,19 @@ fn run_one(
         record_trace: false,
     };
     let mut replay = replay_command(&spec.path, seed, algorithm.name(), &spec.mutants.names());
+    if spec.swarm.is_some() {
+        replay.push_str(" --swarm");
+    }
     if let (Some(v), Some(axis)) = (&vary, &spec.vary) {
         replay.push_str(&format!("  # with {} = {v}", axis.key));
     }
-    let e = match panics::catch(|| execute(sc, &cfg)) {
+    let e = match panics::catch(|| {
+        let drawn = spec
+            .swarm
+            .as_ref()
+            .map(|ranges| crate::swarm::draw(sc, ranges, seed).0);
+        execute(drawn.as_ref().unwrap_or(sc), &cfg)
+    }) {
         Ok(e) => e,
         Err(p) => {
             return RunMetrics {
@@ -509,6 +524,7 @@ pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Co
         mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
         seeds: format!("{}..{}", spec.seeds.start, spec.seeds.end),
         vary: spec.vary.clone(),
+        swarm: spec.swarm.is_some(),
         groups,
         runs,
     })

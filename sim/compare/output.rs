@@ -65,7 +65,10 @@ pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<
 /// A file a report writes: `README.md`, `results.json`, `results.csv`, a
 /// chart (`*.svg`).
 fn is_report_file(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     path.is_file()
         && (["README.md", "results.json", "results.csv"].contains(&name) || name.ends_with(".svg"))
 }
@@ -80,12 +83,18 @@ pub fn check_out_dir(dir: &Path) -> Result<(), String> {
     if !dir.is_dir() {
         return Err(format!("{} exists and is not a directory", dir.display()));
     }
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     let mut others: Vec<String> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| !is_report_file(p))
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     others.sort();
     match others.first() {
@@ -450,6 +459,7 @@ mod tests {
             mutants: Vec::new(),
             seeds: "1..4".to_string(),
             vary,
+            swarm: false,
             groups,
             runs,
         }

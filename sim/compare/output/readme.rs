@@ -36,6 +36,9 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
         Some(v) => line(&format!("- Axis: `{}` = {}", v.key, v.values.join(", "))),
         None => line("- Axis: none"),
     }
+    if c.swarm {
+        line("- Swarm: each seed drew its configuration from the swarm ranges, the same draw for every algorithm (`ckptsim run --swarm` replays one)");
+    }
     if !c.mutants.is_empty() {
         line(&format!("- Mutants: {}", c.mutants.join(", ")));
     }
