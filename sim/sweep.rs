@@ -778,7 +778,7 @@ impl SweepSummary {
         } else {
             "FAIL"
         };
-        let _ = writeln!(w, "verdict      {verdict}");
+        let _ = writeln!(w, "verdict      {}", crate::report::paint::verdict(verdict));
         s
     }
 }

@@ -45,6 +45,8 @@ fn run_passes_with_exit_0() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+    // Piped output has no colour (a terminal gets `report::paint`'s).
+    assert!(!out.contains('\x1b'), "{out:?}");
 }
 
 #[test]

@@ -360,6 +360,7 @@ pub fn main_with(registry: Registry) -> ExitCode {
 /// exits 0 (passed), 1 (a violation found) or 2 (bad input).
 pub fn main() -> ExitCode {
     crate::engine::heap::keep_freed_memory();
+    crate::report::paint::set(crate::report::paint::wanted());
     let cli = match parse_args() {
         Ok(c) => c,
         Err(e) => {

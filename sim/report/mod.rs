@@ -1,5 +1,6 @@
 //! Reports: the summary of a run for people (text) and machines (JSON).
 
+pub mod paint;
 pub mod trace;
 // The wall clock lives below the harness, which reads it too; this keeps
 // the old path `report::wallclock` working.
@@ -299,7 +300,7 @@ impl Summary {
                 w,
                 "  {:<20} {}  ({reach})",
                 c.name,
-                if c.passed { "pass" } else { "FAIL" }
+                paint::verdict(if c.passed { "pass" } else { "FAIL" })
             );
             for v in &c.violations {
                 let _ = writeln!(w, "    at {}: {}", SimDuration(v.time_ns), v.message);
@@ -311,7 +312,8 @@ impl Summary {
             self.guarantee, self.expected_guarantee
         );
         let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
-        let _ = writeln!(w, "verdict      {}", self.verdict.to_uppercase());
+        let verdict = paint::verdict(&self.verdict.to_uppercase());
+        let _ = writeln!(w, "verdict      {verdict}");
         if self.verdict != "pass" {
             let _ = writeln!(w, "replay       {}", self.replay);
         }
