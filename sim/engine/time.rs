@@ -93,6 +93,22 @@ impl fmt::Display for SimDuration {
     }
 }
 
+impl SimDuration {
+    /// Rounded for reading, to at most three decimals of the unit
+    /// `Display` picks (`1.317633ms` → `1.318ms`, `2.0004s` → `2s`); a
+    /// duration under a millisecond stays exact. For summaries; event
+    /// times and files keep the exact value.
+    pub fn readable(self) -> SimDuration {
+        let n = self.0;
+        let grain = match n {
+            1_000_000_000.. => 1_000_000,
+            1_000_000.. => 1_000,
+            _ => 1,
+        };
+        SimDuration(n.saturating_add(grain / 2) / grain * grain)
+    }
+}
+
 /// The exact text of a duration, as scenario files write it: an integer in
 /// the largest unit that holds it exactly (`"2h"`, `"90s"`, `"1001us"`,
 /// `"3000000007ns"`), `"0s"` for zero. [`parse_duration`] reads it back to
@@ -183,6 +199,22 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readable_durations_keep_three_decimals_of_their_unit() {
+        for (ns, text) in [
+            (1_317_633, "1.318ms"),
+            (141_296_996, "141.297ms"),
+            (816_626, "816.626us"),
+            (2_000_400_000, "2s"),
+            (59_999_999, "60ms"),
+            (999_999_600, "1s"),
+            (7, "7ns"),
+            (u64::MAX, "18446744073.709s"),
+        ] {
+            assert_eq!(SimDuration(ns).readable().to_string(), text, "{ns}");
+        }
+    }
 
     #[test]
     fn parses_and_prints() {

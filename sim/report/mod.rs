@@ -209,7 +209,11 @@ impl Summary {
         let outcome = self.outcome.describe();
         let _ = writeln!(w, "outcome      {outcome}");
         let _ = writeln!(w, "events       {}", self.events);
-        let _ = writeln!(w, "virtual time {}", SimDuration(self.virtual_time_ns));
+        let _ = writeln!(
+            w,
+            "virtual time {}",
+            SimDuration(self.virtual_time_ns).readable()
+        );
         if wall {
             let _ = writeln!(w, "wall time    {:.3} ms", self.wall_ms);
             let _ = writeln!(w, "speed        {:.0} events/s", self.events_per_sec);
@@ -223,8 +227,8 @@ impl Summary {
         let time = |d: Dist| {
             format!(
                 "p50 {:<14} p99 {}",
-                SimDuration(d.p50).to_string(),
-                SimDuration(d.p99)
+                SimDuration(d.p50).readable().to_string(),
+                SimDuration(d.p99).readable()
             )
         };
         let bytes = |d: Dist| format!("p50 {:<14} p99 {} B", format!("{} B", d.p50), d.p99);
