@@ -70,10 +70,10 @@ impl std::fmt::Display for Size {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} crashes, {} source records, {} subtasks, max_time {}",
-            self.crashes,
-            self.records,
-            self.tasks,
+            "{}, {}, {}, max_time {}",
+            crate::engine::count(self.crashes as u64, "crash"),
+            crate::engine::count(self.records, "source record"),
+            crate::engine::count(self.tasks as u64, "subtask"),
             crate::engine::SimDuration(self.max_time.0)
         )
     }

@@ -512,7 +512,7 @@ fn shape_of(message: &str) -> String {
             out.push(c);
         }
     }
-    out
+    crate::engine::text::plural_shape(&out)
 }
 
 /// Wall-clock figures of a sweep (not part of the summary's identity).
@@ -817,6 +817,17 @@ pub fn read_jsonl(file: &str, text: &str) -> Result<Vec<SeedResult>, MergeError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_shapes_ignore_counts_and_their_plurals() {
+        let one = "exactly-once-output at 1.5ms: 1 committed record more than expected (by lineage), e.g. key 3";
+        let many = "exactly-once-output at 20ms: 12 committed records more than expected (by lineage), e.g. key 40";
+        assert_eq!(shape_of(one), shape_of(many));
+        assert_eq!(
+            shape_of(many),
+            "exactly-once-output: N committed records more than expected (by lineage), e.g. key N"
+        );
+    }
 
     #[test]
     fn seed_ranges_parse() {

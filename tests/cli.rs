@@ -36,7 +36,7 @@ fn run_passes_with_exit_0() {
         "wall time",
         "events/s",
         "checkpoints",
-        "crashes",
+        "faults       ",
         "recoveries",
         "consistent-cut",
         "guarantee    exactly-once",
@@ -222,7 +222,7 @@ fn every_fault_kind_scenario_passes_its_determinism_check() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(err.contains("same fingerprint"), "{err}");
-    assert!(out.contains("worker crashes"), "{out}");
+    assert!(out.contains("1 worker crash,"), "{out}");
 }
 
 fn assert_bad_input(args: &[&str], needles: &[&str]) {

@@ -350,7 +350,7 @@ fn output_examples_name_the_transactions_involved() {
     let dup = message(
         Mutant::RestartKeepsStaleBuffers,
         0,
-        "duplicates (by lineage)",
+        "more than expected (by lineage)",
     );
     assert!(
         dup.contains("at sink `sink` (expected 1×): committed by txn(sink 3 subtask"),

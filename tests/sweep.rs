@@ -563,7 +563,8 @@ fn merge_reports_missing_shards_and_overlapping_seeds() {
     };
     let e = merge_error(&inputs());
     assert!(
-        e.contains("4 of 8 seeds") && e.contains("shards 1/4, 3/4 have no lines"),
+        e.contains("no result for 4 of the sweep's 8 seeds")
+            && e.contains("shards 1/4, 3/4 have no lines"),
         "{e}"
     );
     let merged = sweep::merge(&inputs(), true).unwrap();

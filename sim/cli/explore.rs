@@ -264,7 +264,10 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
     let bar = progress_bar(total, "{bar:40} {pos}/{len} runs  eta {eta}");
     if bar.is_none() {
-        eprintln!("compare: {total} runs on {jobs} threads");
+        eprintln!(
+            "compare: {} on {jobs} threads",
+            crate::engine::count(total, "run")
+        );
     }
     let c = on_threads(jobs, &bar, |progress| compare::compare(&spec, progress))?
         .map_err(|e| UsageError(format!("error: {e}")))?;
@@ -275,9 +278,9 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "svg"));
     text.push_str(&format!(
-        "\nreport  {} (README.md, results.json, results.csv, {} charts)\n",
+        "\nreport  {} (README.md, results.json, results.csv, {})\n",
         out.join("README.md").display(),
-        charts.count()
+        crate::engine::count(charts.count() as u64, "chart")
     ));
     emit(&text);
     let panicked: Vec<_> = c.runs.iter().filter(|r| r.panic.is_some()).collect();

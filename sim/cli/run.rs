@@ -2,6 +2,7 @@
 //! restore, cancel and retained checkpoints) and `savepoint`.
 
 use super::*;
+use crate::engine::count;
 
 pub(crate) struct RunArgs {
     pub(crate) restore: RestoreArgs,
@@ -286,9 +287,9 @@ pub(crate) fn verify_snapshot(dir: &Path, scenario: Option<&Path>, r: RestoreArg
     }
     let _ = writeln!(
         text,
-        "{} bytes of operator state, {} in-flight records; every file, checksum and value checked",
+        "{} bytes of operator state, {}; every file, checksum and value checked",
         image.state_bytes(),
-        image.in_flight_records()
+        count(image.in_flight_records() as u64, "in-flight record")
     );
     if let Some(path) = scenario {
         let prepared = prepare(path, load_scenario(path)?, &r)?;
@@ -357,12 +358,12 @@ pub(crate) fn retain(
     let out = dir.join(format!("chk-{}", snap.id));
     savepoint::write_dir(&out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
     eprintln!(
-        "retained checkpoint {} written to {} ({} operators, {} bytes of state, {} in-flight records)",
+        "retained checkpoint {} written to {} ({}, {} bytes of state, {})",
         snap.id,
         out.display(),
-        image.operators.len(),
+        count(image.operators.len() as u64, "operator"),
         image.state_bytes(),
-        image.in_flight_records()
+        count(image.in_flight_records() as u64, "in-flight record")
     );
     Ok(())
 }
@@ -471,7 +472,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     .map_err(|e| UsageError(format!("error: {e}")))?;
     savepoint::write_dir(&a.out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
     emit(&format!(
-        "savepoint    {} requested at {}, completed at {}{}; written to {} ({} operators, {} bytes of state, {} in-flight records)\n",
+        "savepoint    {} requested at {}, completed at {}{}; written to {} ({}, {} bytes of state, {})\n",
         snap.id,
         a.at,
         SimDuration(snap.completed_at.0),
@@ -481,9 +482,9 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
             _ => ", job cancelled",
         },
         a.out.display(),
-        image.operators.len(),
+        count(image.operators.len() as u64, "operator"),
         image.state_bytes(),
-        image.in_flight_records()
+        count(image.in_flight_records() as u64, "in-flight record")
     ));
     Ok(if e.verdict.passed { 0 } else { 1 })
 }

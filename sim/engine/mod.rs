@@ -6,10 +6,12 @@ pub mod heap;
 pub mod queue;
 pub mod rng;
 pub mod size;
+pub mod text;
 pub mod time;
 
 pub use fingerprint::Fingerprint;
 pub use queue::EventQueue;
 pub use rng::{SimRng, Stream};
 pub use size::{bytes_text, parse_bytes};
+pub use text::count;
 pub use time::{duration_text, parse_duration, SimDuration, SimTime};

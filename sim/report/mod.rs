@@ -7,7 +7,7 @@ pub mod trace;
 pub use crate::wallclock;
 
 use crate::check::{CheckResult, Violation};
-use crate::engine::SimDuration;
+use crate::engine::{count, SimDuration};
 use crate::harness::Execution;
 use crate::runtime::coordinator::{CheckpointStats, Outcome as CpOutcome};
 use crate::runtime::{Counters, RunOutcome};
@@ -239,21 +239,22 @@ impl Summary {
         let _ = writeln!(w, "  in-flight    {}", bytes(m.in_flight_bytes));
         let _ = write!(
             w,
-            "faults       {} crashes, {} recoveries",
-            self.crashes, self.recoveries
+            "faults       {}, {}",
+            count(self.crashes, "crash"),
+            count(self.recoveries, "recovery")
         );
         let c = &self.counters;
         for (n, what) in [
-            (c.worker_crashes, "worker crashes"),
-            (c.coordinator_crashes, "coordinator crashes"),
-            (c.region_failovers, "region failovers"),
-            (c.storage_write_failures, "storage write failures"),
-            (c.notifications_lost, "notifications lost"),
-            (c.partitions, "partitions"),
-            (c.latency_spikes, "latency spikes"),
+            (c.worker_crashes, "worker crash"),
+            (c.coordinator_crashes, "coordinator crash"),
+            (c.region_failovers, "region failover"),
+            (c.storage_write_failures, "storage write failure"),
+            (c.notifications_lost, "notification lost"),
+            (c.partitions, "partition"),
+            (c.latency_spikes, "latency spike"),
         ] {
             if n > 0 {
-                let _ = write!(w, ", {n} {what}");
+                let _ = write!(w, ", {}", count(n, what));
             }
         }
         let _ = writeln!(w);
@@ -266,7 +267,8 @@ impl Summary {
         let chains = self.tasks.iter().filter(|t| t.operators.len() > 1).count();
         let _ = writeln!(
             w,
-            "tasks        {tasks} ({chains} chains); state per operator in the latest completed checkpoint"
+            "tasks        {tasks} ({}); state per operator in the latest completed checkpoint",
+            count(chains as u64, "chain")
         );
         for t in &self.tasks {
             let state: Vec<String> = t

@@ -101,9 +101,9 @@ pub fn merge(inputs: &[SweepInput], allow_missing: bool) -> Result<Merged, Merge
     let missing = missing(range, count, &at_seed, &shards_seen);
     if let (Some(m), false) = (&missing, allow_missing) {
         return Err(MergeError(format!(
-            "{} of {} seeds of the sweep ({} --seeds {}) have no result: {}; merge the missing shards' files too, or pass --allow-missing to summarise what is there",
+            "no result for {} of the sweep's {} ({} --seeds {}): {}; merge the missing shards' files too, or pass --allow-missing to summarise what is there",
             m.seeds,
-            range.len(),
+            crate::engine::count(range.len(), "seed"),
             first.result.scenario,
             identity.seeds,
             describe_missing(m)

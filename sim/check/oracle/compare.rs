@@ -48,7 +48,8 @@ impl Oracle {
                 check: "commit",
                 time_ns: run.end_time.0,
                 message: format!(
-                    "{missing} records that sink tasks had read before the snapshot of a checkpoint they were notified of (or restored from) were never committed, e.g. {}",
+                    "never committed: {}, which sink tasks had read before the snapshot of a checkpoint they were notified of (or restored from), e.g. {}",
+                    crate::engine::count(missing, "record"),
                     examples.join("; ")
                 ),
             });
@@ -138,8 +139,8 @@ impl Oracle {
                 check: "exactly-once-output",
                 time_ns: 0,
                 message: format!(
-                    "{} committed records are duplicates (by lineage), e.g. {}",
-                    diff.duplicates,
+                    "{} more than expected (by lineage), e.g. {}",
+                    crate::engine::count(diff.duplicates, "committed record"),
                     dup_examples.join("; ")
                 ),
             });
@@ -149,8 +150,8 @@ impl Oracle {
                 check: "exactly-once-output",
                 time_ns: 0,
                 message: format!(
-                    "{} expected records never committed (by lineage), e.g. {}",
-                    diff.losses,
+                    "{} never committed (by lineage), e.g. {}",
+                    crate::engine::count(diff.losses, "expected record"),
                     loss_examples.join("; ")
                 ),
             });
@@ -318,8 +319,9 @@ impl Oracle {
                     check: "state",
                     time_ns: 0,
                     message: format!(
-                        "operator `{}`: {n} keys differ from the oracle, e.g. {}",
+                        "operator `{}`: its state differs from the oracle's at {}, e.g. {}",
                         self.name(*op),
+                        crate::engine::count(n, "key"),
                         bad.join("; ")
                     ),
                 });

@@ -134,9 +134,10 @@ impl Oracle {
                     check: "exactly-once-output",
                     time_ns: 0,
                     message: format!(
-                        "the finished table of upsert sink `{}` differs from the failure-free run's at {differing} of {keys} keys ({} writes missing), e.g. {}",
+                        "the finished table of upsert sink `{}` differs from the failure-free run's at {differing} of {} ({} missing), e.g. {}",
                         self.name(sink),
-                        diff.missing,
+                        crate::engine::count(keys, "key"),
+                        crate::engine::count(diff.missing, "write"),
                         examples.join("; ")
                     ),
                 });
