@@ -164,6 +164,25 @@ fn unknown_key_is_named_with_the_expected_keys() {
 }
 
 #[test]
+fn a_restart_setting_in_the_wrong_place_points_to_faults() {
+    let restart = "restart settings are in [faults] (`restart_delay`, `max_restarts`, `failover`) \
+                   and [faults.restart] (`strategy`, `max_backoff`, `backoff_multiplier`, \
+                   `reset_threshold`, `max_failures`, `interval`)";
+    for (key, line) in [
+        ("restart_strategy = \"fixed-delay\"", 54),
+        ("restart-strategy.fixed-delay.attempts = 3", 54),
+    ] {
+        let error = only_error(&edit(
+            "interval = \"500ms\"",
+            &format!("interval = \"500ms\"\n{key}"),
+        ));
+        assert_eq!(at(&error).0, line, "{key}");
+        assert!(error.message.starts_with("unknown field `restart"), "{}", error.message);
+        assert_eq!(help(&error), restart, "{key}");
+    }
+}
+
+#[test]
 fn edge_to_unknown_operator_points_at_the_value_and_lists_ids() {
     let error = only_error(&edit("to = \"sink\"", "to = \"snik\""));
     assert_eq!(at(&error), (48, 6));

@@ -430,8 +430,18 @@ fn unknown_key_help(message: &str) -> Option<String> {
     }
     let mut quoted = message.split('`').skip(1).step_by(2);
     let unknown = quoted.next()?;
-    let close = closest(unknown, quoted)?;
-    Some(format!("did you mean `{close}`?"))
+    if let Some(close) = closest(unknown, quoted) {
+        return Some(format!("did you mean `{close}`?"));
+    }
+    // Flink keeps the restart strategy in the job's configuration; here it
+    // belongs to the fault model.
+    let restart = ["restart", "backoff", "attempts", "failure_rate", "failure-rate"];
+    restart.iter().any(|w| unknown.contains(w)).then(|| {
+        "restart settings are in [faults] (`restart_delay`, `max_restarts`, `failover`) \
+         and [faults.restart] (`strategy`, `max_backoff`, `backoff_multiplier`, \
+         `reset_threshold`, `max_failures`, `interval`)"
+            .to_string()
+    })
 }
 
 /// The candidate closest to `word` by edit distance, if within 2 (and not
