@@ -359,3 +359,34 @@ fn output_examples_name_the_transactions_involved() {
     let lost = message(Mutant::NoSourceRewind, 1, "never committed (by lineage)");
     assert!(lost.contains(": written only into txn(sink 3"), "{lost}");
 }
+
+/// A timeout no checkpoint can meet is not a silent pass: the run warns
+/// that nothing completed, and says when the timeout is not even one
+/// storage write long.
+#[test]
+fn checkpoints_that_all_expire_are_a_warning_that_names_the_storage_latency() {
+    let text = std::fs::read_to_string(scenario_path("wordcount"))
+        .unwrap()
+        .replace("timeout = \"2s\"", "timeout = \"50us\"")
+        .replace("max_time = \"60s\"", "max_time = \"2s\"");
+    let sc = parse_str(&text, "short-timeout.toml").unwrap();
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[]);
+    let warning = e
+        .output
+        .warnings
+        .iter()
+        .find(|w| w.kind == "checkpoint")
+        .unwrap_or_else(|| panic!("{:?}", e.output.warnings));
+    let c = &e.output.counters;
+    assert_eq!(c.checkpoints_completed, 0);
+    assert_eq!(
+        warning.message,
+        format!(
+            "no checkpoint completed: {n} of {n} checkpoints expired (timeout 50us); the timeout is not longer than one storage write (storage_latency 100us)",
+            n = c.checkpoints_triggered
+        )
+    );
+    // A timeout that some checkpoints meet warns of nothing.
+    let e = check_alg(&load("wordcount"), 0, Algorithm::Aligned, &[]);
+    assert!(e.output.warnings.iter().all(|w| w.kind != "checkpoint"));
+}

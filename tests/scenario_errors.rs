@@ -177,7 +177,11 @@ fn a_restart_setting_in_the_wrong_place_points_to_faults() {
             &format!("interval = \"500ms\"\n{key}"),
         ));
         assert_eq!(at(&error).0, line, "{key}");
-        assert!(error.message.starts_with("unknown field `restart"), "{}", error.message);
+        assert!(
+            error.message.starts_with("unknown field `restart"),
+            "{}",
+            error.message
+        );
         assert_eq!(help(&error), restart, "{key}");
     }
 }

@@ -435,7 +435,13 @@ fn unknown_key_help(message: &str) -> Option<String> {
     }
     // Flink keeps the restart strategy in the job's configuration; here it
     // belongs to the fault model.
-    let restart = ["restart", "backoff", "attempts", "failure_rate", "failure-rate"];
+    let restart = [
+        "restart",
+        "backoff",
+        "attempts",
+        "failure_rate",
+        "failure-rate",
+    ];
     restart.iter().any(|w| unknown.contains(w)).then(|| {
         "restart settings are in [faults] (`restart_delay`, `max_restarts`, `failover`) \
          and [faults.restart] (`strategy`, `max_backoff`, `backoff_multiplier`, \

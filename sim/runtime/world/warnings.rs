@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 pub struct Warning {
     /// `crash`, `worker-crash`, `coordinator-crash`, `latency-spike`,
     /// `partition`, `straggler`, `notification-loss`, `storage-failure`,
-    /// `storage-slowness`, `savepoint`, `cancel` or `mutant`.
+    /// `storage-slowness`, `savepoint`, `cancel`, `mutant` or `checkpoint`
+    /// (every checkpoint expired).
     pub kind: String,
     pub message: String,
 }
@@ -238,6 +239,28 @@ impl World<'_> {
                     ),
                 );
             }
+        }
+        // Checkpoints were taken but none could ever complete: a timeout
+        // shorter than the checkpoint can be (a swarm draw, or a typo).
+        let c = &self.counters;
+        if c.checkpoints_completed == 0 && c.checkpoints_expired > 0 {
+            let cp = &self.scenario.checkpoint;
+            let hint = match cp.timeout <= cp.storage_latency {
+                true => format!(
+                    "; the timeout is not longer than one storage write (storage_latency {})",
+                    cp.storage_latency
+                ),
+                false => String::new(),
+            };
+            push(
+                "checkpoint",
+                format!(
+                    "no checkpoint completed: {} of {} expired (timeout {}){hint}",
+                    c.checkpoints_expired,
+                    crate::engine::count(c.checkpoints_triggered, "checkpoint"),
+                    cp.timeout
+                ),
+            );
         }
         out
     }
