@@ -390,3 +390,47 @@ fn checkpoints_that_all_expire_are_a_warning_that_names_the_storage_latency() {
     let e = check_alg(&load("wordcount"), 0, Algorithm::Aligned, &[]);
     assert!(e.output.warnings.iter().all(|w| w.kind != "checkpoint"));
 }
+
+/// The fault timeline says what fired when, which checkpoint each restart
+/// restored, and what never fired.
+#[test]
+fn the_fault_timeline_names_each_fault_restart_and_what_never_fired() {
+    let e = check_alg(&load("wordcount"), 3, Algorithm::Aligned, &[]);
+    let lines: Vec<String> = e
+        .output
+        .fault_timeline
+        .iter()
+        .map(|f| format!("{} {}", ckptsim::engine::SimDuration(f.time_ns), f.what))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "282.074932ms crash of sink[1]",
+            "332.074932ms failover (task sink[1] failed)",
+            "432.074932ms restart from checkpoint 2",
+            "915.726024ms not fired: crash of source->split[0] planned at 987.348825ms never happened: the run ended (finished) at 915.726024ms first",
+        ]
+    );
+    // Times only go forward.
+    let times: Vec<u64> = e.output.fault_timeline.iter().map(|f| f.time_ns).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    // Every fault kind of faults.toml reaches it, region failovers too.
+    let e = check_alg(&load("faults"), 3, Algorithm::Aligned, &[]);
+    let text: Vec<&str> = e
+        .output
+        .fault_timeline
+        .iter()
+        .map(|f| f.what.as_str())
+        .collect();
+    for needle in [
+        "crash of worker 1",
+        "coordinator crash",
+        "coordinator failover: the new leader restarts the job from checkpoint 4",
+        "latency spike 1 begins",
+        "network partition 1 begins",
+        "a checkpoint storage write failed",
+        "notification of checkpoint 2 to source->split[1] lost",
+    ] {
+        assert!(text.contains(&needle), "no `{needle}` in {text:#?}");
+    }
+}

@@ -55,6 +55,12 @@ pub struct Summary {
     /// What the run was asked to do but did not (faults that never took
     /// effect, mutants that never fired, failed savepoints, a late cancel).
     pub warnings: Vec<crate::runtime::Warning>,
+    /// What the faults did, in time order: each fault that fired or took
+    /// no effect, each failover and restart (with the checkpoint it
+    /// restored), then the planned faults that never came.
+    pub timeline: Vec<crate::runtime::output::FaultEvent>,
+    /// Timeline entries beyond the most a run keeps.
+    pub timeline_dropped: u64,
     /// The tasks, one entry per chain of operators, with each operator's
     /// state in the latest completed checkpoint.
     pub tasks: Vec<crate::runtime::TaskReport>,
@@ -174,6 +180,8 @@ impl Summary {
             swarm: None,
             savepoints: o.savepoints.clone(),
             warnings: o.warnings.clone(),
+            timeline: o.fault_timeline.clone(),
+            timeline_dropped: o.fault_events_dropped,
             tasks: o.tasks.clone(),
         }
     }
@@ -258,6 +266,16 @@ impl Summary {
             }
         }
         let _ = writeln!(w);
+        // The fault timeline: the first entries, then how many more.
+        const SHOWN: usize = 24;
+        for e in self.timeline.iter().take(SHOWN) {
+            let at = SimDuration(e.time_ns).readable().to_string();
+            let _ = writeln!(w, "  {at:>12}  {}", e.what);
+        }
+        let more = (self.timeline.len().saturating_sub(SHOWN)) as u64 + self.timeline_dropped;
+        if more > 0 {
+            let _ = writeln!(w, "  … {more} more (--json lists them)");
+        }
         let _ = writeln!(
             w,
             "records      {} emitted ({} replayed), {} committed",

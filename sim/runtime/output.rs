@@ -229,6 +229,18 @@ pub enum Timeline {
 }
 // --- trace: end ---
 
+/// One entry of a run's fault timeline: a fault that fired or took no
+/// effect, a failover, a restart and what it restored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct FaultEvent {
+    pub time_ns: u64,
+    pub what: String,
+}
+
+/// The most entries a fault timeline keeps; `RunOutput::fault_events_dropped`
+/// counts the rest.
+pub const MAX_FAULT_EVENTS: usize = 1000;
+
 /// Everything a run produced, for the checkers and the report.
 /// One chain of operators as tasks: its operators and, per operator, the
 /// state bytes of its subtasks in the latest completed checkpoint (summed).
@@ -265,6 +277,10 @@ pub struct RunOutput {
     pub config: RunConfig,
     // --- trace: end ---
     pub crash_plan: Vec<CrashSpec>,
+    /// What the faults did, in time order (always recorded), then the
+    /// planned faults that never fired; at most [`MAX_FAULT_EVENTS`].
+    pub fault_timeline: Vec<FaultEvent>,
+    pub fault_events_dropped: u64,
     pub order_insensitive: bool,
     /// The guarantee the run must keep (the scenario's, weakened to what
     /// the algorithm promises).

@@ -273,8 +273,9 @@ impl World<'_> {
             JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
         ) {
             self.counters.worker_crashes_ignored += 1;
-            self.fx_log.worker_crashes[index as usize] =
-                super::warnings::Fate::Ignored(self.job_not_running());
+            let why = self.job_not_running();
+            self.note_fault(|| format!("crash of worker {worker} took no effect: {why}"));
+            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(why);
             return;
         }
         if self.job == JobStatus::Running
@@ -286,12 +287,13 @@ impl World<'_> {
             // losing it fails nothing (Flink releases its slots).
             self.counters.worker_crashes_ignored += 1;
             let at = SimDuration(self.net.now.0);
-            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(format!(
-                "no running subtask was on worker {worker} at {at}"
-            ));
+            let why = format!("no running subtask was on worker {worker} at {at}");
+            self.note_fault(|| format!("crash of worker {worker} took no effect: {why}"));
+            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(why);
             return;
         }
         self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Fired;
+        self.note_fault(|| format!("crash of worker {worker}"));
         self.counters.worker_crashes += 1;
         if self.fx.coordinator_down {
             self.counters.worker_crashes_during_coordinator_failover += 1;
@@ -424,10 +426,19 @@ impl World<'_> {
     fn network_fault(&mut self, index: u32, lost: bool) {
         let spikes = self.scenario.faults.latency_spikes.len();
         if !lost {
-            self.fx_log.network[index as usize] = match self.job {
+            let what = match (index as usize) < spikes {
+                true => format!("latency spike {}", index + 1),
+                false => format!("network partition {}", index as usize - spikes + 1),
+            };
+            let fate = match self.job {
                 JobStatus::Running | JobStatus::Restarting => super::warnings::Fate::Fired,
                 _ => super::warnings::Fate::Ignored(self.job_not_running()),
             };
+            self.note_fault(|| match &fate {
+                super::warnings::Fate::Ignored(why) => format!("{what} took no effect: {why}"),
+                _ => format!("{what} begins"),
+            });
+            self.fx_log.network[index as usize] = fate;
         }
         let w = self.windows();
         let recovering = w.recovering || self.job == JobStatus::Restarting;
@@ -568,6 +579,8 @@ impl World<'_> {
             let lose = self.fx.notify_rng.chance(u64::from(n.loss_percent), 100);
             if lose && self.coord.final_id != Some(id) {
                 self.counters.notifications_lost += 1;
+                let name = self.exec.tasks[t as usize].name.clone();
+                self.note_fault(|| format!("notification of checkpoint {id} to {name} lost"));
                 let w = self.windows();
                 if w.recovering {
                     self.counters.notifications_lost_during_recovery += 1;
@@ -624,6 +637,7 @@ impl World<'_> {
         };
         if fail {
             self.counters.storage_write_failures += 1;
+            self.note_fault(|| "a checkpoint storage write failed".to_string());
             let w = self.windows();
             if w.recovering {
                 self.counters.storage_failures_during_recovery += 1;
@@ -688,18 +702,20 @@ impl World<'_> {
             || self.stopped_with.is_some()
         {
             self.counters.coordinator_crashes_ignored += 1;
-            self.fx_log.coordinator_crashes[index as usize] =
-                super::warnings::Fate::Ignored(if self.fx.coordinator_down {
-                    format!(
-                        "the coordinator was already down at {}",
-                        SimDuration(self.net.now.0)
-                    )
-                } else {
-                    self.job_not_running()
-                });
+            let why = if self.fx.coordinator_down {
+                format!(
+                    "the coordinator was already down at {}",
+                    SimDuration(self.net.now.0)
+                )
+            } else {
+                self.job_not_running()
+            };
+            self.note_fault(|| format!("coordinator crash took no effect: {why}"));
+            self.fx_log.coordinator_crashes[index as usize] = super::warnings::Fate::Ignored(why);
             return;
         }
         self.fx_log.coordinator_crashes[index as usize] = super::warnings::Fate::Fired;
+        self.note_fault(|| "coordinator crash".to_string());
         self.counters.coordinator_crashes += 1;
         let w = self.windows();
         if w.aligning {
@@ -776,6 +792,9 @@ impl World<'_> {
             .as_ref()
             .is_some_and(|c| c.on_memory_loss == MemoryLoss::Fail);
         if lost && fail {
+            self.note_fault(|| {
+                "coordinator failover: the completed checkpoints were lost with memory storage; the job failed".to_string()
+            });
             self.job = JobStatus::Failed;
             self.failed_reason = Some(
                 "the coordinator crashed and its completed checkpoints were lost with memory storage (on_memory_loss = \"fail\")"
@@ -783,6 +802,15 @@ impl World<'_> {
             );
             return;
         }
+        let latest = self.coord.latest().map(|c| c.id);
+        self.note_fault(|| match latest {
+            Some(id) => format!(
+                "coordinator failover: the new leader restarts the job from checkpoint {id}"
+            ),
+            None => {
+                "coordinator failover: the new leader restarts the job from scratch".to_string()
+            }
+        });
         if self.coord.latest().is_some() {
             self.counters.coordinator_recoveries_from_checkpoint += 1;
         } else {

@@ -46,6 +46,24 @@ impl World<'_> {
             });
         }
         let warnings = self.warnings(&outcome);
+        // The planned faults that never came close the timeline (those that
+        // came and changed nothing are in it at their time).
+        const FAULT_KINDS: &[&str] = &[
+            "crash",
+            "worker-crash",
+            "coordinator-crash",
+            "latency-spike",
+            "partition",
+            "straggler",
+            "notification-loss",
+            "storage-failure",
+            "storage-slowness",
+        ];
+        for w in &warnings {
+            if FAULT_KINDS.contains(&w.kind.as_str()) && !w.message.contains("took no effect") {
+                self.note_fault(|| format!("not fired: {}", w.message));
+            }
+        }
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
         for m in self.tasks.iter().flat_map(|t| &t.members) {
@@ -70,7 +88,9 @@ impl World<'_> {
             aborted_ids: std::mem::take(&mut self.coord.aborted_ids),
             trace: std::mem::take(&mut self.trace),
             timeline: std::mem::take(&mut self.timeline), // trace
-            config: self.cfg.clone(),                     // trace
+            fault_timeline: std::mem::take(&mut self.fault_timeline),
+            fault_events_dropped: self.fault_events_dropped,
+            config: self.cfg.clone(), // trace
             crash_plan: std::mem::take(&mut self.crash_plan),
             order_insensitive,
             expected: self.expected,

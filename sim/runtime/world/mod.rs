@@ -221,6 +221,8 @@ struct World<'a> {
     fp: Fingerprint,
     trace: Vec<TraceEntry>,
     timeline: Vec<TimelineMark>, // trace
+    fault_timeline: Vec<crate::runtime::output::FaultEvent>,
+    fault_events_dropped: u64,
     counters: Counters,
     violations: Vec<Violation>,
     crash_plan: Vec<CrashSpec>,
@@ -486,6 +488,8 @@ impl<'a> World<'a> {
             fp: Fingerprint::default(),
             trace: Vec::new(),
             timeline: Vec::new(), // trace
+            fault_timeline: Vec::new(),
+            fault_events_dropped: 0,
             counters: Counters::default(),
             violations: Vec::new(),
             armed_crashes: Vec::new(),

@@ -191,6 +191,8 @@ impl World<'_> {
         let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
         if lost {
             self.counters.operator_events_lost += 1;
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.note_fault(|| format!("an operator event to {name} was lost"));
             self.net.schedule(at, Ev::EventAck { task: t, ok: false });
             return;
         }

@@ -46,11 +46,15 @@ impl World<'_> {
         {
             // After a stop-with-savepoint completed the job is shutting down.
             self.counters.crashes_ignored += 1;
-            self.fx_log.crashes[index as usize] =
-                warnings::Fate::Ignored(self.crash_ignored_reason(t));
+            let why = self.crash_ignored_reason(t);
+            let name = self.exec.tasks[ti].name.clone();
+            self.note_fault(|| format!("crash of {name} took no effect: {why}"));
+            self.fx_log.crashes[index as usize] = warnings::Fate::Ignored(why);
             return;
         }
         self.fx_log.crashes[index as usize] = warnings::Fate::Fired;
+        let name = self.exec.tasks[ti].name.clone();
+        self.note_fault(|| format!("crash of {name}"));
         self.counters.crashes += 1;
         if self.coord.final_id.is_some() {
             self.counters.crashes_after_final_checkpoint += 1;
@@ -141,6 +145,10 @@ impl World<'_> {
         self.restarts += 1;
         let delay = self.restart_decision(&reason);
         let job_failed = delay.is_none(); // trace
+        self.note_fault(|| match job_failed {
+            true => format!("failover ({reason}); the restart strategy gave up: the job failed"),
+            false => format!("failover ({reason})"),
+        });
         self.mark(|| Timeline::Failover {
             reason: reason.clone(),
             job_failed,
@@ -203,6 +211,18 @@ impl World<'_> {
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
+        self.note_fault(|| {
+            let from = from_checkpoint.map_or("from scratch".to_string(), |id| {
+                format!("from checkpoint {id}")
+            });
+            match restored {
+                0 => format!("restart {from}"),
+                n => format!(
+                    "restart {from} ({} restored)",
+                    crate::engine::count(n, "in-flight record")
+                ),
+            }
+        });
         self.mark(|| Timeline::Restart {
             from: from_checkpoint,
             restored_records: restored,

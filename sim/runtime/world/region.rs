@@ -86,6 +86,9 @@ impl World<'_> {
                     self.recovery_stopped(Some(&stopped));
                     self.counters.region_failovers += 1;
                     self.counters.failovers += 1;
+                    self.note_fault(|| {
+                        format!("task {name} failed; its region joins the pending region restart")
+                    });
                 }
                 return true;
             }
@@ -128,6 +131,10 @@ impl World<'_> {
         );
         let delay = self.decide_restart(&reason);
         let job_failed = delay.is_none(); // trace
+        self.note_fault(|| match job_failed {
+            true => format!("failover ({reason}); the restart strategy gave up: the job failed"),
+            false => format!("failover ({reason})"),
+        });
         self.mark(|| Timeline::Failover {
             reason: reason.clone(),
             job_failed,
@@ -209,6 +216,20 @@ impl World<'_> {
         self.counters.tasks_restarted += tasks.len() as u64;
         self.counters.checkpoints_after_last_recovery = 0;
         let from = latest.as_ref().map_or(0, |c| c.id);
+        self.note_fault(|| {
+            let what = match from {
+                0 => "from scratch".to_string(),
+                id => format!("from checkpoint {id}"),
+            };
+            let n = crate::engine::count(tasks.len() as u64, "task");
+            match restored {
+                0 => format!("region restart of {n} {what}"),
+                r => format!(
+                    "region restart of {n} {what} ({} restored)",
+                    crate::engine::count(r, "in-flight record")
+                ),
+            }
+        });
         match latest {
             Some(_) => self.counters.recoveries_from_checkpoint += 1,
             None => self.counters.recoveries_from_scratch += 1,

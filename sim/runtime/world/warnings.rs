@@ -64,6 +64,21 @@ impl FiredLog {
 }
 
 impl World<'_> {
+    /// Adds `what` at the current time to the fault timeline (the summary's
+    /// `timeline`), up to `MAX_FAULT_EVENTS` entries.
+    pub(super) fn note_fault(&mut self, what: impl FnOnce() -> String) {
+        if self.fault_timeline.len() < crate::runtime::output::MAX_FAULT_EVENTS {
+            let what = what();
+            self.fault_timeline
+                .push(crate::runtime::output::FaultEvent {
+                    time_ns: self.net.now.0,
+                    what,
+                });
+        } else {
+            self.fault_events_dropped += 1;
+        }
+    }
+
     /// Why a fault striking now changes nothing: the job is not running.
     pub(super) fn job_not_running(&self) -> String {
         let at = SimDuration(self.net.now.0);
