@@ -196,6 +196,8 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             window_start: SimTime::ZERO,
             window_end: SimTime(2_000_000_000),
             max_crashes: 0,
+            operators: Vec::new(),
+            workers: Vec::new(),
         });
         let mean_interval = match spec.crash_mean_interval {
             Some(r) => d.duration("crash_mean_interval", r),
@@ -215,6 +217,7 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             window_start: base.window_start,
             window_end,
             max_crashes,
+            ..base
         });
     }
     draw_fault_kinds(&mut out, spec, &mut d);
@@ -279,6 +282,8 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
         window_start: start,
         window_end: SimTime(start.0 + span),
         max_crashes,
+        operators: Vec::new(),
+        workers: Vec::new(),
     };
     if let Some(r) = spec.coordinator_crashes {
         let n = d.int("coordinator_crashes", r);

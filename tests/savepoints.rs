@@ -44,6 +44,8 @@ fn crashes(s: &mut Scenario, window_end_ms: u64, max: u32) {
         window_start: SimTime::ZERO,
         window_end: SimTime(window_end_ms * 1_000_000),
         max_crashes: max,
+        operators: Vec::new(),
+        workers: Vec::new(),
     });
 }
 

@@ -448,6 +448,8 @@ fn valid_scenario_parses_with_defaults_applied() {
             window_start: SimTime::ZERO,
             window_end: SimTime(4_000_000_000),
             max_crashes: 3,
+            operators: Vec::new(),
+            workers: Vec::new(),
         })
     );
 

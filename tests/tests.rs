@@ -31,6 +31,7 @@
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
+//! - `targets`: random faults aimed at chosen operators and workers.
 //! - `contract`: any command line, naming any file, exits 0, 1 or 2 in
 //!   time: never a panic, a signal or a hang.
 //! - `fuzz`: the fuzzer on stable Rust: generated and byte-mutated
@@ -102,6 +103,7 @@ mod snapshots;
 mod stalls;
 mod structure;
 mod sweep;
+mod targets;
 mod toy_algorithm;
 mod traces;
 mod upsert;

@@ -16,10 +16,14 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
     let mut plan = scenario.faults.crashes.clone();
     if let Some(r) = &scenario.faults.random {
         let mut rng = SimRng::new(seed, Stream::Faults);
+        // Every operator's subtasks, or only those of `operators`.
+        let chosen =
+            |i: usize| r.operators.is_empty() || r.operators.contains(&OperatorId(i as u32));
         let tasks: Vec<(OperatorId, u32)> = scenario
             .operators
             .iter()
             .enumerate()
+            .filter(|(i, _)| chosen(*i))
             .flat_map(|(i, op)| (0..op.parallelism).map(move |s| (OperatorId(i as u32), s)))
             .collect();
         let mut added = 0;
@@ -103,7 +107,11 @@ pub fn plan_worker_crashes(scenario: &Scenario, seed: u64) -> Vec<WorkerCrash> {
         while slot < r.window_end.0 && added < r.max_crashes {
             let hit = rng.below(mean) < SLOT_NS;
             let offset = rng.below(SLOT_NS);
-            let worker = rng.below(u64::from(c.workers.max(1))) as u32;
+            // Any worker, or one of `workers` (one draw either way).
+            let worker = match r.workers.len() {
+                0 => rng.below(u64::from(c.workers.max(1))) as u32,
+                n => r.workers[rng.below(n as u64) as usize],
+            };
             if hit {
                 let at = SimTime((slot + offset).min(r.window_end.0.saturating_sub(1)));
                 plan.push(WorkerCrash { at, worker });

@@ -26,8 +26,14 @@ impl Validator<'_, '_> {
         });
         self.at = "faults".into();
         let random_workers = self.nested("random_workers", x.random_workers.as_ref(), |v, r| {
-            v.cluster_for(workers, "worker crashes need");
-            v.random(r)
+            let n = v.cluster_for(workers, "worker crashes need");
+            let mut spec = v.random(r, Some("operators"))?;
+            for (i, &w) in r.workers.iter().enumerate() {
+                let key = format!("workers[{i}]");
+                let range = Some(0..=i64::from(n.unwrap_or(u32::MAX)) - 1);
+                spec.workers.extend(v.checked::<u32>(&key, w, range));
+            }
+            Some(spec)
         });
         let random_workers = random_workers.flatten();
         let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
@@ -130,7 +136,14 @@ impl Validator<'_, '_> {
         });
         self.at = "faults".into();
         let random = self
-            .nested("random", x.random.as_ref(), Self::random)
+            .nested("random", x.random.as_ref(), |v, r| {
+                let mut spec = v.random(r, Some("workers"))?;
+                for (i, op) in r.operators.iter().enumerate() {
+                    spec.operators
+                        .extend(v.resolve(op, &format!("operators[{i}]")).map(dense_id));
+                }
+                Some(spec)
+            })
             .flatten();
         let restart = self.nested("restart", Some(&x.restart), Self::restart);
         let notifications =
@@ -145,7 +158,7 @@ impl Validator<'_, '_> {
             let crashes = crashes.filter_map(|(i, t)| v.text_dur(&format!("crashes[{i}]"), t));
             spec.crashes = crashes.map(time).collect();
             spec.random = v
-                .nested("random", c.random.as_ref(), Self::random)
+                .nested("random", c.random.as_ref(), |v, r| v.random(r, None))
                 .flatten();
             spec
         });
@@ -309,7 +322,28 @@ impl Validator<'_, '_> {
     }
 
     /// A random crash table (the current one).
-    fn random(&mut self, r: &Random) -> Option<RandomCrashes> {
+    /// A random crash table (the current one); `foreign`: a key that does
+    /// not apply to this table, refused when written (`workers` is for
+    /// worker crashes, `operators` for task crashes, neither for the
+    /// coordinator's).
+    fn random(&mut self, r: &Random, foreign: Option<&str>) -> Option<RandomCrashes> {
+        let written = |key: &str| match key {
+            "operators" => !r.operators.is_empty(),
+            _ => !r.workers.is_empty(),
+        };
+        let foreign: Vec<&str> = match (foreign, self.at.as_str()) {
+            (_, "faults.coordinator.random") => vec!["operators", "workers"],
+            (Some(k), _) => vec![k],
+            (None, _) => Vec::new(),
+        };
+        for key in foreign.into_iter().filter(|k| written(k)) {
+            let message = format!("`{key}` does not apply to [{}]", self.at);
+            let help = match key {
+                "operators" => "`operators` restricts [faults.random] to some operators' subtasks",
+                _ => "`workers` restricts [faults.random_workers] to some workers",
+            };
+            self.report(key, message, super::validate::help(help));
+        }
         let mean = self.required_dur("mean_interval", &r.mean_interval);
         if mean == Some(SimDuration::ZERO) {
             let message = "mean_interval must be greater than 0";

@@ -584,6 +584,14 @@ section! {
         window_start: Hand<Dur<SimTime>> = Duration::default(),
         window_end: Opt<Dur<SimTime>> = None,
         max_crashes: u32 = 3,
+        /// `[faults.random]` only: crash only subtasks of these operators
+        /// (by default any operator's).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        operators: Custom<Vec<String>, Vec<OperatorId>> = Vec::new(),
+        /// `[faults.random_workers]` only: crash only these workers (by
+        /// default any).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        workers: Custom<Vec<i64>, Vec<u32>> = Vec::new(),
     }
 }
 
@@ -851,6 +859,14 @@ impl From<&Scenario> for File {
                 latency_spikes: all(&f.latency_spikes, |sp| Spike {
                     edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
                     ..sp.into()
+                }),
+                random: f.random.as_ref().map(|r| Random {
+                    operators: r.operators.iter().map(|&o| name(o)).collect(),
+                    ..r.into()
+                }),
+                random_workers: f.random_workers.as_ref().map(|r| Random {
+                    workers: r.workers.iter().map(|&w| i64::from(w)).collect(),
+                    ..r.into()
                 }),
                 ..f.into()
             },

@@ -788,6 +788,7 @@ impl ScenarioParts {
                     window_start: us(r.window_start_us),
                     window_end: Some(us(r.window_end_us)),
                     max_crashes: r.max_crashes.into(),
+                    ..schema::Random::default()
                 }),
                 ..defaults
             },

@@ -1,0 +1,98 @@
+//! Random faults aimed at chosen targets: `[faults.random] operators`
+//! crashes only those operators' subtasks, `[faults.random_workers]
+//! workers` only those workers; the plans keep to them over many seeds, the
+//! runs stay exactly-once, the writer keeps the keys, and the keys are
+//! refused where they do not apply.
+
+use crate::common::{check_alg, scenario_path};
+use ckptsim::fault::{plan_crashes, plan_worker_crashes};
+use ckptsim::scenario::{parse_str, Algorithm, OperatorId, Scenario};
+
+fn wordcount_with(random_extra: &str) -> Scenario {
+    let text = std::fs::read_to_string(scenario_path("wordcount"))
+        .unwrap()
+        .replace(
+            "max_crashes = 3",
+            &format!("max_crashes = 6\n{random_extra}"),
+        );
+    parse_str(&text, "targets.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn random_crashes_hit_only_the_chosen_operators() {
+    let sc = wordcount_with("operators = [\"count\", \"sink\"]");
+    let id =
+        |name: &str| OperatorId(sc.operators.iter().position(|o| o.id == name).unwrap() as u32);
+    let (count, sink) = (id("count"), id("sink"));
+    let mut hit = [0u32; 2];
+    for seed in 0..300 {
+        for c in plan_crashes(&sc, seed) {
+            assert!(
+                c.operator == count || c.operator == sink,
+                "seed {seed}: {c:?}"
+            );
+            hit[usize::from(c.operator == sink)] += 1;
+        }
+    }
+    assert!(hit[0] > 100 && hit[1] > 100, "{hit:?}");
+    for seed in 0..20 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+    }
+    // Written back as it was read.
+    let text = ckptsim::scenario::write::to_toml(&sc);
+    assert!(text.contains("operators = [\"count\", \"sink\"]"), "{text}");
+    let again = parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.faults.random, sc.faults.random);
+}
+
+#[test]
+fn random_worker_crashes_hit_only_the_chosen_workers() {
+    let text = std::fs::read_to_string(scenario_path("faults"))
+        .unwrap()
+        .replace(
+            "[faults.random]",
+            "[faults.random_workers]\nmean_interval = \"50ms\"\nwindow_end = \"200ms\"\nmax_crashes = 4\nworkers = [1]\n\n[faults.random]",
+        );
+    let sc = parse_str(&text, "workers.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut crashes = 0;
+    for seed in 0..200 {
+        for w in plan_worker_crashes(&sc, seed) {
+            if w.at.0 > 0 && sc.faults.worker_crashes.iter().all(|p| p.at != w.at) {
+                assert_eq!(w.worker, 1, "seed {seed}");
+                crashes += 1;
+            }
+        }
+    }
+    assert!(crashes > 100, "{crashes}");
+}
+
+#[test]
+fn target_keys_are_refused_where_they_do_not_apply() {
+    let cases = [
+        (
+            wordcount_text("operators = [\"cnt\"]"),
+            "error: unknown operator `cnt`",
+            "did you mean `count`?",
+        ),
+        (
+            wordcount_text("workers = [0]"),
+            "error: `workers` does not apply to [faults.random]",
+            "`workers` restricts [faults.random_workers] to some workers",
+        ),
+    ];
+    for (text, message, help) in cases {
+        let errors = parse_str(&text, "t.toml").expect_err("refused").to_string();
+        assert!(errors.contains(message), "{errors}");
+        assert!(errors.contains(help), "{errors}");
+    }
+}
+
+fn wordcount_text(random_extra: &str) -> String {
+    std::fs::read_to_string(scenario_path("wordcount"))
+        .unwrap()
+        .replace(
+            "max_crashes = 3",
+            &format!("max_crashes = 3\n{random_extra}"),
+        )
+}
