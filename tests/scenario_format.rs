@@ -537,10 +537,23 @@ fn sample() -> Scenario {
                 until: SimTime(2_000_000_000),
                 factor: 25,
             }],
-            worker_crashes: vec![ckptsim::scenario::WorkerCrash {
-                at: SimTime(3_000_000),
-                worker: 2,
-            }],
+            worker_crashes: vec![
+                ckptsim::scenario::WorkerCrash {
+                    at: SimTime(3_000_000),
+                    worker: 2,
+                    trigger: None,
+                },
+                ckptsim::scenario::WorkerCrash {
+                    at: SimTime::ZERO,
+                    worker: 1,
+                    trigger: Some(ckptsim::scenario::CrashTrigger {
+                        on: ckptsim::scenario::TriggerEvent::Snapshot,
+                        checkpoint: Some(4),
+                        of: Some((OperatorId(1), 0)),
+                        delay: SimDuration::from_millis(3),
+                    }),
+                },
+            ],
             random_workers: Some(RandomCrashes {
                 mean_interval: SimDuration::from_millis(700),
                 window_start: SimTime(5),
@@ -874,6 +887,7 @@ fn layout_follows_the_docs() {
         "[faults.coordinator]",
         "[faults.coordinator.random]",
         "[[faults.slow_tasks]]",
+        "[[faults.worker_crashes]]",
         "[[faults.worker_crashes]]",
         "[faults.random_workers]",
         "[[faults.latency_spikes]]",

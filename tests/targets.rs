@@ -1,8 +1,9 @@
-//! Random faults aimed at chosen targets: `[faults.random] operators`
+//! Faults aimed at chosen targets and events: `[faults.random] operators`
 //! crashes only those operators' subtasks, `[faults.random_workers]
-//! workers` only those workers; the plans keep to them over many seeds, the
-//! runs stay exactly-once, the writer keeps the keys, and the keys are
-//! refused where they do not apply.
+//! workers` only those workers, and `[[faults.worker_crashes]]` takes `on`
+//! like a task crash; the plans keep to them over many seeds, the runs stay
+//! exactly-once, the writer keeps the keys, and the keys are refused where
+//! they do not apply.
 
 use crate::common::{check_alg, scenario_path};
 use ckptsim::fault::{plan_crashes, plan_worker_crashes};
@@ -95,4 +96,83 @@ fn wordcount_text(random_extra: &str) -> String {
             "max_crashes = 3",
             &format!("max_crashes = 3\n{random_extra}"),
         )
+}
+
+fn faults_with_worker_crash(crash: &str) -> Scenario {
+    let text = std::fs::read_to_string(scenario_path("faults"))
+        .unwrap()
+        .replace(
+            "[[faults.worker_crashes]]\nat = \"120ms\"\nworker = 1",
+            crash,
+        );
+    parse_str(&text, "worker-on.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_worker_crash_follows_its_event() {
+    let sc = faults_with_worker_crash(
+        "[[faults.worker_crashes]]\nworker = 1\non = \"complete\"\ncheckpoint = 3\ndelay = \"2ms\"",
+    );
+    let mut fired = 0;
+    for seed in 0..30 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        let completed = e
+            .output
+            .checkpoint_stats
+            .iter()
+            .find(|c| c.id == 3 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
+            .map(|c| c.end_ns);
+        let crash = e
+            .output
+            .fault_timeline
+            .iter()
+            .find(|f| f.what.starts_with("crash of worker 1"))
+            .map(|f| f.time_ns);
+        match (completed, crash) {
+            (Some(done), Some(at)) => {
+                assert_eq!(at, done + 2_000_000, "seed {seed}");
+                fired += 1;
+            }
+            (None, None) => {}
+            other => panic!("seed {seed}: {other:?}"),
+        }
+    }
+    assert!(fired >= 10, "{fired}");
+    // Written back with its trigger.
+    let text = ckptsim::scenario::write::to_toml(&sc);
+    let again = parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.faults.worker_crashes, sc.faults.worker_crashes);
+
+    // An event that never comes is a warning that names it.
+    let sc = faults_with_worker_crash(
+        "[[faults.worker_crashes]]\nworker = 1\non = \"complete\"\ncheckpoint = 100000",
+    );
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[]);
+    let w = e
+        .output
+        .warnings
+        .iter()
+        .find(|w| w.kind == "worker-crash")
+        .expect("warning");
+    assert!(
+        w.message.starts_with(
+            "crash of worker 1 on the complete of checkpoint 100000 never happened: the event never came before the run ended"
+        ),
+        "{}",
+        w.message
+    );
+
+    // `at` with `on` is refused, as for a task crash.
+    let text = std::fs::read_to_string(scenario_path("faults"))
+        .unwrap()
+        .replace(
+            "at = \"120ms\"\nworker = 1",
+            "at = \"120ms\"\nworker = 1\non = \"ack\"",
+        );
+    let errors = parse_str(&text, "t.toml").expect_err("refused").to_string();
+    assert!(
+        errors.contains("`at` and `on` cannot both be given"),
+        "{errors}"
+    );
 }

@@ -114,7 +114,11 @@ pub fn plan_worker_crashes(scenario: &Scenario, seed: u64) -> Vec<WorkerCrash> {
             };
             if hit {
                 let at = SimTime((slot + offset).min(r.window_end.0.saturating_sub(1)));
-                plan.push(WorkerCrash { at, worker });
+                plan.push(WorkerCrash {
+                    at,
+                    worker,
+                    trigger: None,
+                });
                 added += 1;
             }
             slot += SLOT_NS;
@@ -135,6 +139,14 @@ pub fn planned_faults_end(
     let slow = scenario.faults.slow_tasks.iter().map(|s| s.until);
     fault_phase_end(crashes)
         .max(coordinator.iter().copied().max().unwrap_or(SimTime::ZERO))
-        .max(workers.iter().map(|w| w.at).max().unwrap_or(SimTime::ZERO))
+        .max(
+            // A triggered crash moves the end when it fires.
+            workers
+                .iter()
+                .filter(|w| w.trigger.is_none())
+                .map(|w| w.at)
+                .max()
+                .unwrap_or(SimTime::ZERO),
+        )
         .max(slow.max().unwrap_or(SimTime::ZERO))
 }

@@ -10,18 +10,36 @@ use super::{
 };
 use crate::engine::{SimDuration, SimTime};
 
+/// The keys that time a crash, as a crash table writes them.
+struct TriggerKeys<'a> {
+    at: Option<Duration>,
+    on: Option<TriggerEvent>,
+    checkpoint: Option<i64>,
+    of: &'a Option<String>,
+    delay: Option<Duration>,
+}
+
 impl Validator<'_, '_> {
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
         let x = &f.faults;
         let worker_crashes = self.each("faults.worker_crashes", &x.worker_crashes, |v, w| {
-            let at = v.required_dur("at", &w.at);
+            let keys = TriggerKeys {
+                at: w.at,
+                on: w.on,
+                checkpoint: w.checkpoint,
+                of: &w.of,
+                delay: w.delay,
+            };
+            let trigger = v.crash_trigger(&keys);
+            let at = v.at_or_on(&keys);
             let workers = v.cluster_for(workers, "worker crashes need")?;
             let worker = v.required("worker", &w.worker).copied();
             let worker = worker.and_then(|n| v.worker(n, workers));
             Some(WorkerCrash {
-                at: time(at?),
+                at: at?,
                 worker: worker?,
+                trigger: trigger?,
             })
         });
         self.at = "faults".into();
@@ -98,34 +116,15 @@ impl Validator<'_, '_> {
         let spec = x.check(self);
         let crashes = self.each("faults.crashes", &x.crashes, |v, c| {
             let task = v.task(&c.task);
-            let trigger = v.crash_trigger(c);
-            let at = match (&c.on, c.at) {
-                (Some(_), Some(_)) => {
-                    let help = help("a crash happens at a time or after an event: remove one");
-                    v.report("at", "`at` and `on` cannot both be given", help);
-                    None
-                }
-                (Some(_), None) => Some(SimTime::ZERO),
-                (None, _) => {
-                    for key in ["checkpoint", "of", "delay"] {
-                        let given = match key {
-                            "checkpoint" => c.checkpoint.is_some(),
-                            "of" => c.of.is_some(),
-                            _ => c.delay.is_some(),
-                        };
-                        if given {
-                            let help =
-                                help("add on = \"snapshot\" (or another event), or remove it");
-                            v.report(
-                                key,
-                                format!("`{key}` applies only to a crash with `on`"),
-                                help,
-                            );
-                        }
-                    }
-                    v.required_dur("at", &c.at).map(time)
-                }
+            let keys = TriggerKeys {
+                at: c.at,
+                on: c.on,
+                checkpoint: c.checkpoint,
+                of: &c.of,
+                delay: c.delay,
             };
+            let trigger = v.crash_trigger(&keys);
+            let at = v.at_or_on(&keys);
             let (operator, subtask) = task?;
             Some(CrashSpec {
                 at: at?,
@@ -246,9 +245,37 @@ impl Validator<'_, '_> {
         Some((dense_id(a?), dense_id(b?)))
     }
 
+    /// A crash's time: `at`, or a placeholder with `on` (the trigger keys
+    /// without `on`, and `at` with it, are refused).
+    fn at_or_on(&mut self, c: &TriggerKeys) -> Option<SimTime> {
+        match (&c.on, c.at) {
+            (Some(_), Some(_)) => {
+                let help = help("a crash happens at a time or after an event: remove one");
+                self.report("at", "`at` and `on` cannot both be given", help);
+                None
+            }
+            (Some(_), None) => Some(SimTime::ZERO),
+            (None, _) => {
+                for key in ["checkpoint", "of", "delay"] {
+                    let given = match key {
+                        "checkpoint" => c.checkpoint.is_some(),
+                        "of" => c.of.is_some(),
+                        _ => c.delay.is_some(),
+                    };
+                    if given {
+                        let help = help("add on = \"snapshot\" (or another event), or remove it");
+                        let message = format!("`{key}` applies only to a crash with `on`");
+                        self.report(key, message, help);
+                    }
+                }
+                self.required_dur("at", &c.at).map(time)
+            }
+        }
+    }
+
     /// A crash's `on`, `checkpoint`, `of` and `delay`: `Some(None)` for a
     /// crash at a time, `None` after a problem.
-    fn crash_trigger(&mut self, c: &schema::Crash) -> Option<Option<CrashTrigger>> {
+    fn crash_trigger(&mut self, c: &TriggerKeys) -> Option<Option<CrashTrigger>> {
         let Some(on) = c.on else {
             return Some(None);
         };

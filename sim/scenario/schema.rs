@@ -21,9 +21,10 @@ use std::marker::PhantomData;
 
 use super::validate::Validator;
 use super::{
-    Algorithm, Chaining, CrashSpec, Expect, FailoverStrategy, InputOrder, KeyDistribution,
-    MemoryLoss, OperatorId, Partitioning, Placement, Redistribution, RestartStrategy, Scenario,
-    SplitAssignment, StorageKind, SwarmSpec, TriggerEvent, FORMAT_VERSION,
+    Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, InputOrder,
+    KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
+    RestartStrategy, Scenario, SplitAssignment, StorageKind, SwarmSpec, TriggerEvent,
+    FORMAT_VERSION,
 };
 use crate::engine::{bytes_text, duration_text, parse_bytes, parse_duration, SimDuration, SimTime};
 
@@ -543,7 +544,7 @@ section! {
         slow_tasks: Custom<Vec<SlowTask>, Vec<super::SlowTask>> = Vec::new(),
         /// `[[faults.worker_crashes]]` (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        worker_crashes: Hand<Vec<WorkerCrash>> = Vec::new(),
+        worker_crashes: Custom<Vec<WorkerCrash>, Vec<WorkerCrashSpec>> = Vec::new(),
         /// `[faults.random_workers]`: worker crashes drawn from the seed.
         random_workers: Hand<Option<Random>> = None,
         /// `[[faults.latency_spikes]]`: extra network latency for a while.
@@ -689,12 +690,33 @@ table! {
     }
 }
 
-section! {
-    /// `[[faults.worker_crashes]]`: a whole worker crashes.
-    WorkerCrash => WorkerCrashSpec {
-        at: Opt<Dur<SimTime>> = None,
-        worker: Opt<u32> = None,
+table! {
+    /// `[[faults.worker_crashes]]`: a whole worker crashes, either `at` a
+    /// time or `on` an event (with `checkpoint`, `of` and `delay`, as
+    /// `[[faults.crashes]]`).
+    WorkerCrash {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<Duration> = None,
+        worker: Option<i64> = None,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
     }
+}
+
+/// A planned worker crash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkerCrashSpec {
+    /// When, for a crash at a fixed time (unused with a `trigger`).
+    pub at: SimTime,
+    pub worker: u32,
+    /// A crash relative to an event of the run, instead of at `at`.
+    pub trigger: Option<CrashTrigger>,
 }
 
 section! {
@@ -848,6 +870,18 @@ impl From<&Scenario> for File {
                         delay: Some(Duration(tr.delay)),
                         ..Crash::default()
                     },
+                }),
+                worker_crashes: all(&f.worker_crashes, |w| WorkerCrash {
+                    at: w.trigger.is_none().then(|| Duration::from(w.at)),
+                    worker: Some(w.worker.into()),
+                    on: w.trigger.as_ref().map(|tr| tr.on),
+                    checkpoint: w.trigger.as_ref().and_then(|tr| tr.checkpoint.map(int)),
+                    of: w
+                        .trigger
+                        .as_ref()
+                        .and_then(|tr| tr.of)
+                        .and_then(|(o, n)| task(o, n)),
+                    delay: w.trigger.as_ref().map(|tr| Duration(tr.delay)),
                 }),
                 restart: restart(&f.restart),
                 slow_tasks: all(&f.slow_tasks, |st| SlowTask {

@@ -10,7 +10,7 @@ use crate::model::ExecGraph;
 use crate::model::{CheckpointId, TaskId};
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::event::Ev;
-use crate::scenario::{MemoryLoss, Scenario, StorageKind, WorkerCrash};
+use crate::scenario::{MemoryLoss, Scenario, StorageKind, TriggerEvent, WorkerCrash};
 
 /// Fault state the world keeps beside its own.
 pub(super) struct FaultState {
@@ -79,6 +79,10 @@ fn regions(exec: &ExecGraph) -> Vec<u32> {
 }
 
 impl FaultState {
+    pub(super) fn worker_plan(&self, i: usize) -> &WorkerCrash {
+        &self.worker_plan[i]
+    }
+
     pub(super) fn worker_plan_len(&self) -> usize {
         self.worker_plan.len()
     }
@@ -121,6 +125,32 @@ struct Windows {
 }
 
 impl World<'_> {
+    /// `on` happened: every worker crash armed for it is scheduled `delay`
+    /// from now, once (hook in `crash_trigger`). Without `of`, a task
+    /// event of any task counts.
+    pub(super) fn worker_crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
+        let now = self.net.now;
+        let mut fire = Vec::new();
+        let (plan, exec) = (&self.fx.worker_plan, &self.exec);
+        self.armed_workers.retain(|&i| {
+            let Some(tr) = &plan[i as usize].trigger else {
+                return false;
+            };
+            let matches = tr.on == on
+                && tr.checkpoint.is_none_or(|n| n == id)
+                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            if matches {
+                fire.push((i, now.plus(tr.delay)));
+            }
+            !matches
+        });
+        for (index, at) in fire {
+            self.fault_phase_end = self.fault_phase_end.max(at);
+            self.fx.worker_plan[index as usize].at = at;
+            self.schedule_any(at, Ev::WorkerCrash { index });
+        }
+    }
+
     /// The `i`-th planned worker crash: its worker and time.
     pub(super) fn planned_worker_crash(&self, i: usize) -> (u32, SimTime) {
         let w = &self.fx.worker_plan[i];
@@ -136,7 +166,10 @@ impl World<'_> {
         }
         let workers = self.fx.worker_plan.clone();
         for (i, w) in workers.iter().enumerate() {
-            self.schedule_any(w.at, Ev::WorkerCrash { index: i as u32 });
+            match w.trigger {
+                None => self.schedule_any(w.at, Ev::WorkerCrash { index: i as u32 }),
+                Some(_) => self.armed_workers.push(i as u32),
+            }
         }
         self.fault_phase_end =
             planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);

@@ -229,6 +229,8 @@ struct World<'a> {
     /// Crashes planned after an event (`on = …`) that has not happened yet,
     /// by index into `crash_plan`.
     armed_crashes: Vec<u32>,
+    /// Worker crashes waiting for their event (indexes into the worker plan).
+    armed_workers: Vec<u32>,
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
@@ -493,6 +495,7 @@ impl<'a> World<'a> {
             counters: Counters::default(),
             violations: Vec::new(),
             armed_crashes: Vec::new(),
+            armed_workers: Vec::new(),
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),

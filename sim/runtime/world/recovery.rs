@@ -10,6 +10,9 @@ impl World<'_> {
     /// `on` happened (at task `task` for one task's events, for checkpoint
     /// `id`): every crash armed for it is scheduled `delay` from now, once.
     pub(super) fn crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
+        if !self.armed_workers.is_empty() {
+            self.worker_crash_trigger(on, task, id);
+        }
         if self.armed_crashes.is_empty() {
             return;
         }

@@ -79,6 +79,22 @@ impl World<'_> {
         }
     }
 
+    /// "the snapshot of checkpoint 3 at sink[0]": a trigger's event.
+    fn trigger_text(&self, tr: &crate::scenario::CrashTrigger) -> String {
+        let event = crate::scenario::schema::name_of(&tr.on);
+        let checkpoint = tr
+            .checkpoint
+            .map_or(String::new(), |n| format!(" of checkpoint {n}"));
+        let of = match (tr.on.is_a_tasks(), tr.of) {
+            (true, Some((o, n))) => {
+                let t = self.exec.task_of(o, n);
+                format!(" at {}", self.exec.tasks[t as usize].name)
+            }
+            _ => String::new(),
+        };
+        format!("the {event}{checkpoint}{of}")
+    }
+
     /// Why a fault striking now changes nothing: the job is not running.
     pub(super) fn job_not_running(&self) -> String {
         let at = SimDuration(self.net.now.0);
@@ -138,20 +154,10 @@ impl World<'_> {
             let what = format!("crash of {}", self.exec.tasks[t as usize].name);
             let armed = self.armed_crashes.contains(&(i as u32));
             if let (Some(tr), Fate::Pending, true) = (&c.trigger, f, armed) {
-                let event = crate::scenario::schema::name_of(&tr.on);
-                let checkpoint = tr
-                    .checkpoint
-                    .map_or(String::new(), |n| format!(" of checkpoint {n}"));
-                let of = match (tr.on.is_a_tasks(), tr.of) {
-                    (true, Some((o, n))) => {
-                        let t = self.exec.task_of(o, n);
-                        format!(" at {}", self.exec.tasks[t as usize].name)
-                    }
-                    _ => String::new(),
-                };
+                let on = self.trigger_text(tr);
                 push(
                     "crash",
-                    format!("{what} on the {event}{checkpoint}{of} never happened: the event never came before {ended}"),
+                    format!("{what} on {on} never happened: the event never came before {ended}"),
                 );
                 continue;
             }
@@ -161,6 +167,16 @@ impl World<'_> {
         }
         for (i, f) in self.fx_log.worker_crashes.iter().enumerate() {
             let (worker, at) = self.planned_worker_crash(i);
+            let trigger = &self.fx.worker_plan(i).trigger;
+            let armed = self.armed_workers.contains(&(i as u32));
+            if let (Some(tr), Fate::Pending, true) = (trigger, f, armed) {
+                let on = self.trigger_text(tr);
+                push(
+                    "worker-crash",
+                    format!("crash of worker {worker} on {on} never happened: the event never came before {ended}"),
+                );
+                continue;
+            }
             if let Some(m) = fate(f, format!("crash of worker {worker}"), at) {
                 push("worker-crash", m);
             }
