@@ -303,7 +303,7 @@ impl Validator<'_, '_> {
                 self.report("of", message, help("remove `of`"));
                 return None;
             }
-            Some(_) => Some(self.task_at("of", &c.of)?),
+            Some(_) => Some(self.task_at("of", c.of)?),
             None => None,
         };
         let delay = self.dur("delay", c.delay, Duration::default());
