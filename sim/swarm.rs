@@ -292,6 +292,7 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
             on_memory_loss: MemoryLoss::RestartFromScratch,
             crashes: Vec::new(),
             random: None,
+            crash_on: Vec::new(),
         });
         c.random = (n > 0).then(|| random(n));
         out.faults.coordinator = Some(c);

@@ -834,6 +834,7 @@ fn a_coordinator_crash_in_a_restored_job_restores_the_savepoint_again() {
             // Before the restored job's first checkpoint (at 100 ms).
             crashes: vec![SimTime((20 + seed * 2) * 1_000_000)],
             random: None,
+            crash_on: Vec::new(),
         });
         let run2 = restore_and_finish(&s2, &image, seed);
         assert!(run2.verdict.passed, "seed {seed}: {}", failures(&run2));

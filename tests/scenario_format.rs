@@ -529,6 +529,12 @@ fn sample() -> Scenario {
                     operators: Vec::new(),
                     workers: Vec::new(),
                 }),
+                crash_on: vec![ckptsim::scenario::CrashTrigger {
+                    on: ckptsim::scenario::TriggerEvent::Ack,
+                    checkpoint: Some(2),
+                    of: Some((OperatorId(0), 1)),
+                    delay: SimDuration::from_micros(7),
+                }],
             }),
             slow_tasks: vec![ckptsim::scenario::SlowTask {
                 operator: OperatorId(1),
@@ -886,6 +892,7 @@ fn layout_follows_the_docs() {
         "[faults.storage]",
         "[faults.coordinator]",
         "[faults.coordinator.random]",
+        "[[faults.coordinator.crash_on]]",
         "[[faults.slow_tasks]]",
         "[[faults.worker_crashes]]",
         "[[faults.worker_crashes]]",

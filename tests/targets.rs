@@ -176,3 +176,69 @@ fn a_worker_crash_follows_its_event() {
         "{errors}"
     );
 }
+
+#[test]
+fn a_coordinator_crash_follows_its_event() {
+    let with = |crash_on: &str| {
+        // Checkpoints on a file system survive the coordinator (with
+        // `memory` they die with it, and a restart from scratch duplicates
+        // what the 2PC sink committed).
+        let text = std::fs::read_to_string(scenario_path("wordcount"))
+            .unwrap()
+            .replace("storage = \"memory\"", "storage = \"filesystem\"")
+            .replace(
+                "[faults.random]",
+                &format!("[faults.coordinator]\nfailover_delay = \"30ms\"\n\n{crash_on}\n[faults.random]"),
+            );
+        parse_str(&text, "coordinator-on.toml").unwrap_or_else(|e| panic!("{e}"))
+    };
+    let sc = with(
+        "[[faults.coordinator.crash_on]]\non = \"complete\"\ncheckpoint = 3\ndelay = \"1ms\"\n",
+    );
+    let mut fired = 0;
+    for seed in 0..20 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        let completed = e
+            .output
+            .checkpoint_stats
+            .iter()
+            .find(|c| c.id == 3 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
+            .map(|c| c.end_ns);
+        let crash = e
+            .output
+            .fault_timeline
+            .iter()
+            .find(|f| f.what.starts_with("coordinator crash"))
+            .map(|f| f.time_ns);
+        if let (Some(done), Some(at)) = (completed, crash) {
+            assert_eq!(at, done + 1_000_000, "seed {seed}");
+            fired += 1;
+        }
+        assert_eq!(
+            e.output.counters.coordinator_crashes + e.output.counters.coordinator_crashes_ignored,
+            u64::from(crash.is_some()),
+            "seed {seed}"
+        );
+    }
+    assert!(fired >= 15, "{fired}");
+    let text = ckptsim::scenario::write::to_toml(&sc);
+    assert!(text.contains("[[faults.coordinator.crash_on]]"), "{text}");
+    let again = parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.faults.coordinator, sc.faults.coordinator);
+
+    let sc = with("[[faults.coordinator.crash_on]]\non = \"trigger\"\ncheckpoint = 100000\n");
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[]);
+    let w = e
+        .output
+        .warnings
+        .iter()
+        .find(|w| w.kind == "coordinator-crash")
+        .expect("warning");
+    assert!(
+        w.message
+            .starts_with("coordinator crash on the trigger of checkpoint 100000 never happened"),
+        "{}",
+        w.message
+    );
+}

@@ -159,6 +159,18 @@ impl Validator<'_, '_> {
             spec.random = v
                 .nested("random", c.random.as_ref(), |v, r| v.random(r, None))
                 .flatten();
+            spec.crash_on = v.each("faults.coordinator.crash_on", &c.crash_on, |v, x| {
+                let on = *v.required("on", &x.on)?;
+                let keys = TriggerKeys {
+                    at: None,
+                    on: Some(on),
+                    checkpoint: x.checkpoint,
+                    of: &x.of,
+                    delay: x.delay,
+                };
+                v.crash_trigger(&keys)?
+            });
+            v.at = "faults.coordinator".into();
             spec
         });
         let slow_tasks = self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {

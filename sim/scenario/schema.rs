@@ -677,6 +677,25 @@ section! {
         crashes: Hand<Vec<TimeText>> = Vec::new(),
         /// Crashes drawn from the seed (the random table's `max_crashes`).
         random: Hand<Option<Random>> = None,
+        /// `[[faults.coordinator.crash_on]]`: crashes after an event.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        crash_on: Custom<Vec<CoordinatorCrash>, Vec<CrashTrigger>> = Vec::new(),
+    }
+}
+
+table! {
+    /// `[[faults.coordinator.crash_on]]`: the coordinator crashes `delay`
+    /// after an event (`on`, `checkpoint` and `of` as in
+    /// `[[faults.crashes]]`).
+    CoordinatorCrash {
+        #[serde(deserialize_with = "some_name")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
     }
 }
 
@@ -897,6 +916,15 @@ impl From<&Scenario> for File {
                 random: f.random.as_ref().map(|r| Random {
                     operators: r.operators.iter().map(|&o| name(o)).collect(),
                     ..r.into()
+                }),
+                coordinator: f.coordinator.as_ref().map(|c| Coordinator {
+                    crash_on: all(&c.crash_on, |tr| CoordinatorCrash {
+                        on: Some(tr.on),
+                        checkpoint: tr.checkpoint.map(int),
+                        of: tr.of.and_then(|(o, n)| task(o, n)),
+                        delay: Some(Duration(tr.delay)),
+                    }),
+                    ..c.into()
                 }),
                 random_workers: f.random_workers.as_ref().map(|r| Random {
                     workers: r.workers.iter().map(|&w| i64::from(w)).collect(),

@@ -151,6 +151,41 @@ impl World<'_> {
         }
     }
 
+    /// `on` happened: every coordinator crash armed for it joins the plan
+    /// and is scheduled `delay` from now, once (hook in `crash_trigger`).
+    pub(super) fn coordinator_crash_trigger(
+        &mut self,
+        on: TriggerEvent,
+        task: Option<TaskId>,
+        id: u64,
+    ) {
+        let now = self.net.now;
+        let Some(c) = self.scenario.faults.coordinator.as_ref() else {
+            return;
+        };
+        let mut fire = Vec::new();
+        let exec = &self.exec;
+        self.armed_coordinator.retain(|&i| {
+            let tr = &c.crash_on[i as usize];
+            let matches = tr.on == on
+                && tr.checkpoint.is_none_or(|n| n == id)
+                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            if matches {
+                fire.push(now.plus(tr.delay));
+            }
+            !matches
+        });
+        for at in fire {
+            let index = self.fx.coordinator_plan.len() as u32;
+            self.fx.coordinator_plan.push(at);
+            self.fx_log
+                .coordinator_crashes
+                .push(super::warnings::Fate::Pending);
+            self.fault_phase_end = self.fault_phase_end.max(at);
+            self.schedule_any(at, Ev::CoordinatorCrash { index });
+        }
+    }
+
     /// The `i`-th planned worker crash: its worker and time.
     pub(super) fn planned_worker_crash(&self, i: usize) -> (u32, SimTime) {
         let w = &self.fx.worker_plan[i];
@@ -164,6 +199,8 @@ impl World<'_> {
         for (i, &at) in plan.iter().enumerate() {
             self.schedule_any(at, Ev::CoordinatorCrash { index: i as u32 });
         }
+        let triggered = self.scenario.faults.coordinator.as_ref();
+        self.armed_coordinator = (0..triggered.map_or(0, |c| c.crash_on.len()) as u32).collect();
         let workers = self.fx.worker_plan.clone();
         for (i, w) in workers.iter().enumerate() {
             match w.trigger {

@@ -231,6 +231,9 @@ struct World<'a> {
     armed_crashes: Vec<u32>,
     /// Worker crashes waiting for their event (indexes into the worker plan).
     armed_workers: Vec<u32>,
+    /// Coordinator crashes waiting for their event (indexes into
+    /// `[[faults.coordinator.crash_on]]`).
+    armed_coordinator: Vec<u32>,
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
@@ -496,6 +499,7 @@ impl<'a> World<'a> {
             violations: Vec::new(),
             armed_crashes: Vec::new(),
             armed_workers: Vec::new(),
+            armed_coordinator: Vec::new(),
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),

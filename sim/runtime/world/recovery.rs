@@ -13,6 +13,9 @@ impl World<'_> {
         if !self.armed_workers.is_empty() {
             self.worker_crash_trigger(on, task, id);
         }
+        if !self.armed_coordinator.is_empty() {
+            self.coordinator_crash_trigger(on, task, id);
+        }
         if self.armed_crashes.is_empty() {
             return;
         }

@@ -181,6 +181,15 @@ impl World<'_> {
                 push("worker-crash", m);
             }
         }
+        if let Some(c) = &self.scenario.faults.coordinator {
+            for &i in &self.armed_coordinator {
+                let on = self.trigger_text(&c.crash_on[i as usize]);
+                push(
+                    "coordinator-crash",
+                    format!("coordinator crash on {on} never happened: the event never came before {ended}"),
+                );
+            }
+        }
         for (i, f) in self.fx_log.coordinator_crashes.iter().enumerate() {
             let at = self.fx.coordinator_plan[i];
             if let Some(m) = fate(f, "coordinator crash".to_string(), at) {
