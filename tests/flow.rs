@@ -245,3 +245,67 @@ fn a_subsuming_barrier_keeps_its_channel_blocked() {
         assert!(c.resumes <= c.upstream_blocks, "seed {seed}");
     }
 }
+
+/// wordcount with `extra` added to its `split -> count` edge.
+fn wordcount_edge(extra: &str) -> Result<ckptsim::scenario::Scenario, String> {
+    let text = std::fs::read_to_string(common::scenario_path("wordcount"))
+        .unwrap()
+        .replace(
+            "to = \"count\"\npartitioning = \"hash\"",
+            &format!("to = \"count\"\npartitioning = \"hash\"\n{extra}"),
+        );
+    ckptsim::scenario::parse_str(&text, "edge.toml").map_err(|e| e.to_string())
+}
+
+/// An edge's own latency and credits replace the network's on its
+/// channels only: barriers on a slow edge take its latency, a channel with
+/// one exclusive buffer stays balanced and exactly-once, and the writer
+/// keeps the keys.
+#[test]
+fn an_edge_has_its_own_latency_and_credits() {
+    let base = common::load("wordcount");
+    let slow = wordcount_edge("latency_min = \"20ms\"\nlatency_max = \"21ms\"").unwrap();
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for seed in 0..10 {
+        for (sc, out) in [(&base, &mut before), (&slow, &mut after)] {
+            let e = check_alg(sc, seed, Algorithm::Aligned, &[]);
+            assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+            let m = ckptsim::report::CheckpointMetrics::of(&e.output.checkpoint_stats);
+            out.push(m.duration_ns.p50);
+        }
+    }
+    // A barrier crosses the edge once per checkpoint: at least 20 ms more.
+    for (b, a) in before.iter().zip(&after) {
+        assert!(*a >= b + 20_000_000 - 1_000_000, "{b} -> {a}");
+        assert!(*b < 20_000_000, "{b}");
+    }
+    let tight = wordcount_edge("buffer_credits = 1").unwrap();
+    for seed in 0..20 {
+        let e = check_alg(&tight, seed, Algorithm::Unaligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+    }
+    let text = ckptsim::scenario::write::to_toml(&slow);
+    assert!(text.contains("latency_min = \"20ms\""), "{text}");
+    let again = ckptsim::scenario::parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.edges, slow.edges);
+
+    // Refused: a chained edge (no channel), a maximum below the minimum.
+    let chained = std::fs::read_to_string(common::scenario_path("wordcount"))
+        .unwrap()
+        .replace(
+            "to = \"split\"\npartitioning = \"forward\"",
+            "to = \"split\"\npartitioning = \"forward\"\nbuffer_credits = 4",
+        );
+    let e = ckptsim::scenario::parse_str(&chained, "c.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("edge source -> split is chained: source and split run in one task, with no channel for `buffer_credits`"),
+        "{e}"
+    );
+    let e = wordcount_edge("latency_min = \"2ms\"\nlatency_max = \"1ms\"").unwrap_err();
+    assert!(
+        e.contains("latency_max 1ms is below latency_min 2ms"),
+        "{e}"
+    );
+}

@@ -177,10 +177,10 @@ fn assert_every_key_written(text: &str, what: &str) {
         assert_eq!(keys(&op), sorted(&all), "{what}: operator");
     }
     for edge in array(doc.get("edges")) {
-        assert_eq!(
-            keys(&edge),
-            sorted(&["from", "to", "partitioning", "chain"])
-        );
+        // An edge's own network settings only when it has them.
+        let mut k = keys(&edge);
+        k.retain(|key| !["latency_min", "latency_max", "buffer_credits"].contains(&key.as_str()));
+        assert_eq!(k, sorted(&["from", "to", "partitioning", "chain"]));
     }
     let checkpoint = [
         "algorithm",
@@ -325,6 +325,9 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
         to: OperatorId(to),
         partitioning,
         chain: false,
+        latency_min: None,
+        latency_max: None,
+        buffer_credits: None,
     }
 }
 
@@ -401,7 +404,12 @@ fn sample() -> Scenario {
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
-            edge(1, 2, Partitioning::Rebalance),
+            EdgeSpec {
+                latency_min: Some(SimDuration::from_micros(70)),
+                latency_max: Some(SimDuration::from_millis(3)),
+                buffer_credits: Some(5),
+                ..edge(1, 2, Partitioning::Rebalance)
+            },
             edge(2, 3, Partitioning::Broadcast),
             edge(3, 4, Partitioning::Hash),
             edge(4, 5, Partitioning::Forward),

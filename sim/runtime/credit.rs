@@ -34,6 +34,9 @@ pub struct Buffers {
     pub gate: u32,
     /// Empty exclusive buffers held.
     pub free_exclusive: u32,
+    /// The channel's exclusive buffers (`buffer_credits`, its edge's or the
+    /// network's).
+    pub exclusive: u32,
     /// Empty floating buffers held.
     pub free_floating: u32,
     /// Buffers holding data the task has not read yet, oldest first: true
@@ -108,6 +111,7 @@ impl CreditState {
             .map(|gate| Buffers {
                 gate,
                 free_exclusive: exclusive,
+                exclusive,
                 ..Buffers::default()
             })
             .collect();
@@ -125,9 +129,18 @@ impl CreditState {
         }
     }
 
+    /// Gives channel `ch` its own number of exclusive buffers (an edge's
+    /// `buffer_credits`), before anything is sent.
+    pub fn set_exclusive(&mut self, ch: ChannelId, exclusive: u32) {
+        let b = &mut self.channels[ch as usize];
+        b.exclusive = exclusive;
+        b.free_exclusive = exclusive;
+    }
+
     /// The buffers a channel wants: its backlog plus its exclusive ones.
     fn required(&self, ch: ChannelId) -> u32 {
-        self.channels[ch as usize].backlog + self.exclusive
+        let b = &self.channels[ch as usize];
+        b.backlog + b.exclusive
     }
 
     /// A data buffer arrived carrying the sender's `backlog`: it takes an
@@ -223,9 +236,8 @@ impl CreditState {
     /// buffers, and their gates get every floating buffer back.
     pub fn reset(&mut self, channels: impl Iterator<Item = ChannelId>) {
         for ch in channels {
-            let exclusive = self.exclusive;
             let b = &mut self.channels[ch as usize];
-            b.reset(exclusive);
+            b.reset(b.exclusive);
             let gate = &mut self.gates[b.gate as usize];
             gate.free = self.floating;
             gate.listeners.clear();

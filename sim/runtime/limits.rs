@@ -161,7 +161,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let tasks: f64 = ops.iter().map(|op| f64::from(op.parallelism)).sum();
     let n = &scenario.network;
     let room = n.buffer_records.min(BUFFER_ROOM as u32);
-    let buffers_per_channel = 1 + n.buffer_credits + n.output_buffers;
+    // The most exclusive buffers any channel has (an edge may have its own).
+    let credits = scenario
+        .edges
+        .iter()
+        .filter_map(|e| e.buffer_credits)
+        .fold(n.buffer_credits, u32::max);
+    let buffers_per_channel = 1 + credits + n.output_buffers;
     let record = std::mem::size_of::<Record>() as f64;
     // A channel's open buffer, and what may be in flight on it, at most
     // every record the job moves.

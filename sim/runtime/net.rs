@@ -76,6 +76,10 @@ pub struct Channel {
     pub received: u64,
     /// Records that arrived in `in_queue` (this attempt).
     pub arrived: u64,
+    /// One-way latency bounds (ns): its edge's, or the network's.
+    pub latency: (u64, u64),
+    /// Its exclusive buffers: the credits it starts with.
+    pub buffer_credits: u32,
     /// Priority messages at the head of `in_queue`.
     in_priority: usize,
     /// The last unaligned barrier that arrived and how many records had
@@ -270,6 +274,8 @@ impl Net {
                 sent: 0,
                 received: 0,
                 arrived: 0,
+                latency: (latency.0.nanos(), latency.1.nanos()),
+                buffer_credits,
                 in_priority: 0,
                 barrier_mark: None,
                 capture: None,
@@ -526,10 +532,11 @@ impl Net {
                 self.credit.channels[ch as usize].data_in_flight += 1;
             }
             let backlog = c.queued_data;
-            let lat = if self.latency_max > self.latency_min {
-                self.rng.between(self.latency_min, self.latency_max)
+            let (min, max) = c.latency;
+            let lat = if max > min {
+                self.rng.between(min, max)
             } else {
-                self.latency_min
+                min
             };
             let mut at = SimTime(self.now.0 + lat);
             if !self.delays.is_empty() {
@@ -695,10 +702,11 @@ impl Net {
     /// (Flink's `AddCredit`): a message upstream, merged into the last one
     /// still on its way if it would arrive at the same time.
     fn announce(&mut self, ch: ChannelId, n: u32) {
-        let lat = if self.latency_max > self.latency_min {
-            self.rng.between(self.latency_min, self.latency_max)
+        let (min, max) = self.channels[ch as usize].latency;
+        let lat = if max > min {
+            self.rng.between(min, max)
         } else {
-            self.latency_min
+            min
         };
         let at = SimTime(self.now.0 + lat);
         let b = &mut self.credit.channels[ch as usize];
@@ -878,6 +886,16 @@ impl Net {
         s.full_outputs = 0;
     }
 
+    /// Gives channel `ch` its edge's settings (before anything is sent):
+    /// latency bounds in ns and exclusive buffers.
+    pub fn set_channel(&mut self, ch: ChannelId, latency: (u64, u64), buffer_credits: u32) {
+        let c = &mut self.channels[ch as usize];
+        c.latency = latency;
+        c.buffer_credits = buffer_credits;
+        c.credits = buffer_credits;
+        self.credit.set_exclusive(ch, buffer_credits);
+    }
+
     /// A region restart: these channels start empty with full credit, and
     /// these tasks with fresh scheduling state.
     pub fn reset_some(&mut self, channels: &[ChannelId], tasks: &[TaskId]) {
@@ -885,7 +903,8 @@ impl Net {
         self.released.retain(|t| !tasks.contains(t));
         self.announced.retain(|(ch, _)| !channels.contains(ch));
         for &ch in channels {
-            self.channels[ch as usize].reset(self.buffer_credits, now);
+            let c = &mut self.channels[ch as usize];
+            c.reset(c.buffer_credits, now);
         }
         self.credit.reset(channels.iter().copied());
         for &t in tasks {
@@ -899,7 +918,7 @@ impl Net {
         self.released.clear();
         self.announced.clear();
         for c in &mut self.channels {
-            c.reset(self.buffer_credits, now);
+            c.reset(c.buffer_credits, now);
         }
         self.credit.reset(0..self.channels.len() as ChannelId);
         for s in &mut self.sched {

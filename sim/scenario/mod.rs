@@ -305,13 +305,29 @@ impl Partitioning {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EdgeSpec {
     pub from: OperatorId,
     pub to: OperatorId,
     pub partitioning: Partitioning,
     /// `chain = false`: the two operators are never chained over this edge.
     pub chain: bool,
+    /// Its channels' latency bounds and exclusive buffers, when they are
+    /// not `[network]`'s (`NetworkSpec::of_edge` resolves them).
+    pub latency_min: Option<SimDuration>,
+    pub latency_max: Option<SimDuration>,
+    pub buffer_credits: Option<u32>,
+}
+
+impl NetworkSpec {
+    /// Edge `e`'s channels: latency bounds and exclusive buffers. Without
+    /// its own, an edge has the network's; an edge's `latency_min` above the
+    /// network's `latency_max` raises its maximum to it.
+    pub fn of_edge(&self, e: &EdgeSpec) -> (SimDuration, SimDuration, u32) {
+        let min = e.latency_min.unwrap_or(self.latency_min);
+        let max = e.latency_max.unwrap_or(self.latency_max.max(min));
+        (min, max, e.buffer_credits.unwrap_or(self.buffer_credits))
+    }
 }
 
 /// Which ready input a task reads next (`[network] input_order`).

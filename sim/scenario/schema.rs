@@ -438,6 +438,14 @@ table! {
         partitioning: Option<Partitioning> = None,
         /// `false`: never chain the two operators of this edge.
         chain: bool = true,
+        /// This edge's channels' latency bounds and exclusive buffers, in
+        /// place of `[network]`'s.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        latency_min: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        latency_max: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        buffer_credits: Option<i64> = None,
     }
 }
 
@@ -867,6 +875,9 @@ impl From<&Scenario> for File {
                 to: Some(name(e.to)),
                 partitioning: Some(e.partitioning),
                 chain: e.chain,
+                latency_min: e.latency_min.map(Duration),
+                latency_max: e.latency_max.map(Duration),
+                buffer_credits: e.buffer_credits.map(i64::from),
             }),
             checkpoint: Checkpoint {
                 interval: Interval(c.interval),

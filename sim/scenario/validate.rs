@@ -379,6 +379,28 @@ impl<'f> Validator<'_, 'f> {
     /// edge has none. (Run on a valid scenario, whose spikes are the file's.)
     fn spike_edges(&mut self, scenario: &Scenario) {
         let chained = scenario.chained_edges();
+        // An edge's own network settings need a channel.
+        for (i, e) in scenario
+            .edges
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| chained[*i])
+        {
+            let set = [
+                ("latency_min", e.latency_min.is_some()),
+                ("latency_max", e.latency_max.is_some()),
+                ("buffer_credits", e.buffer_credits.is_some()),
+            ];
+            if let Some((key, _)) = set.iter().find(|k| k.1) {
+                self.at = format!("edges[{i}]");
+                let (x, y) = (&scenario.op(e.from).id, &scenario.op(e.to).id);
+                self.report(
+                    key,
+                    format!("edge {x} -> {y} is chained: {x} and {y} run in one task, with no channel for `{key}`"),
+                    help("add chain = false to this edge, or remove the key"),
+                );
+            }
+        }
         for (i, spike) in scenario.faults.latency_spikes.iter().enumerate() {
             let Some((a, b)) = spike.edge else { continue };
             self.at = format!("faults.latency_spikes[{i}]");
@@ -569,6 +591,17 @@ impl<'f> Validator<'_, 'f> {
                 all_resolved = false;
                 continue;
             };
+            let latency_min = e.latency_min.and_then(|d| self.bounded("latency_min", d.0));
+            let latency_max = e.latency_max.and_then(|d| self.bounded("latency_max", d.0));
+            if let (Some(min), Some(max)) = (latency_min, latency_max) {
+                if max < min {
+                    let message = format!("latency_max {max} is below latency_min {min}");
+                    self.report("latency_max", message, None);
+                }
+            }
+            let buffer_credits = e
+                .buffer_credits
+                .and_then(|n| self.checked::<u32>("buffer_credits", n, None));
             if let Some(partitioning) = e.partitioning {
                 let (from, to) = (dense_id(from), dense_id(to));
                 specs.push(EdgeSpec {
@@ -576,6 +609,9 @@ impl<'f> Validator<'_, 'f> {
                     to,
                     partitioning,
                     chain: e.chain,
+                    latency_min,
+                    latency_max,
+                    buffer_credits,
                 });
             }
             resolved.push((i, from, to, e.partitioning));

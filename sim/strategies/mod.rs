@@ -590,7 +590,7 @@ fn sink_v2(file: &mut File) {
             from: Some(id),
             to: Some(committer),
             partitioning: Some(crate::scenario::Partitioning::Forward),
-            chain: true,
+            ..Edge::default()
         });
     }
 }
@@ -755,7 +755,7 @@ impl ScenarioParts {
                     from: Some(t.operators[e.from].id.clone()),
                     to: Some(t.operators[e.to].id.clone()),
                     partitioning: Some(e.partitioning),
-                    chain: true,
+                    ..Edge::default()
                 })
                 .collect(),
             checkpoint: schema::Checkpoint {

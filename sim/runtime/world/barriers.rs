@@ -840,14 +840,17 @@ impl World<'_> {
     }
 
     /// Task `t` resumes consumption of input `input` if a barrier blocked
-    /// its sender: the resume travels upstream (`latency_min`).
+    /// its sender: the resume travels upstream (the channel's `latency_min`).
     fn resume_input(&mut self, t: TaskId, input: u32) {
         let slot = &mut self.tasks[t as usize].needs_resume[input as usize];
         if !std::mem::take(slot) {
             return;
         }
         let ch = self.exec.tasks[t as usize].inputs[input as usize];
-        let at = self.net.now.plus(SimDuration(self.net.latency_min));
+        let at = self
+            .net
+            .now
+            .plus(SimDuration(self.net.channels[ch as usize].latency.0));
         self.net.schedule(at, Ev::ResumeConsumption { ch });
     }
 

@@ -362,6 +362,19 @@ impl<'a> World<'a> {
             (n.latency_min, n.latency_max),
             n.flush_timeout,
         );
+        // Channels of an edge with network settings of its own.
+        for (ch, c) in exec.channels.iter().enumerate() {
+            let edge = scenario
+                .edges
+                .iter()
+                .find(|e| e.from == c.from_op && e.to == c.to_op);
+            if let Some(e) = edge.filter(|e| {
+                e.latency_min.is_some() || e.latency_max.is_some() || e.buffer_credits.is_some()
+            }) {
+                let (min, max, credits) = n.of_edge(e);
+                net.set_channel(ch as ChannelId, (min.nanos(), max.nanos()), credits);
+            }
+        }
         net.gates = crate::runtime::net::Gates::new(exec.tasks.iter().map(|t| t.inputs.len()));
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
