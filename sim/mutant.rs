@@ -65,6 +65,7 @@ pub enum Mutant {
     UnionStateRestoredAsSplit,
     BroadcastStateNotSnapshotted,
     KeyedSnapshotStaleGroup,
+    RestartForgetsEdgeCredits,
 }
 
 /// One registry entry.
@@ -554,6 +555,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "the class of incremental and copy-on-write snapshot bugs where state changed since the last snapshot is not written again (Flink's CopyOnWriteStateMap versions every entry so that a snapshot sees each write made before it, and incremental checkpoints must upload every changed file)",
         caught_by: "state",
         applies: &[("wordcount", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::RestartForgetsEdgeCredits,
+        name: "restart-forgets-edge-credits",
+        part: "per-edge network settings",
+        what: "after a restart every sender starts with the network's buffer_credits, not its edge's: it is promised more buffers than its receiver holds",
+        modelled_on: "RemoteInputChannel's initial credit is the number of exclusive buffers it was actually given (requestExclusiveBuffers, the credit sent at setup); a sender told another number breaks the credit invariant and overruns or starves the receiver",
+        caught_by: "protocol",
+        applies: &[("edges", "aligned")],
     },
 ];
 

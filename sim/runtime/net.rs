@@ -200,6 +200,8 @@ pub struct Net {
     pub credit_messages: u64,
     /// Mutant `recycle-loses-credit`.
     pub lose_credit: bool,
+    /// Mutant `restart-forgets-edge-credits`.
+    pub forget_edge_credits: bool,
     /// Checkpointing during recovery: channels with recovered buffers are
     /// read like any other input (see `Net::restore_input`).
     pub during_recovery: bool,
@@ -323,6 +325,7 @@ impl Net {
             credit_broke: false,
             credit_messages: 0,
             lose_credit: false,
+            forget_edge_credits: false,
             during_recovery: false,
             skip_recovered: false,
             persist_recovered_twice: false,
@@ -782,13 +785,13 @@ impl Net {
         }
         let c = &self.channels[ch as usize];
         let b = &self.credit.channels[ch as usize];
+        use crate::engine::count;
         let message = format!(
-            "{what}: the receiver holds {} empty buffers, the sender has {} credits, \
-             {} credits and {} data buffers are in flight",
-            b.free(),
-            c.credits,
-            b.credit_in_flight,
-            b.data_in_flight
+            "{what}: the receiver holds {}, the sender has {}, in flight: {} and {}",
+            count(u64::from(b.free()), "empty buffer"),
+            count(u64::from(c.credits), "credit"),
+            count(u64::from(b.credit_in_flight), "credit"),
+            count(u64::from(b.data_in_flight), "data buffer")
         );
         self.credit_error = Some((ch, message));
     }
@@ -917,8 +920,17 @@ impl Net {
         let now = self.now;
         self.released.clear();
         self.announced.clear();
+        let forget = self.forget_edge_credits;
         for c in &mut self.channels {
-            c.reset(c.buffer_credits, now);
+            // Mutant: the network's credits, whatever the edge's.
+            let credits = match forget && c.buffer_credits != self.buffer_credits {
+                true => {
+                    crate::mutant::fired(crate::mutant::Mutant::RestartForgetsEdgeCredits);
+                    self.buffer_credits
+                }
+                false => c.buffer_credits,
+            };
+            c.reset(credits, now);
         }
         self.credit.reset(0..self.channels.len() as ChannelId);
         for s in &mut self.sched {

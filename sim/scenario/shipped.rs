@@ -32,6 +32,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "checkpointing-time-flink",
         include_str!("../../scenarios/checkpointing-time-flink.toml"),
     ),
+    ("edges", include_str!("../../scenarios/edges.toml")),
     ("expiring", include_str!("../../scenarios/expiring.toml")),
     ("faults", include_str!("../../scenarios/faults.toml")),
     ("flip27", include_str!("../../scenarios/flip27.toml")),

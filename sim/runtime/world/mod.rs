@@ -380,6 +380,7 @@ impl<'a> World<'a> {
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
         net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
         net.lose_credit = cfg.mutants.has(Mutant::RecycleLosesCredit);
+        net.forget_edge_credits = cfg.mutants.has(Mutant::RestartForgetsEdgeCredits);
         net.buffer_bytes = n.buffer_size.unwrap_or(u64::MAX);
         net.sizes = RecordSizes::new(&scenario, cfg.seed);
         net.drop_at_boundary = cfg.mutants.has(Mutant::BufferBoundaryDropsRecord);
