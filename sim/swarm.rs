@@ -314,6 +314,7 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
                     extra,
                     edge: None,
                     worker: None,
+                    trigger: None,
                 });
         }
     }
@@ -327,6 +328,7 @@ fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
                 from,
                 until: at_most_max(from.0 + duration.0),
                 workers: vec![worker],
+                trigger: None,
             });
         }
     }

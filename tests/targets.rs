@@ -242,3 +242,62 @@ fn a_coordinator_crash_follows_its_event() {
         w.message
     );
 }
+
+#[test]
+fn latency_spikes_and_partitions_follow_their_events() {
+    let text = std::fs::read_to_string(scenario_path("faults"))
+        .unwrap()
+        .replace(
+            "from = \"40ms\"\nuntil = \"90ms\"\nextra = \"3ms\"",
+            "on = \"trigger\"\ncheckpoint = 2\ndelay = \"1ms\"\nduration = \"20ms\"\nextra = \"3ms\"",
+        )
+        .replace(
+            "from = \"150ms\"\nuntil = \"160ms\"\nworkers = [0]",
+            "on = \"complete\"\ncheckpoint = 4\nduration = \"10ms\"\nworkers = [0]",
+        );
+    let sc = parse_str(&text, "network-on.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut started = [0; 2];
+    for seed in 0..30 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        let stats = &e.output.checkpoint_stats;
+        let when = |what: &str| {
+            e.output
+                .fault_timeline
+                .iter()
+                .find(|f| f.what.starts_with(what))
+                .map(|f| f.time_ns)
+        };
+        let triggered = stats.iter().find(|c| c.id == 2).map(|c| c.trigger_ns);
+        if let (Some(t), Some(at)) = (triggered, when("latency spike 1 begins")) {
+            assert_eq!(at, t + 1_000_000, "seed {seed}");
+            started[0] += 1;
+        }
+        let completed = stats
+            .iter()
+            .find(|c| c.id == 4 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
+            .map(|c| c.end_ns);
+        if let (Some(t), Some(at)) = (completed, when("network partition 1 begins")) {
+            assert_eq!(at, t, "seed {seed}");
+            started[1] += 1;
+        }
+    }
+    assert!(started[0] >= 15 && started[1] >= 10, "{started:?}");
+    let again = parse_str(&ckptsim::scenario::write::to_toml(&sc), "again.toml").unwrap();
+    assert_eq!(again.faults.latency_spikes, sc.faults.latency_spikes);
+    assert_eq!(again.faults.partitions, sc.faults.partitions);
+
+    // `until` with `on`, and `duration` without it, are refused.
+    let both = text.replace("duration = \"20ms\"", "until = \"20ms\"");
+    let e = parse_str(&both, "t.toml").unwrap_err().to_string();
+    assert!(e.contains("`until` and `on` cannot both be given"), "{e}");
+    assert!(e.contains("missing required key `duration`"), "{e}");
+    let stray = std::fs::read_to_string(scenario_path("faults"))
+        .unwrap()
+        .replace("until = \"160ms\"", "until = \"160ms\"\nduration = \"5ms\"");
+    let e = parse_str(&stray, "t.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("`duration` applies only to a window with `on`"),
+        "{e}"
+    );
+}

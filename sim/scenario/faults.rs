@@ -55,7 +55,14 @@ impl Validator<'_, '_> {
         });
         let random_workers = random_workers.flatten();
         let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
-            let window = v.window(s.from, &s.until);
+            let keys = TriggerKeys {
+                at: None,
+                on: s.on,
+                checkpoint: s.checkpoint,
+                of: &s.of,
+                delay: s.delay,
+            };
+            let (window, trigger) = v.fault_window(s.from, &s.until, s.duration, &keys);
             let extra = v.required_dur("extra", &s.extra);
             let edge = match &s.edge {
                 None => Some(None),
@@ -77,10 +84,18 @@ impl Validator<'_, '_> {
                 extra,
                 edge,
                 worker,
+                trigger: trigger?,
             })
         });
         let partitions = self.each("faults.partitions", &x.partitions, |v, p| {
-            let window = v.window(p.from, &p.until);
+            let keys = TriggerKeys {
+                at: None,
+                on: p.on,
+                checkpoint: p.checkpoint,
+                of: &p.of,
+                delay: p.delay,
+            };
+            let (window, trigger) = v.fault_window(p.from, &p.until, p.duration, &keys);
             let workers = v.cluster_for(workers, "a partition needs")?;
             let list = v.required("workers", &p.workers)?;
             let mut cut: Vec<u32> = Vec::new();
@@ -110,6 +125,7 @@ impl Validator<'_, '_> {
                 from,
                 until,
                 workers: cut,
+                trigger: trigger?,
             })
         });
         self.at = "faults".into();
@@ -217,6 +233,55 @@ impl Validator<'_, '_> {
     /// `worker`: an index below `workers`.
     fn worker(&mut self, n: i64, workers: u32) -> Option<u32> {
         self.checked("worker", n, Some(0..=i64::from(workers) - 1))
+    }
+
+    /// A fault's window and trigger: `from` and `until`, or `on` (with its
+    /// keys) and `duration`, which then is the window from 0. The keys of
+    /// the other way are refused.
+    #[allow(clippy::type_complexity)]
+    fn fault_window(
+        &mut self,
+        from: Option<Duration>,
+        until: &Option<Duration>,
+        duration: Option<Duration>,
+        keys: &TriggerKeys,
+    ) -> (Option<(SimTime, SimTime)>, Option<Option<CrashTrigger>>) {
+        let trigger = self.crash_trigger(keys);
+        if keys.on.is_none() {
+            let given = [
+                ("duration", duration.is_some()),
+                ("checkpoint", keys.checkpoint.is_some()),
+                ("of", keys.of.is_some()),
+                ("delay", keys.delay.is_some()),
+            ];
+            for (key, _) in given.iter().filter(|k| k.1) {
+                let help = help("add on = \"snapshot\" (or another event), or remove it");
+                self.report(
+                    key,
+                    format!("`{key}` applies only to a window with `on`"),
+                    help,
+                );
+            }
+            return (self.window(from.unwrap_or_default(), until), trigger);
+        }
+        for (key, given) in [("from", from.is_some()), ("until", until.is_some())] {
+            if given {
+                let help = help(
+                    "with `on`, the window starts `delay` after the event and lasts `duration`",
+                );
+                self.report(key, format!("`{key}` and `on` cannot both be given"), help);
+            }
+        }
+        let length = self.required_dur("duration", &duration);
+        if length == Some(SimDuration::ZERO) {
+            self.report("duration", "duration must be greater than 0", None);
+            return (None, trigger);
+        }
+        let window = length.map(|d| (SimTime::ZERO, time(d)));
+        (
+            window.filter(|_| from.is_none() && until.is_none()),
+            trigger,
+        )
     }
 
     /// A `from`/`until` window: `until` is required and after `from`.

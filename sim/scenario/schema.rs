@@ -560,7 +560,7 @@ section! {
         latency_spikes: Custom<Vec<Spike>, Vec<LatencySpike>> = Vec::new(),
         /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        partitions: Hand<Vec<Partition>> = Vec::new(),
+        partitions: Custom<Vec<Partition>, Vec<PartitionSpec>> = Vec::new(),
     }
 }
 
@@ -746,31 +746,82 @@ pub struct WorkerCrashSpec {
     pub trigger: Option<CrashTrigger>,
 }
 
-section! {
-    /// `[[faults.latency_spikes]]`: between `from` and `until`, every message
-    /// sent on the chosen channels takes `extra` longer.
-    Spike => LatencySpike {
-        from: Hand<Dur<SimTime>> = Duration::default(),
-        until: Opt<Dur<SimTime>> = None,
-        extra: Opt<Dur> = None,
+table! {
+    /// `[[faults.latency_spikes]]`: between `from` and `until` (or for
+    /// `duration` from `delay` after an event `on`), every message sent on
+    /// the chosen channels takes `extra` longer.
+    Spike {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        until: Option<Duration> = None,
+        extra: Option<Duration> = None,
         /// Only the channels of edges from this operator to that one
-        /// (`"from->to"` in the file).
-        edge: Custom<Option<String>, Option<(OperatorId, OperatorId)>> = None,
+        /// (`"from->to"`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        edge: Option<String> = None,
         /// Only channels to or from subtasks on this worker.
-        worker: Hand<Option<u32>> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        worker: Option<i64> = None,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Duration> = None,
     }
 }
 
-section! {
-    /// `[[faults.partitions]]`: between `from` and `until` the `workers`
-    /// cannot talk to the others: data sent across arrives only when the
-    /// partition heals. Longer than the heartbeat timeout, and the cut-off
-    /// workers count as lost.
-    Partition => PartitionSpec {
-        from: Hand<Dur<SimTime>> = Duration::default(),
-        until: Opt<Dur<SimTime>> = None,
-        workers: Opt<Vec<u32>> = None,
+/// A latency spike, validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LatencySpike {
+    /// The window; with a `trigger`, `from` is 0 and `until` the window's
+    /// length, both counted from `delay` after the event.
+    pub from: SimTime,
+    pub until: SimTime,
+    pub extra: SimDuration,
+    pub edge: Option<(OperatorId, OperatorId)>,
+    pub worker: Option<u32>,
+    pub trigger: Option<CrashTrigger>,
+}
+
+table! {
+    /// `[[faults.partitions]]`: between `from` and `until` (or for
+    /// `duration` from `delay` after an event `on`) the `workers` cannot
+    /// talk to the others: data sent across arrives only when the partition
+    /// heals. Longer than the heartbeat timeout, and the cut-off workers
+    /// count as lost.
+    Partition {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        until: Option<Duration> = None,
+        workers: Option<Vec<i64>> = None,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Duration> = None,
     }
+}
+
+/// A network partition, validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartitionSpec {
+    /// The window; with a `trigger`, as for [`LatencySpike`].
+    pub from: SimTime,
+    pub until: SimTime,
+    pub workers: Vec<u32>,
+    pub trigger: Option<CrashTrigger>,
 }
 
 section! {
@@ -844,6 +895,45 @@ fn all<T, U>(items: &[T], f: impl Fn(&T) -> U) -> Vec<U> {
 
 /// A count as a file integer. One above `i64::MAX`, which no valid scenario
 /// holds and no file can, becomes `i64::MIN`, which validation refuses.
+/// The keys of a fault window as written: `from` and `until`, or `on` (with
+/// `checkpoint`, `of`, `delay`) and `duration`.
+#[allow(clippy::type_complexity)]
+fn window_keys(
+    from: SimTime,
+    until: SimTime,
+    trigger: &Option<CrashTrigger>,
+    task: &dyn Fn(OperatorId, u32) -> Option<String>,
+) -> (
+    Option<Duration>,
+    Option<Duration>,
+    Option<TriggerEvent>,
+    Option<i64>,
+    Option<String>,
+    Option<Duration>,
+    Option<Duration>,
+) {
+    match trigger {
+        None => (
+            Some(from.into()),
+            Some(until.into()),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+        Some(tr) => (
+            None,
+            None,
+            Some(tr.on),
+            tr.checkpoint.map(int),
+            tr.of.and_then(|(o, n)| task(o, n)),
+            Some(Duration(tr.delay)),
+            Some(Duration(SimDuration(until.0 - from.0))),
+        ),
+    }
+}
+
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MIN)
 }
@@ -920,9 +1010,35 @@ impl From<&Scenario> for File {
                     until: t(st.until),
                     factor: st.factor.into(),
                 }),
-                latency_spikes: all(&f.latency_spikes, |sp| Spike {
-                    edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                    ..sp.into()
+                latency_spikes: all(&f.latency_spikes, |sp| {
+                    let (from, until, on, checkpoint, of, delay, duration) =
+                        window_keys(sp.from, sp.until, &sp.trigger, &task);
+                    Spike {
+                        from,
+                        until,
+                        extra: Some(Duration(sp.extra)),
+                        edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
+                        worker: sp.worker.map(i64::from),
+                        on,
+                        checkpoint,
+                        of,
+                        delay,
+                        duration,
+                    }
+                }),
+                partitions: all(&f.partitions, |p| {
+                    let (from, until, on, checkpoint, of, delay, duration) =
+                        window_keys(p.from, p.until, &p.trigger, &task);
+                    Partition {
+                        from,
+                        until,
+                        workers: Some(p.workers.iter().map(|&w| i64::from(w)).collect()),
+                        on,
+                        checkpoint,
+                        of,
+                        delay,
+                        duration,
+                    }
                 }),
                 random: f.random.as_ref().map(|r| Random {
                     operators: r.operators.iter().map(|&o| name(o)).collect(),

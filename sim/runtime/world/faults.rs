@@ -452,22 +452,27 @@ impl World<'_> {
                     edge_ok && worker_ok
                 })
                 .collect();
+            // A triggered spike waits, inactive, for its event.
+            let (from, until) = match s.trigger {
+                None => (s.from, s.until),
+                Some(_) => (SimTime(u64::MAX), SimTime(u64::MAX)),
+            };
             self.net.delays.push(crate::runtime::net::ChannelDelay {
-                from: s.from,
-                until: s.until,
+                from,
+                until,
                 extra: s.extra.nanos(),
                 hold: false,
                 channels,
             });
             let index = i as u32;
-            self.schedule_any(s.from, Ev::NetworkFault { index, lost: false });
-            self.fault_phase_end = self.fault_phase_end.max(s.until);
+            match s.trigger {
+                None => {
+                    self.schedule_any(s.from, Ev::NetworkFault { index, lost: false });
+                    self.fault_phase_end = self.fault_phase_end.max(s.until);
+                }
+                Some(_) => self.armed_network.push(index),
+            }
         }
-        let heartbeat = self
-            .scenario
-            .cluster
-            .as_ref()
-            .map_or(SimDuration::ZERO, |c| c.heartbeat_timeout);
         for (i, p) in f.partitions.iter().enumerate() {
             let cut = |t: u32| p.workers.contains(&self.fx.worker_of[t as usize]);
             let channels: Vec<bool> = self
@@ -476,20 +481,82 @@ impl World<'_> {
                 .iter()
                 .map(|c| cut(c.from) != cut(c.to))
                 .collect();
+            let index = (spikes + i) as u32;
+            let (from, until) = match p.trigger {
+                None => (p.from, p.until),
+                Some(_) => (SimTime(u64::MAX), SimTime(u64::MAX)),
+            };
             self.net.delays.push(crate::runtime::net::ChannelDelay {
-                from: p.from,
-                until: p.until,
+                from,
+                until,
                 extra: 0,
                 hold: true,
                 channels,
             });
-            let index = (spikes + i) as u32;
-            self.schedule_any(p.from, Ev::NetworkFault { index, lost: false });
-            let lost_at = p.from.plus(heartbeat);
-            if p.until > lost_at {
+            match p.trigger {
+                None => self.start_network_fault(index, p.from, p.until),
+                Some(_) => self.armed_network.push(index),
+            }
+        }
+    }
+
+    /// Network fault `index` (spikes, then partitions) holds from `from` to
+    /// `until`: its start (and a partition's loss at the heartbeat timeout)
+    /// scheduled, the fault phase widened.
+    fn start_network_fault(&mut self, index: u32, from: SimTime, until: SimTime) {
+        self.net.delays[index as usize].from = from;
+        self.net.delays[index as usize].until = until;
+        self.schedule_any(from, Ev::NetworkFault { index, lost: false });
+        let spikes = self.scenario.faults.latency_spikes.len();
+        if index as usize >= spikes {
+            let heartbeat = self
+                .scenario
+                .cluster
+                .as_ref()
+                .map_or(SimDuration::ZERO, |c| c.heartbeat_timeout);
+            let lost_at = from.plus(heartbeat);
+            if until > lost_at {
                 self.schedule_any(lost_at, Ev::NetworkFault { index, lost: true });
             }
-            self.fault_phase_end = self.fault_phase_end.max(p.until);
+        }
+        self.fault_phase_end = self.fault_phase_end.max(until);
+    }
+
+    /// `on` happened: every network fault armed for it starts `delay` from
+    /// now and lasts its `duration`, once (hook in `crash_trigger`).
+    pub(super) fn network_fault_trigger(
+        &mut self,
+        on: TriggerEvent,
+        task: Option<TaskId>,
+        id: u64,
+    ) {
+        let now = self.net.now;
+        let f = &self.scenario.faults;
+        let spikes = f.latency_spikes.len();
+        let window = |i: usize| match i < spikes {
+            true => (&f.latency_spikes[i].trigger, f.latency_spikes[i].until),
+            false => (
+                &f.partitions[i - spikes].trigger,
+                f.partitions[i - spikes].until,
+            ),
+        };
+        let mut fire = Vec::new();
+        let exec = &self.exec;
+        self.armed_network.retain(|&i| {
+            let (Some(tr), length) = window(i as usize) else {
+                return false;
+            };
+            let matches = tr.on == on
+                && tr.checkpoint.is_none_or(|n| n == id)
+                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            if matches {
+                let from = now.plus(tr.delay);
+                fire.push((i, from, from.plus(SimDuration(length.0))));
+            }
+            !matches
+        });
+        for (index, from, until) in fire {
+            self.start_network_fault(index, from, until);
         }
     }
 
@@ -520,7 +587,9 @@ impl World<'_> {
             c.latency_spikes_during_recovery += u64::from(recovering);
             return;
         }
-        let p = self.scenario.faults.partitions[index as usize - spikes].clone();
+        let mut p = self.scenario.faults.partitions[index as usize - spikes].clone();
+        // Its actual window (a triggered one's is known once it started).
+        p.until = self.net.delays[index as usize].until;
         if !lost {
             c.partitions += 1;
             c.partitions_during_coordinator_failover += u64::from(self.fx.coordinator_down);

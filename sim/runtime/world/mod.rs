@@ -234,6 +234,9 @@ struct World<'a> {
     /// Coordinator crashes waiting for their event (indexes into
     /// `[[faults.coordinator.crash_on]]`).
     armed_coordinator: Vec<u32>,
+    /// Latency spikes and partitions waiting for their event (indexes as
+    /// `Ev::NetworkFault`'s: spikes, then partitions).
+    armed_network: Vec<u32>,
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
@@ -514,6 +517,7 @@ impl<'a> World<'a> {
             armed_crashes: Vec::new(),
             armed_workers: Vec::new(),
             armed_coordinator: Vec::new(),
+            armed_network: Vec::new(),
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),

@@ -16,6 +16,9 @@ impl World<'_> {
         if !self.armed_coordinator.is_empty() {
             self.coordinator_crash_trigger(on, task, id);
         }
+        if !self.armed_network.is_empty() {
+            self.network_fault_trigger(on, task, id);
+        }
         if self.armed_crashes.is_empty() {
             return;
         }

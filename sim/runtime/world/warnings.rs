@@ -199,12 +199,27 @@ impl World<'_> {
         let faults = &self.scenario.faults;
         let spikes = faults.latency_spikes.len();
         for (i, f) in self.fx_log.network.iter().enumerate() {
-            let (kind, at) = if i < spikes {
-                ("latency-spike", faults.latency_spikes[i].from)
+            let (kind, at, trigger) = if i < spikes {
+                let s = &faults.latency_spikes[i];
+                ("latency-spike", s.from, &s.trigger)
             } else {
-                ("partition", faults.partitions[i - spikes].from)
+                let p = &faults.partitions[i - spikes];
+                ("partition", p.from, &p.trigger)
             };
             let what = kind.replace('-', " ");
+            if let (Some(tr), true) = (trigger, self.armed_network.contains(&(i as u32))) {
+                let on = self.trigger_text(tr);
+                push(
+                    kind,
+                    format!("{what} on {on} never happened: the event never came before {ended}"),
+                );
+                continue;
+            }
+            // A triggered window that started: its actual start.
+            let at = match trigger {
+                Some(_) => self.net.delays[i].from,
+                None => at,
+            };
             if let Some(m) = fate(f, what, at) {
                 push(kind, m);
             }
