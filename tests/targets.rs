@@ -108,6 +108,25 @@ fn faults_with_worker_crash(crash: &str) -> Scenario {
     parse_str(&text, "worker-on.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// When checkpoint `id` completed in `e`, if it did.
+fn completed(e: &ckptsim::harness::Execution, id: u64) -> Option<u64> {
+    let done = ckptsim::runtime::coordinator::Outcome::Completed;
+    let stats = &e.output.checkpoint_stats;
+    stats
+        .iter()
+        .find(|c| c.id == id && c.outcome == done)
+        .map(|c| c.end_ns)
+}
+
+/// When the first fault timeline entry starting with `what` happened.
+fn noted(e: &ckptsim::harness::Execution, what: &str) -> Option<u64> {
+    let timeline = &e.output.fault_timeline;
+    timeline
+        .iter()
+        .find(|f| f.what.starts_with(what))
+        .map(|f| f.time_ns)
+}
+
 #[test]
 fn a_worker_crash_follows_its_event() {
     let sc = faults_with_worker_crash(
@@ -117,19 +136,7 @@ fn a_worker_crash_follows_its_event() {
     for seed in 0..30 {
         let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
         assert!(e.verdict.passed, "seed {seed}");
-        let completed = e
-            .output
-            .checkpoint_stats
-            .iter()
-            .find(|c| c.id == 3 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
-            .map(|c| c.end_ns);
-        let crash = e
-            .output
-            .fault_timeline
-            .iter()
-            .find(|f| f.what.starts_with("crash of worker 1"))
-            .map(|f| f.time_ns);
-        match (completed, crash) {
+        match (completed(&e, 3), noted(&e, "crash of worker 1")) {
             (Some(done), Some(at)) => {
                 assert_eq!(at, done + 2_000_000, "seed {seed}");
                 fired += 1;
@@ -199,19 +206,8 @@ fn a_coordinator_crash_follows_its_event() {
     for seed in 0..20 {
         let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
         assert!(e.verdict.passed, "seed {seed}");
-        let completed = e
-            .output
-            .checkpoint_stats
-            .iter()
-            .find(|c| c.id == 3 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
-            .map(|c| c.end_ns);
-        let crash = e
-            .output
-            .fault_timeline
-            .iter()
-            .find(|f| f.what.starts_with("coordinator crash"))
-            .map(|f| f.time_ns);
-        if let (Some(done), Some(at)) = (completed, crash) {
+        let crash = noted(&e, "coordinator crash");
+        if let (Some(done), Some(at)) = (completed(&e, 3), crash) {
             assert_eq!(at, done + 1_000_000, "seed {seed}");
             fired += 1;
         }
@@ -261,23 +257,12 @@ fn latency_spikes_and_partitions_follow_their_events() {
         let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
         assert!(e.verdict.passed, "seed {seed}");
         let stats = &e.output.checkpoint_stats;
-        let when = |what: &str| {
-            e.output
-                .fault_timeline
-                .iter()
-                .find(|f| f.what.starts_with(what))
-                .map(|f| f.time_ns)
-        };
         let triggered = stats.iter().find(|c| c.id == 2).map(|c| c.trigger_ns);
-        if let (Some(t), Some(at)) = (triggered, when("latency spike 1 begins")) {
+        if let (Some(t), Some(at)) = (triggered, noted(&e, "latency spike 1 begins")) {
             assert_eq!(at, t + 1_000_000, "seed {seed}");
             started[0] += 1;
         }
-        let completed = stats
-            .iter()
-            .find(|c| c.id == 4 && c.outcome == ckptsim::runtime::coordinator::Outcome::Completed)
-            .map(|c| c.end_ns);
-        if let (Some(t), Some(at)) = (completed, when("network partition 1 begins")) {
+        if let (Some(t), Some(at)) = (completed(&e, 4), noted(&e, "network partition 1 begins")) {
             assert_eq!(at, t, "seed {seed}");
             started[1] += 1;
         }

@@ -19,18 +19,30 @@ struct TriggerKeys<'a> {
     delay: Option<Duration>,
 }
 
+impl<'a> TriggerKeys<'a> {
+    fn of(
+        at: Option<Duration>,
+        on: Option<TriggerEvent>,
+        checkpoint: &Option<i64>,
+        of: &'a Option<String>,
+        delay: Option<Duration>,
+    ) -> TriggerKeys<'a> {
+        TriggerKeys {
+            at,
+            on,
+            checkpoint: *checkpoint,
+            of,
+            delay,
+        }
+    }
+}
+
 impl Validator<'_, '_> {
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
         let x = &f.faults;
         let worker_crashes = self.each("faults.worker_crashes", &x.worker_crashes, |v, w| {
-            let keys = TriggerKeys {
-                at: w.at,
-                on: w.on,
-                checkpoint: w.checkpoint,
-                of: &w.of,
-                delay: w.delay,
-            };
+            let keys = TriggerKeys::of(w.at, w.on, &w.checkpoint, &w.of, w.delay);
             let trigger = v.crash_trigger(&keys);
             let at = v.at_or_on(&keys);
             let workers = v.cluster_for(workers, "worker crashes need")?;
@@ -55,13 +67,7 @@ impl Validator<'_, '_> {
         });
         let random_workers = random_workers.flatten();
         let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
-            let keys = TriggerKeys {
-                at: None,
-                on: s.on,
-                checkpoint: s.checkpoint,
-                of: &s.of,
-                delay: s.delay,
-            };
+            let keys = TriggerKeys::of(None, s.on, &s.checkpoint, &s.of, s.delay);
             let (window, trigger) = v.fault_window(s.from, &s.until, s.duration, &keys);
             let extra = v.required_dur("extra", &s.extra);
             let edge = match &s.edge {
@@ -88,13 +94,7 @@ impl Validator<'_, '_> {
             })
         });
         let partitions = self.each("faults.partitions", &x.partitions, |v, p| {
-            let keys = TriggerKeys {
-                at: None,
-                on: p.on,
-                checkpoint: p.checkpoint,
-                of: &p.of,
-                delay: p.delay,
-            };
+            let keys = TriggerKeys::of(None, p.on, &p.checkpoint, &p.of, p.delay);
             let (window, trigger) = v.fault_window(p.from, &p.until, p.duration, &keys);
             let workers = v.cluster_for(workers, "a partition needs")?;
             let list = v.required("workers", &p.workers)?;
@@ -132,13 +132,7 @@ impl Validator<'_, '_> {
         let spec = x.check(self);
         let crashes = self.each("faults.crashes", &x.crashes, |v, c| {
             let task = v.task(&c.task);
-            let keys = TriggerKeys {
-                at: c.at,
-                on: c.on,
-                checkpoint: c.checkpoint,
-                of: &c.of,
-                delay: c.delay,
-            };
+            let keys = TriggerKeys::of(c.at, c.on, &c.checkpoint, &c.of, c.delay);
             let trigger = v.crash_trigger(&keys);
             let at = v.at_or_on(&keys);
             let (operator, subtask) = task?;
@@ -177,13 +171,7 @@ impl Validator<'_, '_> {
                 .flatten();
             spec.crash_on = v.each("faults.coordinator.crash_on", &c.crash_on, |v, x| {
                 let on = *v.required("on", &x.on)?;
-                let keys = TriggerKeys {
-                    at: None,
-                    on: Some(on),
-                    checkpoint: x.checkpoint,
-                    of: &x.of,
-                    delay: x.delay,
-                };
+                let keys = TriggerKeys::of(None, Some(on), &x.checkpoint, &x.of, x.delay);
                 v.crash_trigger(&keys)?
             });
             v.at = "faults.coordinator".into();
