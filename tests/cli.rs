@@ -914,3 +914,24 @@ fn compare_swarm_draws_each_seeds_configuration_once_for_every_algorithm() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn jobs_zero_is_refused_with_the_range() {
+    for command in ["sweep", "compare", "mutants"] {
+        let mut args = vec![command];
+        if command != "mutants" {
+            args.push("scenarios/wordcount.toml");
+        }
+        if command == "compare" {
+            args.extend(["--out", "/nonexistent-ckptsim-out"]);
+        }
+        args.extend(["--jobs", "0"]);
+        let o = ckptsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{command}");
+        let (_, err) = text(&o);
+        assert!(
+            err.starts_with("error: invalid value '0' for '--jobs <JOBS>': 0 is not in 1..=1024"),
+            "{command}: {err}"
+        );
+    }
+}

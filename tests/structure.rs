@@ -332,3 +332,26 @@ fn the_built_in_scenarios_are_the_shipped_files() {
         .collect();
     assert_eq!(built, files, "regenerate sim/scenario/shipped.rs");
 }
+
+/// `cargo bench` runs the bench alone: every other target of the package
+/// says `bench = false`, so no test harness prints "running 0 tests" for it.
+#[test]
+fn cargo_bench_runs_only_the_bench() {
+    let manifest: toml::Table = read(&root().join("Cargo.toml")).parse().unwrap();
+    let lib = manifest["lib"].as_table().unwrap();
+    assert_eq!(lib.get("bench").and_then(|b| b.as_bool()), Some(false));
+    for kind in ["bin", "test"] {
+        for target in manifest[kind].as_array().unwrap() {
+            let name = target["name"].as_str().unwrap();
+            assert_eq!(
+                target.get("bench").and_then(|b| b.as_bool()),
+                Some(false),
+                "[[{kind}]] {name}"
+            );
+        }
+    }
+    let benches = manifest["bench"].as_array().unwrap();
+    assert!(benches
+        .iter()
+        .all(|b| b["harness"].as_bool() == Some(false)));
+}
