@@ -74,7 +74,7 @@ fn is_report_file(path: &Path) -> bool {
 }
 
 /// Whether `dir` may receive a report: it does not exist, or holds only a
-/// previous report's files (which [`write`] replaces). Otherwise the first
+/// previous report's files (which [`write()`] replaces). Otherwise the first
 /// other entry, for the message.
 pub fn check_out_dir(dir: &Path) -> Result<(), String> {
     if !dir.exists() {
