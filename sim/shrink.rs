@@ -51,9 +51,7 @@ impl Size {
             .operators
             .iter()
             .map(|o| match &o.kind {
-                OperatorKind::Source(src) => {
-                    u64::from(src.partitions.max(1)) * src.records_per_partition
-                }
+                OperatorKind::Source(src) => src.total_records(),
                 _ => 0,
             })
             .sum();
@@ -210,13 +208,19 @@ impl Shrinker {
         let mut cur = s;
         for op in 0..cur.operators.len() {
             while let OperatorKind::Source(src) = &cur.operators[op].kind {
-                let (before, parts) = (src.records_per_partition, src.partitions);
+                // The longest partition: every length halves (one each,
+                // with `partition_records`).
+                let longest = (0..src.partitions).map(|p| src.records_of(p)).max();
+                let (before, parts) = (longest.unwrap_or(0), src.partitions);
                 if before <= 1 {
                     break;
                 }
                 let mut cand = cur.clone();
                 if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
-                    src.records_per_partition = before / 2;
+                    src.records_per_partition = (src.records_per_partition / 2).max(1);
+                    for n in &mut src.partition_records {
+                        *n = (*n / 2).max(1);
+                    }
                 }
                 let what = format!(
                     "{}: records per partition {before} -> {}",
@@ -231,6 +235,7 @@ impl Shrinker {
                             let mut cand = cur.clone();
                             if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
                                 src.partitions = parts - 1;
+                                src.partition_records.truncate(parts as usize - 1);
                             }
                             let what = format!(
                                 "{}: partitions {parts} -> {}",

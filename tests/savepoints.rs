@@ -900,3 +900,33 @@ fn a_restored_job_does_not_judge_order_dependent_output_it_cannot_know() {
         assert_eq!(reach(&run2), Some(1), "seed {seed}");
     }
 }
+
+/// The input logs follow from the seed and the sources: a restore into a
+/// job whose sources draw other records (here a hot key) is refused, not
+/// judged against an input it never read.
+#[test]
+fn a_restore_into_sources_that_draw_other_records_is_refused() {
+    let base = load("wordcount");
+    let sp = SavepointSpec {
+        at: SimTime(300_000_000),
+        stop: false,
+        drain: false,
+    };
+    let (_, image) = take_savepoint(&base, 0, sp);
+    let mut hot = base.clone();
+    if let ckptsim::scenario::OperatorKind::Source(src) = &mut hot.operators[0].kind {
+        src.hot_key_percent = 50;
+    }
+    let e = rescale::assign(&image, &hot, false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("the job's sources differ from the snapshot's"),
+        "{e}"
+    );
+    assert!(
+        e.contains("500 keys uniform, 50% on key 0, values ≤ 1"),
+        "{e}"
+    );
+}

@@ -376,6 +376,7 @@ fn valid_scenario_parses_with_defaults_applied() {
         OperatorKind::Source(SourceSpec {
             partitions: 2, // defaults to the parallelism
             records_per_partition: 500,
+            partition_records: Vec::new(),
             keys: 10,
             key_distribution: KeyDistribution::Cyclic,
             hot_key_percent: 0,

@@ -286,3 +286,50 @@ fn latency_spikes_and_partitions_follow_their_events() {
         "{e}"
     );
 }
+
+/// wordcount with its source's `records_per_partition` line replaced.
+fn wordcount_lengths(lengths: &str) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(scenario_path("wordcount"))
+        .unwrap()
+        .replace("records_per_partition = 3000", lengths);
+    parse_str(&text, "lengths.toml").map_err(|e| e.to_string())
+}
+
+/// Partitions of different lengths: the workload has them, the runs stay
+/// exactly-once, savepoints carry them, and the writer keeps them.
+#[test]
+fn partitions_may_have_lengths_of_their_own() {
+    let sc = wordcount_lengths("partition_records = [4000, 100, 1500, 7]").unwrap();
+    let w = ckptsim::model::Workload::generate(&sc, 3);
+    let lengths: Vec<usize> = (0..4).map(|p| w.partition(p).len()).collect();
+    assert_eq!(lengths, [4000, 100, 1500, 7]);
+    for seed in 0..20 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        assert_eq!(e.output.store.committed().len(), 5607, "seed {seed}");
+    }
+    let text = ckptsim::scenario::write::to_toml(&sc);
+    assert!(
+        text.contains("partition_records = [4000, 100, 1500, 7]"),
+        "{text}"
+    );
+    assert!(!text.contains("records_per_partition"), "{text}");
+    let again = parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.operators[0].kind, sc.operators[0].kind);
+    let image = ckptsim::savepoint::source_inputs(&sc);
+    assert_eq!(image[0].partition_records, [4000, 100, 1500, 7]);
+
+    let e = wordcount_lengths("partition_records = [1, 2, 3]").unwrap_err();
+    assert!(
+        e.contains("partition_records lists 3 lengths for 4 partitions"),
+        "{e}"
+    );
+    let e = wordcount_lengths("records_per_partition = 3\npartition_records = [1, 2, 3, 4]")
+        .unwrap_err();
+    assert!(
+        e.contains("records_per_partition and partition_records cannot both be given"),
+        "{e}"
+    );
+    let e = wordcount_lengths("partition_records = [1, 0, 3, 4]").unwrap_err();
+    assert!(e.contains("partition_records[1]"), "{e}");
+}

@@ -24,9 +24,10 @@ impl Workload {
             };
             let n = src.partitions as u64;
             for p in 0..n {
-                let mut log = Vec::with_capacity(src.records_per_partition as usize);
+                let records = src.records_of(p as u32);
+                let mut log = Vec::with_capacity(records as usize);
                 let hot = u64::from(src.hot_key_percent);
-                for offset in 0..src.records_per_partition {
+                for offset in 0..records {
                     // Drawn only when asked for: other workloads keep their
                     // streams.
                     let key = if hot > 0 && rng.below(100) < hot {

@@ -106,7 +106,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         out[i] = match &op.kind {
             OperatorKind::Source(src) => {
                 keys += src.keys as f64;
-                f64::from(src.partitions) * src.records_per_partition as f64
+                src.total_records() as f64
             }
             OperatorKind::FlatMap { copies } => into[i] * f64::from(*copies),
             _ => into[i],

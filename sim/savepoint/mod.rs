@@ -69,9 +69,27 @@ pub struct SourceInput {
     pub uid: String,
     pub partitions: u32,
     pub records_per_partition: u64,
+    /// One length per partition, when they differ (`partition_records`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_records: Vec<u64>,
     pub keys: u64,
     pub key_distribution: String,
+    /// Percent of records on the hot key 0 (`hot_key_percent`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hot_key_percent: u32,
     pub value_max: u64,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl SourceInput {
+    /// How many records partition `p` (of this source) holds.
+    pub fn records_of(&self, p: u32) -> u64 {
+        let listed = self.partition_records.get(p as usize);
+        listed.copied().unwrap_or(self.records_per_partition)
+    }
 }
 
 /// One operator's state in its canonical layout.
@@ -217,8 +235,10 @@ pub fn source_inputs(s: &Scenario) -> Vec<SourceInput> {
                 uid: op.id.clone(),
                 partitions: src.partitions,
                 records_per_partition: src.records_per_partition,
+                partition_records: src.partition_records.clone(),
                 keys: src.keys,
                 key_distribution: key_distribution_name(src.key_distribution).to_string(),
+                hot_key_percent: src.hot_key_percent,
                 value_max: src.value_max,
             }),
             _ => None,

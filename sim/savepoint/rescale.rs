@@ -54,14 +54,20 @@ pub fn assign(
         let describe = |s: &[super::SourceInput]| {
             s.iter()
                 .map(|s| {
+                    let records = match s.partition_records.is_empty() {
+                        true => format!(
+                            "{} partitions × {} records",
+                            s.partitions, s.records_per_partition
+                        ),
+                        false => format!("partitions of {:?} records", s.partition_records),
+                    };
+                    let hot = match s.hot_key_percent {
+                        0 => String::new(),
+                        n => format!(", {n}% on key 0"),
+                    };
                     format!(
-                        "{} ({} partitions × {} records, {} keys {}, values ≤ {})",
-                        s.uid,
-                        s.partitions,
-                        s.records_per_partition,
-                        s.keys,
-                        s.key_distribution,
-                        s.value_max
+                        "{} ({records}, {} keys {}{hot}, values ≤ {})",
+                        s.uid, s.keys, s.key_distribution, s.value_max
                     )
                 })
                 .collect::<Vec<_>>()

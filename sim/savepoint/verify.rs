@@ -50,10 +50,10 @@ fn bad(part: Part, field: &str, what: impl std::fmt::Display) -> Bad {
 }
 
 /// The sources' partitions as the metadata describes them: per source,
-/// its uid, first global partition, partition count and records per
-/// partition.
+/// its uid, first global partition, partition count and the records of
+/// each partition.
 struct Partitions {
-    sources: Vec<(String, u32, u32, u64)>,
+    sources: Vec<(String, u32, u32, Vec<u64>)>,
 }
 
 impl Partitions {
@@ -61,20 +61,20 @@ impl Partitions {
         p.sources
             .iter()
             .find(|(u, ..)| u == uid)
-            .map(|&(_, base, n, _)| (base, n))
+            .map(|(_, base, n, _)| (*base, *n))
     }
 
     /// How many records global partition `g` holds.
     fn len(&self, g: u32) -> Option<u64> {
-        let i = self.sources.partition_point(|&(_, base, ..)| base <= g);
-        let &(_, base, n, records) = self.sources.get(i.checked_sub(1)?)?;
-        (g - base < n).then_some(records)
+        let i = self.sources.partition_point(|(_, base, ..)| *base <= g);
+        let (_, base, n, records) = self.sources.get(i.checked_sub(1)?)?;
+        (g - base < *n).then(|| records[(g - base) as usize])
     }
 
     fn total(&self) -> u64 {
         self.sources
             .last()
-            .map_or(0, |&(_, base, n, _)| u64::from(base) + u64::from(n))
+            .map_or(0, |(_, base, n, _)| u64::from(*base) + u64::from(*n))
     }
 
     fn lineage(&self, l: Lineage) -> Result<(), String> {
@@ -255,8 +255,36 @@ fn partitions(image: &Image) -> Result<Partitions, Bad> {
                 return Err(bad(m, &field(key), "0: a source has at least one"));
             }
         }
-        records =
-            records.saturating_add(u64::from(s.partitions).saturating_mul(s.records_per_partition));
+        let listed = s.partition_records.len();
+        if listed != 0 && listed != s.partitions as usize {
+            return Err(bad(
+                m,
+                &field("partition_records"),
+                format!("{listed} lengths for {} partitions", s.partitions),
+            ));
+        }
+        if let Some(j) = s.partition_records.iter().position(|&n| n == 0) {
+            let key = format!("partition_records[{j}]");
+            return Err(bad(
+                m,
+                &field(&key),
+                "0: a partition has at least one record",
+            ));
+        }
+        if s.hot_key_percent > 100 {
+            let message = format!("{} is not a percentage", s.hot_key_percent);
+            return Err(bad(m, &field("hot_key_percent"), message));
+        }
+        // Counted before anything is allocated per partition: a partition
+        // holds at least one record, so their number is bounded too.
+        let mut p_records = 0u64;
+        for j in 0..s.partitions {
+            p_records = p_records.saturating_add(s.records_of(j));
+            if records.saturating_add(p_records) > MAX_RECORDS {
+                break;
+            }
+        }
+        records = records.saturating_add(p_records);
         if records > MAX_RECORDS {
             return Err(bad(
                 m,
@@ -272,8 +300,8 @@ fn partitions(image: &Image) -> Result<Partitions, Bad> {
             ));
         }
         let base = p.total() as u32; // at most MAX_RECORDS partitions
-        p.sources
-            .push((s.uid.clone(), base, s.partitions, s.records_per_partition));
+        let lengths = (0..s.partitions).map(|j| s.records_of(j)).collect();
+        p.sources.push((s.uid.clone(), base, s.partitions, lengths));
     }
     Ok(p)
 }

@@ -70,6 +70,33 @@ pub(super) fn source(
         v.report("initial_splits", message, None);
     }
     src.initial_splits = src.initial_splits.min(src.partitions);
+    // One length per partition, in place of records_per_partition.
+    if let Some(list) = &op.partition_records {
+        if v.written("records_per_partition") {
+            let message = "records_per_partition and partition_records cannot both be given";
+            let help = "partition_records gives every partition its own length: remove records_per_partition";
+            v.report("partition_records", message, Some(help.to_string()));
+        }
+        if list.len() != src.partitions as usize && v.clean(&["partitions"]) {
+            let message = format!(
+                "partition_records lists {} lengths for {} partitions",
+                list.len(),
+                src.partitions
+            );
+            v.report(
+                "partition_records",
+                message,
+                super::validate::help("one length per partition"),
+            );
+        }
+        src.partition_records = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| {
+                v.checked::<u64>(&format!("partition_records[{i}]"), n, Some(1..=i64::MAX))
+            })
+            .collect();
+    }
     OperatorKind::Source(src)
 }
 

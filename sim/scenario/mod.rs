@@ -217,6 +217,19 @@ pub enum Chaining {
     Never,
 }
 
+impl SourceSpec {
+    /// How many records partition `p` (of this source) holds.
+    pub fn records_of(&self, p: u32) -> u64 {
+        let listed = self.partition_records.get(p as usize);
+        listed.copied().unwrap_or(self.records_per_partition)
+    }
+
+    /// How many records all its partitions hold.
+    pub fn total_records(&self) -> u64 {
+        (0..self.partitions).fold(0u64, |n, p| n.saturating_add(self.records_of(p)))
+    }
+}
+
 impl OperatorKind {
     pub fn is_source(&self) -> bool {
         matches!(self, OperatorKind::Source(_))
@@ -646,9 +659,7 @@ impl Scenario {
         self.operators
             .iter()
             .filter_map(|op| match &op.kind {
-                OperatorKind::Source(src) => {
-                    Some(u64::from(src.partitions).saturating_mul(src.records_per_partition))
-                }
+                OperatorKind::Source(src) => Some(src.total_records()),
                 _ => None,
             })
             .fold(0, u64::saturating_add)

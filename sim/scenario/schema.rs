@@ -261,6 +261,10 @@ operators! {
         /// By default the operator's parallelism.
         partitions: Hand<u32>,
         records_per_partition: u64 = 1000,
+        /// Records per partition, one number per partition, in place of
+        /// `records_per_partition` (empty: every partition has that many).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partition_records: Hand<Vec<u64>>,
         keys: u64 = 100,
         #[serde(deserialize_with = "some_name")]
         key_distribution: KeyDistribution = KeyDistribution::Uniform,
@@ -1071,14 +1075,22 @@ impl From<&Scenario> for File {
 }
 
 fn operator(op: &super::OperatorSpec) -> Operator {
-    Operator {
+    let mut written = Operator {
         id: Some(op.id.clone()),
         parallelism: Some(op.parallelism.into()),
         cost: Some(Duration(op.cost)),
         cost_jitter: Duration(op.cost_jitter),
         chaining: op.chaining,
         ..write_kind(&op.kind)
+    };
+    // A source's lengths: one for all partitions, or one each.
+    if let OperatorKind::Source(src) = &op.kind {
+        match src.partition_records.is_empty() {
+            true => written.partition_records = None,
+            false => written.records_per_partition = None,
+        }
     }
+    written
 }
 
 fn restart(r: &RestartStrategy) -> Restart {

@@ -155,7 +155,7 @@ impl<'f> Validator<'_, 'f> {
         });
     }
 
-    fn written(&self, key: &str) -> bool {
+    pub(super) fn written(&self, key: &str) -> bool {
         (self.line_of)(&join(&self.at, key)).is_some()
     }
 
@@ -798,9 +798,7 @@ impl<'f> Validator<'_, 'f> {
             );
         }
         let records = self.ops.iter().filter_map(|op| match &op.kind {
-            Some(OperatorKind::Source(s)) => {
-                Some(u64::from(s.partitions).saturating_mul(s.records_per_partition))
-            }
+            Some(OperatorKind::Source(s)) => Some(s.total_records()),
             _ => None,
         });
         let records = records.fold(0, u64::saturating_add);
@@ -808,7 +806,7 @@ impl<'f> Validator<'_, 'f> {
             self.report(
                 "",
                 format!("the sources hold {records} records in all; at most {MAX_RECORDS} are supported"),
-                help("lower records_per_partition or partitions"),
+                help("lower records_per_partition (or partition_records) or partitions"),
             );
         }
     }
