@@ -1,8 +1,9 @@
 //! The one integration-test binary. Each module is a chapter:
 //!
 //! - `scenario_errors`: malformed scenarios give clear, positioned errors.
-//! - `scenario_format`: the parser's rules, the writer's round trips and
-//!   layout, and parsing never panicking.
+//! - `scenario_format`: the writer's round trips and layout.
+//! - `scenario_rules`: the parser's rules on small files, and parsing never
+//!   panicking.
 //! - `cli`: the command line's output and exit codes.
 //! - `determinism`: same seed, same fingerprint; different seeds differ.
 //! - `seeds`: exactly-once over many seeds, with reachability evidence.
@@ -97,6 +98,7 @@ mod reports;
 mod savepoints;
 mod scenario_errors;
 mod scenario_format;
+mod scenario_rules;
 mod seeds;
 mod sinkv2;
 mod snapshots;
