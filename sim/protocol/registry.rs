@@ -92,6 +92,21 @@ impl Algorithm {
 /// the built-ins.
 static REGISTERED: RwLock<Vec<&'static AlgorithmInfo>> = RwLock::new(Vec::new());
 
+/// A registered name (`what`: "algorithm", "operator kind") is lowercase
+/// letters, digits and dashes, and not empty.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    let well_formed = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    match well_formed {
+        true => Ok(()),
+        false => Err(format!(
+            "{what} name `{name}`: use lowercase letters, digits and dashes"
+        )),
+    }
+}
+
 /// Registers an algorithm of the caller's own next to the built-ins: from
 /// then on scenario files, `--algorithm`, `ckptsim list` and every command
 /// know its name, and the same checks judge it. A user's binary registers
@@ -99,15 +114,7 @@ static REGISTERED: RwLock<Vec<&'static AlgorithmInfo>> = RwLock::new(Vec::new())
 /// when the name is taken or is not lowercase letters, digits and dashes.
 pub fn register(info: &'static AlgorithmInfo) -> Result<(), String> {
     let name = info.name;
-    let well_formed = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !well_formed {
-        return Err(format!(
-            "algorithm name `{name}`: use lowercase letters, digits and dashes"
-        ));
-    }
+    check_name("algorithm", name)?;
     if Algorithm::from_name(name).is_some() {
         return Err(format!("an algorithm named `{name}` exists already"));
     }

@@ -56,15 +56,7 @@ static REGISTERED: RwLock<Vec<&'static KindInfo>> = RwLock::new(Vec::new());
 /// earlier registration).
 pub(crate) fn register(info: &'static KindInfo) -> Result<(), String> {
     let name = info.name;
-    let well_formed = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !well_formed {
-        return Err(format!(
-            "operator kind name `{name}`: use lowercase letters, digits and dashes"
-        ));
-    }
+    crate::protocol::registry::check_name("operator kind", name)?;
     let builtin = super::OPERATOR_KINDS.iter().any(|(n, _)| *n == name);
     if builtin || find(name).is_some() {
         return Err(format!("an operator kind named `{name}` exists already"));
