@@ -136,9 +136,7 @@ impl World<'_> {
             let Some(tr) = &plan[i as usize].trigger else {
                 return false;
             };
-            let matches = tr.on == on
-                && tr.checkpoint.is_none_or(|n| n == id)
-                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
             if matches {
                 fire.push((i, now.plus(tr.delay)));
             }
@@ -167,9 +165,7 @@ impl World<'_> {
         let exec = &self.exec;
         self.armed_coordinator.retain(|&i| {
             let tr = &c.crash_on[i as usize];
-            let matches = tr.on == on
-                && tr.checkpoint.is_none_or(|n| n == id)
-                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
             if matches {
                 fire.push(now.plus(tr.delay));
             }
@@ -546,9 +542,7 @@ impl World<'_> {
             let (Some(tr), length) = window(i as usize) else {
                 return false;
             };
-            let matches = tr.on == on
-                && tr.checkpoint.is_none_or(|n| n == id)
-                && tr.of.is_none_or(|(o, n)| task == Some(exec.task_of(o, n)));
+            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
             if matches {
                 let from = now.plus(tr.delay);
                 fire.push((i, from, from.plus(SimDuration(length.0))));

@@ -4,6 +4,20 @@
 
 use super::*;
 
+/// Whether event `on` (at `task` for one task's events, of checkpoint
+/// `id`) is the one `tr` waits for: its event, its checkpoint if it names
+/// one, and for one task's events the task `whose` (any task when `None`).
+pub(super) fn fires(
+    tr: &crate::scenario::CrashTrigger,
+    whose: Option<(crate::scenario::OperatorId, u32)>,
+    (on, task, id): (TriggerEvent, Option<TaskId>, u64),
+    exec: &crate::model::ExecGraph,
+) -> bool {
+    tr.on == on
+        && tr.checkpoint.is_none_or(|n| n == id)
+        && (!on.is_a_tasks() || whose.is_none_or(|(o, n)| task == Some(exec.task_of(o, n))))
+}
+
 impl World<'_> {
     // ------------------------------------------------------------ faults
 
@@ -30,9 +44,7 @@ impl World<'_> {
                 return false;
             };
             let whose = tr.of.unwrap_or((c.operator, c.subtask));
-            let matches = tr.on == on
-                && tr.checkpoint.is_none_or(|n| n == id)
-                && (!on.is_a_tasks() || task == Some(self.exec.task_of(whose.0, whose.1)));
+            let matches = fires(tr, Some(whose), (on, task, id), &self.exec);
             if matches {
                 fire.push((i, now.plus(tr.delay)));
             }
