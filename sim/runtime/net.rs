@@ -37,6 +37,10 @@ mod recovered;
 pub use capture::Capture;
 pub use gate::Gates;
 
+/// Unaligned barriers a channel remembers the arrival mark of; older ones
+/// are long read (a bound, not a limit a run reaches).
+const MAX_MARKS: usize = 8;
+
 /// What travels on a channel.
 #[derive(Debug)]
 pub enum Msg {
@@ -63,6 +67,9 @@ pub struct Channel {
     pub out_queue: VecDeque<Msg>,
     /// Data buffers in `out_queue`.
     pub queued_data: u32,
+    /// Priority events at the head of `out_queue`: a new one goes behind
+    /// them (Flink's `PrioritizedDeque.addPriorityElement`).
+    out_priority: usize,
     /// In the network, with arrival times (non-decreasing) and, for a data
     /// buffer, the sender's backlog when it left.
     pub wire: VecDeque<(SimTime, u32, Msg)>,
@@ -82,9 +89,11 @@ pub struct Channel {
     pub buffer_credits: u32,
     /// Priority messages at the head of `in_queue`.
     in_priority: usize,
-    /// The last unaligned barrier that arrived and how many records had
-    /// arrived before it: the queued data it overtook is `seq < mark`.
-    barrier_mark: Option<(CheckpointId, u64)>,
+    /// The unaligned barriers that arrived and how many records had arrived
+    /// before each: the queued data one overtook is `seq < mark`. Several
+    /// can be queued at once (a channel blocked for an older checkpoint
+    /// releases them together).
+    barrier_marks: Vec<(CheckpointId, u64)>,
     /// Input channel state being recorded at the receiver.
     pub capture: Option<Capture>,
     /// Receiver side: restored input channel state not read yet (Flink's
@@ -132,6 +141,7 @@ impl Channel {
         self.partial.clear();
         self.partial_bytes = 0;
         self.out_queue.clear();
+        self.out_priority = 0;
         self.wire.clear();
         self.in_queue.clear();
         self.queued_data = 0;
@@ -140,7 +150,7 @@ impl Channel {
         self.received = 0;
         self.arrived = 0;
         self.in_priority = 0;
-        self.barrier_mark = None;
+        self.barrier_marks.clear();
         self.capture = None;
         self.recovered.clear();
         self.last_arrival = now;
@@ -270,6 +280,7 @@ impl Net {
                 partial_bytes: 0,
                 out_queue: VecDeque::new(),
                 queued_data: 0,
+                out_priority: 0,
                 wire: VecDeque::new(),
                 in_queue: VecDeque::new(),
                 credits: buffer_credits,
@@ -279,7 +290,7 @@ impl Net {
                 latency: (latency.0.nanos(), latency.1.nanos()),
                 buffer_credits,
                 in_priority: 0,
-                barrier_mark: None,
+                barrier_marks: Vec::new(),
                 capture: None,
                 recovered: VecDeque::new(),
                 last_arrival: SimTime::ZERO,
@@ -485,7 +496,8 @@ impl Net {
             }
         }
         if front {
-            c.out_queue.push_front(msg);
+            c.out_queue.insert(c.out_priority, msg);
+            c.out_priority += 1;
         } else {
             c.out_queue.push_back(msg);
         }
@@ -510,6 +522,7 @@ impl Net {
                 return;
             }
             let msg = c.out_queue.pop_front().expect("front exists");
+            c.out_priority = c.out_priority.saturating_sub(1);
             let mut blocks = None;
             if let Msg::Barrier(b) = &msg {
                 if b.kind != BarrierKind::Unaligned && self.blocking_barriers {
@@ -618,7 +631,10 @@ impl Net {
                     }
                     if b.kind == BarrierKind::Unaligned {
                         priority = true;
-                        c.barrier_mark = Some((b.id, c.arrived));
+                        if c.barrier_marks.len() == MAX_MARKS {
+                            c.barrier_marks.remove(0);
+                        }
+                        c.barrier_marks.push((b.id, c.arrived));
                     } else if closes_own && b.kind == BarrierKind::Timeoutable {
                         // Its checkpoint already went unaligned here: the
                         // announcement is turned priority at once. A newer
@@ -882,6 +898,7 @@ impl Net {
             c.partial.clear();
             c.partial_bytes = 0;
             c.out_queue.clear();
+            c.out_priority = 0;
             c.queued_data = 0;
         }
         let s = &mut self.sched[task as usize];
@@ -940,30 +957,4 @@ impl Net {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::Stream;
-
-    /// Flink's `SingleInputGate`: one gate per receiving subtask and input
-    /// edge, whose channels (one per upstream subtask) share its floating
-    /// buffers; a second input edge has its own gate.
-    #[test]
-    fn the_channels_of_one_input_share_a_gate() {
-        // Tasks 0 and 1 (one operator) and task 2 (another) feed task 3.
-        let net = Net::new(
-            vec![(0, 3, 0, 0), (1, 3, 1, 0), (2, 3, 2, 1)],
-            4,
-            SimRng::new(0, Stream::Network),
-            16,
-            2,
-            8,
-            1,
-            (SimDuration(0), SimDuration(0)),
-            SimDuration(1),
-        );
-        let gates: Vec<u32> = net.credit.channels.iter().map(|b| b.gate).collect();
-        assert_eq!(gates, [0, 0, 1]);
-        assert_eq!(net.credit.gates.len(), 2);
-        assert!(net.credit.gates.iter().all(|g| g.free == 8));
-    }
-}
+mod tests;

@@ -67,8 +67,14 @@ impl Net {
         self.capture_recovered(ch, &mut cap);
         let (sizes, now) = (&self.sizes, self.now);
         let c = &mut self.channels[ch as usize];
-        match c.barrier_mark {
-            Some((bid, mark)) if bid == id => {
+        let mark = c
+            .barrier_marks
+            .iter()
+            .find(|&&(bid, _)| bid == id)
+            .map(|&(_, m)| m);
+        c.barrier_marks.retain(|&(bid, _)| bid > id);
+        match mark {
+            Some(mark) => {
                 for m in &c.in_queue {
                     if let Msg::Data { seq, buf } = m {
                         if *seq < mark {
