@@ -186,7 +186,13 @@ fn assert_every_key_written(text: &str, what: &str) {
     for edge in array(doc.get("edges")) {
         // An edge's own network settings only when it has them.
         let mut k = keys(&edge);
-        k.retain(|key| !["latency_min", "latency_max", "buffer_credits"].contains(&key.as_str()));
+        let own = [
+            "latency_min",
+            "latency_max",
+            "buffer_credits",
+            "buffer_size",
+        ];
+        k.retain(|key| !own.contains(&key.as_str()));
         assert_eq!(k, sorted(&["from", "to", "partitioning", "chain"]));
     }
     let checkpoint = [
@@ -335,6 +341,7 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
         latency_min: None,
         latency_max: None,
         buffer_credits: None,
+        buffer_size: None,
     }
 }
 
@@ -418,6 +425,7 @@ fn sample() -> Scenario {
                 latency_min: Some(SimDuration::from_micros(70)),
                 latency_max: Some(SimDuration::from_millis(3)),
                 buffer_credits: Some(5),
+                buffer_size: Some(4096),
                 ..edge(1, 2, Partitioning::Rebalance)
             },
             edge(2, 3, Partitioning::Broadcast),

@@ -87,6 +87,10 @@ pub struct Channel {
     pub latency: (u64, u64),
     /// Its exclusive buffers: the credits it starts with.
     pub buffer_credits: u32,
+    /// Bytes per buffer (`u64::MAX`: buffers count records only) and the
+    /// most records one holds: its edge's, or the network's.
+    pub buffer_bytes: u64,
+    pub buffer_records: usize,
     /// Priority messages at the head of `in_queue`.
     in_priority: usize,
     /// The unaligned barriers that arrived and how many records had arrived
@@ -289,6 +293,8 @@ impl Net {
                 arrived: 0,
                 latency: (latency.0.nanos(), latency.1.nanos()),
                 buffer_credits,
+                buffer_bytes: u64::MAX,
+                buffer_records: buffer_records as usize,
                 in_priority: 0,
                 barrier_marks: Vec::new(),
                 capture: None,
@@ -389,28 +395,41 @@ impl Net {
         self.schedule(at, Ev::Wake { task });
     }
 
-    fn take_buffer(&mut self) -> Vec<Record> {
+    fn take_buffer(&mut self, ch: ChannelId) -> Vec<Record> {
         // A byte-sized buffer has no useful record count to allocate for.
         // Room for at most `limits::BUFFER_ROOM` records: a fuller
         // buffer grows, and a large `buffer_records` on many channels does
         // not reserve memory no record will use.
-        let n = match self.buffer_bytes {
-            u64::MAX => self.buffer_records.min(super::limits::BUFFER_ROOM),
-            _ => self.buffer_records.min(64),
+        let c = &self.channels[ch as usize];
+        let n = match c.buffer_bytes {
+            u64::MAX => c.buffer_records.min(super::limits::BUFFER_ROOM),
+            _ => c.buffer_records.min(64),
         };
         self.pool.pop().unwrap_or_else(|| Vec::with_capacity(n))
     }
 
-    /// How many of `records` (at least one) fill one buffer.
-    pub fn buffer_len(&self, records: &[Record]) -> usize {
-        let cap = records.len().min(self.buffer_records).max(1);
-        if self.buffer_bytes == u64::MAX {
+    /// Buffers of `bytes` bytes (`[network] buffer_size`) on every channel
+    /// without a size of its own.
+    pub fn set_buffer_bytes(&mut self, bytes: u64) {
+        for c in &mut self.channels {
+            if c.buffer_bytes == self.buffer_bytes {
+                c.buffer_bytes = bytes;
+            }
+        }
+        self.buffer_bytes = bytes;
+    }
+
+    /// How many of `records` (at least one) fill one buffer of `ch`.
+    pub fn buffer_len(&self, ch: ChannelId, records: &[Record]) -> usize {
+        let c = &self.channels[ch as usize];
+        let cap = records.len().min(c.buffer_records).max(1);
+        if c.buffer_bytes == u64::MAX {
             return cap;
         }
         let mut bytes = 0u64;
         for (i, r) in records.iter().take(cap).enumerate() {
             bytes = bytes.saturating_add(self.sizes.of(r.lineage));
-            if bytes > self.buffer_bytes {
+            if bytes > c.buffer_bytes {
                 return i.max(1);
             }
         }
@@ -437,10 +456,11 @@ impl Net {
             c.partial = self.pool.pop().unwrap_or_default();
         }
         let mut full = false;
-        if self.buffer_bytes != u64::MAX {
+        let limit = c.buffer_bytes;
+        if limit != u64::MAX {
             let size = self.sizes.of(record.lineage);
             let c = &mut self.channels[ch as usize];
-            if !c.partial.is_empty() && c.partial_bytes.saturating_add(size) > self.buffer_bytes {
+            if !c.partial.is_empty() && c.partial_bytes.saturating_add(size) > limit {
                 self.ship_partial(ch);
                 if self.drop_at_boundary {
                     // Mutant: the record that did not fit is not carried
@@ -451,13 +471,13 @@ impl Net {
             }
             let c = &mut self.channels[ch as usize];
             c.partial_bytes += size;
-            full = c.partial_bytes >= self.buffer_bytes;
+            full = c.partial_bytes >= limit;
         }
         let c = &mut self.channels[ch as usize];
         c.partial.push(record);
         c.sent += 1;
         let from = c.from;
-        if full || c.partial.len() >= self.buffer_records {
+        if full || c.partial.len() >= c.buffer_records {
             self.ship_partial(ch);
         } else if !self.sched[from as usize].flush_pending {
             self.sched[from as usize].flush_pending = true;
@@ -471,7 +491,7 @@ impl Net {
         if self.channels[ch as usize].partial.is_empty() {
             return;
         }
-        let fresh = self.take_buffer();
+        let fresh = self.take_buffer(ch);
         let c = &mut self.channels[ch as usize];
         c.partial_bytes = 0;
         let buf = std::mem::replace(&mut c.partial, fresh);
@@ -907,9 +927,20 @@ impl Net {
     }
 
     /// Gives channel `ch` its edge's settings (before anything is sent):
-    /// latency bounds in ns and exclusive buffers.
-    pub fn set_channel(&mut self, ch: ChannelId, latency: (u64, u64), buffer_credits: u32) {
+    /// latency bounds in ns and exclusive buffers,
+    /// and, with `buffer`, the bytes and most records of one buffer.
+    pub fn set_channel(
+        &mut self,
+        ch: ChannelId,
+        latency: (u64, u64),
+        buffer_credits: u32,
+        buffer: Option<(u64, usize)>,
+    ) {
         let c = &mut self.channels[ch as usize];
+        if let Some((bytes, records)) = buffer {
+            c.buffer_bytes = bytes;
+            c.buffer_records = records;
+        }
         c.latency = latency;
         c.buffer_credits = buffer_credits;
         c.credits = buffer_credits;

@@ -330,6 +330,8 @@ pub struct EdgeSpec {
     pub latency_min: Option<SimDuration>,
     pub latency_max: Option<SimDuration>,
     pub buffer_credits: Option<u32>,
+    /// Bytes per buffer on its channels, when not `[network]`'s.
+    pub buffer_size: Option<u64>,
 }
 
 impl NetworkSpec {
@@ -340,6 +342,17 @@ impl NetworkSpec {
         let min = e.latency_min.unwrap_or(self.latency_min);
         let max = e.latency_max.unwrap_or(self.latency_max.max(min));
         (min, max, e.buffer_credits.unwrap_or(self.buffer_credits))
+    }
+
+    /// Edge `e`'s buffers, if it has a size of its own: bytes and the most
+    /// records one holds (the network's `buffer_records` when the network's
+    /// buffers have a size too, else no limit, as for the network's).
+    pub fn buffer_of_edge(&self, e: &EdgeSpec) -> Option<(u64, usize)> {
+        let records = match self.buffer_size {
+            Some(_) => self.buffer_records,
+            None => MAX_BUFFER_RECORDS,
+        };
+        e.buffer_size.map(|b| (b, records as usize))
     }
 }
 

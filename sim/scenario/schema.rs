@@ -453,6 +453,10 @@ table! {
         latency_max: Option<Duration> = None,
         #[serde(skip_serializing_if = "Option::is_none")]
         buffer_credits: Option<i64> = None,
+        /// Bytes per buffer on this edge's channels, in place of
+        /// `[network]`'s `buffer_size`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        buffer_size: Option<Bytes> = None,
     }
 }
 
@@ -795,6 +799,7 @@ impl From<&Scenario> for File {
                 latency_min: e.latency_min.map(Duration),
                 latency_max: e.latency_max.map(Duration),
                 buffer_credits: e.buffer_credits.map(i64::from),
+                buffer_size: e.buffer_size.map(Bytes),
             }),
             checkpoint: Checkpoint {
                 interval: Interval(c.interval),

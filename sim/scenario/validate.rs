@@ -390,6 +390,7 @@ impl<'f> Validator<'_, 'f> {
                 ("latency_min", e.latency_min.is_some()),
                 ("latency_max", e.latency_max.is_some()),
                 ("buffer_credits", e.buffer_credits.is_some()),
+                ("buffer_size", e.buffer_size.is_some()),
             ];
             if let Some((key, _)) = set.iter().find(|k| k.1) {
                 self.at = format!("edges[{i}]");
@@ -602,6 +603,9 @@ impl<'f> Validator<'_, 'f> {
             let buffer_credits = e
                 .buffer_credits
                 .and_then(|n| self.checked::<u32>("buffer_credits", n, None));
+            let buffer_size = e
+                .buffer_size
+                .and_then(|b| self.bytes("buffer_size", Some(b), 0, MAX_BYTES));
             if let Some(partitioning) = e.partitioning {
                 let (from, to) = (dense_id(from), dense_id(to));
                 specs.push(EdgeSpec {
@@ -612,6 +616,7 @@ impl<'f> Validator<'_, 'f> {
                     latency_min,
                     latency_max,
                     buffer_credits,
+                    buffer_size,
                 });
             }
             resolved.push((i, from, to, e.partitioning));

@@ -27,7 +27,7 @@ impl Net {
     pub fn restore_input(&mut self, ch: ChannelId, records: &[Record]) {
         let mut rest = records;
         while !rest.is_empty() {
-            let (chunk, tail) = rest.split_at(self.buffer_len(rest));
+            let (chunk, tail) = rest.split_at(self.buffer_len(ch, rest));
             self.channels[ch as usize]
                 .recovered
                 .push_back(chunk.to_vec());

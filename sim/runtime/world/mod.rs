@@ -372,10 +372,14 @@ impl<'a> World<'a> {
                 .iter()
                 .find(|e| e.from == c.from_op && e.to == c.to_op);
             if let Some(e) = edge.filter(|e| {
-                e.latency_min.is_some() || e.latency_max.is_some() || e.buffer_credits.is_some()
+                e.latency_min.is_some()
+                    || e.latency_max.is_some()
+                    || e.buffer_credits.is_some()
+                    || e.buffer_size.is_some()
             }) {
                 let (min, max, credits) = n.of_edge(e);
-                net.set_channel(ch as ChannelId, (min.nanos(), max.nanos()), credits);
+                let buffer = n.buffer_of_edge(e);
+                net.set_channel(ch as ChannelId, (min.nanos(), max.nanos()), credits, buffer);
             }
         }
         net.gates = crate::runtime::net::Gates::new(exec.tasks.iter().map(|t| t.inputs.len()));
@@ -384,7 +388,7 @@ impl<'a> World<'a> {
         net.nonblocking_barriers = cfg.mutants.has(Mutant::AlignedNoBlock);
         net.lose_credit = cfg.mutants.has(Mutant::RecycleLosesCredit);
         net.forget_edge_credits = cfg.mutants.has(Mutant::RestartForgetsEdgeCredits);
-        net.buffer_bytes = n.buffer_size.unwrap_or(u64::MAX);
+        net.set_buffer_bytes(n.buffer_size.unwrap_or(u64::MAX));
         net.sizes = RecordSizes::new(&scenario, cfg.seed);
         net.drop_at_boundary = cfg.mutants.has(Mutant::BufferBoundaryDropsRecord);
         net.during_recovery = scenario.checkpoint.during_recovery;

@@ -384,10 +384,17 @@ impl World<'_> {
 
     /// How many records a source emits per step: one buffer's worth
     /// (`buffer_records`, or as many of its records as fit in
-    /// `buffer_size`, by their mean size).
+    /// `buffer_size`, by their mean size), of its smallest output buffers.
     fn poll_batch(&self, t: TaskId) -> usize {
-        let n = self.net.buffer_records;
-        if self.net.buffer_bytes == u64::MAX {
+        let outputs = &self.task_outputs[t as usize];
+        let channels = outputs.iter().map(|&ch| &self.net.channels[ch as usize]);
+        let (n, bytes) = match outputs.is_empty() {
+            true => (self.net.buffer_records, self.net.buffer_bytes),
+            false => channels.fold((usize::MAX, u64::MAX), |(n, b), c| {
+                (n.min(c.buffer_records), b.min(c.buffer_bytes))
+            }),
+        };
+        if bytes == u64::MAX {
             return n;
         }
         let op = self.exec.tasks[t as usize].operator;
@@ -397,7 +404,7 @@ impl World<'_> {
             }
             _ => crate::scenario::RECORD_BYTES,
         };
-        let fit = self.net.buffer_bytes / mean.max(1);
+        let fit = bytes / mean.max(1);
         n.min(usize::try_from(fit).unwrap_or(usize::MAX)).max(1)
     }
 
