@@ -562,13 +562,29 @@ fn sample() -> Scenario {
                     delay: SimDuration::from_micros(7),
                 }],
             }),
-            slow_tasks: vec![ckptsim::scenario::SlowTask {
-                operator: OperatorId(1),
-                subtask: 0,
-                from: SimTime(1_000_000),
-                until: SimTime(2_000_000_000),
-                factor: 25,
-            }],
+            slow_tasks: vec![
+                ckptsim::scenario::SlowTask {
+                    operator: OperatorId(1),
+                    subtask: 0,
+                    from: SimTime(1_000_000),
+                    until: SimTime(2_000_000_000),
+                    factor: 25,
+                    trigger: None,
+                },
+                ckptsim::scenario::SlowTask {
+                    operator: OperatorId(1),
+                    subtask: 1,
+                    from: SimTime::ZERO,
+                    until: SimTime(7_000_000),
+                    factor: 3,
+                    trigger: Some(ckptsim::scenario::CrashTrigger {
+                        on: ckptsim::scenario::TriggerEvent::Alignment,
+                        checkpoint: Some(2),
+                        of: None,
+                        delay: SimDuration::from_micros(100),
+                    }),
+                },
+            ],
             worker_crashes: vec![
                 ckptsim::scenario::WorkerCrash {
                     at: SimTime(3_000_000),
@@ -927,6 +943,7 @@ fn layout_follows_the_docs() {
         "[faults.coordinator]",
         "[faults.coordinator.random]",
         "[[faults.coordinator.crash_on]]",
+        "[[faults.slow_tasks]]",
         "[[faults.slow_tasks]]",
         "[[faults.worker_crashes]]",
         "[[faults.worker_crashes]]",

@@ -6,6 +6,7 @@
 //! they do not apply.
 
 use crate::common::{check_alg, scenario_path};
+use ckptsim::engine::SimDuration;
 use ckptsim::fault::{plan_crashes, plan_worker_crashes};
 use ckptsim::scenario::{parse_str, Algorithm, OperatorId, Scenario};
 
@@ -284,6 +285,50 @@ fn latency_spikes_and_partitions_follow_their_events() {
     assert!(
         e.contains("`duration` applies only to a window with `on`"),
         "{e}"
+    );
+}
+
+/// A straggler may start at an event too: `delay` after checkpoint 2's
+/// trigger it slows its task for `duration`, noted in the fault timeline;
+/// the writer keeps it relative, and an event that never comes is a
+/// warning.
+#[test]
+fn a_straggler_follows_its_event() {
+    let relative = |checkpoint: u64| {
+        let text = std::fs::read_to_string(scenario_path("faults"))
+            .unwrap()
+            .replace(
+                "task = \"count[0]\"\nfrom = \"20ms\"\nuntil = \"100ms\"",
+                &format!("task = \"count[0]\"\non = \"trigger\"\ncheckpoint = {checkpoint}\ndelay = \"1ms\"\nduration = \"30ms\""),
+            );
+        parse_str(&text, "slow-on.toml").unwrap_or_else(|e| panic!("{e}"))
+    };
+    let sc = relative(2);
+    let mut started = 0;
+    for seed in 0..20 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        let stats = &e.output.checkpoint_stats;
+        let Some(t) = stats.iter().find(|c| c.id == 2).map(|c| c.trigger_ns) else {
+            continue;
+        };
+        let (from, until) = (SimDuration(t + 1_000_000), SimDuration(t + 31_000_000));
+        let what = format!("straggler count[0] (×5) from {from} until {until}");
+        assert_eq!(noted(&e, &what), Some(t), "seed {seed}");
+        started += 1;
+    }
+    assert!(started >= 15, "{started}");
+    let again = parse_str(&ckptsim::scenario::write::to_toml(&sc), "again.toml").unwrap();
+    assert_eq!(again.faults.slow_tasks, sc.faults.slow_tasks);
+    assert!(again.faults.slow_tasks[0].trigger.is_some());
+
+    let e = check_alg(&relative(100_000), 0, Algorithm::Aligned, &[]);
+    let w = e.output.warnings.iter().find(|w| w.kind == "straggler");
+    assert!(
+        w.expect("warning").message.starts_with(
+            "straggler count[0] on the trigger of checkpoint 100000 never happened: the event never came before"
+        ),
+        "{w:?}"
     );
 }
 

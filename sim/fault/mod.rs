@@ -136,7 +136,9 @@ pub fn planned_faults_end(
     coordinator: &[SimTime],
     workers: &[WorkerCrash],
 ) -> SimTime {
-    let slow = scenario.faults.slow_tasks.iter().map(|s| s.until);
+    // A triggered straggler moves the end when it starts.
+    let slow = scenario.faults.slow_tasks.iter();
+    let slow = slow.filter(|s| s.trigger.is_none()).map(|s| s.until);
     fault_phase_end(crashes)
         .max(coordinator.iter().copied().max().unwrap_or(SimTime::ZERO))
         .max(

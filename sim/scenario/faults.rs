@@ -178,18 +178,19 @@ impl Validator<'_, '_> {
             spec
         });
         let slow_tasks = self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {
-            let from = v.bounded("from", s.from.0);
-            let until = v.required_dur("until", &s.until);
+            let keys = TriggerKeys::of(None, s.on, &s.checkpoint, &s.of, s.delay);
+            let (window, trigger) = v.fault_window(s.from, &s.until, s.duration, &keys);
             let d = schema::SlowTask::default();
             let factor = v.int("factor", s.factor, d.factor);
-            v.after(("from", from), ("until", until));
             let (operator, subtask) = v.task(&s.task)?;
+            let (from, until) = window?;
             Some(SlowTask {
                 operator,
                 subtask,
-                from: time(from?),
-                until: time(until?),
+                from,
+                until,
                 factor,
+                trigger: trigger?,
             })
         });
         FaultSpec {

@@ -455,7 +455,8 @@ pub enum MemoryLoss {
 }
 
 /// A straggler: between `from` and `until` the task's processing cost is
-/// multiplied by `factor`.
+/// multiplied by `factor`. With a `trigger`, `from` is 0 and `until` the
+/// window's length, both counted from `delay` after the event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SlowTask {
     pub operator: OperatorId,
@@ -463,6 +464,7 @@ pub struct SlowTask {
     pub from: SimTime,
     pub until: SimTime,
     pub factor: u32,
+    pub trigger: Option<CrashTrigger>,
 }
 
 /// Fault kinds beyond subtask crashes, for `ckptsim list`.

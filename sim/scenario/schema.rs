@@ -685,12 +685,25 @@ section! {
 }
 
 table! {
-    /// `[[faults.slow_tasks]]`.
+    /// `[[faults.slow_tasks]]`: between `from` and `until` (or for
+    /// `duration` from `delay` after an event `on`).
     SlowTask {
         task: Option<String> = None,
-        from: Duration = Duration::default(),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
         until: Option<Duration> = None,
         factor: i64 = 10,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Duration> = None,
     }
 }
 
@@ -836,11 +849,20 @@ impl From<&Scenario> for File {
                     delay: w.trigger.as_ref().map(|tr| Duration(tr.delay)),
                 }),
                 restart: restart(&f.restart),
-                slow_tasks: all(&f.slow_tasks, |st| SlowTask {
-                    task: task(st.operator, st.subtask),
-                    from: st.from.into(),
-                    until: t(st.until),
-                    factor: st.factor.into(),
+                slow_tasks: all(&f.slow_tasks, |st| {
+                    let (from, until, on, checkpoint, of, delay, duration) =
+                        window_keys(st.from, st.until, &st.trigger, &task);
+                    SlowTask {
+                        task: task(st.operator, st.subtask),
+                        from,
+                        until,
+                        factor: st.factor.into(),
+                        on,
+                        checkpoint,
+                        of,
+                        delay,
+                        duration,
+                    }
                 }),
                 latency_spikes: all(&f.latency_spikes, |sp| {
                     let (from, until, on, checkpoint, of, delay, duration) =

@@ -207,6 +207,53 @@ impl World<'_> {
         self.fault_phase_end =
             planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);
         self.plan_network_faults();
+        let slow = &self.scenario.faults.slow_tasks;
+        self.slow_windows = slow
+            .iter()
+            .map(|s| match s.trigger {
+                None => (s.from, s.until),
+                Some(_) => (SimTime(u64::MAX), SimTime(u64::MAX)),
+            })
+            .collect();
+        self.armed_slow = (0..slow.len() as u32)
+            .filter(|&i| slow[i as usize].trigger.is_some())
+            .collect();
+    }
+
+    /// `on` happened: every straggler armed for it starts `delay` from now
+    /// and lasts its `duration`, once (hook in `crash_trigger`).
+    pub(super) fn slow_task_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
+        let now = self.net.now;
+        let slow = &self.scenario.faults.slow_tasks;
+        let exec = &self.exec;
+        let mut fire = Vec::new();
+        self.armed_slow.retain(|&i| {
+            let s = &slow[i as usize];
+            let Some(tr) = &s.trigger else {
+                return false;
+            };
+            let whose = tr.of.unwrap_or((s.operator, s.subtask));
+            let matches = super::recovery::fires(tr, Some(whose), (on, task, id), exec);
+            if matches {
+                let from = now.plus(tr.delay);
+                fire.push((i, from, from.plus(SimDuration(s.until.0 - s.from.0))));
+            }
+            !matches
+        });
+        for (i, from, until) in fire {
+            self.slow_windows[i as usize] = (from, until);
+            self.fault_phase_end = self.fault_phase_end.max(until);
+            let s = &self.scenario.faults.slow_tasks[i as usize];
+            let t = self.exec.task_of(s.operator, s.subtask);
+            let (name, factor) = (self.exec.tasks[t as usize].name.clone(), s.factor);
+            self.note_fault(|| {
+                format!(
+                    "straggler {name} (×{factor}) from {} until {}",
+                    SimDuration(from.0),
+                    SimDuration(until.0)
+                )
+            });
+        }
     }
 
     /// The fault events (hook in `dispatch`).
@@ -274,11 +321,9 @@ impl World<'_> {
         }
         let now = self.net.now;
         if self
-            .scenario
-            .faults
-            .slow_tasks
+            .slow_windows
             .iter()
-            .any(|s| s.from <= now && now < s.until)
+            .any(|&(from, until)| from <= now && now < until)
         {
             self.counters.crashes_during_straggling += 1;
         }
@@ -682,11 +727,12 @@ impl World<'_> {
         let now = self.net.now;
         let mut factor = None;
         for (i, s) in slow.iter().enumerate() {
+            let (from, until) = self.slow_windows[i];
             // A straggling operator slows its whole task (one thread).
             if info.chain.contains(&s.operator)
                 && s.subtask == info.subtask
-                && s.from <= now
-                && now < s.until
+                && from <= now
+                && now < until
             {
                 self.fx_log.stragglers[i] = true;
                 factor = factor.max(Some(u64::from(s.factor)));

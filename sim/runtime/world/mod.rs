@@ -237,6 +237,11 @@ struct World<'a> {
     /// Latency spikes and partitions waiting for their event (indexes as
     /// `Ev::NetworkFault`'s: spikes, then partitions).
     armed_network: Vec<u32>,
+    /// Stragglers waiting for their event (indexes into
+    /// `[[faults.slow_tasks]]`), and every straggler's window (a triggered
+    /// one's once it started).
+    armed_slow: Vec<u32>,
+    slow_windows: Vec<(SimTime, SimTime)>,
     /// Highest offset + 1 ever emitted per global partition.
     high_water: Vec<u64>,
     out: Vec<Record>,
@@ -522,6 +527,8 @@ impl<'a> World<'a> {
             armed_workers: Vec::new(),
             armed_coordinator: Vec::new(),
             armed_network: Vec::new(),
+            armed_slow: Vec::new(),
+            slow_windows: Vec::new(),
             crash_plan,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),

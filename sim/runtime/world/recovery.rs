@@ -33,6 +33,9 @@ impl World<'_> {
         if !self.armed_network.is_empty() {
             self.network_fault_trigger(on, task, id);
         }
+        if !self.armed_slow.is_empty() {
+            self.slow_task_trigger(on, task, id);
+        }
         if self.armed_crashes.is_empty() {
             return;
         }

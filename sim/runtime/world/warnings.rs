@@ -225,16 +225,25 @@ impl World<'_> {
             }
         }
         for (i, s) in faults.slow_tasks.iter().enumerate() {
+            let t = self.exec.task_of(s.operator, s.subtask);
+            let name = &self.exec.tasks[t as usize].name;
+            if let (Some(tr), true) = (&s.trigger, self.armed_slow.contains(&(i as u32))) {
+                let on = self.trigger_text(tr);
+                push(
+                    "straggler",
+                    format!("straggler {name} on {on} never happened: the event never came before {ended}"),
+                );
+                continue;
+            }
             if !self.fx_log.stragglers[i] {
-                let t = self.exec.task_of(s.operator, s.subtask);
+                let (from, until) = self.slow_windows[i];
                 push(
                     "straggler",
                     format!(
-                        "straggler {} (×{}) from {} until {} slowed no step: the task took no step in that window",
-                        self.exec.tasks[t as usize].name,
+                        "straggler {name} (×{}) from {} until {} slowed no step: the task took no step in that window",
                         s.factor,
-                        SimDuration(s.from.0),
-                        SimDuration(s.until.0)
+                        SimDuration(from.0),
+                        SimDuration(until.0)
                     ),
                 );
             }
