@@ -428,7 +428,7 @@ fn the_fault_timeline_names_each_fault_restart_and_what_never_fired() {
         "coordinator failover: the new leader restarts the job from checkpoint 4",
         "latency spike 1 begins",
         "network partition 1 begins",
-        "a checkpoint storage write failed",
+        "the state write of checkpoint 1 by source->split[1] failed",
         "notification of checkpoint 2 to source->split[1] lost",
     ] {
         assert!(text.contains(&needle), "no `{needle}` in {text:#?}");

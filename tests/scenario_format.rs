@@ -239,6 +239,8 @@ fn assert_every_key_written(text: &str, what: &str) {
         "random_workers",
         "latency_spikes",
         "partitions",
+        "storage_failures",
+        "lost_notifications",
     ] {
         if faults.contains_key(optional) {
             expected.push(optional);
@@ -639,6 +641,20 @@ fn sample() -> Scenario {
                 workers: vec![0, 2],
                 trigger: None,
             }],
+            storage_failures: vec![
+                ckptsim::scenario::TargetedFault {
+                    checkpoint: 2,
+                    of: Some((OperatorId(1), 0)),
+                },
+                ckptsim::scenario::TargetedFault {
+                    checkpoint: 4,
+                    of: None,
+                },
+            ],
+            lost_notifications: vec![ckptsim::scenario::TargetedFault {
+                checkpoint: 3,
+                of: None,
+            }],
             failover: FailoverStrategy::Region,
         },
         limits: Limits {
@@ -951,6 +967,9 @@ fn layout_follows_the_docs() {
         "[[faults.latency_spikes]]",
         "[[faults.latency_spikes]]",
         "[[faults.partitions]]",
+        "[[faults.storage_failures]]",
+        "[[faults.storage_failures]]",
+        "[[faults.lost_notifications]]",
         "[limits]",
         "[expect]",
         "[replay]",

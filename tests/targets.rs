@@ -332,6 +332,124 @@ fn a_straggler_follows_its_event() {
     );
 }
 
+/// wordcount with `tables` appended to its `[faults]` (random crashes off).
+fn wordcount_faults(tables: &str) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(scenario_path("wordcount"))
+        .unwrap()
+        .replace("max_crashes = 3", &format!("max_crashes = 0\n\n{tables}"));
+    parse_str(&text, "aimed.toml").map_err(|e| e.to_string())
+}
+
+/// `[[faults.storage_failures]]` fails exactly the write it names: a
+/// task's state write of one checkpoint, or (without `of`) the metadata
+/// write; that checkpoint fails, the others complete, the timeline says
+/// which write it was; the writer keeps the tables.
+#[test]
+fn a_storage_failure_strikes_the_write_it_names() {
+    let failed = |e: &ckptsim::harness::Execution| -> Vec<u64> {
+        let done = ckptsim::runtime::coordinator::Outcome::Completed;
+        let stats = &e.output.checkpoint_stats;
+        stats
+            .iter()
+            .filter(|c| c.outcome != done)
+            .map(|c| c.id)
+            .collect()
+    };
+    let cases = [
+        (
+            "[[faults.storage_failures]]\ncheckpoint = 3\nof = \"count[1]\"",
+            "the state write of checkpoint 3 by count[1] failed",
+        ),
+        (
+            "[[faults.storage_failures]]\ncheckpoint = 2",
+            "the metadata write of checkpoint 2 failed",
+        ),
+    ];
+    for (table, what) in cases {
+        let sc = wordcount_faults(table).unwrap();
+        let id = sc.faults.storage_failures[0].checkpoint;
+        for seed in 0..5 {
+            let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+            assert!(e.verdict.passed, "seed {seed}");
+            assert_eq!(failed(&e), [id], "seed {seed}");
+            let notes: Vec<&str> = e
+                .output
+                .fault_timeline
+                .iter()
+                .map(|f| f.what.as_str())
+                .collect();
+            assert!(notes.contains(&what), "seed {seed}: {notes:?}");
+            assert_eq!(e.output.counters.storage_write_failures, 1, "seed {seed}");
+        }
+        let again = parse_str(&ckptsim::scenario::write::to_toml(&sc), "again.toml").unwrap();
+        assert_eq!(again.faults.storage_failures, sc.faults.storage_failures);
+    }
+    let never = wordcount_faults("[[faults.storage_failures]]\ncheckpoint = 100000").unwrap();
+    let e = check_alg(&never, 0, Algorithm::Aligned, &[]);
+    let w = e.output.warnings.iter().find(|w| w.kind == "storage");
+    assert!(
+        w.expect("warning").message.starts_with(
+            "storage failure of the metadata write of checkpoint 100000 never happened: that write never came before the run ended"
+        ),
+        "{w:?}"
+    );
+    for (table, error) in [
+        (
+            "[[faults.storage_failures]]\nof = \"count[0]\"",
+            "missing required key `checkpoint`",
+        ),
+        (
+            "[[faults.storage_failures]]\ncheckpoint = 0",
+            "checkpoint must be at least 1",
+        ),
+        (
+            "[[faults.lost_notifications]]\ncheckpoint = 2\nof = \"count[9]\"",
+            "task `count[9]` does not exist",
+        ),
+    ] {
+        let e = wordcount_faults(table).unwrap_err();
+        assert!(e.contains(error), "{table}: {e}");
+    }
+}
+
+/// `[[faults.lost_notifications]]` loses exactly the notifications it
+/// names: one task's, or every task's of one checkpoint; the job stays
+/// exactly-once (a later notification catches up).
+#[test]
+fn a_lost_notification_strikes_the_task_it_names() {
+    let lost = |e: &ckptsim::harness::Execution| -> Vec<String> {
+        let timeline = &e.output.fault_timeline;
+        let lost = timeline
+            .iter()
+            .filter(|f| f.what.starts_with("notification of"));
+        lost.map(|f| f.what.clone()).collect()
+    };
+    let one = wordcount_faults("[[faults.lost_notifications]]\ncheckpoint = 2\nof = \"sink[0]\"")
+        .unwrap();
+    let every = wordcount_faults("[[faults.lost_notifications]]\ncheckpoint = 3").unwrap();
+    for seed in 0..5 {
+        let e = check_alg(&one, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        assert_eq!(
+            lost(&e),
+            ["notification of checkpoint 2 to sink[0] lost"],
+            "seed {seed}"
+        );
+        let e = check_alg(&every, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}");
+        let all = lost(&e);
+        assert_eq!(all.len(), 7, "seed {seed}: {all:?}");
+        assert!(all
+            .iter()
+            .all(|w| w.starts_with("notification of checkpoint 3 to ")));
+    }
+    let again = parse_str(&ckptsim::scenario::write::to_toml(&one), "again.toml").unwrap();
+    assert_eq!(
+        again.faults.lost_notifications,
+        one.faults.lost_notifications
+    );
+}
+
 /// wordcount with its source's `records_per_partition` line replaced.
 fn wordcount_lengths(lengths: &str) -> Result<Scenario, String> {
     let text = std::fs::read_to_string(scenario_path("wordcount"))

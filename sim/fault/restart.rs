@@ -127,6 +127,8 @@ mod tests {
             random_workers: None,
             latency_spikes: Vec::new(),
             partitions: Vec::new(),
+            storage_failures: Vec::new(),
+            lost_notifications: Vec::new(),
             failover: crate::scenario::FailoverStrategy::Full,
         }
     }

@@ -6,7 +6,7 @@ use super::schema::{self, name_of, Duration, File, Random, Restart, Strategy, St
 use super::validate::{dense_id, help, time, Validator};
 use super::{
     CrashSpec, CrashTrigger, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes,
-    RestartStrategy, SlowTask, TriggerEvent, WorkerCrash,
+    RestartStrategy, SlowTask, TargetedFault, TriggerEvent, WorkerCrash,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -193,7 +193,11 @@ impl Validator<'_, '_> {
                 trigger: trigger?,
             })
         });
+        let storage_failures = self.targeted("faults.storage_failures", &x.storage_failures);
+        let lost_notifications = self.targeted("faults.lost_notifications", &x.lost_notifications);
         FaultSpec {
+            storage_failures,
+            lost_notifications,
             crashes,
             random,
             restart: restart.unwrap_or_default(),
@@ -208,6 +212,24 @@ impl Validator<'_, '_> {
             partitions,
             ..spec
         }
+    }
+
+    /// `[[faults.storage_failures]]` or `[[faults.lost_notifications]]`:
+    /// `checkpoint` (required, at least 1) and `of`, a subtask.
+    fn targeted(&mut self, table: &str, list: &[schema::Targeted]) -> Vec<TargetedFault> {
+        self.each(table, list, |v, x| {
+            let checkpoint = v.required("checkpoint", &x.checkpoint).copied();
+            let checkpoint =
+                checkpoint.and_then(|n| v.checked::<u64>("checkpoint", n, Some(1..=i64::MAX)));
+            let of = match &x.of {
+                None => Some(None),
+                Some(_) => v.task_at("of", &x.of).map(Some),
+            };
+            Some(TargetedFault {
+                checkpoint: checkpoint?,
+                of: of?,
+            })
+        })
     }
 
     /// The cluster's workers, or a problem at the table: "`what` a [cluster] section".

@@ -24,7 +24,8 @@ pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, CustomOperator, FaultSpec, LatencySpike,
     LimitSpec as Limits, NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind,
     PartitionSpec as Partition, RandomCrashes, ReplaySpec, SavepointSpec, SourceSpec,
-    StorageFaultSpec as StorageFaults, WorkerCrashSpec as WorkerCrash, OPERATOR_KINDS,
+    StorageFaultSpec as StorageFaults, TargetedFault, WorkerCrashSpec as WorkerCrash,
+    OPERATOR_KINDS,
 };
 pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 
@@ -471,9 +472,9 @@ pub struct SlowTask {
 pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("region-failover", "[faults] failover = \"region\": a task failure restarts only its pipelined region (tasks connected by channels)"),
     ("restart-strategy", "[faults.restart]: fixed-delay, exponential-delay or failure-rate; when it gives up the job fails (a reported outcome)"),
-    ("lost-notification", "[faults.notifications]: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
+    ("lost-notification", "[faults.notifications] at a rate, [[faults.lost_notifications]] for one checkpoint: a checkpoint-complete notification to a task is lost; the next abort or completion catches up"),
     ("lost-operator-event", "[faults.operator_events]: an operator event from a coordinator to a subtask (a split assignment) is lost; the coordinator learns it from the failed RPC and fails the subtask"),
-    ("storage", "[faults.storage]: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
+    ("storage", "[faults.storage] at a rate, [[faults.storage_failures]] for one checkpoint's write: a checkpoint storage write fails (a counted checkpoint failure) or is slow"),
     ("coordinator-crash", "[faults.coordinator]: the coordinator crashes; pending checkpoints are lost, completed ones survive only with filesystem storage"),
     ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),
     ("latency-spike", "[[faults.latency_spikes]]: messages on chosen channels (an edge, a worker, or all) take longer for a while"),

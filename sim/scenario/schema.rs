@@ -572,6 +572,13 @@ section! {
         /// `[[faults.partitions]]`: workers cut off from the rest (needs `[cluster]`).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         partitions: Custom<Vec<Partition>, Vec<PartitionSpec>> = Vec::new(),
+        /// `[[faults.storage_failures]]`: one checkpoint's storage write fails.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        storage_failures: Custom<Vec<Targeted>, Vec<TargetedFault>> = Vec::new(),
+        /// `[[faults.lost_notifications]]`: one checkpoint's completion
+        /// notifications are lost.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        lost_notifications: Custom<Vec<Targeted>, Vec<TargetedFault>> = Vec::new(),
     }
 }
 
@@ -911,6 +918,8 @@ impl From<&Scenario> for File {
                     workers: r.workers.iter().map(|&w| i64::from(w)).collect(),
                     ..r.into()
                 }),
+                storage_failures: all(&f.storage_failures, |x| targeted(x, &task)),
+                lost_notifications: all(&f.lost_notifications, |x| targeted(x, &task)),
                 ..f.into()
             },
             limits: (&s.limits).into(),

@@ -754,26 +754,54 @@ impl World<'_> {
     /// lost: the job only finishes once every task has it, and Flink's tasks
     /// wait for it too.
     pub(super) fn send_notify_complete(&mut self, at: SimTime, t: TaskId, id: CheckpointId) {
-        if let Some(n) = &self.scenario.faults.notifications {
-            let lose = self.fx.notify_rng.chance(u64::from(n.loss_percent), 100);
-            if lose && self.coord.final_id != Some(id) {
-                self.counters.notifications_lost += 1;
-                let name = self.exec.tasks[t as usize].name.clone();
-                self.note_fault(|| format!("notification of checkpoint {id} to {name} lost"));
-                let w = self.windows();
-                if w.recovering {
-                    self.counters.notifications_lost_during_recovery += 1;
-                }
-                if w.aligning {
-                    self.counters.notifications_lost_during_alignment += 1;
-                }
-                let lost = &mut self.fx.lost_notification[t as usize];
-                *lost = (*lost).max(id);
-                return;
+        let final_one = self.coord.final_id == Some(id);
+        let aimed = match final_one {
+            true => None,
+            false => self.aimed(&self.scenario.faults.lost_notifications, id, Some(t), true),
+        };
+        let rate = self.scenario.faults.notifications.as_ref();
+        let drawn = rate.is_some_and(|n| self.fx.notify_rng.chance(u64::from(n.loss_percent), 100));
+        if let Some(i) = aimed {
+            self.fx_log.lost_notifications[i] = true;
+        }
+        if (drawn && !final_one) || aimed.is_some() {
+            self.counters.notifications_lost += 1;
+            let name = self.exec.tasks[t as usize].name.clone();
+            self.note_fault(|| format!("notification of checkpoint {id} to {name} lost"));
+            let w = self.windows();
+            if w.recovering {
+                self.counters.notifications_lost_during_recovery += 1;
             }
+            if w.aligning {
+                self.counters.notifications_lost_during_alignment += 1;
+            }
+            let lost = &mut self.fx.lost_notification[t as usize];
+            *lost = (*lost).max(id);
+            return;
         }
         let at = self.rpc_arrival(at);
         self.net.schedule(at, Ev::NotifyComplete { task: t, id });
+    }
+
+    /// The first entry of `list` aimed at checkpoint `id` of task `task`
+    /// (`None`: the coordinator). An entry without `of` aims at the
+    /// coordinator, or with `every_task` at every task.
+    fn aimed(
+        &self,
+        list: &[crate::scenario::TargetedFault],
+        id: CheckpointId,
+        task: Option<TaskId>,
+        every_task: bool,
+    ) -> Option<usize> {
+        list.iter().position(|x| {
+            x.checkpoint == id
+                && match (x.of, task) {
+                    (Some((o, n)), Some(t)) => self.exec.task_of(o, n) == t,
+                    (None, None) => true,
+                    (None, Some(_)) => every_task,
+                    (Some(_), None) => false,
+                }
+        })
     }
 
     /// A task commits a checkpoint whose own notification it lost, because
@@ -798,25 +826,35 @@ impl World<'_> {
     // ------------------------------------------------------------ storage
 
     /// Draws whether a storage write fails and how slow it is: `(failed,
-    /// extra latency)`. Two draws per write, whatever the outcome.
-    fn storage_write(&mut self) -> (bool, SimDuration) {
-        let Some(f) = &self.scenario.faults.storage else {
-            return (false, SimDuration::ZERO);
-        };
-        let fail = self
-            .fx
-            .storage_rng
-            .chance(u64::from(f.failure_percent), 100);
-        let slow = self.fx.storage_rng.chance(u64::from(f.slow_percent), 100);
-        let extra = if slow {
-            self.counters.storage_writes_slow += 1;
-            f.slow_latency
-        } else {
-            SimDuration::ZERO
-        };
+    /// extra latency)`. Two draws per write, whatever the outcome. The write
+    /// of checkpoint `id` by task `task` (`None`: the coordinator's
+    /// metadata) also fails when a `[[faults.storage_failures]]` entry aims
+    /// at it, once.
+    fn storage_write(&mut self, id: CheckpointId, task: Option<TaskId>) -> (bool, SimDuration) {
+        let aimed = self.aimed(&self.scenario.faults.storage_failures, id, task, false);
+        let aimed = aimed.filter(|&i| !self.fx_log.storage_failures[i]);
+        let (mut fail, mut extra) = (false, SimDuration::ZERO);
+        if let Some(f) = &self.scenario.faults.storage {
+            fail = self
+                .fx
+                .storage_rng
+                .chance(u64::from(f.failure_percent), 100);
+            if self.fx.storage_rng.chance(u64::from(f.slow_percent), 100) {
+                self.counters.storage_writes_slow += 1;
+                extra = f.slow_latency;
+            }
+        }
+        if let Some(i) = aimed {
+            self.fx_log.storage_failures[i] = true;
+            fail = true;
+        }
         if fail {
             self.counters.storage_write_failures += 1;
-            self.note_fault(|| "a checkpoint storage write failed".to_string());
+            let whose = task.map(|t| self.exec.tasks[t as usize].name.clone());
+            self.note_fault(|| match whose {
+                Some(name) => format!("the state write of checkpoint {id} by {name} failed"),
+                None => format!("the metadata write of checkpoint {id} failed"),
+            });
             let w = self.windows();
             if w.recovering {
                 self.counters.storage_failures_during_recovery += 1;
@@ -837,7 +875,7 @@ impl World<'_> {
         id: CheckpointId,
         delay: SimDuration,
     ) -> SimTime {
-        let (fail, extra) = self.storage_write();
+        let (fail, extra) = self.storage_write(id, Some(t));
         let at = self.net.now.plus(delay).plus(extra);
         if fail {
             self.net.schedule(
@@ -856,7 +894,7 @@ impl World<'_> {
 
     /// The coordinator writes the checkpoint's metadata (hook in `ack`).
     pub(super) fn schedule_finalize(&mut self, id: CheckpointId) {
-        let (fail, extra) = self.storage_write();
+        let (fail, extra) = self.storage_write(id, None);
         let at = self
             .net
             .now

@@ -444,6 +444,7 @@ impl<'a> World<'a> {
             fx.coordinator_plan.len(),
             f.latency_spikes.len() + f.partitions.len(),
             f.slow_tasks.len(),
+            (f.storage_failures.len(), f.lost_notifications.len()),
         );
         crate::mutant::reset_fired();
         let mut w = World {

@@ -41,6 +41,10 @@ pub(super) struct FiredLog {
     pub(super) network: Vec<Fate>,
     /// Per `[[faults.slow_tasks]]` entry: it slowed at least one step.
     pub(super) stragglers: Vec<bool>,
+    /// Per `[[faults.storage_failures]]` and `[[faults.lost_notifications]]`
+    /// entry: it struck.
+    pub(super) storage_failures: Vec<bool>,
+    pub(super) lost_notifications: Vec<bool>,
     pub(super) cancel: Fate,
 }
 
@@ -51,6 +55,7 @@ impl FiredLog {
         coordinators: usize,
         network: usize,
         stragglers: usize,
+        targeted: (usize, usize),
     ) -> FiredLog {
         FiredLog {
             crashes: vec![Fate::Pending; crashes],
@@ -58,6 +63,8 @@ impl FiredLog {
             coordinator_crashes: vec![Fate::Pending; coordinators],
             network: vec![Fate::Pending; network],
             stragglers: vec![false; stragglers],
+            storage_failures: vec![false; targeted.0],
+            lost_notifications: vec![false; targeted.1],
             cancel: Fate::Pending,
         }
     }
@@ -245,6 +252,42 @@ impl World<'_> {
                         SimDuration(from.0),
                         SimDuration(until.0)
                     ),
+                );
+            }
+        }
+        let whose = |of: Option<(crate::scenario::OperatorId, u32)>, none: &str| match of {
+            Some((o, n)) => self.exec.tasks[self.exec.task_of(o, n) as usize]
+                .name
+                .clone(),
+            None => none.to_string(),
+        };
+        for (x, &struck) in faults
+            .storage_failures
+            .iter()
+            .zip(&self.fx_log.storage_failures)
+        {
+            if !struck {
+                let id = x.checkpoint;
+                let write = match x.of {
+                    Some(_) => format!("the state write of checkpoint {id} by {}", whose(x.of, "")),
+                    None => format!("the metadata write of checkpoint {id}"),
+                };
+                push(
+                    "storage",
+                    format!("storage failure of {write} never happened: that write never came before {ended}"),
+                );
+            }
+        }
+        for (x, &struck) in faults
+            .lost_notifications
+            .iter()
+            .zip(&self.fx_log.lost_notifications)
+        {
+            if !struck {
+                let to = whose(x.of, "any task");
+                push(
+                    "notification-loss",
+                    format!("loss of the notification of checkpoint {} to {to} never happened: it was never sent before {ended}", x.checkpoint),
                 );
             }
         }

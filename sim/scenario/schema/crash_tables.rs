@@ -145,6 +145,37 @@ pub struct PartitionSpec {
     pub trigger: Option<CrashTrigger>,
 }
 
+table! {
+    /// `[[faults.storage_failures]]` and `[[faults.lost_notifications]]`:
+    /// a fault aimed at one checkpoint, at one task (`of`) or, without it,
+    /// at the coordinator's metadata write or every task's notification.
+    Targeted {
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+    }
+}
+
+/// A fault aimed at one checkpoint, validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TargetedFault {
+    pub checkpoint: u64,
+    /// The subtask whose write or notification it is; `None`: the
+    /// coordinator's metadata write, or every task's notification.
+    pub of: Option<(OperatorId, u32)>,
+}
+
+/// A targeted fault's keys as written.
+pub(super) fn targeted(
+    x: &TargetedFault,
+    task: &dyn Fn(OperatorId, u32) -> Option<String>,
+) -> Targeted {
+    Targeted {
+        checkpoint: Some(int(x.checkpoint)),
+        of: x.of.and_then(|(o, n)| task(o, n)),
+    }
+}
+
 /// The keys of a fault window as written: `from` and `until`, or `on` (with
 /// `checkpoint`, `of`, `delay`) and `duration`.
 #[allow(clippy::type_complexity)]
