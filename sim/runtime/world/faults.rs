@@ -1,6 +1,8 @@
-//! The richer fault model's part of the event loop: restart strategies, lost
-//! notifications, checkpoint storage faults, coordinator crashes and
-//! stragglers. `World`'s own methods call in here through small hooks.
+//! The richer fault model's part of the event loop: planned and triggered
+//! worker and coordinator crashes, restart strategies, network faults
+//! (latency spikes and partitions). Stragglers, lost notifications and
+//! storage faults are in `degraded`. `World`'s own methods call in here
+//! through small hooks.
 
 use super::{JobStatus, Status, World};
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
@@ -15,8 +17,8 @@ use crate::scenario::{MemoryLoss, Scenario, StorageKind, TriggerEvent, WorkerCra
 /// Fault state the world keeps beside its own.
 pub(super) struct FaultState {
     pub(super) restart: RestartTracker,
-    notify_rng: SimRng,
-    storage_rng: SimRng,
+    pub(super) notify_rng: SimRng,
+    pub(super) storage_rng: SimRng,
     /// Planned coordinator crash times.
     pub(super) coordinator_plan: Vec<SimTime>,
     /// The coordinator is down (between a crash and its successor).
@@ -24,7 +26,7 @@ pub(super) struct FaultState {
     /// The crash lost completed checkpoints (memory storage).
     lost_checkpoints: bool,
     /// Per task: the newest checkpoint whose notification to it was lost.
-    lost_notification: Vec<CheckpointId>,
+    pub(super) lost_notification: Vec<CheckpointId>,
     /// Per task: the worker it runs on (empty without `[cluster]`).
     worker_of: Vec<u32>,
     /// Planned worker crashes.
@@ -118,10 +120,10 @@ impl FaultState {
 }
 
 /// Which interesting window the run is in when a fault strikes.
-struct Windows {
-    aligning: bool,
-    snapshot_unnotified: bool,
-    recovering: bool,
+pub(super) struct Windows {
+    pub(super) aligning: bool,
+    pub(super) snapshot_unnotified: bool,
+    pub(super) recovering: bool,
 }
 
 impl World<'_> {
@@ -220,42 +222,6 @@ impl World<'_> {
             .collect();
     }
 
-    /// `on` happened: every straggler armed for it starts `delay` from now
-    /// and lasts its `duration`, once (hook in `crash_trigger`).
-    pub(super) fn slow_task_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
-        let now = self.net.now;
-        let slow = &self.scenario.faults.slow_tasks;
-        let exec = &self.exec;
-        let mut fire = Vec::new();
-        self.armed_slow.retain(|&i| {
-            let s = &slow[i as usize];
-            let Some(tr) = &s.trigger else {
-                return false;
-            };
-            let whose = tr.of.unwrap_or((s.operator, s.subtask));
-            let matches = super::recovery::fires(tr, Some(whose), (on, task, id), exec);
-            if matches {
-                let from = now.plus(tr.delay);
-                fire.push((i, from, from.plus(SimDuration(s.until.0 - s.from.0))));
-            }
-            !matches
-        });
-        for (i, from, until) in fire {
-            self.slow_windows[i as usize] = (from, until);
-            self.fault_phase_end = self.fault_phase_end.max(until);
-            let s = &self.scenario.faults.slow_tasks[i as usize];
-            let t = self.exec.task_of(s.operator, s.subtask);
-            let (name, factor) = (self.exec.tasks[t as usize].name.clone(), s.factor);
-            self.note_fault(|| {
-                format!(
-                    "straggler {name} (×{factor}) from {} until {}",
-                    SimDuration(from.0),
-                    SimDuration(until.0)
-                )
-            });
-        }
-    }
-
     /// The fault events (hook in `dispatch`).
     pub(super) fn dispatch_fault(&mut self, ev: Ev) {
         match ev {
@@ -285,7 +251,7 @@ impl World<'_> {
         }
     }
 
-    fn windows(&self) -> Windows {
+    pub(super) fn windows(&self) -> Windows {
         let aligning = self
             .tasks
             .iter()
@@ -712,199 +678,6 @@ impl World<'_> {
         self.counters.upstream_blocks = self.net.upstream_blocks;
         self.counters.credit_messages = self.net.credit_messages;
         self.counters.recovered_records_persisted = self.net.recovered_persisted;
-    }
-
-    // ------------------------------------------------------------ stragglers
-
-    /// A task's step cost, stretched while the task is a straggler (hook in
-    /// `busy`).
-    pub(super) fn straggle(&mut self, t: TaskId, cost: u64) -> u64 {
-        let slow = &self.scenario.faults.slow_tasks;
-        if slow.is_empty() {
-            return cost;
-        }
-        let info = &self.exec.tasks[t as usize];
-        let now = self.net.now;
-        let mut factor = None;
-        for (i, s) in slow.iter().enumerate() {
-            let (from, until) = self.slow_windows[i];
-            // A straggling operator slows its whole task (one thread).
-            if info.chain.contains(&s.operator)
-                && s.subtask == info.subtask
-                && from <= now
-                && now < until
-            {
-                self.fx_log.stragglers[i] = true;
-                factor = factor.max(Some(u64::from(s.factor)));
-            }
-        }
-        match factor {
-            Some(f) => {
-                self.counters.slow_task_steps += 1;
-                cost.saturating_mul(f)
-            }
-            None => cost,
-        }
-    }
-
-    // ------------------------------------------------------------ notifications
-
-    /// Sends checkpoint-complete to a task, unless the notification is lost
-    /// (hook in `finalized`). The final checkpoint's notification is never
-    /// lost: the job only finishes once every task has it, and Flink's tasks
-    /// wait for it too.
-    pub(super) fn send_notify_complete(&mut self, at: SimTime, t: TaskId, id: CheckpointId) {
-        let final_one = self.coord.final_id == Some(id);
-        let aimed = match final_one {
-            true => None,
-            false => self.aimed(&self.scenario.faults.lost_notifications, id, Some(t), true),
-        };
-        let rate = self.scenario.faults.notifications.as_ref();
-        let drawn = rate.is_some_and(|n| self.fx.notify_rng.chance(u64::from(n.loss_percent), 100));
-        if let Some(i) = aimed {
-            self.fx_log.lost_notifications[i] = true;
-        }
-        if (drawn && !final_one) || aimed.is_some() {
-            self.counters.notifications_lost += 1;
-            let name = self.exec.tasks[t as usize].name.clone();
-            self.note_fault(|| format!("notification of checkpoint {id} to {name} lost"));
-            let w = self.windows();
-            if w.recovering {
-                self.counters.notifications_lost_during_recovery += 1;
-            }
-            if w.aligning {
-                self.counters.notifications_lost_during_alignment += 1;
-            }
-            let lost = &mut self.fx.lost_notification[t as usize];
-            *lost = (*lost).max(id);
-            return;
-        }
-        let at = self.rpc_arrival(at);
-        self.net.schedule(at, Ev::NotifyComplete { task: t, id });
-    }
-
-    /// The first entry of `list` aimed at checkpoint `id` of task `task`
-    /// (`None`: the coordinator). An entry without `of` aims at the
-    /// coordinator, or with `every_task` at every task.
-    fn aimed(
-        &self,
-        list: &[crate::scenario::TargetedFault],
-        id: CheckpointId,
-        task: Option<TaskId>,
-        every_task: bool,
-    ) -> Option<usize> {
-        list.iter().position(|x| {
-            x.checkpoint == id
-                && match (x.of, task) {
-                    (Some((o, n)), Some(t)) => self.exec.task_of(o, n) == t,
-                    (None, None) => true,
-                    (None, Some(_)) => every_task,
-                    (Some(_), None) => false,
-                }
-        })
-    }
-
-    /// A task commits a checkpoint whose own notification it lost, because
-    /// a later notification covers it (hook in `notify_complete`).
-    pub(super) fn note_catch_up(&mut self, t: TaskId, id: CheckpointId) {
-        let lost = self.fx.lost_notification[t as usize];
-        if lost > 0 && lost > self.tasks[t as usize].last_notified && id >= lost {
-            self.counters.lost_notifications_caught_up += 1;
-        }
-    }
-
-    /// The catch-up came with an abort notification (hook in
-    /// `notify_aborted`, Flink's `notifyCheckpointAborted(id,
-    /// latestCompletedCheckpointId)`).
-    pub(super) fn note_abort_catch_up(&mut self, t: TaskId, latest: CheckpointId) {
-        let lost = self.fx.lost_notification[t as usize];
-        if lost > 0 && lost > self.tasks[t as usize].last_notified && latest >= lost {
-            self.counters.lost_notifications_caught_up_by_abort += 1;
-        }
-    }
-
-    // ------------------------------------------------------------ storage
-
-    /// Draws whether a storage write fails and how slow it is: `(failed,
-    /// extra latency)`. Two draws per write, whatever the outcome. The write
-    /// of checkpoint `id` by task `task` (`None`: the coordinator's
-    /// metadata) also fails when a `[[faults.storage_failures]]` entry aims
-    /// at it, once.
-    fn storage_write(&mut self, id: CheckpointId, task: Option<TaskId>) -> (bool, SimDuration) {
-        let aimed = self.aimed(&self.scenario.faults.storage_failures, id, task, false);
-        let aimed = aimed.filter(|&i| !self.fx_log.storage_failures[i]);
-        let (mut fail, mut extra) = (false, SimDuration::ZERO);
-        if let Some(f) = &self.scenario.faults.storage {
-            fail = self
-                .fx
-                .storage_rng
-                .chance(u64::from(f.failure_percent), 100);
-            if self.fx.storage_rng.chance(u64::from(f.slow_percent), 100) {
-                self.counters.storage_writes_slow += 1;
-                extra = f.slow_latency;
-            }
-        }
-        if let Some(i) = aimed {
-            self.fx_log.storage_failures[i] = true;
-            fail = true;
-        }
-        if fail {
-            self.counters.storage_write_failures += 1;
-            let whose = task.map(|t| self.exec.tasks[t as usize].name.clone());
-            self.note_fault(|| match whose {
-                Some(name) => format!("the state write of checkpoint {id} by {name} failed"),
-                None => format!("the metadata write of checkpoint {id} failed"),
-            });
-            let w = self.windows();
-            if w.recovering {
-                self.counters.storage_failures_during_recovery += 1;
-            }
-            if w.aligning {
-                self.counters.storage_failures_during_alignment += 1;
-            }
-        }
-        (fail, extra)
-    }
-
-    /// A task's state write and ack (hook in `maybe_ack`): the ack arrives
-    /// after `delay`, or the write fails and the task declines. Returns when
-    /// the ack (or failure) reaches the coordinator.
-    pub(super) fn schedule_ack(
-        &mut self,
-        t: TaskId,
-        id: CheckpointId,
-        delay: SimDuration,
-    ) -> SimTime {
-        let (fail, extra) = self.storage_write(id, Some(t));
-        let at = self.net.now.plus(delay).plus(extra);
-        if fail {
-            self.net.schedule(
-                at,
-                Ev::StorageWriteFailed {
-                    task: t,
-                    id,
-                    too_large: None,
-                },
-            );
-        } else {
-            self.net.schedule(at, Ev::Ack { task: t, id });
-        }
-        at
-    }
-
-    /// The coordinator writes the checkpoint's metadata (hook in `ack`).
-    pub(super) fn schedule_finalize(&mut self, id: CheckpointId) {
-        let (fail, extra) = self.storage_write(id, None);
-        let at = self
-            .net
-            .now
-            .plus(self.scenario.checkpoint.storage_latency)
-            .plus(extra);
-        if fail {
-            self.schedule_any(at, Ev::FinalizeFailed { id });
-        } else {
-            self.schedule_any(at, Ev::Finalized { id });
-        }
     }
 
     // ------------------------------------------------------------ coordinator

@@ -21,6 +21,7 @@
 mod barriers;
 mod channel_files;
 mod coordination;
+mod degraded;
 mod faults;
 mod finish;
 mod operator_coordinators;
