@@ -1,7 +1,8 @@
 //! The one integration-test binary. Each module is a chapter:
 //!
 //! - `scenario_errors`: malformed scenarios give clear, positioned errors.
-//! - `scenario_format`: the writer's round trips and layout.
+//! - `scenario_format`: the writer's round trips and layout (from
+//!   `scenario_sample`, a scenario setting every key).
 //! - `scenario_rules`: the parser's rules on small files, and parsing never
 //!   panicking.
 //! - `cli`: the command line's output and exit codes.
@@ -99,6 +100,7 @@ mod savepoints;
 mod scenario_errors;
 mod scenario_format;
 mod scenario_rules;
+mod scenario_sample;
 mod seeds;
 mod sinkv2;
 mod snapshots;
