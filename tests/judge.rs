@@ -325,8 +325,9 @@ fn differing_values_are_named_by_their_first_difference() {
 }
 
 /// The output check's examples say where each record went: the
-/// transactions that committed a duplicate (their attempt tells which
-/// replay), or those that hold a lost record uncommitted.
+/// transactions that committed a duplicate and the restart whose replay
+/// wrote each, or those that hold a lost record uncommitted and the
+/// restart that ended them; a state difference names the last restore.
 #[test]
 fn output_examples_name_the_transactions_involved() {
     let sc = load("wordcount");
@@ -356,8 +357,25 @@ fn output_examples_name_the_transactions_involved() {
         dup.contains("at sink `sink` (expected 1×): committed by txn(sink 3 subtask"),
         "{dup}"
     );
+    // Which replay wrote it again: the restart of the transaction's attempt.
+    assert!(
+        dup.contains("attempt 1 #1) at 415.90682ms (a replay after the restart at 307.113987ms from checkpoint 1)"),
+        "{dup}"
+    );
+    let state = message(Mutant::RestartKeepsStaleBuffers, 0, "its state differs");
+    assert!(
+        state.ends_with(
+            "; the state was last restored by the restart at 307.113987ms from checkpoint 1"
+        ),
+        "{state}"
+    );
     let lost = message(Mutant::NoSourceRewind, 1, "never committed (by lineage)");
     assert!(lost.contains(": written only into txn(sink 3"), "{lost}");
+    // Where it was lost: the restart that ended its transaction's attempt.
+    assert!(
+        lost.contains("attempt 0 #0) (open; its attempt ended before the restart at 173.014234ms from scratch)"),
+        "{lost}"
+    );
 }
 
 /// A timeout no checkpoint can meet is not a silent pass: the run warns

@@ -319,4 +319,35 @@ pub struct RunOutput {
     pub failovers: Vec<(u64, String)>,
     /// The scenario's `tolerable_failures`.
     pub tolerable_failures: u32,
+    /// Every restart, global or of a region, in order: what the oracle's
+    /// examples name as the replay that wrote a record again.
+    pub restarts: Vec<RestartNote>,
+}
+
+/// One restart of a run: the attempt its tasks (and their transactions)
+/// run under, when, and from which checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestartNote {
+    pub attempt: u32,
+    pub time_ns: u64,
+    /// The checkpoint restored; `None`: from scratch.
+    pub from: Option<CheckpointId>,
+    /// Tasks restarted, when only a region was.
+    pub region: Option<u32>,
+}
+
+impl RestartNote {
+    /// "the restart at 140.233ms from checkpoint 6" (or "the region
+    /// restart …", "… from scratch").
+    pub fn describe(&self) -> String {
+        let from = self.from.map_or("from scratch".to_string(), |id| {
+            format!("from checkpoint {id}")
+        });
+        let what = match self.region {
+            Some(_) => "region restart",
+            None => "restart",
+        };
+        let at = crate::engine::SimDuration(self.time_ns);
+        format!("the {what} at {at} {from}")
+    }
 }

@@ -231,7 +231,7 @@ impl Oracle {
             if r.sink == sink && r.lineage == lineage && commits.len() < 4 {
                 let at = crate::engine::SimDuration(r.committed_at.0);
                 commits.push(match txn {
-                    Some(t) => format!("{t} at {at}"),
+                    Some(t) => format!("{t} at {at}{}", replay_of(run, t.attempt)),
                     None => format!("a direct write at {at}"),
                 });
             }
@@ -253,11 +253,18 @@ impl Oracle {
                     crate::model::store::TxnState::Committed => "committed",
                     crate::model::store::TxnState::Aborted => "aborted",
                 };
-                format!("{id} ({state})")
+                let ended = match (state, ended_by(run, id.attempt)) {
+                    ("committed", _) | (_, None) => String::new(),
+                    (_, Some(r)) => format!("; its attempt ended before {}", r.describe()),
+                };
+                format!("{id} ({state}{ended})")
             })
             .collect();
         match held.is_empty() {
-            true => format!("{what}: in no transaction of the sink (lost before it was written)"),
+            true => format!(
+                "{what}: in no transaction of the sink (lost before it was written{})",
+                restarted(run)
+            ),
             false => format!("{what}: written only into {}", held.join(", ")),
         }
     }
@@ -315,11 +322,15 @@ impl Oracle {
             bad.extend(extra);
             bad.truncate(MAX_EXAMPLES);
             if n > 0 {
+                let restored = match run.restarts.last() {
+                    Some(r) => format!("; the state was last restored by {}", r.describe()),
+                    None => String::new(),
+                };
                 out.push(Violation {
                     check: "state",
                     time_ns: 0,
                     message: format!(
-                        "operator `{}`: its state differs from the oracle's at {}, e.g. {}",
+                        "operator `{}`: its state differs from the oracle's at {}, e.g. {}{restored}",
                         self.name(*op),
                         crate::engine::count(n, "key"),
                         bad.join("; ")
@@ -329,4 +340,30 @@ impl Oracle {
         }
         compared
     }
+}
+
+/// " (a replay after the restart at … from checkpoint N)" for a
+/// transaction of a restarted attempt; nothing for the first attempt.
+fn replay_of(run: &RunOutput, attempt: u32) -> String {
+    match run.restarts.iter().rev().find(|r| r.attempt == attempt) {
+        Some(r) => format!(" (a replay after {})", r.describe()),
+        None => String::new(),
+    }
+}
+
+/// The first restart after `attempt`: the one that ended it.
+fn ended_by(run: &RunOutput, attempt: u32) -> Option<&crate::runtime::output::RestartNote> {
+    run.restarts.iter().find(|r| r.attempt > attempt)
+}
+
+/// "; the run restarted: …" (up to three restarts), or nothing.
+fn restarted(run: &RunOutput) -> String {
+    if run.restarts.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = run.restarts.iter().take(3).map(|r| r.describe()).collect();
+    if run.restarts.len() > 3 {
+        named.push(format!("{} more", run.restarts.len() - 3));
+    }
+    format!("; the run restarted: {}", named.join(", "))
 }

@@ -106,6 +106,7 @@ impl World<'_> {
             schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
             tasks: self.task_reports(),
             failovers: std::mem::take(&mut self.failovers),
+            restarts: std::mem::take(&mut self.restart_notes),
             tolerable_failures: self.scenario.checkpoint.tolerable_failures,
         }
     }

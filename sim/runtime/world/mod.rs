@@ -309,6 +309,7 @@ struct World<'a> {
     ops: operator_coordinators::Coordinators,
     /// Every global failover of a running job: time and reason.
     failovers: Vec<(u64, String)>,
+    restart_notes: Vec<crate::runtime::output::RestartNote>,
     /// The job started from a snapshot of another run: its tasks' history
     /// before the snapshot is unknown, so the schedule is not returned.
     schedule_partial: bool,
@@ -455,6 +456,7 @@ impl<'a> World<'a> {
             schedule: ScheduleLog::new(exec.instances()),
             ops: operator_coordinators::Coordinators::new(&scenario, &exec, &cfg),
             failovers: Vec::new(),
+            restart_notes: Vec::new(),
             schedule_partial: false,
             forced_aligned,
             sink_tasks,

@@ -235,6 +235,13 @@ impl World<'_> {
         for t in 0..self.tasks.len() as TaskId {
             self.net.poke(t);
         }
+        self.restart_notes
+            .push(crate::runtime::output::RestartNote {
+                attempt: self.net.attempt,
+                time_ns: self.net.now.0,
+                from: from_checkpoint,
+                region: None,
+            });
         self.note_fault(|| {
             let from = from_checkpoint.map_or("from scratch".to_string(), |id| {
                 format!("from checkpoint {id}")

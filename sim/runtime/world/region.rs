@@ -216,6 +216,13 @@ impl World<'_> {
         self.counters.tasks_restarted += tasks.len() as u64;
         self.counters.checkpoints_after_last_recovery = 0;
         let from = latest.as_ref().map_or(0, |c| c.id);
+        self.restart_notes
+            .push(crate::runtime::output::RestartNote {
+                attempt: self.net.attempt,
+                time_ns: self.net.now.0,
+                from: latest.as_ref().map(|c| c.id),
+                region: Some(tasks.len() as u32),
+            });
         self.note_fault(|| {
             let what = match from {
                 0 => "from scratch".to_string(),
