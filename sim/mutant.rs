@@ -66,6 +66,7 @@ pub enum Mutant {
     BroadcastStateNotSnapshotted,
     KeyedSnapshotStaleGroup,
     RestartForgetsEdgeCredits,
+    IdleSourceEndsInput,
 }
 
 /// One registry entry.
@@ -564,6 +565,15 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "RemoteInputChannel's initial credit is the number of exclusive buffers it was actually given (requestExclusiveBuffers, the credit sent at setup); a sender told another number breaks the credit invariant and overruns or starves the receiver",
         caught_by: "protocol",
         applies: &[("edges", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::IdleSourceEndsInput,
+        name: "idle-source-ends-input",
+        part: "partition rates",
+        what: "a source whose partitions have no record there yet (a rate) reports the end of its input instead of waiting: the records still to come are never read",
+        modelled_on: "the SourceReader contract: pollNext returns NOTHING_AVAILABLE and completes isAvailable() when data arrives, END_OF_INPUT only when nothing will ever come; a reader that returns END_OF_INPUT for a momentarily empty split finishes early",
+        caught_by: "exactly-once-output",
+        applies: &[("uneven", "aligned")],
     },
 ];
 

@@ -377,6 +377,8 @@ fn valid_scenario_parses_with_defaults_applied() {
             partitions: 2, // defaults to the parallelism
             records_per_partition: 500,
             partition_records: Vec::new(),
+            records_per_second: 0,
+            partition_rates: Vec::new(),
             keys: 10,
             key_distribution: KeyDistribution::Cyclic,
             hot_key_percent: 0,

@@ -143,6 +143,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "source" => &[
                 "partitions",
                 "records_per_partition",
+                "records_per_second",
                 "keys",
                 "key_distribution",
                 "hot_key_percent",
@@ -172,12 +173,18 @@ fn assert_every_key_written(text: &str, what: &str) {
             "chaining",
         ];
         all.extend_from_slice(own);
-        // A source's lengths: `records_per_partition`, or one per
-        // partition in `partition_records`.
+        // A source's lengths and rates: `records_per_partition` and
+        // `records_per_second`, or one per partition in `partition_records`
+        // and `partition_rates`.
         let mut k = keys(&op);
-        if let Some(at) = k.iter().position(|key| key == "partition_records") {
-            k[at] = "records_per_partition".to_string();
-            k.sort();
+        for (list, one) in [
+            ("partition_records", "records_per_partition"),
+            ("partition_rates", "records_per_second"),
+        ] {
+            if let Some(at) = k.iter().position(|key| key == list) {
+                k[at] = one.to_string();
+                k.sort();
+            }
         }
         assert_eq!(k, sorted(&all), "{what}: operator");
     }

@@ -49,6 +49,8 @@ pub fn sample() -> Scenario {
                     partitions: 3,
                     records_per_partition: 1234,
                     partition_records: Vec::new(),
+                    records_per_second: 2500,
+                    partition_rates: Vec::new(),
                     keys: 17,
                     key_distribution: KeyDistribution::Cyclic,
                     hot_key_percent: 90,
@@ -82,6 +84,9 @@ pub fn sample() -> Scenario {
                     // Not written beside `partition_records`: its default.
                     records_per_partition: 1000,
                     partition_records: vec![12],
+                    // Not written beside `partition_rates`: its default.
+                    records_per_second: 0,
+                    partition_rates: vec![400],
                     keys: 100,
                     key_distribution: KeyDistribution::Uniform,
                     hot_key_percent: 50,

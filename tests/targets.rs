@@ -496,3 +496,68 @@ fn partitions_may_have_lengths_of_their_own() {
     let e = wordcount_lengths("partition_records = [1, 0, 3, 4]").unwrap_err();
     assert!(e.contains("partition_records[1]"), "{e}");
 }
+
+/// Partitions with rates: no record is read before it is there (record
+/// `o` at rate `r` from `o / r` seconds), sources wait for the slow
+/// partitions and the job ends when the slowest is read, every seed stays
+/// exactly-once under crashes and every algorithm, the writer keeps the
+/// rates, and bad rates are refused.
+#[test]
+fn partitions_may_have_rates_of_their_own() {
+    let sc = wordcount_lengths(
+        "partition_records = [3000, 600, 1500, 300]\npartition_rates = [6000, 300, 0, 150]",
+    )
+    .unwrap();
+    let w = ckptsim::model::Workload::generate(&sc, 0);
+    assert_eq!(w.ready_at(0, 3), ckptsim::engine::SimTime(500_000));
+    assert_eq!(w.ready_at(1, 1), ckptsim::engine::SimTime(3_333_334));
+    assert_eq!(w.ready_at(2, 1499), ckptsim::engine::SimTime::ZERO);
+    for seed in 0..12 {
+        for alg in [Algorithm::Aligned, Algorithm::Unaligned] {
+            let e = check_alg(&sc, seed, alg, &[]);
+            assert!(e.verdict.passed, "seed {seed} {alg:?}");
+            let committed = e.output.store.committed();
+            assert_eq!(committed.len(), 5400, "seed {seed}");
+            for r in committed.iter() {
+                let ready = w.ready_at(r.lineage.partition, r.lineage.offset);
+                assert!(r.emitted_at >= ready, "seed {seed}: {r:?} before {ready:?}");
+            }
+            // The trickling partitions end the input: 299 / 150 s and
+            // 599 / 300 s, just under two seconds.
+            assert!(e.output.input_end.0 >= 1_993_333_334, "seed {seed}");
+        }
+    }
+    let text = ckptsim::scenario::write::to_toml(&sc);
+    assert!(
+        text.contains("partition_rates = [6000, 300, 0, 150]"),
+        "{text}"
+    );
+    assert!(!text.contains("records_per_second"), "{text}");
+    let again = parse_str(&text, "again.toml").unwrap();
+    assert_eq!(again.operators[0].kind, sc.operators[0].kind);
+
+    let one = wordcount_lengths("records_per_partition = 3000\nrecords_per_second = 5000").unwrap();
+    let e = check_alg(&one, 1, Algorithm::Aligned, &[]);
+    assert!(e.verdict.passed);
+    assert!(
+        e.output.input_end.0 >= 599_800_000,
+        "{}",
+        e.output.input_end.0
+    );
+
+    for (keys, error) in [
+        (
+            "partition_rates = [1, 2, 3]",
+            "partition_rates lists 3 rates for 4 partitions",
+        ),
+        (
+            "records_per_partition = 30\nrecords_per_second = 5\npartition_rates = [1, 2, 3, 4]",
+            "records_per_second and partition_rates cannot both be given",
+        ),
+        ("partition_rates = [1, -1, 3, 4]", "partition_rates[1]"),
+        ("records_per_second = 1000000001", "records_per_second"),
+    ] {
+        let e = wordcount_lengths(keys).unwrap_err();
+        assert!(e.contains(error), "{keys}: {e}");
+    }
+}

@@ -136,6 +136,10 @@ struct Exec<'a> {
     claimed: std::collections::BTreeSet<u32>,
     /// Records routed so far (a source that emits nothing more stops).
     routed: u64,
+    /// The time operators see: a source's poll time while replaying its
+    /// `Emit` steps (a partition with a rate offers only what is there by
+    /// then), the end of time while draining a source after its schedule.
+    now: SimTime,
 }
 
 /// One task's operator in the oracle, with its routing state.
@@ -167,7 +171,7 @@ impl Exec<'_> {
             operator: info.operator.0,
             max_parallelism: self.scenario.max_parallelism,
             attempt: 0,
-            now: SimTime::ZERO,
+            now: self.now,
             store: &mut self.store,
             out: &mut self.out,
             mutants: Mutants::NONE,
@@ -249,7 +253,7 @@ impl Exec<'_> {
                     left = left.saturating_sub(k as u64);
                     self.route(task, oracle);
                 }
-                SourcePoll::Idle => {
+                SourcePoll::Idle | SourcePoll::IdleUntil(_) => {
                     self.out.clear();
                     return false;
                 }
@@ -423,8 +427,10 @@ impl Exec<'_> {
                         self.read(&mut task, ch, n, oracle);
                     }
                 }
-                Step::Emit { n } => {
+                Step::Emit { n, at } => {
+                    self.now = SimTime(at);
                     exhausted |= self.emit(&mut task, n, batch.max(1), oracle);
+                    self.now = SimTime::ZERO;
                 }
                 Step::PreBarrier(id) => {
                     self.call(&mut task, |op, ctx| {
@@ -480,12 +486,14 @@ impl Exec<'_> {
         }
         if is_source {
             self.end_of_splits(&mut task);
+            self.now = SimTime(u64::MAX); // every record is there
             while !exhausted {
                 let before = self.routed;
                 exhausted = self.emit(&mut task, ORACLE_POLL as u64, ORACLE_POLL, oracle);
                 // A reader that waits for splits after the end: stop.
                 exhausted |= self.routed == before;
             }
+            self.now = SimTime::ZERO;
         } else {
             for &ch in &inputs {
                 self.read(&mut task, ch, u64::MAX, oracle);
@@ -615,6 +623,7 @@ impl Oracle {
             sink_queues: schedule.is_some(),
             claimed: std::collections::BTreeSet::new(),
             routed: 0,
+            now: SimTime::ZERO,
         };
         let mut order_sensitive = vec![false; scenario.operators.len()];
         for &op in &job.topo {

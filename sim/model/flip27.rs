@@ -316,7 +316,7 @@ impl Operator for SourceReader {
     }
 
     fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
-        let emitted = poll_round_robin(
+        let (emitted, wait) = poll_round_robin(
             &self.workload,
             &mut self.splits,
             &mut self.next,
@@ -325,6 +325,9 @@ impl Operator for SourceReader {
         );
         if emitted > 0 {
             return SourcePoll::Emitted(emitted);
+        }
+        if let Some(at) = wait {
+            return SourcePoll::IdleUntil(at); // its splits have more, later
         }
         if self.no_more {
             return SourcePoll::Exhausted;

@@ -65,6 +65,9 @@ impl Context<'_> {
 pub enum SourcePoll {
     /// Emitted this many records (at least one).
     Emitted(usize),
+    /// Nothing to read now; the next record is there at this time (a
+    /// partition with a rate, `records_per_second`). Polled again then.
+    IdleUntil(SimTime),
     /// No more records, ever: the source has reached the end of its input.
     Exhausted,
     /// Nothing to read now, more may come: a FLIP-27 reader waiting for a
@@ -254,20 +257,35 @@ pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
 /// Emits up to `max_records` records from the partitions (or splits) in
 /// `offsets`, one record of each in turn from `next` on, advancing their
 /// offsets; returns how many it emitted (0: every one is read to its end).
+/// Emits up to `max_records` records, one from each partition in turn,
+/// skipping partitions at their end or whose next record is not there yet
+/// (a rate). Returns how many it emitted and, of the partitions it had to
+/// skip for their rate, when the first next record is there.
 pub(crate) fn poll_round_robin(
     workload: &Workload,
     offsets: &mut [(u32, u64)],
     next: &mut usize,
     max_records: usize,
     ctx: &mut Context,
-) -> usize {
+) -> (usize, Option<SimTime>) {
     let mut emitted = 0;
     let n = offsets.len();
     let mut idle = 0;
+    let mut wait: Option<SimTime> = None;
     while emitted < max_records && idle < n {
         let (partition, offset) = &mut offsets[*next];
         *next = (*next + 1) % n;
-        match workload.partition(*partition).get(*offset as usize) {
+        let record = workload.partition(*partition).get(*offset as usize);
+        let ready = match record {
+            Some(_) => workload.ready_at(*partition, *offset),
+            None => SimTime::ZERO,
+        };
+        if ready > ctx.now {
+            wait = Some(wait.map_or(ready, |w| w.min(ready)));
+            idle += 1;
+            continue;
+        }
+        match record {
             Some(&(key, value)) => {
                 ctx.emit(Record {
                     key,
@@ -285,7 +303,7 @@ pub(crate) fn poll_round_robin(
             None => idle += 1,
         }
     }
-    emitted
+    (emitted, wait)
 }
 
 impl Source {
@@ -315,8 +333,9 @@ impl Operator for Source {
             max_records,
             ctx,
         ) {
-            0 => SourcePoll::Exhausted,
-            emitted => SourcePoll::Emitted(emitted),
+            (0, Some(at)) => SourcePoll::IdleUntil(at),
+            (0, None) => SourcePoll::Exhausted,
+            (emitted, _) => SourcePoll::Emitted(emitted),
         }
     }
 

@@ -2,7 +2,7 @@
 //! seed's workload stream before the run. Two runs with the same seed (any
 //! algorithm, any faults) read identical logs.
 
-use crate::engine::{SimRng, Stream};
+use crate::engine::{SimRng, SimTime, Stream};
 use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
 
 pub struct Workload {
@@ -10,6 +10,9 @@ pub struct Workload {
     partitions: Vec<Vec<(u64, i64)>>,
     /// First global partition index of each operator (unused for non-sources).
     first_partition: Vec<u32>,
+    /// Per global partition: the most records it offers per second of
+    /// virtual time (0: no limit).
+    rates: Vec<u64>,
 }
 
 impl Workload {
@@ -17,6 +20,7 @@ impl Workload {
         let mut rng = SimRng::new(seed, Stream::Workload);
         let mut partitions = Vec::new();
         let mut first_partition = Vec::with_capacity(scenario.operators.len());
+        let mut rates = Vec::new();
         for op in &scenario.operators {
             first_partition.push(partitions.len() as u32);
             let OperatorKind::Source(src) = &op.kind else {
@@ -24,6 +28,7 @@ impl Workload {
             };
             let n = src.partitions as u64;
             for p in 0..n {
+                rates.push(src.rate_of(p as u32));
                 let records = src.records_of(p as u32);
                 let mut log = Vec::with_capacity(records as usize);
                 let hot = u64::from(src.hot_key_percent);
@@ -55,6 +60,21 @@ impl Workload {
         Workload {
             partitions,
             first_partition,
+            rates,
+        }
+    }
+
+    /// From when partition `global`'s record at `offset` is there to read
+    /// (`records_per_second`, `partition_rates`: record `o` of a partition
+    /// at rate `r` is there from `o / r` seconds; without a rate, from the
+    /// start).
+    pub fn ready_at(&self, global: u32, offset: u64) -> SimTime {
+        match self.rates.get(global as usize).copied().unwrap_or(0) {
+            0 => SimTime::ZERO,
+            rate => {
+                let ns = u128::from(offset) * 1_000_000_000;
+                SimTime(u64::try_from(ns.div_ceil(u128::from(rate))).unwrap_or(u64::MAX))
+            }
         }
     }
 

@@ -395,6 +395,18 @@ impl Net {
         self.schedule(at, Ev::Wake { task });
     }
 
+    /// Wakes `task` at `at` (a source waiting for its next record), unless
+    /// a wake is already on its way.
+    pub fn wake_at(&mut self, task: TaskId, at: SimTime) {
+        let s = &mut self.sched[task as usize];
+        if !s.alive || s.wake_pending {
+            return;
+        }
+        s.wake_pending = true;
+        let at = at.max(self.now).max(s.busy_until);
+        self.schedule(at, Ev::Wake { task });
+    }
+
     fn take_buffer(&mut self, ch: ChannelId) -> Vec<Record> {
         // A byte-sized buffer has no useful record count to allocate for.
         // Room for at most `limits::BUFFER_ROOM` records: a fuller

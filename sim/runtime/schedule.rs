@@ -24,8 +24,9 @@ use crate::model::{CheckpointId, TaskId};
 pub enum Step {
     /// `n` records read from input `input` (in channel order).
     Read { input: u32, n: u64 },
-    /// A source emitted `n` records.
-    Emit { n: u64 },
+    /// A source emitted `n` records, polled at `at` (ns; a partition with
+    /// a rate offers only the records there by then).
+    Emit { n: u64, at: u64 },
     /// `prepare_snapshot_pre_barrier` for a checkpoint or savepoint.
     PreBarrier(CheckpointId),
     /// The operator snapshot for a checkpoint or savepoint.
@@ -97,14 +98,16 @@ impl ScheduleLog {
         }
     }
 
-    /// A source emitted `n` records (merged with an emission just before).
+    /// A source emitted `n` records at `at`, merged with an emission just
+    /// before when `merge` (its sources have no rates: when a poll happens
+    /// does not change what it emits).
     #[inline]
-    pub fn emit(&mut self, t: TaskId, n: u64) {
+    pub fn emit(&mut self, t: TaskId, n: u64, at: u64, merge: bool) {
         let steps = self.steps(t);
         match steps.last_mut() {
-            Some(Step::Emit { n: m }) => *m += n,
+            Some(Step::Emit { n: m, .. }) if merge => *m += n,
             _ => {
-                steps.push(Step::Emit { n });
+                steps.push(Step::Emit { n, at });
                 self.logged += 1;
             }
         }
@@ -196,10 +199,10 @@ mod tests {
         );
         // A restart without a checkpoint forgets everything.
         log.restart(0, None, None);
-        log.emit(0, 3);
+        log.emit(0, 3, 0, true);
         assert_eq!(
             log.effective(0),
-            vec![Step::Restart(None), Step::Emit { n: 3 }]
+            vec![Step::Restart(None), Step::Emit { n: 3, at: 0 }]
         );
     }
 }

@@ -97,8 +97,39 @@ pub(super) fn source(
             })
             .collect();
     }
+    // One rate per partition, in place of records_per_second.
+    if let Some(list) = &op.partition_rates {
+        if v.written("records_per_second") {
+            let message = "records_per_second and partition_rates cannot both be given";
+            let help =
+                "partition_rates gives every partition its own rate: remove records_per_second";
+            v.report("partition_rates", message, Some(help.to_string()));
+        }
+        if list.len() != src.partitions as usize && v.clean(&["partitions"]) {
+            let message = format!(
+                "partition_rates lists {} rates for {} partitions",
+                list.len(),
+                src.partitions
+            );
+            v.report(
+                "partition_rates",
+                message,
+                super::validate::help("one rate per partition (0: no limit)"),
+            );
+        }
+        src.partition_rates = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| {
+                v.checked::<u64>(&format!("partition_rates[{i}]"), n, Some(0..=MAX_RATE))
+            })
+            .collect();
+    }
     OperatorKind::Source(src)
 }
+
+/// The largest rate of a partition: a record per nanosecond.
+const MAX_RATE: i64 = 1_000_000_000;
 
 /// A filter's own check: a written `keep_below` is at most `modulus`.
 pub(super) fn filter(

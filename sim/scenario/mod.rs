@@ -225,6 +225,12 @@ impl SourceSpec {
         listed.copied().unwrap_or(self.records_per_partition)
     }
 
+    /// The most records partition `p` offers per second (0: no limit).
+    pub fn rate_of(&self, p: u32) -> u64 {
+        let listed = self.partition_rates.get(p as usize);
+        listed.copied().unwrap_or(self.records_per_second)
+    }
+
     /// How many records all its partitions hold.
     pub fn total_records(&self) -> u64 {
         (0..self.partitions).fold(0u64, |n, p| n.saturating_add(self.records_of(p)))

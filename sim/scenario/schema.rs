@@ -268,6 +268,14 @@ operators! {
         /// `records_per_partition` (empty: every partition has that many).
         #[serde(skip_serializing_if = "Option::is_none")]
         partition_records: Hand<Vec<u64>>,
+        /// The most records each partition offers per second of virtual
+        /// time (record `o` is there from `o / rate` seconds after the job
+        /// starts); 0: no limit, every record is there from the start.
+        records_per_second: u64 = 0,
+        /// One rate per partition, in place of `records_per_second` (0: no
+        /// limit for that partition).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partition_rates: Hand<Vec<u64>>,
         keys: u64 = 100,
         #[serde(deserialize_with = "some_name")]
         key_distribution: KeyDistribution = KeyDistribution::Uniform,
@@ -947,6 +955,10 @@ fn operator(op: &super::OperatorSpec) -> Operator {
         match src.partition_records.is_empty() {
             true => written.partition_records = None,
             false => written.records_per_partition = None,
+        }
+        match src.partition_rates.is_empty() {
+            true => written.partition_rates = None,
+            false => written.records_per_second = None,
         }
     }
     written

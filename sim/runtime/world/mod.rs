@@ -310,6 +310,9 @@ struct World<'a> {
     /// Every global failover of a running job: time and reason.
     failovers: Vec<(u64, String)>,
     restart_notes: Vec<crate::runtime::output::RestartNote>,
+    /// A source partition has a rate: when a source polls changes what it
+    /// emits, so its schedule keeps each poll's time.
+    rated_sources: bool,
     /// The job started from a snapshot of another run: its tasks' history
     /// before the snapshot is unknown, so the schedule is not returned.
     schedule_partial: bool,
@@ -457,6 +460,12 @@ impl<'a> World<'a> {
             ops: operator_coordinators::Coordinators::new(&scenario, &exec, &cfg),
             failovers: Vec::new(),
             restart_notes: Vec::new(),
+            rated_sources: scenario.operators.iter().any(|op| match &op.kind {
+                crate::scenario::OperatorKind::Source(src) => {
+                    src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)
+                }
+                _ => false,
+            }),
             schedule_partial: false,
             forced_aligned,
             sink_tasks,

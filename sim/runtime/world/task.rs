@@ -420,7 +420,9 @@ impl World<'_> {
         };
         match poll {
             SourcePoll::Emitted(n) => {
-                self.schedule.emit(self.tasks[ti].members[0].inst, n as u64);
+                let merge = !self.rated_sources;
+                let inst = self.tasks[ti].members[0].inst;
+                self.schedule.emit(inst, n as u64, self.net.now.0, merge);
                 for i in 0..self.out.len() {
                     let l = self.out[i].lineage;
                     if l.partition as usize >= self.high_water.len() {
@@ -442,6 +444,17 @@ impl World<'_> {
             // A reader waiting for a split: its request goes out, and the
             // event that answers it wakes the task.
             SourcePoll::Idle => self.out.clear(),
+            // Its partitions' next records are there only later (a rate).
+            SourcePoll::IdleUntil(_) if self.cfg.mutants.has(Mutant::IdleSourceEndsInput) => {
+                fired(Mutant::IdleSourceEndsInput);
+                self.out.clear();
+                self.recovery_source_exhausted(t);
+                self.end_of_input(t)
+            }
+            SourcePoll::IdleUntil(at) => {
+                self.out.clear();
+                self.net.wake_at(t, at);
+            }
             SourcePoll::Exhausted | SourcePoll::NotASource => {
                 self.recovery_source_exhausted(t);
                 self.end_of_input(t)
