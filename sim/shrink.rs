@@ -236,6 +236,7 @@ impl Shrinker {
                             if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
                                 src.partitions = parts - 1;
                                 src.partition_records.truncate(parts as usize - 1);
+                                src.partition_rates.truncate(parts as usize - 1);
                             }
                             let what = format!(
                                 "{}: partitions {parts} -> {}",
