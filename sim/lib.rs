@@ -19,7 +19,7 @@
 //! 8. [`check`], [`savepoint`];
 //! 9. [`harness`];
 //! 10. [`report`];
-//! 11. [`sweep`], [`shrink`], [`stalls`];
+//! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`];
 //! 12. [`killmatrix`], [`compare`], [`fuzz`];
 //! 13. [`cli`], the command line (feature `cli`; `sim/main.rs` calls it).
 //!
@@ -61,6 +61,8 @@
 //! - [`sweep`]: many seeds in parallel, shards and merging, one JSON line
 //!   per seed.
 //! - [`shrink`]: a failing seed reduced to a small standalone reproducer.
+//! - [`exhaustive`]: every input order of a tiny job up to a bound, for one
+//!   seed (`ckptsim explore`); a failing schedule as a standalone file.
 //! - [`stalls`]: a search for checkpoint stalls on generated topologies
 //!   with forced alignment, reduced to blocking chains and catalogued.
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
@@ -77,6 +79,7 @@ pub mod check;
 pub mod cli;
 pub mod compare;
 pub mod engine;
+pub mod exhaustive;
 pub mod fault;
 pub mod fuzz;
 pub mod harness;

@@ -359,6 +359,7 @@ pub fn sample() -> Scenario {
         replay: ckptsim::scenario::ReplaySpec {
             seed: 77,
             mutants: vec!["aligned-no-block".to_string()],
+            choices: vec![1, 0, 2],
         },
         swarm: None,
         savepoints: vec![

@@ -28,6 +28,9 @@
 //!   at the storage's bandwidth, memory storage's size limit.
 //! - `recovery`: recovered input channels and checkpointing during
 //!   recovery, with the two ways Flink broke it.
+//! - `exhaustive`: `ckptsim explore` runs every input order of a tiny job
+//!   up to a bound, finds a bug the default schedule misses, and writes a
+//!   schedule that replays alone.
 //! - `cluster`: the Kubernetes Job and Slurm array recipes under `deploy/`
 //!   run two shards here that merge into the unsharded summary.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
@@ -81,6 +84,7 @@ mod cluster;
 mod contract;
 mod determinism;
 mod examples;
+mod exhaustive;
 mod extremes;
 mod faults;
 mod flip27;

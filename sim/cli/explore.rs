@@ -1,4 +1,5 @@
-//! The commands that run many seeds: `sweep`, `merge`, `shrink`, `compare`.
+//! The commands that run many seeds or schedules: `sweep`, `merge`,
+//! `shrink`, `compare`, `explore`.
 
 use super::*;
 
@@ -337,4 +338,87 @@ pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Resul
         emit(&text);
     }
     Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+}
+
+/// `explore`: every schedule within the bound; the first failing one
+/// written to `out`. Exit 1 if a schedule fails.
+pub(crate) fn explore_cmd(
+    path: &Path,
+    spec: &crate::exhaustive::ExploreSpec,
+    out: Option<&Path>,
+) -> Result<u8> {
+    use std::fmt::Write as _;
+    let r = crate::exhaustive::explore(spec);
+    let mut text = String::new();
+    let _ = writeln!(text, "scenario     {}", path.display());
+    let _ = writeln!(text, "seed         {}", spec.seed);
+    let _ = writeln!(text, "algorithm    {}", spec.algorithm.name());
+    let how = match r.complete {
+        true => format!(
+            "complete: every schedule of the first {} choices",
+            spec.depth
+        ),
+        false => format!("stopped at --max-schedules {}", spec.max_schedules),
+    };
+    let _ = writeln!(
+        text,
+        "explored     {} ({how})",
+        crate::engine::count(r.schedules, "schedule")
+    );
+    let _ = writeln!(
+        text,
+        "distinct     {} (by fingerprint)",
+        crate::engine::count(r.distinct, "run")
+    );
+    let _ = writeln!(text, "choices      at most {} in one run", r.most_choices);
+    let _ = writeln!(
+        text,
+        "failing      {}",
+        crate::engine::count(r.failing, "schedule")
+    );
+    for f in &r.found {
+        let _ = writeln!(
+            text,
+            "  schedule {} choices {:?} fails {}: {}",
+            f.index,
+            f.choices,
+            f.checks.join(", "),
+            f.message
+        );
+    }
+    if let Some(first) = r.found.first() {
+        let mut args = format!("--seed {} --algorithm {}", spec.seed, spec.algorithm.name());
+        for m in spec.mutants.names() {
+            args.push_str(&format!(" --mutant {m}"));
+        }
+        let origin = format!("ckptsim explore {} {args}", path.display());
+        match out {
+            Some(out) => {
+                let file = crate::exhaustive::reproducer_text(spec, first, &origin);
+                std::fs::write(out, file).map_err(|e| {
+                    UsageError(format!("error: cannot write {}: {e}", out.display()))
+                })?;
+                let _ = writeln!(text, "wrote        {}", out.display());
+                let _ = writeln!(
+                    text,
+                    "replay       {} run {}",
+                    crate::program::name(),
+                    out.display()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    text,
+                    "replay       add --out FILE to write the first failing schedule"
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        text,
+        "verdict      {}",
+        if r.failing == 0 { "PASS" } else { "FAIL" }
+    );
+    print!("{text}");
+    Ok(u8::from(r.failing > 0))
 }

@@ -197,6 +197,33 @@ enum Command {
         #[arg(long, default_value_t = 400)]
         budget: u64,
     },
+    /// Run every order in which tasks read their ready inputs, up to a
+    /// bound, for one seed (exhaustive exploration of a tiny job); write the
+    /// first failing schedule as a standalone scenario.
+    Explore {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// The seed, which fixes everything else (default: the scenario's
+        /// `[replay] seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override the scenario's checkpoint algorithm.
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+        #[arg(long = "mutant")]
+        mutants: Vec<String>,
+        /// Choices enumerated per run; later ones read the lowest ready input.
+        #[arg(long, default_value_t = 12, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        depth: usize,
+        /// Stop after this many schedules (the exploration is then
+        /// incomplete).
+        #[arg(long, default_value_t = 100_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+        max_schedules: u64,
+        /// Where to write the first failing schedule (TOML).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Combine the `--out` files of the shards of one sweep into its
     /// summary. Refuses lines of different sweeps (scenario content,
     /// ckptsim version, seed range, shard count, algorithm, mutants, swarm),
@@ -592,6 +619,29 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 emit(&m.to_text());
             }
             Ok(if m.survived == 0 { 0 } else { 1 })
+        }
+        Command::Explore {
+            scenario,
+            seed,
+            algorithm,
+            mutants,
+            depth,
+            max_schedules,
+            out,
+        } => {
+            let loaded = load_scenario(&scenario)?;
+            let algorithm = parse_algorithm(algorithm, &loaded)?;
+            let mutants = mutants_or_replay(&mutants, &loaded)?;
+            let seed = seed.unwrap_or(loaded.replay.seed);
+            let spec = crate::exhaustive::ExploreSpec {
+                scenario: loaded,
+                seed,
+                algorithm,
+                mutants,
+                depth,
+                max_schedules,
+            };
+            explore::explore_cmd(&scenario, &spec, out.as_deref())
         }
         Command::Shrink {
             scenario,

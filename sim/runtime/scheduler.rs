@@ -44,6 +44,64 @@ impl Scheduler for Fifo {
     }
 }
 
+/// A schedule given choice by choice (`[replay] choices`, and
+/// `ckptsim explore`): the `i`-th choice between two or more ready inputs
+/// reads `ready[script[i]]` (the last one if the index is past them); after
+/// the script, the lowest ready input. While [`record_choices`] is on, each
+/// choice's index and how many inputs were ready are recorded for
+/// [`take_choices`]. Draws nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Scripted {
+    script: Vec<u32>,
+    next: usize,
+}
+
+impl Scripted {
+    pub fn new(script: Vec<u32>) -> Scripted {
+        Scripted { script, next: 0 }
+    }
+}
+
+impl Scheduler for Scripted {
+    fn pick(&mut self, _task: TaskId, ready: &[u32], _since: &[u64], _rng: &mut SimRng) -> u32 {
+        let last = ready.len() - 1;
+        let i = self
+            .script
+            .get(self.next)
+            .map_or(0, |&i| (i as usize).min(last));
+        self.next += 1;
+        CHOICES.with(|c| {
+            if let Some(log) = c.borrow_mut().as_mut() {
+                log.push((i as u32, ready.len() as u32));
+            }
+        });
+        ready[i]
+    }
+}
+
+thread_local! {
+    /// The choices of the runs on this thread, while recording (runs are
+    /// single-threaded; `explore` runs one schedule per thread at a time).
+    static CHOICES: std::cell::RefCell<Option<Vec<(u32, u32)>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Starts recording the choices of the next runs on this thread; every run
+/// meanwhile uses [`Scripted`] (with its scenario's `[replay] choices`).
+pub fn record_choices() {
+    CHOICES.with(|c| *c.borrow_mut() = Some(Vec::new()));
+}
+
+/// Whether choices are being recorded on this thread.
+pub fn recording() -> bool {
+    CHOICES.with(|c| c.borrow().is_some())
+}
+
+/// Stops recording; returns each choice made since, as (index chosen,
+/// inputs ready).
+pub fn take_choices() -> Vec<(u32, u32)> {
+    CHOICES.with(|c| c.borrow_mut().take()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +127,25 @@ mod tests {
         assert_eq!(Fifo.pick(0, &[1, 4, 6], &[30, 10, 20], &mut rng), 4);
         assert_eq!(Fifo.pick(0, &[1, 4, 6], &[5, 10, 20], &mut rng), 1);
         assert_eq!(rng.next_u64(), before, "fifo drew from the stream");
+    }
+
+    /// The script picks by index into the ready inputs (clamped to the
+    /// last), then the lowest; recording logs every choice and its arity,
+    /// and only while on.
+    #[test]
+    fn scripted_follows_its_script_then_takes_the_lowest() {
+        let mut rng = SimRng::new(0, Stream::Scheduling);
+        let mut s = Scripted::new(vec![2, 7, 1]);
+        record_choices();
+        assert!(recording());
+        let picks: Vec<u32> = [&[3u32, 5, 8][..], &[1, 4], &[0, 2, 6], &[4, 9]]
+            .iter()
+            .map(|ready| s.pick(0, ready, &[0; 3][..ready.len()], &mut rng))
+            .collect();
+        assert_eq!(picks, [8, 4, 2, 4]);
+        assert_eq!(take_choices(), [(2, 3), (1, 2), (1, 3), (0, 2)]);
+        assert!(!recording());
+        s.pick(0, &[1, 2], &[0, 0], &mut rng);
+        assert!(take_choices().is_empty());
     }
 }

@@ -733,6 +733,11 @@ section! {
         /// Mutants switched on without `--mutant` (names from `ckptsim
         /// list`).
         mutants: Hand<Vec<String>> = Vec::new(),
+        /// A schedule `ckptsim explore` found: the ready input each of the
+        /// run's first choices between two or more reads (an index into
+        /// them, lowest input first); after the last, the lowest ready input.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        choices: Hand<Vec<u32>> = Vec::new(),
     }
 }
 

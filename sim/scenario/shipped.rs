@@ -64,6 +64,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/throughput.toml"),
     ),
     ("timeouts", include_str!("../../scenarios/timeouts.toml")),
+    ("tiny", include_str!("../../scenarios/tiny.toml")),
     ("uneven", include_str!("../../scenarios/uneven.toml")),
     ("upsert", include_str!("../../scenarios/upsert.toml")),
     ("windows", include_str!("../../scenarios/windows.toml")),

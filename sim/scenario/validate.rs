@@ -40,6 +40,9 @@ pub const LIMIT_HELP: &str =
 const U32: i64 = u32::MAX as i64;
 const I64: i64 = i64::MAX;
 
+/// The most `[replay] choices` a file may list.
+const MAX_CHOICES: usize = 1_000_000;
+
 /// The range of an integer key, by its name (a `worker` index has the
 /// cluster's), and whether its upper bound is one of the limits on values.
 fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
@@ -528,6 +531,20 @@ impl<'f> Validator<'_, 'f> {
             }
         }
         spec.mutants = f.replay.mutants.clone();
+        if f.replay.choices.len() > MAX_CHOICES {
+            let message = format!(
+                "choices lists {} choices; at most {MAX_CHOICES}",
+                f.replay.choices.len()
+            );
+            self.report("choices", message, None);
+        }
+        spec.choices = f
+            .replay
+            .choices
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| self.checked::<u32>(&format!("choices[{i}]"), n, Some(0..=255)))
+            .collect();
         spec
     }
 

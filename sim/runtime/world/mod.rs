@@ -521,6 +521,11 @@ impl<'a> World<'a> {
             rpc_jitter: scenario.checkpoint.rpc_latency_max.0 - scenario.checkpoint.rpc_latency.0,
             rpc_rng: SimRng::new(cfg.seed, Stream::Rpc),
             scheduler: match scenario.network.input_order {
+                _ if !scenario.replay.choices.is_empty() || super::scheduler::recording() => {
+                    Box::new(super::scheduler::Scripted::new(
+                        scenario.replay.choices.clone(),
+                    ))
+                }
                 crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),
                 crate::scenario::InputOrder::Fifo => Box::new(super::scheduler::Fifo),
             },

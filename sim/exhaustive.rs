@@ -1,0 +1,160 @@
+//! Exhaustive exploration of tiny jobs (`ckptsim explore`): every order in
+//! which tasks read their ready inputs, up to a bound, for one seed.
+//!
+//! A run under [`Scripted`](crate::runtime::scheduler::Scripted) makes its
+//! `i`-th choice between two or more ready inputs as its script says, and
+//! the lowest ready input after the script. The run is deterministic given
+//! the script, so the choices form a tree: depth-first, each next script
+//! keeps the last run's choices up to the deepest one (within the first
+//! `depth`) that has an untried alternative, and takes that alternative.
+//! When no choice within the bound has one, every schedule that differs in
+//! the first `depth` choices has run once: the exploration is complete.
+//! What the seed fixes (message latencies, crash times, cost jitter) stays
+//! fixed; a failing schedule is written as a scenario whose `[replay]
+//! choices` replay it alone (`ckptsim run FILE`). This is what shuttle's and
+//! stateright's exhaustive modes do for Rust concurrency, for the one
+//! choice a checkpoint protocol's correctness hangs on most: which input a
+//! task reads next.
+
+use crate::harness::execute;
+use crate::mutant::Mutants;
+use crate::panics::{self, PANIC};
+use crate::runtime::scheduler::{record_choices, take_choices};
+use crate::runtime::RunConfig;
+use crate::scenario::{Algorithm, Scenario};
+use std::collections::BTreeSet;
+
+/// What to explore.
+pub struct ExploreSpec {
+    pub scenario: Scenario,
+    pub seed: u64,
+    pub algorithm: Algorithm,
+    pub mutants: Mutants,
+    /// Choices enumerated per run; later ones take the lowest input.
+    pub depth: usize,
+    /// Stop after this many schedules (the exploration is then incomplete).
+    pub max_schedules: u64,
+}
+
+/// A failing schedule.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// Its `[replay] choices` (trailing lowest-input choices left out).
+    pub choices: Vec<u32>,
+    /// Which schedule it was, from 1.
+    pub index: u64,
+    /// The checks that failed (or `panic`), and the first message.
+    pub checks: Vec<String>,
+    pub message: String,
+}
+
+/// What an exploration did and found.
+#[derive(Clone, Debug, Default)]
+pub struct ExploreReport {
+    pub schedules: u64,
+    /// Every schedule within the bound ran.
+    pub complete: bool,
+    /// Runs with different fingerprints.
+    pub distinct: u64,
+    /// The most choices one run made (beyond `depth`, the lowest input).
+    pub most_choices: usize,
+    pub failing: u64,
+    /// The first failing schedules (at most `MAX_FOUND`).
+    pub found: Vec<Found>,
+}
+
+/// Failing schedules kept in the report.
+pub const MAX_FOUND: usize = 10;
+
+/// Runs every schedule of `spec` within its bound, depth-first.
+pub fn explore(spec: &ExploreSpec) -> ExploreReport {
+    let mut report = ExploreReport::default();
+    let mut fingerprints = BTreeSet::new();
+    let mut script: Vec<u32> = Vec::new();
+    let cfg = RunConfig {
+        seed: spec.seed,
+        algorithm: spec.algorithm,
+        mutants: spec.mutants,
+        record_trace: false,
+    };
+    loop {
+        if report.schedules >= spec.max_schedules {
+            break;
+        }
+        let mut scenario = spec.scenario.clone();
+        scenario.replay.choices = script.clone();
+        record_choices();
+        let result = panics::catch(|| execute(&scenario, &cfg));
+        let made = take_choices();
+        report.schedules += 1;
+        report.most_choices = report.most_choices.max(made.len());
+        let failed = match result {
+            Ok(e) => {
+                fingerprints.insert(e.output.fingerprint.clone());
+                let checks = e.verdict.checks.iter().filter(|c| !c.passed);
+                let mut checks: Vec<String> = checks.map(|c| c.name.to_string()).collect();
+                if checks.is_empty() && !e.verdict.passed {
+                    // A weaker guarantee than expected, every check passing.
+                    checks.push("guarantee".to_string());
+                }
+                let message = e.verdict.violations().next().map(|v| v.message.clone());
+                (!e.verdict.passed).then(|| (checks, message.unwrap_or_default()))
+            }
+            Err(p) => Some((vec![PANIC.to_string()], p.to_string())),
+        };
+        if let Some((checks, message)) = failed {
+            report.failing += 1;
+            if report.found.len() < MAX_FOUND {
+                let mut choices: Vec<u32> = made.iter().map(|&(c, _)| c).collect();
+                while choices.last() == Some(&0) {
+                    choices.pop();
+                }
+                report.found.push(Found {
+                    choices,
+                    index: report.schedules,
+                    checks,
+                    message,
+                });
+            }
+        }
+        // The deepest choice within the bound with an untried alternative.
+        let bound = made.len().min(spec.depth);
+        let Some(i) = (0..bound).rev().find(|&i| made[i].0 + 1 < made[i].1) else {
+            report.complete = true;
+            break;
+        };
+        script = made[..i].iter().map(|&(c, _)| c).collect();
+        script.push(made[i].0 + 1);
+    }
+    report.distinct = fingerprints.len() as u64;
+    report
+}
+
+/// The reproducer of a failing schedule: the scenario with its algorithm,
+/// seed, mutants and choices, under a header like a shrunk reproducer's.
+pub fn reproducer_text(spec: &ExploreSpec, found: &Found, origin: &str) -> String {
+    let mut s = spec.scenario.clone();
+    s.checkpoint.algorithm = spec.algorithm;
+    s.replay.seed = spec.seed;
+    s.replay.mutants = spec.mutants.names().into_iter().map(String::from).collect();
+    // At least one choice, so that the file replays under its script.
+    s.replay.choices = match found.choices.is_empty() {
+        true => vec![0],
+        false => found.choices.clone(),
+    };
+    let mut h = String::new();
+    h.push_str(&format!(
+        "# Found by exhaustive exploration: schedule {} of {origin}; exactly these checks fail: {}.\n",
+        found.index,
+        found.checks.join(", ")
+    ));
+    h.push_str("# [replay] choices is the schedule: the ready input each choice read.\n");
+    h.push_str(&format!(
+        "#\n# ckptsim: --seed {} --algorithm {}\n",
+        spec.seed,
+        spec.algorithm.name()
+    ));
+    h.push_str(&format!("# expect-fail: {}\n#\n", found.checks.join(", ")));
+    h.push_str(&crate::scenario::write::to_toml(&s));
+    h
+}
