@@ -2,7 +2,7 @@
 //! tasks of a tiny job read their ready inputs, up to a bound; a seeded bug
 //! the default schedule misses is found, and its schedule replays alone.
 
-use crate::common::{ckptsim, load, scenario_path};
+use crate::common::{ckptsim, failed_checks, load, scenario_path};
 use ckptsim::exhaustive::{explore, reproducer_text, ExploreSpec};
 use ckptsim::harness::execute;
 use ckptsim::mutant::{Mutant, Mutants};
@@ -82,13 +82,7 @@ fn exploration_finds_a_bug_the_default_schedule_misses() {
     assert_eq!(replay.replay.mutants, ["aligned-no-block"]);
     let e = execute(&replay, &cfg);
     assert!(!e.verdict.passed);
-    let failed: Vec<&str> = e
-        .verdict
-        .checks
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| c.name)
-        .collect();
+    let failed = failed_checks(&e);
     assert_eq!(
         failed,
         first.checks.iter().map(String::as_str).collect::<Vec<_>>()

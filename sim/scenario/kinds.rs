@@ -70,62 +70,63 @@ pub(super) fn source(
         v.report("initial_splits", message, None);
     }
     src.initial_splits = src.initial_splits.min(src.partitions);
-    // One length per partition, in place of records_per_partition.
+    // One length and one rate per partition, in place of
+    // records_per_partition and records_per_second.
+    let partitions = src.partitions as usize;
     if let Some(list) = &op.partition_records {
-        if v.written("records_per_partition") {
-            let message = "records_per_partition and partition_records cannot both be given";
-            let help = "partition_records gives every partition its own length: remove records_per_partition";
-            v.report("partition_records", message, Some(help.to_string()));
-        }
-        if list.len() != src.partitions as usize && v.clean(&["partitions"]) {
-            let message = format!(
-                "partition_records lists {} lengths for {} partitions",
-                list.len(),
-                src.partitions
-            );
-            v.report(
-                "partition_records",
-                message,
-                super::validate::help("one length per partition"),
-            );
-        }
-        src.partition_records = list
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &n)| {
-                v.checked::<u64>(&format!("partition_records[{i}]"), n, Some(1..=i64::MAX))
-            })
-            .collect();
+        let each = PerPartition {
+            list: "partition_records",
+            single: "records_per_partition",
+            what: ("length", "lengths"),
+            range: 1..=i64::MAX,
+        };
+        src.partition_records = each.check(v, list, partitions);
     }
-    // One rate per partition, in place of records_per_second.
     if let Some(list) = &op.partition_rates {
-        if v.written("records_per_second") {
-            let message = "records_per_second and partition_rates cannot both be given";
-            let help =
-                "partition_rates gives every partition its own rate: remove records_per_second";
-            v.report("partition_rates", message, Some(help.to_string()));
-        }
-        if list.len() != src.partitions as usize && v.clean(&["partitions"]) {
-            let message = format!(
-                "partition_rates lists {} rates for {} partitions",
-                list.len(),
-                src.partitions
-            );
-            v.report(
-                "partition_rates",
-                message,
-                super::validate::help("one rate per partition (0: no limit)"),
-            );
-        }
-        src.partition_rates = list
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &n)| {
-                v.checked::<u64>(&format!("partition_rates[{i}]"), n, Some(0..=MAX_RATE))
-            })
-            .collect();
+        let each = PerPartition {
+            list: "partition_rates",
+            single: "records_per_second",
+            what: ("rate (0: no limit)", "rates"),
+            range: 0..=MAX_RATE,
+        };
+        src.partition_rates = each.check(v, list, partitions);
     }
     OperatorKind::Source(src)
+}
+
+/// A source key that lists one value per partition (`list`), in place of
+/// the one for all (`single`).
+struct PerPartition {
+    list: &'static str,
+    single: &'static str,
+    /// "length", "lengths".
+    what: (&'static str, &'static str),
+    range: std::ops::RangeInclusive<i64>,
+}
+
+impl PerPartition {
+    fn check(&self, v: &mut Validator, list: &[i64], partitions: usize) -> Vec<u64> {
+        let (key, single) = (self.list, self.single);
+        if v.written(single) {
+            let message = format!("{single} and {key} cannot both be given");
+            let noun = self.what.0.split(' ').next().unwrap_or(self.what.0);
+            let help = format!("{key} gives every partition its own {noun}: remove {single}");
+            v.report(key, message, Some(help));
+        }
+        if list.len() != partitions && v.clean(&["partitions"]) {
+            let message = format!(
+                "{key} lists {} {} for {partitions} partitions",
+                list.len(),
+                self.what.1
+            );
+            let help = format!("one {} per partition", self.what.0);
+            v.report(key, message, super::validate::help(&help));
+        }
+        let range = Some(self.range.clone());
+        let each = list.iter().enumerate();
+        each.filter_map(|(i, &n)| v.checked::<u64>(&format!("{key}[{i}]"), n, range.clone()))
+            .collect()
+    }
 }
 
 /// The largest rate of a partition: a record per nanosecond.
