@@ -1,20 +1,21 @@
 //! Exhaustive exploration of tiny jobs (`ckptsim explore`): every order in
-//! which tasks read their ready inputs, up to a bound, for one seed.
+//! which tasks read their ready inputs and messages of different channels
+//! arrive, up to a bound, for one seed.
 //!
-//! A run under [`Scripted`](crate::runtime::scheduler::Scripted) makes its
-//! `i`-th choice between two or more ready inputs as its script says, and
-//! the lowest ready input after the script. The run is deterministic given
-//! the script, so the choices form a tree: depth-first, each next script
-//! keeps the last run's choices up to the deepest one (within the first
-//! `depth`) that has an untried alternative, and takes that alternative.
-//! When no choice within the bound has one, every schedule that differs in
-//! the first `depth` choices has run once: the exploration is complete.
-//! What the seed fixes (message latencies, crash times, cost jitter) stays
-//! fixed; a failing schedule is written as a scenario whose `[replay]
-//! choices` replay it alone (`ckptsim run FILE`). This is what shuttle's and
-//! stateright's exhaustive modes do for Rust concurrency, for the one
-//! choice a checkpoint protocol's correctness hangs on most: which input a
-//! task reads next.
+//! A scripted run makes its `i`-th choice as its script says
+//! ([`choose`](crate::runtime::scheduler::choose)), and the first
+//! alternative after the script. Its choices are which of two or more ready
+//! inputs a task reads, and each message's latency on a channel whose
+//! bounds differ (the minimum or the maximum). The run is deterministic
+//! given the script, so the choices form a tree: depth-first, each next
+//! script keeps the last run's choices up to the deepest one (within the
+//! first `depth`) that has an untried alternative, and takes that
+//! alternative. When no choice within the bound has one, every schedule
+//! that differs in the first `depth` choices has run once: the exploration
+//! is complete. What the seed fixes besides (crash times, cost jitter, RPC
+//! latencies) stays fixed; a failing schedule is written as a scenario
+//! whose `[replay] choices` replay it alone (`ckptsim run FILE`). This is
+//! what shuttle's and stateright's exhaustive modes do for Rust concurrency.
 
 use crate::harness::execute;
 use crate::mutant::Mutants;

@@ -61,8 +61,9 @@
 //! - [`sweep`]: many seeds in parallel, shards and merging, one JSON line
 //!   per seed.
 //! - [`shrink`]: a failing seed reduced to a small standalone reproducer.
-//! - [`exhaustive`]: every input order of a tiny job up to a bound, for one
-//!   seed (`ckptsim explore`); a failing schedule as a standalone file.
+//! - [`exhaustive`]: every input order and message order of a tiny job up
+//!   to a bound, for one seed (`ckptsim explore`); a failing schedule as a
+//!   standalone file.
 //! - [`stalls`]: a search for checkpoint stalls on generated topologies
 //!   with forced alignment, reduced to blocking chains and catalogued.
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.

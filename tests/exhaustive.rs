@@ -45,6 +45,55 @@ fn a_tiny_job_is_explored_completely_and_passes() {
     assert_eq!(cut.schedules, 100);
 }
 
+/// With a latency range, each message's latency is a choice too (its
+/// channel's minimum or maximum): more choices per run, messages of
+/// different channels arrive in other orders, and every schedule still
+/// passes; a schedule found with such choices replays alone.
+#[test]
+fn message_latencies_are_choices_within_their_bounds() {
+    let text = std::fs::read_to_string(scenario_path("tiny"))
+        .unwrap()
+        .replace("latency_max = \"100us\"", "latency_max = \"300us\"");
+    let scenario = parse_str(&text, "tiny-latency.toml").unwrap();
+    let fixed = explore(&spec(Mutants::NONE, 8, 100_000));
+    let s = ExploreSpec {
+        scenario,
+        ..spec(Mutants::NONE, 8, 100_000)
+    };
+    let r = explore(&s);
+    assert!(r.complete && r.failing == 0);
+    assert_eq!(
+        r.schedules, 256,
+        "two ways for each of the first 8 messages"
+    );
+    assert!(
+        r.most_choices > 4 * fixed.most_choices,
+        "{} {}",
+        r.most_choices,
+        fixed.most_choices
+    );
+    assert!(
+        r.distinct > fixed.distinct,
+        "{} {}",
+        r.distinct,
+        fixed.distinct
+    );
+    let bad = ExploreSpec {
+        mutants: Mutants::NONE.with(Mutant::AlignedNoBlock),
+        ..s
+    };
+    let found = explore(&bad);
+    let last = found.found.last().expect("a failing schedule");
+    let replay = parse_str(&reproducer_text(&bad, last, "tiny-latency"), "f.toml").unwrap();
+    let cfg = RunConfig {
+        seed: 0,
+        algorithm: Algorithm::Aligned,
+        mutants: bad.mutants,
+        record_trace: false,
+    };
+    assert_eq!(failed_checks(&execute(&replay, &cfg)), last.checks);
+}
+
 /// `aligned-no-block` (an aligned barrier that does not block its channel)
 /// passes under the default schedule of this job, but some orders read a
 /// record from behind the barrier before the other barrier came: the

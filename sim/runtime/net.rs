@@ -216,6 +216,9 @@ pub struct Net {
     pub lose_credit: bool,
     /// Mutant `restart-forgets-edge-credits`.
     pub forget_edge_credits: bool,
+    /// A scripted run: a message's latency is its channel's minimum or
+    /// maximum, a choice (`scheduler::choose`), not a draw.
+    pub scripted_latency: bool,
     /// Checkpointing during recovery: channels with recovered buffers are
     /// read like any other input (see `Net::restore_input`).
     pub during_recovery: bool,
@@ -343,6 +346,7 @@ impl Net {
             credit_messages: 0,
             lose_credit: false,
             forget_edge_credits: false,
+            scripted_latency: false,
             during_recovery: false,
             skip_recovered: false,
             persist_recovered_twice: false,
@@ -393,6 +397,16 @@ impl Net {
         s.wake_pending = true;
         let at = self.now.max(s.busy_until);
         self.schedule(at, Ev::Wake { task });
+    }
+
+    /// One message's latency within its channel's bounds (ns): drawn, or
+    /// in a scripted run the minimum or the maximum, as a choice.
+    fn latency(&mut self, (min, max): (u64, u64)) -> u64 {
+        match (max > min, self.scripted_latency) {
+            (false, _) => min,
+            (true, false) => self.rng.between(min, max),
+            (true, true) => [min, max][super::scheduler::choose(2) as usize],
+        }
     }
 
     /// Wakes `task` at `at` (a source waiting for its next record), unless
@@ -580,12 +594,8 @@ impl Net {
                 self.credit.channels[ch as usize].data_in_flight += 1;
             }
             let backlog = c.queued_data;
-            let (min, max) = c.latency;
-            let lat = if max > min {
-                self.rng.between(min, max)
-            } else {
-                min
-            };
+            let bounds = c.latency;
+            let lat = self.latency(bounds);
             let mut at = SimTime(self.now.0 + lat);
             if !self.delays.is_empty() {
                 at = self.faulty_arrival(ch, at);
@@ -753,12 +763,7 @@ impl Net {
     /// (Flink's `AddCredit`): a message upstream, merged into the last one
     /// still on its way if it would arrive at the same time.
     fn announce(&mut self, ch: ChannelId, n: u32) {
-        let (min, max) = self.channels[ch as usize].latency;
-        let lat = if max > min {
-            self.rng.between(min, max)
-        } else {
-            min
-        };
+        let lat = self.latency(self.channels[ch as usize].latency);
         let at = SimTime(self.now.0 + lat);
         let b = &mut self.credit.channels[ch as usize];
         b.credit_in_flight += n;

@@ -45,48 +45,67 @@ impl Scheduler for Fifo {
 }
 
 /// A schedule given choice by choice (`[replay] choices`, and
-/// `ckptsim explore`): the `i`-th choice between two or more ready inputs
-/// reads `ready[script[i]]` (the last one if the index is past them); after
-/// the script, the lowest ready input. While [`record_choices`] is on, each
-/// choice's index and how many inputs were ready are recorded for
-/// [`take_choices`]. Draws nothing.
-#[derive(Clone, Debug, Default)]
-pub struct Scripted {
-    script: Vec<u32>,
-    next: usize,
-}
-
-impl Scripted {
-    pub fn new(script: Vec<u32>) -> Scripted {
-        Scripted { script, next: 0 }
-    }
-}
+/// `ckptsim explore`): the run's `i`-th choice takes the `script[i]`-th
+/// alternative (the last one if the index is past them); after the script,
+/// the first. Choices are made by [`choose`] from the script the run
+/// installed ([`install`]); this scheduler's alternatives are the ready
+/// inputs, lowest first. Draws nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scripted;
 
 impl Scheduler for Scripted {
     fn pick(&mut self, _task: TaskId, ready: &[u32], _since: &[u64], _rng: &mut SimRng) -> u32 {
-        let last = ready.len() - 1;
-        let i = self
-            .script
-            .get(self.next)
-            .map_or(0, |&i| (i as usize).min(last));
-        self.next += 1;
-        CHOICES.with(|c| {
-            if let Some(log) = c.borrow_mut().as_mut() {
-                log.push((i as u32, ready.len() as u32));
-            }
-        });
-        ready[i]
+        ready[choose(ready.len() as u32) as usize]
     }
 }
 
+struct Script {
+    choices: Vec<u32>,
+    next: usize,
+}
+
 thread_local! {
-    /// The choices of the runs on this thread, while recording (runs are
+    /// The script of the run on this thread, if it is scripted (runs are
     /// single-threaded; `explore` runs one schedule per thread at a time).
+    static SCRIPT: std::cell::RefCell<Option<Script>> = const { std::cell::RefCell::new(None) };
+    /// The choices of the runs on this thread, while recording.
     static CHOICES: std::cell::RefCell<Option<Vec<(u32, u32)>>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Makes the run about to start on this thread scripted by `choices`, or
+/// (`None`) not scripted.
+pub fn install(choices: Option<&[u32]>) {
+    SCRIPT.with(|s| {
+        *s.borrow_mut() = choices.map(|c| Script {
+            choices: c.to_vec(),
+            next: 0,
+        })
+    });
+}
+
+/// The next choice of a scripted run among `arity` alternatives (at least
+/// one): the script's, clamped to the last, or the first after it; recorded
+/// while [`record_choices`] is on. Outside a scripted run, the first.
+pub fn choose(arity: u32) -> u32 {
+    let last = arity.saturating_sub(1);
+    let i = SCRIPT.with(|s| match s.borrow_mut().as_mut() {
+        Some(script) => {
+            let i = script.choices.get(script.next).map_or(0, |&i| i.min(last));
+            script.next += 1;
+            i
+        }
+        None => 0,
+    });
+    CHOICES.with(|c| {
+        if let Some(log) = c.borrow_mut().as_mut() {
+            log.push((i, arity));
+        }
+    });
+    i
+}
+
 /// Starts recording the choices of the next runs on this thread; every run
-/// meanwhile uses [`Scripted`] (with its scenario's `[replay] choices`).
+/// meanwhile is scripted (by its scenario's `[replay] choices`).
 pub fn record_choices() {
     CHOICES.with(|c| *c.borrow_mut() = Some(Vec::new()));
 }
@@ -97,7 +116,7 @@ pub fn recording() -> bool {
 }
 
 /// Stops recording; returns each choice made since, as (index chosen,
-/// inputs ready).
+/// alternatives).
 pub fn take_choices() -> Vec<(u32, u32)> {
     CHOICES.with(|c| c.borrow_mut().take()).unwrap_or_default()
 }
@@ -135,7 +154,8 @@ mod tests {
     #[test]
     fn scripted_follows_its_script_then_takes_the_lowest() {
         let mut rng = SimRng::new(0, Stream::Scheduling);
-        let mut s = Scripted::new(vec![2, 7, 1]);
+        let mut s = Scripted;
+        install(Some(&[2, 7, 1]));
         record_choices();
         assert!(recording());
         let picks: Vec<u32> = [&[3u32, 5, 8][..], &[1, 4], &[0, 2, 6], &[4, 9]]
@@ -147,5 +167,7 @@ mod tests {
         assert!(!recording());
         s.pick(0, &[1, 2], &[0, 0], &mut rng);
         assert!(take_choices().is_empty());
+        install(None);
+        assert_eq!(choose(3), 0);
     }
 }

@@ -361,6 +361,10 @@ impl<'a> World<'a> {
         let job = JobGraph::build(&scenario);
         let exec = ExecGraph::build(&scenario, &job);
         let n = &scenario.network;
+        // A scripted run (`[replay] choices`, `explore`) makes its input
+        // orders and its messages' latencies as choices.
+        let scripted = !scenario.replay.choices.is_empty() || super::scheduler::recording();
+        super::scheduler::install(scripted.then_some(scenario.replay.choices.as_slice()));
         let mut net = Net::new(
             exec.channels
                 .iter()
@@ -399,6 +403,7 @@ impl<'a> World<'a> {
         net.lose_credit = cfg.mutants.has(Mutant::RecycleLosesCredit);
         net.forget_edge_credits = cfg.mutants.has(Mutant::RestartForgetsEdgeCredits);
         net.set_buffer_bytes(n.buffer_size.unwrap_or(u64::MAX));
+        net.scripted_latency = scripted;
         net.sizes = RecordSizes::new(&scenario, cfg.seed);
         net.drop_at_boundary = cfg.mutants.has(Mutant::BufferBoundaryDropsRecord);
         net.during_recovery = scenario.checkpoint.during_recovery;
@@ -521,11 +526,7 @@ impl<'a> World<'a> {
             rpc_jitter: scenario.checkpoint.rpc_latency_max.0 - scenario.checkpoint.rpc_latency.0,
             rpc_rng: SimRng::new(cfg.seed, Stream::Rpc),
             scheduler: match scenario.network.input_order {
-                _ if !scenario.replay.choices.is_empty() || super::scheduler::recording() => {
-                    Box::new(super::scheduler::Scripted::new(
-                        scenario.replay.choices.clone(),
-                    ))
-                }
+                _ if scripted => Box::new(super::scheduler::Scripted),
                 crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),
                 crate::scenario::InputOrder::Fifo => Box::new(super::scheduler::Fifo),
             },
