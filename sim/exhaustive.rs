@@ -10,7 +10,9 @@
 //! given the script, so the choices form a tree: depth-first, each next
 //! script keeps the last run's choices up to the deepest one (within the
 //! first `depth`) that has an untried alternative, and takes that
-//! alternative. When no choice within the bound has one, every schedule
+//! alternative. Subtasks listed as crash points (`--crash`, `[replay]
+//! crash_points`) may crash once, before any of their steps: each step is a
+//! choice too. When no choice within the bound has one, every schedule
 //! that differs in the first `depth` choices has run once: the exploration
 //! is complete. What the seed fixes besides (crash times, cost jitter, RPC
 //! latencies) stays fixed; a failing schedule is written as a scenario
@@ -31,8 +33,10 @@ pub struct ExploreSpec {
     pub seed: u64,
     pub algorithm: Algorithm,
     pub mutants: Mutants,
-    /// Choices enumerated per run; later ones take the lowest input.
+    /// Choices enumerated per run, from choice `from` on (earlier and later
+    /// ones take the first alternative).
     pub depth: usize,
+    pub from: usize,
     /// Stop after this many schedules (the exploration is then incomplete).
     pub max_schedules: u64,
 }
@@ -119,8 +123,9 @@ pub fn explore(spec: &ExploreSpec) -> ExploreReport {
             }
         }
         // The deepest choice within the bound with an untried alternative.
-        let bound = made.len().min(spec.depth);
-        let Some(i) = (0..bound).rev().find(|&i| made[i].0 + 1 < made[i].1) else {
+        let bound = made.len().min(spec.from.saturating_add(spec.depth));
+        let first = spec.from.min(bound);
+        let Some(i) = (first..bound).rev().find(|&i| made[i].0 + 1 < made[i].1) else {
             report.complete = true;
             break;
         };
@@ -129,6 +134,36 @@ pub fn explore(spec: &ExploreSpec) -> ExploreReport {
     }
     report.distinct = fingerprints.len() as u64;
     report
+}
+
+/// A subtask named as in scenario files (`"count[0]"`), of `scenario`.
+pub fn subtask(
+    scenario: &Scenario,
+    text: &str,
+) -> Result<(crate::scenario::OperatorId, u32), String> {
+    let parsed = text
+        .strip_suffix(']')
+        .and_then(|inner| inner.rsplit_once('['))
+        .and_then(|(op, n)| Some((op, n.parse::<u32>().ok()?)));
+    let Some((name, index)) = parsed else {
+        return Err(format!(
+            "`{text}` is not an operator id and a subtask index, like count[0]"
+        ));
+    };
+    let Some(at) = scenario.operators.iter().position(|o| o.id == name) else {
+        let known: Vec<&str> = scenario.operators.iter().map(|o| o.id.as_str()).collect();
+        return Err(format!(
+            "unknown operator `{name}`; known operators: {}",
+            known.join(", ")
+        ));
+    };
+    let parallelism = scenario.operators[at].parallelism;
+    if index >= parallelism {
+        return Err(format!(
+            "`{text}` does not exist: operator `{name}` has parallelism {parallelism}"
+        ));
+    }
+    Ok((crate::scenario::OperatorId(at as u32), index))
 }
 
 /// The reproducer of a failing schedule: the scenario with its algorithm,

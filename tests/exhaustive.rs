@@ -16,6 +16,7 @@ fn spec(mutants: Mutants, depth: usize, max_schedules: u64) -> ExploreSpec {
         algorithm: Algorithm::Aligned,
         mutants,
         depth,
+        from: 0,
         max_schedules,
     }
 }
@@ -187,4 +188,88 @@ fn explore_from_the_command_line() {
 
     let o = ckptsim(&["explore", tiny, "--depth", "0"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A crash point (`--crash`, `[replay] crash_points`): the subtask may
+/// crash once, before any of its steps, each step a choice. Without its
+/// planned crash, tiny never restores, so `no-source-rewind` passes every
+/// input order; with count[0] as a crash point, the schedules that crash it
+/// fail, and the written one replays alone, crash included. A correct job
+/// passes every crash point.
+#[test]
+fn crash_points_are_choices() {
+    let text = std::fs::read_to_string(scenario_path("tiny")).unwrap().replace(
+        "[[faults.crashes]]\ntask = \"count[0]\"\non = \"complete\"\ncheckpoint = 1\ndelay = \"100us\"\n",
+        "",
+    );
+    let mut scenario = parse_str(&text, "tiny-no-crash.toml").unwrap();
+    assert!(scenario.faults.crashes.is_empty());
+    let rewind = Mutants::NONE.with(Mutant::NoSourceRewind);
+    let plain = ExploreSpec {
+        scenario: scenario.clone(),
+        ..spec(rewind, 12, 100_000)
+    };
+    assert_eq!(explore(&plain).failing, 0);
+    let count = ckptsim::exhaustive::subtask(&scenario, "count[0]").unwrap();
+    scenario.replay.crash_points = vec![count];
+    let crashing = ExploreSpec {
+        scenario: scenario.clone(),
+        ..spec(rewind, 12, 100_000)
+    };
+    let r = explore(&crashing);
+    assert!(
+        r.complete && r.failing > 0 && r.failing < r.schedules,
+        "{r:?}"
+    );
+    let found = &r.found[0];
+    let replay = parse_str(&reproducer_text(&crashing, found, "t"), "f.toml").unwrap();
+    assert_eq!(replay.replay.crash_points, [count]);
+    let cfg = RunConfig {
+        seed: 0,
+        algorithm: Algorithm::Aligned,
+        mutants: rewind,
+        record_trace: false,
+    };
+    let e = execute(&replay, &cfg);
+    assert_eq!(failed_checks(&e), found.checks);
+    assert_eq!(e.output.counters.crashes, 1);
+    let correct = ExploreSpec {
+        scenario,
+        ..spec(Mutants::NONE, 12, 100_000)
+    };
+    let r = explore(&correct);
+    assert!(r.complete && r.failing == 0);
+    for bad in ["count[1]", "nope[0]", "count"] {
+        assert!(
+            ckptsim::exhaustive::subtask(&load("tiny"), bad).is_err(),
+            "{bad}"
+        );
+    }
+}
+
+/// `--from N` enumerates later choices: the first N take their first
+/// alternative, the next `depth` every one.
+#[test]
+fn exploration_can_start_later_in_a_run() {
+    let late = ExploreSpec {
+        from: 6,
+        ..spec(Mutants::NONE, 4, 100_000)
+    };
+    let r = explore(&late);
+    assert!(r.complete && r.failing == 0);
+    assert!(r.schedules > 1 && r.schedules <= 16, "{}", r.schedules);
+    let tiny = scenario_path("tiny");
+    let o = ckptsim(&[
+        "explore",
+        tiny.to_str().unwrap(),
+        "--depth",
+        "4",
+        "--from",
+        "6",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(complete: every schedule of 4 choices from choice 6)"),
+        "{out}"
+    );
 }

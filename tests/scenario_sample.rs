@@ -360,6 +360,7 @@ pub fn sample() -> Scenario {
             seed: 77,
             mutants: vec!["aligned-no-block".to_string()],
             choices: vec![1, 0, 2],
+            crash_points: vec![(OperatorId(4), 3)],
         },
         swarm: None,
         savepoints: vec![

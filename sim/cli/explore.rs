@@ -353,11 +353,12 @@ pub(crate) fn explore_cmd(
     let _ = writeln!(text, "scenario     {}", path.display());
     let _ = writeln!(text, "seed         {}", spec.seed);
     let _ = writeln!(text, "algorithm    {}", spec.algorithm.name());
+    let span = match spec.from {
+        0 => format!("the first {} choices", spec.depth),
+        n => format!("{} choices from choice {n}", spec.depth),
+    };
     let how = match r.complete {
-        true => format!(
-            "complete: every schedule of the first {} choices",
-            spec.depth
-        ),
+        true => format!("complete: every schedule of {span}"),
         false => format!("stopped at --max-schedules {}", spec.max_schedules),
     };
     let _ = writeln!(
@@ -388,6 +389,9 @@ pub(crate) fn explore_cmd(
     }
     if let Some(first) = r.found.first() {
         let mut args = format!("--seed {} --algorithm {}", spec.seed, spec.algorithm.name());
+        for &(o, n) in &spec.scenario.replay.crash_points {
+            args.push_str(&format!(" --crash {}[{n}]", spec.scenario.op(o).id));
+        }
         for m in spec.mutants.names() {
             args.push_str(&format!(" --mutant {m}"));
         }

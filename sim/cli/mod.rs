@@ -216,6 +216,10 @@ enum Command {
         /// Choices enumerated per run; later ones read the lowest ready input.
         #[arg(long, default_value_t = 12, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
         depth: usize,
+        /// Enumerate from this choice on (earlier ones take the first
+        /// alternative): to explore later in a run.
+        #[arg(long, default_value_t = 0)]
+        from: usize,
         /// Stop after this many schedules (the exploration is then
         /// incomplete).
         #[arg(long, default_value_t = 100_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
@@ -223,6 +227,10 @@ enum Command {
         /// Where to write the first failing schedule (TOML).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A subtask that may crash, once, before any of its steps
+        /// (`count[0]`; repeatable): each step is a choice too.
+        #[arg(long = "crash")]
+        crashes: Vec<String>,
     },
     /// Combine the `--out` files of the shards of one sweep into its
     /// summary. Refuses lines of different sweeps (scenario content,
@@ -626,10 +634,19 @@ fn dispatch(cli: Cli) -> Result<u8> {
             algorithm,
             mutants,
             depth,
+            from,
             max_schedules,
             out,
+            crashes,
         } => {
-            let loaded = load_scenario(&scenario)?;
+            let mut loaded = load_scenario(&scenario)?;
+            for text in &crashes {
+                let task = crate::exhaustive::subtask(&loaded, text)
+                    .map_err(|e| UsageError(format!("error: --crash {e}")))?;
+                if !loaded.replay.crash_points.contains(&task) {
+                    loaded.replay.crash_points.push(task);
+                }
+            }
             let algorithm = parse_algorithm(algorithm, &loaded)?;
             let mutants = mutants_or_replay(&mutants, &loaded)?;
             let seed = seed.unwrap_or(loaded.replay.seed);
@@ -639,6 +656,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 algorithm,
                 mutants,
                 depth,
+                from,
                 max_schedules,
             };
             explore::explore_cmd(&scenario, &spec, out.as_deref())

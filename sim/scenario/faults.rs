@@ -409,7 +409,11 @@ impl Validator<'_, '_> {
     }
 
     /// The required task named at `key`.
-    fn task_at(&mut self, key: &str, task: &Option<String>) -> Option<(OperatorId, u32)> {
+    pub(super) fn task_at(
+        &mut self,
+        key: &str,
+        task: &Option<String>,
+    ) -> Option<(OperatorId, u32)> {
         let text = self.required(key, task)?;
         let parsed = text
             .strip_suffix(']')

@@ -738,6 +738,11 @@ section! {
         /// them, lowest input first); after the last, the lowest ready input.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         choices: Hand<Vec<u32>> = Vec::new(),
+        /// Subtasks (`"op[i]"`) that may crash, once, at any step of a
+        /// scripted run: before each step, whether to crash there is a
+        /// choice (`ckptsim explore --crash`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        crash_points: Custom<Vec<String>, Vec<(OperatorId, u32)>> = Vec::new(),
     }
 }
 
@@ -937,7 +942,15 @@ impl From<&Scenario> for File {
             },
             limits: (&s.limits).into(),
             expect: s.expect.clone(),
-            replay: (&s.replay).into(),
+            replay: Replay {
+                crash_points: s
+                    .replay
+                    .crash_points
+                    .iter()
+                    .filter_map(|&(o, n)| task(o, n))
+                    .collect(),
+                ..(&s.replay).into()
+            },
             swarm: s.swarm.as_ref().map(swarm),
             savepoints: <Vec<Savepoint>>::write(&s.savepoints),
             cluster: s.cluster.as_ref().map(Into::into),

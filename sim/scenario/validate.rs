@@ -538,6 +538,12 @@ impl<'f> Validator<'_, 'f> {
             );
             self.report("choices", message, None);
         }
+        for (i, text) in f.replay.crash_points.iter().enumerate() {
+            let key = format!("crash_points[{i}]");
+            if let Some(task) = self.task_at(&key, &Some(text.clone())) {
+                spec.crash_points.push(task);
+            }
+        }
         spec.choices = f
             .replay
             .choices

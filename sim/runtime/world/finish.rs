@@ -91,7 +91,18 @@ impl World<'_> {
             fault_timeline: std::mem::take(&mut self.fault_timeline),
             fault_events_dropped: self.fault_events_dropped,
             config: self.cfg.clone(), // trace
-            crash_plan: std::mem::take(&mut self.crash_plan),
+            crash_plan: {
+                // Crash points the run took are crashes at their time; the
+                // others never were.
+                let mut plan = std::mem::take(&mut self.crash_plan);
+                let mut i = 0;
+                plan.retain(|_| {
+                    i += 1;
+                    i <= self.first_crash_point
+                        || self.fx_log.crashes[i - 1] != warnings::Fate::Pending
+                });
+                plan
+            },
             order_insensitive,
             expected: self.expected,
             fault_phase_end: self.fault_phase_end,

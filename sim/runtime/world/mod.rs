@@ -227,6 +227,9 @@ struct World<'a> {
     counters: Counters,
     violations: Vec<Violation>,
     crash_plan: Vec<CrashSpec>,
+    /// Entries of `crash_plan` from here on are crash points: fired by a
+    /// choice, never scheduled.
+    first_crash_point: usize,
     /// Crashes planned after an event (`on = …`) that has not happened yet,
     /// by index into `crash_plan`.
     armed_crashes: Vec<u32>,
@@ -363,7 +366,9 @@ impl<'a> World<'a> {
         let n = &scenario.network;
         // A scripted run (`[replay] choices`, `explore`) makes its input
         // orders and its messages' latencies as choices.
-        let scripted = !scenario.replay.choices.is_empty() || super::scheduler::recording();
+        let scripted = !scenario.replay.choices.is_empty()
+            || !scenario.replay.crash_points.is_empty()
+            || super::scheduler::recording();
         super::scheduler::install(scripted.then_some(scenario.replay.choices.as_slice()));
         let mut net = Net::new(
             exec.channels
@@ -419,8 +424,19 @@ impl<'a> World<'a> {
                     .collect()
             })
             .collect();
-        let crash_plan = plan_crashes(&scenario, cfg.seed);
+        let mut crash_plan = plan_crashes(&scenario, cfg.seed);
         let fault_phase_end = fault_phase_end(&crash_plan);
+        // Crash points (`[replay] crash_points`): one plan entry each, at
+        // no time; a scripted run's choice fires it at a step.
+        let first_crash_point = crash_plan.len();
+        for &(operator, subtask) in &scenario.replay.crash_points {
+            crash_plan.push(CrashSpec {
+                at: SimTime::ZERO,
+                operator,
+                subtask,
+                trigger: None,
+            });
+        }
         let mut forced_aligned = vec![false; scenario.operators.len()];
         let chained = scenario.chained_edges();
         for (e, _) in scenario.edges.iter().zip(&chained).filter(|(_, &c)| !c) {
@@ -549,6 +565,7 @@ impl<'a> World<'a> {
             armed_slow: Vec::new(),
             slow_windows: Vec::new(),
             crash_plan,
+            first_crash_point,
             high_water: vec![0; partitions],
             out: Vec::with_capacity(64),
             chain_bufs: Vec::new(),
@@ -725,6 +742,9 @@ impl<'a> World<'a> {
             self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
         }
         for (i, c) in self.crash_plan.clone().iter().enumerate() {
+            if i >= self.first_crash_point {
+                break; // crash points fire by choice
+            }
             match c.trigger {
                 None => self.schedule_any(c.at, Ev::Crash { index: i as u32 }),
                 Some(_) => self.armed_crashes.push(i as u32),

@@ -60,6 +60,28 @@ impl World<'_> {
         }
     }
 
+    /// Before a step of task `t`, a crash point of it not fired yet: a
+    /// choice whether it crashes here (`[replay] crash_points`). True if it
+    /// did.
+    pub(super) fn crash_point(&mut self, t: TaskId) -> bool {
+        let points = self.first_crash_point..self.crash_plan.len();
+        let Some(index) = points.into_iter().find(|&i| {
+            let c = &self.crash_plan[i];
+            self.fx_log.crashes[i] == warnings::Fate::Pending
+                && self.exec.task_of(c.operator, c.subtask) == t
+        }) else {
+            return false;
+        };
+        if crate::runtime::scheduler::choose(2) == 0 {
+            return false;
+        }
+        let now = self.net.now;
+        self.crash_plan[index].at = now;
+        self.fault_phase_end = self.fault_phase_end.max(now);
+        self.crash(index as u32);
+        true
+    }
+
     pub(super) fn crash(&mut self, index: u32) {
         let c = self.crash_plan[index as usize].clone();
         let t = self.exec.task_of(c.operator, c.subtask);

@@ -38,6 +38,9 @@ impl World<'_> {
             self.net.poke(t);
             return;
         }
+        if self.first_crash_point < self.crash_plan.len() && self.crash_point(t) {
+            return;
+        }
         let backpressured = self.net.sched[ti].full_outputs > 0;
         if backpressured && !self.priority_input(ti) {
             self.counters.backpressure_stalls += 1;

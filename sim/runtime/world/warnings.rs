@@ -156,6 +156,9 @@ impl World<'_> {
             }
         };
         for (i, f) in self.fx_log.crashes.iter().enumerate() {
+            if i >= self.first_crash_point && *f == Fate::Pending {
+                continue; // a crash point the run chose not to take
+            }
             let c = &self.crash_plan[i];
             let t = self.exec.task_of(c.operator, c.subtask);
             let what = format!("crash of {}", self.exec.tasks[t as usize].name);
