@@ -109,7 +109,30 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             cp.rpc_latency,
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
         ),
+        source_rate: source_rates(s),
     }
+}
+
+/// The default range of `source_rate`: from a rate at which the longest
+/// partition takes two seconds (or a quarter of `max_time`, if shorter:
+/// about where the crash windows are) to one at which it takes a quarter of
+/// a second; none without sources.
+fn source_rates(s: &Scenario) -> Option<(u32, u32)> {
+    let longest = s
+        .operators
+        .iter()
+        .filter_map(|op| match &op.kind {
+            crate::scenario::OperatorKind::Source(src) => {
+                (0..src.partitions).map(|p| src.records_of(p)).max()
+            }
+            _ => None,
+        })
+        .max()?;
+    let quarter = (s.limits.max_time.0 / 4).clamp(1, 2_000_000_000);
+    let lo = u128::from(longest) * 1_000_000_000 / u128::from(quarter) + 1;
+    let lo = u32::try_from(lo).unwrap_or(u32::MAX).min(1_000_000_000);
+    let hi = u32::try_from(longest.saturating_mul(4)).unwrap_or(u32::MAX);
+    Some((lo, hi.clamp(lo, 1_000_000_000)))
 }
 
 struct Drawer {
@@ -231,6 +254,18 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
     if let Some(r) = spec.rpc_latency_max {
         let max = d.duration("rpc_latency_max", r);
         out.checkpoint.rpc_latency_max = max.max(out.checkpoint.rpc_latency);
+    }
+    // Drawn last: scenarios without sources draw what they always drew.
+    if let Some(r) = spec.source_rate {
+        if d.rng.below(2) == 1 {
+            let rate = d.int("source_rate", r);
+            for op in &mut out.operators {
+                if let crate::scenario::OperatorKind::Source(src) = &mut op.kind {
+                    src.records_per_second = u64::from(rate);
+                    src.partition_rates.clear();
+                }
+            }
+        }
     }
     (out, d.draw)
 }

@@ -499,6 +499,7 @@ fn swarm_round_trips() {
         partition_duration: Some((SimDuration(1), SimDuration::from_millis(30))),
         rpc_latency_max: Some((SimDuration::from_micros(200), SimDuration::from_millis(4))),
         operator_event_loss_percent: Some((1, 7)),
+        source_rate: Some((10, 5_000)),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,

@@ -561,3 +561,38 @@ fn partitions_may_have_rates_of_their_own() {
         assert!(e.contains(error), "{keys}: {e}");
     }
 }
+
+/// Swarm mode draws source rates on about half the seeds, within the
+/// default range, and such seeds stay exactly-once with no record read
+/// before it was there.
+#[test]
+fn the_swarm_draws_source_rates() {
+    let sc = crate::common::load("faults");
+    let range = ckptsim::swarm::default_ranges(&sc)
+        .source_rate
+        .expect("a range");
+    let mut rated = 0;
+    for seed in 0..24 {
+        let (drawn, draw) = ckptsim::swarm::draw(&sc, &ckptsim::swarm::default_ranges(&sc), seed);
+        let knob = draw.knobs.iter().find(|(k, _)| k == "source_rate");
+        let ckptsim::scenario::OperatorKind::Source(src) = &drawn.operators[0].kind else {
+            panic!("faults starts with its source");
+        };
+        match knob {
+            Some((_, v)) => {
+                rated += 1;
+                let rate: u64 = v.parse().unwrap();
+                assert_eq!(src.records_per_second, rate);
+                assert!((u64::from(range.0)..=u64::from(range.1)).contains(&rate));
+                let e = check_alg(&drawn, seed, Algorithm::Aligned, &[]);
+                assert!(e.verdict.passed, "seed {seed}");
+                let w = ckptsim::model::Workload::generate(&drawn, seed);
+                for r in e.output.store.committed().iter() {
+                    assert!(r.emitted_at >= w.ready_at(r.lineage.partition, r.lineage.offset));
+                }
+            }
+            None => assert_eq!(src.records_per_second, 0),
+        }
+    }
+    assert!((6..=18).contains(&rated), "{rated}");
+}

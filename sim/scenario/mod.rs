@@ -627,6 +627,9 @@ swarm! {
         /// Lost operator events (`[faults.operator_events] loss_percent`;
         /// 0: none for the seed).
         operator_event_loss_percent: I,
+        /// Every source partition's rate (`records_per_second`) on half the
+        /// seeds, drawn per seed; the other half keep the scenario's rates.
+        source_rate: I,
     }
 }
 
