@@ -12,6 +12,7 @@
 //! | [`mod@write`] | `Scenario` -> TOML text through serde |
 
 mod faults;
+mod graph_rules;
 mod kinds;
 pub mod registry;
 pub mod schema;

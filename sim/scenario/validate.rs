@@ -16,9 +16,8 @@ use std::ops::RangeInclusive;
 use super::schema::{self, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
-    Partitioning, SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION,
-    MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
-    MAX_RANDOM_CRASHES,
+    SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_BYTES,
+    MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
 };
 use crate::engine::{bytes_text, parse_duration, SimDuration, SimTime};
 
@@ -31,7 +30,7 @@ pub struct Problem {
 }
 
 /// Upper bound on the channels of one job (each costs memory up front).
-const MAX_CHANNELS: u64 = 1_000_000;
+pub(super) const MAX_CHANNELS: u64 = 1_000_000;
 /// Upper bound on the records of all sources (generated in memory up front).
 pub const MAX_RECORDS: u64 = 200_000_000;
 /// The help for a value above one of the limits on values.
@@ -132,18 +131,18 @@ pub(super) fn dense_id(index: usize) -> OperatorId {
 
 /// What an operator is known to be, for the graph and fault checks.
 pub(super) struct Op<'f> {
-    id: &'f str,
+    pub(super) id: &'f str,
     /// Edges and tasks can name it: it has an id and is the first with it.
-    referable: bool,
+    pub(super) referable: bool,
     /// `None` when missing or unknown.
-    kind: Option<OperatorKind>,
+    pub(super) kind: Option<OperatorKind>,
     /// `None` when missing or invalid.
     pub(super) parallelism: Option<u32>,
 }
 
 pub(super) struct Validator<'a, 'f> {
     problems: Vec<Problem>,
-    line_of: &'a dyn Fn(&str) -> Option<usize>,
+    pub(super) line_of: &'a dyn Fn(&str) -> Option<usize>,
     pub(super) ops: Vec<Op<'f>>,
     /// The table being checked: its keys are reported as `at.key`.
     pub(super) at: String,
@@ -650,197 +649,6 @@ impl<'f> Validator<'_, 'f> {
         specs
     }
 
-    /// The job-graph rules, for the edges whose ends are known (index,
-    /// from, to, partitioning): sources have no inputs, everything else has
-    /// one, sinks have no outputs, forward and keyed inputs fit, no
-    /// duplicates, no cycles, and bounded channels and records.
-    fn graph(&mut self, edges: &[(usize, usize, usize, Option<Partitioning>)], all_resolved: bool) {
-        let n = self.ops.len();
-        let name = |v: &Self, i: usize| v.ops[i].id.to_string();
-        let kind = |v: &Self, i: usize| v.ops[i].kind.clone();
-        let parallelism = |v: &Self, i: usize| v.ops[i].parallelism;
-        // Accepted edges so far (no duplicates, no cycle closers): acyclic.
-        let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut has_input = vec![false; n];
-        for (k, &(index, from, to, partitioning)) in edges.iter().enumerate() {
-            self.at = format!("edges[{index}]");
-            let (a, b) = (name(self, from), name(self, to));
-            has_input[to] = true;
-            if let Some(&(first, ..)) = edges[..k].iter().find(|e| (e.1, e.2) == (from, to)) {
-                let help = (self.line_of)(&format!("edges[{first}]"))
-                    .map(|line| format!("the first {a} -> {b} edge is on line {line}; remove one"));
-                self.report("", format!("duplicate edge {a} -> {b}"), help);
-                continue;
-            }
-            if kind(self, to).is_some_and(|k| k.is_source()) {
-                let help = help("sources read their own log: remove this edge");
-                self.report("to", format!("source `{b}` cannot have inputs"), help);
-            }
-            let writer = |v: &Self, i| matches!(kind(v, i), Some(OperatorKind::SinkWriter));
-            let committer = |v: &Self, i| matches!(kind(v, i), Some(OperatorKind::SinkCommitter));
-            let sink = kind(self, from).filter(|k| k.is_sink() || k.is_committer());
-            if let Some(k) = sink.filter(|_| !(writer(self, from) && committer(self, to))) {
-                let help = match k {
-                    OperatorKind::SinkWriter => {
-                        "a Sink V2 writer hands its committables to a `sink-committer` only"
-                            .to_string()
-                    }
-                    _ => format!(
-                        "a `{}` operator writes to the external store: remove this edge",
-                        k.name()
-                    ),
-                };
-                self.report(
-                    "from",
-                    format!("sink `{a}` cannot have outputs"),
-                    Some(help),
-                );
-            }
-            if committer(self, to) && kind(self, from).is_some_and(|_| !writer(self, from)) {
-                let message =
-                    format!("committer `{b}` reads from `{a}`, which is not a sink-writer");
-                let help = help("a sink-committer reads the committables of sink-writers only");
-                self.report("from", message, help);
-            }
-            let global = parallelism(self, to) == Some(1);
-            if committer(self, to) && partitioning != Some(Partitioning::Forward) && !global {
-                let message = format!(
-                    "committer `{b}` of parallelism above 1 reads a non-forward edge from `{a}`"
-                );
-                let help = help(
-                    "a committer commits the committables of its own writer subtask (partitioning = \"forward\") \
-                     or of every writer at parallelism 1 (a global committer)",
-                );
-                self.report("partitioning", message, help);
-            }
-            let (pf, pt) = (parallelism(self, from), parallelism(self, to));
-            if let (Some(Partitioning::Forward), Some(pf), Some(pt)) = (partitioning, pf, pt) {
-                if pf != pt {
-                    let message = format!(
-                        "forward edge {a} -> {b} connects parallelism {pf} to parallelism {pt}"
-                    );
-                    let help = help("use `rebalance` or `hash`, or make the parallelisms equal");
-                    self.report("partitioning", message, help);
-                }
-            }
-            if let Some(p) = partitioning.filter(|p| *p != Partitioning::Hash) {
-                if kind(self, to).is_some_and(|k| k.is_keyed()) {
-                    let message = format!(
-                        "keyed operator `{b}` reads a `{}` edge from `{a}`",
-                        p.name()
-                    );
-                    let help =
-                        help("keyed operators read keyed streams: use partitioning = \"hash\"");
-                    self.report("partitioning", message, help);
-                }
-                if kind(self, to).is_some_and(|k| matches!(k, OperatorKind::SinkUpsert { .. })) {
-                    let message =
-                        format!("upsert sink `{b}` reads a `{}` edge from `{a}`", p.name());
-                    let help = help(
-                        "an upsert sink overwrites each key's row from one subtask, in the key's \
-                         order: use partitioning = \"hash\" (by key)",
-                    );
-                    self.report("partitioning", message, help);
-                }
-            }
-            let upsert_into =
-                kind(self, to).is_some_and(|k| matches!(k, OperatorKind::SinkUpsert { .. }));
-            let running_aggregate =
-                |k: &OperatorKind| matches!(k, OperatorKind::KeyedCount | OperatorKind::KeyedSum);
-            if upsert_into && kind(self, from).is_some_and(|k| !running_aggregate(&k)) {
-                // A key's last row must not depend on how channels
-                // interleave: only a running aggregate's last update per key
-                // is its final value whatever the order its input arrived in.
-                let message = format!(
-                    "upsert sink `{b}` reads from `{a}`, which is not a keyed running aggregate"
-                );
-                let help = help(
-                    "a key's last value depends on the order its records arrive in unless \
-                     one keyed-count or keyed-sum subtask produces all of them: put one \
-                     before the sink (Flink's SinkUpsertMaterializer plays this part)",
-                );
-                self.report("from", message, help);
-            }
-            // Does this edge close a cycle? Only if `to` already reaches `from`.
-            let cycle = match from == to {
-                true => Some(vec![from]),
-                false => shortest_path(&successors, to, from),
-            };
-            let Some(mut cycle) = cycle else {
-                successors[from].push(to);
-                continue;
-            };
-            // to .. from is the path; start at the operator defined first.
-            cycle.rotate_right(1);
-            let start = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
-            cycle.rotate_left(start);
-            cycle.push(cycle[0]);
-            let names: Vec<String> = cycle.iter().map(|&i| name(self, i)).collect();
-            let message = format!("the job graph has a cycle: {}", names.join(" -> "));
-            self.report("", message, help("cyclic dataflows are not supported yet"));
-        }
-        self.at.clear();
-        for (i, has_input) in has_input.into_iter().enumerate() {
-            // With an unresolved edge around, a missing input is most likely
-            // that edge: do not pile a second error on the first.
-            let needs_input = kind(self, i).is_some_and(|k| !k.is_source());
-            if needs_input && !has_input && all_resolved && self.ops[i].referable {
-                let id = name(self, i);
-                let help = format!("add an [[edges]] table with to = \"{id}\"");
-                let message = format!("operator `{id}` has no inputs");
-                self.report(&format!("operators[{i}].id"), message, Some(help));
-            }
-        }
-        // A writer's transactions are committed by a committer only.
-        for i in 0..n {
-            let is_writer = matches!(kind(self, i), Some(OperatorKind::SinkWriter));
-            if is_writer && self.ops[i].referable && !edges.iter().any(|e| e.1 == i) {
-                let id = name(self, i);
-                let help = format!("add a sink-committer and an [[edges]] table from = \"{id}\"");
-                let message = format!("sink-writer `{id}` has no sink-committer");
-                self.report(&format!("operators[{i}].id"), message, Some(help));
-            }
-        }
-        let kinds_known = self.ops.iter().all(|op| op.kind.is_some());
-        let mut kinds = self.ops.iter().filter_map(|op| op.kind.as_ref());
-        if n > 0 && kinds_known && !kinds.any(OperatorKind::is_source) {
-            let help = help("add an [[operators]] table with kind = \"source\"");
-            self.report("", "the job has no source operator", help);
-        }
-        // Every channel is allocated up front and the input generated in
-        // memory: bound both, so that a typo is an error, not an abort.
-        let channels: u64 = edges
-            .iter()
-            .map(|&(_, from, to, p)| {
-                let up = u64::from(parallelism(self, from).unwrap_or(1));
-                let down = u64::from(parallelism(self, to).unwrap_or(1));
-                match p {
-                    Some(Partitioning::Forward) => up,
-                    _ => up * down,
-                }
-            })
-            .sum();
-        if channels > MAX_CHANNELS {
-            self.report(
-                "",
-                format!("the job has {channels} channels; at most {MAX_CHANNELS} are supported"),
-                help("lower the parallelism of operators joined by hash, rebalance or broadcast edges"),
-            );
-        }
-        let records = self.ops.iter().filter_map(|op| match &op.kind {
-            Some(OperatorKind::Source(s)) => Some(s.total_records()),
-            _ => None,
-        });
-        let records = records.fold(0, u64::saturating_add);
-        if records > MAX_RECORDS {
-            self.report(
-                "",
-                format!("the sources hold {records} records in all; at most {MAX_RECORDS} are supported"),
-                help("lower records_per_partition (or partition_records) or partitions"),
-            );
-        }
-    }
-
     fn checkpoint(&mut self, f: &File) -> CheckpointSpec {
         let c = &f.checkpoint;
         self.at = "checkpoint".into();
@@ -994,30 +802,4 @@ impl<'f> Validator<'_, 'f> {
         }
         Some((a, b))
     }
-}
-
-/// Shortest path `start ..= goal` following `successors` (BFS, so the
-/// result is deterministic for a given edge order).
-fn shortest_path(successors: &[Vec<usize>], start: usize, goal: usize) -> Option<Vec<usize>> {
-    let mut parent: Vec<Option<usize>> = vec![None; successors.len()];
-    let mut queue = std::collections::VecDeque::from([start]);
-    let mut visited = vec![false; successors.len()];
-    visited[start] = true;
-    while let Some(node) = queue.pop_front() {
-        if node == goal {
-            let mut path = vec![goal];
-            while let Some(p) = parent[*path.last()?] {
-                path.push(p);
-            }
-            path.reverse();
-            return Some(path);
-        }
-        for &next in &successors[node] {
-            if !std::mem::replace(&mut visited[next], true) {
-                parent[next] = Some(node);
-                queue.push_back(next);
-            }
-        }
-    }
-    None
 }

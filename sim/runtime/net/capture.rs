@@ -1,12 +1,14 @@
-//! Channel-state capture at the receiver: the in-flight records of one
+//! Channel-state capture: at the receiver, the in-flight records of one
 //! input channel for one checkpoint, by sequence number (Flink's
 //! `ChannelStatePersister` with `checkpointStarted`, `maybePersist` and the
-//! barrier that stops it).
+//! barrier that stops it); at the sender, the queued output a priority
+//! barrier overtakes (`PipelinedSubpartition.processPriorityBuffer` and
+//! `alignedBarrierTimeout`).
 
 use super::{Msg, Net};
 use crate::engine::SimTime;
 use crate::model::{ChannelId, CheckpointId, Record, RecordSizes};
-use crate::protocol::BarrierKind;
+use crate::protocol::{Barrier, BarrierKind};
 
 /// Records captured as one channel's in-flight state, by sequence number.
 #[derive(Clone, Debug, Default)]
@@ -129,5 +131,70 @@ impl Net {
         if c.capture.as_ref().is_some_and(|cap| cap.id <= id) {
             c.capture = None;
         }
+    }
+
+    /// Copies the data queued in the sender's output queue ahead of the
+    /// first message for which `stop` holds: the output channel state a
+    /// priority barrier overtakes (Flink's `processPriorityBuffer`).
+    fn queued_output(&self, ch: ChannelId, stop: impl Fn(&Msg) -> bool) -> Capture {
+        let mut cap = Capture::default();
+        for m in &self.channels[ch as usize].out_queue {
+            if stop(m) {
+                break;
+            }
+            if let Msg::Data { seq, buf } = m {
+                cap.push(*seq, buf, &self.sizes, self.now);
+            }
+        }
+        cap
+    }
+
+    /// Sends an unaligned barrier that overtakes the queued output, and
+    /// returns the overtaken records (output channel state).
+    pub fn send_priority_barrier(&mut self, ch: ChannelId, b: Barrier) -> Capture {
+        self.ship_partial(ch);
+        let mut cap = self.queued_output(ch, |_| false);
+        cap.id = b.id;
+        self.push_out(ch, Msg::Barrier(b), true);
+        cap
+    }
+
+    /// Whether a barrier of checkpoint `id` still waits in the output queue.
+    pub fn barrier_queued(&self, ch: ChannelId, id: CheckpointId) -> bool {
+        self.channels[ch as usize]
+            .out_queue
+            .iter()
+            .any(|m| matches!(m, Msg::Barrier(b) if b.id == id))
+    }
+
+    /// Output-side alignment timeout (Flink's
+    /// `PipelinedSubpartition.alignedBarrierTimeout`): if the timeoutable
+    /// barrier of `id` still waits in the output queue, the data ahead of it
+    /// becomes output channel state and the barrier turns into a priority
+    /// event. Returns the captured records, or `None` if it had left.
+    pub fn prioritize_queued_barrier(
+        &mut self,
+        ch: ChannelId,
+        id: CheckpointId,
+    ) -> Option<Capture> {
+        // Only timeoutable barriers: a forced-aligned edge's barrier stays
+        // in line whatever the timeout.
+        let is_it = |m: &Msg| matches!(m, Msg::Barrier(b) if b.id == id && b.kind == BarrierKind::Timeoutable);
+        let k = self.channels[ch as usize]
+            .out_queue
+            .iter()
+            .position(is_it)?;
+        let mut cap = self.queued_output(ch, is_it);
+        cap.id = id;
+        let c = &mut self.channels[ch as usize];
+        let Some(Msg::Barrier(b)) = c.out_queue.remove(k) else {
+            unreachable!("position found a barrier");
+        };
+        let from = c.from;
+        if b.kind == BarrierKind::Timeoutable {
+            self.release_held(from);
+        }
+        self.push_out(ch, Msg::Barrier(b.as_unaligned()), true);
+        Some(cap)
     }
 }
