@@ -136,34 +136,25 @@ pub fn explore(spec: &ExploreSpec) -> ExploreReport {
     report
 }
 
-/// A subtask named as in scenario files (`"count[0]"`), of `scenario`.
+/// A subtask named as in scenario files (`"count[0]"`), of `scenario`:
+/// read by the scenario's own check of `[replay] crash_points`, with its
+/// messages.
 pub fn subtask(
     scenario: &Scenario,
     text: &str,
 ) -> Result<(crate::scenario::OperatorId, u32), String> {
-    let parsed = text
-        .strip_suffix(']')
-        .and_then(|inner| inner.rsplit_once('['))
-        .and_then(|(op, n)| Some((op, n.parse::<u32>().ok()?)));
-    let Some((name, index)) = parsed else {
-        return Err(format!(
-            "`{text}` is not an operator id and a subtask index, like count[0]"
-        ));
-    };
-    let Some(at) = scenario.operators.iter().position(|o| o.id == name) else {
-        let known: Vec<&str> = scenario.operators.iter().map(|o| o.id.as_str()).collect();
-        return Err(format!(
-            "unknown operator `{name}`; known operators: {}",
-            known.join(", ")
-        ));
-    };
-    let parallelism = scenario.operators[at].parallelism;
-    if index >= parallelism {
-        return Err(format!(
-            "`{text}` does not exist: operator `{name}` has parallelism {parallelism}"
-        ));
+    let mut file = crate::scenario::schema::File::from(scenario);
+    file.replay.crash_points = vec![text.to_string()];
+    match crate::scenario::validate::validate(&file, &|_| None) {
+        Ok(checked) => Ok(checked.replay.crash_points[0]),
+        Err(problems) => {
+            let p = &problems[0];
+            Err(match &p.help {
+                Some(help) => format!("{} ({help})", p.message),
+                None => p.message.clone(),
+            })
+        }
     }
-    Ok((crate::scenario::OperatorId(at as u32), index))
 }
 
 /// The reproducer of a failing schedule: the scenario with its algorithm,
