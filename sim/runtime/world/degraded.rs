@@ -14,27 +14,20 @@ impl World<'_> {
     pub(super) fn slow_task_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
         let now = self.net.now;
         let slow = &self.scenario.faults.slow_tasks;
-        let exec = &self.exec;
-        let mut fire = Vec::new();
-        self.armed_slow.retain(|&i| {
+        let event = (on, task, id);
+        let fired = super::recovery::take_fired(&mut self.armed_slow, event, &self.exec, |i| {
             let s = &slow[i as usize];
-            let Some(tr) = &s.trigger else {
-                return false;
-            };
-            let whose = tr.of.unwrap_or((s.operator, s.subtask));
-            let matches = super::recovery::fires(tr, Some(whose), (on, task, id), exec);
-            if matches {
-                let from = now.plus(tr.delay);
-                fire.push((i, from, from.plus(SimDuration(s.until.0 - s.from.0))));
-            }
-            !matches
+            let tr = s.trigger.as_ref()?;
+            Some((tr, Some(tr.of.unwrap_or((s.operator, s.subtask)))))
         });
-        for (i, from, until) in fire {
-            self.slow_windows[i as usize] = (from, until);
-            self.fault_phase_end = self.fault_phase_end.max(until);
+        for (i, delay) in fired {
             let s = &self.scenario.faults.slow_tasks[i as usize];
+            let from = now.plus(delay);
+            let until = from.plus(SimDuration(s.until.0 - s.from.0));
             let t = self.exec.task_of(s.operator, s.subtask);
             let (name, factor) = (self.exec.tasks[t as usize].name.clone(), s.factor);
+            self.slow_windows[i as usize] = (from, until);
+            self.fault_phase_end = self.fault_phase_end.max(until);
             self.note_fault(|| {
                 format!(
                     "straggler {name} (×{factor}) from {} until {}",

@@ -4,6 +4,7 @@
 //! storage faults are in `degraded`. `World`'s own methods call in here
 //! through small hooks.
 
+use super::recovery::take_fired;
 use super::{JobStatus, Status, World};
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::fault::restart::{Decision, RestartTracker};
@@ -132,19 +133,14 @@ impl World<'_> {
     /// event of any task counts.
     pub(super) fn worker_crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
         let now = self.net.now;
-        let mut fire = Vec::new();
-        let (plan, exec) = (&self.fx.worker_plan, &self.exec);
-        self.armed_workers.retain(|&i| {
-            let Some(tr) = &plan[i as usize].trigger else {
-                return false;
-            };
-            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
-            if matches {
-                fire.push((i, now.plus(tr.delay)));
-            }
-            !matches
+        let plan = &self.fx.worker_plan;
+        let event = (on, task, id);
+        let fired = take_fired(&mut self.armed_workers, event, &self.exec, |i| {
+            let tr = plan[i as usize].trigger.as_ref()?;
+            Some((tr, tr.of))
         });
-        for (index, at) in fire {
+        for (index, delay) in fired {
+            let at = now.plus(delay);
             self.fault_phase_end = self.fault_phase_end.max(at);
             self.fx.worker_plan[index as usize].at = at;
             self.schedule_any(at, Ev::WorkerCrash { index });
@@ -163,17 +159,13 @@ impl World<'_> {
         let Some(c) = self.scenario.faults.coordinator.as_ref() else {
             return;
         };
-        let mut fire = Vec::new();
-        let exec = &self.exec;
-        self.armed_coordinator.retain(|&i| {
+        let event = (on, task, id);
+        let fired = take_fired(&mut self.armed_coordinator, event, &self.exec, |i| {
             let tr = &c.crash_on[i as usize];
-            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
-            if matches {
-                fire.push(now.plus(tr.delay));
-            }
-            !matches
+            Some((tr, tr.of))
         });
-        for at in fire {
+        for (_, delay) in fired {
+            let at = now.plus(delay);
             let index = self.fx.coordinator_plan.len() as u32;
             self.fx.coordinator_plan.push(at);
             self.fx_log
@@ -547,20 +539,23 @@ impl World<'_> {
                 f.partitions[i - spikes].until,
             ),
         };
-        let mut fire = Vec::new();
-        let exec = &self.exec;
-        self.armed_network.retain(|&i| {
-            let (Some(tr), length) = window(i as usize) else {
-                return false;
-            };
-            let matches = super::recovery::fires(tr, tr.of, (on, task, id), exec);
-            if matches {
-                let from = now.plus(tr.delay);
-                fire.push((i, from, from.plus(SimDuration(length.0))));
-            }
-            !matches
+        let event = (on, task, id);
+        let fired = take_fired(&mut self.armed_network, event, &self.exec, |i| {
+            let tr = window(i as usize).0.as_ref()?;
+            Some((tr, tr.of))
         });
-        for (index, from, until) in fire {
+        let windows: Vec<(u32, SimTime, SimTime)> = fired
+            .into_iter()
+            .map(|(index, delay)| {
+                let from = now.plus(delay);
+                (
+                    index,
+                    from,
+                    from.plus(SimDuration(window(index as usize).1 .0)),
+                )
+            })
+            .collect();
+        for (index, from, until) in windows {
             self.start_network_fault(index, from, until);
         }
     }

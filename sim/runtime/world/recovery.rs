@@ -18,6 +18,35 @@ pub(super) fn fires(
         && (!on.is_a_tasks() || whose.is_none_or(|(o, n)| task == Some(exec.task_of(o, n))))
 }
 
+/// Takes out of `armed` every fault whose trigger event `event` fires:
+/// `trigger(i)` gives fault `i`'s trigger and whose event it waits for (a
+/// fault without a trigger leaves the list). Returns each fired fault with
+/// its delay, in `armed`'s order.
+pub(super) fn take_fired<'t>(
+    armed: &mut Vec<u32>,
+    event: (TriggerEvent, Option<TaskId>, u64),
+    exec: &crate::model::ExecGraph,
+    trigger: impl Fn(
+        u32,
+    ) -> Option<(
+        &'t crate::scenario::CrashTrigger,
+        Option<(crate::scenario::OperatorId, u32)>,
+    )>,
+) -> Vec<(u32, SimDuration)> {
+    let mut fired = Vec::new();
+    armed.retain(|&i| {
+        let Some((tr, whose)) = trigger(i) else {
+            return false;
+        };
+        let matches = fires(tr, whose, event, exec);
+        if matches {
+            fired.push((i, tr.delay));
+        }
+        !matches
+    });
+    fired
+}
+
 impl World<'_> {
     // ------------------------------------------------------------ faults
 
@@ -40,20 +69,14 @@ impl World<'_> {
             return;
         }
         let now = self.net.now;
-        let mut fire = Vec::new();
-        self.armed_crashes.retain(|&i| {
-            let c = &self.crash_plan[i as usize];
-            let Some(tr) = &c.trigger else {
-                return false;
-            };
-            let whose = tr.of.unwrap_or((c.operator, c.subtask));
-            let matches = fires(tr, Some(whose), (on, task, id), &self.exec);
-            if matches {
-                fire.push((i, now.plus(tr.delay)));
-            }
-            !matches
+        let plan = &self.crash_plan;
+        let fired = take_fired(&mut self.armed_crashes, (on, task, id), &self.exec, |i| {
+            let c = &plan[i as usize];
+            let tr = c.trigger.as_ref()?;
+            Some((tr, Some(tr.of.unwrap_or((c.operator, c.subtask)))))
         });
-        for (index, at) in fire {
+        for (index, delay) in fired {
+            let at = now.plus(delay);
             self.fault_phase_end = self.fault_phase_end.max(at);
             self.crash_plan[index as usize].at = at;
             self.schedule_any(at, Ev::Crash { index });
