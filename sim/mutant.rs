@@ -67,6 +67,9 @@ pub enum Mutant {
     KeyedSnapshotStaleGroup,
     RestartForgetsEdgeCredits,
     IdleSourceEndsInput,
+    LineIgnoresOrphans,
+    LogTruncatedEarly,
+    CicMissedForced,
 }
 
 /// One registry entry.
@@ -574,6 +577,33 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "the SourceReader contract: pollNext returns NOTHING_AVAILABLE and completes isAvailable() when data arrives, END_OF_INPUT only when nothing will ever come; a reader that returns END_OF_INPUT for a momentarily empty split finishes early",
         caught_by: "exactly-once-output",
         applies: &[("uneven", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::LineIgnoresOrphans,
+        name: "line-ignores-orphans",
+        part: "recovery lines (uncoordinated)",
+        what: "the recovery line is every task's newest durable checkpoint: a receiver keeps records its sender's checkpoint had not sent yet, and the sender sends them again",
+        modelled_on: "the classic mistake of independent checkpointing: restoring the latest local checkpoints without the rollback-dependency fixpoint (Bhargava and Lian 1988; CheckMate's recovery line rolls a node back while any orphan edge remains)",
+        caught_by: "consistent-cut",
+        applies: &[("faults", "uncoordinated")],
+    },
+    MutantInfo {
+        mutant: Mutant::LogTruncatedEarly,
+        name: "log-truncated-early",
+        part: "message logs (uncoordinated)",
+        what: "a sender's log is cut below what the receiver's newest checkpoint read, not what its checkpoint in the recovery line read: a rollback below that newest checkpoint finds the records in transit gone",
+        modelled_on: "log garbage collection must stay below the global recovery line (Elnozahy et al., ACM CSUR 2002, §3.4; CheckMate truncates logs only below the line): a receiver's newest checkpoint may still be rolled back",
+        caught_by: "consistent-cut",
+        applies: &[("faults", "uncoordinated")],
+    },
+    MutantInfo {
+        mutant: Mutant::CicMissedForced,
+        name: "cic-missed-forced",
+        part: "communication-induced checkpointing",
+        what: "cic-bcs forces no checkpoint for a buffer whose clock is one above the reader's; cic-hmnr never checks its second condition (a Z-cycle through the reader's current interval)",
+        modelled_on: "Alvisi et al., FTCS 1999, 'An Analysis of Communication-Induced Checkpointing': the forcing conditions are subtle and implementations that take fewer forced checkpoints than the rule demands lose the guarantee the rule was for",
+        caught_by: "protocol",
+        applies: &[("throughput", "cic-bcs")],
     },
 ];
 

@@ -53,11 +53,22 @@ pub fn failed_checks(e: &Execution) -> Vec<&'static str> {
         .collect()
 }
 
-/// The algorithms that promise exactly-once, from the algorithms' own
-/// promises (a new one is never left out).
+/// The coordinated algorithms that promise exactly-once, from the
+/// algorithms' own promises (a new one is never left out). The
+/// uncoordinated families ([`uncoordinated`]) refuse savepoints, Sink V2,
+/// FLIP-27 enumerators and union list state and have no alignment or
+/// region failover: `tests/uncoordinated.rs` sweeps them over every fault
+/// kind.
 pub fn exactly_once() -> Vec<Algorithm> {
     Algorithm::all()
-        .filter(|a| a.promise() == Guarantee::ExactlyOnce)
+        .filter(|a| a.promise() == Guarantee::ExactlyOnce && !a.info().coordination.is_local())
+        .collect()
+}
+
+/// The uncoordinated families (`Coordination::Local`), from the registry.
+pub fn uncoordinated() -> Vec<Algorithm> {
+    Algorithm::all()
+        .filter(|a| a.info().coordination.is_local())
         .collect()
 }
 

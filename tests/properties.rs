@@ -497,8 +497,12 @@ fn strategies_generate_valid_scenarios() {
             if algorithm.max_concurrent().is_some() {
                 assert_eq!(checkpoint.max_concurrent, 1);
             }
+            // The uncoordinated families refuse Sink V2 and enumerators.
+            let local = algorithm.info().coordination.is_local();
             parses(&ScenarioParts {
                 checkpoint,
+                sink_v2: base.sink_v2 && !local,
+                split_sources: base.split_sources && !local,
                 ..base.clone()
             });
         }

@@ -204,6 +204,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "algorithm",
         "interval",
         "first_delay",
+        "local_jitter",
         "min_pause",
         "timeout",
         "max_concurrent",
@@ -393,6 +394,14 @@ fn every_algorithm_storage_and_guarantee_round_trips() {
         let mut s = sample();
         s.checkpoint.algorithm = algorithm;
         s.checkpoint.max_concurrent = algorithm.max_concurrent().unwrap_or(5);
+        if ckptsim::scenario::unsupported(&s, algorithm).is_some() {
+            // The uncoordinated families refuse parts of the sample: a job
+            // they run instead.
+            let mut s = crate::common::load("wordcount");
+            s.checkpoint.algorithm = algorithm;
+            round_trip(&s, algorithm.name());
+            continue;
+        }
         round_trip(&s, algorithm.name());
     }
     for storage in [StorageKind::Memory, StorageKind::Filesystem] {

@@ -155,6 +155,7 @@ pub fn sample() -> Scenario {
             algorithm: Algorithm::Aligned,
             interval: Some(SimDuration::from_millis(250)),
             first_delay: SimDuration::from_millis(30),
+            local_jitter: SimDuration::from_millis(50),
             min_pause: SimDuration::from_millis(5),
             timeout: SimDuration::from_secs(7),
             max_concurrent: 3,

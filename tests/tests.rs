@@ -114,5 +114,6 @@ mod sweep;
 mod targets;
 mod toy_algorithm;
 mod traces;
+mod uncoordinated;
 mod upsert;
 mod user_operator;

@@ -720,16 +720,22 @@ fn wall_arg(text: &str) -> Result<u64, String> {
     Ok(d.nanos())
 }
 
+/// The algorithm named on the command line (the scenario's without one),
+/// refused when it cannot run the scenario (`scenario::unsupported`).
 fn parse_algorithm(name: Option<String>, scenario: &scenario::Scenario) -> Result<Algorithm> {
-    match name {
-        None => Ok(scenario.checkpoint.algorithm),
-        Some(name) => Ok(Algorithm::from_name(&name).ok_or_else(|| {
+    let algorithm = match name {
+        None => scenario.checkpoint.algorithm,
+        Some(name) => Algorithm::from_name(&name).ok_or_else(|| {
             let names: Vec<&str> = Algorithm::all().map(|a| a.name()).collect();
             UsageError(format!(
                 "error: unknown algorithm `{name}`\n  help: {}",
                 crate::scenario::did_you_mean(&name, &names, "algorithms")
             ))
-        })?),
+        })?,
+    };
+    match crate::scenario::unsupported(scenario, algorithm) {
+        Some(why) => Err(UsageError(format!("{}: {why}", scenario.name)).into()),
+        None => Ok(algorithm),
     }
 }
 

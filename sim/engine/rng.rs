@@ -33,6 +33,8 @@ pub enum Stream {
     Rpc = 11,
     /// Lost operator events (coordinator → subtask).
     OperatorEvents = 12,
+    /// The uncoordinated families' checkpoint timers (their jitter).
+    LocalTimers = 13,
 }
 
 /// A deterministic random stream.

@@ -11,12 +11,16 @@ pub mod aligned;
 pub mod aligned_timeout;
 pub mod at_least_once;
 pub mod chandy_lamport;
+pub mod cic_bcs;
+pub mod cic_hmnr;
+pub mod local;
 pub mod none;
 pub mod registry;
 pub mod stop_the_world;
 #[cfg(test)]
 mod testkit;
 pub mod unaligned;
+pub mod uncoordinated;
 
 pub use registry::{Algorithm, AlgorithmInfo, Coordination, Guarantee, REGISTRY};
 

@@ -22,17 +22,40 @@ pub static REGISTRY: &[&AlgorithmInfo] = &[
     &super::at_least_once::INFO,
     &super::chandy_lamport::INFO,
     &super::stop_the_world::INFO,
+    &super::uncoordinated::INFO,
+    &super::cic_bcs::INFO,
+    &super::cic_hmnr::INFO,
     &super::none::INFO,
 ];
 
 /// How the coordinator takes a checkpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Coordination {
     /// Barriers from the sources through the job (Flink's).
     Barriers,
     /// Pause the sources, wait until every channel drained (drain markers
     /// report to the coordinator), then ask every task for its snapshot.
     StopTheWorld,
+    /// No coordination: every task checkpoints on its own timer, and when
+    /// its [`LocalRule`](super::local::LocalRule) forces it; every task
+    /// logs what it sends; the coordinator computes recovery lines
+    /// (`runtime::world::local`). The constructor gives each task its rule.
+    Local(fn(&super::local::LocalConfig) -> Box<dyn super::local::LocalRule>),
+}
+
+/// Compared by kind (two `Local` rules are the same kind of coordination).
+impl PartialEq for Coordination {
+    fn eq(&self, other: &Coordination) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+impl Eq for Coordination {}
+
+impl Coordination {
+    /// The uncoordinated families (`Local`).
+    pub fn is_local(self) -> bool {
+        matches!(self, Coordination::Local(_))
+    }
 }
 
 /// One algorithm: everything ckptsim knows about it.
@@ -85,6 +108,9 @@ impl Algorithm {
     pub const AtLeastOnce: Algorithm = Algorithm(&super::at_least_once::INFO);
     pub const ChandyLamport: Algorithm = Algorithm(&super::chandy_lamport::INFO);
     pub const StopTheWorld: Algorithm = Algorithm(&super::stop_the_world::INFO);
+    pub const Uncoordinated: Algorithm = Algorithm(&super::uncoordinated::INFO);
+    pub const CicBcs: Algorithm = Algorithm(&super::cic_bcs::INFO);
+    pub const CicHmnr: Algorithm = Algorithm(&super::cic_hmnr::INFO);
     pub const None: Algorithm = Algorithm(&super::none::INFO);
 }
 

@@ -218,6 +218,30 @@ counters! {
     /// Checkpoints whose source trigger waited for operator events sent
     /// before the coordinators' checkpoints to be acknowledged.
     triggers_waiting_for_events,
+    /// The uncoordinated families: checkpoints a task took on its timer or
+    /// at the end of its input (basic), and those its rule forced before a
+    /// read (communication-induced).
+    local_checkpoints_basic,
+    local_checkpoints_forced,
+    /// Checkpoints a recovery line rolled back over to avoid an orphan
+    /// (CheckMate's "useless checkpoints"), and tasks a failover restored
+    /// to their initial state though they had checkpoints (the domino
+    /// effect's end).
+    local_checkpoints_rolled_back,
+    local_rollbacks_to_start,
+    /// Times the recovery line moved forward (each notifies the tasks whose
+    /// checkpoint in it moved: sinks commit).
+    recovery_lines,
+    /// Bytes appended to the senders' message logs, the most records they
+    /// held at once, and the records replayed from them after failovers.
+    log_bytes,
+    log_peak_records,
+    log_records_replayed,
+    /// Bytes piggybacked on data buffers (communication-induced rules).
+    piggyback_bytes,
+    /// Per failover, how far back in time the line restored the task it
+    /// took back furthest, summed (ns).
+    rollback_ns,
 }
 
 #[cfg(test)]

@@ -10,6 +10,9 @@ use crate::protocol::{AbortReason, Barrier};
 pub enum Ev {
     /// A task may take its next step.
     Wake { task: TaskId },
+    /// The uncoordinated families: a task's timer for its next basic
+    /// checkpoint.
+    LocalTimer { task: TaskId },
     /// The head message on a channel's wire arrives.
     Deliver { ch: ChannelId },
     /// A task's flush timer fires: ship partially filled buffers.
@@ -160,6 +163,7 @@ impl Ev {
             Ev::ToCoordinator { task, event } => (33, task.into(), event_code(event)),
             Ev::SubtaskCheckpointed { task, id } => (34, task.into(), id),
             Ev::CoordinatorTick { slot, generation } => (35, slot.into(), generation.into()),
+            Ev::LocalTimer { task } => (36, task.into(), 0),
         }
     }
 
@@ -200,6 +204,7 @@ impl Ev {
             Ev::ToCoordinator { .. } => "to-coordinator",
             Ev::SubtaskCheckpointed { .. } => "subtask-checkpointed",
             Ev::CoordinatorTick { .. } => "coordinator-tick",
+            Ev::LocalTimer { .. } => "local-timer",
         }
     }
 }

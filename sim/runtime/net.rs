@@ -27,15 +27,19 @@ use super::credit::CreditState;
 use super::event::{Ev, Stamped};
 use crate::engine::{EventQueue, SimDuration, SimRng, SimTime};
 use crate::model::{ChannelId, CheckpointId, Record, RecordSizes, TaskId};
+use crate::protocol::local::Piggyback;
 use crate::protocol::{Barrier, BarrierKind};
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 mod capture;
 mod gate;
+mod log;
 mod recovered;
 
 pub use capture::Capture;
 pub use gate::Gates;
+pub use log::{ChannelLog, Logs};
 
 /// Unaligned barriers a channel remembers the arrival mark of; older ones
 /// are long read (a bound, not a limit a run reaches).
@@ -44,10 +48,12 @@ const MAX_MARKS: usize = 8;
 /// What travels on a channel.
 #[derive(Debug)]
 pub enum Msg {
-    /// Records with consecutive sequence numbers from `seq`.
+    /// Records with consecutive sequence numbers from `seq`, and what a
+    /// communication-induced rule piggybacked on them.
     Data {
         seq: u64,
         buf: Vec<Record>,
+        pb: Option<Rc<Piggyback>>,
     },
     Barrier(Barrier),
     Cancel(CheckpointId),
@@ -231,6 +237,13 @@ pub struct Net {
     pub recovered_persisted: u64,
     /// Per task: the inputs with something to read (see `net/gate.rs`).
     pub gates: Gates,
+    /// The uncoordinated families: per task, what the buffers it ships
+    /// carry (empty otherwise), and the bytes piggybacked so far.
+    pub stamps: Vec<Option<Rc<Piggyback>>>,
+    pub piggyback_bytes: u64,
+    /// Sender-based message logs (`net/log.rs`; off unless an
+    /// uncoordinated algorithm runs).
+    pub logs: Logs,
 }
 
 /// A network fault on some channels: between `from` and `until`, a message
@@ -352,6 +365,9 @@ impl Net {
             persist_recovered_twice: false,
             recovered_persisted: 0,
             gates: Gates::default(),
+            stamps: Vec::new(),
+            piggyback_bytes: 0,
+            logs: Logs::default(),
         }
     }
 
@@ -503,6 +519,9 @@ impl Net {
         c.partial.push(record);
         c.sent += 1;
         let from = c.from;
+        if self.logs.on {
+            self.logs.append(ch, record, &self.sizes);
+        }
         if full || c.partial.len() >= c.buffer_records {
             self.ship_partial(ch);
         } else if !self.sched[from as usize].flush_pending {
@@ -522,7 +541,14 @@ impl Net {
         c.partial_bytes = 0;
         let buf = std::mem::replace(&mut c.partial, fresh);
         let seq = c.sent - buf.len() as u64;
-        self.push_out(ch, Msg::Data { seq, buf }, false);
+        let pb = match self.stamps.get(c.from as usize) {
+            Some(Some(pb)) => {
+                self.piggyback_bytes += pb.bytes();
+                Some(pb.clone())
+            }
+            _ => None,
+        };
+        self.push_out(ch, Msg::Data { seq, buf, pb }, false);
     }
 
     /// Sends an event behind everything already sent on the channel (or, with
@@ -655,7 +681,7 @@ impl Net {
             let mut priority = false;
             let mut data = false;
             match &msg {
-                Msg::Data { seq, buf } => {
+                Msg::Data { seq, buf, .. } => {
                     c.arrived += buf.len() as u64;
                     if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open) {
                         cap.push(*seq, buf, &self.sizes, self.now);
@@ -728,7 +754,7 @@ impl Net {
     /// deserializer's remainder).
     pub fn take_input(&mut self, ch: ChannelId, max_records: usize) -> Option<Msg> {
         let c = &mut self.channels[ch as usize];
-        if let Some(Msg::Data { seq, buf }) = c.in_queue.front_mut() {
+        if let Some(Msg::Data { seq, buf, pb }) = c.in_queue.front_mut() {
             if buf.len() > max_records {
                 let mut part = self.pool.pop().unwrap_or_default();
                 part.extend(buf.drain(..max_records));
@@ -740,6 +766,7 @@ impl Net {
                 return Some(Msg::Data {
                     seq: first,
                     buf: part,
+                    pb: pb.clone(),
                 });
             }
         }

@@ -14,6 +14,7 @@
 mod faults;
 mod graph_rules;
 mod kinds;
+mod local_rules;
 pub mod registry;
 pub mod schema;
 pub mod shipped;
@@ -21,6 +22,7 @@ mod spans;
 pub mod validate;
 pub mod write;
 
+pub use local_rules::unsupported;
 pub use schema::{
     CheckpointSpec, ClusterSpec, CoordinatorFaults, CustomOperator, FaultSpec, LatencySpike,
     LimitSpec as Limits, NetworkSpec, NotificationFaults, OperatorEventFaults, OperatorKind,

@@ -476,6 +476,11 @@ section! {
         interval: Custom<Interval, Option<SimDuration>> = Interval(Some(SimDuration::from_secs(1))),
         /// By default the interval (0 without one).
         first_delay: Opt<Dur> = None,
+        /// The uncoordinated families: each task's timer fires every
+        /// interval, give or take this much (uniform). By default a fifth of
+        /// the interval.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        local_jitter: Opt<Dur> = None,
         min_pause: Dur = Duration::default(),
         timeout: Positive = Duration(SimDuration::from_secs(600)),
         max_concurrent: u32 = 1,

@@ -356,6 +356,8 @@ impl<'f> Validator<'_, 'f> {
         });
         savepoints.sort_by_key(|s| s.at);
         self.at.clear();
+        self.local_rules(f, &operators, checkpoint.algorithm);
+        self.at.clear();
         let cancel_at = f
             .cancel_at
             .map(|d| time(self.dur("cancel_at", d, Duration::default())));
@@ -664,6 +666,12 @@ impl<'f> Validator<'_, 'f> {
         });
         let first_delay = Duration(spec.interval.unwrap_or(SimDuration::ZERO));
         spec.first_delay = self.dur("first_delay", c.first_delay, first_delay);
+        let interval = spec.interval.unwrap_or(SimDuration::ZERO);
+        spec.local_jitter = self.dur(
+            "local_jitter",
+            c.local_jitter,
+            Duration(SimDuration(interval.0 / 5)),
+        );
         let max_concurrent = spec.max_concurrent;
         if let Some(limit) = c.algorithm.max_concurrent().filter(|&l| max_concurrent > l) {
             let message = format!(

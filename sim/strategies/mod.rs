@@ -762,6 +762,7 @@ impl ScenarioParts {
                 algorithm: c.algorithm,
                 interval: Interval(Some(us(c.interval_us).0)),
                 first_delay: c.first_delay_us.map(us),
+                local_jitter: None,
                 min_pause: us(c.min_pause_us),
                 timeout: us(c.timeout_us),
                 max_concurrent: c.max_concurrent.into(),
@@ -892,23 +893,24 @@ pub fn scenario(algorithm: Algorithm) -> impl Strategy<Value = GeneratedScenario
         any::<bool>(),
         any::<bool>(),
     );
+    // The uncoordinated families run neither Sink V2 nor FLIP-27
+    // enumerators (`scenario::unsupported`).
+    let local = algorithm.info().coordination.is_local();
     (unchained, flags).prop_map(
-        |(g, (chaining, sink_v2, upsert, split_sources, list_state))| match chaining
-            || sink_v2
-            || upsert
-            || split_sources
-            || list_state
-        {
-            true => ScenarioParts {
-                operator_chaining: chaining,
-                sink_v2,
-                upsert,
-                split_sources,
-                list_state,
-                ..g.parts
+        move |(g, (chaining, sink_v2, upsert, split_sources, list_state))| {
+            let (sink_v2, split_sources) = (sink_v2 && !local, split_sources && !local);
+            match chaining || sink_v2 || upsert || split_sources || list_state {
+                true => ScenarioParts {
+                    operator_chaining: chaining,
+                    sink_v2,
+                    upsert,
+                    split_sources,
+                    list_state,
+                    ..g.parts
+                }
+                .generate(),
+                false => g,
             }
-            .generate(),
-            false => g,
         },
     )
 }

@@ -13,6 +13,7 @@
 //! and performs the actions. Its rules are tested with tables of inputs and
 //! the exact actions out (`tests.rs`), without a simulator.
 
+pub mod line;
 mod types;
 
 #[cfg(test)]
@@ -466,6 +467,7 @@ impl Coordinator {
             states,
             state_bytes,
             in_flight_bytes,
+            lines: None,
             coordinators: p.coordinators,
         });
         self.last_completion = Some(now);

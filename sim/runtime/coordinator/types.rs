@@ -104,9 +104,21 @@ pub struct Completed {
     pub in_flight_bytes: u64,
     /// The operator coordinators' checkpoints: `(operator, state)`.
     pub coordinators: Vec<(u32, Vec<u8>)>,
+    /// A recovery line of the uncoordinated families: each task's own
+    /// checkpoint id (0: its initial state); `None` for a checkpoint
+    /// every task took (`id`).
+    pub lines: Option<Vec<CheckpointId>>,
 }
 
 impl Completed {
+    /// The checkpoint task `t`'s snapshot belongs to.
+    pub fn id_of(&self, t: usize) -> CheckpointId {
+        self.lines
+            .as_ref()
+            .and_then(|l| l.get(t).copied())
+            .unwrap_or(self.id)
+    }
+
     /// Operator `op`'s coordinator state in this checkpoint.
     pub fn coordinator(&self, op: u32) -> Option<&[u8]> {
         self.coordinators

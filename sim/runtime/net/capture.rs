@@ -78,7 +78,7 @@ impl Net {
         match mark {
             Some(mark) => {
                 for m in &c.in_queue {
-                    if let Msg::Data { seq, buf } = m {
+                    if let Msg::Data { seq, buf, .. } = m {
                         if *seq < mark {
                             cap.push(*seq, buf, sizes, now);
                         }
@@ -89,7 +89,7 @@ impl Net {
                 let mut found = None;
                 for (k, m) in c.in_queue.iter().enumerate() {
                     match m {
-                        Msg::Data { seq, buf } => cap.push(*seq, buf, sizes, now),
+                        Msg::Data { seq, buf, .. } => cap.push(*seq, buf, sizes, now),
                         Msg::Barrier(b) if b.id >= id => {
                             found = Some((k, b.kind));
                             break;
@@ -142,7 +142,7 @@ impl Net {
             if stop(m) {
                 break;
             }
-            if let Msg::Data { seq, buf } = m {
+            if let Msg::Data { seq, buf, .. } = m {
                 cap.push(*seq, buf, &self.sizes, self.now);
             }
         }

@@ -67,7 +67,7 @@ fn queued(net: &Net) -> Vec<String> {
         .map(|(_, _, m)| m)
         .chain(&c.out_queue)
         .map(|m| match m {
-            Msg::Data { seq, buf } => format!("data {seq}+{}", buf.len()),
+            Msg::Data { seq, buf, .. } => format!("data {seq}+{}", buf.len()),
             Msg::Barrier(b) => format!("{:?} {}", b.kind, b.id),
             other => format!("{other:?}"),
         })
@@ -114,6 +114,7 @@ fn the_capture_of_an_older_priority_barrier_uses_its_own_mark() {
     let data = |seq: u64, n: u64| Msg::Data {
         seq,
         buf: (seq..seq + n).map(rec).collect(),
+        pb: None,
     };
     let wire = [
         data(0, 2),

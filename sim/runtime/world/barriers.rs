@@ -513,7 +513,7 @@ impl World<'_> {
     /// `prepare_snapshot_pre_barrier` of every operator of task `t`, head
     /// first (Flink's `OperatorChain.prepareSnapshotPreBarrier`); what each
     /// emits goes through the chain and out before the barrier.
-    fn pre_barrier(&mut self, t: TaskId, id: CheckpointId) {
+    pub(super) fn pre_barrier(&mut self, t: TaskId, id: CheckpointId) {
         self.store.precommit_scope = Some(id);
         for m in 0..self.tasks[t as usize].members.len() {
             let inst = self.tasks[t as usize].members[m].inst;
@@ -728,8 +728,12 @@ impl World<'_> {
             self.emit_from(t, m);
         }
         // The job's final checkpoint covered all input everywhere: finish.
+        let finished = match self.is_local() {
+            true => self.local_finished_by(t, id),
+            false => self.coord.final_id.is_some_and(|f| id >= f),
+        };
         let task = &mut self.tasks[ti];
-        if self.coord.final_id.is_some_and(|f| id >= f) {
+        if finished {
             task.status = Status::Finished;
             self.net.sched[ti].alive = false;
             self.mark(|| Timeline::Finished { task: t });

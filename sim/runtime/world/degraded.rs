@@ -78,7 +78,7 @@ impl World<'_> {
     /// lost: the job only finishes once every task has it, and Flink's tasks
     /// wait for it too.
     pub(super) fn send_notify_complete(&mut self, at: SimTime, t: TaskId, id: CheckpointId) {
-        let final_one = self.coord.final_id == Some(id);
+        let final_one = self.coord.final_id == Some(id) || self.local_final_notification(t, id);
         let aimed = match final_one {
             true => None,
             false => self.aimed(&self.scenario.faults.lost_notifications, id, Some(t), true),

@@ -25,7 +25,7 @@ pub(super) struct FaultState {
     /// The coordinator is down (between a crash and its successor).
     pub(super) coordinator_down: bool,
     /// The crash lost completed checkpoints (memory storage).
-    lost_checkpoints: bool,
+    pub(super) lost_checkpoints: bool,
     /// Per task: the newest checkpoint whose notification to it was lost.
     pub(super) lost_notification: Vec<CheckpointId>,
     /// Per task: the worker it runs on (empty without `[cluster]`).
@@ -217,6 +217,9 @@ impl World<'_> {
     /// The fault events (hook in `dispatch`).
     pub(super) fn dispatch_fault(&mut self, ev: Ev) {
         match ev {
+            Ev::StorageWriteFailed { task, id, .. } if self.is_local() => {
+                self.local_write_failed(task, id)
+            }
             Ev::StorageWriteFailed { id, too_large, .. } => match too_large {
                 Some(_) => self.state_too_large(id),
                 None => self.storage_failed(id),
@@ -747,6 +750,9 @@ impl World<'_> {
                     .retained
                     .push_back(Self::restore_completed(&r, &self.net.sizes));
             }
+        }
+        if self.is_local() && self.scenario.checkpoint.storage == StorageKind::Memory {
+            self.local_lost();
         }
         let delay = self
             .scenario

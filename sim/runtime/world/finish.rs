@@ -20,6 +20,12 @@ impl World<'_> {
     pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
         self.check_closed();
         self.sync_fault_counters();
+        if self.is_local() {
+            self.check_local_history();
+            self.counters.log_bytes = self.net.logs.bytes;
+            self.counters.log_peak_records = self.net.logs.peak_records;
+            self.counters.piggyback_bytes = self.net.piggyback_bytes;
+        }
         for (i, r) in self.savepoint_reports.iter_mut().enumerate() {
             if r.completed.is_some() || r.failure.is_some() {
                 continue;

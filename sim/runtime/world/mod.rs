@@ -16,6 +16,8 @@
 //! - `recovery.rs`: crashes, failover, restart, and the one restore used by
 //!   global and region restarts;
 //! - `faults.rs`, `region.rs`: the richer fault model and region failover;
+//! - `local.rs`: the uncoordinated families (own timers, logs, recovery
+//!   lines);
 //! - `recovery_time.rs`, `warnings.rs`: what a run measures and reports.
 
 mod barriers;
@@ -24,6 +26,7 @@ mod coordination;
 mod degraded;
 mod faults;
 mod finish;
+mod local;
 mod operator_coordinators;
 mod recovery;
 mod recovery_time;
@@ -319,6 +322,8 @@ struct World<'a> {
     /// The job started from a snapshot of another run: its tasks' history
     /// before the snapshot is unknown, so the schedule is not returned.
     schedule_partial: bool,
+    /// The uncoordinated families' state (`world/local.rs`).
+    local: Option<Box<local::Local>>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -473,7 +478,9 @@ impl<'a> World<'a> {
             (f.storage_failures.len(), f.lost_notifications.len()),
         );
         crate::mutant::reset_fired();
+        let local = local::Local::new(&exec, &cfg).map(Box::new);
         let mut w = World {
+            local,
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             fx,
             fx_log,
@@ -737,7 +744,9 @@ impl<'a> World<'a> {
             self.schedule_any(at, Ev::Cancel);
         }
         let cp = &self.scenario.checkpoint;
-        if cp.interval.is_some() && self.cfg.algorithm.info().checkpoints {
+        if self.is_local() {
+            self.local_start();
+        } else if cp.interval.is_some() && self.cfg.algorithm.info().checkpoints {
             let first = SimTime(cp.first_delay.0);
             self.schedule_any(first, Ev::PeriodicTrigger { generation: 0 });
         }
@@ -834,7 +843,9 @@ impl<'a> World<'a> {
             Ev::Flush { task } => self.flush(task),
             Ev::PeriodicTrigger { generation } => self.periodic_trigger(generation),
             Ev::TriggerSource { task, barrier } => self.trigger_source(task, barrier),
+            Ev::Ack { task, id } if self.is_local() => self.local_ack(task, id),
             Ev::Ack { task, id } => self.ack(task, id),
+            Ev::LocalTimer { task } => self.local_timer(task),
             Ev::Decline { id, .. } => self.declined(id),
             Ev::CheckpointTimeout { id } => self.expired(id),
             Ev::Finalized { id } => self.finalized(id),
@@ -948,49 +959,4 @@ impl<'a> World<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn job(storage: &str) -> Scenario {
-        let text = format!(
-            "version = 1\nname = \"w\"\n[[operators]]\nid = \"a\"\nkind = \"source\"\nparallelism = 1\n\
-             [[operators]]\nid = \"k\"\nkind = \"sink-2pc\"\nparallelism = 1\n\
-             [[edges]]\nfrom = \"a\"\nto = \"k\"\npartitioning = \"forward\"\n\
-             [checkpoint]\nstorage = \"{storage}\"\nstorage_latency = \"1ms\"\nstorage_bytes_per_sec = 1_000_000\n"
-        );
-        crate::scenario::parse_str(&text, "w.toml").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    const MS: u64 = 1_000_000;
-
-    #[test]
-    fn filesystem_writes_start_at_the_snapshot_and_follow_the_captures() {
-        let s = job("filesystem");
-        let t = |ms: u64| SimTime(ms * MS);
-        // 1000 bytes at 1 MB/s take 1 ms.
-        // Aligned: no channel state, snapshot at the last barrier.
-        assert_eq!(writes_done(&s, t(10), t(10), 2000, &[], true), t(13));
-        // Unaligned: output state at the barrier (t 10), input state
-        // captured at 10 and 20; the stream keeps up, so the last part ends
-        // the write 1 ms after it is captured.
-        let parts = [(t(10), 3000), (t(20), 1000), (t(10), 1000)];
-        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, true), t(21));
-        // The write falls behind: 1 + 1 + 5 ms after the snapshot.
-        let parts = [(t(10), 5000)];
-        assert_eq!(writes_done(&s, t(12), t(10), 1000, &parts, true), t(17));
-        // The write of the channel state is left out (the mutant): done when
-        // the operator state is, but never before the last barrier.
-        assert_eq!(writes_done(&s, t(12), t(10), 1000, &parts, false), t(12));
-        assert_eq!(writes_done(&s, t(10), t(10), 1000, &parts, false), t(12));
-    }
-
-    #[test]
-    fn memory_sends_everything_with_the_ack_after_the_last_barrier() {
-        let s = job("memory");
-        let t = |ms: u64| SimTime(ms * MS);
-        let parts = [(t(10), 5000), (t(15), 1000)];
-        // 1 ms latency + 7000 bytes at 1 MB/s, from the last barrier (t 20).
-        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, true), t(28));
-        assert_eq!(writes_done(&s, t(20), t(10), 1000, &parts, false), t(28));
-    }
-}
+mod tests;

@@ -263,10 +263,16 @@ impl World<'_> {
         for (ch, records) in stale.iter().enumerate() {
             self.net.restore_output(ch as ChannelId, records);
         }
-        let latest = self.coord.latest();
+        let latest = match self.is_local() {
+            true => self.local_restore_point(),
+            false => self.coord.latest(),
+        };
         self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.store.stats.transactions_committed;
         let restored = self.deploy(latest.as_deref(), true);
+        if self.is_local() {
+            self.local_restored();
+        }
         self.counters.recovery_commits += self.store.stats.transactions_committed - before;
         self.counters.recoveries += 1;
         self.counters.checkpoints_after_last_recovery = 0;
@@ -381,7 +387,7 @@ impl World<'_> {
             for m in 0..self.tasks[ti].members.len() {
                 self.schedule.restart(
                     self.tasks[ti].members[m].inst,
-                    latest.filter(|_| snap.is_some()).map(|c| c.id),
+                    latest.filter(|_| snap.is_some()).map(|c| c.id_of(ti)),
                     snap.and_then(|s| s.log_pos.get(m).copied()),
                 );
             }

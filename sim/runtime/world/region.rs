@@ -62,7 +62,9 @@ impl World<'_> {
     /// global failover must handle it instead (full strategy, a job with a
     /// single region, or the job not running).
     pub(super) fn region_failover(&mut self, failed: TaskId) -> bool {
-        if self.scenario.faults.failover != FailoverStrategy::Region || self.stopped_with.is_some()
+        if self.scenario.faults.failover != FailoverStrategy::Region
+            || self.stopped_with.is_some()
+            || self.is_local()
         {
             return false; // (after a stop-with-savepoint: `failover` ends the job)
         }

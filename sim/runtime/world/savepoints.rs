@@ -79,6 +79,7 @@ impl World<'_> {
                 states,
                 state_bytes: 0,
                 in_flight_bytes: 0,
+                lines: None,
                 coordinators: p.coordinators.clone(),
             });
         }
@@ -223,6 +224,7 @@ impl World<'_> {
             states,
             state_bytes,
             in_flight_bytes,
+            lines: None,
             coordinators: r.coordinators.clone(),
         })
     }

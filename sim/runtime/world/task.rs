@@ -102,7 +102,10 @@ impl World<'_> {
                 .take_input(ch, step)
                 .expect("ready channel has input");
             match msg {
-                Msg::Data { buf, .. } => {
+                Msg::Data { buf, pb, .. } => {
+                    if let Some(pb) = pb {
+                        self.local_read(t, ch, buf.len() as u64, &pb);
+                    }
                     let n = self.read_buffer(t, pick, buf);
                     let left = &mut self.recovered_out_left[ch as usize];
                     let mut replayed = 0; // trace
@@ -530,6 +533,9 @@ impl World<'_> {
         for i in 0..self.task_outputs[ti].len() {
             let ch = self.task_outputs[ti][i];
             self.net.send_event(ch, Msg::EndOfData, false);
+        }
+        if self.is_local() {
+            self.local_final(t);
         }
     }
 
