@@ -326,6 +326,43 @@ fn flink_defaults_alignment_timeout_adds_a_constant_and_persists_the_undrained()
 /// Every committed report is complete (README with its command, JSON, CSV,
 /// charts that parse as XML) and regenerating it from its command gives the
 /// same results and charts, byte for byte.
+/// The CheckMate report: skew grows the aligned checkpoints' alignment and
+/// duration while the uncoordinated ones stay flat; the uncoordinated
+/// families replay no source record after the crash (their logs replay
+/// what was in transit) and finish sooner; HMNR forces fewer checkpoints
+/// than BCS at a larger piggyback; `uncoordinated` forces none.
+#[test]
+fn checkmate_claims_hold_on_the_map_and_window_job() {
+    let (aligned, unc, bcs, hmnr) = (
+        Algorithm::Aligned,
+        Algorithm::Uncoordinated,
+        Algorithm::CicBcs,
+        Algorithm::CicHmnr,
+    );
+    let axis = "operators.source.hot_key_percent=0,90";
+    let c = run("checkmate", &[aligned, unc, bcs, hmnr], 3, Some(axis));
+    let m = |a, at, metric| p50(&c, a, Some(at), metric);
+    assert!(m(aligned, "90", "alignment_ms") > 4.0 * m(aligned, "0", "alignment_ms"));
+    assert!(m(aligned, "90", "checkpoint_duration_ms") > m(aligned, "0", "checkpoint_duration_ms"));
+    let flat = m(unc, "90", "checkpoint_duration_ms") / m(unc, "0", "checkpoint_duration_ms");
+    assert!((0.9..1.1).contains(&flat), "{flat}");
+    for at in ["0", "90"] {
+        assert!(m(aligned, at, "records_replayed") > 100.0);
+        assert_eq!(m(unc, at, "records_replayed"), 0.0);
+        assert_eq!(m(unc, at, "forced_checkpoints"), 0.0);
+        assert!(m(hmnr, at, "forced_checkpoints") < m(bcs, at, "forced_checkpoints"));
+        assert!(m(hmnr, at, "protocol_kib") > m(bcs, at, "protocol_kib"));
+        let finish = |a: Algorithm| {
+            let runs = c
+                .runs
+                .iter()
+                .filter(|r| r.algorithm == a.name() && r.vary.as_deref() == Some(at));
+            runs.map(|r| r.virtual_time_ns).max().unwrap()
+        };
+        assert!(finish(unc) < finish(aligned), "at {at}");
+    }
+}
+
 #[test]
 fn committed_reports_regenerate_identically() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -336,7 +373,7 @@ fn committed_reports_regenerate_identically() {
         .filter(|p| p.join("results.json").exists())
         .collect();
     dirs.sort();
-    assert_eq!(dirs.len(), 6, "{dirs:?}");
+    assert_eq!(dirs.len(), 7, "{dirs:?}");
     for dir in dirs {
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
         let command = readme

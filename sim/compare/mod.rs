@@ -162,6 +162,12 @@ pub struct RunMetrics {
     /// emitted when the job was stopped.
     pub recovery_ns: Vec<u64>,
     pub records_replayed: u64,
+    /// The uncoordinated families: checkpoints their rule forced, those a
+    /// recovery line rolled back over (CheckMate's "useless"), and the
+    /// bytes of their protocol (message logs and piggybacks).
+    pub forced_checkpoints: u64,
+    pub rolled_back_checkpoints: u64,
+    pub protocol_bytes: u64,
     pub virtual_time_ns: u64,
     pub events: u64,
     /// The checks that failed (`["panic"]` for a run that panicked).
@@ -239,7 +245,29 @@ pub const METRICS: &[(&str, &str)] = &[
     ),
     ("records_replayed", "records replayed (per run)"),
     ("checkpoints_completed", "checkpoints completed (per run)"),
+    (
+        "forced_checkpoints",
+        "checkpoints a communication-induced rule forced (per run)",
+    ),
+    (
+        "rolled_back_checkpoints",
+        "checkpoints a recovery line rolled back over (per run)",
+    ),
+    (
+        "protocol_kib",
+        "message log and piggyback bytes (KiB, per run)",
+    ),
 ];
+
+/// Whether a comparison holds an uncoordinated algorithm: its tables then
+/// carry their columns (forced and rolled-back checkpoints, protocol
+/// bytes).
+pub(crate) fn has_local(algorithms: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
+    algorithms.into_iter().any(|a| {
+        crate::protocol::Algorithm::from_name(a.as_ref())
+            .is_some_and(|a| a.info().coordination.is_local())
+    })
+}
 
 /// One algorithm at one axis value, aggregated over seeds.
 #[derive(Clone, Debug, Serialize)]
@@ -336,6 +364,9 @@ fn run_one(
                 latency_p99_ns: 0,
                 recovery_ns: Vec::new(),
                 records_replayed: 0,
+                forced_checkpoints: 0,
+                rolled_back_checkpoints: 0,
+                protocol_bytes: 0,
                 virtual_time_ns: 0,
                 events: 0,
                 failed_checks: vec![PANIC.to_string()],
@@ -380,6 +411,9 @@ fn run_one(
         latency_p99_ns: percentile(&latency, 99),
         recovery_ns: o.recovery_ns.clone(),
         records_replayed: o.counters.records_replayed,
+        forced_checkpoints: o.counters.local_checkpoints_forced,
+        rolled_back_checkpoints: o.counters.local_checkpoints_rolled_back,
+        protocol_bytes: o.counters.log_bytes + o.counters.piggyback_bytes,
         virtual_time_ns: o.end_time.0,
         events: o.events,
         failed_checks: e
@@ -459,6 +493,15 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
         "checkpoints_completed",
         pooled(&|r| vec![r.checkpoints_completed as f64]),
     );
+    put(
+        "forced_checkpoints",
+        pooled(&|r| vec![r.forced_checkpoints as f64]),
+    );
+    put(
+        "rolled_back_checkpoints",
+        pooled(&|r| vec![r.rolled_back_checkpoints as f64]),
+    );
+    put("protocol_kib", pooled(&|r| vec![kib(r.protocol_bytes)]));
     Group {
         algorithm: algorithm.to_string(),
         vary: vary.cloned(),

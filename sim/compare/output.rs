@@ -293,12 +293,21 @@ fn csv(c: &Comparison) -> String {
             "recovery_p50_ms",
             "records_replayed",
             "virtual_time_ms",
-            "failed_checks",
-            "panic",
-            "replay",
         ]
         .map(String::from),
     );
+    let local = super::has_local(c.runs.iter().map(|r| &r.algorithm));
+    if local {
+        header.extend(
+            [
+                "forced_checkpoints",
+                "rolled_back_checkpoints",
+                "protocol_bytes",
+            ]
+            .map(String::from),
+        );
+    }
+    header.extend(["failed_checks", "panic", "replay"].map(String::from));
     let mut out = String::new();
     let mut line = |fields: &[String]| {
         let fields: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
@@ -321,7 +330,7 @@ fn csv(c: &Comparison) -> String {
             r.passed.to_string(),
             r.guarantee.clone(),
         ]);
-        let metrics = [
+        let mut metrics = vec![
             r.checkpoints_completed.to_string(),
             r.checkpoints_aborted.to_string(),
             cell(duration, |s| s.p50),
@@ -337,6 +346,13 @@ fn csv(c: &Comparison) -> String {
             r.records_replayed.to_string(),
             ms(r.virtual_time_ns),
         ];
+        if local {
+            metrics.extend([
+                r.forced_checkpoints.to_string(),
+                r.rolled_back_checkpoints.to_string(),
+                r.protocol_bytes.to_string(),
+            ]);
+        }
         // A run that panicked measured nothing: empty cells, not zeros.
         row.extend(
             metrics
@@ -393,6 +409,9 @@ mod tests {
             },
             recovery_ns: recovery_ms.iter().map(|v| v * 1_000_000).collect(),
             records_replayed: 100 * seed,
+            forced_checkpoints: 0,
+            rolled_back_checkpoints: 0,
+            protocol_bytes: 0,
             virtual_time_ns: 10_000_000_000,
             events: 1000,
             failed_checks: if passed {

@@ -24,6 +24,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "channel-state-files",
         include_str!("../../scenarios/channel-state-files.toml"),
     ),
+    ("checkmate", include_str!("../../scenarios/checkmate.toml")),
     (
         "checkpointing-time",
         include_str!("../../scenarios/checkpointing-time.toml"),

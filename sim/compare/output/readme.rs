@@ -359,10 +359,14 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
             "latency p99 ms",
             "recovery p50 ms",
             "replayed p50",
-            "failed runs",
         ]
         .map(String::from),
     );
+    let local = crate::compare::has_local(c.groups.iter().map(|g| &g.algorithm));
+    if local {
+        header.extend(["forced p50", "rolled back p50", "protocol KiB p50"].map(String::from));
+    }
+    header.push("failed runs".to_string());
     let rows = c
         .groups
         .iter()
@@ -384,8 +388,15 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
                 or_dash(p50(g_, "latency_p99_ms"), num),
                 or_dash(p50(g_, "recovery_ms"), num),
                 or_dash(p50(g_, "records_replayed"), count),
-                format!("{}/{}", g.failed_runs, g.runs),
             ]);
+            if local {
+                row.extend([
+                    or_dash(p50(g_, "forced_checkpoints"), count),
+                    or_dash(p50(g_, "rolled_back_checkpoints"), count),
+                    or_dash(p50(g_, "protocol_kib"), num),
+                ]);
+            }
+            row.push(format!("{}/{}", g.failed_runs, g.runs));
             row
         })
         .collect();
