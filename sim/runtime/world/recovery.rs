@@ -277,6 +277,7 @@ impl World<'_> {
         self.counters.recoveries += 1;
         self.counters.checkpoints_after_last_recovery = 0;
         let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
+        let line = latest.as_ref().is_some_and(|c| c.lines.is_some());
         match latest {
             Some(_) => self.counters.recoveries_from_checkpoint += 1,
             None => self.counters.recoveries_from_scratch += 1,
@@ -294,9 +295,11 @@ impl World<'_> {
                 region: None,
             });
         self.note_fault(|| {
-            let from = from_checkpoint.map_or("from scratch".to_string(), |id| {
-                format!("from checkpoint {id}")
-            });
+            let from = match from_checkpoint {
+                None => "from scratch".to_string(),
+                Some(id) if line => format!("from a recovery line (its newest checkpoint {id})"),
+                Some(id) => format!("from checkpoint {id}"),
+            };
             match restored {
                 0 => format!("restart {from}"),
                 n => format!(
