@@ -223,7 +223,10 @@ fn cycle_is_reported_at_the_edge_that_closes_it() {
         error.message,
         "the job graph has a cycle: double -> count -> double"
     );
-    assert_eq!(help(&error), "cyclic dataflows are not supported yet");
+    assert_eq!(
+        help(&error),
+        "mark the edge that goes back to an earlier operator with feedback = true"
+    );
 }
 
 #[test]

@@ -162,6 +162,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "sink-upsert" => &["buffer_rows"],
             "buffer" => &["capacity", "redistribution"],
             "broadcast-process" => &["rules"],
+            "min-label" => &["nodes", "degree"],
             _ => &[],
         };
         let mut all = vec![
@@ -196,6 +197,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "latency_max",
             "buffer_credits",
             "buffer_size",
+            "feedback",
         ];
         k.retain(|key| !own.contains(&key.as_str()));
         assert_eq!(k, sorted(&["from", "to", "partitioning", "chain"]));
@@ -595,8 +597,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 15]);
-    expected.extend(["[[edges]]"; 18]);
+    expected.extend(["[[operators]]"; 16]);
+    expected.extend(["[[edges]]"; 21]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([

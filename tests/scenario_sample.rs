@@ -27,6 +27,7 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
         to: OperatorId(to),
         partitioning,
         chain: false,
+        feedback: false,
         latency_min: None,
         latency_max: None,
         buffer_credits: None,
@@ -112,6 +113,14 @@ pub fn sample() -> Scenario {
                 3,
             ),
             op("rules", OperatorKind::BroadcastProcess { rules: 5 }, 2),
+            op(
+                "loop",
+                OperatorKind::MinLabel {
+                    nodes: 500,
+                    degree: 3,
+                },
+                2,
+            ),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -138,6 +147,12 @@ pub fn sample() -> Scenario {
             edge(8, 14, Partitioning::Broadcast),
             edge(1, 14, Partitioning::Rebalance),
             edge(14, 7, Partitioning::Rebalance),
+            edge(1, 15, Partitioning::Hash),
+            EdgeSpec {
+                feedback: true,
+                ..edge(15, 15, Partitioning::Hash)
+            },
+            edge(15, 7, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,

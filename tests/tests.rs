@@ -92,6 +92,7 @@ mod flow;
 mod fuzz;
 mod golden;
 mod hostile;
+mod iterate;
 mod judge;
 mod limits;
 mod mutants;

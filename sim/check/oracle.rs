@@ -32,6 +32,7 @@ use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
 
 mod compare;
+mod resume;
 mod upsert;
 pub use upsert::UpsertDiff;
 
@@ -410,100 +411,83 @@ impl Exec<'_> {
     /// Runs task `t`: its schedule's steps, then whatever input is left
     /// (channel after channel) and the end of input.
     fn run_task(&mut self, t: u32, steps: &[Step], oracle: &mut Oracle) -> TaskRun {
-        let mut task = self.fresh(t);
-        let is_source = self
-            .scenario
-            .op(self.exec.tasks[t as usize].operator)
-            .kind
-            .is_source();
-        let batch = self.scenario.network.buffer_records as usize;
-        let inputs = self.exec.tasks[t as usize].inputs.clone();
-        let mut last_snapshot: Option<Vec<u8>> = None;
-        let (mut ended, mut exhausted) = (false, false);
-        for &step in steps {
-            match step {
-                Step::Read { input, n } => {
-                    if let Some(&ch) = inputs.get(input as usize) {
-                        self.read(&mut task, ch, n, oracle);
-                    }
-                }
-                Step::Emit { n, at } => {
-                    self.now = SimTime(at);
-                    exhausted |= self.emit(&mut task, n, batch.max(1), oracle);
-                    self.now = SimTime::ZERO;
-                }
-                Step::PreBarrier(id) => {
-                    self.call(&mut task, |op, ctx| {
-                        op.prepare_snapshot_pre_barrier(id, ctx)
-                    });
-                    self.route(&mut task, oracle);
-                }
-                Step::Snapshot(_) if !is_source && task.op.snapshot_is_read_only() => {}
-                Step::Snapshot(id) => {
-                    last_snapshot = Some(self.call(&mut task, |op, ctx| op.snapshot(id, ctx)));
-                    self.route(&mut task, oracle);
-                }
-                Step::Complete(id) => {
-                    self.call(&mut task, |op, ctx| op.notify_checkpoint_complete(id, ctx));
-                    self.route(&mut task, oracle);
-                }
-                Step::Aborted(id) => {
-                    self.call(&mut task, |op, ctx| op.notify_checkpoint_aborted(id, ctx));
-                    self.route(&mut task, oracle);
-                }
-                Step::Event(event) => self.operator_event(&mut task, event),
-                Step::EndOfInput => {
-                    if !ended && !is_source {
-                        self.call(&mut task, |op, ctx| op.end_of_input(ctx));
-                        self.route(&mut task, oracle);
-                        ended = true;
-                    }
-                }
-                Step::Restart(from) => {
-                    // A failure-free execution never restarts: the operator
-                    // keeps what it computed, which is what a correct
-                    // snapshot and restore reproduce (the user's snapshot
-                    // code is judged, not trusted). Only what no checkpoint
-                    // holds starts over, as in the run: the routing state
-                    // and a source's reading order, which follows from its
-                    // offsets (sources are replayed through their restore).
-                    task.rr = self.fresh(t).rr;
-                    if from.is_none() {
-                        task = self.fresh(t);
-                        ended = false;
-                        exhausted = false;
-                    } else if is_source {
-                        if let Some(state) = &last_snapshot {
-                            task = self.fresh(t);
-                            // A failed restore is the run's protocol violation.
-                            let _ = self.call(&mut task, |op, ctx| op.restore(state, ctx));
-                            self.out.clear(); // emitted during restore: dropped
-                            exhausted = false;
-                        }
-                    }
-                }
+        let mut r = self.resume(t);
+        self.advance(&mut r, steps, false, oracle);
+        self.end(&mut r, oracle);
+        r.task
+    }
+
+    /// Runs every task of a job with feedback edges, interleaved
+    /// (`resume.rs`): each as far as its records are there; when none can
+    /// go on, the first task still inside its schedule takes what is there
+    /// and goes on; then every task drains its inputs, and the first task
+    /// (in topological order) whose upstream tasks, feedback edges aside,
+    /// have all ended ends, until every task has. Returns each task's
+    /// operator (sinks are not run).
+    fn run_cyclic(
+        &mut self,
+        order: &[u32],
+        schedule: Option<&[Vec<Step>]>,
+        oracle: &mut Oracle,
+    ) -> Vec<TaskRun> {
+        let steps = |t: u32| schedule.map_or(&[][..], |s| &s[t as usize]);
+        let mut runs: Vec<resume::Resume> = order.iter().map(|&t| self.resume(t)).collect();
+        let feedback_in: Vec<Vec<bool>> = order
+            .iter()
+            .map(|&t| {
+                let inputs = &self.exec.tasks[t as usize].inputs;
+                inputs.iter().map(|&ch| self.is_feedback(ch)).collect()
+            })
+            .collect();
+        loop {
+            let mut progress = false;
+            for (i, &t) in order.iter().enumerate() {
+                progress |= self.advance(&mut runs[i], steps(t), true, oracle);
+            }
+            if progress {
+                continue;
+            }
+            let inside = (0..runs.len()).find(|&i| !Self::steps_done(&runs[i], steps(order[i])));
+            if let Some(i) = inside {
+                self.advance(&mut runs[i], steps(order[i]), false, oracle);
+                continue;
+            }
+            for r in runs.iter_mut().filter(|r| !r.done) {
+                progress |= self.drain(r, oracle);
+            }
+            if progress {
+                continue;
+            }
+            let ready = (0..runs.len()).find(|&i| {
+                let inputs = &self.exec.tasks[order[i] as usize].inputs;
+                !runs[i].done
+                    && inputs.iter().zip(&feedback_in[i]).all(|(&ch, &back)| {
+                        let from = self.exec.channels[ch as usize].from;
+                        back || order
+                            .iter()
+                            .position(|&u| u == from)
+                            .is_none_or(|u| runs[u].done)
+                    })
+            });
+            match ready {
+                Some(i) => self.end(&mut runs[i], oracle),
+                None => break,
             }
         }
-        if is_source {
-            self.end_of_splits(&mut task);
-            self.now = SimTime(u64::MAX); // every record is there
-            while !exhausted {
-                let before = self.routed;
-                exhausted = self.emit(&mut task, ORACLE_POLL as u64, ORACLE_POLL, oracle);
-                // A reader that waits for splits after the end: stop.
-                exhausted |= self.routed == before;
-            }
-            self.now = SimTime::ZERO;
-        } else {
-            for &ch in &inputs {
-                self.read(&mut task, ch, u64::MAX, oracle);
-            }
-            if !ended {
-                self.call(&mut task, |op, ctx| op.end_of_input(ctx));
-                self.route(&mut task, oracle);
-            }
-        }
-        task
+        runs.into_iter().map(|r| r.task).collect()
+    }
+
+    /// Channel `ch` belongs to a feedback edge.
+    fn is_feedback(&self, ch: u32) -> bool {
+        let c = &self.exec.channels[ch as usize];
+        let (from, to) = (
+            self.exec.tasks[c.from as usize].operator,
+            self.exec.tasks[c.to as usize].operator,
+        );
+        self.scenario
+            .edges
+            .iter()
+            .any(|e| e.feedback && e.from == from && e.to == to)
     }
 }
 
@@ -626,22 +610,30 @@ impl Oracle {
             now: SimTime::ZERO,
         };
         let mut order_sensitive = vec![false; scenario.operators.len()];
-        for &op in &job.topo {
-            for s in 0..scenario.op(op).parallelism {
-                let t = x.exec.task_of(op, s);
-                if x.sink_slot[t as usize].is_some() {
-                    continue; // sinks are not run: what reaches them is counted
-                }
-                let steps = schedule.map_or(&[][..], |s| &s[t as usize]);
-                let task = x.run_task(t, steps, &mut oracle);
-                order_sensitive[op.0 as usize] |= !task.op.order_insensitive_output();
-                if scenario.op(op).kind.is_keyed() {
-                    oracle
-                        .keyed_state
-                        .entry(op.0)
-                        .or_default()
-                        .append(&mut task.op.keyed_state());
-                }
+        // Sinks are not run: what reaches them is counted.
+        let order: Vec<u32> = (job.topo.iter())
+            .flat_map(|&op| (0..scenario.op(op).parallelism).map(move |s| (op, s)))
+            .map(|(op, s)| x.exec.task_of(op, s))
+            .filter(|&t| x.sink_slot[t as usize].is_none())
+            .collect();
+        let tasks: Vec<TaskRun> = match scenario.edges.iter().any(|e| e.feedback) {
+            true => x.run_cyclic(&order, schedule, &mut oracle),
+            false => (order.iter())
+                .map(|&t| {
+                    let steps = schedule.map_or(&[][..], |s| &s[t as usize]);
+                    x.run_task(t, steps, &mut oracle)
+                })
+                .collect(),
+        };
+        for task in tasks {
+            let op = x.exec.tasks[task.t as usize].operator;
+            order_sensitive[op.0 as usize] |= !task.op.order_insensitive_output();
+            if scenario.op(op).kind.is_keyed() {
+                oracle
+                    .keyed_state
+                    .entry(op.0)
+                    .or_default()
+                    .append(&mut task.op.keyed_state());
             }
         }
         if !oracle.replayed {

@@ -19,7 +19,9 @@ pub struct JobGraph {
 }
 
 impl JobGraph {
-    /// Builds the graph. The scenario was validated, so it is acyclic.
+    /// Builds the graph. The scenario was validated, so it is acyclic
+    /// without its feedback edges; `topo` orders the operators by the
+    /// other edges.
     pub fn build(scenario: &Scenario) -> JobGraph {
         let mut graph = DiGraph::new();
         for i in 0..scenario.operators.len() {
@@ -32,8 +34,12 @@ impl JobGraph {
                 e.partitioning,
             );
         }
-        let topo = petgraph::algo::toposort(&graph, None)
-            .expect("validated scenarios are acyclic")
+        let forward = graph.filter_map(
+            |_, &op| Some(op),
+            |e, &p| (!scenario.edges[e.index()].feedback).then_some(p),
+        );
+        let topo = petgraph::algo::toposort(&forward, None)
+            .expect("validated scenarios are acyclic but for feedback edges")
             .into_iter()
             .map(|n| graph[n])
             .collect();

@@ -4,6 +4,7 @@
 
 pub mod flip27;
 pub mod graph;
+pub mod iterate;
 pub mod keyed;
 pub mod operator;
 pub mod opstate;

@@ -870,6 +870,9 @@ impl OperatorFactory for BuiltinFactory {
             OperatorKind::KeyedCount => Box::<KeyedCount>::default(),
             OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
             OperatorKind::CountWindow { size } => Box::new(CountWindow::new(*size)),
+            OperatorKind::MinLabel { nodes, degree } => {
+                Box::new(super::iterate::MinLabel::new(operator, *nodes, *degree))
+            }
             OperatorKind::Buffer {
                 capacity,
                 redistribution,

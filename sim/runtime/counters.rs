@@ -242,6 +242,13 @@ counters! {
     /// Per failover, how far back in time the line restored the task it
     /// took back furthest, summed (ns).
     rollback_ns,
+    /// Checkpoints of the uncoordinated families that belong to no
+    /// consistent global checkpoint (on a Z-cycle; counted at the end of a
+    /// run with loops and without a restart).
+    useless_checkpoints,
+    /// Times the loops of a job with feedback edges were found quiescent
+    /// and their feedback channels ended.
+    loops_ended,
 }
 
 #[cfg(test)]

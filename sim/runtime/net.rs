@@ -119,6 +119,10 @@ pub struct Channel {
     /// data (a stamp of `Net::avail_clock`; smaller = earlier): Flink's
     /// input order.
     pub avail: u64,
+    /// An iteration's feedback channel: its sender never backpressures on
+    /// it (Flink's iteration tail hands records to the head through an
+    /// unbounded queue).
+    pub unbounded: bool,
 }
 
 /// Per-task scheduling bookkeeping the network needs to wake tasks.
@@ -146,6 +150,15 @@ impl Sched {
 }
 
 impl Channel {
+    /// Queued data buffers at which the sender stops taking input.
+    #[inline]
+    fn out_limit(&self, output_buffers: u32) -> u32 {
+        match self.unbounded {
+            true => u32::MAX,
+            false => output_buffers,
+        }
+    }
+
     /// After a restart: empty, full credit, sequence numbers from 0.
     fn reset(&mut self, credits: u32, now: SimTime) {
         self.partial.clear();
@@ -318,6 +331,7 @@ impl Net {
                 last_arrival: SimTime::ZERO,
                 blocked_for: None,
                 avail: 0,
+                unbounded: false,
             })
             .collect();
         Net {
@@ -559,8 +573,8 @@ impl Net {
     }
 
     fn push_out(&mut self, ch: ChannelId, msg: Msg, front: bool) {
-        let out_limit = self.output_buffers;
         let c = &mut self.channels[ch as usize];
+        let out_limit = c.out_limit(self.output_buffers);
         if matches!(msg, Msg::Data { .. }) {
             c.queued_data += 1;
             if c.queued_data == out_limit {
@@ -580,8 +594,8 @@ impl Net {
     pub fn transmit(&mut self, ch: ChannelId) {
         self.absorb_credits(ch);
         loop {
-            let out_limit = self.output_buffers;
             let c = &mut self.channels[ch as usize];
+            let out_limit = c.out_limit(self.output_buffers);
             if c.blocked_for.is_some() {
                 return; // nothing leaves until the receiver resumes
             }

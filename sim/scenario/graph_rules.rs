@@ -13,7 +13,7 @@ impl Validator<'_, '_> {
     /// duplicates, no cycles, and bounded channels and records.
     pub(super) fn graph(
         &mut self,
-        edges: &[(usize, usize, usize, Option<Partitioning>)],
+        edges: &[(usize, usize, usize, Option<Partitioning>, bool)],
         all_resolved: bool,
     ) {
         let n = self.ops.len();
@@ -23,10 +23,15 @@ impl Validator<'_, '_> {
         // Accepted edges so far (no duplicates, no cycle closers): acyclic.
         let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut has_input = vec![false; n];
-        for (k, &(index, from, to, partitioning)) in edges.iter().enumerate() {
+        // Feedback edges are checked once every other edge is in.
+        let mut feedback = Vec::new();
+        for (k, &(index, from, to, partitioning, back)) in edges.iter().enumerate() {
             self.at = format!("edges[{index}]");
             let (a, b) = (name(self, from), name(self, to));
             has_input[to] = true;
+            if back {
+                feedback.push((index, from, to, partitioning));
+            }
             if let Some(&(first, ..)) = edges[..k].iter().find(|e| (e.1, e.2) == (from, to)) {
                 let help = (self.line_of)(&format!("edges[{first}]"))
                     .map(|line| format!("the first {a} -> {b} edge is on line {line}; remove one"));
@@ -122,6 +127,9 @@ impl Validator<'_, '_> {
                 );
                 self.report("from", message, help);
             }
+            if back {
+                continue;
+            }
             // Does this edge close a cycle? Only if `to` already reaches `from`.
             let cycle = match from == to {
                 true => Some(vec![from]),
@@ -138,7 +146,33 @@ impl Validator<'_, '_> {
             cycle.push(cycle[0]);
             let names: Vec<String> = cycle.iter().map(|&i| name(self, i)).collect();
             let message = format!("the job graph has a cycle: {}", names.join(" -> "));
-            self.report("", message, help("cyclic dataflows are not supported yet"));
+            let help =
+                help("mark the edge that goes back to an earlier operator with feedback = true");
+            self.report("", message, help);
+        }
+        for (index, from, to, partitioning) in feedback {
+            self.at = format!("edges[{index}]");
+            let closes = from == to || shortest_path(&successors, to, from).is_some();
+            if !closes {
+                let (a, b) = (name(self, from), name(self, to));
+                let message =
+                    format!("feedback edge {a} -> {b} closes no cycle: `{b}` does not reach `{a}`");
+                self.report(
+                    "feedback",
+                    message,
+                    help("remove feedback = true, or point the edge back upstream"),
+                );
+            }
+            if let Some(p) =
+                partitioning.filter(|p| !matches!(p, Partitioning::Hash | Partitioning::Rebalance))
+            {
+                let message = format!(
+                    "a feedback edge is `hash` or `rebalance`, not `{}`",
+                    p.name()
+                );
+                let help = help("Flink forces alignment on forward and broadcast inputs, which a loop would wait on forever");
+                self.report("partitioning", message, help);
+            }
         }
         self.at.clear();
         for (i, has_input) in has_input.into_iter().enumerate() {
@@ -172,7 +206,7 @@ impl Validator<'_, '_> {
         // memory: bound both, so that a typo is an error, not an abort.
         let channels: u64 = edges
             .iter()
-            .map(|&(_, from, to, p)| {
+            .map(|&(_, from, to, p, _)| {
                 let up = u64::from(parallelism(self, from).unwrap_or(1));
                 let down = u64::from(parallelism(self, to).unwrap_or(1));
                 match p {

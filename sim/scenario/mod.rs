@@ -266,6 +266,7 @@ impl OperatorKind {
                 OperatorKind::KeyedCount
                     | OperatorKind::KeyedSum
                     | OperatorKind::CountWindow { .. }
+                    | OperatorKind::MinLabel { .. }
             ),
         }
     }
@@ -335,6 +336,9 @@ pub struct EdgeSpec {
     pub partitioning: Partitioning,
     /// `chain = false`: the two operators are never chained over this edge.
     pub chain: bool,
+    /// An iteration's feedback edge (`feedback = true`): it closes a cycle;
+    /// never chained.
+    pub feedback: bool,
     /// Its channels' latency bounds and exclusive buffers, when they are
     /// not `[network]`'s (`NetworkSpec::of_edge` resolves them).
     pub latency_min: Option<SimDuration>,
@@ -719,6 +723,7 @@ impl Scenario {
                 let (from, to) = (self.op(e.from), self.op(e.to));
                 self.operator_chaining
                     && e.chain
+                    && !e.feedback
                     && e.partitioning == Partitioning::Forward
                     && from.parallelism == to.parallelism
                     && to.chaining == Chaining::Always

@@ -331,6 +331,16 @@ operators! {
          flushes open windows at end of input" {
         size: u32 = 10,
     };
+    /// Connected components by min-label propagation over `nodes` nodes of
+    /// `degree` neighbours each (`model::iterate`): the operator of an
+    /// iteration, fed back to itself over a feedback edge.
+    MinLabel = "min-label",
+        "connected components by min-label propagation over `nodes` nodes with `degree` \
+         neighbours each; a record from upstream seeds its key, one over its own feedback \
+         edge proposes its value; an improved label goes to every neighbour" {
+        nodes: u64 = 1000,
+        degree: u32 = 2,
+    };
     /// Holds records in list state and emits them in batches of `capacity`
     /// (the rest at end of input); `redistribution` says how its list state
     /// is redistributed on restore.
@@ -453,6 +463,11 @@ table! {
         partitioning: Option<Partitioning> = None,
         /// `false`: never chain the two operators of this edge.
         chain: bool = true,
+        /// An iteration's feedback edge: it goes back to an operator that
+        /// reaches its `from` (or to `from` itself), closing a cycle. Its
+        /// records are the loop's; the loop ends once it is quiescent.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        feedback: bool = false,
         /// This edge's channels' latency bounds and exclusive buffers, in
         /// place of `[network]`'s.
         #[serde(skip_serializing_if = "Option::is_none")]

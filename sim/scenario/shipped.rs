@@ -41,6 +41,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "flip27-regions",
         include_str!("../../scenarios/flip27-regions.toml"),
     ),
+    ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
         "operator-state",
         include_str!("../../scenarios/operator-state.toml"),

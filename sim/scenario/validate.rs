@@ -65,7 +65,8 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "keep_below" | "seed" => (0..=I64, false),
         "records_per_second" => (0..=1_000_000_000, false),
         "source_rate" => (1..=1_000_000_000, false),
-        "records_per_partition" | "keys" | "value_max" | "modulus" => (1..=I64, false),
+        "records_per_partition" | "keys" | "value_max" | "modulus" | "nodes" => (1..=I64, false),
+        "degree" => (1..=8, false),
         "storage_bytes_per_sec" | "max_events" => (1..=I64, false),
         // buffer_credits, output_buffers, partitions, size, max_concurrent,
         // retained, max_failures
@@ -639,13 +640,14 @@ impl<'f> Validator<'_, 'f> {
                     to,
                     partitioning,
                     chain: e.chain,
+                    feedback: e.feedback,
                     latency_min,
                     latency_max,
                     buffer_credits,
                     buffer_size,
                 });
             }
-            resolved.push((i, from, to, e.partitioning));
+            resolved.push((i, from, to, e.partitioning, e.feedback));
         }
         self.graph(&resolved, all_resolved);
         specs

@@ -168,6 +168,7 @@ impl Topology {
                     K::SinkAtLeastOnce { .. }
                     | K::SinkUpsert { .. }
                     | K::CountWindow { .. }
+                    | K::MinLabel { .. }
                     | K::Buffer { .. }
                     | K::BroadcastProcess { .. }
                     | K::SinkWriter

@@ -26,6 +26,7 @@ mod coordination;
 mod degraded;
 mod faults;
 mod finish;
+mod iteration;
 mod local;
 mod operator_coordinators;
 mod recovery;
@@ -324,6 +325,8 @@ struct World<'a> {
     schedule_partial: bool,
     /// The uncoordinated families' state (`world/local.rs`).
     local: Option<Box<local::Local>>,
+    /// The job's loops, if it has feedback edges (`world/iteration.rs`).
+    loops: Option<Box<iteration::Loops>>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -406,6 +409,12 @@ impl<'a> World<'a> {
                 net.set_channel(ch as ChannelId, (min.nanos(), max.nanos()), credits, buffer);
             }
         }
+        for (ch, c) in exec.channels.iter().enumerate() {
+            let back = |e: &&crate::scenario::EdgeSpec| {
+                e.feedback && e.from == c.from_op && e.to == c.to_op
+            };
+            net.channels[ch].unbounded = scenario.edges.iter().any(|e| back(&e));
+        }
         net.gates = crate::runtime::net::Gates::new(exec.tasks.iter().map(|t| t.inputs.len()));
         net.priority_barriers = cfg.mutants.has(Mutant::AlignedPriorityBarrier);
         net.blocking_barriers = cfg.algorithm.info().blocks_upstream;
@@ -479,8 +488,10 @@ impl<'a> World<'a> {
         );
         crate::mutant::reset_fired();
         let local = local::Local::new(&exec, &cfg).map(Box::new);
+        let loops = iteration::Loops::new(&scenario, &exec).map(Box::new);
         let mut w = World {
             local,
+            loops,
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             fx,
             fx_log,

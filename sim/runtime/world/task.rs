@@ -74,7 +74,10 @@ impl World<'_> {
                     let inputs = &self.exec.tasks[ti].inputs;
                     self.net.ready_inputs(ti, inputs, readable, &mut self.ready);
                     match self.ready.len() {
-                        0 => return,
+                        0 => {
+                            self.loop_idle(t);
+                            return;
+                        }
                         1 => self.ready[0],
                         _ => {
                             self.since.clear();

@@ -36,6 +36,7 @@ impl From<&Scenario> for File {
                 to: Some(name(e.to)),
                 partitioning: Some(e.partitioning),
                 chain: e.chain,
+                feedback: e.feedback,
                 latency_min: e.latency_min.map(Duration),
                 latency_max: e.latency_max.map(Duration),
                 buffer_credits: e.buffer_credits.map(i64::from),

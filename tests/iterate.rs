@@ -1,0 +1,163 @@
+//! Iterations: a job with a feedback edge (`scenarios/iterate.toml`,
+//! connected components by min-label propagation). The algorithms that
+//! checkpoint a cycle stay exactly-once and compute the components; those
+//! that align on every input wait for a barrier that only comes back after
+//! their own snapshot, and fail as such (liveness). The feedback edge is
+//! checked where it is written.
+
+use crate::common::{check_alg, failed_checks, load, seeds_or, sweep};
+use ckptsim::model::iterate::neighbours;
+use ckptsim::model::Workload;
+use ckptsim::scenario::Algorithm;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The components the job must compute, without the simulator: every node
+/// a seed (a source record's key) reaches along the neighbour rule gets the
+/// smallest seed reaching it.
+fn components(seed: u64) -> BTreeMap<u64, i64> {
+    let sc = load("iterate");
+    let w = Workload::generate(&sc, seed);
+    let mut seeds: Vec<u64> = (0..w.partition_count() as u32)
+        .flat_map(|p| w.partition(p).iter().map(|&(k, _)| k))
+        .collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut label: BTreeMap<u64, i64> = BTreeMap::new();
+    for &s in &seeds {
+        // Smallest seeds first: a node keeps the first label that reaches it.
+        let mut todo = VecDeque::from([s]);
+        while let Some(n) = todo.pop_front() {
+            if label.contains_key(&n) {
+                continue;
+            }
+            label.insert(n, s as i64);
+            todo.extend(neighbours(n, 2000, 2));
+        }
+    }
+    label
+}
+
+/// Every algorithm that checkpoints a cycle (unaligned and Chandy–Lamport
+/// record the feedback channel's records up to its barrier;
+/// aligned-timeout gets there once its alignment times out; the
+/// uncoordinated families need no barrier) is exactly-once on the loop with
+/// random crashes, and its final state is the components computed here.
+#[test]
+fn a_loop_is_exactly_once_and_computes_the_components() {
+    let sc = load("iterate");
+    let supporting = [
+        Algorithm::Unaligned,
+        Algorithm::ChandyLamport,
+        Algorithm::AlignedTimeout,
+        Algorithm::Uncoordinated,
+        Algorithm::CicBcs,
+        Algorithm::CicHmnr,
+    ];
+    for a in supporting {
+        let c = sweep(&sc, "scenarios/iterate.toml", a, 0..seeds_or(30));
+        assert!(c.loops_ended > 0 && c.recoveries > 0, "{}: {c:?}", a.name());
+    }
+    for seed in 0..3 {
+        let e = check_alg(&sc, seed, Algorithm::Uncoordinated, &[]);
+        let op = sc
+            .operators
+            .iter()
+            .position(|o| o.id == "components")
+            .unwrap();
+        assert_eq!(
+            e.output.keyed_state[&(op as u32)],
+            components(seed),
+            "seed {seed}"
+        );
+    }
+}
+
+/// Aligned barriers, the barrier tracker and stop-the-world's drain
+/// markers wait on the feedback input for a barrier (or marker) that the
+/// task itself sends only after it: no checkpoint completes, the job
+/// stalls or runs out of time, and liveness says so.
+#[test]
+fn aligning_on_the_feedback_edge_never_completes_a_checkpoint() {
+    let sc = load("iterate");
+    for a in [
+        Algorithm::Aligned,
+        Algorithm::AtLeastOnce,
+        Algorithm::StopTheWorld,
+    ] {
+        let e = check_alg(&sc, 1, a, &[]);
+        assert!(
+            failed_checks(&e).contains(&"liveness"),
+            "{}: {:?}",
+            a.name(),
+            failed_checks(&e)
+        );
+        assert_eq!(e.output.counters.checkpoints_completed, 0, "{}", a.name());
+    }
+}
+
+/// On a cycle uncoordinated checkpoints can be useless (on a Z-cycle); the
+/// communication-induced rules take forced checkpoints so that none is,
+/// HMNR fewer than BCS; and BCS's missed forced checkpoint makes useless
+/// ones, which its promise check reports.
+#[test]
+fn on_a_cycle_the_rules_prevent_useless_checkpoints() {
+    let mut sc = load("iterate");
+    sc.faults.random = None;
+    let run = |a: Algorithm| sweep(&sc, "iterate without crashes", a, 0..seeds_or(10));
+    let (unc, bcs, hmnr) = (
+        run(Algorithm::Uncoordinated),
+        run(Algorithm::CicBcs),
+        run(Algorithm::CicHmnr),
+    );
+    assert!(unc.useless_checkpoints > 0, "{unc:?}");
+    assert_eq!((bcs.useless_checkpoints, hmnr.useless_checkpoints), (0, 0));
+    assert!(hmnr.local_checkpoints_forced < bcs.local_checkpoints_forced);
+    let m = ckptsim::mutant::Mutant::CicMissedForced;
+    let e = check_alg(&sc, 0, Algorithm::CicBcs, &[m]);
+    assert!(
+        failed_checks(&e).contains(&"protocol"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.check == "protocol")
+        .unwrap();
+    assert!(
+        v.message.contains("useless") || v.message.contains("index"),
+        "{}",
+        v.message
+    );
+}
+
+/// A feedback edge must close a cycle and be hash or rebalance; a cycle
+/// without one is refused with the edge to mark.
+#[test]
+fn feedback_edges_are_checked_where_they_are_written() {
+    let text = std::fs::read_to_string(crate::common::scenario_path("iterate")).unwrap();
+    let bad = |from: &str, to: &str| {
+        ckptsim::scenario::parse_str(&text.replace(from, to), "it.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    let e = bad("feedback = true", "feedback = false");
+    assert!(e.contains("cycle: components -> components"), "{e}");
+    assert!(e.contains("feedback = true"), "{e}");
+    let e = bad(
+        "to = \"components\"\npartitioning = \"hash\"\nfeedback = true",
+        "to = \"components\"\npartitioning = \"broadcast\"\nfeedback = true",
+    );
+    assert!(
+        e.contains("a feedback edge is `hash` or `rebalance`, not `broadcast`"),
+        "{e}"
+    );
+    let e = bad(
+        "from = \"components\"\nto = \"sink\"\npartitioning = \"rebalance\"",
+        "from = \"components\"\nto = \"sink\"\npartitioning = \"rebalance\"\nfeedback = true",
+    );
+    assert!(
+        e.contains("feedback edge components -> sink closes no cycle"),
+        "{e}"
+    );
+}
