@@ -70,6 +70,8 @@ pub enum Mutant {
     LineIgnoresOrphans,
     LogTruncatedEarly,
     CicMissedForced,
+    AlignedWaitsOnFeedback,
+    FeedbackNotLogged,
 }
 
 /// One registry entry.
@@ -604,6 +606,24 @@ pub const MUTANTS: &[MutantInfo] = &[
         modelled_on: "Alvisi et al., FTCS 1999, 'An Analysis of Communication-Induced Checkpointing': the forcing conditions are subtle and implementations that take fewer forced checkpoints than the rule demands lose the guarantee the rule was for",
         caught_by: "protocol",
         applies: &[("throughput", "cic-bcs")],
+    },
+    MutantInfo {
+        mutant: Mutant::AlignedWaitsOnFeedback,
+        name: "aligned-waits-on-feedback",
+        part: "iterations (aligned)",
+        what: "on a cycle the aligned handler waits for the barrier of its feedback inputs too, which only comes back after its own snapshot: no checkpoint ever completes",
+        modelled_on: "plain barrier alignment on a cyclic dataflow (Carbone et al. 2015, §4.3: ABS excludes back-edges from alignment); Flink refuses exactly-once checkpoints on iterations for this reason",
+        caught_by: "liveness",
+        applies: &[("iterate", "aligned")],
+    },
+    MutantInfo {
+        mutant: Mutant::FeedbackNotLogged,
+        name: "feedback-not-logged",
+        part: "iterations (aligned)",
+        what: "on a cycle the aligned handler snapshots once its other inputs aligned but does not log its feedback inputs until their barrier comes back: the loop's records in transit belong to no snapshot and are lost on a restore",
+        modelled_on: "Flink's forced checkpointing mode on iterations (`enableCheckpointing(interval, mode, force = true)`), whose documentation warns that records in transit in the loop are lost on failure",
+        caught_by: "consistent-cut",
+        applies: &[("iterate", "aligned")],
     },
 ];
 

@@ -1,7 +1,8 @@
 //! Iterations: a job with a feedback edge (`scenarios/iterate.toml`,
 //! connected components by min-label propagation). The algorithms that
 //! checkpoint a cycle stay exactly-once and compute the components; those
-//! that align on every input wait for a barrier that only comes back after
+//! that wait on every input for a barrier (the barrier tracker,
+//! stop-the-world's drain markers) wait for one that only comes back after
 //! their own snapshot, and fail as such (liveness). The feedback edge is
 //! checked where it is written.
 
@@ -37,15 +38,18 @@ fn components(seed: u64) -> BTreeMap<u64, i64> {
     label
 }
 
-/// Every algorithm that checkpoints a cycle (unaligned and Chandy–Lamport
-/// record the feedback channel's records up to its barrier;
-/// aligned-timeout gets there once its alignment times out; the
-/// uncoordinated families need no barrier) is exactly-once on the loop with
-/// random crashes, and its final state is the components computed here.
+/// Every algorithm that checkpoints a cycle (aligned aligns on the other
+/// inputs and logs the feedback input until its barrier comes back, ABS's
+/// cyclic variant; unaligned and Chandy–Lamport record the feedback
+/// channel's records up to its barrier; aligned-timeout aligns that way
+/// too; the uncoordinated families need no barrier) is exactly-once on the
+/// loop with random crashes, and its final state is the components computed
+/// here.
 #[test]
 fn a_loop_is_exactly_once_and_computes_the_components() {
     let sc = load("iterate");
     let supporting = [
+        Algorithm::Aligned,
         Algorithm::Unaligned,
         Algorithm::ChandyLamport,
         Algorithm::AlignedTimeout,
@@ -72,18 +76,32 @@ fn a_loop_is_exactly_once_and_computes_the_components() {
     }
 }
 
-/// Aligned barriers, the barrier tracker and stop-the-world's drain
-/// markers wait on the feedback input for a barrier (or marker) that the
-/// task itself sends only after it: no checkpoint completes, the job
-/// stalls or runs out of time, and liveness says so.
+/// The barrier tracker and stop-the-world's drain markers (and aligned
+/// with the mutant `aligned-waits-on-feedback`) wait on the feedback input
+/// for a barrier (or marker) that the task itself sends only after it: no
+/// checkpoint completes, the job stalls or runs out of time, and liveness
+/// says so. Aligned without the log of its feedback input (the mutant
+/// `feedback-not-logged`, Flink's forced mode) loses the loop's records in
+/// transit: the cut check sees them in no snapshot.
 #[test]
 fn aligning_on_the_feedback_edge_never_completes_a_checkpoint() {
     let sc = load("iterate");
-    for a in [
-        Algorithm::Aligned,
-        Algorithm::AtLeastOnce,
-        Algorithm::StopTheWorld,
-    ] {
+    let waits = ckptsim::mutant::Mutant::AlignedWaitsOnFeedback;
+    let e = check_alg(&sc, 1, Algorithm::Aligned, &[waits]);
+    assert!(
+        failed_checks(&e).contains(&"liveness"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    assert_eq!(e.output.counters.checkpoints_completed, 0);
+    let unlogged = ckptsim::mutant::Mutant::FeedbackNotLogged;
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[unlogged]);
+    assert!(
+        failed_checks(&e).contains(&"consistent-cut"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    for a in [Algorithm::AtLeastOnce, Algorithm::StopTheWorld] {
         let e = check_alg(&sc, 1, a, &[]);
         assert!(
             failed_checks(&e).contains(&"liveness"),

@@ -7,9 +7,23 @@
 //! barrier of a newer checkpoint aborts the pending one (subsumed); a
 //! cancellation marker aborts it too; obsolete barriers are ignored (and
 //! unblock their channel, as Flink's producer-side blocking requires).
+//!
+//! On a cycle (inputs that are feedback edges' channels) it is
+//! Asynchronous Barrier Snapshotting's variant for cyclic dataflows
+//! (Carbone et al. 2015, §4.3): it aligns on the other inputs only; a
+//! feedback input whose barrier comes first is blocked like any; once the
+//! others aligned it snapshots and forwards, and **logs** each feedback
+//! input that has not delivered its barrier yet (its records up to the
+//! barrier are channel state, `CaptureInput`), the barrier that went around
+//! the loop closing the log (`AllBarriers` after the last). Mutants show the
+//! naive ways: `aligned-waits-on-feedback` aligns on the feedback inputs too
+//! (the barrier it waits for comes after its own snapshot: no checkpoint
+//! ever completes), `feedback-not-logged` snapshots without the log (the
+//! loop's records in transit are lost on a restore, Flink's forced mode on
+//! iterations).
 
 use super::CheckpointId;
-use super::{AbortReason, Barrier, BarrierHandler, HandlerAction};
+use super::{AbortReason, Barrier, BarrierHandler, HandlerAction, HandlerConfig};
 use crate::engine::SimTime;
 use crate::mutant::{Mutant, Mutants};
 
@@ -27,7 +41,7 @@ pub const INFO: super::registry::AlgorithmInfo = super::registry::AlgorithmInfo 
     forced_alignment: false,
     blocks_upstream: true,
     colour: (31, 119, 180),
-    handler: |c| Box::new(AlignedHandler::with_mutants(c.inputs, c.mutants)),
+    handler: |c| Box::new(AlignedHandler::for_task(c)),
 };
 
 pub struct AlignedHandler {
@@ -40,6 +54,13 @@ pub struct AlignedHandler {
     aligned_count: u32,
     pending: Option<Barrier>,
     mutants: Mutants,
+    /// Per input: a feedback edge's channel (empty: none).
+    feedback: Vec<bool>,
+    /// Inputs that alignment waits for (all but the feedback ones).
+    regular: u32,
+    /// The checkpoint whose feedback inputs are being logged, and those
+    /// still to deliver its barrier.
+    logging: Option<(CheckpointId, u32)>,
 }
 
 impl AlignedHandler {
@@ -47,8 +68,26 @@ impl AlignedHandler {
         AlignedHandler::with_mutants(inputs, Mutants::NONE)
     }
 
+    /// The handler of a task as its configuration describes it (its
+    /// feedback inputs included).
+    pub fn for_task(c: &HandlerConfig) -> AlignedHandler {
+        let mut h = AlignedHandler::with_mutants(c.inputs, c.mutants);
+        if c.feedback.iter().any(|&f| f) {
+            if c.mutants.has(Mutant::AlignedWaitsOnFeedback) {
+                crate::mutant::fired(Mutant::AlignedWaitsOnFeedback);
+            } else {
+                h.feedback = c.feedback.clone();
+                h.regular = c.feedback.iter().filter(|&&f| !f).count() as u32;
+            }
+        }
+        h
+    }
+
     pub(crate) fn with_mutants(inputs: u32, mutants: Mutants) -> AlignedHandler {
         AlignedHandler {
+            feedback: Vec::new(),
+            regular: inputs,
+            logging: None,
             current: 0,
             last_done: 0,
             aligned: vec![false; inputs as usize],
@@ -68,7 +107,37 @@ impl AlignedHandler {
         self.pending = None;
     }
 
+    fn is_feedback(&self, input: u32) -> bool {
+        self.feedback.get(input as usize).copied().unwrap_or(false)
+    }
+
+    /// Every regular input delivered the barrier: snapshot and forward,
+    /// then log the feedback inputs whose barrier is still on its way.
+    fn aligned(&mut self, b: Barrier, out: &mut Vec<HandlerAction>) {
+        out.push(HandlerAction::AlignmentEnd(b.id));
+        out.push(HandlerAction::Checkpoint(b));
+        let mut open = 0;
+        for input in 0..self.aligned.len() as u32 {
+            if self.is_feedback(input) && !self.aligned[input as usize] {
+                if self.mutants.has(Mutant::FeedbackNotLogged) {
+                    crate::mutant::fired(Mutant::FeedbackNotLogged);
+                    continue;
+                }
+                out.push(HandlerAction::CaptureInput(b.id, input));
+                open += 1;
+            }
+        }
+        match open {
+            0 => out.push(HandlerAction::AllBarriers(b.id)),
+            n => self.logging = Some((b.id, n)),
+        }
+        out.push(HandlerAction::UnblockAll);
+        self.reset_alignment();
+        self.last_done = self.current;
+    }
+
     fn abort(&mut self, id: CheckpointId, reason: AbortReason, out: &mut Vec<HandlerAction>) {
+        self.logging = None;
         self.current = self.current.max(id);
         self.last_done = self.last_done.max(id);
         let held = self.aligned_count > 0;
@@ -84,6 +153,26 @@ impl AlignedHandler {
 
 impl BarrierHandler for AlignedHandler {
     fn on_barrier(&mut self, input: u32, b: Barrier, _now: SimTime, out: &mut Vec<HandlerAction>) {
+        if let Some((id, open)) = self.logging.filter(|(id, _)| *id == b.id) {
+            if self.is_feedback(input) {
+                // The barrier came around the loop: this input's log ends.
+                out.push(HandlerAction::Unblock(input));
+                match open {
+                    1 => {
+                        self.logging = None;
+                        out.push(HandlerAction::AllBarriers(id));
+                    }
+                    n => self.logging = Some((id, n - 1)),
+                }
+                return;
+            }
+        }
+        if let Some((id, _)) = self.logging.filter(|(id, _)| b.id > *id) {
+            // A newer checkpoint before the loop brought the last one's
+            // barrier back: the older one is subsumed.
+            self.logging = None;
+            out.push(HandlerAction::Abort(id, AbortReason::Subsumed));
+        }
         if self.current > b.id || (self.current == b.id && !self.is_pending()) {
             // Obsolete: ignore, but release the channel it would have held.
             out.push(HandlerAction::Unblock(input));
@@ -106,24 +195,27 @@ impl BarrierHandler for AlignedHandler {
             }
         }
         out.push(HandlerAction::Block(input));
-        if self.aligned_count as usize == self.aligned.len() {
-            out.push(HandlerAction::AlignmentEnd(b.id));
-            out.push(HandlerAction::Checkpoint(b));
-            out.push(HandlerAction::AllBarriers(b.id));
-            out.push(HandlerAction::UnblockAll);
-            self.reset_alignment();
-            self.last_done = self.current;
+        let regular_aligned = match self.feedback.is_empty() {
+            true => self.aligned_count as usize == self.aligned.len(),
+            false => (0..self.aligned.len()).all(|i| self.aligned[i] || self.feedback[i]),
+        };
+        if regular_aligned {
+            self.aligned(b, out);
         }
     }
 
     fn on_cancel(&mut self, _input: u32, id: CheckpointId, out: &mut Vec<HandlerAction>) {
-        if id > self.current || (id == self.current && self.aligned_count > 0) {
+        let logged = self.logging.is_some_and(|(l, _)| l == id);
+        if logged || id > self.current || (id == self.current && self.aligned_count > 0) {
             self.abort(id, AbortReason::CancellationMarker, out);
         }
     }
 
     fn aligning(&self) -> Option<CheckpointId> {
-        (self.is_pending() && self.aligned_count > 0).then_some(self.current)
+        match self.logging {
+            Some((id, _)) => Some(id),
+            None => (self.is_pending() && self.aligned_count > 0).then_some(self.current),
+        }
     }
 }
 
@@ -136,6 +228,106 @@ mod tests {
     use HandlerAction::*;
 
     const KIND: BarrierKind = BarrierKind::Aligned;
+
+    /// On a cycle: input 2 is a feedback edge's channel (ABS for cyclic
+    /// dataflows); the mutants align on it, or do not log it.
+    #[test]
+    fn a_feedback_input_is_logged_not_aligned() {
+        use In::*;
+        let feedback = |mutants: Mutants| {
+            move |inputs: u32| {
+                let mut c = HandlerConfig::new(inputs, false, crate::engine::SimDuration::ZERO);
+                c.feedback = vec![false, false, true];
+                c.mutants = mutants;
+                AlignedHandler::for_task(&c)
+            }
+        };
+        let cases: Vec<Case> = vec![
+            (
+                "the regular inputs align, the feedback input is logged until its barrier",
+                3,
+                vec![B(0, 1), B(1, 1), B(2, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 2),
+                        UnblockAll,
+                    ],
+                    vec![Unblock(2), AllBarriers(1)],
+                ],
+            ),
+            (
+                "a feedback barrier before the snapshot blocks its input, nothing to log",
+                3,
+                vec![B(2, 1), B(0, 1), B(1, 1)],
+                vec![
+                    vec![AlignmentStart(1), Block(2)],
+                    vec![Block(0)],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        AllBarriers(1),
+                        UnblockAll,
+                    ],
+                ],
+            ),
+            (
+                "a cancellation marker ends the log; a newer checkpoint subsumes it",
+                3,
+                vec![B(0, 1), B(1, 1), C(2, 1), B(0, 2), B(1, 2), B(0, 3)],
+                vec![
+                    vec![AlignmentStart(1), Block(0)],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(1),
+                        Checkpoint(bar(1)),
+                        CaptureInput(1, 2),
+                        UnblockAll,
+                    ],
+                    vec![UnblockAll, Abort(1, testkit::CM)],
+                    vec![AlignmentStart(2), Block(0)],
+                    vec![
+                        Block(1),
+                        AlignmentEnd(2),
+                        Checkpoint(bar(2)),
+                        CaptureInput(2, 2),
+                        UnblockAll,
+                    ],
+                    vec![Abort(2, AbortReason::Subsumed), AlignmentStart(3), Block(0)],
+                ],
+            ),
+        ];
+        testkit::check_table(feedback(Mutants::NONE), KIND, cases);
+        let waits = vec![(
+            "aligned-waits-on-feedback: the feedback input is waited for",
+            3,
+            vec![B(0, 1), B(1, 1)],
+            vec![vec![AlignmentStart(1), Block(0)], vec![Block(1)]],
+        )];
+        let m = Mutants::NONE.with(Mutant::AlignedWaitsOnFeedback);
+        testkit::check_table(feedback(m), KIND, waits);
+        let unlogged = vec![(
+            "feedback-not-logged: no capture of the feedback input",
+            3,
+            vec![B(0, 1), B(1, 1)],
+            vec![
+                vec![AlignmentStart(1), Block(0)],
+                vec![
+                    Block(1),
+                    AlignmentEnd(1),
+                    Checkpoint(bar(1)),
+                    AllBarriers(1),
+                    UnblockAll,
+                ],
+            ],
+        )];
+        let m = Mutants::NONE.with(Mutant::FeedbackNotLogged);
+        testkit::check_table(feedback(m), KIND, unlogged);
+    }
 
     #[test]
     fn table() {

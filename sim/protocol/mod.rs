@@ -218,9 +218,12 @@ pub trait BarrierHandler {
 }
 
 /// What the handler of one task needs to know besides the algorithm.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct HandlerConfig {
     pub inputs: u32,
+    /// Per input: it is a feedback edge's channel (an iteration's; empty:
+    /// none is).
+    pub feedback: Vec<bool>,
     /// An input edge is forward or broadcast: Flink forces this node to
     /// align even when checkpoints are unaligned.
     pub forced_aligned: bool,
@@ -239,6 +242,7 @@ impl HandlerConfig {
     ) -> HandlerConfig {
         HandlerConfig {
             inputs,
+            feedback: Vec::new(),
             forced_aligned,
             alignment_timeout,
             mutants: Mutants::NONE,
@@ -251,10 +255,7 @@ impl HandlerConfig {
 pub fn handler_for(algorithm: Algorithm, cfg: HandlerConfig) -> Box<dyn BarrierHandler> {
     let info = algorithm.info();
     if cfg.forced_aligned && info.forced_alignment {
-        return Box::new(aligned::AlignedHandler::with_mutants(
-            cfg.inputs,
-            cfg.mutants,
-        ));
+        return Box::new(aligned::AlignedHandler::for_task(&cfg));
     }
     (info.handler)(&cfg)
 }

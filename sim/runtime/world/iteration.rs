@@ -90,6 +90,13 @@ impl Loops {
     }
 }
 
+impl Loops {
+    /// Per input of task `t`: a feedback edge's channel.
+    pub(super) fn feedback_inputs(&self, t: TaskId) -> Vec<bool> {
+        self.feedback_in[t as usize].clone()
+    }
+}
+
 impl World<'_> {
     /// Task `t` has nothing to read: if it is on a loop, the loops may be
     /// done.

@@ -646,6 +646,10 @@ impl<'a> World<'a> {
                 self.cfg.algorithm,
                 HandlerConfig {
                     inputs,
+                    feedback: self
+                        .loops
+                        .as_ref()
+                        .map_or(Vec::new(), |l| l.feedback_inputs(t)),
                     forced_aligned: self.forced_aligned[info.operator.0 as usize],
                     alignment_timeout: self.scenario.checkpoint.alignment_timeout,
                     mutants: self.cfg.mutants,
