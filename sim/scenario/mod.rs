@@ -204,6 +204,10 @@ pub const JOB_STRUCTURE: &[(&str, &str)] = &[
         "operator coordinator",
         "the coordinator-side component of an operator (today the split enumerator): its own checkpoint in every checkpoint and savepoint, events to and from subtasks, reset to the restored checkpoint on a global failover and by a new coordinator after a coordinator crash, told of restored subtasks on a region failover; [faults.operator_events] loses events",
     ),
+    (
+        "iteration",
+        "[[edges]] feedback = true closes a cycle (hash or rebalance, never chained, never backpressuring its sender); a loop ends when quiescent (every loop head read the end of its other inputs, nothing in flight between loop tasks); aligned checkpoints align on the other inputs and log the feedback inputs until their barrier comes back (ABS for cycles); kind min-label is an iteration's operator",
+    ),
 ];
 
 /// Whether an operator joins the task of the operator before it (Flink's
