@@ -602,10 +602,10 @@ pub const MUTANTS: &[MutantInfo] = &[
         mutant: Mutant::CicMissedForced,
         name: "cic-missed-forced",
         part: "communication-induced checkpointing",
-        what: "cic-bcs forces no checkpoint for a buffer whose clock is one above the reader's; cic-hmnr never checks its second condition (a Z-cycle through the reader's current interval)",
+        what: "cic-bcs forces no checkpoint for a buffer whose clock is one above the reader's; cic-hmnr never checks its first condition (a non-causal Z-path: a higher clock after a send to a task it is known to be above)",
         modelled_on: "Alvisi et al., FTCS 1999, 'An Analysis of Communication-Induced Checkpointing': the forcing conditions are subtle and implementations that take fewer forced checkpoints than the rule demands lose the guarantee the rule was for",
         caught_by: "protocol",
-        applies: &[("throughput", "cic-bcs")],
+        applies: &[("throughput", "cic-bcs"), ("iterate", "cic-hmnr")],
     },
     MutantInfo {
         mutant: Mutant::AlignedWaitsOnFeedback,

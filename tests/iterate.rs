@@ -137,6 +137,19 @@ fn on_a_cycle_the_rules_prevent_useless_checkpoints() {
         "{:?}",
         failed_checks(&e)
     );
+    // HMNR that skips its first condition leaves useless checkpoints too.
+    let useless = (0..10).any(|seed| {
+        let e = check_alg(&sc, seed, Algorithm::CicHmnr, &[m]);
+        let found = e
+            .verdict
+            .violations()
+            .any(|v| v.message.contains("useless checkpoint"));
+        found
+    });
+    assert!(
+        useless,
+        "cic-hmnr with cic-missed-forced left no useless checkpoint"
+    );
     let v = e
         .verdict
         .violations()

@@ -47,8 +47,8 @@ pub struct Hmnr {
     greater: Vec<bool>,
     taken: Vec<bool>,
     ckpt: Vec<u64>,
-    /// Mutant `cic-missed-forced`: C2 is never checked.
-    no_c2: bool,
+    /// Mutant `cic-missed-forced`: C1 is never checked.
+    no_c1: bool,
 }
 
 impl Hmnr {
@@ -61,7 +61,7 @@ impl Hmnr {
             greater: vec![false; n],
             taken: vec![false; n],
             ckpt: vec![0; n],
-            no_c2: c.mutants.has(Mutant::CicMissedForced),
+            no_c1: c.mutants.has(Mutant::CicMissedForced),
         }
     }
 }
@@ -89,7 +89,7 @@ impl LocalRule for Hmnr {
                 .any(|(&sent, &greater)| sent && greater);
         let i = self.me;
         let c2 = m.ckpt.get(i) == Some(&self.ckpt[i]) && m.taken.get(i) == Some(&true);
-        if c2 && !c1 && self.no_c2 {
+        if c1 && !c2 && self.no_c1 {
             fired(Mutant::CicMissedForced);
             return false;
         }
@@ -201,11 +201,24 @@ mod tests {
             ..m.clone()
         };
         assert!(!r.forces(2, &old));
+    }
+
+    #[test]
+    fn the_mutant_never_checks_c1() {
+        let mut sender = rule(1);
+        sender.checkpointed(None);
+        let m = Piggyback {
+            taken: vec![false; 3],
+            ..sender.piggyback().unwrap()
+        };
         let mut c = LocalConfig::new(0, 3);
         c.mutants = crate::mutant::Mutants::NONE.with(Mutant::CicMissedForced);
         let mut missed = Hmnr::new(&c);
-        missed.checkpointed(None);
-        assert!(!missed.forces(2, &m), "the mutant never checks C2");
+        missed.sent_to(2);
+        assert!(!missed.forces(1, &m), "C1 holds, the mutant ignores it");
+        let mut r = rule(0);
+        r.sent_to(2);
+        assert!(r.forces(1, &m));
     }
 
     #[test]
