@@ -214,7 +214,7 @@ impl World<'_> {
             let ch = self.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
-        let offset = &self.loc().offset.clone();
+        let offset = &self.local.as_ref().expect("an uncoordinated run").offset;
         let info = &self.exec.tasks[ti];
         let cut = Cut {
             inputs: info
