@@ -113,6 +113,21 @@ fn what_the_families_cannot_run_is_refused() {
         "{e}"
     );
     assert!(e.contains("v2.toml:"), "located: {e}");
+    // Nor a savepoint taken on the command line.
+    let out = std::env::temp_dir().join(format!("ckptsim-unc-sp-{}", std::process::id()));
+    let out = out.display().to_string();
+    let args = [
+        "savepoint",
+        "scenarios/wordcount.toml",
+        "--at",
+        "100ms",
+        "--out",
+        &out,
+    ];
+    let o = ckptsim(&[&args[..], &["--algorithm", "uncoordinated"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("takes no savepoint"), "{}", stderr(&o));
+    assert!(!std::path::Path::new(&out).exists());
     // The families run every other shipped scenario.
     for name in ["faults", "wordcount", "edges", "chains"] {
         let sc = load(name);

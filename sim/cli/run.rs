@@ -40,6 +40,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     }
     let scenario = load_scenario(&path)?;
     let algorithm = parse_algorithm(algorithm, &scenario)?;
+    refuse_local(algorithm, restore.from.is_some(), checkpoint_dir.is_some())?;
     let seed = seed.unwrap_or(scenario.replay.seed);
     let mutants = mutants_or_replay(&mutant_names, &scenario)?;
     let mut prepared = prepare(&path, scenario, &restore)?;
@@ -384,6 +385,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     savepoint::check_new_dir(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
     let scenario = load_scenario(&a.path)?;
     let algorithm = parse_algorithm(a.algorithm, &scenario)?;
+    refuse_local(algorithm, true, false)?;
     let mut prepared = prepare(&a.path, scenario, &a.restore)?;
     let at = parse_time("--at", &a.at)?;
     prepared.scenario.savepoints = vec![SavepointSpec {
@@ -487,4 +489,22 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         count(image.in_flight_records() as u64, "in-flight record")
     ));
     Ok(if e.verdict.passed { 0 } else { 1 })
+}
+
+/// The uncoordinated families take no savepoint, start from no snapshot and
+/// retain no checkpoint: their state is a recovery line of per-task
+/// checkpoints (`scenario::unsupported` refuses the rest).
+fn refuse_local(algorithm: crate::protocol::Algorithm, snapshot: bool, retain: bool) -> Result<()> {
+    if !algorithm.info().coordination.is_local() || !(snapshot || retain) {
+        return Ok(());
+    }
+    let what = match snapshot {
+        true => "takes no savepoint and starts from no snapshot",
+        false => "retains no checkpoint (--checkpoint-dir)",
+    };
+    Err(UsageError(format!(
+        "error: algorithm `{}` (uncoordinated) {what}\n  help: choose a coordinated algorithm",
+        algorithm.name()
+    ))
+    .into())
 }
