@@ -18,7 +18,18 @@
 //! latencies) stays fixed; a failing schedule is written as a scenario
 //! whose `[replay] choices` replay it alone (`ckptsim run FILE`). This is
 //! what shuttle's and stateright's exhaustive modes do for Rust concurrency.
+//!
+//! For jobs too big to enumerate, `--sample N --changes D` runs `N`
+//! schedules in the spirit of PCT (Burckhardt et al., ASPLOS 2010): each
+//! takes the first alternative everywhere but at `D` choices drawn at
+//! random among those the default run made, where it takes another
+//! alternative at random. Bugs that need few deviations from the default
+//! order are found with a probability that does not shrink with the length
+//! of the run. Each sample's draws come from the seed and its index, and a
+//! failing sample is written as a plain script like any other.
 
+use crate::engine::rng::splitmix64;
+use crate::engine::{SimRng, Stream};
 use crate::harness::execute;
 use crate::mutant::Mutants;
 use crate::panics::{self, PANIC};
@@ -39,6 +50,9 @@ pub struct ExploreSpec {
     pub from: usize,
     /// Stop after this many schedules (the exploration is then incomplete).
     pub max_schedules: u64,
+    /// Sample schedules instead of enumerating them: how many, and at how
+    /// many choices each deviates from the first alternative.
+    pub sample: Option<(u64, usize)>,
 }
 
 /// A failing schedule.
@@ -71,57 +85,22 @@ pub struct ExploreReport {
 /// Failing schedules kept in the report.
 pub const MAX_FOUND: usize = 10;
 
-/// Runs every schedule of `spec` within its bound, depth-first.
+/// Runs every schedule of `spec` within its bound, depth-first (or its
+/// samples, with `spec.sample`).
 pub fn explore(spec: &ExploreSpec) -> ExploreReport {
     let mut report = ExploreReport::default();
     let mut fingerprints = BTreeSet::new();
+    if let Some((count, changes)) = spec.sample {
+        sample(spec, count, changes, &mut report, &mut fingerprints);
+        report.distinct = fingerprints.len() as u64;
+        return report;
+    }
     let mut script: Vec<u32> = Vec::new();
-    let cfg = RunConfig {
-        seed: spec.seed,
-        algorithm: spec.algorithm,
-        mutants: spec.mutants,
-        record_trace: false,
-    };
     loop {
         if report.schedules >= spec.max_schedules {
             break;
         }
-        let mut scenario = spec.scenario.clone();
-        scenario.replay.choices = script.clone();
-        record_choices();
-        let result = panics::catch(|| execute(&scenario, &cfg));
-        let made = take_choices();
-        report.schedules += 1;
-        report.most_choices = report.most_choices.max(made.len());
-        let failed = match result {
-            Ok(e) => {
-                fingerprints.insert(e.output.fingerprint.clone());
-                let checks = e.verdict.checks.iter().filter(|c| !c.passed);
-                let mut checks: Vec<String> = checks.map(|c| c.name.to_string()).collect();
-                if checks.is_empty() && !e.verdict.passed {
-                    // A weaker guarantee than expected, every check passing.
-                    checks.push("guarantee".to_string());
-                }
-                let message = e.verdict.violations().next().map(|v| v.message.clone());
-                (!e.verdict.passed).then(|| (checks, message.unwrap_or_default()))
-            }
-            Err(p) => Some((vec![PANIC.to_string()], p.to_string())),
-        };
-        if let Some((checks, message)) = failed {
-            report.failing += 1;
-            if report.found.len() < MAX_FOUND {
-                let mut choices: Vec<u32> = made.iter().map(|&(c, _)| c).collect();
-                while choices.last() == Some(&0) {
-                    choices.pop();
-                }
-                report.found.push(Found {
-                    choices,
-                    index: report.schedules,
-                    checks,
-                    message,
-                });
-            }
-        }
+        let made = run_one(spec, &script, &mut report, &mut fingerprints);
         // The deepest choice within the bound with an untried alternative.
         let bound = made.len().min(spec.from.saturating_add(spec.depth));
         let first = spec.from.min(bound);
@@ -134,6 +113,87 @@ pub fn explore(spec: &ExploreSpec) -> ExploreReport {
     }
     report.distinct = fingerprints.len() as u64;
     report
+}
+
+/// `count` sampled schedules: the default one, then each deviating at
+/// `changes` of the default run's choices with more than one alternative.
+fn sample(
+    spec: &ExploreSpec,
+    count: u64,
+    changes: usize,
+    report: &mut ExploreReport,
+    fingerprints: &mut BTreeSet<String>,
+) {
+    let default = run_one(spec, &[], report, fingerprints);
+    let open: Vec<usize> = (0..default.len()).filter(|&i| default[i].1 > 1).collect();
+    for s in 1..count {
+        if open.is_empty() || report.schedules >= spec.max_schedules {
+            break;
+        }
+        let mut rng = SimRng::new(
+            splitmix64(spec.seed ^ s.wrapping_mul(0x9E37_79B9)),
+            Stream::Scheduling,
+        );
+        let mut points = BTreeSet::new();
+        for _ in 0..changes.min(open.len()) {
+            points.insert(open[rng.below(open.len() as u64) as usize]);
+        }
+        crate::runtime::scheduler::deviate_at(points, rng);
+        run_one(spec, &[], report, fingerprints);
+    }
+}
+
+/// Runs `spec` with `script`, recording its choices, its fingerprint and,
+/// if it fails, what failed. Returns the choices it made.
+fn run_one(
+    spec: &ExploreSpec,
+    script: &[u32],
+    report: &mut ExploreReport,
+    fingerprints: &mut BTreeSet<String>,
+) -> Vec<(u32, u32)> {
+    let cfg = RunConfig {
+        seed: spec.seed,
+        algorithm: spec.algorithm,
+        mutants: spec.mutants,
+        record_trace: false,
+    };
+    let mut scenario = spec.scenario.clone();
+    scenario.replay.choices = script.to_vec();
+    record_choices();
+    let result = panics::catch(|| execute(&scenario, &cfg));
+    let made = take_choices();
+    report.schedules += 1;
+    report.most_choices = report.most_choices.max(made.len());
+    let failed = match result {
+        Ok(e) => {
+            fingerprints.insert(e.output.fingerprint.clone());
+            let checks = e.verdict.checks.iter().filter(|c| !c.passed);
+            let mut checks: Vec<String> = checks.map(|c| c.name.to_string()).collect();
+            if checks.is_empty() && !e.verdict.passed {
+                // A weaker guarantee than expected, every check passing.
+                checks.push("guarantee".to_string());
+            }
+            let message = e.verdict.violations().next().map(|v| v.message.clone());
+            (!e.verdict.passed).then(|| (checks, message.unwrap_or_default()))
+        }
+        Err(p) => Some((vec![PANIC.to_string()], p.to_string())),
+    };
+    if let Some((checks, message)) = failed {
+        report.failing += 1;
+        if report.found.len() < MAX_FOUND {
+            let mut choices: Vec<u32> = made.iter().map(|&(c, _)| c).collect();
+            while choices.last() == Some(&0) {
+                choices.pop();
+            }
+            report.found.push(Found {
+                choices,
+                index: report.schedules,
+                checks,
+                message,
+            });
+        }
+    }
+    made
 }
 
 /// A subtask named as in scenario files (`"count[0]"`), of `scenario`:

@@ -357,9 +357,14 @@ pub(crate) fn explore_cmd(
         0 => format!("the first {} choices", spec.depth),
         n => format!("{} choices from choice {n}", spec.depth),
     };
-    let how = match r.complete {
-        true => format!("complete: every schedule of {span}"),
-        false => format!("stopped at --max-schedules {}", spec.max_schedules),
+    let how = match (spec.sample, r.complete) {
+        (Some((_, changes)), _) => {
+            format!(
+                "sampled: the default schedule, then each deviating at {changes} random choices"
+            )
+        }
+        (None, true) => format!("complete: every schedule of {span}"),
+        (None, false) => format!("stopped at --max-schedules {}", spec.max_schedules),
     };
     let _ = writeln!(
         text,

@@ -231,6 +231,14 @@ enum Command {
         /// (`count[0]`; repeatable): each step is a choice too.
         #[arg(long = "crash")]
         crashes: Vec<String>,
+        /// Sample this many schedules instead of enumerating them (PCT
+        /// style: each deviates from the first alternative at `--changes`
+        /// random choices).
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+        sample: Option<u64>,
+        /// With `--sample`: the choices at which each sample deviates.
+        #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        changes: usize,
     },
     /// Combine the `--out` files of the shards of one sweep into its
     /// summary. Refuses lines of different sweeps (scenario content,
@@ -638,6 +646,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             max_schedules,
             out,
             crashes,
+            sample,
+            changes,
         } => {
             let mut loaded = load_scenario(&scenario)?;
             for text in &crashes {
@@ -658,6 +668,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 depth,
                 from,
                 max_schedules,
+                sample: sample.map(|n| (n, changes)),
             };
             explore::explore_cmd(&scenario, &spec, out.as_deref())
         }

@@ -62,6 +62,10 @@ impl Scheduler for Scripted {
 struct Script {
     choices: Vec<u32>,
     next: usize,
+    /// Past the script: the choices (by index) that take a random
+    /// alternative (PCT-style sampling), drawn from `rng`; the others take
+    /// the first.
+    deviate: Option<(std::collections::BTreeSet<usize>, SimRng)>,
 }
 
 thread_local! {
@@ -70,6 +74,9 @@ thread_local! {
     static SCRIPT: std::cell::RefCell<Option<Script>> = const { std::cell::RefCell::new(None) };
     /// The choices of the runs on this thread, while recording.
     static CHOICES: std::cell::RefCell<Option<Vec<(u32, u32)>>> = const { std::cell::RefCell::new(None) };
+    /// Deviation points for the next run installed on this thread.
+    static DEVIATE: std::cell::RefCell<Option<(std::collections::BTreeSet<usize>, SimRng)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Makes the run about to start on this thread scripted by `choices`, or
@@ -79,8 +86,17 @@ pub fn install(choices: Option<&[u32]>) {
         *s.borrow_mut() = choices.map(|c| Script {
             choices: c.to_vec(),
             next: 0,
+            deviate: DEVIATE.with(|d| d.borrow_mut().take()),
         })
     });
+}
+
+/// Makes the next scripted run on this thread deviate from the first
+/// alternative at these choices (by index), each to an alternative drawn
+/// from `rng` (`explore --sample`). The run's choices are recorded as
+/// usual, so a failing sample replays as a plain script.
+pub fn deviate_at(points: std::collections::BTreeSet<usize>, rng: SimRng) {
+    DEVIATE.with(|d| *d.borrow_mut() = Some((points, rng)));
 }
 
 /// The next choice of a scripted run among `arity` alternatives (at least
@@ -90,9 +106,15 @@ pub fn choose(arity: u32) -> u32 {
     let last = arity.saturating_sub(1);
     let i = SCRIPT.with(|s| match s.borrow_mut().as_mut() {
         Some(script) => {
-            let i = script.choices.get(script.next).map_or(0, |&i| i.min(last));
+            let k = script.next;
             script.next += 1;
-            i
+            match (script.choices.get(k), script.deviate.as_mut()) {
+                (Some(&i), _) => i.min(last),
+                (None, Some((points, rng))) if points.contains(&k) && arity > 1 => {
+                    1 + rng.below(u64::from(last)) as u32
+                }
+                _ => 0,
+            }
         }
         None => 0,
     });
