@@ -14,7 +14,7 @@ use crate::model::{ChannelId, TaskId};
 
 /// Records sent (`outputs`) or read (`inputs`) on `ch` at a cut; 0 for a
 /// channel the cut does not name (a task's initial state).
-fn count(list: &[(ChannelId, u64)], ch: ChannelId) -> u64 {
+pub fn count(list: &[(ChannelId, u64)], ch: ChannelId) -> u64 {
     list.iter().find(|(c, _)| *c == ch).map_or(0, |(_, n)| *n)
 }
 

@@ -282,21 +282,7 @@ impl World<'_> {
                 }
             }
         }
-        // Every operator of the chain, tail first (Flink's
-        // `OperatorChain.snapshotState`); what a snapshot emits follows the
-        // barrier.
-        let members = self.tasks[ti].members.len();
-        let mut states = vec![Vec::new(); members];
-        let mut log_pos = Vec::with_capacity(members);
-        for m in (0..members).rev() {
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            states[m] = member.op.snapshot(b.id, &mut ctx);
-            let inst = member.inst;
-            self.schedule.push(inst, Step::Snapshot(b.id));
-            log_pos.push(self.schedule.pos(inst));
-            self.emit_from(t, m);
-        }
-        log_pos.reverse();
+        let (states, log_pos) = self.snapshot_members(t, b.id);
         self.reader_snapshotted(t, b.id);
         self.store.precommit_scope = None;
         snapshot.states = states;
@@ -334,6 +320,30 @@ impl World<'_> {
             snapshot_at: self.net.now,
             writes,
         });
+    }
+
+    /// Every operator of task `t`'s chain snapshots `id`, tail first
+    /// (Flink's `OperatorChain.snapshotState`); what a snapshot emits
+    /// follows the barrier. Returns each member's state and where its
+    /// schedule stood, head first.
+    pub(super) fn snapshot_members(
+        &mut self,
+        t: TaskId,
+        id: CheckpointId,
+    ) -> (Vec<Vec<u8>>, Vec<crate::runtime::schedule::LogPos>) {
+        let members = self.tasks[t as usize].members.len();
+        let mut states = vec![Vec::new(); members];
+        let mut log_pos = Vec::with_capacity(members);
+        for m in (0..members).rev() {
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            states[m] = member.op.snapshot(id, &mut ctx);
+            let inst = member.inst;
+            self.schedule.push(inst, Step::Snapshot(id));
+            log_pos.push(self.schedule.pos(inst));
+            self.emit_from(t, m);
+        }
+        log_pos.reverse();
+        (states, log_pos)
     }
 
     /// Every input delivered the barrier: close the input channel state.

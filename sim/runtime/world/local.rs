@@ -148,12 +148,18 @@ impl World<'_> {
             return;
         };
         let base = if first { cp.first_delay } else { interval };
-        let jitter = cp.local_jitter.0.min(base.0);
         for t in 0..self.tasks.len() as TaskId {
-            let d = base.0 - jitter + self.loc().rng.below(2 * jitter + 1);
-            let at = self.net.now.plus(SimDuration(d));
-            self.net.schedule(at, Ev::LocalTimer { task: t });
+            self.arm_local_timer(t, base);
         }
+    }
+
+    /// Task `t`'s next timer: `base` from now, give or take `local_jitter`
+    /// (at most `base`).
+    fn arm_local_timer(&mut self, t: TaskId, base: SimDuration) {
+        let jitter = self.scenario.checkpoint.local_jitter.0.min(base.0);
+        let d = base.0 - jitter + self.loc().rng.below(2 * jitter + 1);
+        let at = self.net.now.plus(SimDuration(d));
+        self.net.schedule(at, Ev::LocalTimer { task: t });
     }
 
     /// Task `t`'s timer: a basic checkpoint, and the next timer.
@@ -163,12 +169,8 @@ impl World<'_> {
             return;
         }
         self.local_checkpoint(t, None, None);
-        let cp = &self.scenario.checkpoint;
-        let (interval, jitter) = (cp.interval.unwrap_or_default(), cp.local_jitter);
-        let jitter = jitter.0.min(interval.0);
-        let d = interval.0 - jitter + self.loc().rng.below(2 * jitter + 1);
-        let at = self.net.now.plus(SimDuration(d));
-        self.net.schedule(at, Ev::LocalTimer { task: t });
+        let interval = self.scenario.checkpoint.interval.unwrap_or_default();
+        self.arm_local_timer(t, interval);
     }
 
     /// Task `t` is about to read a buffer carrying `pb` from channel `ch`
@@ -214,42 +216,8 @@ impl World<'_> {
             let ch = self.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
-        let offset = &self.local.as_ref().expect("an uncoordinated run").offset;
-        let info = &self.exec.tasks[ti];
-        let cut = Cut {
-            inputs: info
-                .inputs
-                .iter()
-                .map(|&ch| {
-                    let mut read = self.net.channels[ch as usize].received;
-                    if let Some((_, n)) = unread.filter(|(c, _)| *c == ch) {
-                        read -= n;
-                    }
-                    (ch, offset[ch as usize] + read)
-                })
-                .collect(),
-            outputs: self.task_outputs[ti]
-                .iter()
-                .map(|&ch| {
-                    (
-                        ch,
-                        offset[ch as usize] + self.net.channels[ch as usize].sent,
-                    )
-                })
-                .collect(),
-        };
-        let members = self.tasks[ti].members.len();
-        let mut states = vec![Vec::new(); members];
-        let mut log_pos = Vec::with_capacity(members);
-        for m in (0..members).rev() {
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            states[m] = member.op.snapshot(id, &mut ctx);
-            let inst = member.inst;
-            self.schedule.push(inst, Step::Snapshot(id));
-            log_pos.push(self.schedule.pos(inst));
-            self.emit_from(t, m);
-        }
-        log_pos.reverse();
+        let cut = self.local_cut(ti, unread);
+        let (states, log_pos) = self.snapshot_members(t, id);
         self.store.precommit_scope = None;
         self.loc().rules[ti].checkpointed(forced_by);
         self.stamp(t);
@@ -300,6 +268,30 @@ impl World<'_> {
         let delay = SimDuration(durable.since(now).0.saturating_add(rpc.0));
         self.schedule_ack(t, id, delay);
         id
+    }
+
+    /// Where task `ti` stands on its channels, by absolute position:
+    /// records read per input (less `unread.1` on channel `unread.0`, a
+    /// buffer counted as read but not read yet), sent per output.
+    fn local_cut(&self, ti: usize, unread: Option<(ChannelId, u64)>) -> Cut {
+        let offset = &self.local.as_ref().expect("an uncoordinated run").offset;
+        let read = |ch: ChannelId| {
+            let n = self.net.channels[ch as usize].received;
+            let skip = unread.filter(|(c, _)| *c == ch).map_or(0, |(_, k)| k);
+            offset[ch as usize] + n - skip
+        };
+        let sent = |ch: ChannelId| offset[ch as usize] + self.net.channels[ch as usize].sent;
+        Cut {
+            inputs: self.exec.tasks[ti]
+                .inputs
+                .iter()
+                .map(|&ch| (ch, read(ch)))
+                .collect(),
+            outputs: self.task_outputs[ti]
+                .iter()
+                .map(|&ch| (ch, sent(ch)))
+                .collect(),
+        }
     }
 
     /// Task `t`'s input ended: its final checkpoint. It finishes once the
@@ -444,20 +436,12 @@ impl World<'_> {
         let l = self.local.as_ref().expect("an uncoordinated run");
         let mut cuts = Vec::new();
         for (ch, &(_, r)) in l.ends.iter().enumerate() {
-            let in_line = l
-                .cut_of(r as usize)
-                .inputs
-                .iter()
-                .find(|(c, _)| *c as usize == ch);
-            let mut at = in_line.map_or(0, |(_, n)| *n);
+            let ch = ch as ChannelId;
+            let mut at = line::count(&l.cut_of(r as usize).inputs, ch);
             if early {
-                let newest = l.above[r as usize].last().and_then(|c| {
-                    c.cut
-                        .inputs
-                        .iter()
-                        .find(|(c, _)| *c as usize == ch)
-                        .map(|(_, n)| *n)
-                });
+                let newest = l.above[r as usize]
+                    .last()
+                    .map(|c| line::count(&c.cut.inputs, ch));
                 if let Some(n) = newest.filter(|&n| n > at) {
                     fired(Mutant::LogTruncatedEarly);
                     at = n;
@@ -542,9 +526,7 @@ impl World<'_> {
                 None => furthest = furthest.max(now.0),
             }
         }
-        let count = |list: &[(ChannelId, u64)], ch: ChannelId| {
-            list.iter().find(|(c, _)| *c == ch).map_or(0, |(_, n)| *n)
-        };
+        let count = line::count;
         let spans: Vec<(ChannelId, TaskId, u64, u64)> = (l.ends.iter().enumerate())
             .map(|(ch, &(s, r))| {
                 let ch = ch as ChannelId;
@@ -668,24 +650,7 @@ impl World<'_> {
             return;
         }
         let ends: Vec<Cut> = (0..self.tasks.len())
-            .map(|t| Cut {
-                inputs: (self.exec.tasks[t].inputs.iter())
-                    .map(|&ch| {
-                        (
-                            ch,
-                            l.offset[ch as usize] + self.net.channels[ch as usize].received,
-                        )
-                    })
-                    .collect(),
-                outputs: (self.task_outputs[t].iter())
-                    .map(|&ch| {
-                        (
-                            ch,
-                            l.offset[ch as usize] + self.net.channels[ch as usize].sent,
-                        )
-                    })
-                    .collect(),
-            })
+            .map(|t| self.local_cut(t, None))
             .collect();
         let initial = Cut::default();
         let history: Vec<Vec<&Cut>> = (0..self.tasks.len())
