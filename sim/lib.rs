@@ -19,7 +19,7 @@
 //! 8. [`check`], [`savepoint`];
 //! 9. [`harness`];
 //! 10. [`report`];
-//! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`];
+//! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`], [`export`];
 //! 12. [`killmatrix`], [`compare`], [`fuzz`];
 //! 13. [`cli`], the command line (feature `cli`; `sim/main.rs` calls it).
 //!
@@ -66,6 +66,9 @@
 //!   standalone file.
 //! - [`stalls`]: a search for checkpoint stalls on generated topologies
 //!   with forced alignment, reduced to blocking chains and catalogued.
+//! - [`export`]: a scenario as a runnable Flink 2.x job (`ckptsim
+//!   flink-export`), and a real run read back and checked (`ckptsim
+//!   flink-check`).
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
 //! - [`fuzz`]: entry points for fuzzers (the test suite's and `cargo fuzz`'s):
 //!   any scenario text or snapshot directory is refused or runs within
@@ -81,6 +84,7 @@ pub mod cli;
 pub mod compare;
 pub mod engine;
 pub mod exhaustive;
+pub mod export;
 pub mod fault;
 pub mod fuzz;
 pub mod harness;

@@ -70,6 +70,9 @@
 //!   coordinator: exactly-once with crashes, a coordinator crash, lost
 //!   events, region failovers and a rescaled savepoint; five historical
 //!   bugs caught; the source's keys validated.
+//! - `flink`: `flink-export` for every shipped scenario (snapshot-tested)
+//!   or its refusals; `flink-check` on a run recorded from Flink 2.3 and on
+//!   copies broken on purpose; real Flink runs with `CKPTSIM_FLINK=1`.
 //! - `opstate`: list state with split and union redistribution, and
 //!   broadcast state, through crashes and rescaled savepoints; the list
 //!   modes mixed up and an unsnapshotted broadcast table are caught.
@@ -87,6 +90,7 @@ mod examples;
 mod exhaustive;
 mod extremes;
 mod faults;
+mod flink;
 mod flip27;
 mod flow;
 mod fuzz;

@@ -755,6 +755,12 @@ impl Oracle {
         slot * self.total_records + self.partition_base[partition as usize] + offset as usize
     }
 
+    /// The expected `(sink, key, value)` multiset, unsorted: kept only by
+    /// an oracle built with [`Oracle::build_detailed`] (empty otherwise).
+    pub fn expected_values(&self) -> &[(u32, u64, i64)] {
+        self.values.as_deref().unwrap_or(&[])
+    }
+
     /// Source records that reach some sink in the failure-free run.
     pub fn expected_records(&self) -> usize {
         self.expected.iter().map(|&e| e as usize).sum()

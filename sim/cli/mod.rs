@@ -27,6 +27,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod explore;
+mod flink;
 mod run;
 mod stalls;
 
@@ -338,6 +339,44 @@ enum Command {
         #[arg(long)]
         notes: Option<PathBuf>,
     },
+    /// Export a scenario as a runnable Flink 2.x job: Java source, the
+    /// simulated records, the expected output, a mapping table of every
+    /// setting, and run.sh (fetches Flink, compiles, runs on a local
+    /// MiniCluster, samples its REST API).
+    FlinkExport {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// The directory to write (created; files in it are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// The seed of the records and of the crashes (default: the
+        /// scenario's `[replay] seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The checkpoint algorithm (default: the scenario's).
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// Sources never end (record o of a partition is its record o % n);
+        /// the real job runs for --duration, then is cancelled.
+        #[arg(long)]
+        repeat: bool,
+        /// With --repeat: how long the real job runs.
+        #[arg(long, default_value = "60s")]
+        duration: String,
+        /// The longest the real run may take.
+        #[arg(long, default_value = "600s")]
+        limit: String,
+    },
+    /// Read a real run of an exported job back (after its run.sh): its
+    /// metrics under ckptsim's names, the checks (exactly-once against the
+    /// oracle, liveness), and a table beside the simulated run.
+    FlinkCheck {
+        /// The exported directory.
+        dir: PathBuf,
+        /// Print the real run's metrics and checks as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// List algorithms, operators, fault kinds, checks and mutants.
     List {
         /// One JSON object: each section a list of `{name, description}`.
@@ -462,6 +501,16 @@ fn dispatch(cli: Cli) -> Result<u8> {
             list(json);
             Ok(0)
         }
+        Command::FlinkExport {
+            scenario,
+            out,
+            seed,
+            algorithm,
+            repeat,
+            duration,
+            limit,
+        } => flink::export(&scenario, &out, seed, algorithm, repeat, &duration, &limit),
+        Command::FlinkCheck { dir, json } => flink::check(&dir, json),
         Command::Run {
             scenario,
             seed,

@@ -322,6 +322,21 @@ pub struct RunOutput {
     /// Every restart, global or of a region, in order: what the oracle's
     /// examples name as the replay that wrote a record again.
     pub restarts: Vec<RestartNote>,
+    /// Every crash of a task that took effect, in order, where its task was
+    /// (what `flink-export` injects into a real job).
+    pub crash_points: Vec<CrashPoint>,
+}
+
+/// Where a crashed task was: the head operator of its chain, its subtask,
+/// how many times it had been redeployed, and the records it had taken
+/// (read, or emitted by a source) since.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct CrashPoint {
+    pub operator: u32,
+    pub subtask: u32,
+    pub attempt: u32,
+    pub records: u64,
+    pub time_ns: u64,
 }
 
 /// One restart of a run: the attempt its tasks (and their transactions)

@@ -64,6 +64,8 @@ pub struct ScheduleLog {
     current: Vec<u32>,
     /// Steps logged in all (for the memory limit).
     pub logged: u64,
+    /// Per task: how many times it was redeployed.
+    restarts: Vec<u32>,
 }
 
 impl ScheduleLog {
@@ -77,6 +79,7 @@ impl ScheduleLog {
                 .collect(),
             current: (0..tasks as u32).collect(),
             logged: 0,
+            restarts: vec![0; tasks],
         }
     }
 
@@ -135,10 +138,22 @@ impl ScheduleLog {
             _ => (None, None),
         };
         self.current[t as usize] = self.segments.len() as u32;
+        self.restarts[t as usize] += 1;
         self.segments.push(Segment {
             parent,
             steps: vec![Step::Restart(from)],
         });
+    }
+
+    /// Task `t`'s attempt (how many times it was redeployed) and the
+    /// records it took in it: read, or emitted by a source.
+    pub fn attempt(&self, t: TaskId) -> (u32, u64) {
+        let steps = &self.segments[self.current[t as usize] as usize].steps;
+        let taken = steps.iter().fold(0u64, |n, s| match *s {
+            Step::Read { n: m, .. } | Step::Emit { n: m, .. } => n.saturating_add(m),
+            _ => n,
+        });
+        (self.restarts[t as usize], taken)
     }
 
     /// Task `t`'s effective schedule: its current segment preceded by the

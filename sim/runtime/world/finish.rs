@@ -124,6 +124,7 @@ impl World<'_> {
             tasks: self.task_reports(),
             failovers: std::mem::take(&mut self.failovers),
             restarts: std::mem::take(&mut self.restart_notes),
+            crash_points: std::mem::take(&mut self.crash_points),
             tolerable_failures: self.scenario.checkpoint.tolerable_failures,
         }
     }

@@ -317,6 +317,8 @@ struct World<'a> {
     /// Every global failover of a running job: time and reason.
     failovers: Vec<(u64, String)>,
     restart_notes: Vec<crate::runtime::output::RestartNote>,
+    /// Every crash that took effect: where its task was.
+    crash_points: Vec<crate::runtime::output::CrashPoint>,
     /// A source partition has a rate: when a source polls changes what it
     /// emits, so its schedule keeps each poll's time.
     rated_sources: bool,
@@ -499,6 +501,7 @@ impl<'a> World<'a> {
             ops: operator_coordinators::Coordinators::new(&scenario, &exec, &cfg),
             failovers: Vec::new(),
             restart_notes: Vec::new(),
+            crash_points: Vec::new(),
             rated_sources: scenario.operators.iter().any(|op| match &op.kind {
                 crate::scenario::OperatorKind::Source(src) => {
                     src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)

@@ -122,6 +122,15 @@ impl World<'_> {
             return;
         }
         self.fx_log.crashes[index as usize] = warnings::Fate::Fired;
+        let head = &self.tasks[ti].members[0];
+        let (attempt, records) = self.schedule.attempt(head.inst);
+        self.crash_points.push(crate::runtime::output::CrashPoint {
+            operator: head.index,
+            subtask: self.tasks[ti].subtask,
+            attempt,
+            records,
+            time_ns: self.net.now.0,
+        });
         let name = self.exec.tasks[ti].name.clone();
         self.note_fault(|| format!("crash of {name}"));
         self.counters.crashes += 1;

@@ -1,0 +1,729 @@
+//! `ckptsim flink-export`: a scenario as a runnable Flink 2.x DataStream job,
+//! and `ckptsim flink-check`: the real run's REST samples and committed output
+//! turned into ckptsim's metrics and checked against the same oracle.
+//!
+//! | module | what |
+//! |---|---|
+//! | this one | what can be exported (the refusals), what maps how (the mapping table), the files |
+//! | `java` | the generated `CkptsimJob.java`: configuration and topology |
+//! | `real` | reading a real run back: metrics with ckptsim's names, the checks, the side-by-side table |
+//!
+//! The Java classes every job shares (`sim/export/java/*.java`: the FLIP-27
+//! source over the simulated records, the operator kinds, the Sink V2
+//! writer and committer on a directory store, the MiniCluster and its REST
+//! sampler) are written next to the generated one; `run.sh` fetches Flink's
+//! jars (the `apache-flink-libraries` wheel), compiles with `javac` and runs.
+//! Everything written is a function of the scenario, the seed and the
+//! options: two exports are identical byte for byte.
+
+use crate::check::oracle::Oracle;
+use crate::harness;
+use crate::model::operator::BuiltinFactory;
+use crate::model::record::{Lineage, RecordSizes};
+use crate::model::Workload;
+use crate::mutant::Mutants;
+use crate::runtime::output::CrashPoint;
+use crate::runtime::RunConfig;
+use crate::scenario::{
+    Algorithm, FailoverStrategy, InputOrder, OperatorKind, Partitioning, RestartStrategy, Scenario,
+    SplitAssignment,
+};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+mod java;
+pub mod real;
+
+/// The Flink version `run.sh` fetches by default.
+pub const FLINK_VERSION: &str = "2.3.0";
+
+/// How one scenario key reaches the Flink job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fidelity {
+    /// The same setting, with the same meaning.
+    Exact,
+    /// Flink's nearest equivalent, or the same effect by other means.
+    Approximate,
+    /// Nothing in the exported job corresponds to it.
+    NotAtAll,
+}
+
+impl Fidelity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fidelity::Exact => "exact",
+            Fidelity::Approximate => "approximate",
+            Fidelity::NotAtAll => "not at all",
+        }
+    }
+}
+
+/// One row of the mapping table: a scenario key, how it maps, and to what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mapping {
+    pub key: String,
+    pub fidelity: Fidelity,
+    pub flink: String,
+}
+
+/// What `flink-export` was asked for.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub seed: u64,
+    pub algorithm: Algorithm,
+    /// Sources never end: record `o` of a partition is its record
+    /// `o % n` (to see a freeze or steady-state timings on real Flink).
+    pub repeat: bool,
+    /// With `repeat`: how long the real job runs before it is cancelled.
+    pub duration_ms: u64,
+    /// The longest a real run may take (a bounded job that has not
+    /// finished by then fails liveness).
+    pub limit_ms: u64,
+}
+
+/// A sink of the job and how its committed output is judged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SinkInfo {
+    pub name: String,
+    /// Transactional (a Sink V2 committer): exactly-once.
+    pub transactional: bool,
+    /// Its values are compared exactly; otherwise by key and count only
+    /// (an operator upstream depends on arrival order, which differs).
+    pub values_exact: bool,
+}
+
+/// `export.json`: what `flink-check` needs to judge the real run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub scenario: String,
+    pub seed: u64,
+    pub algorithm: String,
+    pub flink_version: String,
+    pub repeat: bool,
+    pub duration_ms: u64,
+    pub limit_ms: u64,
+    /// The guarantee the real run is checked against.
+    pub guarantee: String,
+    pub sinks: Vec<SinkInfo>,
+    /// The operators whose vertices count as sinks (records flowing).
+    pub checkpoint_interval_ms: Option<u64>,
+    pub checkpoint_timeout_ms: u64,
+    /// The simulated run's crashes, injected at the same record counts.
+    pub crashes: Vec<CrashPoint>,
+    pub mapping: Vec<Mapping>,
+}
+
+/// A scenario exported: every file (path relative to the output
+/// directory, content) and the manifest.
+pub struct Export {
+    pub files: Vec<(String, String)>,
+    pub manifest: Manifest,
+}
+
+/// The shared Java classes, written into every export.
+const JAVA: [(&str, &str); 7] = [
+    ("Rec.java", include_str!("java/Rec.java")),
+    ("Cost.java", include_str!("java/Cost.java")),
+    ("Crash.java", include_str!("java/Crash.java")),
+    ("RecordSource.java", include_str!("java/RecordSource.java")),
+    ("CkptOp.java", include_str!("java/CkptOp.java")),
+    ("StoreSink.java", include_str!("java/StoreSink.java")),
+    ("Harness.java", include_str!("java/Harness.java")),
+];
+
+const RUN_SH: &str = include_str!("run.sh");
+
+/// Exports `scenario` (`file` names it in messages), or every reason it
+/// cannot be, each as `key: why`.
+pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>> {
+    let refusals = refusals(scenario, opts.algorithm);
+    if !refusals.is_empty() {
+        return Err(refusals);
+    }
+    let cfg = RunConfig {
+        seed: opts.seed,
+        algorithm: opts.algorithm,
+        mutants: Mutants::NONE,
+        record_trace: false,
+    };
+    let execution = harness::execute(scenario, &cfg);
+    let crashes = execution.output.crash_points.clone();
+    let summary = crate::report::Summary::new(
+        &scenario.name,
+        opts.seed,
+        opts.algorithm.name(),
+        &[],
+        &execution,
+    );
+    let mut summary = summary;
+    // Wall-clock readings: an export is a function of its inputs alone.
+    summary.wall_ms = 0.0;
+    summary.events_per_sec = 0.0;
+    let simulated = serde_json::to_string_pretty(&summary).unwrap_or_default();
+    let workload = Workload::generate(scenario, opts.seed);
+    let mut files = vec![];
+    for (name, text) in JAVA {
+        files.push((format!("java/{name}"), text.to_string()));
+    }
+    files.push((
+        "java/CkptsimJob.java".to_string(),
+        java::job(scenario, opts, &crashes),
+    ));
+    files.extend(data_files(scenario, &workload, opts.seed));
+    let sinks = sinks(scenario, opts.seed, opts.algorithm);
+    if !opts.repeat {
+        files.push(("expected.tsv".to_string(), expected(scenario, opts.seed)));
+    }
+    files.push(("simulated.json".to_string(), simulated + "\n"));
+    files.push(("run.sh".to_string(), RUN_SH.to_string()));
+    files.push(("log4j2.properties".to_string(), LOG4J.to_string()));
+    let mapping = mapping(scenario, opts);
+    files.push((
+        "MAPPING.md".to_string(),
+        mapping_md(scenario, opts, &mapping),
+    ));
+    let guarantee = scenario.expected_guarantee(opts.algorithm);
+    let manifest = Manifest {
+        scenario: scenario.name.clone(),
+        seed: opts.seed,
+        algorithm: opts.algorithm.name().to_string(),
+        flink_version: FLINK_VERSION.to_string(),
+        repeat: opts.repeat,
+        duration_ms: opts.duration_ms,
+        limit_ms: opts.limit_ms,
+        guarantee: guarantee.name().to_string(),
+        sinks,
+        checkpoint_interval_ms: scenario.checkpoint.interval.map(|d| d.nanos() / 1_000_000),
+        checkpoint_timeout_ms: scenario.checkpoint.timeout.nanos() / 1_000_000,
+        crashes,
+        mapping,
+    };
+    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    files.push(("export.json".to_string(), text + "\n"));
+    files.sort();
+    Ok(Export { files, manifest })
+}
+
+/// Logging of the real run: Flink's log at INFO into real/flink.log.
+const LOG4J: &str = "\
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:ckptsim.out}/real/flink.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{HH:mm:ss,SSS} %-5p %-60c %x - %m%n
+";
+
+/// Everything in `scenario` that a Flink job cannot express, as
+/// `key: why` (empty: it can be exported).
+pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
+    let mut out = vec![];
+    let mut no = |key: &str, why: &str| out.push(format!("{key}: {why}"));
+    if flink_mode(algorithm).is_none() {
+        no(
+            "algorithm",
+            &format!(
+                "`{}` has no Flink counterpart (Flink checkpoints aligned, unaligned, \
+                 aligned with a timeout, or at-least-once)",
+                algorithm.name()
+            ),
+        );
+    }
+    for op in &scenario.operators {
+        let key = format!("operators.{}.kind", op.id);
+        let why = match &op.kind {
+            OperatorKind::MinLabel { .. } => {
+                Some("an iteration's operator (Flink 2.x has no DataStream iterations)")
+            }
+            OperatorKind::BroadcastProcess { .. } => Some("broadcast state is not exported yet"),
+            OperatorKind::SinkUpsert { .. } => Some("the upsert sink is not exported yet"),
+            OperatorKind::Custom(_) => {
+                Some("a registered kind is Rust code the Flink job does not have")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            no(&key, &format!("`{}`: {why}", op.kind.name()));
+        }
+        if op.kind.is_keyed() {
+            let ins = scenario
+                .edges
+                .iter()
+                .filter(|e| scenario.op(e.to).id == op.id);
+            if ins.clone().any(|e| e.partitioning != Partitioning::Hash) {
+                no(
+                    &key,
+                    "a keyed operator with an input that is not `hash` (Flink keys state by keyBy)",
+                );
+            }
+        }
+    }
+    if scenario.edges.iter().any(|e| e.feedback) {
+        no(
+            "edges.feedback",
+            "a cycle (Flink 2.x has no DataStream iterations)",
+        );
+    }
+    if !scenario.savepoints.is_empty() {
+        no("savepoints", "savepoints by hand are not exported");
+    }
+    if scenario.cancel_at.is_some() {
+        no("cancel_at", "a cancelled job is not exported");
+    }
+    if scenario.swarm.as_ref().is_some_and(|s| s.enabled) {
+        no(
+            "swarm.enabled",
+            "every run draws its own configuration; export a drawn scenario instead",
+        );
+    }
+    if !scenario.replay.mutants.is_empty() {
+        no(
+            "replay.mutants",
+            "a mutant breaks the simulator's runtime, not the job",
+        );
+    }
+    let f = &scenario.faults;
+    let faults: [(&str, bool); 11] = [
+        ("faults.coordinator", f.coordinator.is_some()),
+        ("faults.worker_crashes", !f.worker_crashes.is_empty()),
+        ("faults.random_workers", f.random_workers.is_some()),
+        ("faults.partitions", !f.partitions.is_empty()),
+        ("faults.latency_spikes", !f.latency_spikes.is_empty()),
+        ("faults.storage", f.storage.is_some()),
+        ("faults.storage_failures", !f.storage_failures.is_empty()),
+        ("faults.notifications", f.notifications.is_some()),
+        (
+            "faults.lost_notifications",
+            !f.lost_notifications.is_empty(),
+        ),
+        ("faults.operator_events", f.operator_events.is_some()),
+        ("faults.slow_tasks", !f.slow_tasks.is_empty()),
+    ];
+    for (key, set) in faults {
+        if set {
+            no(
+                key,
+                "this fault cannot be injected into a real job (only task crashes are)",
+            );
+        }
+    }
+    out
+}
+
+/// Flink's checkpointing mode for an algorithm: (exactly-once, unaligned,
+/// aligned-checkpoint timeout in use).
+fn flink_mode(algorithm: Algorithm) -> Option<(bool, bool, bool)> {
+    match algorithm.name() {
+        "aligned" => Some((true, false, false)),
+        "unaligned" => Some((true, true, false)),
+        "aligned-timeout" => Some((true, true, true)),
+        "at-least-once" => Some((false, false, false)),
+        _ => None,
+    }
+}
+
+/// data/<source>.txt: one line per partition, `key,value,size` per record.
+fn data_files(scenario: &Scenario, workload: &Workload, seed: u64) -> Vec<(String, String)> {
+    let sizes = RecordSizes::new(scenario, seed);
+    let mut out = vec![];
+    for (i, op) in scenario.operators.iter().enumerate() {
+        let OperatorKind::Source(src) = &op.kind else {
+            continue;
+        };
+        let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
+        let mut text = String::new();
+        for p in 0..src.partitions {
+            let global = first + p;
+            for (offset, &(key, value)) in workload.partition(global).iter().enumerate() {
+                let lineage = Lineage {
+                    partition: global,
+                    offset: offset as u64,
+                };
+                if offset > 0 {
+                    text.push(' ');
+                }
+                let _ = write!(text, "{key},{value},{}", sizes.of(lineage));
+            }
+            text.push('\n');
+        }
+        out.push((format!("data/{}.txt", op.id), text));
+    }
+    out
+}
+
+/// The sinks, and whether their values can be compared exactly.
+fn sinks(scenario: &Scenario, seed: u64, algorithm: Algorithm) -> Vec<SinkInfo> {
+    let workload = Arc::new(Workload::generate(scenario, seed));
+    let factory = BuiltinFactory::new(Arc::new(scenario.clone()), workload.clone());
+    let oracle = Oracle::build(scenario, &workload, &factory);
+    let exactly_once = flink_mode(algorithm).is_some_and(|m| m.0);
+    scenario
+        .operators
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.kind.is_sink())
+        .map(|(i, o)| SinkInfo {
+            name: o.id.clone(),
+            transactional: exactly_once
+                && matches!(o.kind, OperatorKind::Sink2pc | OperatorKind::SinkWriter),
+            values_exact: !oracle.order_dependent.contains(&(i as u32)),
+        })
+        .collect()
+}
+
+/// expected.tsv: the failure-free output, `sink<TAB>key<TAB>value`, sorted.
+fn expected(scenario: &Scenario, seed: u64) -> String {
+    let workload = Arc::new(Workload::generate(scenario, seed));
+    let factory = BuiltinFactory::new(Arc::new(scenario.clone()), workload.clone());
+    let oracle = Oracle::build_detailed(scenario, &workload, &factory, None);
+    let mut rows: Vec<(String, u64, i64)> = oracle
+        .expected_values()
+        .iter()
+        .map(|&(sink, key, value)| (scenario.operators[sink as usize].id.clone(), key, value))
+        .collect();
+    rows.sort();
+    let mut text = String::new();
+    for (sink, key, value) in rows {
+        let _ = writeln!(text, "{sink}\t{key}\t{value}");
+    }
+    text
+}
+
+/// The mapping table for this scenario: every key that reaches the job,
+/// and the simulator's keys that do not.
+pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
+    use Fidelity::*;
+    let mut rows = vec![];
+    let mut row = |key: &str, fidelity: Fidelity, flink: String| {
+        rows.push(Mapping {
+            key: key.to_string(),
+            fidelity,
+            flink,
+        })
+    };
+    let c = &scenario.checkpoint;
+    let algorithm = opts.algorithm.name();
+    let how = match algorithm {
+        "aligned" => "execution.checkpointing.mode = EXACTLY_ONCE, unaligned off",
+        "unaligned" => "unaligned.enabled = true, aligned-checkpoint-timeout = 0",
+        "aligned-timeout" => "unaligned.enabled = true, aligned-checkpoint-timeout",
+        _ => "execution.checkpointing.mode = AT_LEAST_ONCE",
+    };
+    row(
+        "checkpoint.algorithm",
+        Exact,
+        format!("`{algorithm}`: {how}"),
+    );
+    row(
+        "checkpoint.interval",
+        Exact,
+        "execution.checkpointing.interval".into(),
+    );
+    row(
+        "checkpoint.first_delay",
+        Approximate,
+        "Flink's first trigger comes after a random delay between min-pause and the interval"
+            .into(),
+    );
+    row(
+        "checkpoint.min_pause",
+        Exact,
+        "execution.checkpointing.min-pause".into(),
+    );
+    row(
+        "checkpoint.timeout",
+        Exact,
+        "execution.checkpointing.timeout".into(),
+    );
+    row(
+        "checkpoint.max_concurrent",
+        Exact,
+        "execution.checkpointing.max-concurrent-checkpoints".into(),
+    );
+    if algorithm == "aligned-timeout" {
+        row(
+            "checkpoint.alignment_timeout",
+            Exact,
+            "execution.checkpointing.aligned-checkpoint-timeout".into(),
+        );
+    }
+    row(
+        "checkpoint.tolerable_failures",
+        Exact,
+        "execution.checkpointing.tolerable-failed-checkpoints".into(),
+    );
+    row(
+        "checkpoint.retained",
+        Exact,
+        "execution.checkpointing.num-retained".into(),
+    );
+    row(
+        "checkpoint.storage",
+        Exact,
+        "execution.checkpointing.storage = jobmanager | filesystem (real/checkpoints)".into(),
+    );
+    row(
+        "checkpoint.storage_latency, storage_bytes_per_sec, rpc_latency, rpc_latency_max",
+        NotAtAll,
+        "the real machine's disk and RPC".into(),
+    );
+    row(
+        "checkpoint.max_state_size",
+        NotAtAll,
+        "JobManagerCheckpointStorage's own limit (5 MiB)".into(),
+    );
+    row(
+        "checkpoint.max_subtasks_per_channel_state_file",
+        Exact,
+        "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file".into(),
+    );
+    if c.during_recovery {
+        row(
+            "checkpoint.during_recovery",
+            Approximate,
+            "execution.checkpointing.during-recovery.enabled (ignored by a Flink without it)"
+                .into(),
+        );
+    }
+    row(
+        "max_parallelism",
+        Approximate,
+        "pipeline.max-parallelism; Flink hashes keys to key groups with murmur, so a key lands on another subtask".into(),
+    );
+    row(
+        "operator_chaining, operators.chaining, edges.chain",
+        Exact,
+        "pipeline.operator-chaining.enabled, startNewChain(), disableChaining()".into(),
+    );
+    row("operators.parallelism", Exact, "setParallelism".into());
+    row(
+        "operators.cost, cost_jitter",
+        Approximate,
+        "owed per record and paid by parking the task thread once a millisecond is owed".into(),
+    );
+    let n = &scenario.network;
+    row(
+        "network.buffer_size, buffer_records",
+        Approximate,
+        format!(
+            "taskmanager.memory.segment-size = {} (a power of two, at least 4 KiB)",
+            java::segment_size(scenario)
+        ),
+    );
+    row(
+        "network.buffer_credits, floating_buffers, output_buffers",
+        NotAtAll,
+        "Flink 2.3 fixes 2 exclusive buffers per channel and 8 floating per gate".into(),
+    );
+    row(
+        "network.latency_min, latency_max, step_quantum",
+        NotAtAll,
+        "local channels of one MiniCluster".into(),
+    );
+    row(
+        "network.flush_timeout",
+        Approximate,
+        format!(
+            "execution.buffer-timeout.interval = {} ms (whole milliseconds)",
+            java::buffer_timeout_ms(scenario)
+        ),
+    );
+    let order = match n.input_order {
+        InputOrder::Fifo => (Exact, "Flink's own order"),
+        InputOrder::Random => (NotAtAll, "Flink reads its inputs in the order data arrives"),
+    };
+    row("network.input_order", order.0, order.1.into());
+    for op in &scenario.operators {
+        let (fidelity, flink) = kind_mapping(&op.kind);
+        row(
+            &format!("operators.{}: {}", op.id, op.kind.name()),
+            fidelity,
+            flink,
+        );
+    }
+    for e in &scenario.edges {
+        let flink = match e.partitioning {
+            Partitioning::Forward => "forward()",
+            Partitioning::Hash => "keyBy(key) (Flink's key groups)",
+            Partitioning::Rebalance => "rebalance() (Flink starts each sender at a random channel)",
+            Partitioning::Broadcast => "broadcast()",
+        };
+        let key = format!(
+            "edges {} -> {}",
+            scenario.op(e.from).id,
+            scenario.op(e.to).id
+        );
+        let fidelity = if e.partitioning == Partitioning::Rebalance {
+            Approximate
+        } else {
+            Exact
+        };
+        row(&key, fidelity, flink.into());
+    }
+    let f = &scenario.faults;
+    let failover = match f.failover {
+        FailoverStrategy::Full => "full",
+        FailoverStrategy::Region => "region",
+    };
+    row(
+        "faults.failover",
+        Exact,
+        format!("jobmanager.execution.failover-strategy = {failover}"),
+    );
+    row(
+        "faults.restart, restart_delay, max_restarts",
+        Exact,
+        format!("restart-strategy.type = {}", f.restart.name()),
+    );
+    row(
+        "faults.detection_delay",
+        NotAtAll,
+        "a failing task reports its exception at once".into(),
+    );
+    if !f.crashes.is_empty() || f.random.is_some() {
+        row(
+            "faults.crashes, faults.random",
+            Approximate,
+            "the simulated run's crashes, injected at the same record counts of the same subtask and attempt".into(),
+        );
+    }
+    row(
+        "cluster",
+        Approximate,
+        "MiniCluster task managers and slots (one JVM)".into(),
+    );
+    if opts.repeat {
+        row(
+            "sources (--repeat)",
+            Approximate,
+            format!(
+                "the partitions' records again and again, for {} ms",
+                opts.duration_ms
+            ),
+        );
+    }
+    rows
+}
+
+fn kind_mapping(kind: &OperatorKind) -> (Fidelity, String) {
+    use Fidelity::*;
+    match kind {
+        OperatorKind::Source(s) => {
+            let how = match s.split_assignment {
+                SplitAssignment::Static => "splits assigned i % parallelism at registration",
+                SplitAssignment::Enumerator => "splits on request, discovered over time",
+            };
+            (
+                Approximate,
+                format!("FLIP-27 source over the simulated records ({how}); rates in wall-clock ms; record size as padding"),
+            )
+        }
+        OperatorKind::Map { .. } | OperatorKind::Filter { .. } | OperatorKind::FlatMap { .. } => {
+            (Exact, "a one-input operator".into())
+        }
+        OperatorKind::KeyedCount | OperatorKind::KeyedSum => (Exact, "keyed ValueState".into()),
+        OperatorKind::CountWindow { .. } => (
+            Exact,
+            "keyed ListState, open windows flushed at endInput".into(),
+        ),
+        OperatorKind::Buffer { .. } => (Exact, "operator ListState (split or union)".into()),
+        OperatorKind::Sink2pc => (
+            Approximate,
+            "Sink V2 writer + committer (commit in the committer operator, not in the sink)".into(),
+        ),
+        OperatorKind::SinkWriter => (Exact, "Sink V2 writer".into()),
+        OperatorKind::SinkCommitter => (
+            Approximate,
+            "Flink's committer operator of the writer's Sink V2 (always per writer subtask)".into(),
+        ),
+        OperatorKind::SinkAtLeastOnce { .. } => (
+            Exact,
+            "Sink V2 writer without committer, flushed per batch and at every checkpoint".into(),
+        ),
+        _ => (NotAtAll, "refused".into()),
+    }
+}
+
+fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> String {
+    let mut s = format!(
+        "# {} exported to Flink {FLINK_VERSION}\n\nSeed {}, algorithm `{}`{}. Run it with `sh run.sh`; \
+         check it with `ckptsim flink-check .`.\n\n| key | maps | to |\n|---|---|---|\n",
+        scenario.name,
+        opts.seed,
+        opts.algorithm.name(),
+        if opts.repeat {
+            format!(", sources repeated for {} ms", opts.duration_ms)
+        } else {
+            String::new()
+        }
+    );
+    for m in mapping {
+        let _ = writeln!(s, "| `{}` | {} | {} |", m.key, m.fidelity.name(), m.flink);
+    }
+    s
+}
+
+/// The restart strategy's Flink keys.
+fn restart_keys(scenario: &Scenario) -> Vec<(&'static str, String)> {
+    let f = &scenario.faults;
+    let ms = |d: crate::engine::SimDuration| format!("{} ms", d.nanos() / 1_000_000);
+    match &f.restart {
+        RestartStrategy::FixedDelay => vec![
+            ("restart-strategy.type", "fixed-delay".into()),
+            (
+                "restart-strategy.fixed-delay.attempts",
+                f.max_restarts.to_string(),
+            ),
+            ("restart-strategy.fixed-delay.delay", ms(f.restart_delay)),
+        ],
+        RestartStrategy::ExponentialDelay {
+            max_backoff,
+            multiplier_permille,
+            reset_threshold,
+        } => vec![
+            ("restart-strategy.type", "exponential-delay".into()),
+            (
+                "restart-strategy.exponential-delay.initial-backoff",
+                ms(f.restart_delay),
+            ),
+            (
+                "restart-strategy.exponential-delay.max-backoff",
+                ms(*max_backoff),
+            ),
+            (
+                "restart-strategy.exponential-delay.backoff-multiplier",
+                format!("{}", f64::from(*multiplier_permille) / 1000.0),
+            ),
+            (
+                "restart-strategy.exponential-delay.reset-backoff-threshold",
+                ms(*reset_threshold),
+            ),
+            (
+                "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+                f.max_restarts.to_string(),
+            ),
+            (
+                "restart-strategy.exponential-delay.jitter-factor",
+                "0".into(),
+            ),
+        ],
+        RestartStrategy::FailureRate {
+            max_failures,
+            interval,
+        } => vec![
+            ("restart-strategy.type", "failure-rate".into()),
+            (
+                "restart-strategy.failure-rate.max-failures-per-interval",
+                max_failures.to_string(),
+            ),
+            (
+                "restart-strategy.failure-rate.failure-rate-interval",
+                ms(*interval),
+            ),
+            ("restart-strategy.failure-rate.delay", ms(f.restart_delay)),
+        ],
+    }
+}

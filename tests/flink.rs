@@ -1,0 +1,298 @@
+//! `flink-export` and `flink-check`: every shipped scenario exports
+//! deterministically (snapshot-tested) or is refused with its reasons; the
+//! checks of a real run, on a run recorded from Flink 2.3 and on copies of
+//! it broken on purpose. Real Flink runs only with `CKPTSIM_FLINK=1`
+//! (minutes, about 1 GB): the deadlock reproducer freezes under unaligned
+//! and not under aligned, checkpointing-time runs side by side, wordcount
+//! with a crash keeps exactly-once.
+
+use crate::common::{ckptsim, stderr, stdout};
+use ckptsim::export::{self, Options};
+use ckptsim::scenario::{self, shipped::SHIPPED};
+use std::path::{Path, PathBuf};
+
+fn options(s: &scenario::Scenario) -> Options {
+    Options {
+        seed: s.replay.seed,
+        algorithm: s.checkpoint.algorithm,
+        repeat: false,
+        duration_ms: 60_000,
+        limit_ms: 600_000,
+    }
+}
+
+/// Every shipped scenario: the generated job and mapping, or the refusals.
+#[test]
+fn every_shipped_scenario_exports_or_is_refused() {
+    let mut exported = 0;
+    for (name, text) in SHIPPED {
+        let s = scenario::parse_str(text, name).unwrap();
+        let snapshot = match export::export(&s, &options(&s)) {
+            Ok(e) => {
+                exported += 1;
+                let file = |n: &str| {
+                    let f = e.files.iter().find(|f| f.0 == n);
+                    f.map(|f| f.1.clone()).unwrap_or_default()
+                };
+                assert!(
+                    !file("expected.tsv").is_empty(),
+                    "{name}: no expected output"
+                );
+                let data = e.files.iter().filter(|f| f.0.starts_with("data/")).count();
+                let sources = s.operators.iter().filter(|o| o.kind.is_source()).count();
+                assert_eq!(data, sources, "{name}: a data file per source");
+                format!("{}\n{}", file("java/CkptsimJob.java"), file("MAPPING.md"))
+            }
+            Err(why) => format!("refused:\n{}\n", why.join("\n")),
+        };
+        insta::assert_snapshot!(format!("flink-{name}"), snapshot);
+    }
+    assert!(exported >= 19, "only {exported} shipped scenarios export");
+}
+
+#[test]
+fn an_export_is_the_same_byte_for_byte() {
+    let text = scenario::shipped::shipped("wordcount").unwrap();
+    let s = scenario::parse_str(text, "wordcount").unwrap();
+    let mut o = options(&s);
+    o.seed = 7;
+    let (a, b) = (
+        export::export(&s, &o).unwrap(),
+        export::export(&s, &o).unwrap(),
+    );
+    assert_eq!(a.files, b.files);
+    // Seed 7 crashes the sink once: injected at the same record count.
+    assert_eq!(a.manifest.crashes.len(), 1);
+    let job = &a
+        .files
+        .iter()
+        .find(|f| f.0 == "java/CkptsimJob.java")
+        .unwrap()
+        .1;
+    let c = &a.manifest.crashes[0];
+    let plan = format!("{}:{}:{}", c.subtask, c.attempt, c.records);
+    assert!(job.contains(&plan), "{plan} not in the job");
+}
+
+#[test]
+fn the_command_writes_the_job_and_refuses_what_flink_cannot_run() {
+    let out = tempdir("export");
+    let dir = out.to_str().unwrap();
+    let o = ckptsim(&[
+        "flink-export",
+        "scenarios/wordcount.toml",
+        "--out",
+        dir,
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 crash injected"), "{}", stdout(&o));
+    for f in [
+        "run.sh",
+        "java/CkptsimJob.java",
+        "java/Harness.java",
+        "data/source.txt",
+        "expected.tsv",
+        "MAPPING.md",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let o = ckptsim(&["flink-export", "scenarios/iterate.toml", "--out", dir]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot export to Flink") && err.contains("edges.feedback"),
+        "{err}"
+    );
+    let o = ckptsim(&[
+        "flink-export",
+        "scenarios/wordcount.toml",
+        "--out",
+        dir,
+        "--algorithm",
+        "chandy-lamport",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no Flink counterpart"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ckptsim(&["flink-check", "scenarios"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+fn tempdir(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ckptsim-flink-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// `tests/flink/wordcount-7`: wordcount exported at seed 7 (the sink crashes
+/// once) and run on Flink 2.3.0 by its run.sh; what the run wrote.
+const RECORDED: &str = "tests/flink/wordcount-7";
+
+#[test]
+fn a_recorded_real_run_passes_with_ckptsims_metric_names() {
+    let o = ckptsim(&["flink-check", RECORDED, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ended"], "finished");
+    assert_eq!(v["records_committed"], 12000);
+    assert!(v["checkpoints_completed"].as_u64().unwrap() > 0);
+    assert!(
+        v["checkpoint_metrics"]["duration_ns"]["p50"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(
+        v["restarts"], 1,
+        "the injected crash restarted the job once"
+    );
+    let o = ckptsim(&["flink-check", RECORDED]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("| metric | simulated | real Flink |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| records committed | 12000 | 12000 |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_checks_catch_a_broken_real_run() {
+    // A transaction committed twice (what a committer that is not
+    // idempotent does on a restore): duplicates.
+    let dir = tempdir("dup");
+    copy(Path::new(RECORDED), &dir);
+    let committed = dir.join("real/store/committed");
+    let first = std::fs::read_dir(&committed)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::copy(&first, committed.join("again.tsv")).unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("FAIL exactly-once-output"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A transaction never committed (a committable lost on restore): a loss.
+    std::fs::remove_file(committed.join("again.tsv")).unwrap();
+    std::fs::remove_file(&first).unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("records committed, the failure-free run commits"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A run that hit its time limit: liveness.
+    let dir = tempdir("limit");
+    copy(Path::new(RECORDED), &dir);
+    std::fs::write(
+        dir.join("real/run.json"),
+        r#"{"ended":"time-limit","wall_ms":600000,"failure":""}"#,
+    )
+    .unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("FAIL liveness: the bounded job did not finish"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_recorded_freeze_fails_liveness_and_its_aligned_twin_passes() {
+    let o = ckptsim(&["flink-check", "tests/flink/deadlock-unaligned"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("FAIL liveness: the data flow froze"),
+        "{}",
+        stdout(&o)
+    );
+    let o = ckptsim(&["flink-check", "tests/flink/deadlock-aligned", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["checkpoints_completed"].as_u64().unwrap() >= 10);
+}
+
+/// Runs an exported job on real Flink (its run.sh) and checks it.
+fn real_run(scenario: &str, extra: &[&str], what: &str) -> (i32, String) {
+    let out = tempdir(what);
+    let dir = out.to_str().unwrap();
+    let mut args = vec!["flink-export", scenario, "--out", dir];
+    args.extend_from_slice(extra);
+    let o = ckptsim(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = std::process::Command::new("sh")
+        .arg(out.join("run.sh"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "run.sh: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let o = ckptsim(&["flink-check", dir]);
+    (o.status.code().unwrap_or(-1), stdout(&o))
+}
+
+#[test]
+fn on_real_flink_behind_ckptsim_flink() {
+    if std::env::var_os("CKPTSIM_FLINK").is_none() {
+        return;
+    }
+    let reproducer = "tests/regressions/unaligned-forced-alignment-deadlock.toml";
+    let repeat = ["--repeat", "--duration", "45s"];
+    let (code, text) = real_run(
+        reproducer,
+        &[&["--algorithm", "unaligned"][..], &repeat].concat(),
+        "dl-u",
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("FAIL liveness: the data flow froze"),
+        "{text}"
+    );
+    let (code, text) = real_run(
+        reproducer,
+        &[&["--algorithm", "aligned"][..], &repeat].concat(),
+        "dl-a",
+    );
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = real_run("scenarios/wordcount.toml", &["--seed", "7"], "wc");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("ok   exactly-once-output"), "{text}");
+    let (code, text) = real_run(
+        "scenarios/checkpointing-time.toml",
+        &["--algorithm", "unaligned"],
+        "ct",
+    );
+    assert_eq!(code, 0, "{text}");
+}
