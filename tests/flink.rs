@@ -18,6 +18,8 @@ fn options(s: &scenario::Scenario) -> Options {
         repeat: false,
         duration_ms: 60_000,
         limit_ms: 600_000,
+        mutants: ckptsim::mutant::Mutants::NONE,
+        local_channels: false,
     }
 }
 
@@ -116,6 +118,31 @@ fn the_command_writes_the_job_and_refuses_what_flink_cannot_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("no Flink counterpart"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ckptsim(&[
+        "flink-export",
+        "scenarios/wordcount.toml",
+        "--out",
+        dir,
+        "--mutant",
+        "no-source-rewind",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let job = std::fs::read_to_string(out.join("java/CkptsimJob.java")).unwrap();
+    assert!(job.contains("Mutants.set(\"no-source-rewind\");"), "{job}");
+    let o = ckptsim(&[
+        "flink-export",
+        "scenarios/wordcount.toml",
+        "--out",
+        dir,
+        "--mutant",
+        "aligned-no-block",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--mutant aligned-no-block: not in the Java job"),
         "{}",
         stderr(&o)
     );

@@ -1,6 +1,6 @@
 //! `flink-export` and `flink-check`.
 
-use super::{load_scenario, parse_algorithm, UsageError};
+use super::{load_scenario, mutants_or_replay, parse_algorithm, UsageError};
 use crate::export::{self, real, Options};
 use anyhow::Result;
 use std::path::Path;
@@ -12,23 +12,29 @@ fn millis(flag: &str, text: &str) -> Result<u64> {
     Ok(d.nanos() / 1_000_000)
 }
 
-pub(super) fn export(
-    path: &Path,
-    out: &Path,
-    seed: Option<u64>,
-    algorithm: Option<String>,
-    repeat: bool,
-    duration: &str,
-    limit: &str,
-) -> Result<u8> {
+/// `flink-export`'s arguments.
+pub(super) struct Asked {
+    pub seed: Option<u64>,
+    pub algorithm: Option<String>,
+    pub repeat: bool,
+    pub duration: String,
+    pub mutants: Vec<String>,
+    pub local_channels: bool,
+    pub limit: String,
+}
+
+pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
     let scenario = load_scenario(path)?;
-    let algorithm = parse_algorithm(algorithm, &scenario)?;
+    let algorithm = parse_algorithm(asked.algorithm, &scenario)?;
+    let repeat = asked.repeat;
     let opts = Options {
-        seed: seed.unwrap_or(scenario.replay.seed),
+        seed: asked.seed.unwrap_or(scenario.replay.seed),
         algorithm,
         repeat,
-        duration_ms: millis("--duration", duration)?,
-        limit_ms: millis("--limit", limit)?,
+        duration_ms: millis("--duration", &asked.duration)?,
+        limit_ms: millis("--limit", &asked.limit)?,
+        mutants: mutants_or_replay(&asked.mutants, &scenario)?,
+        local_channels: asked.local_channels,
     };
     let exported = export::export(&scenario, &opts).map_err(|why| {
         let mut msg = format!(

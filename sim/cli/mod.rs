@@ -363,6 +363,15 @@ enum Command {
         /// With --repeat: how long the real job runs.
         #[arg(long, default_value = "60s")]
         duration: String,
+        /// A mutant the Java job carries, to see a real run caught
+        /// (repeatable; only those `flink-export` knows in Java).
+        #[arg(long = "mutant")]
+        mutants: Vec<String>,
+        /// Run every subtask in one task manager, so that every channel is
+        /// local (by default each chain subtask has a task manager of its
+        /// own and every channel is remote, as the simulator's are).
+        #[arg(long)]
+        local_channels: bool,
         /// The longest the real run may take.
         #[arg(long, default_value = "600s")]
         limit: String,
@@ -508,8 +517,22 @@ fn dispatch(cli: Cli) -> Result<u8> {
             algorithm,
             repeat,
             duration,
+            mutants,
+            local_channels,
             limit,
-        } => flink::export(&scenario, &out, seed, algorithm, repeat, &duration, &limit),
+        } => flink::export(
+            &scenario,
+            &out,
+            flink::Asked {
+                seed,
+                algorithm,
+                repeat,
+                duration,
+                mutants,
+                local_channels,
+                limit,
+            },
+        ),
         Command::FlinkCheck { dir, json } => flink::check(&dir, json),
         Command::Run {
             scenario,

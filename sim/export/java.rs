@@ -114,12 +114,16 @@ pub fn job(scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) -> Strin
         };
         let _ = writeln!(j, "        conf.setString({}, {value});", string(key));
     }
+    if !opts.mutants.is_empty() {
+        let names = opts.mutants.names().join(",");
+        let _ = writeln!(j, "        Mutants.set({});", string(&names));
+    }
     j.push_str(
         "        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);\n\
          \x20       long start = System.currentTimeMillis();\n",
     );
-    topology(&mut j, scenario, opts.repeat, crashes);
-    let (workers, slots) = cluster(scenario);
+    topology(&mut j, scenario, opts, crashes);
+    let (workers, slots) = cluster(scenario, opts.local_channels);
     let _ = writeln!(
         j,
         "        Harness.run(env, conf, {workers}, {slots}, out, {}L, {}L);\n    }}\n}}",
@@ -129,23 +133,45 @@ pub fn job(scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) -> Strin
     j
 }
 
-/// Task managers and slots: `[cluster]`'s, or one with a slot per subtask
-/// of the widest operator (Flink's slot sharing).
-fn cluster(scenario: &Scenario) -> (u32, u32) {
-    let widest = scenario
+/// Task managers and slots. Remote channels (the simulator's kind): every
+/// chain's subtask in a slot of its own task manager, so that every channel
+/// goes through the network stack with credits. Local: one task manager
+/// with a slot per subtask of the widest operator (Flink's slot sharing),
+/// so that every channel is local (no receiver-side buffers).
+fn cluster(scenario: &Scenario, local: bool) -> (u32, u32) {
+    if local {
+        let widest = scenario.operators.iter().map(|o| o.parallelism).max();
+        return (1, widest.unwrap_or(1));
+    }
+    let heads = chain_heads(scenario);
+    let slots = scenario
         .operators
         .iter()
-        .map(|o| o.parallelism)
-        .max()
-        .unwrap_or(1);
-    match &scenario.cluster {
-        Some(c) => (
-            c.workers.max(1),
-            c.slots_per_worker
-                .max(1)
-                .max(widest.div_ceil(c.workers.max(1))),
-        ),
-        None => (1, widest),
+        .enumerate()
+        .filter(|&(i, o)| heads[i] == i && !matches!(o.kind, OperatorKind::SinkCommitter))
+        .map(|(_, o)| o.parallelism)
+        .sum();
+    (slots, 1)
+}
+
+/// Per operator, the operator heading its chain (Flink's chaining rule, as
+/// the simulator applies it).
+fn chain_heads(scenario: &Scenario) -> Vec<usize> {
+    let chained = scenario.chained_edges();
+    let mut heads: Vec<usize> = (0..scenario.operators.len()).collect();
+    // Until nothing moves: edges are in any order in the file.
+    loop {
+        let mut moved = false;
+        for (e, &c) in scenario.edges.iter().zip(&chained) {
+            let (from, to) = (e.from.0 as usize, e.to.0 as usize);
+            if c && heads[to] != heads[from] {
+                heads[to] = heads[from];
+                moved = true;
+            }
+        }
+        if !moved {
+            return heads;
+        }
     }
 }
 
@@ -258,7 +284,16 @@ fn crash_plan(op: u32, crashes: &[CrashPoint]) -> String {
 /// The topology: each operator in file order (sources before the operators
 /// that read them, which validation guarantees), its inputs routed and
 /// unioned.
-fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashPoint]) {
+fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) {
+    let repeat = opts.repeat;
+    let heads = chain_heads(scenario);
+    let group = |i: usize| match opts.local_channels {
+        true => String::new(),
+        false => format!(
+            ".slotSharingGroup({})",
+            string(&scenario.operators[heads[i]].id)
+        ),
+    };
     for (i, op) in scenario.operators.iter().enumerate() {
         let name = string(&op.id);
         let cost = format!(
@@ -278,7 +313,7 @@ fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashP
                 "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {cost}, {crash});\n\
                  \x20       src{i}.jobStartMs = start;\n\
                  \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, WatermarkStrategy.noWatermarks(), {name}, REC)\n\
-                 \x20           .setParallelism({}).uid({name});",
+                 \x20           .setParallelism({}).uid({name}){};",
                 string(&format!("/{}.txt", op.id)),
                 s.partitions,
                 s.initial_splits,
@@ -287,6 +322,7 @@ fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashP
                 repeat,
                 var(i),
                 op.parallelism,
+                group(i),
             );
             chaining(j, &var(i), op.chaining);
             continue;
@@ -304,7 +340,8 @@ fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashP
                 OperatorKind::SinkAtLeastOnce { batch } => (*batch).max(1),
                 _ => 0,
             };
-            let sink = format!("new StoreSink({name}, store, {batch}, {cost}, {crash})");
+            let v2 = matches!(op.kind, OperatorKind::SinkWriter);
+            let sink = format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash})");
             let sink = if batch > 0 {
                 format!("{sink}.atLeastOnce()")
             } else {
@@ -313,9 +350,10 @@ fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashP
             let _ = writeln!(
                 j,
                 "        var {} = {input}.sinkTo({sink})\n\
-                 \x20           .setParallelism({}).uid({name}).name({name});",
+                 \x20           .setParallelism({}).uid({name}).name({name}){};",
                 var(i),
-                op.parallelism
+                op.parallelism,
+                group(i),
             );
             // A sink starts no chain of its own: a head is a task alone.
             if op.chaining != Chaining::Always || !chained_into(scenario, i) {
@@ -346,10 +384,11 @@ fn topology(j: &mut String, scenario: &Scenario, repeat: bool, crashes: &[CrashP
             j,
             "        SingleOutputStreamOperator<Rec> {} = {input}\n\
              \x20           .transform({name}, REC, new CkptOp({name}, CkptOp.Kind.{kind}, {a}L, {b}L, {cost}, {crash}))\n\
-             \x20           .setParallelism({}).uid({name});\n\
+             \x20           .setParallelism({}).uid({name}){};\n\
              \x20       ((OneInputTransformation<Rec, Rec>) {}.getTransformation()).setChainingStrategy(ChainingStrategy.ALWAYS);",
             var(i),
             op.parallelism,
+            group(i),
             var(i),
         );
         if op.kind.is_keyed() {

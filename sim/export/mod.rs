@@ -81,7 +81,25 @@ pub struct Options {
     /// The longest a real run may take (a bounded job that has not
     /// finished by then fails liveness).
     pub limit_ms: u64,
+    /// Mutants the exported job carries (those in [`EXPORTABLE_MUTANTS`]);
+    /// the simulated run carries them too.
+    pub mutants: Mutants,
+    /// One task manager, every channel local (no receiver-side buffers);
+    /// by default every chain's subtask has a task manager of its own, so
+    /// that every channel is remote, as the simulator's are.
+    pub local_channels: bool,
 }
+
+/// The mutants an exported job can carry: each breaks the Java job the way
+/// it breaks the simulated one, so that a real run shows the check of
+/// `flink-check` catching it.
+pub const EXPORTABLE_MUTANTS: [&str; 5] = [
+    "no-source-rewind",
+    "source-offset-off-by-one",
+    "sink-ack-without-flush",
+    "window-no-flush-at-end",
+    "writer-keeps-last-transaction",
+];
 
 /// A sink of the job and how its committed output is judged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +122,9 @@ pub struct Manifest {
     pub repeat: bool,
     pub duration_ms: u64,
     pub limit_ms: u64,
+    /// Mutants the job carries (none in exports that predate them).
+    #[serde(default)]
+    pub mutants: Vec<String>,
     /// The guarantee the real run is checked against.
     pub guarantee: String,
     pub sinks: Vec<SinkInfo>,
@@ -123,7 +144,8 @@ pub struct Export {
 }
 
 /// The shared Java classes, written into every export.
-const JAVA: [(&str, &str); 7] = [
+const JAVA: [(&str, &str); 8] = [
+    ("Mutants.java", include_str!("java/Mutants.java")),
     ("Rec.java", include_str!("java/Rec.java")),
     ("Cost.java", include_str!("java/Cost.java")),
     ("Crash.java", include_str!("java/Crash.java")),
@@ -138,14 +160,22 @@ const RUN_SH: &str = include_str!("run.sh");
 /// Exports `scenario` (`file` names it in messages), or every reason it
 /// cannot be, each as `key: why`.
 pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>> {
-    let refusals = refusals(scenario, opts.algorithm);
+    let mut refusals = refusals(scenario, opts.algorithm);
+    for m in opts.mutants.names() {
+        if !EXPORTABLE_MUTANTS.contains(&m) {
+            refusals.push(format!(
+                "--mutant {m}: not in the Java job (exportable: {})",
+                EXPORTABLE_MUTANTS.join(", ")
+            ));
+        }
+    }
     if !refusals.is_empty() {
         return Err(refusals);
     }
     let cfg = RunConfig {
         seed: opts.seed,
         algorithm: opts.algorithm,
-        mutants: Mutants::NONE,
+        mutants: opts.mutants,
         record_trace: false,
     };
     let execution = harness::execute(scenario, &cfg);
@@ -154,7 +184,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         &scenario.name,
         opts.seed,
         opts.algorithm.name(),
-        &[],
+        &opts.mutants.names(),
         &execution,
     );
     let mut summary = summary;
@@ -193,6 +223,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         repeat: opts.repeat,
         duration_ms: opts.duration_ms,
         limit_ms: opts.limit_ms,
+        mutants: opts.mutants.names().iter().map(|m| m.to_string()).collect(),
         guarantee: guarantee.name().to_string(),
         sinks,
         checkpoint_interval_ms: scenario.checkpoint.interval.map(|d| d.nanos() / 1_000_000),
@@ -590,11 +621,19 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
             "the simulated run's crashes, injected at the same record counts of the same subtask and attempt".into(),
         );
     }
-    row(
-        "cluster",
-        Approximate,
-        "MiniCluster task managers and slots (one JVM)".into(),
-    );
+    let placement = if opts.local_channels {
+        "one task manager: every channel is local, with no receiver-side buffers (--local-channels)"
+    } else {
+        "a task manager per chain subtask (one JVM, slot sharing groups per chain): every channel is remote, with credits, as the simulator's"
+    };
+    row("cluster", NotAtAll, placement.into());
+    for m in opts.mutants.names() {
+        row(
+            &format!("--mutant {m}"),
+            Approximate,
+            "the same bug in the Java job".into(),
+        );
+    }
     if opts.repeat {
         row(
             "sources (--repeat)",

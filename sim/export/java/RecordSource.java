@@ -262,6 +262,10 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         return t;
     });
 
+    /** Mutant no-source-rewind: every split's latest offset in this JVM. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Long> LIVE =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     private static final java.util.concurrent.ConcurrentHashMap<String, Integer> ATTEMPTS =
             new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -365,6 +369,9 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 }
                 int i = (int) (split.offset % n);
                 split.offset++;
+                if (Mutants.on("no-source-rewind")) {
+                    LIVE.put(source.name + "/" + p, split.offset);
+                }
                 emitted++;
                 source.crash.check(source.name, ctx.getIndexOfSubtask(), attempt, emitted);
                 source.cost.pay();
@@ -405,6 +412,16 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
 
         @Override
         public void addSplits(List<Split> added) {
+            for (Split s : added) {
+                String id = source.name + "/" + s.partition;
+                if (Mutants.on("no-source-rewind")) {
+                    // Live offsets (as a broker would hold them), not the checkpoint's.
+                    s.offset = Math.max(s.offset, LIVE.getOrDefault(id, 0L));
+                }
+                if (Mutants.on("source-offset-off-by-one") && s.offset > 0) {
+                    s.offset++;
+                }
+            }
             splits.addAll(added);
             requested = false;
             available.complete(null);

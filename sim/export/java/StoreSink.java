@@ -35,13 +35,16 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
     private final String name;
     private final String dir;
     private final int batch;
+    /** A scenario's Sink V2 writer (not a sink-2pc): its mutants apply. */
+    private final boolean v2;
     private final Cost cost;
     private final Crash crash;
 
-    public StoreSink(String name, String dir, int batch, Cost cost, Crash crash) {
+    public StoreSink(String name, String dir, int batch, boolean v2, Cost cost, Crash crash) {
         this.name = name;
         this.dir = dir;
         this.batch = batch;
+        this.v2 = v2;
         this.cost = cost;
         this.crash = crash;
     }
@@ -102,6 +105,7 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
         private BufferedWriter out;
         private String file;
         private final List<String> pending = new ArrayList<>();
+        private boolean ended;
 
         Writer(int subtask, int attempt) throws IOException {
             this.subtask = subtask;
@@ -153,7 +157,11 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
 
         @Override
         public void flush(boolean endOfInput) throws IOException {
+            ended |= endOfInput;
             if (batch > 0) {
+                if (!endOfInput && Mutants.on("sink-ack-without-flush")) {
+                    return;
+                }
                 flushBatch();
             } else if (out != null) {
                 out.flush();
@@ -163,6 +171,9 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
         @Override
         public Collection<String> prepareCommit() throws IOException {
             if (batch > 0 || out == null) {
+                return Collections.emptyList();
+            }
+            if (ended && v2 && Mutants.on("writer-keeps-last-transaction")) {
                 return Collections.emptyList();
             }
             out.close();
