@@ -237,6 +237,16 @@ fn the_checks_catch_a_broken_real_run() {
         stdout(&o)
     );
 
+    // A planned crash that never fired is said, not silently skipped.
+    std::fs::write(committed.join("../../crashes.tsv"), "").unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert!(
+        stdout(&o)
+            .contains("warning: the crash of sink[0] (attempt 0, after 2337 records) never fired"),
+        "{}",
+        stdout(&o)
+    );
+
     // A run that hit its time limit: liveness.
     let dir = tempdir("limit");
     copy(Path::new(RECORDED), &dir);

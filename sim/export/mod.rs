@@ -133,6 +133,9 @@ pub struct Manifest {
     pub checkpoint_timeout_ms: u64,
     /// The simulated run's crashes, injected at the same record counts.
     pub crashes: Vec<CrashPoint>,
+    /// Every operator's id, by index (what `crashes` name).
+    #[serde(default)]
+    pub operators: Vec<String>,
     pub mapping: Vec<Mapping>,
 }
 
@@ -229,6 +232,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         checkpoint_interval_ms: scenario.checkpoint.interval.map(|d| d.nanos() / 1_000_000),
         checkpoint_timeout_ms: scenario.checkpoint.timeout.nanos() / 1_000_000,
         crashes,
+        operators: scenario.operators.iter().map(|o| o.id.clone()).collect(),
         mapping,
     };
     let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();

@@ -69,6 +69,14 @@ pub struct RealReport {
     pub records_emitted: u64,
     pub records_committed: u64,
     pub restarts: u64,
+    /// Crashes the simulated run had, and those the real job injected
+    /// (`real/crashes.tsv`): a crash whose subtask never reached its
+    /// record count in its attempt never fires.
+    pub crashes_planned: u64,
+    pub crashes_injected: u64,
+    /// What the real run was asked to do but did not (crashes that never
+    /// fired).
+    pub warnings: Vec<String>,
     pub checkpoint_metrics: CheckpointMetrics,
     pub checkpoints: Vec<RealCheckpoint>,
     pub backpressure: Vec<Pressure>,
@@ -112,8 +120,44 @@ pub fn read(dir: &Path) -> Result<RealRun, String> {
             "expected.tsv",
         )?)
     };
-    let report = judge(&manifest, &run, &samples, committed, expected.as_ref());
+    let mut report = judge(&manifest, &run, &samples, committed, expected.as_ref());
+    let fired = match std::fs::metadata(real.join("crashes.tsv")) {
+        Ok(_) => read_text(&real.join("crashes.tsv"))?,
+        Err(_) => String::new(),
+    };
+    crashes(&manifest, &fired, &mut report);
     Ok(RealRun { report, simulated })
+}
+
+/// The planned crashes against those injected: a warning for each that
+/// never fired.
+fn crashes(manifest: &Manifest, fired: &str, report: &mut RealReport) {
+    let fired: Vec<Vec<&str>> = fired.lines().map(|l| l.split('\t').collect()).collect();
+    report.crashes_planned = manifest.crashes.len() as u64;
+    for c in &manifest.crashes {
+        let name = manifest
+            .operators
+            .get(c.operator as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("operator {}", c.operator));
+        let what = [
+            name.clone(),
+            c.subtask.to_string(),
+            c.attempt.to_string(),
+            c.records.to_string(),
+        ];
+        if fired
+            .iter()
+            .any(|f| f.len() == 4 && f.iter().zip(&what).all(|(a, b)| a == b))
+        {
+            report.crashes_injected += 1;
+        } else {
+            report.warnings.push(format!(
+                "the crash of {name}[{}] (attempt {}, after {} records) never fired: that attempt of the subtask never took that many records",
+                c.subtask, c.attempt, c.records
+            ));
+        }
+    }
 }
 
 /// One line of rest.jsonl.
@@ -271,6 +315,9 @@ fn judge(
         records_emitted,
         records_committed: count(&committed),
         restarts,
+        crashes_planned: 0,
+        crashes_injected: 0,
+        warnings: vec![],
         checkpoint_metrics,
         backpressure: backpressure(samples),
         checkpoints,
@@ -565,6 +612,16 @@ impl RealRun {
                 c.name,
                 c.message
             );
+        }
+        if r.crashes_planned > 0 {
+            let _ = writeln!(
+                s,
+                "  crashes: {} planned (the simulated run's), {} injected",
+                r.crashes_planned, r.crashes_injected
+            );
+        }
+        for w in &r.warnings {
+            let _ = writeln!(s, "  warning: {w}");
         }
         let _ = writeln!(s, "\n{}", self.table());
         for p in r.backpressure.iter().filter(|p| p.max_ratio > 0.0) {

@@ -23,6 +23,7 @@ public final class Crash implements java.io.Serializable {
     public void check(String operator, int subtask, int attempt, long records) {
         for (long[] p : points) {
             if (p[0] == subtask && p[1] == attempt && p[2] == records) {
+                Harness.injected(operator, subtask, attempt, records);
                 throw new RuntimeException("ckptsim: injected crash of " + operator + " subtask " + subtask
                         + " (attempt " + attempt + ", after " + records + " records)");
             }

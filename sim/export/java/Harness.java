@@ -40,6 +40,23 @@ public final class Harness {
     private static final Pattern VERTEX = Pattern.compile("\"id\"\\s*:\\s*\"([0-9a-f]{32})\"");
     private static final Pattern CHECKPOINT = Pattern.compile("\"id\"\\s*:\\s*(\\d+)");
 
+    /** real/crashes.tsv: every crash injected, as it fires. */
+    private static volatile Path crashes;
+
+    /** Notes an injected crash: `operator subtask attempt records`. */
+    static synchronized void injected(String operator, int subtask, int attempt, long records) {
+        if (crashes == null) {
+            return;
+        }
+        String line = operator + "\t" + subtask + "\t" + attempt + "\t" + records + "\n";
+        try {
+            Files.write(crashes, line.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new RuntimeException("cannot write " + crashes, e);
+        }
+    }
+
     private final Path real;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final long startMs = System.currentTimeMillis();
@@ -55,6 +72,8 @@ public final class Harness {
         Path real = out.resolve("real");
         Files.createDirectories(real);
         Files.deleteIfExists(real.resolve("rest.jsonl"));
+        Files.deleteIfExists(real.resolve("crashes.tsv"));
+        crashes = real.resolve("crashes.tsv");
         new Harness(real).go(env, conf, taskManagers, slots, durationMs, limitMs);
     }
 
