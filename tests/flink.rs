@@ -100,52 +100,40 @@ fn the_command_writes_the_job_and_refuses_what_flink_cannot_run() {
     ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    let o = ckptsim(&["flink-export", "scenarios/iterate.toml", "--out", dir]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(
-        err.contains("cannot export to Flink") && err.contains("edges.feedback"),
-        "{err}"
-    );
-    let o = ckptsim(&[
-        "flink-export",
-        "scenarios/wordcount.toml",
-        "--out",
-        dir,
-        "--algorithm",
-        "chandy-lamport",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no Flink counterpart"),
-        "{}",
-        stderr(&o)
-    );
-    let o = ckptsim(&[
+    // Refused, each with its reason: a cycle, an algorithm Flink lacks, a
+    // mutant the Java job does not carry, a repeat without a duration.
+    let refused = [
+        (&["scenarios/iterate.toml"][..], "edges.feedback"),
+        (
+            &["scenarios/wordcount.toml", "--algorithm", "chandy-lamport"],
+            "no Flink counterpart",
+        ),
+        (
+            &["scenarios/wordcount.toml", "--mutant", "aligned-no-block"],
+            "not in the Java job",
+        ),
+        (
+            &["scenarios/tiny.toml", "--repeat", "--duration", "0s"],
+            "must be above zero",
+        ),
+    ];
+    for (args, why) in refused {
+        let o = ckptsim(&[&["flink-export", "--out", dir][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+    let args = [
         "flink-export",
         "scenarios/wordcount.toml",
         "--out",
         dir,
         "--mutant",
         "no-source-rewind",
-    ]);
+    ];
+    let o = ckptsim(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let job = std::fs::read_to_string(out.join("java/CkptsimJob.java")).unwrap();
     assert!(job.contains("Mutants.set(\"no-source-rewind\");"), "{job}");
-    let o = ckptsim(&[
-        "flink-export",
-        "scenarios/wordcount.toml",
-        "--out",
-        dir,
-        "--mutant",
-        "aligned-no-block",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--mutant aligned-no-block: not in the Java job"),
-        "{}",
-        stderr(&o)
-    );
     let o = ckptsim(&["flink-check", "scenarios"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
@@ -332,4 +320,84 @@ fn on_real_flink_behind_ckptsim_flink() {
         "ct",
     );
     assert_eq!(code, 0, "{text}");
+}
+
+/// With `CKPTSIM_EXPORT_KEEP=DIR`, every export of the property below is
+/// written to `DIR/<hash>/`, to compile and run them on real Flink.
+fn keep(e: &export::Export) {
+    let Some(root) = std::env::var_os("CKPTSIM_EXPORT_KEEP") else {
+        return;
+    };
+    let job = &e
+        .files
+        .iter()
+        .find(|f| f.0 == "java/CkptsimJob.java")
+        .unwrap()
+        .1;
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(job, &mut h);
+    let dir = Path::new(&root).join(format!("{:016x}", std::hash::Hasher::finish(&h)));
+    for (name, text) in &e.files {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// Generated scenarios per run of the property below (more with
+/// `CKPTSIM_EXPORT_CASES`).
+fn export_cases() -> u32 {
+    std::env::var("CKPTSIM_EXPORT_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: export_cases(),
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any generated scenario exports, or is refused with its reasons; an
+    /// export declares every stream before it reads it, has a data file per
+    /// source and an expected row per record the oracle commits.
+    #[test]
+    fn any_generated_scenario_exports_or_is_refused(
+        g in ckptsim::strategies::scenario(ckptsim::scenario::Algorithm::Unaligned),
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let mut o = options(&g.scenario);
+        o.seed = seed;
+        o.algorithm = ckptsim::scenario::Algorithm::Unaligned;
+        match export::export(&g.scenario, &o) {
+            Err(why) => proptest::prop_assert!(why.iter().all(|w| w.contains(": "))),
+            Ok(e) => {
+                let file = |n: &str| e.files.iter().find(|f| f.0 == n).map(|f| f.1.clone()).unwrap_or_default();
+                let job = file("java/CkptsimJob.java");
+                let mut declared = std::collections::BTreeSet::new();
+                for line in job.lines() {
+                    let words = line.split(|c: char| !c.is_ascii_alphanumeric());
+                    let used: Vec<&str> = words
+                        .filter(|w| w.len() > 2 && w.starts_with("op") && w[2..].bytes().all(|b| b.is_ascii_digit()))
+                        .collect();
+                    let declares = used.first().is_some_and(|v| line.contains(&format!("{v} = ")));
+                    for (i, v) in used.iter().enumerate() {
+                        if !(declares && i == 0) {
+                            proptest::prop_assert!(declared.contains(*v), "{} read before it is declared:\n{}", v, job);
+                        }
+                    }
+                    if declares {
+                        declared.insert(used[0].to_string());
+                    }
+                }
+                keep(&e);
+                let sources = g.scenario.operators.iter().filter(|op| op.kind.is_source()).count();
+                let data = e.files.iter().filter(|f| f.0.starts_with("data/")).count();
+                proptest::prop_assert_eq!(data, sources);
+                proptest::prop_assert!(e.manifest.crashes.len() as u64 <= 1_000);
+            }
+        }
+    }
 }

@@ -12,15 +12,35 @@ fn millis(flag: &str, text: &str) -> Result<u64> {
     Ok(d.nanos() / 1_000_000)
 }
 
-/// `flink-export`'s arguments.
+/// `flink-export`'s options.
+#[derive(clap::Args)]
 pub(super) struct Asked {
-    pub seed: Option<u64>,
-    pub algorithm: Option<String>,
-    pub repeat: bool,
-    pub duration: String,
-    pub mutants: Vec<String>,
-    pub local_channels: bool,
-    pub limit: String,
+    /// The seed of the records and of the crashes (default: the
+    /// scenario's `[replay] seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The checkpoint algorithm (default: the scenario's).
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Sources never end (record o of a partition is its record o % n);
+    /// the real job runs for --duration, then is cancelled.
+    #[arg(long)]
+    repeat: bool,
+    /// With --repeat: how long the real job runs.
+    #[arg(long, default_value = "60s")]
+    duration: String,
+    /// A mutant the Java job carries, to see a real run caught
+    /// (repeatable; only those `flink-export` knows in Java).
+    #[arg(long = "mutant")]
+    mutants: Vec<String>,
+    /// Run every subtask in one task manager, so that every channel is
+    /// local (by default each chain subtask has a task manager of its
+    /// own and every channel is remote, as the simulator's are).
+    #[arg(long)]
+    local_channels: bool,
+    /// The longest the real run may take.
+    #[arg(long, default_value = "600s")]
+    limit: String,
 }
 
 pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
@@ -36,6 +56,16 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         mutants: mutants_or_replay(&asked.mutants, &scenario)?,
         local_channels: asked.local_channels,
     };
+    if opts.limit_ms == 0 {
+        return Err(UsageError("error: --limit must be above zero".into()).into());
+    }
+    if repeat && (opts.duration_ms == 0 || opts.duration_ms >= opts.limit_ms) {
+        return Err(UsageError(format!(
+            "error: --repeat runs for --duration ({} ms), which must be above zero and below --limit ({} ms)",
+            opts.duration_ms, opts.limit_ms
+        ))
+        .into());
+    }
     let exported = export::export(&scenario, &opts).map_err(|why| {
         let mut msg = format!(
             "{}: error: cannot export to Flink (algorithm {}):",
@@ -57,6 +87,13 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
             std::fs::create_dir_all(dir).map_err(|e| fail(e, dir))?;
         }
         std::fs::write(&p, text).map_err(|e| fail(e, &p))?;
+    }
+    // A real run of an earlier export is not this export's.
+    for stale in ["run.json", "rest.jsonl", "crashes.tsv"] {
+        let p = out.join("real").join(stale);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| fail(e, &p))?;
+        }
     }
     let crashes = exported.manifest.crashes.len();
     println!(

@@ -349,32 +349,8 @@ enum Command {
         /// The directory to write (created; files in it are replaced).
         #[arg(long)]
         out: PathBuf,
-        /// The seed of the records and of the crashes (default: the
-        /// scenario's `[replay] seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// The checkpoint algorithm (default: the scenario's).
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// Sources never end (record o of a partition is its record o % n);
-        /// the real job runs for --duration, then is cancelled.
-        #[arg(long)]
-        repeat: bool,
-        /// With --repeat: how long the real job runs.
-        #[arg(long, default_value = "60s")]
-        duration: String,
-        /// A mutant the Java job carries, to see a real run caught
-        /// (repeatable; only those `flink-export` knows in Java).
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// Run every subtask in one task manager, so that every channel is
-        /// local (by default each chain subtask has a task manager of its
-        /// own and every channel is remote, as the simulator's are).
-        #[arg(long)]
-        local_channels: bool,
-        /// The longest the real run may take.
-        #[arg(long, default_value = "600s")]
-        limit: String,
+        #[command(flatten)]
+        asked: flink::Asked,
     },
     /// Read a real run of an exported job back (after its run.sh): its
     /// metrics under ckptsim's names, the checks (exactly-once against the
@@ -513,26 +489,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::FlinkExport {
             scenario,
             out,
-            seed,
-            algorithm,
-            repeat,
-            duration,
-            mutants,
-            local_channels,
-            limit,
-        } => flink::export(
-            &scenario,
-            &out,
-            flink::Asked {
-                seed,
-                algorithm,
-                repeat,
-                duration,
-                mutants,
-                local_channels,
-                limit,
-            },
-        ),
+            asked,
+        } => flink::export(&scenario, &out, asked),
         Command::FlinkCheck { dir, json } => flink::check(&dir, json),
         Command::Run {
             scenario,

@@ -154,6 +154,29 @@ fn cluster(scenario: &Scenario, local: bool) -> (u32, u32) {
     (slots, 1)
 }
 
+/// The operators in an order where each comes after every operator it
+/// reads (file order among the ready ones). Exports have no cycle.
+fn topological(scenario: &Scenario) -> Vec<usize> {
+    let n = scenario.operators.len();
+    let mut inputs = vec![0usize; n];
+    for e in &scenario.edges {
+        inputs[e.to.0 as usize] += 1;
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut done = vec![false; n];
+    while order.len() < n {
+        let Some(next) = (0..n).find(|&i| !done[i] && inputs[i] == 0) else {
+            break;
+        };
+        done[next] = true;
+        order.push(next);
+        for e in scenario.edges.iter().filter(|e| e.from.0 as usize == next) {
+            inputs[e.to.0 as usize] -= 1;
+        }
+    }
+    order
+}
+
 /// Per operator, the operator heading its chain (Flink's chaining rule, as
 /// the simulator applies it).
 fn chain_heads(scenario: &Scenario) -> Vec<usize> {
@@ -281,9 +304,8 @@ fn crash_plan(op: u32, crashes: &[CrashPoint]) -> String {
     points.join(";")
 }
 
-/// The topology: each operator in file order (sources before the operators
-/// that read them, which validation guarantees), its inputs routed and
-/// unioned.
+/// The topology: each operator after those it reads, its inputs routed
+/// and unioned.
 fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) {
     let repeat = opts.repeat;
     let heads = chain_heads(scenario);
@@ -294,7 +316,8 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
             string(&scenario.operators[heads[i]].id)
         ),
     };
-    for (i, op) in scenario.operators.iter().enumerate() {
+    for i in topological(scenario) {
+        let op = &scenario.operators[i];
         let name = string(&op.id);
         let cost = format!(
             "new Cost({}L, {}L)",
