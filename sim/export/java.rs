@@ -143,15 +143,29 @@ fn cluster(scenario: &Scenario, local: bool) -> (u32, u32) {
         let widest = scenario.operators.iter().map(|o| o.parallelism).max();
         return (1, widest.unwrap_or(1));
     }
+    let slots = chain_subtasks(scenario);
+    let managers = slots.min(MAX_TASK_MANAGERS);
+    (managers, slots.div_ceil(managers))
+}
+
+/// The most task managers an export starts (each holds its own network
+/// memory in the one JVM); a wider job shares them, and some of its
+/// channels are local.
+pub const MAX_TASK_MANAGERS: u32 = 48;
+
+/// Network memory per task manager when each holds one chain subtask.
+const NETWORK_MEMORY: &str = "16mb";
+
+/// How many chain subtasks (slots) the job has.
+pub fn chain_subtasks(scenario: &Scenario) -> u32 {
     let heads = chain_heads(scenario);
-    let slots = scenario
+    scenario
         .operators
         .iter()
         .enumerate()
         .filter(|&(i, o)| heads[i] == i && !matches!(o.kind, OperatorKind::SinkCommitter))
         .map(|(_, o)| o.parallelism)
-        .sum();
-    (slots, 1)
+        .sum()
 }
 
 /// The operators in an order where each comes after every operator it
@@ -228,6 +242,12 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
             format!("{} ms", buffer_timeout_ms(scenario)),
         ),
     ];
+    if !opts.local_channels {
+        out.extend([
+            ("taskmanager.memory.network.min", NETWORK_MEMORY.into()),
+            ("taskmanager.memory.network.max", NETWORK_MEMORY.into()),
+        ]);
+    }
     if let Some(interval) = c.interval {
         let (exactly_once, unaligned, timeout) = flink_mode(opts.algorithm).unwrap_or_default();
         let mode = if exactly_once {

@@ -622,15 +622,22 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
         row(
             "faults.crashes, faults.random",
             Approximate,
-            "the simulated run's crashes, injected at the same record counts of the same subtask and attempt".into(),
+            "the simulated run's crashes, injected at the same record counts of the same subtask, in the same attempt or the first later one that takes as many".into(),
         );
     }
     let placement = if opts.local_channels {
         "one task manager: every channel is local, with no receiver-side buffers (--local-channels)"
+            .to_string()
+    } else if java::chain_subtasks(scenario) > java::MAX_TASK_MANAGERS {
+        format!(
+            "{} task managers for {} chain subtasks (one JVM, slot sharing groups per chain): most channels are remote, with credits, as the simulator's; some are local",
+            java::MAX_TASK_MANAGERS,
+            java::chain_subtasks(scenario)
+        )
     } else {
-        "a task manager per chain subtask (one JVM, slot sharing groups per chain): every channel is remote, with credits, as the simulator's"
+        "a task manager per chain subtask (one JVM, slot sharing groups per chain, 16 MB of network memory each): every channel is remote, with credits, as the simulator's".to_string()
     };
-    row("cluster", NotAtAll, placement.into());
+    row("cluster", NotAtAll, placement);
     for m in opts.mutants.names() {
         row(
             &format!("--mutant {m}"),

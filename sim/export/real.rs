@@ -153,7 +153,7 @@ fn crashes(manifest: &Manifest, fired: &str, report: &mut RealReport) {
             report.crashes_injected += 1;
         } else {
             report.warnings.push(format!(
-                "the crash of {name}[{}] (attempt {}, after {} records) never fired: that attempt of the subtask never took that many records",
+                "the crash of {name}[{}] (attempt {}, after {} records) never fired: no attempt of the subtask from that one on took that many records",
                 c.subtask, c.attempt, c.records
             ));
         }

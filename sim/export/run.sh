@@ -44,6 +44,7 @@ rm -rf "$classes"
 mkdir -p "$classes"
 javac -nowarn -d "$classes" -cp "$home/lib/*" "$here"/java/*.java
 rm -rf "$here/real/store" "$here/real/checkpoints"
-exec java -Xmx1g -XX:+UseSerialGC \
+# Every task manager's network buffers are direct memory.
+exec java -Xmx1g -XX:MaxDirectMemorySize=${CKPTSIM_FLINK_DIRECT_MEMORY:-2g} -XX:+UseSerialGC \
     -Dckptsim.out="$here" -Dlog4j.configurationFile="$here/log4j2.properties" \
     -cp "$classes:$home/lib/*" CkptsimJob "$here"

@@ -43,12 +43,13 @@ public final class Harness {
     /** real/crashes.tsv: every crash injected, as it fires. */
     private static volatile Path crashes;
 
-    /** Notes an injected crash: `operator subtask attempt records`. */
-    static synchronized void injected(String operator, int subtask, int attempt, long records) {
+    /** Notes an injected crash: `operator subtask attempt records` as
+     *  planned, then the attempt it fired in. */
+    static synchronized void injected(String operator, int subtask, int attempt, long records, int actual) {
         if (crashes == null) {
             return;
         }
-        String line = operator + "\t" + subtask + "\t" + attempt + "\t" + records + "\n";
+        String line = operator + "\t" + subtask + "\t" + attempt + "\t" + records + "\t" + actual + "\n";
         try {
             Files.write(crashes, line.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
