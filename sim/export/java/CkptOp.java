@@ -35,7 +35,8 @@ public final class CkptOp extends AbstractStreamOperator<Rec>
     private transient ListState<Rec> listState;
     private transient List<Rec> buffered;
 
-    /** map: value * a + b; filter: key % a < b; flat-map: a copies;
+    /** map: value * a + b; filter: key % a < b; flat-map: a copies, the
+     *  i-th with value + i;
      *  count-window: a records; buffer: batches of a. */
     public CkptOp(String name, Kind kind, long a, long b, Cost cost, Crash crash) {
         this.name = name;
@@ -99,7 +100,7 @@ public final class CkptOp extends AbstractStreamOperator<Rec>
                 break;
             case FLAT_MAP:
                 for (long i = 0; i < a; i++) {
-                    output.collect(new StreamRecord<>(new Rec(r.key, r.value, r.pad)));
+                    output.collect(new StreamRecord<>(new Rec(r.key, r.value + i, r.pad)));
                 }
                 break;
             case KEYED_COUNT: {
