@@ -235,6 +235,15 @@ fn the_checks_catch_a_broken_real_run() {
         stdout(&o)
     );
 
+    // A crash that fired in a later attempt than planned counts.
+    std::fs::write(committed.join("../../crashes.tsv"), "sink\t0\t0\t2337\t1\n").unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("crashes: 1 planned (the simulated run's), 1 injected"),
+        "{}",
+        stdout(&o)
+    );
+
     // A run that hit its time limit: liveness.
     let dir = tempdir("limit");
     copy(Path::new(RECORDED), &dir);
@@ -265,6 +274,30 @@ fn a_recorded_freeze_fails_liveness_and_its_aligned_twin_passes() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(v["checkpoints_completed"].as_u64().unwrap() >= 10);
+}
+
+#[test]
+fn an_upsert_sink_is_judged_by_the_table_it_leaves() {
+    let o = ckptsim(&["flink-check", "tests/flink/upsert-1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("every upsert sink's table is the failure-free run's"));
+    // An older value written after a newer one (upsert-batch-reordered's
+    // effect): the table is stale.
+    let dir = tempdir("upsert");
+    copy(Path::new("tests/flink/upsert-1"), &dir);
+    let last = dir.join("real/store/upsert/sink-1-1-0.tsv");
+    let text = std::fs::read_to_string(&last).unwrap();
+    let first = text.lines().next().unwrap();
+    let (prefix, value) = first.rsplit_once('\t').unwrap();
+    let stale = format!("{prefix}\t{}\n", value.parse::<i64>().unwrap() - 1);
+    std::fs::write(&last, text.clone() + &stale).unwrap();
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("FAIL exactly-once-output: upsert sink sink key"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// Runs an exported job on real Flink (its run.sh) and checks it.
@@ -320,6 +353,68 @@ fn on_real_flink_behind_ckptsim_flink() {
         "ct",
     );
     assert_eq!(code, 0, "{text}");
+    // The mutants that carry over to the Java job, each caught on Flink by
+    // the check that catches it in the simulator.
+    let mutants = [
+        (
+            "tests/flink/sink-v2-crashes.toml",
+            "0",
+            "writer-keeps-last-transaction",
+        ),
+        ("scenarios/checkmate.toml", "0", "window-no-flush-at-end"),
+        ("scenarios/wordcount.toml", "7", "source-offset-off-by-one"),
+        ("scenarios/wordcount.toml", "7", "no-source-rewind"),
+        ("scenarios/upsert.toml", "1", "upsert-batch-reordered"),
+    ];
+    for (scenario, seed, mutant) in mutants {
+        let (code, text) = real_run(scenario, &["--seed", seed, "--mutant", mutant], mutant);
+        assert_eq!(code, 1, "{mutant}: {text}");
+        assert!(
+            text.contains("FAIL exactly-once-output"),
+            "{mutant}: {text}"
+        );
+    }
+    let (code, text) = real_run("tests/flink/sink-v2-crashes.toml", &["--seed", "0"], "v2");
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = real_run("scenarios/upsert.toml", &["--seed", "1"], "upsert");
+    assert_eq!(code, 0, "{text}");
+    // Generated scenarios (the same ones every time): each exported job
+    // keeps its promises on Flink as in the simulator.
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = ckptsim::strategies::scenario(ckptsim::scenario::Algorithm::Unaligned);
+    let mut ran = 0;
+    while ran < 6 {
+        let g = strategy.new_tree(&mut runner).unwrap().current();
+        let mut o = options(&g.scenario);
+        o.algorithm = ckptsim::scenario::Algorithm::Unaligned;
+        let Ok(e) = export::export(&g.scenario, &o) else {
+            continue;
+        };
+        let out = tempdir(&format!("generated-{ran}"));
+        for (name, text) in &e.files {
+            std::fs::create_dir_all(out.join(name).parent().unwrap()).unwrap();
+            std::fs::write(out.join(name), text).unwrap();
+        }
+        let run = std::process::Command::new("sh")
+            .arg(out.join("run.sh"))
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "run.sh: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let o = ckptsim(&["flink-check", out.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}\n{}",
+            stdout(&o),
+            g.scenario.name
+        );
+        ran += 1;
+    }
 }
 
 /// With `CKPTSIM_EXPORT_KEEP=DIR`, every export of the property below is

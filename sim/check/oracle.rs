@@ -761,6 +761,14 @@ impl Oracle {
         self.values.as_deref().unwrap_or(&[])
     }
 
+    /// The table upsert sink `sink` (an operator index) leaves in a
+    /// failure-free run, and whether it is compared by keys only (its
+    /// values depend on arrival order).
+    pub fn upsert_table(&self, sink: u32) -> Option<(&BTreeMap<u64, i64>, bool)> {
+        let keys_only = self.upsert_keys_only.contains(&sink);
+        self.upsert_tables.get(&sink).map(|t| (t, keys_only))
+    }
+
     /// Source records that reach some sink in the failure-free run.
     pub fn expected_records(&self) -> usize {
         self.expected.iter().map(|&e| e as usize).sum()

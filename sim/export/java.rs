@@ -379,17 +379,14 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
         }
         let input = inputs(scenario, i);
         if op.kind.is_sink() {
-            let batch = match &op.kind {
-                OperatorKind::SinkAtLeastOnce { batch } => (*batch).max(1),
-                _ => 0,
+            let (batch, mode) = match &op.kind {
+                OperatorKind::SinkAtLeastOnce { batch } => ((*batch).max(1), ".atLeastOnce()"),
+                OperatorKind::SinkUpsert { buffer_rows } => ((*buffer_rows).max(1), ".upsert()"),
+                _ => (0, ""),
             };
             let v2 = matches!(op.kind, OperatorKind::SinkWriter);
-            let sink = format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash})");
-            let sink = if batch > 0 {
-                format!("{sink}.atLeastOnce()")
-            } else {
-                sink
-            };
+            let sink =
+                format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash}){mode}");
             let _ = writeln!(
                 j,
                 "        var {} = {input}.sinkTo({sink})\n\

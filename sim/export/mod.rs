@@ -93,10 +93,11 @@ pub struct Options {
 /// The mutants an exported job can carry: each breaks the Java job the way
 /// it breaks the simulated one, so that a real run shows the check of
 /// `flink-check` catching it.
-pub const EXPORTABLE_MUTANTS: [&str; 5] = [
+pub const EXPORTABLE_MUTANTS: [&str; 6] = [
     "no-source-rewind",
     "source-offset-off-by-one",
     "sink-ack-without-flush",
+    "upsert-batch-reordered",
     "window-no-flush-at-end",
     "writer-keeps-last-transaction",
 ];
@@ -110,6 +111,9 @@ pub struct SinkInfo {
     /// Its values are compared exactly; otherwise by key and count only
     /// (an operator upstream depends on arrival order, which differs).
     pub values_exact: bool,
+    /// An upsert sink: judged by the table it leaves (`store/upsert/`).
+    #[serde(default)]
+    pub upsert: bool,
 }
 
 /// `export.json`: what `flink-check` needs to judge the real run.
@@ -274,7 +278,6 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
                 Some("an iteration's operator (Flink 2.x has no DataStream iterations)")
             }
             OperatorKind::BroadcastProcess { .. } => Some("broadcast state is not exported yet"),
-            OperatorKind::SinkUpsert { .. } => Some("the upsert sink is not exported yet"),
             OperatorKind::Custom(_) => {
                 Some("a registered kind is Rust code the Flink job does not have")
             }
@@ -400,11 +403,18 @@ fn sinks(scenario: &Scenario, seed: u64, algorithm: Algorithm) -> Vec<SinkInfo> 
         .iter()
         .enumerate()
         .filter(|(_, o)| o.kind.is_sink())
-        .map(|(i, o)| SinkInfo {
-            name: o.id.clone(),
-            transactional: exactly_once
-                && matches!(o.kind, OperatorKind::Sink2pc | OperatorKind::SinkWriter),
-            values_exact: !oracle.order_dependent.contains(&(i as u32)),
+        .map(|(i, o)| {
+            let upsert = oracle.upsert_table(i as u32);
+            SinkInfo {
+                name: o.id.clone(),
+                transactional: exactly_once
+                    && matches!(o.kind, OperatorKind::Sink2pc | OperatorKind::SinkWriter),
+                values_exact: match upsert {
+                    Some((_, keys_only)) => !keys_only,
+                    None => !oracle.order_dependent.contains(&(i as u32)),
+                },
+                upsert: matches!(o.kind, OperatorKind::SinkUpsert { .. }),
+            }
         })
         .collect()
 }
@@ -419,6 +429,12 @@ fn expected(scenario: &Scenario, seed: u64) -> String {
         .iter()
         .map(|&(sink, key, value)| (scenario.operators[sink as usize].id.clone(), key, value))
         .collect();
+    // Upsert sinks: the table they leave, one row per key.
+    for (i, op) in scenario.operators.iter().enumerate() {
+        if let Some((table, _)) = oracle.upsert_table(i as u32) {
+            rows.extend(table.iter().map(|(&k, &v)| (op.id.clone(), k, v)));
+        }
+    }
     rows.sort();
     let mut text = String::new();
     for (sink, key, value) in rows {
@@ -692,6 +708,10 @@ fn kind_mapping(kind: &OperatorKind) -> (Fidelity, String) {
         OperatorKind::SinkAtLeastOnce { .. } => (
             Exact,
             "Sink V2 writer without committer, flushed per batch and at every checkpoint".into(),
+        ),
+        OperatorKind::SinkUpsert { .. } => (
+            Exact,
+            "Sink V2 writer without committer writing upserts (store/upsert/), flushed every buffer_rows and at every checkpoint; judged by the table it leaves".into(),
         ),
         _ => (NotAtAll, "refused".into()),
     }

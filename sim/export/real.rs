@@ -112,6 +112,7 @@ pub fn read(dir: &Path) -> Result<RealRun, String> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let committed = committed(&real.join("store").join("committed"))?;
+    let tables = upserts(&real.join("store").join("upsert"))?;
     let expected = if manifest.repeat {
         None
     } else {
@@ -121,6 +122,9 @@ pub fn read(dir: &Path) -> Result<RealRun, String> {
         )?)
     };
     let mut report = judge(&manifest, &run, &samples, committed, expected.as_ref());
+    if let Some(expected) = &expected {
+        upsert_check(&manifest, &tables, expected, &mut report);
+    }
     let fired = match std::fs::metadata(real.join("crashes.tsv")) {
         Ok(_) => read_text(&real.join("crashes.tsv"))?,
         Err(_) => String::new(),
@@ -146,9 +150,11 @@ fn crashes(manifest: &Manifest, fired: &str, report: &mut RealReport) {
             c.attempt.to_string(),
             c.records.to_string(),
         ];
+        // Planned `operator subtask attempt records`, then (from newer
+        // jobs) the attempt it fired in.
         if fired
             .iter()
-            .any(|f| f.len() == 4 && f.iter().zip(&what).all(|(a, b)| a == b))
+            .any(|f| f.len() >= 4 && f.iter().zip(&what).all(|(a, b)| a == b))
         {
             report.crashes_injected += 1;
         } else {
@@ -240,6 +246,105 @@ fn committed(dir: &Path) -> Result<Rows, String> {
         }
     }
     Ok(rows)
+}
+
+/// Per upsert sink, the table its files leave: each file's rows in order,
+/// the files in order of subtask, attempt and sequence (a key is one
+/// subtask's; a later attempt writes after an earlier one).
+fn upserts(dir: &Path) -> Result<BTreeMap<String, BTreeMap<u64, i64>>, String> {
+    let mut tables = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(tables);
+    };
+    let mut files = vec![];
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stem = name.strip_suffix(".tsv").unwrap_or(&name);
+        let mut parts = stem.rsplitn(4, '-');
+        let numbers: Vec<u64> = parts
+            .by_ref()
+            .take(3)
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        let (&[seq, attempt, subtask], Some(sink)) = (&numbers[..], parts.next()) else {
+            return Err(format!(
+                "{}: not `sink-subtask-attempt-seq.tsv`",
+                e.path().display()
+            ));
+        };
+        files.push(((sink.to_string(), subtask, attempt, seq), e.path()));
+    }
+    files.sort();
+    for ((sink, ..), path) in files {
+        let table: &mut BTreeMap<u64, i64> = tables.entry(sink).or_default();
+        let text = read_text(&path)?;
+        for (i, line) in text.lines().enumerate() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let row = match f.as_slice() {
+                [_, k, v] => k.parse::<u64>().ok().zip(v.parse::<i64>().ok()),
+                _ => None,
+            };
+            let Some((k, v)) = row else {
+                return Err(format!(
+                    "{}:{}: not `sink<TAB>key<TAB>value`",
+                    path.display(),
+                    i + 1
+                ));
+            };
+            table.insert(k, v);
+        }
+    }
+    Ok(tables)
+}
+
+/// Upsert sinks, effectively-once: the table they leave equals the
+/// failure-free run's, by key and value (by key only where the values
+/// depend on arrival order). A failure replaces the output check's verdict.
+fn upsert_check(
+    manifest: &Manifest,
+    tables: &BTreeMap<String, BTreeMap<u64, i64>>,
+    expected: &Rows,
+    report: &mut RealReport,
+) {
+    if report.ended != "finished" {
+        return;
+    }
+    let empty = BTreeMap::new();
+    for sink in manifest.sinks.iter().filter(|s| s.upsert) {
+        let got = tables.get(&sink.name).unwrap_or(&empty);
+        let want: BTreeMap<u64, i64> = expected
+            .get(&sink.name)
+            .into_iter()
+            .flatten()
+            .flat_map(|(&k, vs)| vs.keys().map(move |&v| (k, v)))
+            .collect();
+        let wrong = want.iter().find(|(k, v)| match got.get(k) {
+            None => true,
+            Some(g) => sink.values_exact && g != *v,
+        });
+        let extra = got.keys().find(|k| !want.contains_key(k));
+        let message = match (wrong, extra) {
+            (Some((k, v)), _) => format!(
+                "upsert sink {} key {k}: the table holds {}, the failure-free run leaves {v}",
+                sink.name,
+                got.get(k).map_or("nothing".to_string(), |g| g.to_string())
+            ),
+            (None, Some(k)) => format!(
+                "upsert sink {} key {k}: in the table, not in the failure-free run's",
+                sink.name
+            ),
+            (None, None) => continue,
+        };
+        let check = report
+            .checks
+            .iter_mut()
+            .find(|c| c.name == "exactly-once-output");
+        if let Some(c) = check {
+            (c.passed, c.message) = (false, message);
+        }
+        report.verdict = "fail";
+        return;
+    }
 }
 
 fn count(rows: &Rows) -> u64 {
@@ -457,7 +562,7 @@ fn output_check(
         };
     }
     let empty = BTreeMap::new();
-    for sink in &manifest.sinks {
+    for sink in manifest.sinks.iter().filter(|s| !s.upsert) {
         let exact = sink.transactional && manifest.guarantee == "exactly-once";
         let got = committed.get(&sink.name).unwrap_or(&empty);
         let want = expected.get(&sink.name).unwrap_or(&empty);
@@ -501,8 +606,16 @@ fn output_check(
     } else {
         "at least"
     };
-    let message =
-        format!("every sink committed {how} the failure-free run's records, by key and value");
+    let mut parts = vec![];
+    if manifest.sinks.iter().any(|s| !s.upsert) {
+        parts.push(format!(
+            "every sink committed {how} the failure-free run's records, by key and value"
+        ));
+    }
+    if manifest.sinks.iter().any(|s| s.upsert) {
+        parts.push("every upsert sink's table is the failure-free run's".to_string());
+    }
+    let message = parts.join("; ");
     RealCheck {
         name,
         passed: true,

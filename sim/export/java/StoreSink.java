@@ -30,7 +30,8 @@ import java.util.List;
 // again after a restore (a file already moved is already committed).
 // At-least-once (`batch` > 0, no committer): the writer appends to
 // committed/ directly, flushing every `batch` records and at every
-// checkpoint, so a replay writes again what it wrote before.
+// checkpoint, so a replay writes again what it wrote before. An upsert
+// sink writes the same way into upsert/.
 public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
     private final String name;
     private final String dir;
@@ -49,8 +50,18 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
         this.crash = crash;
     }
 
+    /** Where the writer writes without a committer. */
+    private String direct = "committed";
+
     /** An at-least-once sink: the same writer, no committer. */
     public Sink<Rec> atLeastOnce() {
+        return new AtLeastOnce(this);
+    }
+
+    /** An upsert sink: every row overwrites its key's in the table the
+     *  files under upsert/ make, read in order (subtask, attempt, file). */
+    public Sink<Rec> upsert() {
+        direct = "upsert";
         return new AtLeastOnce(this);
     }
 
@@ -112,6 +123,7 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
             this.attempt = attempt;
             Files.createDirectories(Paths.get(dir, "pending"));
             Files.createDirectories(Paths.get(dir, "committed"));
+            Files.createDirectories(Paths.get(dir, direct));
             crash.check(name, subtask, attempt, 0);
         }
 
@@ -119,7 +131,7 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
             if (out != null) {
                 return;
             }
-            String sub = batch > 0 ? "committed" : "pending";
+            String sub = batch > 0 ? direct : "pending";
             file = name + "-" + subtask + "-" + attempt + "-" + seq + ".tsv";
             seq++;
             out = Files.newBufferedWriter(Paths.get(dir, sub, file), StandardCharsets.UTF_8,
@@ -148,6 +160,10 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
                 return;
             }
             open();
+            if (direct.equals("upsert") && Mutants.on("upsert-batch-reordered")) {
+                // The batch newest first: an older row of a key overwrites a newer one.
+                java.util.Collections.reverse(pending);
+            }
             for (String line : pending) {
                 out.write(line);
             }
