@@ -49,7 +49,7 @@ fn every_shipped_scenario_exports_or_is_refused() {
         };
         insta::assert_snapshot!(format!("flink-{name}"), snapshot);
     }
-    assert!(exported >= 19, "only {exported} shipped scenarios export");
+    assert!(exported >= 20, "only {exported} shipped scenarios export");
 }
 
 #[test]

@@ -40,3 +40,5 @@ one mutant-window-no-flush-at-end "$root/scenarios/checkmate.toml" --seed 0 --mu
 one mutant-source-offset-off-by-one "$root/scenarios/wordcount.toml" --seed 7 --mutant source-offset-off-by-one
 one mutant-no-source-rewind "$root/scenarios/wordcount.toml" --seed 7 --mutant no-source-rewind
 one mutant-sink-ack-without-flush "$root/scenarios/batching.toml" --seed 34 --mutant sink-ack-without-flush
+one upsert-1 "$root/scenarios/upsert.toml" --seed 1
+one mutant-upsert-batch-reordered "$root/scenarios/upsert.toml" --seed 1 --mutant upsert-batch-reordered

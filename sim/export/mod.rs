@@ -214,6 +214,12 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         files.push(("expected.tsv".to_string(), expected(scenario, opts.seed)));
     }
     files.push(("simulated.json".to_string(), simulated + "\n"));
+    // The scenario itself, every key written: a real run that fails can be
+    // replayed, shrunk and explored in the simulator.
+    files.push((
+        "scenario.toml".to_string(),
+        crate::scenario::write::to_toml(scenario),
+    ));
     files.push(("run.sh".to_string(), RUN_SH.to_string()));
     files.push(("log4j2.properties".to_string(), LOG4J.to_string()));
     let mapping = mapping(scenario, opts);

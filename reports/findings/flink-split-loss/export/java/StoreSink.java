@@ -1,0 +1,217 @@
+import org.apache.flink.api.connector.sink2.CommitterInitContext;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+
+// The external store of an exported job: a directory. Every committed line
+// is `sink<TAB>key<TAB>value`; `ckptsim flink-check` reads committed/ back.
+//
+// Transactional (a Sink V2 writer and committer, exactly-once): the writer
+// writes each checkpoint's records into a new file under pending/ and hands
+// its name to the committer before the barrier (prepareCommit); the
+// committer moves it into committed/ once the checkpoint completed, and
+// again after a restore (a file already moved is already committed).
+// At-least-once (`batch` > 0, no committer): the writer appends to
+// committed/ directly, flushing every `batch` records and at every
+// checkpoint, so a replay writes again what it wrote before.
+public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
+    private final String name;
+    private final String dir;
+    private final int batch;
+    /** A scenario's Sink V2 writer (not a sink-2pc): its mutants apply. */
+    private final boolean v2;
+    private final Cost cost;
+    private final Crash crash;
+
+    public StoreSink(String name, String dir, int batch, boolean v2, Cost cost, Crash crash) {
+        this.name = name;
+        this.dir = dir;
+        this.batch = batch;
+        this.v2 = v2;
+        this.cost = cost;
+        this.crash = crash;
+    }
+
+    /** An at-least-once sink: the same writer, no committer. */
+    public Sink<Rec> atLeastOnce() {
+        return new AtLeastOnce(this);
+    }
+
+    static final class AtLeastOnce implements Sink<Rec> {
+        private final StoreSink sink;
+
+        AtLeastOnce(StoreSink sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public SinkWriter<Rec> createWriter(WriterInitContext context) throws IOException {
+            return sink.createWriter(context);
+        }
+    }
+
+    @Override
+    public CommittingSinkWriter<Rec, String> createWriter(WriterInitContext context) throws IOException {
+        return new Writer(context.getTaskInfo().getIndexOfThisSubtask(), context.getTaskInfo().getAttemptNumber());
+    }
+
+    @Override
+    public Committer<String> createCommitter(CommitterInitContext context) {
+        return new StoreCommitter(dir);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<String> getCommittableSerializer() {
+        return new SimpleVersionedSerializer<String>() {
+            @Override
+            public int getVersion() {
+                return 1;
+            }
+
+            @Override
+            public byte[] serialize(String s) {
+                return s.getBytes(StandardCharsets.UTF_8);
+            }
+
+            @Override
+            public String deserialize(int version, byte[] b) {
+                return new String(b, StandardCharsets.UTF_8);
+            }
+        };
+    }
+
+    final class Writer implements CommittingSinkWriter<Rec, String> {
+        private final int subtask;
+        private final int attempt;
+        private long taken;
+        private long seq;
+        private BufferedWriter out;
+        private String file;
+        private final List<String> pending = new ArrayList<>();
+        private boolean ended;
+
+        Writer(int subtask, int attempt) throws IOException {
+            this.subtask = subtask;
+            this.attempt = attempt;
+            Files.createDirectories(Paths.get(dir, "pending"));
+            Files.createDirectories(Paths.get(dir, "committed"));
+            crash.check(name, subtask, attempt, 0);
+        }
+
+        private void open() throws IOException {
+            if (out != null) {
+                return;
+            }
+            String sub = batch > 0 ? "committed" : "pending";
+            file = name + "-" + subtask + "-" + attempt + "-" + seq + ".tsv";
+            seq++;
+            out = Files.newBufferedWriter(Paths.get(dir, sub, file), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
+
+        @Override
+        public void write(Rec r, Context context) throws IOException, InterruptedException {
+            taken++;
+            crash.check(name, subtask, attempt, taken);
+            cost.pay();
+            Harness.SINK_RECORDS.increment();
+            if (batch > 0) {
+                pending.add(name + "\t" + r.key + "\t" + r.value + "\n");
+                if (pending.size() >= batch) {
+                    flushBatch();
+                }
+                return;
+            }
+            open();
+            out.write(name + "\t" + r.key + "\t" + r.value + "\n");
+        }
+
+        private void flushBatch() throws IOException {
+            if (pending.isEmpty()) {
+                return;
+            }
+            open();
+            for (String line : pending) {
+                out.write(line);
+            }
+            out.flush();
+            pending.clear();
+        }
+
+        @Override
+        public void flush(boolean endOfInput) throws IOException {
+            ended |= endOfInput;
+            if (batch > 0) {
+                if (!endOfInput && Mutants.on("sink-ack-without-flush")) {
+                    return;
+                }
+                flushBatch();
+            } else if (out != null) {
+                out.flush();
+            }
+        }
+
+        @Override
+        public Collection<String> prepareCommit() throws IOException {
+            if (batch > 0 || out == null) {
+                return Collections.emptyList();
+            }
+            if (ended && v2 && Mutants.on("writer-keeps-last-transaction")) {
+                return Collections.emptyList();
+            }
+            out.close();
+            out = null;
+            return Collections.singletonList(file);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (out != null) {
+                out.close();
+            }
+        }
+    }
+
+    static final class StoreCommitter implements Committer<String> {
+        private final String dir;
+
+        StoreCommitter(String dir) {
+            this.dir = dir;
+        }
+
+        @Override
+        public void commit(Collection<CommitRequest<String>> requests) throws IOException {
+            for (CommitRequest<String> request : requests) {
+                Path from = Paths.get(dir, "pending", request.getCommittable());
+                Path to = Paths.get(dir, "committed", request.getCommittable());
+                if (Files.exists(from)) {
+                    Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+                } else if (Files.exists(to)) {
+                    request.signalAlreadyCommitted();
+                } else {
+                    request.signalFailedWithKnownReason(new IOException("transaction " + from + " is gone"));
+                }
+            }
+        }
+
+        @Override
+        public void close() {}
+    }
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Builds and runs this exported ckptsim job on a real Flink MiniCluster.
+#
+#   sh run.sh            # then: ckptsim flink-check .
+#
+# Needs a JDK (17 or later) and python3 with pip. Flink's jars come from the
+# `apache-flink-libraries` wheel on PyPI (CKPTSIM_FLINK_VERSION, default
+# below), cached in CKPTSIM_FLINK_HOME (default ~/.cache/ckptsim/flink-VERSION).
+# Without javac, on Debian or Ubuntu as root, the JDK is installed from the
+# distribution's packages (openjdk-17-jdk-headless).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+version=${CKPTSIM_FLINK_VERSION:-2.3.0}
+home=${CKPTSIM_FLINK_HOME:-${HOME:-/tmp}/.cache/ckptsim/flink-$version}
+
+if ! command -v javac >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        echo "run.sh: installing a JDK (openjdk-17-jdk-headless)" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+    else
+        echo "run.sh: needs a JDK 17 or later (javac); on Debian: apt-get install openjdk-17-jdk-headless" >&2
+        exit 2
+    fi
+fi
+
+if [ ! -f "$home/lib/flink-dist-$version.jar" ]; then
+    echo "run.sh: fetching Flink $version's jars (apache-flink-libraries from PyPI) into $home" >&2
+    mkdir -p "$home/wheel" "$home/lib"
+    python3 -m pip download --quiet --no-deps --dest "$home/wheel" "apache-flink-libraries==$version"
+    python3 - "$home" <<'PY'
+import glob, os, sys, zipfile
+home = sys.argv[1]
+wheel = glob.glob(os.path.join(home, "wheel", "apache_flink_libraries-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith("pyflink/lib/") and name.endswith(".jar"):
+            with open(os.path.join(home, "lib", os.path.basename(name)), "wb") as out:
+                out.write(z.read(name))
+PY
+fi
+
+classes="$here/real/classes"
+rm -rf "$classes"
+mkdir -p "$classes"
+javac -nowarn -d "$classes" -cp "$home/lib/*" "$here"/java/*.java
+rm -rf "$here/real/store" "$here/real/checkpoints"
+# Every task manager's network buffers are direct memory.
+exec java -Xmx1g -XX:MaxDirectMemorySize=${CKPTSIM_FLINK_DIRECT_MEMORY:-2g} -XX:+UseSerialGC \
+    -Dckptsim.out="$here" -Dlog4j.configurationFile="$here/log4j2.properties" \
+    -cp "$classes:$home/lib/*" CkptsimJob "$here"
