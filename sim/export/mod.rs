@@ -132,7 +132,7 @@ pub struct Manifest {
     /// The guarantee the real run is checked against.
     pub guarantee: String,
     pub sinks: Vec<SinkInfo>,
-    /// The operators whose vertices count as sinks (records flowing).
+    /// The checkpoint interval (none: checkpointing off) and timeout.
     pub checkpoint_interval_ms: Option<u64>,
     pub checkpoint_timeout_ms: u64,
     /// The simulated run's crashes, injected at the same record counts.
