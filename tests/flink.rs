@@ -308,6 +308,11 @@ fn real_run(scenario: &str, extra: &[&str], what: &str) -> (i32, String) {
     args.extend_from_slice(extra);
     let o = ckptsim(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    run_and_check(&out)
+}
+
+/// Runs the export in `out` on real Flink (its run.sh), then checks it.
+fn run_and_check(out: &Path) -> (i32, String) {
     let run = std::process::Command::new("sh")
         .arg(out.join("run.sh"))
         .output()
@@ -317,7 +322,7 @@ fn real_run(scenario: &str, extra: &[&str], what: &str) -> (i32, String) {
         "run.sh: {}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let o = ckptsim(&["flink-check", dir]);
+    let o = ckptsim(&["flink-check", out.to_str().unwrap()]);
     (o.status.code().unwrap_or(-1), stdout(&o))
 }
 
@@ -392,27 +397,9 @@ fn on_real_flink_behind_ckptsim_flink() {
             continue;
         };
         let out = tempdir(&format!("generated-{ran}"));
-        for (name, text) in &e.files {
-            std::fs::create_dir_all(out.join(name).parent().unwrap()).unwrap();
-            std::fs::write(out.join(name), text).unwrap();
-        }
-        let run = std::process::Command::new("sh")
-            .arg(out.join("run.sh"))
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "run.sh: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let o = ckptsim(&["flink-check", out.to_str().unwrap()]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}\n{}",
-            stdout(&o),
-            g.scenario.name
-        );
+        write(&e, &out);
+        let (code, text) = run_and_check(&out);
+        assert_eq!(code, 0, "{text}\n{}", g.scenario.name);
         ran += 1;
     }
 }
@@ -432,6 +419,11 @@ fn keep(e: &export::Export) {
     let mut h = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(job, &mut h);
     let dir = Path::new(&root).join(format!("{:016x}", std::hash::Hasher::finish(&h)));
+    write(e, &dir);
+}
+
+/// Writes every file of an export under `dir`.
+fn write(e: &export::Export, dir: &Path) {
     for (name, text) in &e.files {
         let p = dir.join(name);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
