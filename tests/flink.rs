@@ -180,6 +180,14 @@ fn a_recorded_real_run_passes_with_ckptsims_metric_names() {
         v["restarts"], 1,
         "the injected crash restarted the job once"
     );
+    let crashes = (
+        v["crashes_planned"].as_u64(),
+        v["crashes_injected"].as_u64(),
+    );
+    assert_eq!(crashes, (Some(1), Some(1)));
+    let flows = v["vertex_flow"].as_array().unwrap();
+    let sampled = |f: &serde_json::Value| f["samples"].as_array().unwrap().len();
+    assert!(flows.iter().any(|f| sampled(f) > 5), "{flows:?}");
     let o = ckptsim(&["flink-check", RECORDED]);
     let text = stdout(&o);
     assert!(

@@ -43,6 +43,16 @@ pub struct Pressure {
     pub last_ratio: f64,
 }
 
+/// A vertex's records over the run, from the job's REST samples: per
+/// sample `(ms since the start, records read, records written)` (Flink's
+/// `read-records` and `write-records`: records crossing the vertex's
+/// network inputs and outputs).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VertexFlow {
+    pub vertex: String,
+    pub samples: Vec<(u64, u64, u64)>,
+}
+
 /// A check of the real run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RealCheck {
@@ -82,6 +92,8 @@ pub struct RealReport {
     pub backpressure: Vec<Pressure>,
     /// `(ms since the start, records the sinks took)` per sample.
     pub sink_flow: Vec<(u64, u64)>,
+    /// Records in and out of every vertex over time.
+    pub vertex_flow: Vec<VertexFlow>,
     pub verdict: &'static str,
     pub checks: Vec<RealCheck>,
 }
@@ -425,6 +437,7 @@ fn judge(
         warnings: vec![],
         checkpoint_metrics,
         backpressure: backpressure(samples),
+        vertex_flow: vertex_flow(samples),
         checkpoints,
         sink_flow,
         verdict: if passed { "pass" } else { "fail" },
@@ -495,6 +508,27 @@ fn checkpoints(samples: &[Sample], job_start: u64) -> Vec<RealCheckpoint> {
         }
     }
     by_id.into_values().collect()
+}
+
+/// Per vertex, its records read and written at every job sample.
+fn vertex_flow(samples: &[Sample]) -> Vec<VertexFlow> {
+    let mut out: BTreeMap<String, VertexFlow> = BTreeMap::new();
+    for s in samples.iter().filter(|s| is_job(&s.path)) {
+        for v in s.body["vertices"].as_array().into_iter().flatten() {
+            let Some(name) = v["name"].as_str() else {
+                continue;
+            };
+            let m = &v["metrics"];
+            let read = m["read-records"].as_u64().unwrap_or(0);
+            let written = m["write-records"].as_u64().unwrap_or(0);
+            let flow = out.entry(name.to_string()).or_insert_with(|| VertexFlow {
+                vertex: name.to_string(),
+                samples: vec![],
+            });
+            flow.samples.push((s.t_ms, read, written));
+        }
+    }
+    out.into_values().collect()
 }
 
 /// Per vertex (named as the job names it), the backpressure ratios.
@@ -737,6 +771,15 @@ impl RealRun {
             let _ = writeln!(s, "  warning: {w}");
         }
         let _ = writeln!(s, "\n{}", self.table());
+        for f in &r.vertex_flow {
+            if let Some(&(t, read, written)) = f.samples.last() {
+                let _ = writeln!(
+                    s,
+                    "records {}: {read} in, {written} out by {t} ms",
+                    f.vertex
+                );
+            }
+        }
         for p in r.backpressure.iter().filter(|p| p.max_ratio > 0.0) {
             let _ = writeln!(
                 s,
