@@ -20,6 +20,7 @@ fn options(s: &scenario::Scenario) -> Options {
         limit_ms: 600_000,
         mutants: ckptsim::mutant::Mutants::NONE,
         local_channels: false,
+        drop_faults: false,
     }
 }
 
@@ -134,6 +135,24 @@ fn the_command_writes_the_job_and_refuses_what_flink_cannot_run() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let job = std::fs::read_to_string(out.join("java/CkptsimJob.java")).unwrap();
     assert!(job.contains("Mutants.set(\"no-source-rewind\");"), "{job}");
+    // --drop-faults: the faults a real job cannot be given are dropped, on
+    // both sides, and named.
+    let args = [
+        "flink-export",
+        "scenarios/faults.toml",
+        "--out",
+        dir,
+        "--drop-faults",
+    ];
+    let o = ckptsim(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mapping = std::fs::read_to_string(out.join("MAPPING.md")).unwrap();
+    assert!(
+        mapping.contains("| `faults.coordinator` | not at all | dropped"),
+        "{mapping}"
+    );
+    let kept = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(!kept.contains("[faults.coordinator]"), "{kept}");
     let o = ckptsim(&["flink-check", "scenarios"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

@@ -41,4 +41,7 @@ one mutant-source-offset-off-by-one "$root/scenarios/wordcount.toml" --seed 7 --
 one mutant-no-source-rewind "$root/scenarios/wordcount.toml" --seed 7 --mutant no-source-rewind
 one mutant-sink-ack-without-flush "$root/scenarios/batching.toml" --seed 34 --mutant sink-ack-without-flush
 one upsert-1 "$root/scenarios/upsert.toml" --seed 1
+for s in faults flip27 flip27-regions sink-v2 uneven; do
+    one "drop-faults-$s" "$root/scenarios/$s.toml" --drop-faults
+done
 one mutant-upsert-batch-reordered "$root/scenarios/upsert.toml" --seed 1 --mutant upsert-batch-reordered

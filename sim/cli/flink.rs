@@ -33,6 +33,11 @@ pub(super) struct Asked {
     /// (repeatable; only those `flink-export` knows in Java).
     #[arg(long = "mutant")]
     mutants: Vec<String>,
+    /// Drop the faults a real job cannot be given (all but task crashes)
+    /// instead of refusing the scenario; the simulated side runs without
+    /// them too.
+    #[arg(long)]
+    drop_faults: bool,
     /// Run every subtask in one task manager, so that every channel is
     /// local (by default each chain subtask has a task manager of its
     /// own and every channel is remote, as the simulator's are).
@@ -55,6 +60,7 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         limit_ms: millis("--limit", &asked.limit)?,
         mutants: mutants_or_replay(&asked.mutants, &scenario)?,
         local_channels: asked.local_channels,
+        drop_faults: asked.drop_faults,
     };
     if opts.limit_ms == 0 {
         return Err(UsageError("error: --limit must be above zero".into()).into());

@@ -84,6 +84,10 @@ pub struct Options {
     /// Mutants the exported job carries (those in [`EXPORTABLE_MUTANTS`]);
     /// the simulated run carries them too.
     pub mutants: Mutants,
+    /// Drop the faults a real job cannot be given (every one but task
+    /// crashes) instead of refusing the scenario; the simulated side runs
+    /// without them too, and the mapping names each one dropped.
+    pub drop_faults: bool,
     /// One task manager, every channel local (no receiver-side buffers);
     /// by default every chain's subtask has a task manager of its own, so
     /// that every channel is remote, as the simulator's are.
@@ -167,6 +171,11 @@ const RUN_SH: &str = include_str!("run.sh");
 /// Exports `scenario` (`file` names it in messages), or every reason it
 /// cannot be, each as `key: why`.
 pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>> {
+    let (kept, dropped) = match opts.drop_faults {
+        true => without_faults(scenario),
+        false => (scenario.clone(), vec![]),
+    };
+    let scenario = &kept;
     let mut refusals = refusals(scenario, opts.algorithm);
     for m in opts.mutants.names() {
         if !EXPORTABLE_MUTANTS.contains(&m) {
@@ -222,7 +231,14 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
     ));
     files.push(("run.sh".to_string(), RUN_SH.to_string()));
     files.push(("log4j2.properties".to_string(), LOG4J.to_string()));
-    let mapping = mapping(scenario, opts);
+    let mut mapping = mapping(scenario, opts);
+    for key in dropped {
+        mapping.push(Mapping {
+            key: key.to_string(),
+            fidelity: Fidelity::NotAtAll,
+            flink: "dropped (--drop-faults): a real job cannot be given it; the simulated side runs without it too".into(),
+        });
+    }
     files.push((
         "MAPPING.md".to_string(),
         mapping_md(scenario, opts, &mapping),
@@ -350,11 +366,54 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
         if set {
             no(
                 key,
-                "this fault cannot be injected into a real job (only task crashes are)",
+                "this fault cannot be injected into a real job (only task crashes are; --drop-faults exports the job without it)",
             );
         }
     }
     out
+}
+
+/// `scenario` without the faults a real job cannot be given, and the keys
+/// of those it had.
+fn without_faults(scenario: &Scenario) -> (Scenario, Vec<&'static str>) {
+    let mut s = scenario.clone();
+    let f = &mut s.faults;
+    let mut dropped = vec![];
+    let mut drop = |key: &'static str, had: bool| {
+        if had {
+            dropped.push(key);
+        }
+    };
+    drop("faults.coordinator", f.coordinator.take().is_some());
+    drop(
+        "faults.worker_crashes",
+        !std::mem::take(&mut f.worker_crashes).is_empty(),
+    );
+    drop("faults.random_workers", f.random_workers.take().is_some());
+    drop(
+        "faults.partitions",
+        !std::mem::take(&mut f.partitions).is_empty(),
+    );
+    drop(
+        "faults.latency_spikes",
+        !std::mem::take(&mut f.latency_spikes).is_empty(),
+    );
+    drop("faults.storage", f.storage.take().is_some());
+    drop(
+        "faults.storage_failures",
+        !std::mem::take(&mut f.storage_failures).is_empty(),
+    );
+    drop("faults.notifications", f.notifications.take().is_some());
+    drop(
+        "faults.lost_notifications",
+        !std::mem::take(&mut f.lost_notifications).is_empty(),
+    );
+    drop("faults.operator_events", f.operator_events.take().is_some());
+    drop(
+        "faults.slow_tasks",
+        !std::mem::take(&mut f.slow_tasks).is_empty(),
+    );
+    (s, dropped)
 }
 
 /// Flink's checkpointing mode for an algorithm: (exactly-once, unaligned,
