@@ -411,15 +411,17 @@ fn on_real_flink_behind_ckptsim_flink() {
     let (code, text) = real_run("scenarios/upsert.toml", &["--seed", "1"], "upsert");
     assert_eq!(code, 0, "{text}");
     // Generated scenarios (the same ones every time): each exported job
-    // keeps its promises on Flink as in the simulator.
+    // keeps its promises on Flink as in the simulator. Aligned: under
+    // unaligned checkpoints the third of them hits the split loss of
+    // reports/findings/flink-split-loss in about one run in five.
     use proptest::strategy::{Strategy, ValueTree};
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = ckptsim::strategies::scenario(ckptsim::scenario::Algorithm::Unaligned);
+    let strategy = ckptsim::strategies::scenario(ckptsim::scenario::Algorithm::Aligned);
     let mut ran = 0;
     while ran < 6 {
         let g = strategy.new_tree(&mut runner).unwrap().current();
         let mut o = options(&g.scenario);
-        o.algorithm = ckptsim::scenario::Algorithm::Unaligned;
+        o.algorithm = ckptsim::scenario::Algorithm::Aligned;
         let Ok(e) = export::export(&g.scenario, &o) else {
             continue;
         };
