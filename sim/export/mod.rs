@@ -345,30 +345,12 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
             "a mutant breaks the simulator's runtime, not the job",
         );
     }
-    let f = &scenario.faults;
-    let faults: [(&str, bool); 11] = [
-        ("faults.coordinator", f.coordinator.is_some()),
-        ("faults.worker_crashes", !f.worker_crashes.is_empty()),
-        ("faults.random_workers", f.random_workers.is_some()),
-        ("faults.partitions", !f.partitions.is_empty()),
-        ("faults.latency_spikes", !f.latency_spikes.is_empty()),
-        ("faults.storage", f.storage.is_some()),
-        ("faults.storage_failures", !f.storage_failures.is_empty()),
-        ("faults.notifications", f.notifications.is_some()),
-        (
-            "faults.lost_notifications",
-            !f.lost_notifications.is_empty(),
-        ),
-        ("faults.operator_events", f.operator_events.is_some()),
-        ("faults.slow_tasks", !f.slow_tasks.is_empty()),
-    ];
-    for (key, set) in faults {
-        if set {
-            no(
-                key,
-                "this fault cannot be injected into a real job (only task crashes are; --drop-faults exports the job without it)",
-            );
-        }
+    // The faults `--drop-faults` would drop: every one but task crashes.
+    for key in without_faults(scenario).1 {
+        no(
+            key,
+            "this fault cannot be injected into a real job (only task crashes are; --drop-faults exports the job without it)",
+        );
     }
     out
 }

@@ -127,15 +127,21 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         @Override
         public byte[] serialize(Split s) throws IOException {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(s.partition);
-            out.writeLong(s.offset);
+            write(new DataOutputStream(bytes), s);
             return bytes.toByteArray();
         }
 
         @Override
         public Split deserialize(int version, byte[] b) throws IOException {
-            DataInputStream in = new DataInputStream(new ByteArrayInputStream(b));
+            return read(new DataInputStream(new ByteArrayInputStream(b)));
+        }
+
+        static void write(DataOutputStream out, Split s) throws IOException {
+            out.writeInt(s.partition);
+            out.writeLong(s.offset);
+        }
+
+        static Split read(DataInputStream in) throws IOException {
             return new Split(in.readInt(), in.readLong());
         }
     }
@@ -153,8 +159,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
             out.writeInt(s.discovered);
             out.writeInt(s.unassigned.size());
             for (Split split : s.unassigned) {
-                out.writeInt(split.partition);
-                out.writeLong(split.offset);
+                SplitSerializer.write(out, split);
             }
             return bytes.toByteArray();
         }
@@ -166,7 +171,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
             s.discovered = in.readInt();
             int n = in.readInt();
             for (int i = 0; i < n; i++) {
-                s.unassigned.add(new Split(in.readInt(), in.readLong()));
+                s.unassigned.add(SplitSerializer.read(in));
             }
             return s;
         }
