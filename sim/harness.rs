@@ -64,11 +64,11 @@ pub fn execute_job_with(
     let sim_wall_ns = total.elapsed_ns();
     let schedule = output.schedule.as_deref();
     let oracle = Oracle::build_replaying(&scenario, workload, factory, schedule);
-    let mut verdict = judge(&oracle, &output);
+    let mut verdict = judge(&scenario, &oracle, &output);
     if oracle.values_differ(&verdict) {
         // Name the first value that differs: rebuild keeping the values.
         let oracle = Oracle::build_detailed(&scenario, workload, factory, schedule);
-        verdict = judge(&oracle, &output);
+        verdict = judge(&scenario, &oracle, &output);
     }
     Execution {
         output,

@@ -711,9 +711,7 @@ mod tests {
             assert_eq!(Mutant::from_name(m.name), Some(m.mutant));
             assert!(!m.applies.is_empty(), "{}", m.name);
             assert!(
-                crate::verdict::CHECKS
-                    .iter()
-                    .any(|(c, _)| *c == m.caught_by),
+                crate::verdict::CheckId::from_name(m.caught_by).is_some(),
                 "{}",
                 m.name
             );

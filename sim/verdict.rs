@@ -1,29 +1,125 @@
-//! What a finding looks like: the [`Violation`] value and the names of the
-//! checks. The runtime reports violations while it runs (a bad cut, a
-//! refused restore) and the checkers after it; both depend on this module
-//! and neither on the other. Data only: it depends on nothing in the crate.
+//! What a finding looks like: the [`Violation`] value and the [`CheckId`]
+//! that names the invariant it breaks. The runtime reports violations while
+//! it runs (a bad cut, a refused restore) and the checkers after it; both
+//! depend on this module and neither on the other. Data only: it depends on
+//! nothing in the crate. A check is named by its typed id, never by a
+//! string, so that no finding can be filed under a name nobody reads.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use std::fmt;
 
 /// One broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    pub check: &'static str,
+    pub check: CheckId,
     pub time_ns: u64,
     pub message: String,
 }
 
-/// The checks, in report order. `judge` never produces the last one,
-/// `panic`: the commands that run many seeds report it for a run that
-/// panicked instead of returning ([`crate::panics`]).
-pub const CHECKS: &[(&str, &str)] = &[
-    ("consistent-cut", "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state; each split a FLIP-27 source's enumerator had discovered is in exactly one place, the enumerator's checkpoint or one reader's snapshot"),
-    ("exactly-once-output", "committed sink output equals the failure-free oracle's (which replays the run's own input order), by lineage and by value"),
-    ("state", "after the job ends, every keyed state equals the oracle's, exactly"),
-    ("liveness", "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits"),
-    ("routing", "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)"),
-    ("protocol", "per task and checkpoint at most one snapshot, one decline, and one cancellation marker per output and cause; never notified complete after an abort; completed ids increase; restores succeed; no commit or sink write is refused; no savepoint enters the completed-checkpoint store or is restored by a failover"),
-    ("commit", "what completed checkpoints promise is committed, in time: once a sink task is notified of checkpoint N, nothing it pre-committed for N or earlier stays pre-committed; at the end, everything each sink task read before the snapshot of the last checkpoint it was notified of (or restored from) is committed, whatever the ending"),
-    ("failure-accounting", "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise"),
-    ("panic", "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep"),
-];
+/// The checks, in report order. Printed and serialized by [`CheckId::name`].
+/// `judge` never produces the last one, [`CheckId::Panic`]: the commands
+/// that run many seeds report it for a run that panicked instead of
+/// returning ([`crate::panics`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CheckId {
+    ConsistentCut,
+    ExactlyOnceOutput,
+    State,
+    Liveness,
+    Routing,
+    Protocol,
+    Commit,
+    FailureAccounting,
+    Panic,
+}
+
+impl CheckId {
+    /// Every check, in report order.
+    pub const ALL: [CheckId; 9] = [
+        CheckId::ConsistentCut,
+        CheckId::ExactlyOnceOutput,
+        CheckId::State,
+        CheckId::Liveness,
+        CheckId::Routing,
+        CheckId::Protocol,
+        CheckId::Commit,
+        CheckId::FailureAccounting,
+        CheckId::Panic,
+    ];
+
+    /// The name reports, JSON and the command line use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CheckId::ConsistentCut => "consistent-cut",
+            CheckId::ExactlyOnceOutput => "exactly-once-output",
+            CheckId::State => "state",
+            CheckId::Liveness => "liveness",
+            CheckId::Routing => "routing",
+            CheckId::Protocol => "protocol",
+            CheckId::Commit => "commit",
+            CheckId::FailureAccounting => "failure-accounting",
+            CheckId::Panic => "panic",
+        }
+    }
+
+    /// What the check promises, for `ckptsim list` and the docs.
+    pub const fn description(self) -> &'static str {
+        match self {
+            CheckId::ConsistentCut => "per completed checkpoint and channel, by sequence number: records sent before the sender's snapshot = records consumed before the receiver's snapshot, then input channel state, then output channel state; each split a FLIP-27 source's enumerator had discovered is in exactly one place, the enumerator's checkpoint or one reader's snapshot",
+            CheckId::ExactlyOnceOutput => "committed sink output equals the failure-free oracle's (which replays the run's own input order), by lineage and by value",
+            CheckId::State => "after the job ends, every keyed state equals the oracle's, exactly",
+            CheckId::Liveness => "after the fault phase (a quiet phase with no new faults) checkpoints complete again and the bounded job finishes within its limits",
+            CheckId::Routing => "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)",
+            CheckId::Protocol => "per task and checkpoint at most one snapshot, one decline, and one cancellation marker per output and cause; never notified complete after an abort; completed ids increase; restores succeed; no commit or sink write is refused; no savepoint enters the completed-checkpoint store or is restored by a failover",
+            CheckId::Commit => "what completed checkpoints promise is committed, in time: once a sink task is notified of checkpoint N, nothing it pre-committed for N or earlier stays pre-committed; at the end, everything each sink task read before the snapshot of the last checkpoint it was notified of (or restored from) is committed, whatever the ending",
+            CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",
+            CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
+        }
+    }
+
+    /// The check of that name.
+    pub fn from_name(name: &str) -> Option<CheckId> {
+        CheckId::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// `(name, description)` of every check, in report order.
+    pub fn described() -> Vec<(&'static str, &'static str)> {
+        CheckId::ALL
+            .iter()
+            .map(|c| (c.name(), c.description()))
+            .collect()
+    }
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for CheckId {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CheckId;
+
+    #[test]
+    fn every_check_is_listed_once_in_report_order_and_found_by_its_name() {
+        for (i, c) in CheckId::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i, "{c} out of order");
+            assert_eq!(CheckId::from_name(c.name()), Some(*c));
+            assert!(!c.description().is_empty());
+        }
+        assert_eq!(CheckId::ALL.len(), CheckId::Panic as usize + 1);
+    }
+}

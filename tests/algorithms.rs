@@ -136,7 +136,7 @@ fn at_least_once_duplicates_fail_an_exactly_once_expectation() {
     let oracle = Oracle::build_replaying(&sc, &workload, &factory, e.output.schedule.as_deref());
     let mut out = e.output;
     out.expected = Guarantee::ExactlyOnce;
-    let strict = judge(&oracle, &out);
+    let strict = judge(&sc, &oracle, &out);
     assert!(!strict.passed);
     assert_eq!(strict.guarantee, Guarantee::AtLeastOnce);
     let failed: Vec<_> = strict

@@ -44,6 +44,8 @@
 //!   within bounds; the inputs it found, replayed.
 //! - `hostile`: crafted savepoint directories (lying values, edited
 //!   metadata, FIFOs, devices) refused with exit 2, naming file and field.
+//! - `checks`: the check registry: every check in every verdict, no
+//!   violation dropped.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
 //!   for what a run did not test.
 //! - `extremes`: extreme values in scenario files are refused or run, and
@@ -82,6 +84,7 @@ mod common;
 mod algorithms;
 mod bytes;
 mod chains;
+mod checks;
 mod cli;
 mod cluster;
 mod contract;

@@ -2,15 +2,28 @@
 //! data (a list of violations, each with the virtual time, the invariant and
 //! an explanation), never a panic. Every check reports reachability counters
 //! beside its verdict, so that a pass cannot be vacuous.
+//!
+//! Each invariant is its own module, a function of the run output, the
+//! oracle and the scenario ([`Input`]), found through [`checker`], the
+//! registry keyed by [`CheckId`]. `judge` runs every registered check and
+//! files each violation under the check its id names, whoever reported it:
+//! a violation can never be dropped for want of a reader.
 
-pub mod accounting;
+pub mod commit;
+pub mod consistent_cut;
+pub mod exactly_once_output;
+pub mod failure_accounting;
+pub mod liveness;
 pub mod oracle;
+pub mod protocol;
+pub mod routing;
+pub mod state;
 
 use crate::runtime::{RunOutcome, RunOutput};
-use crate::scenario::Guarantee;
-// Re-exported so that `check::Violation` and `check::CHECKS` keep working;
-// they live in `verdict`, below the runtime, which reports violations too.
-pub use crate::verdict::{Violation, CHECKS};
+use crate::scenario::{Guarantee, Scenario};
+// Re-exported so that `check::Violation` keeps working; they live in
+// `verdict`, below the runtime, which reports violations too.
+pub use crate::verdict::{CheckId, Violation};
 use oracle::Oracle;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,247 +53,104 @@ impl Verdict {
     }
 }
 
-/// Judges a run against the oracle.
-pub fn judge(oracle: &Oracle, run: &RunOutput) -> Verdict {
+/// What every check reads: the run, the oracle, the scenario, and the
+/// output comparison, which two checks share (the guarantee it measures is
+/// both the verdict's and what the state check allows).
+pub struct Input<'a> {
+    pub scenario: &'a Scenario,
+    pub oracle: &'a Oracle,
+    pub run: &'a RunOutput,
+    /// The job finished: its output and state must be complete.
+    pub finished: bool,
+    pub output: exactly_once_output::Compared,
+}
+
+impl Input<'_> {
+    /// When the run ended: the time of every finding made at the end.
+    pub fn end_ns(&self) -> u64 {
+        self.run.end_time.0
+    }
+
+    /// The run promised exact state, not only a guarantee on its output:
+    /// duplicated state effects are what a weaker guarantee allows.
+    pub fn exact_state_promised(&self) -> bool {
+        matches!(
+            self.run.expected,
+            Guarantee::ExactlyOnce | Guarantee::EffectivelyOnce
+        )
+    }
+}
+
+/// What one check found: its violations and its reach.
+pub struct Finding {
+    pub violations: Vec<Violation>,
+    pub reach: Vec<(&'static str, u64)>,
+}
+
+/// A check: a function of what the run left behind.
+pub type Check = fn(&Input) -> Finding;
+
+/// The registry: the check that judges each id. `None` only for
+/// [`CheckId::Panic`], which the commands that run many seeds report for a
+/// run that panicked ([`crate::panics`]).
+pub fn checker(id: CheckId) -> Option<Check> {
+    Some(match id {
+        CheckId::ConsistentCut => consistent_cut::check,
+        CheckId::ExactlyOnceOutput => exactly_once_output::check,
+        CheckId::State => state::check,
+        CheckId::Liveness => liveness::check,
+        CheckId::Routing => routing::check,
+        CheckId::Protocol => protocol::check,
+        CheckId::Commit => commit::check,
+        CheckId::FailureAccounting => failure_accounting::check,
+        CheckId::Panic => return None,
+    })
+}
+
+/// The registered checks, in report order.
+pub fn registered() -> impl Iterator<Item = (CheckId, Check)> {
+    CheckId::ALL
+        .into_iter()
+        .filter_map(|id| checker(id).map(|c| (id, c)))
+}
+
+/// Judges a run of `scenario` against the oracle.
+pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
     let finished = run.outcome == RunOutcome::Finished;
-    let mut by_check: BTreeMap<&'static str, Vec<Violation>> = BTreeMap::new();
-    for v in &run.violations {
-        by_check.entry(v.check).or_default().push(v.clone());
-    }
-    let end = run.end_time.0;
-    let c = &run.counters;
-
-    // Exactly-once output, by lineage and by value.
-    // A job stopped with a savepoint must have committed everything its
-    // sources read before the stop; any other unfinished run, no duplicate.
-    let out = match (&run.outcome, &run.complete_below) {
-        (RunOutcome::Stopped(_), Some(below)) => {
-            oracle.compare_output_below(run, Some(below), &run.complete_exempt)
-        }
-        _ => oracle.compare_output(run, finished),
+    let input = Input {
+        scenario,
+        oracle,
+        run,
+        finished,
+        output: exactly_once_output::compare(oracle, run, finished),
     };
-    let mut output_violations = out.violations.clone();
-    for v in &mut output_violations {
-        v.time_ns = end;
+    let findings: Vec<(CheckId, Finding)> = registered().map(|(id, c)| (id, c(&input))).collect();
+    // Filed by id, the runtime's findings first (they are earlier).
+    let mut by_id: BTreeMap<CheckId, Vec<Violation>> = BTreeMap::new();
+    let found = findings.iter().flat_map(|(_, f)| &f.violations);
+    for v in run.violations.iter().chain(found) {
+        by_id.entry(v.check).or_default().push(v.clone());
     }
-    let guarantee = match (out.duplicates > 0, out.losses > 0) {
-        (false, false) => Guarantee::ExactlyOnce,
-        (true, false) => Guarantee::AtLeastOnce,
-        (false, true) => Guarantee::AtMostOnce,
-        (true, true) => Guarantee::Broken,
-    };
-    // Upsert sinks: effectively-once by key, judged by the finished table.
-    let upsert = oracle.compare_upsert(run, finished);
-    let guarantee = match &upsert {
-        Some(u) => {
-            for v in &u.violations {
-                output_violations.push(Violation {
-                    time_ns: end,
-                    ..v.clone()
-                });
+    let checks: Vec<CheckResult> = findings
+        .into_iter()
+        .map(|(id, f)| {
+            let violations = by_id.remove(&id).unwrap_or_default();
+            CheckResult {
+                name: id.name(),
+                passed: violations.is_empty(),
+                reach: f.reach,
+                violations,
             }
-            guarantee.weaker(u.guarantee())
-        }
-        None => guarantee,
-    };
-    let expected = run.expected;
-    let output_ok = guarantee.satisfies(expected);
-    if output_ok {
-        output_violations.clear();
-    }
-
-    // State equivalence.
-    let mut state_violations = Vec::new();
-    let mut state_entries = 0;
-    if finished {
-        state_entries = oracle.compare_state(run, &mut state_violations);
-        for v in &mut state_violations {
-            v.time_ns = end;
-        }
-    }
-    let state_exact = matches!(
-        expected,
-        Guarantee::ExactlyOnce | Guarantee::EffectivelyOnce
+        })
+        .collect();
+    assert!(
+        by_id.is_empty(),
+        "violations of checks that judge never runs: {by_id:?}"
     );
-    if !state_exact && guarantee.satisfies(expected) {
-        // Duplicated state effects are what a weaker declared guarantee allows.
-        state_violations.clear();
-    }
-
-    // Liveness.
-    let mut liveness = Vec::new();
-    let why = match &run.outcome {
-        RunOutcome::Finished => None,
-        // The restart strategy gave up (or the coordinator lost the
-        // checkpoints and was told to fail): a reported outcome of the
-        // configuration, not a broken promise. Output is still checked for
-        // duplicates; losses are expected, the job did not finish.
-        RunOutcome::JobFailed(_) => None,
-        RunOutcome::EventLimit => Some("the job did not finish within max_events".to_string()),
-        RunOutcome::TimeLimit => Some("the job did not finish within max_time".to_string()),
-        RunOutcome::Stalled => Some("the job stalled: no event left and not finished".to_string()),
-        // Ended on request: a stop-with-savepoint, or a cancel.
-        RunOutcome::Stopped(_) | RunOutcome::Cancelled => None,
-        // Ended by a limit of the machine, not of the scenario: not a
-        // verdict on the job's liveness (what it committed is still
-        // checked for duplicates, like any unfinished run).
-        RunOutcome::WallLimit | RunOutcome::MemoryLimit => None,
-    };
-    if let Some(why) = why {
-        let quiet = run.fault_phase_end;
-        let stuck = if run.end_time > quiet && c.checkpoints_in_quiet_phase == 0 {
-            format!(
-                " (in the quiet phase after the faults ended at {}, no checkpoint completed)",
-                crate::engine::SimDuration(quiet.0)
-            )
-        } else if c.checkpoints_after_last_recovery == 0 && c.recoveries > 0 {
-            " (no checkpoint completed after the last recovery)".to_string()
-        } else {
-            String::new()
-        };
-        liveness.push(Violation {
-            check: "liveness",
-            time_ns: end,
-            message: format!("{why}{stuck}"),
-        });
-    }
-    let mut protocol = by_check.remove("protocol").unwrap_or_default();
-    for (txn, state) in &run.store.refused_writes {
-        let state = match state {
-            Some(s) => format!("in state {s:?}"),
-            None => "that was never opened".to_string(),
-        };
-        protocol.push(Violation {
-            check: "protocol",
-            time_ns: end,
-            message: format!(
-                "a sink wrote to {txn} {state}: the write was refused (its records are lost)"
-            ),
-        });
-    }
-    for txn in &run.store.refused {
-        protocol.push(Violation {
-            check: "protocol",
-            time_ns: end,
-            message: format!(
-                "commit of {txn} refused: it was aborted or never opened (its records are lost)"
-            ),
-        });
-    }
-
-    // Commit: in time (at each notification, found while running) and
-    // complete (at the end, whatever the ending).
-    // The end part replays the sinks' schedules on the oracle's data, which
-    // is the run's data only when the cut was exactly-once; a run allowed
-    // to duplicate (at-least-once) reads records the oracle does not have.
-    let mut commit = by_check.remove("commit").unwrap_or_default();
-    let (promised_violations, promised) = if state_exact {
-        oracle.compare_promised(run)
-    } else {
-        (Vec::new(), 0)
-    };
-    commit.extend(promised_violations);
-    let accounting = accounting::check(run);
-    let mut output_reach = vec![
-        ("records committed", run.store.committed().len() as u64),
-        ("records replayed", c.records_replayed),
-        ("recoveries", c.recoveries),
-        ("recovery commits", c.recovery_commits),
-        ("in-flight records replayed", c.in_flight_records_replayed),
-    ];
-    if !oracle.unjudged.is_empty() {
-        output_reach.push(("sinks not compared", oracle.unjudged.len() as u64));
-    }
-    if let Some(u) = &upsert {
-        output_reach.extend([
-            ("upsert writes", u.writes),
-            ("upsert writes repeated", u.repeated),
-            ("upsert regressions", u.regressions),
-            ("upsert writes missing", u.missing),
-            ("upsert keys compared", u.keys),
-        ]);
-    }
-
-    let checks = vec![
-        CheckResult {
-            name: "consistent-cut",
-            passed: !by_check.contains_key("consistent-cut"),
-            reach: vec![
-                ("checkpoints completed", c.checkpoints_completed),
-                ("alignments", c.alignments),
-                ("unaligned checkpoints", c.unaligned_checkpoints),
-                ("in-flight records persisted", c.in_flight_records_persisted),
-                (
-                    "restored records persisted again",
-                    c.recovered_records_persisted,
-                ),
-            ],
-            violations: by_check.remove("consistent-cut").unwrap_or_default(),
-        },
-        CheckResult {
-            name: "exactly-once-output",
-            passed: output_violations.is_empty(),
-            reach: output_reach,
-            violations: output_violations,
-        },
-        CheckResult {
-            name: "state",
-            passed: state_violations.is_empty(),
-            reach: vec![("keyed entries compared", state_entries)],
-            violations: state_violations,
-        },
-        CheckResult {
-            name: "liveness",
-            passed: liveness.is_empty(),
-            reach: vec![
-                (
-                    "checkpoints after last recovery",
-                    c.checkpoints_after_last_recovery,
-                ),
-                ("checkpoints in quiet phase", c.checkpoints_in_quiet_phase),
-                ("finished", u64::from(finished)),
-            ],
-            violations: liveness,
-        },
-        CheckResult {
-            name: "routing",
-            passed: !by_check.contains_key("routing"),
-            reach: vec![("keyed records checked", c.records_routing_checked)],
-            violations: by_check.remove("routing").unwrap_or_default(),
-        },
-        CheckResult {
-            name: "protocol",
-            passed: protocol.is_empty(),
-            reach: vec![
-                ("snapshots", c.snapshots),
-                ("checkpoints aborted", c.checkpoints_aborted),
-            ],
-            violations: protocol,
-        },
-        CheckResult {
-            name: "commit",
-            passed: commit.is_empty(),
-            reach: vec![
-                ("sink notifications", oracle.sink_notifications),
-                ("records promised", promised),
-            ],
-            violations: commit,
-        },
-        CheckResult {
-            name: "failure-accounting",
-            passed: accounting.violations.is_empty(),
-            reach: vec![
-                ("checkpoint failures counted", accounting.counted),
-                ("failovers for checkpoint failures", accounting.failovers),
-            ],
-            violations: accounting.violations,
-        },
-    ];
-    let passed = checks.iter().all(|c| c.passed);
     Verdict {
+        passed: checks.iter().all(|c| c.passed),
         checks,
-        guarantee,
-        expected,
-        passed,
+        guarantee: input.output.guarantee,
+        expected: run.expected,
     }
 }

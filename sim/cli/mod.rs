@@ -860,7 +860,7 @@ fn list_sections() -> Vec<(&'static str, Vec<(String, String)>)> {
         ),
         ("job structure", pairs(crate::scenario::JOB_STRUCTURE)),
         ("fault kinds", faults),
-        ("checks", pairs(crate::check::CHECKS)),
+        ("checks", pairs(&crate::check::CheckId::described())),
         ("mutants", mutants),
     ]
 }

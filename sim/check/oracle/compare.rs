@@ -4,7 +4,7 @@
 
 use super::{MultisetDigest, Oracle, OutputDiff, MAX_EXAMPLES, VALUES_DIFFER};
 use crate::runtime::RunOutput;
-use crate::verdict::Violation;
+use crate::verdict::{CheckId, Violation};
 use std::collections::BTreeMap;
 
 impl Oracle {
@@ -45,7 +45,7 @@ impl Oracle {
         let mut violations = Vec::new();
         if missing > 0 {
             violations.push(Violation {
-                check: "commit",
+                check: CheckId::Commit,
                 time_ns: run.end_time.0,
                 message: format!(
                     "never committed: {}, which sink tasks had read before the snapshot of a checkpoint they were notified of (or restored from), e.g. {}",
@@ -136,7 +136,7 @@ impl Oracle {
         }
         if diff.duplicates > 0 {
             diff.violations.push(Violation {
-                check: "exactly-once-output",
+                check: CheckId::ExactlyOnceOutput,
                 time_ns: 0,
                 message: format!(
                     "{} more than expected (by lineage), e.g. {}",
@@ -147,7 +147,7 @@ impl Oracle {
         }
         if diff.losses > 0 {
             diff.violations.push(Violation {
-                check: "exactly-once-output",
+                check: CheckId::ExactlyOnceOutput,
                 time_ns: 0,
                 message: format!(
                     "{} never committed (by lineage), e.g. {}",
@@ -192,7 +192,7 @@ impl Oracle {
                 diff.duplicates += 1;
                 diff.losses += 1;
                 diff.violations.push(Violation {
-                    check: "exactly-once-output",
+                    check: CheckId::ExactlyOnceOutput,
                     time_ns: 0,
                     message: format!("{VALUES_DIFFER}: {first}"),
                 });
@@ -327,7 +327,7 @@ impl Oracle {
                     None => String::new(),
                 };
                 out.push(Violation {
-                    check: "state",
+                    check: CheckId::State,
                     time_ns: 0,
                     message: format!(
                         "operator `{}`: its state differs from the oracle's at {}, e.g. {}{restored}",

@@ -7,7 +7,7 @@
 use super::Oracle;
 use crate::runtime::RunOutput;
 use crate::scenario::Guarantee;
-use crate::verdict::Violation;
+use crate::verdict::{CheckId, Violation};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the upsert sinks of a run wrote, against the failure-free run.
@@ -131,7 +131,7 @@ impl Oracle {
             diff.differing += differing;
             if differing > 0 {
                 diff.violations.push(Violation {
-                    check: "exactly-once-output",
+                    check: CheckId::ExactlyOnceOutput,
                     time_ns: 0,
                     message: format!(
                         "the finished table of upsert sink `{}` differs from the failure-free run's at {differing} of {} ({} missing), e.g. {}",

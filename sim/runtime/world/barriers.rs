@@ -23,7 +23,7 @@ impl World<'_> {
                     let name = self.exec.tasks[ti].name.clone();
                     let n = self.exec.tasks[ti].inputs.len();
                     self.violation(
-                        "protocol",
+                        CheckId::Protocol,
                         format!("the barrier handler of task {name} asked for {a:?}, but the task has {n} inputs"),
                     );
                     continue;
@@ -204,7 +204,7 @@ impl World<'_> {
         if b.id <= self.tasks[ti].snapshotted {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!(
                     "task {name} snapshotted checkpoint {} after checkpoint {}",
                     b.id, self.tasks[ti].snapshotted
@@ -565,7 +565,7 @@ impl World<'_> {
         if !self.tasks[ti].cancel_sent.insert((id, cause)) && !self.task_outputs[ti].is_empty() {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!("task {name} sent a second cancellation marker for checkpoint {id} on each output"),
             );
         }
@@ -628,7 +628,7 @@ impl World<'_> {
                 n => format!(" (and {} more)", n - 1),
             };
             self.violation(
-                "commit",
+                CheckId::Commit,
                 format!(
                     "sink {name} was notified that checkpoint {id} completed, but {txn}, pre-committed for checkpoint {cp}, is still not committed{more}"
                 ),
@@ -650,7 +650,7 @@ impl World<'_> {
         if !self.tasks[t as usize].declined.insert(id) {
             let name = self.exec.tasks[t as usize].name.clone();
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!("task {name} declined checkpoint {id} twice"),
             );
         }
@@ -716,7 +716,7 @@ impl World<'_> {
         if self.coord.aborted_ids.contains(&id) {
             let name = self.exec.tasks[ti].name.clone();
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!("task {name} notified complete for aborted checkpoint {id}"),
             );
         }
@@ -877,7 +877,7 @@ impl World<'_> {
                 "{} was resumed, but no barrier blocked it (a second resumeConsumption)",
                 self.channel_name(ch)
             );
-            self.violation("protocol", msg);
+            self.violation(CheckId::Protocol, msg);
         }
     }
 }

@@ -184,7 +184,7 @@ impl World<'_> {
         if !savepoint && self.net.now < last.plus(pause) {
             let since = self.net.now.since(last);
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!(
                     "checkpoint {id} was triggered {} after the last completion, inside min_pause {}",
                     since, pause
@@ -299,7 +299,7 @@ impl World<'_> {
         }
         if let Some(last) = self.coord.out_of_order(id) {
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!("checkpoint {id} completed after checkpoint {last}"),
             );
         }
@@ -334,7 +334,7 @@ impl World<'_> {
                 "checkpoint"
             };
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!(
                     "{what} {} completed, but task {name} finishes writing its state ({bytes} bytes of channel state) only {} later, at {at}",
                     p.id,
@@ -353,7 +353,7 @@ impl World<'_> {
                 .full()
                 .map_or(String::new(), |old| format!(", evicting checkpoint {old}"));
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!(
                     "savepoint {} entered the completed-checkpoint store{evicted}",
                     c.id
@@ -368,7 +368,7 @@ impl World<'_> {
     pub(super) fn check_restore_source(&mut self, from: Option<CheckpointId>) {
         if let Some(id) = from.filter(|id| self.savepoints.contains_key(id)) {
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!("the job was restarted from savepoint {id}: savepoints are never used for recovery"),
             );
         }
@@ -464,7 +464,7 @@ impl World<'_> {
                 p.id,
                 self.channel_name(ch as ChannelId)
             );
-            self.violation("consistent-cut", msg);
+            self.violation(CheckId::ConsistentCut, msg);
         }
         self.check_split_cut(p);
     }

@@ -476,7 +476,7 @@ impl World<'_> {
                 ids[s as usize],
                 read - sent
             );
-            self.violation("consistent-cut", msg);
+            self.violation(CheckId::ConsistentCut, msg);
         }
     }
 
@@ -547,7 +547,7 @@ impl World<'_> {
                     self.channel_name(ch),
                     first.min(sent)
                 );
-                self.violation("consistent-cut", msg);
+                self.violation(CheckId::ConsistentCut, msg);
             }
             if records.is_empty() {
                 continue;
@@ -710,7 +710,7 @@ impl World<'_> {
             }
         }
         for msg in found.into_iter().take(10) {
-            self.violation("protocol", msg);
+            self.violation(CheckId::Protocol, msg);
         }
     }
 }

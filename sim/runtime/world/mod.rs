@@ -70,7 +70,7 @@ use crate::protocol::{
 use crate::scenario::{
     CrashSpec, Guarantee, Partitioning, SavepointSpec, Scenario, StorageKind, TriggerEvent,
 };
-use crate::verdict::Violation;
+use crate::verdict::{CheckId, Violation};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -723,7 +723,7 @@ impl<'a> World<'a> {
         format!("channel {} -> {}", name(c.from), name(c.to))
     }
 
-    pub(super) fn violation(&mut self, check: &'static str, message: String) {
+    pub(super) fn violation(&mut self, check: CheckId, message: String) {
         let time_ns = self.now().0;
         self.violations.push(Violation {
             check,
@@ -840,7 +840,7 @@ impl<'a> World<'a> {
             self.dispatch(stamped.ev);
             if let Some((ch, what)) = self.net.credit_error.take() {
                 let msg = format!("credit balance of {} broken: {what}", self.channel_name(ch));
-                self.violation("protocol", msg);
+                self.violation(CheckId::Protocol, msg);
             }
             while let Some(t) = self.net.released.pop() {
                 if self.tasks[t as usize].status == Status::Running {
@@ -971,7 +971,7 @@ impl<'a> World<'a> {
             }
         }
         for msg in found {
-            self.violation("protocol", msg);
+            self.violation(CheckId::Protocol, msg);
         }
     }
 }

@@ -385,7 +385,7 @@ impl World<'_> {
         for (op, e) in failed {
             let op = &self.scenario.operators[op as usize].id;
             let message = format!("the coordinator of {op} could not restore: {e}");
-            self.violation("protocol", message);
+            self.violation(CheckId::Protocol, message);
         }
         self.start_coordinators();
     }
@@ -475,7 +475,7 @@ impl World<'_> {
             }
         }
         for msg in found {
-            self.violation("consistent-cut", msg);
+            self.violation(CheckId::ConsistentCut, msg);
         }
     }
 }

@@ -425,7 +425,7 @@ impl World<'_> {
                     let name = self.exec.tasks[ti].name.clone();
                     let op = &self.scenario.op(self.exec.tasks[ti].chain[m]).id;
                     self.violation(
-                        "protocol",
+                        CheckId::Protocol,
                         format!("task {name} could not restore the state of {op}: {e}"),
                     );
                 }

@@ -340,13 +340,13 @@ impl World<'_> {
             let n = self
                 .violations
                 .iter()
-                .filter(|v| v.check == "routing")
+                .filter(|v| v.check == CheckId::Routing)
                 .count();
             if n < 5 {
                 let name = self.exec.tasks[t as usize].name.clone();
                 let p = task.parallelism;
                 self.violation(
-                    "routing",
+                    CheckId::Routing,
                     format!("task {name} received key {key} of key group {kg}, which subtask {owner} owns at parallelism {p}"),
                 );
             }
@@ -481,13 +481,13 @@ impl World<'_> {
         if self
             .violations
             .iter()
-            .filter(|v| v.check == "protocol")
+            .filter(|v| v.check == CheckId::Protocol)
             .count()
             < 5
         {
             let name = self.exec.tasks[t as usize].name.clone();
             self.violation(
-                "protocol",
+                CheckId::Protocol,
                 format!(
                     "source {name} emitted a record of partition {} (offset {}), which the input does not have",
                     l.partition, l.offset

@@ -10,9 +10,10 @@
 //! the last completed checkpoint; a completed checkpoint resets the count,
 //! and so does the failover the count triggers.
 
+use super::{Finding, Input};
 use crate::runtime::coordinator::Outcome;
 use crate::runtime::RunOutput;
-use crate::verdict::Violation;
+use crate::verdict::{CheckId, Violation};
 use std::collections::BTreeSet;
 
 /// The reason `World::count_failure` gives its failover.
@@ -25,7 +26,20 @@ pub struct Accounting {
     pub failovers: u64,
 }
 
-pub fn check(run: &RunOutput) -> Accounting {
+pub fn check(input: &Input) -> Finding {
+    let a = account(input.run);
+    Finding {
+        violations: a.violations,
+        reach: vec![
+            ("checkpoint failures counted", a.counted),
+            ("failovers for checkpoint failures", a.failovers),
+        ],
+    }
+}
+
+/// Counts the run's checkpoint failures as Flink does and compares the
+/// failovers they call for with the run's.
+pub fn account(run: &RunOutput) -> Accounting {
     let tolerable = run.tolerable_failures;
     let mut counter: u32 = 0;
     let mut last_completed = 0;
@@ -59,7 +73,7 @@ pub fn check(run: &RunOutput) -> Accounting {
     let mut missing = expected.iter().filter(|t| !actual.contains(t));
     if let Some(&t) = missing.next() {
         violations.push(Violation {
-            check: "failure-accounting",
+            check: CheckId::FailureAccounting,
             time_ns: t,
             message: format!(
                 "more than {tolerable} consecutive checkpoint failures were counted by then, but the job did not fail over{}",
@@ -72,7 +86,7 @@ pub fn check(run: &RunOutput) -> Accounting {
     }
     if let Some(&t) = actual.iter().find(|t| !expected.contains(t)) {
         violations.push(Violation {
-            check: "failure-accounting",
+            check: CheckId::FailureAccounting,
             time_ns: t,
             message: format!(
                 "the job failed over for checkpoint failures, but by Flink's count they had not exceeded tolerable_failures = {tolerable}"
