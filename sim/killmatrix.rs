@@ -8,7 +8,7 @@
 //! run panics without the mutant is never a kill.
 
 use crate::harness::execute;
-use crate::mutant::{MutantInfo, Mutants, MUTANTS};
+use crate::mutant::{Mutant, MutantInfo, Mutants, MUTANTS};
 use crate::panics::{self, PANIC};
 use crate::runtime::RunConfig;
 use crate::scenario::{self, Scenario};
@@ -92,7 +92,7 @@ type Hit = (u64, Vec<String>);
 /// in parallel batches.
 fn first_kill(
     sc: &Scenario,
-    info: &MutantInfo,
+    mutant: Mutant,
     alg: scenario::Algorithm,
     seeds: SeedRange,
     jobs: usize,
@@ -108,7 +108,7 @@ fn first_kill(
                 let cfg = RunConfig {
                     seed,
                     algorithm: alg,
-                    mutants: Mutants::NONE.with(info.mutant),
+                    mutants: Mutants::NONE.with(mutant),
                     record_trace: false,
                 };
                 let took_effect = |e: &crate::harness::Execution| {
@@ -165,7 +165,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
         }
         let clock = Stopwatch::start();
         let mut row = KillRow {
-            info: *info,
+            info: *info.info(),
             killed: false,
             scenario: String::new(),
             algorithm: String::new(),
@@ -190,7 +190,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
             row.scenario = format!("{}", path.display());
             row.algorithm = alg.name().to_string();
             let (hit, run, fired) =
-                pool.install(|| first_kill(&sc, info, alg, spec.seeds, spec.jobs));
+                pool.install(|| first_kill(&sc, *info, alg, spec.seeds, spec.jobs));
             row.seeds_run += run;
             row.seeds_fired += fired;
             if let Some((seed, checks)) = hit {
@@ -206,7 +206,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
                     info.name
                 ));
                 if spec.shrink_budget > 0 {
-                    let m = Mutants::NONE.with(info.mutant);
+                    let m = Mutants::NONE.with(*info);
                     if let Ok(s) = shrink(&sc, seed, alg, m, spec.shrink_budget) {
                         row.reproducer = Some(s.after.into());
                     }

@@ -148,7 +148,7 @@ fn every_mutant_fires_where_it_kills() {
                 &RunConfig {
                     seed,
                     algorithm: alg,
-                    mutants: Mutants::NONE.with(info.mutant),
+                    mutants: Mutants::NONE.with(*info),
                     record_trace: false,
                 },
             );

@@ -375,6 +375,32 @@ impl Operator for SourceReader {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const SplitsBackUncheckpointedOnly: Mutant = Mutant::declare(&MutantInfo {
+            name: "splits-back-uncheckpointed-only",
+            part: "FLIP-27 source",
+            what: "when a reader is restored by a region failover, the enumerator takes back only the splits it assigned to it since its own last checkpoint, not all those assigned since the restored checkpoint: splits assigned before a checkpoint that never completed are read by nobody",
+            modelled_on: "FLINK-20290 / FLINK-20396 (splits were added back on subtaskFailed with the tracker's uncheckpointed assignments; OperatorCoordinator.subtaskReset(subtask, restoredCheckpointId) now returns every split assigned after the restored checkpoint)",
+            caught_by: "consistent-cut",
+            applies: &[("flip27-regions", "aligned")],
+        });
+        pub const NoMoreSplitsOnce: Mutant = Mutant::declare(&MutantInfo {
+            name: "no-more-splits-once",
+            part: "FLIP-27 source",
+            what: "the enumerator tells each reader only once that no split will come: a reader restarted after it was told asks again, gets no answer and never ends its input",
+            modelled_on: "FLINK-35522 (the source coordinator did not resend NoMoreSplits to a restarted source subtask, which then hung)",
+            caught_by: "liveness",
+            applies: &[("flip27-regions", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

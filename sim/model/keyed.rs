@@ -171,6 +171,24 @@ impl KeyedState {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const KeyedSnapshotStaleGroup: Mutant = Mutant::declare(&MutantInfo {
+            name: "keyed-snapshot-stale-group",
+            part: "keyed state snapshots",
+            what: "a keyed snapshot writes the bytes of the previous snapshot for a key group that was written to since: a restore brings back older counts",
+            modelled_on: "the class of incremental and copy-on-write snapshot bugs where state changed since the last snapshot is not written again (Flink's CopyOnWriteStateMap versions every entry so that a snapshot sees each write made before it, and incremental checkpoints must upload every changed file)",
+            caught_by: "state",
+            applies: &[("wordcount", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::operator::encode;

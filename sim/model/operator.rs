@@ -916,6 +916,73 @@ impl OperatorFactory for BuiltinFactory {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const SourceOffsetOffByOne: Mutant = Mutant::declare(&MutantInfo {
+            name: "source-offset-off-by-one",
+            part: "source rewind",
+            what: "a restored source resumes one record past its checkpointed offset",
+            modelled_on:
+                "off-by-one offset bookkeeping in source readers (last-read vs next-to-read offset)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const SinkCommitOnBarrier: Mutant = Mutant::declare(&MutantInfo {
+            name: "sink-commit-on-barrier",
+            part: "2PC sink commit",
+            what: "the 2PC sink commits its transaction at the barrier instead of on notify-complete",
+            modelled_on: "sinks committing in snapshotState rather than notifyCheckpointComplete (TwoPhaseCommitSinkFunction contract)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const SinkAbortsRecoveredTxns: Mutant = Mutant::declare(&MutantInfo {
+            name: "sink-aborts-recovered-txns",
+            part: "2PC sink recovery",
+            what: "on restore the 2PC sink aborts the pre-committed transactions its state lists instead of committing them",
+            modelled_on: "TwoPhaseCommitSinkFunction.recoverAndCommit contract violations (Kafka transactional-id reuse aborting pending transactions)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned"), ("alignment-crash", "aligned")],
+        });
+        pub const SinkCommitsOneBehind: Mutant = Mutant::declare(&MutantInfo {
+            name: "sink-commits-one-behind",
+            part: "2PC sink commit",
+            what: "on checkpoint-complete for N the 2PC sink commits only the transactions of checkpoints before N, so every commit comes one checkpoint late",
+            modelled_on: "off-by-one commit ranges in two-phase-commit sinks (committing pendingCommitTransactions headMap(N) instead of up to N): output delayed by a checkpoint, lost when the job ends without a final one",
+            caught_by: "commit",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const SinkAckWithoutFlush: Mutant = Mutant::declare(&MutantInfo {
+            name: "sink-ack-without-flush",
+            part: "buffering sink",
+            what: "the batching at-least-once sink acknowledges a checkpoint without flushing its open batch, whose records are lost in a failover",
+            modelled_on: "async sink writers that snapshot without flushing in-flight requests (AsyncSinkWriter.flush(true) skipped in prepareCommit)",
+            caught_by: "exactly-once-output",
+            applies: &[("batching", "aligned")],
+        });
+        pub const WindowNoFlushAtEnd: Mutant = Mutant::declare(&MutantInfo {
+            name: "window-no-flush-at-end",
+            part: "buffering operator",
+            what: "the count window does not emit its open windows at end of input, so the last records of each key never reach the sink",
+            modelled_on: "operators that lose buffered records when the input ends (windows and buffers not flushed before FLIP-147's endInput/finish handling)",
+            caught_by: "exactly-once-output",
+            applies: &[("windows", "aligned")],
+        });
+        pub const UpsertBatchReordered: Mutant = Mutant::declare(&MutantInfo {
+            name: "upsert-batch-reordered",
+            part: "upsert sink",
+            what: "the upsert sink writes each flushed batch newest first, so an older value of a key overwrites a newer one of the same batch and the finished table is stale",
+            modelled_on: "upsert sinks that apply a buffered batch out of order per key: Flink's JDBC BufferReduceStatementExecutor ran a batch's upserts and then its deletes, so two changes of one key in a batch were applied out of order (reported in the review of FLINK-18461, apache/flink PR 12803); Elasticsearch bulk requests for one document id sent concurrently",
+            caught_by: "exactly-once-output",
+            applies: &[("upsert", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

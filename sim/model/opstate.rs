@@ -208,6 +208,32 @@ impl Operator for BroadcastProcess {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const UnionStateKeptWhole: Mutant = Mutant::declare(&MutantInfo {
+            name: "union-state-kept-whole",
+            part: "operator state",
+            what: "an operator with union list state keeps every restored entry instead of selecting its share, so each entry is restored by every subtask and emitted once per subtask",
+            modelled_on: "the union-list-state contract (OperatorStateStore.getUnionListState: every subtask receives the complete list and must pick its part, as FlinkKafkaConsumerBase.initializeState filters the restored partitions by its assignment)",
+            caught_by: "exactly-once-output",
+            applies: &[("operator-state", "aligned")],
+        });
+        pub const BroadcastStateNotSnapshotted: Mutant = Mutant::declare(&MutantInfo {
+            name: "broadcast-state-not-snapshotted",
+            part: "operator state",
+            what: "a broadcast-process operator keeps its rule table outside its checkpointed state: a restore starts with no rules, though the broadcast records that set them are before the restored checkpoint and never replayed",
+            modelled_on: "the broadcast-state pattern's contract (BroadcastProcessFunction must keep what broadcast elements set in the broadcast state of its context, which is checkpointed and redistributed; a plain field is lost on restore)",
+            caught_by: "exactly-once-output",
+            applies: &[("operator-state", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,3 +281,37 @@ pub fn merge_committer_states(states: &[&[u8]]) -> Result<Vec<u8>, String> {
     pending.sort_unstable();
     Ok(encode(&CommitterState { pending }))
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const CommittableAfterBarrier: Mutant = Mutant::declare(&MutantInfo {
+            name: "committable-after-barrier",
+            part: "Sink V2",
+            what: "the Sink V2 writer hands over its committable in snapshotState, after the barrier was forwarded, instead of in prepareSnapshotPreBarrier: the committable is not in the committer's state for its checkpoint, and a restore from that checkpoint loses the transaction",
+            modelled_on: "the Sink V2 contract that committables precede the barrier (SinkWriterOperator.prepareSnapshotPreBarrier emits them; records emitted from snapshotState trail it); FLINK-36287 / FLINK-37870 are its unaligned form, committables overtaken by an unaligned barrier",
+            caught_by: "exactly-once-output",
+            applies: &[("sink-v2", "aligned")],
+        });
+        pub const WriterKeepsLastTransaction: Mutant = Mutant::declare(&MutantInfo {
+            name: "writer-keeps-last-transaction",
+            part: "Sink V2",
+            what: "at end of input the Sink V2 writer does not hand its last transaction to the committer, so the final data is never committed",
+            modelled_on: "committables not emitted at end of input (SinkWriterOperator.endInput must emit the last committables, tagged EOI, which the final checkpoint then commits: FLIP-147)",
+            caught_by: "exactly-once-output",
+            applies: &[("sink-v2", "aligned")],
+        });
+        pub const EoiCommittableConstant: Mutant = Mutant::declare(&MutantInfo {
+            name: "eoi-committable-constant",
+            part: "Sink V2",
+            what: "the writer tags its end-of-input committable with a constant (Long.MAX_VALUE) and the committer, once its input ended, commits everything on the next notification: a notification of a checkpoint taken before the end commits the final transaction, and a restore from that checkpoint replays its records",
+            modelled_on: "FLINK-37605 (\"final doesn't mean final\": streaming jobs checkpoint on after end of input, so the EOI constant led to duplicate commits; since then the writer tags the last checkpoint id it saw + 1)",
+            caught_by: "exactly-once-output",
+            applies: &[("sink-v2", "aligned")],
+        });
+    }
+}

@@ -219,6 +219,40 @@ impl BarrierHandler for AlignedHandler {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const AbortKeepsBlocked: Mutant = Mutant::declare(&MutantInfo {
+            name: "abort-keeps-blocked",
+            part: "cancellation and abort paths",
+            what: "aborting an alignment (subsumed or cancelled) does not unblock the channels it blocked",
+            modelled_on: "channels left blocked after an aborted or timed-out alignment (FLINK-22638 and resumeConsumption bugs)",
+            caught_by: "liveness",
+            applies: &[("timeouts", "aligned")],
+        });
+        pub const AlignedWaitsOnFeedback: Mutant = Mutant::declare(&MutantInfo {
+            name: "aligned-waits-on-feedback",
+            part: "iterations (aligned)",
+            what: "on a cycle the aligned handler waits for the barrier of its feedback inputs too, which only comes back after its own snapshot: no checkpoint ever completes",
+            modelled_on: "plain barrier alignment on a cyclic dataflow (Carbone et al. 2015, §4.3: ABS excludes back-edges from alignment); Flink refuses exactly-once checkpoints on iterations for this reason",
+            caught_by: "liveness",
+            applies: &[("iterate", "aligned")],
+        });
+        pub const FeedbackNotLogged: Mutant = Mutant::declare(&MutantInfo {
+            name: "feedback-not-logged",
+            part: "iterations (aligned)",
+            what: "on a cycle the aligned handler snapshots once its other inputs aligned but does not log its feedback inputs until their barrier comes back: the loop's records in transit belong to no snapshot and are lost on a restore",
+            modelled_on: "Flink's forced checkpointing mode on iterations (`enableCheckpointing(interval, mode, force = true)`), whose documentation warns that records in transit in the loop are lost on failure",
+            caught_by: "consistent-cut",
+            applies: &[("iterate", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.

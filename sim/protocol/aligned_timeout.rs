@@ -216,6 +216,24 @@ impl BarrierHandler for AlignedTimeoutHandler {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const TimeoutSwitchNoCapture: Mutant = Mutant::declare(&MutantInfo {
+            name: "timeout-switch-no-capture",
+            part: "aligned-timeout switch",
+            what: "switching to unaligned at the alignment timeout does not record the channels still waiting for their barrier",
+            modelled_on: "FLINK-22638 / FLINK-27251-era bugs in the aligned-to-unaligned switch",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "aligned-timeout")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Table-driven: a sequence of inputs per case, the exact actions out.

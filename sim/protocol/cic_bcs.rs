@@ -82,6 +82,24 @@ impl LocalRule for Bcs {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const CicMissedForced: Mutant = Mutant::declare(&MutantInfo {
+            name: "cic-missed-forced",
+            part: "communication-induced checkpointing",
+            what: "cic-bcs forces no checkpoint for a buffer whose clock is one above the reader's; cic-hmnr never checks its first condition (a non-causal Z-path: a higher clock after a send to a task it is known to be above)",
+            modelled_on: "Alvisi et al., FTCS 1999, 'An Analysis of Communication-Induced Checkpointing': the forcing conditions are subtle and implementations that take fewer forced checkpoints than the rule demands lose the guarantee the rule was for",
+            caught_by: "protocol",
+            applies: &[("throughput", "cic-bcs"), ("iterate", "cic-hmnr")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -245,6 +245,24 @@ impl CreditState {
     }
 }
 
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const RecycleLosesCredit: Mutant = Mutant::declare(&MutantInfo {
+            name: "recycle-loses-credit",
+            part: "credit-based flow control",
+            what: "an exclusive buffer the task has read returns to its channel, but its credit is never announced to the sender",
+            modelled_on: "BufferManager.recycle / RemoteInputChannel.notifyBufferAvailable: every buffer a channel regains must become an AddCredit, or the sender starves one credit at a time",
+            caught_by: "protocol",
+            applies: &[("backpressure", "aligned")],
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

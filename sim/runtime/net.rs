@@ -982,3 +982,37 @@ impl Net {
 
 #[cfg(test)]
 mod tests;
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const AlignedNoBlock: Mutant = Mutant::declare(&MutantInfo {
+            name: "aligned-no-block",
+            part: "producer-side blocking",
+            what: "an aligned barrier is handed out without blocking its channel at the sender (a non-blocking event), so the receiver reads post-barrier records before its snapshot",
+            modelled_on: "barriers sent with a buffer type that is not blocking upstream (FLINK-16404 made the producer block after an aligned barrier), i.e. alignment that processes post-barrier records before the snapshot",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "aligned")],
+        });
+        pub const BufferBoundaryDropsRecord: Mutant = Mutant::declare(&MutantInfo {
+            name: "buffer-boundary-drops-record",
+            part: "byte-sized network buffers",
+            what: "a record that does not fit in the rest of the open buffer ships the buffer but is not carried over to the next one",
+            modelled_on: "record serializer bugs at a buffer's end: a record crossing (or ending exactly at) the boundary of a network buffer must continue in the next buffer (Flink's spanning-record serializer), not vanish",
+            caught_by: "exactly-once-output",
+            applies: &[("record-bytes", "unaligned")],
+        });
+        pub const RestartForgetsEdgeCredits: Mutant = Mutant::declare(&MutantInfo {
+            name: "restart-forgets-edge-credits",
+            part: "per-edge network settings",
+            what: "after a restart every sender starts with the network's buffer_credits, not its edge's: it is promised more buffers than its receiver holds",
+            modelled_on: "RemoteInputChannel's initial credit is the number of exclusive buffers it was actually given (requestExclusiveBuffers, the credit sent at setup); a sender told another number breaks the credit invariant and overruns or starves the receiver",
+            caught_by: "protocol",
+            applies: &[("edges", "aligned")],
+        });
+    }
+}

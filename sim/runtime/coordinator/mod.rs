@@ -635,3 +635,53 @@ impl Coordinator {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const CompleteWithMissingAck: Mutant = Mutant::declare(&MutantInfo {
+            name: "complete-with-missing-ack",
+            part: "coordinator completion",
+            what: "the coordinator completes a checkpoint when all but one ack arrived",
+            modelled_on: "PendingCheckpoint completion counting bugs (acks for the wrong attempt or execution)",
+            caught_by: "consistent-cut",
+            applies: &[("alignment-crash", "aligned")],
+        });
+        pub const PeriodicTriggerStopsOnAbort: Mutant = Mutant::declare(&MutantInfo {
+            name: "periodic-trigger-stops-on-abort",
+            part: "coordinator triggering",
+            what: "the periodic trigger is re-armed only on completion, so an aborted checkpoint stops checkpointing",
+            modelled_on: "FLINK-13256: periodic checkpoints stop after a failover",
+            caught_by: "liveness",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const QueuedTriggerSkipsMinPause: Mutant = Mutant::declare(&MutantInfo {
+            name: "queued-trigger-skips-min-pause",
+            part: "coordinator request queue",
+            what: "a periodic request that waited in the queue runs as soon as a slot frees, inside min_pause of the last completion",
+            modelled_on: "CheckpointRequestDecider: the minimum-pause rule is one branch of choosing a queued request, easy to bypass when the queue is drained",
+            caught_by: "protocol",
+            applies: &[("backpressure", "aligned")],
+        });
+        pub const StorageLosesStateWrite: Mutant = Mutant::declare(&MutantInfo {
+            name: "storage-loses-state-write",
+            part: "checkpoint storage",
+            what: "the state write of the task whose ack arrived last is lost, but the checkpoint completes",
+            modelled_on: "acknowledging before the asynchronous state upload is durable (lost or truncated checkpoint files)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const TolerableFailuresOffByOne: Mutant = Mutant::declare(&MutantInfo {
+            name: "tolerable-failures-off-by-one",
+            part: "coordinator failure accounting",
+            what: "the coordinator fails the job over only when the consecutive checkpoint failures exceed tolerable_failures by two",
+            modelled_on: "CheckpointFailureManager counting bugs (failures counted against the wrong threshold or not counted, so a job with failing checkpoints keeps running)",
+            caught_by: "failure-accounting",
+            applies: &[("expiring", "aligned")],
+        });
+    }
+}

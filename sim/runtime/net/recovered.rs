@@ -106,3 +106,29 @@ impl Net {
         self.recovered_persisted += seq - c.received;
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const CheckpointDuringRecovery: Mutant = Mutant::declare(&MutantInfo {
+            name: "checkpoint-during-recovery",
+            part: "coordinator triggering",
+            what: "checkpoints are triggered while restored in-flight data is still being replayed, and their channel state leaves out the restored buffers not read yet: those records are in no snapshot",
+            modelled_on: "FLINK-20654 (a checkpoint started before a recovered channel's state was consumed skipped its recovered buffers), and the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "unaligned"), ("recovery-checkpoints", "unaligned")],
+        });
+        pub const RecoveredBuffersPersistedTwice: Mutant = Mutant::declare(&MutantInfo {
+            name: "recovered-buffers-persisted-twice",
+            part: "checkpointing during recovery",
+            what: "a restored buffer read before its channel's barrier is persisted again, though the capture already holds it from its start",
+            modelled_on: "FLINK-40016: LocalInputChannel persisted recovered buffers twice into an unaligned checkpoint's channel state (once at checkpointStarted, again through maybePersist when polled), corrupting the state",
+            caught_by: "consistent-cut",
+            applies: &[("recovery-checkpoints", "unaligned")],
+        });
+    }
+}

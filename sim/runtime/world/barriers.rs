@@ -881,3 +881,112 @@ impl World<'_> {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const AlignedPriorityBarrier: Mutant = Mutant::declare(&MutantInfo {
+            name: "aligned-priority-barrier",
+            part: "aligned handler",
+            what: "aligned barriers overtake queued output data",
+            modelled_on: "FLINK-18252: aligned barriers sent as priority events",
+            caught_by: "consistent-cut",
+            applies: &[("alignment-crash", "aligned")],
+        });
+        pub const SkipCancelMarker: Mutant = Mutant::declare(&MutantInfo {
+            name: "skip-cancel-marker",
+            part: "cancellation and abort paths",
+            what: "a task that aborts (or skips an aborted) checkpoint does not broadcast its cancellation marker",
+            modelled_on: "FLINK-18238: no CancelCheckpointMarker for a checkpoint aborted by the JobManager",
+            caught_by: "protocol",
+            applies: &[("timeouts", "aligned")],
+        });
+        pub const ObsoleteBarrierNoResume: Mutant = Mutant::declare(&MutantInfo {
+            name: "obsolete-barrier-no-resume",
+            part: "producer-side blocking",
+            what: "an obsolete aligned barrier is ignored without resuming the channel it blocked at the sender",
+            modelled_on: "SingleCheckpointBarrierHandler: obsolete aligned barriers must still call resumeConsumption, since FLINK-16404 moved blocking to the producer",
+            caught_by: "liveness",
+            applies: &[("timeouts", "aligned")],
+        });
+        pub const AckBeforeChannelStateWritten: Mutant = Mutant::declare(&MutantInfo {
+            name: "ack-before-channel-state-written",
+            part: "channel-state writer",
+            what: "with filesystem storage a task acknowledges once its operator state is written, while its channel-state write is still running; the coordinator completes a checkpoint whose channel state is not persisted",
+            modelled_on: "the unaligned-checkpoint ack must wait for ChannelStateWriter to finish the input and output data (AsyncCheckpointRunnable waits for the channel state handles); acknowledging earlier completes a checkpoint whose in-flight data can still be lost",
+            caught_by: "protocol",
+            applies: &[("record-bytes", "unaligned")],
+        });
+        pub const AbortStopsNewerCapture: Mutant = Mutant::declare(&MutantInfo {
+            name: "abort-stops-newer-capture",
+            part: "abort notifications",
+            what: "an abort notification that reaches a task after the next checkpoint's barrier stops that newer checkpoint's channel-state capture too",
+            modelled_on: "ChannelStateWriter.abort(id) and the dispatcher's aborted-id bookkeeping: an abort must stop persisting for that id only (notifyCheckpointAborted can arrive after a newer barrier, since RPCs to different task managers overtake each other)",
+            caught_by: "consistent-cut",
+            applies: &[("abort-notifications", "unaligned")],
+        });
+        pub const UnalignedLateSnapshot: Mutant = Mutant::declare(&MutantInfo {
+            name: "unaligned-late-snapshot",
+            part: "unaligned capture",
+            what: "an unaligned task processes a buffer between starting its channel capture and its snapshot",
+            modelled_on: "FLINK-17564-style ordering bugs between channel-state capture and the operator snapshot",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "unaligned")],
+        });
+        pub const UnalignedDropInflight: Mutant = Mutant::declare(&MutantInfo {
+            name: "unaligned-drop-inflight",
+            part: "unaligned capture",
+            what: "an unaligned task drops its recorded input channel state",
+            modelled_on:
+                "in-flight buffers missing from the channel state (persister state-machine bugs)",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "unaligned")],
+        });
+        pub const UnalignedAckAtFirstBarrier: Mutant = Mutant::declare(&MutantInfo {
+            name: "unaligned-ack-at-first-barrier",
+            part: "unaligned capture",
+            what: "an unaligned task acknowledges at its first barrier, before its channel captures are closed",
+            modelled_on: "completing the channel-state write before the last barrier (the async phase must wait for all barriers)",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "unaligned")],
+        });
+        pub const PriorityOnForcedEdge: Mutant = Mutant::declare(&MutantInfo {
+            name: "priority-on-forced-edge",
+            part: "unaligned capture",
+            what:
+                "unaligned barriers are sent over forward edges into a node Flink forces to align",
+            modelled_on:
+                "FLINK-36287 / FLINK-37870: unaligned checkpoints over edges inside sink topologies",
+            caught_by: "consistent-cut",
+            applies: &[("alignment-crash", "unaligned"), ("wordcount", "unaligned")],
+        });
+        pub const OutputTimeoutDropsOvertaken: Mutant = Mutant::declare(&MutantInfo {
+            name: "output-timeout-drops-overtaken",
+            part: "aligned-timeout switch",
+            what: "the output-side timeout moves a queued barrier ahead of the data without recording that data as output channel state",
+            modelled_on: "FLINK-27251: output buffers spilled at the alignment timeout",
+            caught_by: "consistent-cut",
+            applies: &[("backpressure", "aligned-timeout")],
+        });
+        pub const DeclineTwice: Mutant = Mutant::declare(&MutantInfo {
+            name: "decline-twice",
+            part: "cancellation and abort paths",
+            what: "a task that aborts a checkpoint declines it and broadcasts its cancellation marker twice",
+            modelled_on: "one checkpoint aborted twice in the task (abortInternal reached from a cancellation marker and again from a newer barrier or an abort notification)",
+            caught_by: "protocol",
+            applies: &[("timeouts", "aligned")],
+        });
+        pub const ChainNotifiesHeadOnly: Mutant = Mutant::declare(&MutantInfo {
+            name: "chain-notifies-head-only",
+            part: "operator chains",
+            what: "a checkpoint-complete notification reaches only the head operator of a chained task, so a 2PC sink chained behind another operator never commits",
+            modelled_on: "FLINK-23471 (an exception from one chained operator's notifyCheckpointComplete kept the operators after it from being notified); FLINK-2423's StreamCheckpointNotifierITCase checks that every chained operator is notified",
+            caught_by: "exactly-once-output",
+            applies: &[("chains", "aligned")],
+        });
+    }
+}

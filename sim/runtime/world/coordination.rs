@@ -469,3 +469,21 @@ impl World<'_> {
         self.check_split_cut(p);
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const FinalNotifyDropped: Mutant = Mutant::declare(&MutantInfo {
+            name: "final-notify-dropped",
+            part: "notification delivery",
+            what: "tasks finish at the final checkpoint without its checkpoint-complete notification, so the last transactions are never committed",
+            modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (no notification for the final checkpoint)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+    }
+}

@@ -818,3 +818,21 @@ impl World<'_> {
         self.restart();
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const CoordinatorForgetsCheckpoints: Mutant = Mutant::declare(&MutantInfo {
+            name: "coordinator-forgets-checkpoints",
+            part: "coordinator failover",
+            what: "a new coordinator does not recover the completed checkpoints from durable (filesystem) storage and restarts the job from scratch",
+            modelled_on: "a JobManager failover that does not recover the completed-checkpoint store from HA, restarting with empty state",
+            caught_by: "exactly-once-output",
+            applies: &[("faults", "aligned")],
+        });
+    }
+}

@@ -714,3 +714,29 @@ impl World<'_> {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const LineIgnoresOrphans: Mutant = Mutant::declare(&MutantInfo {
+            name: "line-ignores-orphans",
+            part: "recovery lines (uncoordinated)",
+            what: "the recovery line is every task's newest durable checkpoint: a receiver keeps records its sender's checkpoint had not sent yet, and the sender sends them again",
+            modelled_on: "the classic mistake of independent checkpointing: restoring the latest local checkpoints without the rollback-dependency fixpoint (Bhargava and Lian 1988; CheckMate's recovery line rolls a node back while any orphan edge remains)",
+            caught_by: "consistent-cut",
+            applies: &[("faults", "uncoordinated")],
+        });
+        pub const LogTruncatedEarly: Mutant = Mutant::declare(&MutantInfo {
+            name: "log-truncated-early",
+            part: "message logs (uncoordinated)",
+            what: "a sender's log is cut below what the receiver's newest checkpoint read, not what its checkpoint in the recovery line read: a rollback below that newest checkpoint finds the records in transit gone",
+            modelled_on: "log garbage collection must stay below the global recovery line (Elnozahy et al., ACM CSUR 2002, §3.4; CheckMate truncates logs only below the line): a receiver's newest checkpoint may still be rolled back",
+            caught_by: "consistent-cut",
+            applies: &[("faults", "uncoordinated")],
+        });
+    }
+}

@@ -479,3 +479,37 @@ impl World<'_> {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const LostOperatorEventIgnored: Mutant = Mutant::declare(&MutantInfo {
+            name: "lost-operator-event-ignored",
+            part: "operator coordinator",
+            what: "a split assignment whose RPC is lost is forgotten: the target reader is not failed, so the enumerator believes the split assigned and no reader ever reads it",
+            modelled_on: "FLINK-21996 part 3 (a transient RPC failure of an OperatorEvent lost a split assignment; since then a failed or timed-out event fails its target subtask, which resets its splits)",
+            caught_by: "consistent-cut",
+            applies: &[("flip27", "aligned")],
+        });
+        pub const CheckpointIgnoresUnackedEvents: Mutant = Mutant::declare(&MutantInfo {
+            name: "checkpoint-ignores-unacked-events",
+            part: "operator coordinator",
+            what: "the coordinator's checkpoint completes and the sources are triggered while split assignments sent before it are still in flight: the enumerator's checkpoint counts the split as assigned, the reader's snapshot does not have it yet, and a restore from that checkpoint loses it",
+            modelled_on: "FLINK-21996 part 4 (OperatorCoordinatorHolder now completes a coordinator checkpoint only once every event sent before it is acknowledged or failed)",
+            caught_by: "consistent-cut",
+            applies: &[("flip27", "aligned")],
+        });
+        pub const OperatorEventsNotHeld: Mutant = Mutant::declare(&MutantInfo {
+            name: "operator-events-not-held",
+            part: "operator coordinator",
+            what: "events the coordinator sends after its checkpoint go out at once instead of being held until the subtask has taken its snapshot: a split assigned after the enumerator's checkpoint reaches the reader before its barrier, so both checkpoints hold it, and a restore reads it twice",
+            modelled_on: "FLINK-16986 (exactly-once of operator events around checkpoints: the valve closed at the coordinator checkpoint) and FLINK-28606 (the subtask gateway stays closed until the subtask completed the checkpoint)",
+            caught_by: "consistent-cut",
+            applies: &[("flip27", "aligned")],
+        });
+    }
+}

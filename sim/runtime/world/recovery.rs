@@ -477,3 +477,54 @@ impl World<'_> {
         crate::model::opstate::union(&states).ok()
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const NoSourceRewind: Mutant = Mutant::declare(&MutantInfo {
+            name: "no-source-rewind",
+            part: "source rewind",
+            what: "sources keep their pre-failure offsets on restore instead of rewinding",
+            modelled_on: "sources that resume from live (broker-committed) offsets instead of checkpointed split state",
+            caught_by: "exactly-once-output",
+            applies: &[("alignment-crash", "aligned"), ("wordcount", "aligned")],
+        });
+        pub const RestoreDropsChannelState: Mutant = Mutant::declare(&MutantInfo {
+            name: "restore-drops-channel-state",
+            part: "unaligned restore",
+            what: "recovery restores operator state but drops the checkpoint's channel state",
+            modelled_on:
+                "recover-without-channel-state (documented as data loss) applied by mistake",
+            caught_by: "exactly-once-output",
+            applies: &[("backpressure", "unaligned")],
+        });
+        pub const RestartKeepsStaleBuffers: Mutant = Mutant::declare(&MutantInfo {
+            name: "restart-keeps-stale-buffers",
+            part: "recovery",
+            what: "buffers that were in flight when the job failed are delivered to the restarted tasks",
+            modelled_on: "stale network buffers surviving a failover into the next execution attempt",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const SimulatorPanic: Mutant = Mutant::declare(&MutantInfo {
+            name: "simulator-panic",
+            part: "the simulator itself",
+            what: "the simulator panics (one of its own assertions fails) at the job's first failover",
+            modelled_on: "a broken assumption of the simulator itself: proves that a panicking seed is reported with its replay line and never ends a sweep",
+            caught_by: "panic",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const UnionStateRestoredAsSplit: Mutant = Mutant::declare(&MutantInfo {
+            name: "union-state-restored-as-split",
+            part: "operator state",
+            what: "the runtime restores union list state like split list state: each subtask gets only its own entries, selects its share of them, and the entries it leaves to other subtasks are restored by nobody",
+            modelled_on: "the redistribution modes of operator state (OperatorStateRestoreOperation and RoundRobinOperatorStateRepartitioner keep SPLIT_DISTRIBUTE and UNION apart: union state goes to every subtask on every restore)",
+            caught_by: "exactly-once-output",
+            applies: &[("operator-state", "aligned")],
+        });
+    }
+}

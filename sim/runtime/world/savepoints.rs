@@ -268,3 +268,29 @@ impl World<'_> {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const SavepointNotifies: Mutant = Mutant::declare(&MutantInfo {
+            name: "savepoint-notifies",
+            part: "savepoints",
+            what: "a plain savepoint notifies the tasks when it completes, so sinks commit its transactions although recovery never uses it",
+            modelled_on: "intermediate savepoints committing side effects before FLINK-25191 (a restart from the older checkpoint then duplicates them)",
+            caught_by: "exactly-once-output",
+            applies: &[("savepoints", "aligned")],
+        });
+        pub const SavepointEntersStore: Mutant = Mutant::declare(&MutantInfo {
+            name: "savepoint-enters-store",
+            part: "savepoints",
+            what: "a completed plain savepoint is added to the completed-checkpoint store, evicting a retained checkpoint, and recovery may restore from it",
+            modelled_on: "savepoints used for recovery and subsuming checkpoints before Flink 1.15 (FLINK-25191, FLINK-24064)",
+            caught_by: "protocol",
+            applies: &[("savepoints", "aligned")],
+        });
+    }
+}

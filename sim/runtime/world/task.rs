@@ -593,3 +593,21 @@ impl World<'_> {
 fn readable(blocking: bool, blocked: &[bool]) -> impl Fn(usize) -> bool + '_ {
     move |i| blocking || !blocked[i]
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const IdleSourceEndsInput: Mutant = Mutant::declare(&MutantInfo {
+            name: "idle-source-ends-input",
+            part: "partition rates",
+            what: "a source whose partitions have no record there yet (a rate) reports the end of its input instead of waiting: the records still to come are never read",
+            modelled_on: "the SourceReader contract: pollNext returns NOTHING_AVAILABLE and completes isAvailable() when data arrives, END_OF_INPUT only when nothing will ever come; a reader that returns END_OF_INPUT for a momentarily empty split finishes early",
+            caught_by: "exactly-once-output",
+            applies: &[("uneven", "aligned")],
+        });
+    }
+}

@@ -338,7 +338,7 @@ impl World<'_> {
         }
         let fired = crate::mutant::fired_in_this_run();
         for m in MUTANTS {
-            if self.cfg.mutants.has(m.mutant) && !fired.has(m.mutant) {
+            if self.cfg.mutants.has(*m) && !fired.has(*m) {
                 push(
                     "mutant",
                     format!(
