@@ -10,16 +10,30 @@
 //!   "incremental" snapshot that forgets its base. A restore then knows only
 //!   the last interval's pairs, and a pair seen before that goes out again.
 //!
+//! and the layout of its state with `params.state`:
+//!
+//! - `opaque` (the default): its own bytes (JSON), which ckptsim keeps per
+//!   subtask and restores at the same parallelism only.
+//! - `union`: union list state of the pairs (`model::opstate::ListState`):
+//!   at every restore each subtask gets every subtask's pairs and keeps
+//!   those of its key groups, so a savepoint restores at any parallelism.
+//!
 //!   cargo run --release --example dedup -- list
 //!   cargo run --release --example dedup -- sweep examples/dedup.toml --seeds 0..1000
 //!   cargo run --release --example dedup -- sweep examples/dedup.toml --vary operators.dedup.params.snapshot=delta --seeds 0..200
+//!   cargo run --release --example dedup -- sweep examples/dedup-union.toml --seeds 0..200
 //!
 //! The replay lines it prints name this program, so they run this code.
 //! docs/operators.md walks through it.
 
 use ckptsim::cli::{main_with, Registry};
-use ckptsim::model::registry::{KindInfo, OperatorKindInfo, ParamError, Params, Setup};
-use ckptsim::model::{CheckpointId, Context, Operator, Record};
+use ckptsim::model::opstate::ListState;
+use ckptsim::model::record::subtask_for_key;
+use ckptsim::model::registry::{
+    Flink, KindInfo, OperatorKindInfo, ParamError, Params, Role, Setup, StateLayout,
+};
+use ckptsim::model::{CheckpointId, Context, Lineage, Operator, Record};
+use ckptsim::scenario::{OperatorKind, Redistribution};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
@@ -30,6 +44,24 @@ struct Dedup {
     seen: Seen,
     /// `delta` snapshots: the pairs added since the last snapshot.
     delta: Option<Seen>,
+    /// `union` state: the pairs as union list state.
+    union: bool,
+}
+
+/// The pairs as list entries (one record per pair; only key and value
+/// mean anything).
+fn entries(seen: &Seen) -> Vec<Record> {
+    let pairs = seen
+        .iter()
+        .flat_map(|(&k, vs)| vs.iter().map(move |&v| (k, v)));
+    pairs
+        .map(|(key, value)| Record {
+            key,
+            value,
+            lineage: Lineage::default(),
+            emitted_at: Default::default(),
+        })
+        .collect()
 }
 
 impl Operator for Dedup {
@@ -54,11 +86,27 @@ impl Operator for Dedup {
             Some(delta) => std::mem::take(delta),
             None => self.seen.clone(),
         };
-        serde_json::to_vec(&state).expect("a map of sets serialises")
+        match self.union {
+            true => ListState {
+                entries: entries(&state),
+            }
+            .encode(),
+            false => serde_json::to_vec(&state).expect("a map of sets serialises"),
+        }
     }
 
-    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
-        self.seen = serde_json::from_slice(state).map_err(|e| format!("dedup state: {e}"))?;
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        if !self.union {
+            self.seen = serde_json::from_slice(state).map_err(|e| format!("dedup state: {e}"))?;
+            return Ok(());
+        }
+        // Union list state: every subtask's pairs; keep those of the key
+        // groups this subtask owns now.
+        for r in ListState::decode(state)?.entries {
+            if subtask_for_key(r.key, ctx.parallelism, ctx.max_parallelism) == ctx.subtask {
+                self.seen.entry(r.key).or_default().insert(r.value);
+            }
+        }
         Ok(())
     }
 
@@ -74,19 +122,24 @@ impl Operator for Dedup {
     }
 }
 
-/// `params`: `snapshot = "full"` (default) or `"delta"`; nothing else.
+/// `params`: `snapshot = "full"` (default) or `"delta"`, `state =
+/// "opaque"` (default) or `"union"`; nothing else.
 fn check(params: &Params) -> Result<(), Vec<ParamError>> {
     let mut problems = Vec::new();
     for (key, value) in params {
         match (key.as_str(), value.as_str()) {
-            ("snapshot", Some("full" | "delta")) => {}
+            ("snapshot", Some("full" | "delta")) | ("state", Some("opaque" | "union")) => {}
             ("snapshot", _) => problems.push(ParamError::at(
                 key,
                 format!("`snapshot` is \"full\" or \"delta\", not {value}"),
             )),
+            ("state", _) => problems.push(ParamError::at(
+                key,
+                format!("`state` is \"opaque\" or \"union\", not {value}"),
+            )),
             _ => problems.push(ParamError::at(
                 key,
-                format!("unknown parameter `{key}` of dedup (known: snapshot)"),
+                format!("unknown parameter `{key}` of dedup (known: snapshot, state)"),
             )),
         }
     }
@@ -97,23 +150,40 @@ fn check(params: &Params) -> Result<(), Vec<ParamError>> {
     }
 }
 
+/// `params.state = "union"`.
+fn union(params: &Params) -> bool {
+    params.get("state").and_then(|v| v.as_str()) == Some("union")
+}
+
 fn create(setup: &Setup) -> Box<dyn Operator> {
     let delta = setup.params.get("snapshot").and_then(|v| v.as_str()) == Some("delta");
     Box::new(Dedup {
         seen: Seen::new(),
         delta: delta.then(Seen::new),
+        union: union(setup.params),
     })
+}
+
+/// Its state's layout: ckptsim redistributes union list state itself.
+fn state(kind: &OperatorKind) -> StateLayout {
+    match union(kind.params()) {
+        true => StateLayout::List(Redistribution::Union),
+        false => StateLayout::Opaque,
+    }
 }
 
 static DEDUP: OperatorKindInfo = OperatorKindInfo {
     kind: KindInfo {
         name: "dedup",
         description: "drops records whose (key, value) it has seen; params.snapshot = \"full\" \
-                      or \"delta\" (a bug; example dedup)",
+                      or \"delta\" (a bug), params.state = \"opaque\" or \"union\" (example dedup)",
         keyed: true,
         check,
     },
+    role: Role::Transform,
+    state,
     create,
+    flink: |_| Flink::Refused("a registered kind is Rust code the Flink job does not have"),
 };
 
 fn main() -> ExitCode {

@@ -264,6 +264,66 @@ fn a_users_operator_kind_runs_through_every_command() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `params.state = "union"`: dedup's pairs in union list state, which
+/// ckptsim redistributes itself, so its savepoints restore at another
+/// parallelism; its buggy `delta` snapshot is still caught and shrunk.
+#[test]
+fn a_users_operator_kind_with_union_list_state_rescales() {
+    let bin = example("dedup");
+    let good = run(
+        &bin,
+        &["sweep", "examples/dedup-union.toml", "--seeds", "0..40"],
+    );
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good));
+    let dir = scratch("dedup-union");
+    let delta = dir.join("dedup-union-delta.toml");
+    let text_of = std::fs::read_to_string("examples/dedup-union.toml").unwrap();
+    std::fs::write(
+        &delta,
+        text_of.replace("snapshot = \"full\"", "snapshot = \"delta\""),
+    )
+    .unwrap();
+    let delta = delta.display().to_string();
+    let bad = run(&bin, &["sweep", &delta, "--seeds", "0..40"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    let out = text(&bad);
+    let shrink = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("shrink  "))
+        .unwrap_or_else(|| panic!("no shrink line:\n{out}"));
+    let repro = dir.join("repro.toml").display().to_string();
+    let mut args: Vec<&str> = shrink.split_whitespace().skip(1).collect();
+    let out_at = args.iter().position(|a| *a == "--out").unwrap();
+    args[out_at + 1] = &repro;
+    args.extend(["--budget", "60"]);
+    let shrunk = run(&bin, &args);
+    assert_eq!(shrunk.status.code(), Some(0), "{}", stderr(&shrunk));
+    let written = std::fs::read_to_string(&repro).unwrap();
+    assert!(written.contains("state = \"union\""), "{written}");
+    assert_eq!(run(&bin, &["run", &repro]).status.code(), Some(1));
+
+    // A savepoint restores at the old parallelism and at others.
+    let sp = dir.join("sp").display().to_string();
+    let at = ["savepoint", "examples/dedup-union.toml", "--at", "60ms"];
+    let taken = run(&bin, &[&at[..], &["--out", &sp]].concat());
+    assert_eq!(taken.status.code(), Some(0), "{}", stderr(&taken));
+    for p in ["dedup=2", "dedup=3", "dedup=1"] {
+        let resumed = run(
+            &bin,
+            &[
+                "run",
+                "examples/dedup-union.toml",
+                "--from-savepoint",
+                &sp,
+                "--parallelism",
+                p,
+            ],
+        );
+        assert_eq!(resumed.status.code(), Some(0), "{p}: {}", text(&resumed));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_users_operator_kind_checks_its_params_where_they_are_written() {
     let bin = example("dedup");
@@ -286,7 +346,9 @@ fn a_users_operator_kind_checks_its_params_where_they_are_written() {
         (
             "params = { snapshot = \"delta\" }",
             "params = { snapshot = \"full\", ttl = 3 }",
-            format!(".toml:{line}:37: error: unknown parameter `ttl` of dedup (known: snapshot)"),
+            format!(
+                ".toml:{line}:37: error: unknown parameter `ttl` of dedup (known: snapshot, state)"
+            ),
         ),
         (
             "kind = \"dedup\"",

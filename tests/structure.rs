@@ -315,6 +315,43 @@ fn the_algorithms_table_is_the_registry() {
     }
 }
 
+/// The operator kinds table of docs/operators.md, as the registry writes it.
+fn operator_kinds_table() -> String {
+    let mut t = String::from("| kind | keyed | what it does | file |\n|---|---|---|---|\n");
+    for k in ckptsim::model::kinds::REGISTRY {
+        t.push_str(&format!(
+            "| `{n}` | {keyed} | {d} | `sim/model/kinds/{file}.rs` |\n",
+            n = k.kind.name,
+            keyed = if k.kind.keyed { "yes" } else { "no" },
+            d = k.kind.description,
+            file = k.kind.name.replace('-', "_"),
+        ));
+    }
+    t
+}
+
+#[test]
+fn the_operator_kinds_table_is_the_registry() {
+    let doc = read(&root().join("docs/operators.md"));
+    let want = operator_kinds_table();
+    assert!(
+        doc.contains(&want),
+        "docs/operators.md must hold the registry's table (model::kinds), exactly:\n\n{want}"
+    );
+    for k in ckptsim::model::kinds::REGISTRY {
+        let file = root().join(format!(
+            "sim/model/kinds/{}.rs",
+            k.kind.name.replace('-', "_")
+        ));
+        assert!(
+            file.is_file(),
+            "{} has no file {}",
+            k.kind.name,
+            file.display()
+        );
+    }
+}
+
 /// The scenarios built into the library are exactly the shipped files.
 #[test]
 fn the_built_in_scenarios_are_the_shipped_files() {

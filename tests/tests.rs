@@ -61,6 +61,9 @@
 //!   user's own algorithms through every command of `cli::main_with`.
 //! - `toy_algorithm`: an algorithm added from outside the registry (one file)
 //!   runs like a built-in; a wrong one is caught.
+//! - `toy_kind`: an operator kind added from outside the registry (one
+//!   file) with broadcast state runs like a built-in, through crashes and
+//!   rescaled savepoints.
 //! - `chains`: operator chains: Flink's chaining rule, the same output as
 //!   unchained, one task per chain as the unit of failure and notification.
 //! - `sinkv2`: Sink V2 writer and committer: exactly-once chained, unchained,
@@ -121,6 +124,7 @@ mod structure;
 mod sweep;
 mod targets;
 mod toy_algorithm;
+mod toy_kind;
 mod traces;
 mod uncoordinated;
 mod upsert;

@@ -21,13 +21,14 @@
 use crate::engine::SimTime;
 use crate::model::flip27::OperatorEvent;
 use crate::model::graph::ExecGraph;
+use crate::model::kinds::{Role, SinkRole, StateLayout};
 use crate::model::record::subtask_for_key;
 use crate::model::{
     Context, ExternalStore, JobGraph, Operator, OperatorFactory, Record, SourcePoll, Workload,
 };
 use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
-use crate::scenario::{OperatorKind, Partitioning, Scenario, SplitAssignment};
+use crate::scenario::{Partitioning, Scenario};
 use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -287,10 +288,10 @@ impl Exec<'_> {
         let info = &self.exec.tasks[task.t as usize];
         let (op, subtask) = (info.operator, info.subtask);
         let spec = self.scenario.op(op);
-        let OperatorKind::Source(src) = &spec.kind else {
+        let Some(src) = spec.kind.source_spec() else {
             return;
         };
-        if src.split_assignment != SplitAssignment::Enumerator {
+        if spec.kind.state_layout() != StateLayout::SplitSource {
             return;
         }
         if subtask + 1 == spec.parallelism {
@@ -390,10 +391,7 @@ impl Exec<'_> {
     /// (`None` for any other sink).
     fn committer_of(&self, t: usize) -> Option<usize> {
         let info = &self.exec.tasks[t];
-        if !matches!(
-            self.scenario.op(info.operator).kind,
-            OperatorKind::SinkWriter
-        ) {
+        if self.scenario.op(info.operator).kind.role() != Role::Sink(SinkRole::Writer) {
             return None;
         }
         let e = self
@@ -564,12 +562,7 @@ impl Oracle {
         }
         let upsert = sinks
             .iter()
-            .map(|&s| {
-                matches!(
-                    scenario.operators[s as usize].kind,
-                    OperatorKind::SinkUpsert { .. }
-                )
-            })
+            .map(|&s| scenario.operators[s as usize].kind.role() == Role::Sink(SinkRole::Upsert))
             .collect();
         let mut oracle = Oracle {
             names: scenario.operators.iter().map(|o| o.id.clone()).collect(),
@@ -674,13 +667,10 @@ impl Oracle {
         // such an operator, values and the sinks' reads are not the run's.
         let union_ops: Vec<u32> = (0..scenario.operators.len() as u32)
             .filter(|&op| {
-                matches!(
-                    scenario.operators[op as usize].kind,
-                    OperatorKind::Buffer {
-                        redistribution: crate::scenario::Redistribution::Union,
-                        ..
-                    }
-                )
+                scenario.operators[op as usize]
+                    .kind
+                    .state_layout()
+                    .is_union()
             })
             .collect();
         let mut below = union_ops;

@@ -3,10 +3,10 @@
 
 use super::{flink_mode, restart_keys, Options};
 use crate::engine::SimDuration;
+use crate::model::kinds::{Flink, Java, Role};
 use crate::runtime::output::CrashPoint;
 use crate::scenario::{
-    Chaining, FailoverStrategy, OperatorKind, Partitioning, Redistribution, Scenario,
-    SplitAssignment, StorageKind,
+    Chaining, FailoverStrategy, Partitioning, Scenario, SplitAssignment, StorageKind,
 };
 use std::fmt::Write as _;
 
@@ -21,10 +21,8 @@ pub fn segment_size(scenario: &Scenario) -> u64 {
             let record = scenario
                 .operators
                 .iter()
-                .filter_map(|o| match &o.kind {
-                    OperatorKind::Source(s) => Some(s.record_size_max.max(s.record_size)),
-                    _ => None,
-                })
+                .filter_map(|o| o.kind.source_spec())
+                .map(|s| s.record_size_max.max(s.record_size))
                 .max()
                 .unwrap_or(crate::scenario::RECORD_BYTES);
             u64::from(n.buffer_records).saturating_mul(record)
@@ -163,7 +161,7 @@ pub fn chain_subtasks(scenario: &Scenario) -> u32 {
         .operators
         .iter()
         .enumerate()
-        .filter(|&(i, o)| heads[i] == i && !matches!(o.kind, OperatorKind::SinkCommitter))
+        .filter(|&(i, o)| heads[i] == i && o.kind.role() != Role::Committer)
         .map(|(_, o)| o.parallelism)
         .sum()
 }
@@ -325,101 +323,132 @@ fn crash_plan(op: u32, crashes: &[CrashPoint]) -> String {
 }
 
 /// The topology: each operator after those it reads, its inputs routed
-/// and unioned.
+/// and unioned, built as its kind's Flink mapping says.
 fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) {
-    let repeat = opts.repeat;
-    let heads = chain_heads(scenario);
-    let group = |i: usize| match opts.local_channels {
-        true => String::new(),
-        false => format!(
-            ".slotSharingGroup({})",
-            string(&scenario.operators[heads[i]].id)
-        ),
+    let t = Topology {
+        scenario,
+        opts,
+        crashes,
+        heads: chain_heads(scenario),
     };
     for i in topological(scenario) {
         let op = &scenario.operators[i];
-        let name = string(&op.id);
+        let _ = writeln!(j, "        // {}: {}", op.id, op.kind.name());
+        match op.kind.flink() {
+            Flink::Maps {
+                java: Java::Source, ..
+            } => t.source(j, i),
+            Flink::Maps {
+                java: Java::Committer,
+                ..
+            } => {
+                let _ = writeln!(
+                    j,
+                    "        // (Flink adds the committer of the writer's Sink V2 itself.)"
+                );
+            }
+            Flink::Maps {
+                java: Java::Sink { batch, mode, v2 },
+                ..
+            } => t.sink(j, i, (batch, mode, v2)),
+            Flink::Maps {
+                java: Java::Op { kind, a, b },
+                ..
+            } => t.one_input(j, i, (kind, a, b)),
+            // Refused kinds are never exported.
+            Flink::Refused(_) => t.one_input(j, i, ("MAP", 1, 0)),
+        }
+    }
+}
+
+/// What every operator's lines of the topology need.
+struct Topology<'a> {
+    scenario: &'a Scenario,
+    opts: &'a Options,
+    crashes: &'a [CrashPoint],
+    heads: Vec<usize>,
+}
+
+impl Topology<'_> {
+    /// Operator `i`'s slot sharing group (its chain's head's).
+    fn group(&self, i: usize) -> String {
+        match self.opts.local_channels {
+            true => String::new(),
+            false => format!(
+                ".slotSharingGroup({})",
+                string(&self.scenario.operators[self.heads[i]].id)
+            ),
+        }
+    }
+
+    /// Operator `i`'s `Cost` and `Crash` arguments.
+    fn cost_and_crash(&self, i: usize) -> (String, String) {
+        let op = &self.scenario.operators[i];
         let cost = format!(
             "new Cost({}L, {}L)",
             op.cost.nanos(),
             op.cost_jitter.nanos()
         );
-        let crash = format!("new Crash({})", string(&crash_plan(i as u32, crashes)));
-        let _ = writeln!(j, "        // {}: {}", op.id, op.kind.name());
-        if let OperatorKind::Source(s) = &op.kind {
-            let rates: Vec<String> = (0..s.partitions)
-                .map(|p| format!("{}L", s.rate_of(p)))
-                .collect();
-            let enumerator = s.split_assignment == SplitAssignment::Enumerator;
-            let _ = writeln!(
-                j,
-                "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {cost}, {crash});\n\
-                 \x20       src{i}.jobStartMs = start;\n\
-                 \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, WatermarkStrategy.noWatermarks(), {name}, REC)\n\
-                 \x20           .setParallelism({}).uid({name}){};",
-                string(&format!("/{}.txt", op.id)),
-                s.partitions,
-                s.initial_splits,
-                s.discovery_interval.nanos() / 1_000_000,
-                rates.join(", "),
-                repeat,
-                var(i),
-                op.parallelism,
-                group(i),
-            );
-            chaining(j, &var(i), op.chaining);
-            continue;
-        }
-        if matches!(op.kind, OperatorKind::SinkCommitter) {
-            let _ = writeln!(
-                j,
-                "        // (Flink adds the committer of the writer's Sink V2 itself.)"
-            );
-            continue;
-        }
-        let input = inputs(scenario, i);
-        if op.kind.is_sink() {
-            let (batch, mode) = match &op.kind {
-                OperatorKind::SinkAtLeastOnce { batch } => ((*batch).max(1), ".atLeastOnce()"),
-                OperatorKind::SinkUpsert { buffer_rows } => ((*buffer_rows).max(1), ".upsert()"),
-                _ => (0, ""),
-            };
-            let v2 = matches!(op.kind, OperatorKind::SinkWriter);
-            let sink =
-                format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash}){mode}");
-            let _ = writeln!(
-                j,
-                "        var {} = {input}.sinkTo({sink})\n\
-                 \x20           .setParallelism({}).uid({name}).name({name}){};",
-                var(i),
-                op.parallelism,
-                group(i),
-            );
-            // A sink starts no chain of its own: a head is a task alone.
-            if op.chaining != Chaining::Always || !chained_into(scenario, i) {
-                let _ = writeln!(j, "        {}.disableChaining();", var(i));
-            }
-            continue;
-        }
-        let (kind, a, b) = match &op.kind {
-            OperatorKind::Map { mul, add } => ("MAP", *mul, *add),
-            OperatorKind::Filter {
-                modulus,
-                keep_below,
-            } => ("FILTER", *modulus as i64, *keep_below as i64),
-            OperatorKind::FlatMap { copies } => ("FLAT_MAP", i64::from(*copies), 0),
-            OperatorKind::KeyedCount => ("KEYED_COUNT", 0, 0),
-            OperatorKind::KeyedSum => ("KEYED_SUM", 0, 0),
-            OperatorKind::CountWindow { size } => ("COUNT_WINDOW", i64::from(*size), 0),
-            OperatorKind::Buffer {
-                capacity,
-                redistribution,
-            } => match redistribution {
-                Redistribution::Split => ("BUFFER_SPLIT", i64::from(*capacity), 0),
-                Redistribution::Union => ("BUFFER_UNION", i64::from(*capacity), 0),
-            },
-            _ => ("MAP", 1, 0),
+        let crash = format!("new Crash({})", string(&crash_plan(i as u32, self.crashes)));
+        (cost, crash)
+    }
+
+    /// A `RecordSource` over source `i`'s partitions.
+    fn source(&self, j: &mut String, i: usize) {
+        let op = &self.scenario.operators[i];
+        let Some(s) = op.kind.source_spec() else {
+            return;
         };
+        let (name, (cost, crash)) = (string(&op.id), self.cost_and_crash(i));
+        let rates: Vec<String> = (0..s.partitions)
+            .map(|p| format!("{}L", s.rate_of(p)))
+            .collect();
+        let enumerator = s.split_assignment == SplitAssignment::Enumerator;
+        let _ = writeln!(
+            j,
+            "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {cost}, {crash});\n\
+             \x20       src{i}.jobStartMs = start;\n\
+             \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, WatermarkStrategy.noWatermarks(), {name}, REC)\n\
+             \x20           .setParallelism({}).uid({name}){};",
+            string(&format!("/{}.txt", op.id)),
+            s.partitions,
+            s.initial_splits,
+            s.discovery_interval.nanos() / 1_000_000,
+            rates.join(", "),
+            self.opts.repeat,
+            var(i),
+            op.parallelism,
+            self.group(i),
+        );
+        chaining(j, &var(i), op.chaining);
+    }
+
+    /// A `StoreSink` for sink `i`.
+    fn sink(&self, j: &mut String, i: usize, (batch, mode, v2): (u32, &str, bool)) {
+        let op = &self.scenario.operators[i];
+        let (name, (cost, crash)) = (string(&op.id), self.cost_and_crash(i));
+        let input = inputs(self.scenario, i);
+        let sink = format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash}){mode}");
+        let _ = writeln!(
+            j,
+            "        var {} = {input}.sinkTo({sink})\n\
+             \x20           .setParallelism({}).uid({name}).name({name}){};",
+            var(i),
+            op.parallelism,
+            self.group(i),
+        );
+        // A sink starts no chain of its own: a head is a task alone.
+        if op.chaining != Chaining::Always || !chained_into(self.scenario, i) {
+            let _ = writeln!(j, "        {}.disableChaining();", var(i));
+        }
+    }
+
+    /// A `CkptOp` of `CkptOp.Kind.{kind}` for operator `i`, keyed if the
+    /// kind is.
+    fn one_input(&self, j: &mut String, i: usize, (kind, a, b): (&str, i64, i64)) {
+        let op = &self.scenario.operators[i];
+        let (name, (cost, crash)) = (string(&op.id), self.cost_and_crash(i));
+        let input = inputs(self.scenario, i);
         let _ = writeln!(
             j,
             "        SingleOutputStreamOperator<Rec> {} = {input}\n\
@@ -428,7 +457,7 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
              \x20       ((OneInputTransformation<Rec, Rec>) {}.getTransformation()).setChainingStrategy(ChainingStrategy.ALWAYS);",
             var(i),
             op.parallelism,
-            group(i),
+            self.group(i),
             var(i),
         );
         if op.kind.is_keyed() {
@@ -439,7 +468,7 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
                 v = var(i)
             );
         }
-        let chain = if chained_into(scenario, i) {
+        let chain = if chained_into(self.scenario, i) {
             op.chaining
         } else {
             Chaining::Head.max_with(op.chaining)

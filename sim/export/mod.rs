@@ -25,8 +25,7 @@ use crate::mutant::Mutants;
 use crate::runtime::output::CrashPoint;
 use crate::runtime::RunConfig;
 use crate::scenario::{
-    Algorithm, FailoverStrategy, InputOrder, OperatorKind, Partitioning, RestartStrategy, Scenario,
-    SplitAssignment,
+    Algorithm, FailoverStrategy, InputOrder, Partitioning, RestartStrategy, Scenario,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -38,27 +37,8 @@ pub mod real;
 /// The Flink version `run.sh` fetches by default.
 pub const FLINK_VERSION: &str = "2.3.0";
 
-/// How one scenario key reaches the Flink job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fidelity {
-    /// The same setting, with the same meaning.
-    Exact,
-    /// Flink's nearest equivalent, or the same effect by other means.
-    Approximate,
-    /// Nothing in the exported job corresponds to it.
-    NotAtAll,
-}
-
-impl Fidelity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Fidelity::Exact => "exact",
-            Fidelity::Approximate => "approximate",
-            Fidelity::NotAtAll => "not at all",
-        }
-    }
-}
+pub use crate::model::kinds::Fidelity;
+use crate::model::kinds::{Flink, Role, SinkRole};
 
 /// One row of the mapping table: a scenario key, how it maps, and to what.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -295,17 +275,7 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
     }
     for op in &scenario.operators {
         let key = format!("operators.{}.kind", op.id);
-        let why = match &op.kind {
-            OperatorKind::MinLabel { .. } => {
-                Some("an iteration's operator (Flink 2.x has no DataStream iterations)")
-            }
-            OperatorKind::BroadcastProcess { .. } => Some("broadcast state is not exported yet"),
-            OperatorKind::Custom(_) => {
-                Some("a registered kind is Rust code the Flink job does not have")
-            }
-            _ => None,
-        };
-        if let Some(why) = why {
+        if let Flink::Refused(why) = op.kind.flink() {
             no(&key, &format!("`{}`: {why}", op.kind.name()));
         }
         if op.kind.is_keyed() {
@@ -415,7 +385,7 @@ fn data_files(scenario: &Scenario, workload: &Workload, seed: u64) -> Vec<(Strin
     let sizes = RecordSizes::new(scenario, seed);
     let mut out = vec![];
     for (i, op) in scenario.operators.iter().enumerate() {
-        let OperatorKind::Source(src) = &op.kind else {
+        let Some(src) = op.kind.source_spec() else {
             continue;
         };
         let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
@@ -455,12 +425,12 @@ fn sinks(scenario: &Scenario, seed: u64, algorithm: Algorithm) -> Vec<SinkInfo> 
             SinkInfo {
                 name: o.id.clone(),
                 transactional: exactly_once
-                    && matches!(o.kind, OperatorKind::Sink2pc | OperatorKind::SinkWriter),
+                    && matches!(o.kind.role(), Role::Sink(s) if s.transactional()),
                 values_exact: match upsert {
                     Some((_, keys_only)) => !keys_only,
                     None => !oracle.order_dependent.contains(&(i as u32)),
                 },
-                upsert: matches!(o.kind, OperatorKind::SinkUpsert { .. }),
+                upsert: o.kind.role() == Role::Sink(SinkRole::Upsert),
             }
         })
         .collect()
@@ -635,7 +605,10 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
     };
     row("network.input_order", order.0, order.1.into());
     for op in &scenario.operators {
-        let (fidelity, flink) = kind_mapping(&op.kind);
+        let (fidelity, flink) = match op.kind.flink() {
+            Flink::Maps { fidelity, how, .. } => (fidelity, how),
+            Flink::Refused(_) => (NotAtAll, "refused".to_string()),
+        };
         row(
             &format!("operators.{}: {}", op.id, op.kind.name()),
             fidelity,
@@ -719,49 +692,6 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
         );
     }
     rows
-}
-
-fn kind_mapping(kind: &OperatorKind) -> (Fidelity, String) {
-    use Fidelity::*;
-    match kind {
-        OperatorKind::Source(s) => {
-            let how = match s.split_assignment {
-                SplitAssignment::Static => "splits assigned i % parallelism at registration",
-                SplitAssignment::Enumerator => "splits on request, discovered over time",
-            };
-            (
-                Approximate,
-                format!("FLIP-27 source over the simulated records ({how}); rates in wall-clock ms; record size as padding"),
-            )
-        }
-        OperatorKind::Map { .. } | OperatorKind::Filter { .. } | OperatorKind::FlatMap { .. } => {
-            (Exact, "a one-input operator".into())
-        }
-        OperatorKind::KeyedCount | OperatorKind::KeyedSum => (Exact, "keyed ValueState".into()),
-        OperatorKind::CountWindow { .. } => (
-            Exact,
-            "keyed ListState, open windows flushed at endInput".into(),
-        ),
-        OperatorKind::Buffer { .. } => (Exact, "operator ListState (split or union)".into()),
-        OperatorKind::Sink2pc => (
-            Approximate,
-            "Sink V2 writer + committer (commit in the committer operator, not in the sink)".into(),
-        ),
-        OperatorKind::SinkWriter => (Exact, "Sink V2 writer".into()),
-        OperatorKind::SinkCommitter => (
-            Approximate,
-            "Flink's committer operator of the writer's Sink V2 (always per writer subtask)".into(),
-        ),
-        OperatorKind::SinkAtLeastOnce { .. } => (
-            Exact,
-            "Sink V2 writer without committer, flushed per batch and at every checkpoint".into(),
-        ),
-        OperatorKind::SinkUpsert { .. } => (
-            Exact,
-            "Sink V2 writer without committer writing upserts (store/upsert/), flushed every buffer_rows and at every checkpoint; judged by the table it leaves".into(),
-        ),
-        _ => (NotAtAll, "refused".into()),
-    }
 }
 
 fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> String {

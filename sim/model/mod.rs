@@ -6,6 +6,7 @@ pub mod flip27;
 pub mod graph;
 pub mod iterate;
 pub mod keyed;
+pub mod kinds;
 pub mod operator;
 pub mod opstate;
 pub mod record;

@@ -14,7 +14,7 @@ use super::store::{ExternalStore, TxnId};
 use super::workload::Workload;
 use crate::engine::SimTime;
 use crate::mutant::{Mutant, Mutants};
-use crate::scenario::{OperatorKind, Scenario};
+use crate::scenario::Scenario;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -365,65 +365,7 @@ impl Operator for Source {
 
 // ---------------------------------------------------------------- stateless
 
-pub struct Map {
-    pub mul: i64,
-    pub add: i64,
-}
-
-impl Operator for Map {
-    #[inline]
-    fn process(&mut self, mut record: Record, ctx: &mut Context) {
-        record.value = record.value.wrapping_mul(self.mul).wrapping_add(self.add);
-        ctx.emit(record);
-    }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
-        Vec::new()
-    }
-    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-pub struct Filter {
-    pub modulus: u64,
-    pub keep_below: u64,
-}
-
-impl Operator for Filter {
-    #[inline]
-    fn process(&mut self, record: Record, ctx: &mut Context) {
-        if record.key % self.modulus < self.keep_below {
-            ctx.emit(record);
-        }
-    }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
-        Vec::new()
-    }
-    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-pub struct FlatMap {
-    pub copies: u32,
-}
-
-impl Operator for FlatMap {
-    fn process(&mut self, record: Record, ctx: &mut Context) {
-        for i in 0..self.copies {
-            ctx.emit(Record {
-                value: record.value.wrapping_add(i64::from(i)),
-                ..record
-            });
-        }
-    }
-    fn snapshot(&mut self, _: CheckpointId, _: &mut Context) -> Vec<u8> {
-        Vec::new()
-    }
-    fn restore(&mut self, _: &[u8], _: &mut Context) -> Result<(), String> {
-        Ok(())
-    }
-}
+pub use super::kinds::{Filter, FlatMap, Map};
 
 // ---------------------------------------------------------------- keyed
 
@@ -844,75 +786,15 @@ impl BuiltinFactory {
 impl OperatorFactory for BuiltinFactory {
     fn create(&self, operator: u32, subtask: u32) -> Box<dyn Operator> {
         let spec = &self.scenario.operators[operator as usize];
-        match &spec.kind {
-            OperatorKind::Source(src)
-                if src.split_assignment == crate::scenario::SplitAssignment::Enumerator =>
-            {
-                Box::new(super::flip27::SourceReader::new(self.workload.clone()))
-            }
-            OperatorKind::Source(_) => Box::new(Source::new(
-                self.workload.clone(),
-                self.workload
-                    .partitions_of(operator, subtask, spec.parallelism),
-            )),
-            OperatorKind::Map { mul, add } => Box::new(Map {
-                mul: *mul,
-                add: *add,
-            }),
-            OperatorKind::Filter {
-                modulus,
-                keep_below,
-            } => Box::new(Filter {
-                modulus: *modulus,
-                keep_below: *keep_below,
-            }),
-            OperatorKind::FlatMap { copies } => Box::new(FlatMap { copies: *copies }),
-            OperatorKind::KeyedCount => Box::<KeyedCount>::default(),
-            OperatorKind::KeyedSum => Box::<KeyedSum>::default(),
-            OperatorKind::CountWindow { size } => Box::new(CountWindow::new(*size)),
-            OperatorKind::MinLabel { nodes, degree } => {
-                Box::new(super::iterate::MinLabel::new(operator, *nodes, *degree))
-            }
-            OperatorKind::Buffer {
-                capacity,
-                redistribution,
-            } => Box::new(super::opstate::ListBuffer::new(*capacity, *redistribution)),
-            OperatorKind::BroadcastProcess { rules } => {
-                let control = self
-                    .scenario
-                    .edges
-                    .iter()
-                    .filter(|e| {
-                        e.to.0 == operator
-                            && e.partitioning == crate::scenario::Partitioning::Broadcast
-                    })
-                    .map(|e| e.from.0)
-                    .collect();
-                Box::new(super::opstate::BroadcastProcess::new(*rules, control))
-            }
-            OperatorKind::Sink2pc => Box::<TwoPhaseCommitSink>::default(),
-            OperatorKind::SinkAtLeastOnce { batch } => Box::new(DirectSink::at_least_once(*batch)),
-            OperatorKind::SinkUpsert { buffer_rows } => Box::new(DirectSink::upsert(*buffer_rows)),
-            OperatorKind::SinkWriter => Box::<super::sinkv2::SinkWriter>::default(),
-            OperatorKind::SinkCommitter => {
-                // Validation gives a committer writers as its only inputs.
-                let writer = self.scenario.edges.iter().find(|e| e.to.0 == operator);
-                Box::new(super::sinkv2::SinkCommitter::new(
-                    writer.map_or(u32::MAX, |e| e.from.0),
-                ))
-            }
-            OperatorKind::Custom(c) => {
-                // Validation gave the kind a name that `registry::register`
-                // registered with its code.
-                let info = super::registry::find(c.info.name)
-                    .unwrap_or_else(|| panic!("operator kind `{}` has no code", c.info.name));
-                (info.create)(&super::registry::Setup {
-                    params: &c.params,
-                    subtask,
-                    parallelism: spec.parallelism,
-                })
-            }
-        }
+        (spec.kind.info().create)(&super::kinds::Setup {
+            params: spec.kind.params(),
+            subtask,
+            parallelism: spec.parallelism,
+            operator,
+            kind: &spec.kind,
+            scenario: &self.scenario,
+            workload: &self.workload,
+        })
     }
 }
 

@@ -14,10 +14,11 @@ pub mod rescale;
 pub mod verify;
 
 use crate::model::graph::ExecGraph;
+use crate::model::kinds::StateLayout;
 use crate::model::operator::{keyed_groups, source_offsets, KeyGroupState};
 use crate::model::{CheckpointId, ExternalStore, JobGraph, Record};
 use crate::runtime::{SnapshotKind, SnapshotOut};
-use crate::scenario::{KeyDistribution, OperatorKind, Scenario, SplitAssignment};
+use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -246,6 +247,76 @@ pub fn source_inputs(s: &Scenario) -> Vec<SourceInput> {
         .collect()
 }
 
+/// One operator's state in its savepoint form, from its subtasks' snapshot
+/// bytes (`states`, in subtask order) by its kind's state layout;
+/// `enumerator` gives its coordinator's checkpoint (a FLIP-27 source's).
+fn image_of(
+    kind: &OperatorKind,
+    states: &[&[u8]],
+    uid: &str,
+    enumerator: impl FnOnce() -> Option<Vec<u8>>,
+) -> Result<OperatorState, SnapshotError> {
+    let undecodable = |what: &str| {
+        SnapshotError::new(
+            None,
+            format!("operator `{uid}`: its {what} state does not decode"),
+            None,
+        )
+    };
+    // Every subtask's decoded entries, concatenated in subtask order.
+    fn each<T>(
+        states: &[&[u8]],
+        decode: impl Fn(&[u8]) -> Option<Vec<T>>,
+        fail: impl Fn() -> SnapshotError,
+    ) -> Result<Vec<T>, SnapshotError> {
+        let mut all = Vec::new();
+        for bytes in states.iter().filter(|b| !b.is_empty()) {
+            all.extend(decode(bytes).ok_or_else(&fail)?);
+        }
+        Ok(all)
+    }
+    let copies = || states.iter().map(|b| b.to_vec()).collect::<Vec<_>>();
+    Ok(match kind.state_layout() {
+        StateLayout::Stateless => OperatorState::Stateless,
+        StateLayout::SplitSource => {
+            let mut splits = each(states, source_offsets, || undecodable("reader"))?;
+            splits.sort_unstable();
+            let enumerator = enumerator().ok_or_else(|| undecodable("split enumerator"))?;
+            OperatorState::SplitSource { splits, enumerator }
+        }
+        StateLayout::SourceOffsets => {
+            let mut offsets = each(states, source_offsets, || undecodable("source"))?;
+            offsets.sort_unstable();
+            OperatorState::Source { offsets }
+        }
+        StateLayout::Keyed => {
+            let mut key_groups = each(states, keyed_groups, || undecodable("keyed"))?;
+            key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+            OperatorState::Keyed { key_groups }
+        }
+        StateLayout::KeyedBytes => {
+            let decode = crate::model::operator::keyed_byte_groups;
+            let mut key_groups = each(states, decode, || undecodable(kind.name()))?;
+            key_groups.sort_unstable_by_key(|(kg, _)| *kg);
+            OperatorState::KeyedBytes { key_groups }
+        }
+        StateLayout::List(_) => {
+            let decode = |b: &[u8]| {
+                crate::model::opstate::ListState::decode(b)
+                    .ok()
+                    .map(|l| l.entries)
+            };
+            let entries = each(states, decode, || undecodable("list"))?;
+            OperatorState::List { entries }
+        }
+        StateLayout::Broadcast => OperatorState::Broadcast { copies: copies() },
+        StateLayout::Sink2pc => OperatorState::Sink2pc { subtasks: copies() },
+        StateLayout::SinkWriter => OperatorState::SinkWriter { subtasks: copies() },
+        StateLayout::SinkCommitter => OperatorState::SinkCommitter { subtasks: copies() },
+        StateLayout::Opaque => OperatorState::Opaque { subtasks: copies() },
+    })
+}
+
 impl Image {
     /// The image of a snapshot a run of `scenario` produced. `input_seed`
     /// generated the run's input; `generation` is the run's own (0 unless
@@ -269,83 +340,10 @@ impl Image {
                         .map_or(&[][..], Vec::as_slice)
                 })
                 .collect();
-            let undecodable = |what: &str| {
-                SnapshotError::new(
-                    None,
-                    format!("operator `{}`: its {what} state does not decode", op.id),
-                    None,
-                )
-            };
-            let state = match &op.kind {
-                OperatorKind::Source(src)
-                    if src.split_assignment == SplitAssignment::Enumerator =>
-                {
-                    let mut splits = Vec::new();
-                    for bytes in states.iter().filter(|b| !b.is_empty()) {
-                        splits.extend(source_offsets(bytes).ok_or_else(|| undecodable("reader"))?);
-                    }
-                    splits.sort_unstable();
-                    let enumerator = snap
-                        .coordinators
-                        .iter()
-                        .find(|(o, _)| *o == i as u32)
-                        .map(|(_, s)| s.clone())
-                        .ok_or_else(|| undecodable("split enumerator"))?;
-                    OperatorState::SplitSource { splits, enumerator }
-                }
-                OperatorKind::Source(_) => {
-                    let mut offsets = Vec::new();
-                    for bytes in states.iter().filter(|b| !b.is_empty()) {
-                        offsets.extend(source_offsets(bytes).ok_or_else(|| undecodable("source"))?);
-                    }
-                    offsets.sort_unstable();
-                    OperatorState::Source { offsets }
-                }
-                OperatorKind::KeyedCount | OperatorKind::KeyedSum => {
-                    let mut key_groups = Vec::new();
-                    for bytes in states.iter().filter(|b| !b.is_empty()) {
-                        key_groups.extend(keyed_groups(bytes).ok_or_else(|| undecodable("keyed"))?);
-                    }
-                    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
-                    OperatorState::Keyed { key_groups }
-                }
-                OperatorKind::Buffer { .. } => {
-                    let mut entries = Vec::new();
-                    for bytes in states.iter().filter(|b| !b.is_empty()) {
-                        let list = crate::model::opstate::ListState::decode(bytes)
-                            .map_err(|_| undecodable("list"))?;
-                        entries.extend(list.entries);
-                    }
-                    OperatorState::List { entries }
-                }
-                OperatorKind::BroadcastProcess { .. } => OperatorState::Broadcast {
-                    copies: states.iter().map(|b| b.to_vec()).collect(),
-                },
-                OperatorKind::Sink2pc => OperatorState::Sink2pc {
-                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
-                },
-                OperatorKind::SinkWriter => OperatorState::SinkWriter {
-                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
-                },
-                OperatorKind::SinkCommitter => OperatorState::SinkCommitter {
-                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
-                },
-                OperatorKind::Custom(_) => OperatorState::Opaque {
-                    subtasks: states.iter().map(|b| b.to_vec()).collect(),
-                },
-                OperatorKind::CountWindow { .. } => {
-                    let mut key_groups = Vec::new();
-                    for bytes in states.iter().filter(|b| !b.is_empty()) {
-                        key_groups.extend(
-                            crate::model::operator::keyed_byte_groups(bytes)
-                                .ok_or_else(|| undecodable("count-window"))?,
-                        );
-                    }
-                    key_groups.sort_unstable_by_key(|(kg, _)| *kg);
-                    OperatorState::KeyedBytes { key_groups }
-                }
-                _ => OperatorState::Stateless,
-            };
+            let state = image_of(&op.kind, &states, &op.id, || {
+                let mine = snap.coordinators.iter().find(|(o, _)| *o == i as u32);
+                mine.map(|(_, s)| s.clone())
+            })?;
             operators.push(OperatorImage {
                 uid: op.id.clone(),
                 kind: op.kind.name().to_string(),

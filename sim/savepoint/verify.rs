@@ -188,7 +188,17 @@ pub(super) fn check(image: &Image) -> Checked {
             ));
         }
         let expected = state_of(&op.kind);
-        if variant(&op.state) != expected {
+        let registered = !crate::model::kinds::REGISTRY
+            .iter()
+            .any(|k| k.kind.name == op.kind);
+        // A registered kind declares its layout by its params, which the
+        // image does not hold: any layout but the native ones.
+        let native = ["source", "sink-2pc", "sink-writer", "sink-committer"];
+        let fits = match registered {
+            true => !native.contains(&variant(&op.state)),
+            false => variant(&op.state) == expected,
+        };
+        if !fits {
             return Err(bad(
                 Part::Operator(i),
                 "state",
@@ -310,7 +320,7 @@ fn partitions(image: &Image) -> Result<Partitions, Bad> {
 fn state_of(kind: &str) -> &'static str {
     match kind {
         "source" => "source",
-        "keyed-count" | "keyed-sum" => "keyed",
+        "keyed-count" | "keyed-sum" | "min-label" => "keyed",
         "count-window" => "keyed-bytes",
         "buffer" => "list",
         "broadcast-process" => "broadcast",

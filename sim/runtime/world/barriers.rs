@@ -4,7 +4,7 @@
 //! notifications at the task.
 
 use super::*;
-use crate::scenario::OperatorKind;
+use crate::model::kinds::{Role, SinkRole};
 
 impl World<'_> {
     pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
@@ -591,9 +591,9 @@ impl World<'_> {
     pub(super) fn check_commit_timeliness(&mut self, t: TaskId, m: usize, id: CheckpointId) {
         let index = self.tasks[t as usize].members[m].index;
         let kind = &self.scenario.operators[index as usize].kind;
-        let owners: Vec<(u32, u32, u32)> = match kind {
-            OperatorKind::SinkWriter => return,
-            OperatorKind::SinkCommitter => {
+        let owners: Vec<(u32, u32, u32)> = match kind.role() {
+            Role::Sink(SinkRole::Writer) => return,
+            Role::Committer => {
                 let Some(e) = self.scenario.edges.iter().find(|e| e.to.0 == index) else {
                     return;
                 };
@@ -611,7 +611,7 @@ impl World<'_> {
                     })
                     .collect()
             }
-            k if k.is_sink() => {
+            Role::Sink(_) => {
                 let task = &self.tasks[t as usize];
                 vec![(index, task.subtask, task.deploy_attempt)]
             }

@@ -502,12 +502,15 @@ impl<'a> World<'a> {
             failovers: Vec::new(),
             restart_notes: Vec::new(),
             crash_points: Vec::new(),
-            rated_sources: scenario.operators.iter().any(|op| match &op.kind {
-                crate::scenario::OperatorKind::Source(src) => {
-                    src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)
-                }
-                _ => false,
-            }),
+            rated_sources: scenario
+                .operators
+                .iter()
+                .any(|op| match op.kind.source_spec() {
+                    Some(src) => {
+                        src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)
+                    }
+                    None => false,
+                }),
             schedule_partial: false,
             forced_aligned,
             sink_tasks,

@@ -22,7 +22,7 @@
 
 use super::*;
 use crate::model::flip27::{OperatorCoordinator, OperatorEvent, SplitEnumerator};
-use crate::scenario::{OperatorKind, SplitAssignment};
+use crate::model::kinds::StateLayout;
 
 /// Every operator coordinator of the job, with its gateways.
 pub(super) struct Coordinators {
@@ -62,10 +62,10 @@ impl Coordinators {
         let mut slots = Vec::new();
         let mut slot_of = vec![None; exec.tasks.len()];
         for (i, op) in scenario.operators.iter().enumerate() {
-            let OperatorKind::Source(src) = &op.kind else {
+            let Some(src) = op.kind.source_spec() else {
                 continue;
             };
-            if src.split_assignment != SplitAssignment::Enumerator {
+            if op.kind.state_layout() != StateLayout::SplitSource {
                 continue;
             }
             let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));

@@ -452,12 +452,7 @@ impl World<'_> {
     /// list state is union list state: every subtask's entries (`None`
     /// otherwise, and for the mutant `union-state-restored-as-split`).
     fn union_state(&self, c: &Completed, op: crate::scenario::OperatorId) -> Option<Vec<u8>> {
-        let crate::scenario::OperatorKind::Buffer { redistribution, .. } =
-            self.scenario.op(op).kind
-        else {
-            return None;
-        };
-        if redistribution != crate::scenario::Redistribution::Union {
+        if !self.scenario.op(op).kind.state_layout().is_union() {
             return None;
         }
         if self.cfg.mutants.has(Mutant::UnionStateRestoredAsSplit) {

@@ -407,11 +407,9 @@ impl World<'_> {
             return n;
         }
         let op = self.exec.tasks[t as usize].operator;
-        let mean = match &self.scenario.op(op).kind {
-            crate::scenario::OperatorKind::Source(src) => {
-                (src.record_size + src.record_size_max) / 2
-            }
-            _ => crate::scenario::RECORD_BYTES,
+        let mean = match self.scenario.op(op).kind.source_spec() {
+            Some(src) => (src.record_size + src.record_size_max) / 2,
+            None => crate::scenario::RECORD_BYTES,
         };
         let fit = bytes / mean.max(1);
         n.min(usize::try_from(fit).unwrap_or(usize::MAX)).max(1)
