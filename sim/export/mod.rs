@@ -463,15 +463,32 @@ fn expected(scenario: &Scenario, seed: u64) -> String {
 /// The mapping table for this scenario: every key that reaches the job,
 /// and the simulator's keys that do not.
 pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
-    use Fidelity::*;
-    let mut rows = vec![];
-    let mut row = |key: &str, fidelity: Fidelity, flink: String| {
-        rows.push(Mapping {
+    let mut r = Rows(Vec::new());
+    checkpoint_rows(&mut r, scenario, opts);
+    job_rows(&mut r);
+    network_rows(&mut r, scenario);
+    graph_rows(&mut r, scenario);
+    fault_rows(&mut r, scenario);
+    run_rows(&mut r, scenario, opts);
+    r.0
+}
+
+/// The mapping table as it is written.
+struct Rows(Vec<Mapping>);
+
+impl Rows {
+    fn row(&mut self, key: &str, fidelity: Fidelity, flink: String) {
+        self.0.push(Mapping {
             key: key.to_string(),
             fidelity,
             flink,
         })
-    };
+    }
+}
+
+/// `[checkpoint]`: the algorithm and Flink's checkpointing options.
+fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
+    use Fidelity::*;
     let c = &scenario.checkpoint;
     let algorithm = opts.algorithm.name();
     let how = match algorithm {
@@ -480,100 +497,110 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
         "aligned-timeout" => "unaligned.enabled = true, aligned-checkpoint-timeout",
         _ => "execution.checkpointing.mode = AT_LEAST_ONCE",
     };
-    row(
+    r.row(
         "checkpoint.algorithm",
         Exact,
         format!("`{algorithm}`: {how}"),
     );
-    row(
+    r.row(
         "checkpoint.interval",
         Exact,
         "execution.checkpointing.interval".into(),
     );
-    row(
+    r.row(
         "checkpoint.first_delay",
         Approximate,
         "Flink's first trigger comes after a random delay between min-pause and the interval"
             .into(),
     );
-    row(
+    r.row(
         "checkpoint.min_pause",
         Exact,
         "execution.checkpointing.min-pause".into(),
     );
-    row(
+    r.row(
         "checkpoint.timeout",
         Exact,
         "execution.checkpointing.timeout".into(),
     );
-    row(
+    r.row(
         "checkpoint.max_concurrent",
         Exact,
         "execution.checkpointing.max-concurrent-checkpoints".into(),
     );
     if algorithm == "aligned-timeout" {
-        row(
+        r.row(
             "checkpoint.alignment_timeout",
             Exact,
             "execution.checkpointing.aligned-checkpoint-timeout".into(),
         );
     }
-    row(
+    r.row(
         "checkpoint.tolerable_failures",
         Exact,
         "execution.checkpointing.tolerable-failed-checkpoints".into(),
     );
-    row(
+    r.row(
         "checkpoint.retained",
         Exact,
         "execution.checkpointing.num-retained".into(),
     );
-    row(
+    r.row(
         "checkpoint.storage",
         Exact,
         "execution.checkpointing.storage = jobmanager | filesystem (real/checkpoints)".into(),
     );
-    row(
+    r.row(
         "checkpoint.storage_latency, storage_bytes_per_sec, rpc_latency, rpc_latency_max",
         NotAtAll,
         "the real machine's disk and RPC".into(),
     );
-    row(
+    r.row(
         "checkpoint.max_state_size",
         NotAtAll,
         "JobManagerCheckpointStorage's own limit (5 MiB)".into(),
     );
-    row(
+    r.row(
         "checkpoint.max_subtasks_per_channel_state_file",
         Exact,
         "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file".into(),
     );
     if c.during_recovery {
-        row(
+        r.row(
             "checkpoint.during_recovery",
             Approximate,
             "execution.checkpointing.during-recovery.enabled (ignored by a Flink without it)"
                 .into(),
         );
     }
-    row(
+}
+
+/// The job's shape: key groups, chaining, parallelism, costs.
+fn job_rows(r: &mut Rows) {
+    use Fidelity::*;
+    r.row(
         "max_parallelism",
         Approximate,
         "pipeline.max-parallelism; Flink hashes keys to key groups with murmur, so a key lands on another subtask".into(),
     );
-    row(
+    r.row(
         "operator_chaining, operators.chaining, edges.chain",
         Exact,
         "pipeline.operator-chaining.enabled, startNewChain(), disableChaining()".into(),
     );
-    row("operators.parallelism", Exact, "setParallelism".into());
-    row(
+    r.row("operators.parallelism", Exact, "setParallelism".into());
+    r.row(
         "operators.cost, cost_jitter",
         Approximate,
         "owed per record and paid by parking the task thread once a millisecond is owed".into(),
     );
+}
+
+/// `[network]`: buffers, latencies, flushing, input order.
+fn network_rows(r: &mut Rows, scenario: &Scenario) {
+    use Fidelity::*;
     let n = &scenario.network;
-    row(
+    r.row(
         "network.buffer_size, buffer_records",
         Approximate,
         format!(
@@ -581,17 +608,17 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
             java::segment_size(scenario)
         ),
     );
-    row(
+    r.row(
         "network.buffer_credits, floating_buffers, output_buffers",
         NotAtAll,
         "Flink 2.3 fixes 2 exclusive buffers per channel and 8 floating per gate".into(),
     );
-    row(
+    r.row(
         "network.latency_min, latency_max, step_quantum",
         NotAtAll,
         "local channels of one MiniCluster".into(),
     );
-    row(
+    r.row(
         "network.flush_timeout",
         Approximate,
         format!(
@@ -603,13 +630,18 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
         InputOrder::Fifo => (Exact, "Flink's own order"),
         InputOrder::Random => (NotAtAll, "Flink reads its inputs in the order data arrives"),
     };
-    row("network.input_order", order.0, order.1.into());
+    r.row("network.input_order", order.0, order.1.into());
+}
+
+/// Each operator by its kind's Flink mapping, each edge by its partitioning.
+fn graph_rows(r: &mut Rows, scenario: &Scenario) {
+    use Fidelity::*;
     for op in &scenario.operators {
         let (fidelity, flink) = match op.kind.flink() {
             Flink::Maps { fidelity, how, .. } => (fidelity, how),
             Flink::Refused(_) => (NotAtAll, "refused".to_string()),
         };
-        row(
+        r.row(
             &format!("operators.{}: {}", op.id, op.kind.name()),
             fidelity,
             flink,
@@ -632,35 +664,45 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
         } else {
             Exact
         };
-        row(&key, fidelity, flink.into());
+        r.row(&key, fidelity, flink.into());
     }
+}
+
+/// `[faults]`: failover, restarts, crashes.
+fn fault_rows(r: &mut Rows, scenario: &Scenario) {
+    use Fidelity::*;
     let f = &scenario.faults;
     let failover = match f.failover {
         FailoverStrategy::Full => "full",
         FailoverStrategy::Region => "region",
     };
-    row(
+    r.row(
         "faults.failover",
         Exact,
         format!("jobmanager.execution.failover-strategy = {failover}"),
     );
-    row(
+    r.row(
         "faults.restart, restart_delay, max_restarts",
         Exact,
         format!("restart-strategy.type = {}", f.restart.name()),
     );
-    row(
+    r.row(
         "faults.detection_delay",
         NotAtAll,
         "a failing task reports its exception at once".into(),
     );
     if !f.crashes.is_empty() || f.random.is_some() {
-        row(
+        r.row(
             "faults.crashes, faults.random",
             Approximate,
             "the simulated run's crashes, injected at the same record counts of the same subtask, in the same attempt or the first later one that takes as many".into(),
         );
     }
+}
+
+/// The cluster, the mutants and the repeated sources of the export.
+fn run_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
+    use Fidelity::*;
     let placement = if opts.local_channels {
         "one task manager: every channel is local, with no receiver-side buffers (--local-channels)"
             .to_string()
@@ -673,16 +715,16 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
     } else {
         "a task manager per chain subtask (one JVM, slot sharing groups per chain, 16 MB of network memory each): every channel is remote, with credits, as the simulator's".to_string()
     };
-    row("cluster", NotAtAll, placement);
+    r.row("cluster", NotAtAll, placement);
     for m in opts.mutants.names() {
-        row(
+        r.row(
             &format!("--mutant {m}"),
             Approximate,
             "the same bug in the Java job".into(),
         );
     }
     if opts.repeat {
-        row(
+        r.row(
             "sources (--repeat)",
             Approximate,
             format!(
@@ -691,7 +733,6 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
             ),
         );
     }
-    rows
 }
 
 fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> String {

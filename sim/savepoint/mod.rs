@@ -580,134 +580,8 @@ fn read_file(
 /// trusted before that.
 pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
     let meta_path = dir.join(METADATA);
-    let bytes = read_file(
-        &meta_path,
-        verify::MAX_METADATA_BYTES,
-        None,
-        (
-            "the snapshot's metadata",
-            "no such file",
-            "pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)",
-        ),
-    )?;
-    let corrupt = |message: String| {
-        SnapshotError::new(
-            Some(&meta_path),
-            message,
-            Some("the metadata is corrupt or truncated; take the snapshot again"),
-        )
-    };
-    let text = String::from_utf8(bytes).map_err(|_| corrupt("not UTF-8 text".to_string()))?;
-    // The format tag first, so a foreign file is named as such.
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        corrupt(format!(
-            "line {}, column {}: not valid JSON: {e}",
-            e.line(),
-            e.column()
-        ))
-    })?;
-    match value.get("format").and_then(|f| f.as_str()) {
-        Some(FORMAT) => {}
-        other => {
-            return Err(SnapshotError::new(
-                Some(&meta_path),
-                format!(
-                    "not a ckptsim snapshot (format is {})",
-                    other.map_or("missing".to_string(), |f| format!("`{f}`"))
-                ),
-                None,
-            ))
-        }
-    }
-    match value.get("version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(VERSION) => {}
-        v => {
-            return Err(SnapshotError::new(
-                Some(&meta_path),
-                format!(
-                    "format version {} is not supported (this ckptsim reads version {VERSION})",
-                    v.map_or("?".to_string(), |v| v.to_string())
-                ),
-                (v == Some(1)).then_some(
-                    "version 1 had no checksum over _metadata; take the snapshot again with this ckptsim",
-                ),
-            ))
-        }
-    }
-    let hash = metadata_hash(&value);
-    let stored = value
-        .get("metadata_blake3")
-        .and_then(|h| h.as_str())
-        .unwrap_or_default()
-        .to_string();
-    if hash != stored {
-        return Err(SnapshotError::new(
-            Some(&meta_path),
-            format!(
-                "`metadata_blake3`: checksum mismatch (blake3 {}…, the file says {}…): _metadata was edited or is damaged",
-                &hash[..12],
-                stored.get(..12).unwrap_or(&stored)
-            ),
-            Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
-        ));
-    }
-    let metadata: Metadata =
-        serde_json::from_value(value).map_err(|e| corrupt(format!("invalid metadata: {e}")))?;
-    // Each file is where the writer puts it: an operator cannot be pointed
-    // at another one's state.
-    let mut names = vec![(
-        "channel_state".to_string(),
-        &metadata.channel_state,
-        "channels.state".to_string(),
-    )];
-    names.push((
-        "external".to_string(),
-        &metadata.external,
-        "external.state".to_string(),
-    ));
-    for (i, op) in metadata.operators.iter().enumerate() {
-        names.push((
-            format!("operators[{i}].file"),
-            &op.file,
-            format!("{}.state", op.uid),
-        ));
-    }
-    for (field, entry, name) in &names {
-        if entry.file != *name || name.contains(['/', '\\']) || name.starts_with('.') {
-            return Err(SnapshotError::new(
-                Some(&meta_path),
-                format!("`{field}`: `{}` is not the file this entry's data is written to (`{name}`, a plain file name)", entry.file),
-                Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
-            ));
-        }
-    }
-    let read = |entry: &FileEntry, what: &str| -> Result<Vec<u8>, SnapshotError> {
-        let path = dir.join(&entry.file);
-        let missing = format!("no such file (_metadata lists it for {what})");
-        let bytes = read_file(
-            &path,
-            verify::MAX_STATE_FILE_BYTES,
-            Some(entry.bytes),
-            (
-                what,
-                &missing,
-                "the snapshot directory is incomplete; restore from a complete copy",
-            ),
-        )?;
-        let hash = blake3::hash(&bytes).to_hex().to_string();
-        if hash != entry.blake3 {
-            return Err(SnapshotError::new(
-                Some(&path),
-                format!(
-                    "checksum mismatch (blake3 {}…, _metadata says {}…): the file is corrupt",
-                    &hash[..12],
-                    entry.blake3.get(..12).unwrap_or(&entry.blake3)
-                ),
-                Some("restore from an undamaged copy"),
-            ));
-        }
-        Ok(bytes)
-    };
+    let metadata = read_metadata(&meta_path)?;
+    file_names(&metadata, &meta_path)?;
     let decode_err = |entry: &FileEntry, e: postcard::Error| {
         SnapshotError::new(
             Some(&dir.join(&entry.file)),
@@ -717,7 +591,7 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
     };
     let mut operators = Vec::new();
     for op in &metadata.operators {
-        let bytes = read(&op.file, &format!("operator `{}`", op.uid))?;
+        let bytes = read_listed(dir, &op.file, &format!("operator `{}`", op.uid))?;
         let state: OperatorState =
             postcard::from_bytes(&bytes).map_err(|e| decode_err(&op.file, e))?;
         operators.push(OperatorImage {
@@ -727,10 +601,10 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
             state,
         });
     }
-    let bytes = read(&metadata.channel_state, "the channel state")?;
+    let bytes = read_listed(dir, &metadata.channel_state, "the channel state")?;
     let channels: Vec<ChannelRecords> =
         postcard::from_bytes(&bytes).map_err(|e| decode_err(&metadata.channel_state, e))?;
-    let bytes = read(&metadata.external, "the external store")?;
+    let bytes = read_listed(dir, &metadata.external, "the external store")?;
     let store: ExternalStore =
         postcard::from_bytes(&bytes).map_err(|e| decode_err(&metadata.external, e))?;
     let image = Image {
@@ -753,4 +627,145 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
         )
     })?;
     Ok(image)
+}
+
+/// `_metadata`, read and checked: a ckptsim snapshot of this version,
+/// unedited (its own checksum), that decodes.
+fn read_metadata(meta_path: &Path) -> Result<Metadata, SnapshotError> {
+    let bytes = read_file(
+        meta_path,
+        verify::MAX_METADATA_BYTES,
+        None,
+        (
+            "the snapshot's metadata",
+            "no such file",
+            "pass the directory `ckptsim savepoint --out` or `run --checkpoint-dir` wrote (it holds a _metadata file)",
+        ),
+    )?;
+    let corrupt = |message: String| {
+        SnapshotError::new(
+            Some(meta_path),
+            message,
+            Some("the metadata is corrupt or truncated; take the snapshot again"),
+        )
+    };
+    let text = String::from_utf8(bytes).map_err(|_| corrupt("not UTF-8 text".to_string()))?;
+    // The format tag first, so a foreign file is named as such.
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        corrupt(format!(
+            "line {}, column {}: not valid JSON: {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    format_and_version(&value, meta_path)?;
+    let hash = metadata_hash(&value);
+    let stored = value
+        .get("metadata_blake3")
+        .and_then(|h| h.as_str())
+        .unwrap_or_default()
+        .to_string();
+    if hash != stored {
+        return Err(SnapshotError::new(
+            Some(meta_path),
+            format!(
+                "`metadata_blake3`: checksum mismatch (blake3 {}…, the file says {}…): _metadata was edited or is damaged",
+                &hash[..12],
+                stored.get(..12).unwrap_or(&stored)
+            ),
+            Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| corrupt(format!("invalid metadata: {e}")))
+}
+
+/// The metadata's `format` is ckptsim's and its `version` this build's.
+fn format_and_version(value: &serde_json::Value, meta_path: &Path) -> Result<(), SnapshotError> {
+    match value.get("format").and_then(|f| f.as_str()) {
+        Some(FORMAT) => {}
+        other => {
+            return Err(SnapshotError::new(
+                Some(meta_path),
+                format!(
+                    "not a ckptsim snapshot (format is {})",
+                    other.map_or("missing".to_string(), |f| format!("`{f}`"))
+                ),
+                None,
+            ))
+        }
+    }
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => Ok(()),
+        v => Err(SnapshotError::new(
+            Some(meta_path),
+            format!(
+                "format version {} is not supported (this ckptsim reads version {VERSION})",
+                v.map_or("?".to_string(), |v| v.to_string())
+            ),
+            (v == Some(1)).then_some(
+                "version 1 had no checksum over _metadata; take the snapshot again with this ckptsim",
+            ),
+        )),
+    }
+}
+
+/// Each file is where the writer puts it: an operator cannot be pointed at
+/// another one's state.
+fn file_names(metadata: &Metadata, meta_path: &Path) -> Result<(), SnapshotError> {
+    let mut names = vec![(
+        "channel_state".to_string(),
+        &metadata.channel_state,
+        "channels.state".to_string(),
+    )];
+    names.push((
+        "external".to_string(),
+        &metadata.external,
+        "external.state".to_string(),
+    ));
+    for (i, op) in metadata.operators.iter().enumerate() {
+        names.push((
+            format!("operators[{i}].file"),
+            &op.file,
+            format!("{}.state", op.uid),
+        ));
+    }
+    for (field, entry, name) in &names {
+        if entry.file != *name || name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(SnapshotError::new(
+                Some(meta_path),
+                format!("`{field}`: `{}` is not the file this entry's data is written to (`{name}`, a plain file name)", entry.file),
+                Some("restore from an undamaged copy; a snapshot's files are not edited by hand"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A file `_metadata` lists (for `what`), of the size and checksum it says.
+fn read_listed(dir: &Path, entry: &FileEntry, what: &str) -> Result<Vec<u8>, SnapshotError> {
+    let path = dir.join(&entry.file);
+    let missing = format!("no such file (_metadata lists it for {what})");
+    let bytes = read_file(
+        &path,
+        verify::MAX_STATE_FILE_BYTES,
+        Some(entry.bytes),
+        (
+            what,
+            &missing,
+            "the snapshot directory is incomplete; restore from a complete copy",
+        ),
+    )?;
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    if hash != entry.blake3 {
+        return Err(SnapshotError::new(
+            Some(&path),
+            format!(
+                "checksum mismatch (blake3 {}…, _metadata says {}…): the file is corrupt",
+                &hash[..12],
+                entry.blake3.get(..12).unwrap_or(&entry.blake3)
+            ),
+            Some("restore from an undamaged copy"),
+        ));
+    }
+    Ok(bytes)
 }

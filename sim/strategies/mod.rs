@@ -677,10 +677,59 @@ impl ScenarioParts {
 
     fn file(&self) -> File {
         let us = |n: u64| Duration(SimDuration::from_micros(n));
+        let t = &self.topology;
+        let (n, c) = (&self.network, &self.checkpoint);
+        File {
+            version: Some(crate::scenario::FORMAT_VERSION.into()),
+            name: Some(format!("generated-{}", c.algorithm.name())),
+            description: format!(
+                "{} operators, {} edges, {} source records",
+                t.operators.len(),
+                t.edges.len(),
+                self.workload.total_records()
+            ),
+            max_parallelism: t.max_parallelism.into(),
+            operator_chaining: self.operator_chaining,
+            network: schema::Network {
+                buffer_records: Some(n.buffer_records.into()),
+                buffer_size: None,
+                buffer_credits: n.buffer_credits.into(),
+                floating_buffers: n.floating_buffers.into(),
+                output_buffers: n.output_buffers.into(),
+                latency_min: us(n.latency_min_us),
+                latency_max: us(n.latency_max_us),
+                flush_timeout: us(n.flush_timeout_us),
+                step_quantum: us(n.step_quantum_us),
+                input_order: n.input_order,
+            },
+            operators: self.operators_file(),
+            edges: t
+                .edges
+                .iter()
+                .map(|e| Edge {
+                    from: Some(t.operators[e.from].id.clone()),
+                    to: Some(t.operators[e.to].id.clone()),
+                    partitioning: Some(e.partitioning),
+                    ..Edge::default()
+                })
+                .collect(),
+            checkpoint: self.checkpoint_file(),
+            faults: self.faults_file(),
+            limits: schema::Limits {
+                max_events: i64::try_from(MAX_EVENTS).unwrap_or(i64::MAX),
+                max_time: Duration(MAX_TIME),
+            },
+            ..File::default()
+        }
+    }
+
+    /// The `[[operators]]` tables: each operator's kind, parallelism and
+    /// cost, with its kind's keys (a source's from the workload).
+    fn operators_file(&self) -> Vec<Operator> {
+        let us = |n: u64| Duration(SimDuration::from_micros(n));
         // Generated values are small: every count fits an `i64`.
         let int = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
-        let t = &self.topology;
-        let (n, c, f) = (&self.network, &self.checkpoint, &self.faults);
+        let (t, n) = (&self.topology, &self.network);
         let mut sources = self.workload.sources.iter();
         let operators = t.operators.iter().enumerate().map(|(i, op)| {
             let cost = n.costs.get(i).copied().unwrap_or(OperatorCost {
@@ -715,6 +764,41 @@ impl ScenarioParts {
             }
             o
         });
+        operators.collect()
+    }
+
+    /// The `[checkpoint]` table.
+    fn checkpoint_file(&self) -> schema::Checkpoint {
+        let us = |n: u64| Duration(SimDuration::from_micros(n));
+        let int = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
+        let c = &self.checkpoint;
+        schema::Checkpoint {
+            algorithm: c.algorithm,
+            interval: Interval(Some(us(c.interval_us).0)),
+            first_delay: c.first_delay_us.map(us),
+            local_jitter: None,
+            min_pause: us(c.min_pause_us),
+            timeout: us(c.timeout_us),
+            max_concurrent: c.max_concurrent.into(),
+            alignment_timeout: us(c.alignment_timeout_us),
+            tolerable_failures: c.tolerable_failures.into(),
+            retained: c.retained.into(),
+            retain_on_cancel: false,
+            during_recovery: false,
+            storage: c.storage,
+            storage_latency: c.storage_latency_us.map(us),
+            storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
+            max_state_size: None,
+            rpc_latency: us(c.rpc_latency_us),
+            max_subtasks_per_channel_state_file: 5.into(),
+            rpc_latency_max: None,
+        }
+    }
+
+    /// The `[faults]` table with the generated crashes.
+    fn faults_file(&self) -> schema::Faults {
+        let us = |n: u64| Duration(SimDuration::from_micros(n));
+        let (t, f) = (&self.topology, &self.faults);
         let crashes = f.crashes.iter().map(|crash| schema::Crash {
             at: Some(us(crash.at_us)),
             task: Some(format!(
@@ -724,80 +808,19 @@ impl ScenarioParts {
             ..schema::Crash::default()
         });
         let defaults = schema::Faults::default();
-        File {
-            version: Some(crate::scenario::FORMAT_VERSION.into()),
-            name: Some(format!("generated-{}", c.algorithm.name())),
-            description: format!(
-                "{} operators, {} edges, {} source records",
-                t.operators.len(),
-                t.edges.len(),
-                self.workload.total_records()
-            ),
-            max_parallelism: t.max_parallelism.into(),
-            operator_chaining: self.operator_chaining,
-            network: schema::Network {
-                buffer_records: Some(n.buffer_records.into()),
-                buffer_size: None,
-                buffer_credits: n.buffer_credits.into(),
-                floating_buffers: n.floating_buffers.into(),
-                output_buffers: n.output_buffers.into(),
-                latency_min: us(n.latency_min_us),
-                latency_max: us(n.latency_max_us),
-                flush_timeout: us(n.flush_timeout_us),
-                step_quantum: us(n.step_quantum_us),
-                input_order: n.input_order,
-            },
-            operators: operators.collect(),
-            edges: t
-                .edges
-                .iter()
-                .map(|e| Edge {
-                    from: Some(t.operators[e.from].id.clone()),
-                    to: Some(t.operators[e.to].id.clone()),
-                    partitioning: Some(e.partitioning),
-                    ..Edge::default()
-                })
-                .collect(),
-            checkpoint: schema::Checkpoint {
-                algorithm: c.algorithm,
-                interval: Interval(Some(us(c.interval_us).0)),
-                first_delay: c.first_delay_us.map(us),
-                local_jitter: None,
-                min_pause: us(c.min_pause_us),
-                timeout: us(c.timeout_us),
-                max_concurrent: c.max_concurrent.into(),
-                alignment_timeout: us(c.alignment_timeout_us),
-                tolerable_failures: c.tolerable_failures.into(),
-                retained: c.retained.into(),
-                retain_on_cancel: false,
-                during_recovery: false,
-                storage: c.storage,
-                storage_latency: c.storage_latency_us.map(us),
-                storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
-                max_state_size: None,
-                rpc_latency: us(c.rpc_latency_us),
-                max_subtasks_per_channel_state_file: 5.into(),
-                rpc_latency_max: None,
-            },
-            faults: schema::Faults {
-                detection_delay: us(f.detection_delay_us),
-                restart_delay: us(f.restart_delay_us),
-                max_restarts: f.max_restarts.map_or(defaults.max_restarts, i64::from),
-                crashes: crashes.collect(),
-                random: f.random.map(|r| schema::Random {
-                    mean_interval: Some(us(r.mean_interval_us)),
-                    window_start: us(r.window_start_us),
-                    window_end: Some(us(r.window_end_us)),
-                    max_crashes: r.max_crashes.into(),
-                    ..schema::Random::default()
-                }),
-                ..defaults
-            },
-            limits: schema::Limits {
-                max_events: i64::try_from(MAX_EVENTS).unwrap_or(i64::MAX),
-                max_time: Duration(MAX_TIME),
-            },
-            ..File::default()
+        schema::Faults {
+            detection_delay: us(f.detection_delay_us),
+            restart_delay: us(f.restart_delay_us),
+            max_restarts: f.max_restarts.map_or(defaults.max_restarts, i64::from),
+            crashes: crashes.collect(),
+            random: f.random.map(|r| schema::Random {
+                mean_interval: Some(us(r.mean_interval_us)),
+                window_start: us(r.window_start_us),
+                window_end: Some(us(r.window_end_us)),
+                max_crashes: r.max_crashes.into(),
+                ..schema::Random::default()
+            }),
+            ..defaults
         }
     }
 

@@ -442,6 +442,44 @@ pub fn topology() -> impl Strategy<Value = Topology> {
         })
 }
 
+/// The edges into each operator from its inputs, in order: `hash` into a
+/// keyed operator, otherwise the drawn `choice` among the partitionings
+/// the two parallelisms allow.
+fn draw_edges(
+    inputs: &[Vec<usize>],
+    operators: &[GenOperator],
+    choice: impl Fn(usize, usize) -> usize,
+) -> Vec<GenEdge> {
+    let mut edges = Vec::new();
+    for (to, ins) in inputs.iter().enumerate() {
+        let mut ins = ins.clone();
+        ins.sort_unstable();
+        for from in ins {
+            let (pf, pt) = (operators[from].parallelism, operators[to].parallelism);
+            let partitioning = if operators[to].kind.is_keyed() {
+                Partitioning::Hash
+            } else {
+                let mut options = Vec::with_capacity(4);
+                if pf == pt {
+                    options.push(Partitioning::Forward);
+                }
+                options.extend([
+                    Partitioning::Hash,
+                    Partitioning::Rebalance,
+                    Partitioning::Broadcast,
+                ]);
+                options[choice(to, from) % options.len()]
+            };
+            edges.push(GenEdge {
+                from,
+                to,
+                partitioning,
+            });
+        }
+    }
+    edges
+}
+
 fn build_topology(
     sources: &[(u32, u8)],
     middles: &[NodeDraw],
@@ -518,34 +556,8 @@ fn build_topology(
             parallelism: parallelism[i],
         })
         .collect();
-    let mut edges = Vec::new();
-    for (to, ins) in inputs.iter().enumerate() {
-        let mut ins = ins.clone();
-        ins.sort_unstable();
-        for from in ins {
-            let (pf, pt) = (operators[from].parallelism, operators[to].parallelism);
-            let choice = node(to).map_or(0, |d| d.partitioning[from] as usize);
-            let partitioning = if operators[to].kind.is_keyed() {
-                Partitioning::Hash
-            } else {
-                let mut options = Vec::with_capacity(4);
-                if pf == pt {
-                    options.push(Partitioning::Forward);
-                }
-                options.extend([
-                    Partitioning::Hash,
-                    Partitioning::Rebalance,
-                    Partitioning::Broadcast,
-                ]);
-                options[choice % options.len()]
-            };
-            edges.push(GenEdge {
-                from,
-                to,
-                partitioning,
-            });
-        }
-    }
+    let choice = |to: usize, from: usize| node(to).map_or(0, |d| d.partitioning[from] as usize);
+    let edges = draw_edges(&inputs, &operators, choice);
     let topology = Topology {
         max_parallelism,
         operators,
