@@ -14,6 +14,74 @@ pub(crate) struct SweepOutputs {
 /// Perfetto traces `--trace-failures` writes at most.
 const TRACED_FAILURES: usize = 100;
 
+#[derive(clap::Args)]
+pub(crate) struct SweepArgs {
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// Seeds to run: A..B (B excluded) or A..=B.
+    #[arg(long, default_value = "0..100")]
+    pub(crate) seeds: String,
+    /// Worker threads, 1 to 1024 (default: every core).
+    #[arg(long, value_parser = jobs_range())]
+    pub(crate) jobs: Option<usize>,
+    /// Run only the I-th (from 0) of N interleaved slices of the range.
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<String>,
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
+    pub(crate) algorithm: Option<String>,
+    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+    /// Swarm mode: each seed also draws its own configuration.
+    #[arg(long)]
+    pub(crate) swarm: bool,
+    /// Write one JSON object per seed to this file.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Run every seed twice and compare fingerprints.
+    #[arg(long)]
+    pub(crate) check_determinism: bool,
+    /// Stop after this many failing seeds: the summary then covers the
+    /// seeds up to the last of them, in seed order.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) max_failures: Option<u64>,
+    /// Write a Perfetto trace (ui.perfetto.dev) of each failing seed to
+    /// DIR/seed-N.json (at most 100).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) trace_failures: Option<PathBuf>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
+    let loaded = load_scenario(&a.scenario)?;
+    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
+    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let spec = SweepSpec {
+        swarm: swarm_spec(&loaded, a.swarm),
+        scenario: loaded,
+        path: a.scenario.display().to_string(),
+        seeds: SeedRange::parse(&a.seeds).map_err(|e| UsageError(format!("error: {e}")))?,
+        shard: a
+            .shard
+            .map(|s| Shard::parse(&s))
+            .transpose()
+            .map_err(|e| UsageError(format!("error: {e}")))?,
+        algorithm,
+        mutants,
+        check_determinism: a.check_determinism,
+    };
+    let outputs = SweepOutputs {
+        out: a.out,
+        json: a.json,
+        max_failures: a.max_failures,
+        trace_failures: a.trace_failures,
+    };
+    sweep(&spec, a.jobs, outputs)
+}
+
 pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> Result<u8> {
     let jobs = super::jobs(jobs);
     let total = spec.seeds().len() as u64;
@@ -122,19 +190,42 @@ fn trace_failures(spec: &SweepSpec, summary: &SweepSummary, dir: &Path) -> Resul
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn shrink_cmd(
-    path: &Path,
-    sc: &scenario::Scenario,
-    seed: u64,
-    algorithm: Algorithm,
-    mutants: crate::mutant::Mutants,
-    swarmed: bool,
-    out: &Path,
-    budget: u64,
-) -> Result<u8> {
+#[derive(clap::Args)]
+pub(crate) struct ShrinkArgs {
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// The failing seed (default: the scenario's `[replay] seed`).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Where to write the reproducer (TOML).
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
+    pub(crate) algorithm: Option<String>,
+    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+    /// The seed ran in swarm mode.
+    #[arg(long)]
+    pub(crate) swarm: bool,
+    /// Most candidate runs to try.
+    #[arg(long, default_value_t = 400)]
+    pub(crate) budget: u64,
+}
+
+pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     use std::fmt::Write as _;
-    let mut shrunk = crate::shrink::shrink(sc, seed, algorithm, mutants, budget)
+    let loaded = load_scenario(&a.scenario)?;
+    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
+    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let seed = a.seed.unwrap_or(loaded.replay.seed);
+    let (sc, swarmed) = match swarm_spec(&loaded, a.swarm) {
+        Some(spec) => (swarm::draw(&loaded, &spec, seed).0, true),
+        None => (loaded, false),
+    };
+    let (path, out, budget) = (&a.scenario, &a.out, a.budget);
+    let mut shrunk = crate::shrink::shrink(&sc, seed, algorithm, mutants, budget)
         .map_err(|e| UsageError(format!("error: {e}")))?;
     // Standalone: the file names its algorithm, seed and mutants, so that
     // `run FILE` alone fails as this run did (the swarm draw is in its
@@ -178,34 +269,46 @@ pub(crate) fn shrink_cmd(
     Ok(0)
 }
 
+#[derive(clap::Args)]
 pub(crate) struct CompareArgs {
-    pub(crate) path: PathBuf,
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// Algorithms, comma separated.
+    #[arg(long, default_value = "aligned,unaligned,aligned-timeout")]
     pub(crate) algorithms: String,
+    /// Seeds: A..B (B excluded) or A..=B.
+    #[arg(long, default_value = "0..10")]
     pub(crate) seeds: String,
+    /// One configuration axis: KEY=v1,v2,… (e.g. checkpoint.interval=100ms,1s
+    /// or operators.sink.cost=200us,1ms,10ms).
+    #[arg(long)]
     pub(crate) vary: Option<String>,
+    /// The output directory.
+    #[arg(long)]
     pub(crate) out: PathBuf,
+    /// A Markdown file whose text is added to the README as notes.
+    #[arg(long)]
     pub(crate) notes: Option<PathBuf>,
+    /// Worker threads, 1 to 1024 (default: every core).
+    #[arg(long, value_parser = jobs_range())]
     pub(crate) jobs: Option<usize>,
-    pub(crate) mutants: Mutants,
+    /// Switch on a deliberate bug in every run (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+    /// Swarm mode: each seed also draws the configuration within the
+    /// scenario's `[swarm]` ranges (or default ranges around its
+    /// values), the same draw for every algorithm.
+    #[arg(long)]
     pub(crate) swarm: bool,
 }
 
 pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     use crate::compare::{self, CompareSpec, Vary};
-    let CompareArgs {
-        path,
-        algorithms,
-        seeds,
-        vary,
-        out,
-        notes,
-        jobs,
-        mutants,
-        swarm,
-    } = a;
-    let scenario = load_scenario(&path)?;
+    let mutants = parse_mutants(&a.mutants)?;
+    let scenario = load_scenario(&a.scenario)?;
     let mut algs = Vec::new();
-    for name in algorithms
+    for name in a
+        .algorithms
         .split(',')
         .map(str::trim)
         .filter(|n| !n.is_empty())
@@ -215,51 +318,34 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     if algs.is_empty() {
         return Err(UsageError("error: --algorithms names none".to_string()).into());
     }
-    let seeds_range = SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?;
-    let vary_axis = vary
+    let seeds_range = SeedRange::parse(&a.seeds).map_err(|e| UsageError(format!("error: {e}")))?;
+    let vary_axis = a
+        .vary
         .as_deref()
         .map(Vary::parse)
         .transpose()
         .map_err(|e| UsageError(format!("error: {e}")))?;
-    let notes_text = notes
+    let notes_text = a
+        .notes
         .as_ref()
         .map(|p| {
             crate::input::read_text(p, NOTES_BYTES)
                 .map_err(|e| UsageError(format!("error: cannot read {}: {e}", p.display())))
         })
         .transpose()?;
-    let mut command = format!(
-        "{} compare {} --algorithms {} --seeds {seeds}",
-        crate::program::name(),
-        path.display(),
-        algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(",")
-    );
-    if let Some(v) = &vary {
-        command.push_str(&format!(" --vary {v}"));
-    }
-    for m in mutants.names() {
-        command.push_str(&format!(" --mutant {m}"));
-    }
-    if swarm {
-        command.push_str(" --swarm");
-    }
-    command.push_str(&format!(" --out {}", out.display()));
-    if let Some(n) = &notes {
-        command.push_str(&format!(" --notes {}", n.display()));
-    }
-    let scenario_for_swarm = scenario.clone();
+    let command = compare_command_line(&a, &algs, mutants);
     let spec = CompareSpec {
+        swarm: super::swarm_spec(&scenario, a.swarm),
         scenario,
-        path: path.display().to_string(),
+        path: a.scenario.display().to_string(),
         algorithms: algs,
         seeds: seeds_range,
         vary: vary_axis,
         mutants,
-        swarm: super::swarm_spec(&scenario_for_swarm, swarm),
         command,
     };
-    compare::output::check_out_dir(&out).map_err(|e| UsageError(format!("error: {e}")))?;
-    let jobs = super::jobs(jobs);
+    compare::output::check_out_dir(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
+    let jobs = super::jobs(a.jobs);
     let total = (spec.algorithms.len() as u64)
         .saturating_mul(seeds_range.len())
         .saturating_mul(spec.vary.as_ref().map_or(1, |v| v.values.len() as u64));
@@ -272,9 +358,40 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     }
     let c = on_threads(jobs, &bar, |progress| compare::compare(&spec, progress))?
         .map_err(|e| UsageError(format!("error: {e}")))?;
-    let files = compare::output::write(&c, &out, notes_text.as_deref())
-        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
-    let mut text = compare::output::results_text(&c);
+    let files = compare::output::write(&c, &a.out, notes_text.as_deref())
+        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", a.out.display())))?;
+    print_compared(&c, &files, &a.out);
+    Ok(0)
+}
+
+/// The command line that writes the report again, as its README shows it.
+fn compare_command_line(a: &CompareArgs, algs: &[Algorithm], mutants: Mutants) -> String {
+    let mut command = format!(
+        "{} compare {} --algorithms {} --seeds {}",
+        crate::program::name(),
+        a.scenario.display(),
+        algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
+        a.seeds
+    );
+    if let Some(v) = &a.vary {
+        command.push_str(&format!(" --vary {v}"));
+    }
+    for m in mutants.names() {
+        command.push_str(&format!(" --mutant {m}"));
+    }
+    if a.swarm {
+        command.push_str(" --swarm");
+    }
+    command.push_str(&format!(" --out {}", a.out.display()));
+    if let Some(n) = &a.notes {
+        command.push_str(&format!(" --notes {}", n.display()));
+    }
+    command
+}
+
+/// The results table and where the report is; runs that panicked, on stderr.
+fn print_compared(c: &crate::compare::Comparison, files: &[PathBuf], out: &Path) {
+    let mut text = crate::compare::output::results_text(c);
     let charts = files
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "svg"));
@@ -292,7 +409,57 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
             c.runs.len()
         );
     }
-    Ok(0)
+}
+
+#[derive(clap::Args)]
+pub(crate) struct MutantsArgs {
+    /// Seeds to try per scenario: A..B (B excluded) or A..=B.
+    #[arg(long, default_value = "0..1000")]
+    pub(crate) seeds: String,
+    /// Worker threads, 1 to 1024 (default: every core).
+    #[arg(long, value_parser = jobs_range())]
+    pub(crate) jobs: Option<usize>,
+    /// Candidate runs for shrinking each first kill (0: do not shrink).
+    #[arg(long, default_value_t = 200)]
+    pub(crate) shrink_budget: u64,
+    /// Only this mutant (repeatable).
+    #[arg(long)]
+    pub(crate) only: Vec<String>,
+    /// Where the shipped scenarios are.
+    #[arg(long, default_value = "scenarios")]
+    pub(crate) scenarios: PathBuf,
+    /// Print the matrix as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `mutants`: the kill matrix.
+pub(crate) fn mutants_cmd(a: MutantsArgs) -> Result<u8> {
+    for n in &a.only {
+        if Mutant::from_name(n).is_none() {
+            return Err(UsageError(format!(
+                "error: unknown mutant `{n}`\n  help: known mutants: {}",
+                Mutant::names()
+            ))
+            .into());
+        }
+    }
+    let spec = crate::killmatrix::KillSpec {
+        seeds: SeedRange::parse(&a.seeds).map_err(|e| UsageError(format!("error: {e}")))?,
+        jobs: a
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        shrink_budget: a.shrink_budget,
+        only: a.only,
+    };
+    let m = crate::killmatrix::build(&spec, &a.scenarios)
+        .map_err(|e| UsageError(format!("error: {e}")))?;
+    if a.json {
+        emit(&format!("{}\n", serde_json::to_string(&m)?));
+    } else {
+        emit(&m.to_text());
+    }
+    Ok(if m.survived == 0 { 0 } else { 1 })
 }
 
 /// The largest sweep result file `merge` reads (about five million seeds).
@@ -342,6 +509,73 @@ pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Resul
 
 /// `explore`: every schedule within the bound; the first failing one
 /// written to `out`. Exit 1 if a schedule fails.
+#[derive(clap::Args)]
+pub(crate) struct ExploreArgs {
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// The seed, which fixes everything else (default: the scenario's
+    /// `[replay] seed`).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
+    pub(crate) algorithm: Option<String>,
+    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+    /// Choices enumerated per run; later ones read the lowest ready input.
+    #[arg(long, default_value_t = 12, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub(crate) depth: usize,
+    /// Enumerate from this choice on (earlier ones take the first
+    /// alternative): to explore later in a run.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) from: usize,
+    /// Stop after this many schedules (the exploration is then
+    /// incomplete).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) max_schedules: u64,
+    /// Where to write the first failing schedule (TOML).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// A subtask that may crash, once, before any of its steps
+    /// (`count[0]`; repeatable): each step is a choice too.
+    #[arg(long = "crash")]
+    pub(crate) crashes: Vec<String>,
+    /// Sample this many schedules instead of enumerating them (PCT
+    /// style: each deviates from the first alternative at `--changes`
+    /// random choices).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) sample: Option<u64>,
+    /// With `--sample`: the choices at which each sample deviates.
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub(crate) changes: usize,
+}
+
+pub(crate) fn explore_args_cmd(a: ExploreArgs) -> Result<u8> {
+    let mut loaded = load_scenario(&a.scenario)?;
+    for text in &a.crashes {
+        let task = crate::exhaustive::subtask(&loaded, text)
+            .map_err(|e| UsageError(format!("error: --crash {e}")))?;
+        if !loaded.replay.crash_points.contains(&task) {
+            loaded.replay.crash_points.push(task);
+        }
+    }
+    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
+    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let seed = a.seed.unwrap_or(loaded.replay.seed);
+    let spec = crate::exhaustive::ExploreSpec {
+        scenario: loaded,
+        seed,
+        algorithm,
+        mutants,
+        depth: a.depth,
+        from: a.from,
+        max_schedules: a.max_schedules,
+        sample: a.sample.map(|n| (n, a.changes)),
+    };
+    explore_cmd(&a.scenario, &spec, a.out.as_deref())
+}
+
 pub(crate) fn explore_cmd(
     path: &Path,
     spec: &crate::exhaustive::ExploreSpec,

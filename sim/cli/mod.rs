@@ -54,193 +54,22 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one scenario at one seed and check it.
-    Run {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// The seed; every random decision of the run derives from it
-        /// (default: the scenario's `[replay] seed`, 0 unless written).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override the scenario's checkpoint algorithm.
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// Print one JSON object instead of the text summary.
-        #[arg(long)]
-        json: bool,
-        /// Run twice and compare fingerprints; name the first differing event.
-        #[arg(long)]
-        check_determinism: bool,
-        /// Swarm mode: the seed also draws the configuration within the
-        /// scenario's `[swarm]` ranges (or default ranges around its values).
-        #[arg(long)]
-        swarm: bool,
-        /// Write every event, one JSON object per line, to this file.
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Write a Chrome trace-event file for ui.perfetto.dev.
-        #[arg(long)]
-        perfetto: Option<PathBuf>,
-        #[command(flatten)]
-        restore: RestoreArgs,
-        /// Cancel the job at this virtual time (e.g. 400ms).
-        #[arg(long, value_name = "TIME")]
-        cancel_at: Option<String>,
-        /// With --cancel-at: write the checkpoint the cancelled job retains
-        /// (`checkpoint.retain_on_cancel`) under DIR/chk-<id>.
-        #[arg(long, value_name = "DIR")]
-        checkpoint_dir: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Run a scenario to a virtual time, take a savepoint and write it to a
     /// directory (the job is cancelled once it completes, or stopped with it).
-    Savepoint {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// When to request the savepoint (virtual time, e.g. 300ms).
-        #[arg(long, value_name = "TIME")]
-        at: String,
-        /// The directory to write (must not exist or be empty).
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-        /// Stop the job with the savepoint (stop-with-savepoint).
-        #[arg(long)]
-        stop: bool,
-        /// With --stop: end the sources' input first so every operator flushes.
-        #[arg(long, requires = "stop")]
-        drain: bool,
-        /// The seed; every random decision of the run derives from it.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Override the scenario's checkpoint algorithm.
-        #[arg(long)]
-        algorithm: Option<String>,
-        #[command(flatten)]
-        restore: RestoreArgs,
-    },
+    Savepoint(SavepointArgs),
     /// Check a savepoint or retained checkpoint directory without running
     /// a job: its files, checksums and every value in them; with
     /// --scenario, also that the job can restore from it.
-    VerifySnapshot {
-        /// The snapshot directory (it holds a _metadata file).
-        dir: PathBuf,
-        /// The job to check it against (as `run --from-savepoint` would).
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
-        /// With --scenario: change an operator's parallelism, OP=N (repeatable).
-        #[arg(long, value_name = "OP=N", requires = "scenario")]
-        parallelism: Vec<String>,
-        /// With --scenario: drop state of operators the job no longer has.
-        #[arg(long, requires = "scenario")]
-        allow_non_restored_state: bool,
-    },
+    VerifySnapshot(VerifyArgs),
     /// Run a scenario over a range of seeds, in parallel, and summarise.
-    Sweep {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// Seeds to run: A..B (B excluded) or A..=B.
-        #[arg(long, default_value = "0..100")]
-        seeds: String,
-        /// Worker threads, 1 to 1024 (default: every core).
-        #[arg(long, value_parser = jobs_range())]
-        jobs: Option<usize>,
-        /// Run only the I-th (from 0) of N interleaved slices of the range.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<String>,
-        /// Override the scenario's checkpoint algorithm.
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// Swarm mode: each seed also draws its own configuration.
-        #[arg(long)]
-        swarm: bool,
-        /// Write one JSON object per seed to this file.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run every seed twice and compare fingerprints.
-        #[arg(long)]
-        check_determinism: bool,
-        /// Stop after this many failing seeds: the summary then covers the
-        /// seeds up to the last of them, in seed order.
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        max_failures: Option<u64>,
-        /// Write a Perfetto trace (ui.perfetto.dev) of each failing seed to
-        /// DIR/seed-N.json (at most 100).
-        #[arg(long, value_name = "DIR")]
-        trace_failures: Option<PathBuf>,
-        /// Print the summary as one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
+    Sweep(SweepArgs),
     /// Shrink a failing seed to a small standalone reproducer scenario.
-    Shrink {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// The failing seed (default: the scenario's `[replay] seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Where to write the reproducer (TOML).
-        #[arg(long)]
-        out: PathBuf,
-        /// Override the scenario's checkpoint algorithm.
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// The seed ran in swarm mode.
-        #[arg(long)]
-        swarm: bool,
-        /// Most candidate runs to try.
-        #[arg(long, default_value_t = 400)]
-        budget: u64,
-    },
+    Shrink(ShrinkArgs),
     /// Run every order in which tasks read their ready inputs, up to a
     /// bound, for one seed (exhaustive exploration of a tiny job); write the
     /// first failing schedule as a standalone scenario.
-    Explore {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// The seed, which fixes everything else (default: the scenario's
-        /// `[replay] seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override the scenario's checkpoint algorithm.
-        #[arg(long)]
-        algorithm: Option<String>,
-        /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// Choices enumerated per run; later ones read the lowest ready input.
-        #[arg(long, default_value_t = 12, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-        depth: usize,
-        /// Enumerate from this choice on (earlier ones take the first
-        /// alternative): to explore later in a run.
-        #[arg(long, default_value_t = 0)]
-        from: usize,
-        /// Stop after this many schedules (the exploration is then
-        /// incomplete).
-        #[arg(long, default_value_t = 100_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        max_schedules: u64,
-        /// Where to write the first failing schedule (TOML).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// A subtask that may crash, once, before any of its steps
-        /// (`count[0]`; repeatable): each step is a choice too.
-        #[arg(long = "crash")]
-        crashes: Vec<String>,
-        /// Sample this many schedules instead of enumerating them (PCT
-        /// style: each deviates from the first alternative at `--changes`
-        /// random choices).
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        sample: Option<u64>,
-        /// With `--sample`: the choices at which each sample deviates.
-        #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-        changes: usize,
-    },
+    Explore(ExploreArgs),
     /// Combine the `--out` files of the shards of one sweep into its
     /// summary. Refuses lines of different sweeps (scenario content,
     /// ckptsim version, seed range, shard count, algorithm, mutants, swarm),
@@ -259,86 +88,13 @@ enum Command {
     },
     /// Run several algorithms on the same seeds and write a comparison
     /// report (README with tables, results.json, results.csv, SVG charts).
-    Compare {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// Algorithms, comma separated.
-        #[arg(long, default_value = "aligned,unaligned,aligned-timeout")]
-        algorithms: String,
-        /// Seeds: A..B (B excluded) or A..=B.
-        #[arg(long, default_value = "0..10")]
-        seeds: String,
-        /// One configuration axis: KEY=v1,v2,… (e.g. checkpoint.interval=100ms,1s
-        /// or operators.sink.cost=200us,1ms,10ms).
-        #[arg(long)]
-        vary: Option<String>,
-        /// The output directory.
-        #[arg(long)]
-        out: PathBuf,
-        /// A Markdown file whose text is added to the README as notes.
-        #[arg(long)]
-        notes: Option<PathBuf>,
-        /// Worker threads, 1 to 1024 (default: every core).
-        #[arg(long, value_parser = jobs_range())]
-        jobs: Option<usize>,
-        /// Switch on a deliberate bug in every run (repeatable); see `ckptsim list`.
-        #[arg(long = "mutant")]
-        mutants: Vec<String>,
-        /// Swarm mode: each seed also draws the configuration within the
-        /// scenario's `[swarm]` ranges (or default ranges around its
-        /// values), the same draw for every algorithm.
-        #[arg(long)]
-        swarm: bool,
-    },
+    Compare(CompareArgs),
     /// Sweep every mutant where it applies and print the kill matrix.
-    Mutants {
-        /// Seeds to try per scenario: A..B (B excluded) or A..=B.
-        #[arg(long, default_value = "0..1000")]
-        seeds: String,
-        /// Worker threads, 1 to 1024 (default: every core).
-        #[arg(long, value_parser = jobs_range())]
-        jobs: Option<usize>,
-        /// Candidate runs for shrinking each first kill (0: do not shrink).
-        #[arg(long, default_value_t = 200)]
-        shrink_budget: u64,
-        /// Only this mutant (repeatable).
-        #[arg(long)]
-        only: Vec<String>,
-        /// Where the shipped scenarios are.
-        #[arg(long, default_value = "scenarios")]
-        scenarios: PathBuf,
-        /// Print the matrix as one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
+    Mutants(MutantsArgs),
     /// Search generated topologies with forced alignment for checkpoint
     /// stalls (frozen data flow) and write a catalogue of their shapes
     /// (README.md, runs.csv, runs.json, shapes/*.toml).
-    Stalls {
-        /// Generated topologies to run.
-        #[arg(long, default_value_t = 100)]
-        cases: u64,
-        /// Fixes every generated topology and simulation seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Algorithms to search, comma separated (`aligned` always runs as
-        /// the control).
-        #[arg(long, default_value = "unaligned,aligned-timeout")]
-        algorithms: String,
-        /// The output directory.
-        #[arg(long)]
-        out: PathBuf,
-        /// Worker threads, 1 to 1024 (default: every core).
-        #[arg(long, value_parser = jobs_range())]
-        jobs: Option<usize>,
-        /// A reproducer (seed and algorithm from its `# ckptsim:` line) to
-        /// explain in the README: topology, blocking chain, trace, variants.
-        #[arg(long, value_name = "FILE")]
-        explain: Option<PathBuf>,
-        /// A Markdown file whose text is added to the README as notes.
-        #[arg(long)]
-        notes: Option<PathBuf>,
-    },
+    Stalls(StallsArgs),
     /// Export a scenario as a runnable Flink 2.x job: Java source, the
     /// simulated records, the expected output, a mapping table of every
     /// setting, and run.sh (fetches Flink, compiles, runs on a local
@@ -492,237 +248,20 @@ fn dispatch(cli: Cli) -> Result<u8> {
             asked,
         } => flink::export(&scenario, &out, asked),
         Command::FlinkCheck { dir, json } => flink::check(&dir, json),
-        Command::Run {
-            scenario,
-            seed,
-            algorithm,
-            mutants,
-            json,
-            check_determinism,
-            swarm,
-            trace,
-            perfetto,
-            restore,
-            cancel_at,
-            checkpoint_dir,
-        } => run(RunArgs {
-            path: scenario,
-            seed,
-            algorithm,
-            mutant_names: mutants,
-            json,
-            check_determinism,
-            swarm_flag: swarm,
-            trace,
-            perfetto,
-            restore,
-            cancel_at,
-            checkpoint_dir,
-        }),
-        Command::Savepoint {
-            scenario,
-            at,
-            out,
-            stop,
-            drain,
-            seed,
-            algorithm,
-            restore,
-        } => savepoint_cmd(SavepointArgs {
-            path: scenario,
-            at,
-            out,
-            stop,
-            drain,
-            seed,
-            algorithm,
-            restore,
-        }),
-        Command::VerifySnapshot {
-            dir,
-            scenario,
-            parallelism,
-            allow_non_restored_state,
-        } => verify_snapshot(
-            &dir,
-            scenario.as_deref(),
-            RestoreArgs {
-                from: Some(dir.clone()),
-                parallelism,
-                allow_non_restored_state,
-            },
-        ),
-        Command::Sweep {
-            scenario,
-            seeds,
-            jobs,
-            shard,
-            algorithm,
-            mutants,
-            swarm,
-            out,
-            check_determinism,
-            max_failures,
-            trace_failures,
-            json,
-        } => {
-            let loaded = load_scenario(&scenario)?;
-            let algorithm = parse_algorithm(algorithm, &loaded)?;
-            let loaded_for_mutants = loaded.clone();
-            let spec = SweepSpec {
-                swarm: swarm_spec(&loaded, swarm),
-                scenario: loaded,
-                path: scenario.display().to_string(),
-                seeds: SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?,
-                shard: shard
-                    .map(|s| Shard::parse(&s))
-                    .transpose()
-                    .map_err(|e| UsageError(format!("error: {e}")))?,
-                algorithm,
-                mutants: mutants_or_replay(&mutants, &loaded_for_mutants)?,
-                check_determinism,
-            };
-            let outputs = SweepOutputs {
-                out,
-                json,
-                max_failures,
-                trace_failures,
-            };
-            sweep(&spec, jobs, outputs)
-        }
+        Command::Run(a) => run(a),
+        Command::Savepoint(a) => savepoint_cmd(a),
+        Command::VerifySnapshot(a) => verify_snapshot_cmd(a),
+        Command::Sweep(a) => sweep_cmd(a),
         Command::Merge {
             files,
             json,
             allow_missing,
         } => merge(&files, json, allow_missing),
-        Command::Stalls {
-            cases,
-            seed,
-            algorithms,
-            out,
-            jobs,
-            explain,
-            notes,
-        } => stalls_cmd(StallsArgs {
-            cases,
-            seed,
-            algorithms,
-            out,
-            jobs,
-            explain,
-            notes,
-        }),
-        Command::Compare {
-            scenario,
-            algorithms,
-            seeds,
-            vary,
-            out,
-            notes,
-            jobs,
-            mutants,
-            swarm,
-        } => compare_cmd(CompareArgs {
-            swarm,
-            path: scenario,
-            algorithms,
-            seeds,
-            vary,
-            out,
-            notes,
-            jobs,
-            mutants: parse_mutants(&mutants)?,
-        }),
-        Command::Mutants {
-            seeds,
-            jobs,
-            shrink_budget,
-            only,
-            scenarios,
-            json,
-        } => {
-            for n in &only {
-                if Mutant::from_name(n).is_none() {
-                    return Err(UsageError(format!(
-                        "error: unknown mutant `{n}`\n  help: known mutants: {}",
-                        Mutant::names()
-                    ))
-                    .into());
-                }
-            }
-            let spec = crate::killmatrix::KillSpec {
-                seeds: SeedRange::parse(&seeds).map_err(|e| UsageError(format!("error: {e}")))?,
-                jobs: jobs
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-                shrink_budget,
-                only,
-            };
-            let m = crate::killmatrix::build(&spec, &scenarios)
-                .map_err(|e| UsageError(format!("error: {e}")))?;
-            if json {
-                emit(&format!("{}\n", serde_json::to_string(&m)?));
-            } else {
-                emit(&m.to_text());
-            }
-            Ok(if m.survived == 0 { 0 } else { 1 })
-        }
-        Command::Explore {
-            scenario,
-            seed,
-            algorithm,
-            mutants,
-            depth,
-            from,
-            max_schedules,
-            out,
-            crashes,
-            sample,
-            changes,
-        } => {
-            let mut loaded = load_scenario(&scenario)?;
-            for text in &crashes {
-                let task = crate::exhaustive::subtask(&loaded, text)
-                    .map_err(|e| UsageError(format!("error: --crash {e}")))?;
-                if !loaded.replay.crash_points.contains(&task) {
-                    loaded.replay.crash_points.push(task);
-                }
-            }
-            let algorithm = parse_algorithm(algorithm, &loaded)?;
-            let mutants = mutants_or_replay(&mutants, &loaded)?;
-            let seed = seed.unwrap_or(loaded.replay.seed);
-            let spec = crate::exhaustive::ExploreSpec {
-                scenario: loaded,
-                seed,
-                algorithm,
-                mutants,
-                depth,
-                from,
-                max_schedules,
-                sample: sample.map(|n| (n, changes)),
-            };
-            explore::explore_cmd(&scenario, &spec, out.as_deref())
-        }
-        Command::Shrink {
-            scenario,
-            seed,
-            out,
-            algorithm,
-            mutants,
-            swarm,
-            budget,
-        } => {
-            let loaded = load_scenario(&scenario)?;
-            let algorithm = parse_algorithm(algorithm, &loaded)?;
-            let mutants = mutants_or_replay(&mutants, &loaded)?;
-            let seed = seed.unwrap_or(loaded.replay.seed);
-            let (sc, swarmed) = match swarm_spec(&loaded, swarm) {
-                Some(spec) => (swarm::draw(&loaded, &spec, seed).0, true),
-                None => (loaded, false),
-            };
-            shrink_cmd(
-                &scenario, &sc, seed, algorithm, mutants, swarmed, &out, budget,
-            )
-        }
+        Command::Stalls(a) => stalls_cmd(a),
+        Command::Compare(a) => compare_cmd(a),
+        Command::Mutants(a) => mutants_cmd(a),
+        Command::Explore(a) => explore_args_cmd(a),
+        Command::Shrink(a) => shrink_cmd(a),
     }
 }
 

@@ -4,30 +4,56 @@
 use super::*;
 use crate::engine::count;
 
+#[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    pub(crate) restore: RestoreArgs,
-    pub(crate) cancel_at: Option<String>,
-    pub(crate) checkpoint_dir: Option<PathBuf>,
-    pub(crate) path: PathBuf,
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// The seed; every random decision of the run derives from it
+    /// (default: the scenario's `[replay] seed`, 0 unless written).
+    #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
     pub(crate) algorithm: Option<String>,
-    pub(crate) mutant_names: Vec<String>,
+    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+    /// Print one JSON object instead of the text summary.
+    #[arg(long)]
     pub(crate) json: bool,
+    /// Run twice and compare fingerprints; name the first differing event.
+    #[arg(long)]
     pub(crate) check_determinism: bool,
-    pub(crate) swarm_flag: bool,
+    /// Swarm mode: the seed also draws the configuration within the
+    /// scenario's `[swarm]` ranges (or default ranges around its values).
+    #[arg(long)]
+    pub(crate) swarm: bool,
+    /// Write every event, one JSON object per line, to this file.
+    #[arg(long)]
     pub(crate) trace: Option<PathBuf>,
+    /// Write a Chrome trace-event file for ui.perfetto.dev.
+    #[arg(long)]
     pub(crate) perfetto: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) restore: RestoreArgs,
+    /// Cancel the job at this virtual time (e.g. 400ms).
+    #[arg(long, value_name = "TIME")]
+    pub(crate) cancel_at: Option<String>,
+    /// With --cancel-at: write the checkpoint the cancelled job retains
+    /// (`checkpoint.retain_on_cancel`) under DIR/chk-<id>.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) checkpoint_dir: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let RunArgs {
-        path,
+        scenario: path,
         seed,
         algorithm,
-        mutant_names,
+        mutants: mutant_names,
         json,
         check_determinism,
-        swarm_flag,
+        swarm: swarm_flag,
         trace,
         perfetto,
         restore,
@@ -67,24 +93,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         mutants,
         record_trace: check_determinism || trace.is_some() || perfetto.is_some(),
     };
-    let (execution, divergence) = match prepared.input_seed {
-        _ if prepared.is_plain() && check_determinism => check_determinism_twice(&scenario, &cfg),
-        _ if prepared.is_plain() => (execute(&scenario, &cfg), None),
-        input_seed => {
-            let input_seed = input_seed.unwrap_or(seed);
-            let first = execute_job(&scenario, &cfg, &prepared.job, input_seed);
-            let divergence = check_determinism
-                .then(|| execute_job(&scenario, &cfg, &prepared.job, input_seed))
-                .filter(|second| second.output.fingerprint != first.output.fingerprint)
-                .map(|second| {
-                    format!(
-                        "fingerprints differ: {} and {}",
-                        first.output.fingerprint, second.output.fingerprint
-                    )
-                });
-            (first, divergence)
-        }
-    };
+    let (execution, divergence) = execute_prepared(&scenario, &cfg, &prepared, check_determinism);
     for note in &prepared.notes {
         eprintln!("{note}");
     }
@@ -99,6 +108,54 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     if let Some(dir) = &checkpoint_dir {
         retain(dir, &scenario, &prepared, seed, &execution)?;
     }
+    write_traces(&scenario, &execution, trace.as_deref(), perfetto.as_deref())?;
+    if check_determinism {
+        failed |= !determinism_held(&execution, divergence);
+    }
+    if json {
+        emit(&format!("{}\n", serde_json::to_string(&summary)?));
+    } else {
+        emit(&summary.to_text(true));
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// Runs the prepared job (a restored or cancelled one as a job, a plain
+/// one as a run), twice with `check_determinism`: the execution and, if
+/// the second run differed, how.
+fn execute_prepared(
+    scenario: &scenario::Scenario,
+    cfg: &RunConfig,
+    prepared: &Prepared,
+    check_determinism: bool,
+) -> (crate::harness::Execution, Option<String>) {
+    match prepared.input_seed {
+        _ if prepared.is_plain() && check_determinism => check_determinism_twice(scenario, cfg),
+        _ if prepared.is_plain() => (execute(scenario, cfg), None),
+        input_seed => {
+            let input_seed = input_seed.unwrap_or(cfg.seed);
+            let first = execute_job(scenario, cfg, &prepared.job, input_seed);
+            let divergence = check_determinism
+                .then(|| execute_job(scenario, cfg, &prepared.job, input_seed))
+                .filter(|second| second.output.fingerprint != first.output.fingerprint)
+                .map(|second| {
+                    format!(
+                        "fingerprints differ: {} and {}",
+                        first.output.fingerprint, second.output.fingerprint
+                    )
+                });
+            (first, divergence)
+        }
+    }
+}
+
+/// `--trace` and `--perfetto`: the run's traces, each to its file.
+fn write_traces(
+    scenario: &scenario::Scenario,
+    execution: &crate::harness::Execution,
+    jsonl: Option<&Path>,
+    perfetto: Option<&Path>,
+) -> Result<()> {
     let write = |path: &Path, f: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
         let file = std::fs::File::create(path)
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
@@ -107,32 +164,32 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
             .and_then(|()| std::io::Write::flush(&mut out))
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))
     };
-    if let Some(p) = &trace {
-        write(p, &|w| trace::write_jsonl(&scenario, &execution.output, w))?;
+    if let Some(p) = jsonl {
+        write(p, &|w| trace::write_jsonl(scenario, &execution.output, w))?;
     }
-    if let Some(p) = &perfetto {
+    if let Some(p) = perfetto {
         write(p, &|w| {
-            trace::write_perfetto(&scenario, &execution.output, w)
+            trace::write_perfetto(scenario, &execution.output, w)
         })?;
     }
-    if check_determinism {
-        match divergence {
-            None => eprintln!(
+    Ok(())
+}
+
+/// `--check-determinism`'s verdict, printed: whether the two runs agreed.
+fn determinism_held(execution: &crate::harness::Execution, divergence: Option<String>) -> bool {
+    match divergence {
+        None => {
+            eprintln!(
                 "determinism: two runs, same fingerprint {}",
                 execution.output.fingerprint
-            ),
-            Some(detail) => {
-                failed = true;
-                eprintln!("determinism: FAILED, {detail}");
-            }
+            );
+            true
+        }
+        Some(detail) => {
+            eprintln!("determinism: FAILED, {detail}");
+            false
         }
     }
-    if json {
-        emit(&format!("{}\n", serde_json::to_string(&summary)?));
-    } else {
-        emit(&summary.to_text(true));
-    }
-    Ok(if failed { 1 } else { 0 })
 }
 
 /// `--from-savepoint`, `--parallelism`, `--allow-non-restored-state`
@@ -261,6 +318,30 @@ pub(crate) fn prepare(
 
 /// `verify-snapshot`: the directory read and checked as a restore reads
 /// it, and with a scenario the restore planned; nothing runs.
+pub(crate) fn verify_snapshot_cmd(a: VerifyArgs) -> Result<u8> {
+    let restore = RestoreArgs {
+        from: Some(a.dir.clone()),
+        parallelism: a.parallelism,
+        allow_non_restored_state: a.allow_non_restored_state,
+    };
+    verify_snapshot(&a.dir, a.scenario.as_deref(), restore)
+}
+
+#[derive(clap::Args)]
+pub(crate) struct VerifyArgs {
+    /// The snapshot directory (it holds a _metadata file).
+    pub(crate) dir: PathBuf,
+    /// The job to check it against (as `run --from-savepoint` would).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// With --scenario: change an operator's parallelism, OP=N (repeatable).
+    #[arg(long, value_name = "OP=N", requires = "scenario")]
+    pub(crate) parallelism: Vec<String>,
+    /// With --scenario: drop state of operators the job no longer has.
+    #[arg(long, requires = "scenario")]
+    pub(crate) allow_non_restored_state: bool,
+}
+
 pub(crate) fn verify_snapshot(dir: &Path, scenario: Option<&Path>, r: RestoreArgs) -> Result<u8> {
     let image = savepoint::read_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
     let m = &image.meta;
@@ -369,24 +450,39 @@ pub(crate) fn retain(
     Ok(())
 }
 
+#[derive(clap::Args)]
 pub(crate) struct SavepointArgs {
-    pub(crate) path: PathBuf,
+    /// The scenario file (TOML).
+    pub(crate) scenario: PathBuf,
+    /// When to request the savepoint (virtual time, e.g. 300ms).
+    #[arg(long, value_name = "TIME")]
     pub(crate) at: String,
+    /// The directory to write (must not exist or be empty).
+    #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
+    /// Stop the job with the savepoint (stop-with-savepoint).
+    #[arg(long)]
     pub(crate) stop: bool,
+    /// With --stop: end the sources' input first so every operator flushes.
+    #[arg(long, requires = "stop")]
     pub(crate) drain: bool,
+    /// The seed; every random decision of the run derives from it.
+    #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
     pub(crate) algorithm: Option<String>,
+    #[command(flatten)]
     pub(crate) restore: RestoreArgs,
 }
 
 pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     // Refused before the job runs, not after.
     savepoint::check_new_dir(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
-    let scenario = load_scenario(&a.path)?;
+    let scenario = load_scenario(&a.scenario)?;
     let algorithm = parse_algorithm(a.algorithm, &scenario)?;
     refuse_local(algorithm, true, false)?;
-    let mut prepared = prepare(&a.path, scenario, &a.restore)?;
+    let mut prepared = prepare(&a.scenario, scenario, &a.restore)?;
     let at = parse_time("--at", &a.at)?;
     prepared.scenario.savepoints = vec![SavepointSpec {
         at,
@@ -408,7 +504,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     for note in &prepared.notes {
         eprintln!("{note}");
     }
-    let shown = a.path.display().to_string();
+    let shown = a.scenario.display().to_string();
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
     summary.replay = format!(
         "{} savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
@@ -428,35 +524,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         .iter()
         .find(|s| s.kind == SnapshotKind::Savepoint);
     let Some(snap) = snap else {
-        if e.output.outcome == RunOutcome::Finished && e.output.counters.savepoints_triggered == 0 {
-            return Err(UsageError(format!(
-                "error: the job finished at {} before the savepoint requested at {} could be taken\n  help: choose an earlier --at",
-                SimDuration(e.output.end_time.0),
-                a.at
-            ))
-            .into());
-        }
-        let report = e.output.savepoints.first();
-        let attempts: Vec<String> = report
-            .map(|r| {
-                r.attempts
-                    .iter()
-                    .map(|(id, how)| format!("savepoint {id} {how}"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let why = report
-            .and_then(|r| r.failure.clone())
-            .unwrap_or_else(|| format!("the job ended ({})", e.output.outcome.describe()));
-        if attempts.is_empty() {
-            eprintln!("savepoint FAILED: {why}; nothing written");
-        } else {
-            eprintln!(
-                "savepoint FAILED: {why} (attempts: {}); nothing written",
-                attempts.join("; ")
-            );
-        }
-        return Ok(1);
+        return savepoint_missing(&e, &a.at);
     };
     let failed_attempts = e.output.counters.savepoints_failed;
     if failed_attempts > 0 {
@@ -489,6 +557,40 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         count(image.in_flight_records() as u64, "in-flight record")
     ));
     Ok(if e.verdict.passed { 0 } else { 1 })
+}
+
+/// No savepoint was taken: bad input if the job finished before it was
+/// requested (exit 2), else a failure (exit 1) with its attempts.
+fn savepoint_missing(e: &crate::harness::Execution, at: &str) -> Result<u8> {
+    if e.output.outcome == RunOutcome::Finished && e.output.counters.savepoints_triggered == 0 {
+        return Err(UsageError(format!(
+            "error: the job finished at {} before the savepoint requested at {} could be taken\n  help: choose an earlier --at",
+            SimDuration(e.output.end_time.0),
+            at
+        ))
+        .into());
+    }
+    let report = e.output.savepoints.first();
+    let attempts: Vec<String> = report
+        .map(|r| {
+            r.attempts
+                .iter()
+                .map(|(id, how)| format!("savepoint {id} {how}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let why = report
+        .and_then(|r| r.failure.clone())
+        .unwrap_or_else(|| format!("the job ended ({})", e.output.outcome.describe()));
+    if attempts.is_empty() {
+        eprintln!("savepoint FAILED: {why}; nothing written");
+    } else {
+        eprintln!(
+            "savepoint FAILED: {why} (attempts: {}); nothing written",
+            attempts.join("; ")
+        );
+    }
+    Ok(1)
 }
 
 /// The uncoordinated families take no savepoint, start from no snapshot and

@@ -4,13 +4,30 @@
 use super::*;
 use crate::stalls::{self, StallSpec};
 
+#[derive(clap::Args)]
 pub(crate) struct StallsArgs {
+    /// Generated topologies to run.
+    #[arg(long, default_value_t = 100)]
     pub(crate) cases: u64,
+    /// Fixes every generated topology and simulation seed.
+    #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Algorithms to search, comma separated (`aligned` always runs as
+    /// the control).
+    #[arg(long, default_value = "unaligned,aligned-timeout")]
     pub(crate) algorithms: String,
+    /// The output directory.
+    #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Worker threads, 1 to 1024 (default: every core).
+    #[arg(long, value_parser = jobs_range())]
     pub(crate) jobs: Option<usize>,
+    /// A reproducer (seed and algorithm from its `# ckptsim:` line) to
+    /// explain in the README: topology, blocking chain, trace, variants.
+    #[arg(long, value_name = "FILE")]
     pub(crate) explain: Option<PathBuf>,
+    /// A Markdown file whose text is added to the README as notes.
+    #[arg(long)]
     pub(crate) notes: Option<PathBuf>,
 }
 
@@ -44,51 +61,68 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
             })
         })
         .transpose()?;
-    let explained = match &a.explain {
-        None => None,
-        Some(p) => {
-            let sc = load_scenario(p)?;
-            let text =
-                crate::input::read_text(p, crate::scenario::MAX_FILE_BYTES).map_err(|e| {
-                    UsageError(format!(
-                        "error: --explain: cannot read {}: {e}",
-                        p.display()
-                    ))
-                })?;
-            let (args, _) = crate::shrink::reproducer_header(&text);
-            let (mut seed, mut algorithm) = (0, sc.checkpoint.algorithm);
-            let words: Vec<String> = args
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(String::from)
-                .collect();
-            for w in words.windows(2) {
-                match w[0].as_str() {
-                    "--seed" => {
-                        seed = w[1].parse().map_err(|_| {
-                            UsageError(format!(
-                                "error: {}: `# ckptsim:` line: bad seed `{}`",
-                                p.display(),
-                                w[1]
-                            ))
-                        })?
-                    }
-                    "--algorithm" => algorithm = parse_algorithm(Some(w[1].clone()), &sc)?,
-                    _ => {}
-                }
-            }
-            let shown = p.display().to_string();
-            Some(
-                stalls::explain(&shown, &sc, seed, algorithm)
-                    .map_err(|e| UsageError(format!("error: --explain: {e}")))?,
-            )
-        }
-    };
+    let explained = a.explain.as_deref().map(explain_reproducer).transpose()?;
     let spec = StallSpec {
         cases: a.cases,
         seed: a.seed,
         algorithms,
     };
+    let command = stalls_command_line(&a, &spec);
+    let jobs = jobs(a.jobs);
+    let bar = progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");
+    let search = on_threads(jobs, &bar, |progress| stalls::search(&spec, progress))?;
+    stalls::output::write(
+        &search,
+        &a.out,
+        &command,
+        notes.as_deref(),
+        explained.as_ref(),
+    )
+    .map_err(|e| UsageError(format!("error: cannot write {}: {e}", a.out.display())))?;
+    emit(&search_text(&search, &a.out));
+    Ok(0)
+}
+
+/// `--explain FILE`: the reproducer run at the seed and under the algorithm
+/// its `# ckptsim:` line names, explained.
+fn explain_reproducer(p: &Path) -> Result<stalls::Explained> {
+    let sc = load_scenario(p)?;
+    let text = crate::input::read_text(p, crate::scenario::MAX_FILE_BYTES).map_err(|e| {
+        UsageError(format!(
+            "error: --explain: cannot read {}: {e}",
+            p.display()
+        ))
+    })?;
+    let (args, _) = crate::shrink::reproducer_header(&text);
+    let (mut seed, mut algorithm) = (0, sc.checkpoint.algorithm);
+    let words: Vec<String> = args
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    for w in words.windows(2) {
+        match w[0].as_str() {
+            "--seed" => {
+                seed = w[1].parse().map_err(|_| {
+                    UsageError(format!(
+                        "error: {}: `# ckptsim:` line: bad seed `{}`",
+                        p.display(),
+                        w[1]
+                    ))
+                })?
+            }
+            "--algorithm" => algorithm = parse_algorithm(Some(w[1].clone()), &sc)?,
+            _ => {}
+        }
+    }
+    let shown = p.display().to_string();
+    let explained = stalls::explain(&shown, &sc, seed, algorithm)
+        .map_err(|e| UsageError(format!("error: --explain: {e}")))?;
+    Ok(explained)
+}
+
+/// The command line that writes the catalogue again, as its README shows it.
+fn stalls_command_line(a: &StallsArgs, spec: &StallSpec) -> String {
     let mut command = format!(
         "{} stalls --cases {} --seed {} --algorithms {}",
         crate::program::name(),
@@ -107,17 +141,11 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         command.push_str(&format!(" --notes {}", p.display()));
     }
     command.push_str(&format!(" --out {}", a.out.display()));
-    let jobs = jobs(a.jobs);
-    let bar = progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");
-    let search = on_threads(jobs, &bar, |progress| stalls::search(&spec, progress))?;
-    stalls::output::write(
-        &search,
-        &a.out,
-        &command,
-        notes.as_deref(),
-        explained.as_ref(),
-    )
-    .map_err(|e| UsageError(format!("error: cannot write {}: {e}", a.out.display())))?;
+    command
+}
+
+/// The search's tally per algorithm and its shapes, as printed.
+fn search_text(search: &stalls::Search, out: &Path) -> String {
     let mut text = String::new();
     for (alg, tally) in search.tally() {
         let parts: Vec<String> = stalls::Class::ALL
@@ -140,11 +168,6 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         );
     }
     let _ = writeln!(text, "unpredicted      {}", search.unpredicted().len());
-    let _ = writeln!(
-        text,
-        "wrote            {}",
-        a.out.join("README.md").display()
-    );
-    emit(&text);
-    Ok(0)
+    let _ = writeln!(text, "wrote            {}", out.join("README.md").display());
+    text
 }
