@@ -434,19 +434,28 @@ fn writers_need_a_traced_run() {
     }
 }
 
-/// A scenario that is not the run's is refused, not a panic.
+/// A scenario that is not the run's is refused, not a panic: a run of
+/// `backpressure` names tasks that `wordcount` (fewer subtasks) does not
+/// have, so both writers must answer with an error that says so.
 #[test]
 fn writers_refuse_another_scenario() {
-    let (_, e) = traced("backpressure", 1, None);
+    let (sc, e) = traced("backpressure", 1, None);
     let other = load("wordcount");
-    let err = write_perfetto(&other, &e.output, &mut Vec::new());
-    let err2 = write_jsonl(&other, &e.output, &mut Vec::new());
-    // wordcount may have fewer tasks or channels than backpressure: then an
-    // error; it must never panic. If the ids happen to fit, output is fine.
-    for r in [err, err2] {
-        if let Err(e) = r {
-            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
-        }
+    assert!(
+        task_names(&other).len() < task_names(&sc).len(),
+        "the test needs a scenario with fewer subtasks than the run's"
+    );
+    for r in [
+        write_perfetto(&other, &e.output, &mut Vec::new()),
+        write_jsonl(&other, &e.output, &mut Vec::new()),
+    ] {
+        let err = r.expect_err("a run written against another scenario");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(
+            err.to_string()
+                .contains("was the run made from this scenario?"),
+            "{err}"
+        );
     }
 }
 
