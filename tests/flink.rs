@@ -1,10 +1,9 @@
 //! `flink-export` and `flink-check`: every shipped scenario exports
 //! deterministically (snapshot-tested) or is refused with its reasons; the
 //! checks of a real run, on a run recorded from Flink 2.3 and on copies of
-//! it broken on purpose. Real Flink runs only with `CKPTSIM_FLINK=1`
-//! (minutes, about 1 GB): the deadlock reproducer freezes under unaligned
-//! and not under aligned, checkpointing-time runs side by side, wordcount
-//! with a crash keeps exactly-once.
+//! it broken on purpose. Real Flink is not run here: the example
+//! `real_flink` (`cargo run --release --example real_flink`) runs exported
+//! jobs on it and checks them.
 
 use crate::common::{ckptsim, stderr, stdout};
 use ckptsim::export::{self, Options};
@@ -325,112 +324,6 @@ fn an_upsert_sink_is_judged_by_the_table_it_leaves() {
         "{}",
         stdout(&o)
     );
-}
-
-/// Runs an exported job on real Flink (its run.sh) and checks it.
-fn real_run(scenario: &str, extra: &[&str], what: &str) -> (i32, String) {
-    let out = tempdir(what);
-    let dir = out.to_str().unwrap();
-    let mut args = vec!["flink-export", scenario, "--out", dir];
-    args.extend_from_slice(extra);
-    let o = ckptsim(&args);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    run_and_check(&out)
-}
-
-/// Runs the export in `out` on real Flink (its run.sh), then checks it.
-fn run_and_check(out: &Path) -> (i32, String) {
-    let run = std::process::Command::new("sh")
-        .arg(out.join("run.sh"))
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "run.sh: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let o = ckptsim(&["flink-check", out.to_str().unwrap()]);
-    (o.status.code().unwrap_or(-1), stdout(&o))
-}
-
-#[test]
-fn on_real_flink_behind_ckptsim_flink() {
-    if std::env::var_os("CKPTSIM_FLINK").is_none() {
-        return;
-    }
-    let reproducer = "tests/regressions/unaligned-forced-alignment-deadlock.toml";
-    let repeat = ["--repeat", "--duration", "45s"];
-    let (code, text) = real_run(
-        reproducer,
-        &[&["--algorithm", "unaligned"][..], &repeat].concat(),
-        "dl-u",
-    );
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        text.contains("FAIL liveness: the data flow froze"),
-        "{text}"
-    );
-    let (code, text) = real_run(
-        reproducer,
-        &[&["--algorithm", "aligned"][..], &repeat].concat(),
-        "dl-a",
-    );
-    assert_eq!(code, 0, "{text}");
-    let (code, text) = real_run("scenarios/wordcount.toml", &["--seed", "7"], "wc");
-    assert_eq!(code, 0, "{text}");
-    assert!(text.contains("ok   exactly-once-output"), "{text}");
-    let (code, text) = real_run(
-        "scenarios/checkpointing-time.toml",
-        &["--algorithm", "unaligned"],
-        "ct",
-    );
-    assert_eq!(code, 0, "{text}");
-    // The mutants that carry over to the Java job, each caught on Flink by
-    // the check that catches it in the simulator.
-    let mutants = [
-        (
-            "tests/flink/sink-v2-crashes.toml",
-            "0",
-            "writer-keeps-last-transaction",
-        ),
-        ("scenarios/checkmate.toml", "0", "window-no-flush-at-end"),
-        ("scenarios/wordcount.toml", "7", "source-offset-off-by-one"),
-        ("scenarios/wordcount.toml", "7", "no-source-rewind"),
-        ("scenarios/upsert.toml", "1", "upsert-batch-reordered"),
-    ];
-    for (scenario, seed, mutant) in mutants {
-        let (code, text) = real_run(scenario, &["--seed", seed, "--mutant", mutant], mutant);
-        assert_eq!(code, 1, "{mutant}: {text}");
-        assert!(
-            text.contains("FAIL exactly-once-output"),
-            "{mutant}: {text}"
-        );
-    }
-    let (code, text) = real_run("tests/flink/sink-v2-crashes.toml", &["--seed", "0"], "v2");
-    assert_eq!(code, 0, "{text}");
-    let (code, text) = real_run("scenarios/upsert.toml", &["--seed", "1"], "upsert");
-    assert_eq!(code, 0, "{text}");
-    // Generated scenarios (the same ones every time): each exported job
-    // keeps its promises on Flink as in the simulator. Aligned: under
-    // unaligned checkpoints the third of them hits the split loss of
-    // reports/findings/flink-split-loss in about one run in five.
-    use proptest::strategy::{Strategy, ValueTree};
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = ckptsim::strategies::scenario(ckptsim::scenario::Algorithm::Aligned);
-    let mut ran = 0;
-    while ran < 6 {
-        let g = strategy.new_tree(&mut runner).unwrap().current();
-        let mut o = options(&g.scenario);
-        o.algorithm = ckptsim::scenario::Algorithm::Aligned;
-        let Ok(e) = export::export(&g.scenario, &o) else {
-            continue;
-        };
-        let out = tempdir(&format!("generated-{ran}"));
-        write(&e, &out);
-        let (code, text) = run_and_check(&out);
-        assert_eq!(code, 0, "{text}\n{}", g.scenario.name);
-        ran += 1;
-    }
 }
 
 /// With `CKPTSIM_EXPORT_KEEP=DIR`, every export of the property below is
