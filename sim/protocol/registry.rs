@@ -6,9 +6,11 @@
 //! treat it, its handler constructor, its colour in charts).
 //!
 //! Adding an algorithm is one new file in `sim/protocol/` (its handler and
-//! its `INFO`) plus one line in [`REGISTRY`]; the CLI's values, `ckptsim
-//! list`, the tests' algorithm sets and the docs table all derive from it
-//! (docs/algorithms.md walks through an example).
+//! its `INFO`, with its `pub mod` line) plus one line in [`REGISTRY`] and
+//! its row in docs/algorithms.md's table (a test holds the table to the
+//! registry); the CLI's values, `ckptsim list` and the tests' algorithm
+//! sets derive from it. The Flink export maps only the algorithms Flink
+//! has, by name (docs/algorithms.md walks through an example).
 
 use super::{BarrierHandler, BarrierKind, HandlerConfig};
 use serde::{Deserialize, Serialize};
