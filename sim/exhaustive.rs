@@ -157,8 +157,10 @@ fn run_one(
         mutants: spec.mutants,
         record_trace: false,
     };
-    let mut scenario = spec.scenario.clone();
-    scenario.replay.choices = script.to_vec();
+    let mut edit = crate::scenario::ScenarioData::clone(&spec.scenario);
+    edit.replay.choices = script.to_vec();
+    let scenario = crate::scenario::check(&edit, "schedule")
+        .expect("a schedule of choices that runs made is valid");
     record_choices();
     let result = panics::catch(|| execute(&scenario, &cfg));
     let made = take_choices();
@@ -200,7 +202,7 @@ fn run_one(
 /// read by the scenario's own check of `[replay] crash_points`, with its
 /// messages.
 pub fn subtask(
-    scenario: &Scenario,
+    scenario: &crate::scenario::ScenarioData,
     text: &str,
 ) -> Result<(crate::scenario::OperatorId, u32), String> {
     let mut file = crate::scenario::schema::File::from(scenario);
@@ -220,7 +222,7 @@ pub fn subtask(
 /// The reproducer of a failing schedule: the scenario with its algorithm,
 /// seed, mutants and choices, under a header like a shrunk reproducer's.
 pub fn reproducer_text(spec: &ExploreSpec, found: &Found, origin: &str) -> String {
-    let mut s = spec.scenario.clone();
+    let mut s = crate::scenario::ScenarioData::clone(&spec.scenario);
     s.checkpoint.algorithm = spec.algorithm;
     s.replay.seed = spec.seed;
     s.replay.mutants = spec.mutants.names().into_iter().map(String::from).collect();

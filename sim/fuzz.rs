@@ -50,7 +50,7 @@ pub fn scenario_text(bytes: &[u8]) -> Outcome {
 /// A valid scenario run plainly (seed 0) and in swarm mode (seed 1).
 pub fn scenario(s: &Scenario) -> Outcome {
     let spec = s.swarm.clone().unwrap_or_else(|| swarm::default_ranges(s));
-    let (drawn, _) = swarm::draw(s, &spec, 1);
+    let (drawn, _) = swarm::draw(s, &spec, 1).unwrap_or_else(|invalid| panic!("{invalid}"));
     let mut passed = true;
     for (s, seed) in [(s, 0), (&drawn, 1)] {
         match bounded(s) {
@@ -75,9 +75,9 @@ fn bounded(s: &Scenario) -> Option<Scenario> {
     if s.source_records() > MAX_RECORDS {
         return None;
     }
-    let mut s = s.clone();
-    s.limits.max_events = s.limits.max_events.min(MAX_EVENTS);
-    Some(s)
+    let mut edit = scenario::ScenarioData::clone(s);
+    edit.limits.max_events = edit.limits.max_events.min(MAX_EVENTS);
+    Some(scenario::check(&edit, "fuzz").expect("a lower event bound keeps a scenario valid"))
 }
 
 /// Summarises a run as `ckptsim run` does; whether it passed.
@@ -127,12 +127,14 @@ pub fn restore(image: &Image, job: &Scenario) -> Outcome {
 /// A savepoint of `s` requested at `at_ms` (seed `seed`), or `None` if the
 /// job ended before one completed.
 pub fn take_savepoint(s: &Scenario, at_ms: u64, seed: u64) -> Option<Image> {
-    let mut s = s.clone();
-    s.savepoints = vec![SavepointSpec {
-        at: crate::engine::SimTime(at_ms * 1_000_000),
+    let mut edit = scenario::ScenarioData::clone(s);
+    edit.savepoints = vec![SavepointSpec {
+        at: crate::engine::SimTime(at_ms.saturating_mul(1_000_000)),
         stop: false,
         drain: false,
     }];
+    // A time past the longest a scenario may hold: no savepoint.
+    let s = scenario::check(&edit, "fuzz").ok()?;
     let job = JobOptions {
         cancel_after_savepoint: true,
         retry_failed_savepoints: true,
@@ -165,7 +167,9 @@ pub fn base_snapshots(scenarios: &Path, into: &Path) -> Vec<(PathBuf, Scenario)>
         let path = scenarios.join(format!("{name}.toml"));
         let mut job = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
         if let Some(a) = algorithm.and_then(crate::protocol::Algorithm::from_name) {
-            job.checkpoint.algorithm = a;
+            let mut edit = scenario::ScenarioData::clone(&job);
+            edit.checkpoint.algorithm = a;
+            job = scenario::check(&edit, name).unwrap_or_else(|e| panic!("{e}"));
         }
         let image = (0..20)
             .find_map(|seed| take_savepoint(&job, at, seed))

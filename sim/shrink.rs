@@ -34,7 +34,9 @@ use crate::harness::{execute, Execution};
 use crate::mutant::Mutants;
 use crate::panics::{self, Panicked, PANIC};
 use crate::runtime::RunConfig;
-use crate::scenario::{check, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario};
+use crate::scenario::{
+    check, write::to_toml, Algorithm, OperatorKind, Partitioning, Scenario, ScenarioData,
+};
 
 /// The size of a scenario, as shrinking sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +143,7 @@ impl Shrinker {
     }
 
     /// Validates the candidate and keeps it if the target check still fails.
-    fn accept(&mut self, candidate: &Scenario, what: String) -> Option<Scenario> {
+    fn accept(&mut self, candidate: &ScenarioData, what: String) -> Option<Scenario> {
         if self.runs >= self.budget {
             return None;
         }
@@ -161,7 +163,7 @@ impl Shrinker {
             return cur;
         }
         let n = cur.faults.crashes.len();
-        let mut none = cur.clone();
+        let mut none = ScenarioData::clone(&cur);
         none.faults.crashes.clear();
         if let Some(c) = self.accept(&none, format!("all {n} crashes")) {
             return c;
@@ -177,7 +179,7 @@ impl Shrinker {
                     i = end;
                     continue;
                 }
-                let mut cand = cur.clone();
+                let mut cand = ScenarioData::clone(&cur);
                 let removed: Vec<_> = cand.faults.crashes.drain(i..end).collect();
                 let what = removed
                     .iter()
@@ -215,7 +217,7 @@ impl Shrinker {
                 if before <= 1 {
                     break;
                 }
-                let mut cand = cur.clone();
+                let mut cand = ScenarioData::clone(&cur);
                 if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
                     src.records_per_partition = (src.records_per_partition / 2).max(1);
                     for n in &mut src.partition_records {
@@ -232,7 +234,7 @@ impl Shrinker {
                     None => {
                         // Fewer partitions instead?
                         if parts > 1 {
-                            let mut cand = cur.clone();
+                            let mut cand = ScenarioData::clone(&cur);
                             if let OperatorKind::Source(src) = &mut cand.operators[op].kind {
                                 src.partitions = parts - 1;
                                 src.partition_records.truncate(parts as usize - 1);
@@ -288,7 +290,7 @@ impl Shrinker {
                     break;
                 }
                 let group = Self::forward_group(&cur, op);
-                let mut smaller = cur.clone();
+                let mut smaller = ScenarioData::clone(&cur);
                 for &g in &group {
                     smaller.operators[g].parallelism = p - 1;
                 }
@@ -341,7 +343,7 @@ impl Shrinker {
     /// the run still fails the same way.
     fn fault_kinds(&mut self, s: Scenario) -> Scenario {
         let mut cur = s;
-        type Drop = fn(&mut Scenario) -> bool;
+        type Drop = fn(&mut ScenarioData) -> bool;
         let kinds: [(&str, Drop); 8] = [
             ("lost notifications", |s| {
                 s.faults.notifications.take().is_some()
@@ -378,7 +380,7 @@ impl Shrinker {
             }),
         ];
         for (what, drop) in kinds {
-            let mut cand = cur.clone();
+            let mut cand = ScenarioData::clone(&cur);
             if drop(&mut cand) {
                 if let Some(c) = self.accept(&cand, format!("no {what}")) {
                     cur = c;
@@ -401,7 +403,7 @@ impl Shrinker {
             if half.0 < 1_000_000 || last_crash.is_some_and(|c| c >= half) {
                 break;
             }
-            let mut cand = cur.clone();
+            let mut cand = ScenarioData::clone(&cur);
             cand.limits.max_time = half;
             let what = format!(
                 "max_time {} -> {}",
@@ -445,7 +447,7 @@ pub fn shrink(
         ));
     }
     sh.target = target.clone();
-    let mut standalone = scenario.clone();
+    let mut standalone = ScenarioData::clone(scenario);
     // The run's planned crashes, drawn before it started (as the run itself
     // draws them), so a run that panicked has them too.
     standalone.faults.crashes = plan_crashes(scenario, seed);

@@ -707,7 +707,7 @@ pub fn explain(
             .map(|&k| name(k))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut removed = scenario.clone();
+        let mut removed = crate::scenario::ScenarioData::clone(scenario);
         for &k in forcing.iter().rev() {
             removed.edges.remove(k);
         }
@@ -716,7 +716,7 @@ pub fn explain(
             crate::scenario::check(&removed, path).ok(),
             algorithm,
         );
-        let mut rebalanced = scenario.clone();
+        let mut rebalanced = crate::scenario::ScenarioData::clone(scenario);
         for &k in &forcing {
             rebalanced.edges[k].partitioning = Partitioning::Rebalance;
         }
@@ -727,7 +727,7 @@ pub fn explain(
         );
     }
     for credits in [16u32, 64] {
-        let mut more = scenario.clone();
+        let mut more = crate::scenario::ScenarioData::clone(scenario);
         more.network.buffer_credits = credits;
         vary(
             format!("`buffer_credits = {credits}`"),

@@ -12,7 +12,8 @@
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::scenario::{
-    InputOrder, RandomCrashes, Scenario, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
+    check, InputOrder, RandomCrashes, Scenario, ScenarioData, ScenarioErrors, SwarmSpec,
+    MAX_BUFFER_RECORDS, MAX_DURATION,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,6 +39,26 @@ impl fmt::Display for SwarmDraw {
         Ok(())
     }
 }
+
+/// A draw that made the scenario invalid (never run): what was drawn, and
+/// what validation said of the result.
+#[derive(Debug)]
+pub struct InvalidDraw {
+    pub draw: SwarmDraw,
+    pub errors: ScenarioErrors,
+}
+
+impl fmt::Display for InvalidDraw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the swarm draw `{}` makes the scenario invalid:\n{}",
+            self.draw, self.errors
+        )
+    }
+}
+
+impl std::error::Error for InvalidDraw {}
 
 /// The ranges `--swarm` uses for a scenario without a `[swarm]` table:
 /// around the scenario's own values. The checkpoint timeout is left alone
@@ -163,13 +184,36 @@ impl Drawer {
     }
 }
 
-/// The scenario as seed `seed` configures it within `spec`, and what it drew.
-pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) {
-    let mut out = s.clone();
+/// The scenario as seed `seed` configures it within `spec`, validated
+/// again, and what it drew; a draw that makes it invalid is an error. The
+/// knobs are drawn in a fixed order (a seed's draw depends on it).
+pub fn draw(
+    s: &Scenario,
+    spec: &SwarmSpec,
+    seed: u64,
+) -> Result<(Scenario, SwarmDraw), InvalidDraw> {
+    let mut out = ScenarioData::clone(s);
     let mut d = Drawer {
         rng: SimRng::new(seed, Stream::Swarm),
         draw: SwarmDraw::default(),
     };
+    draw_network(&mut out, spec, &mut d);
+    draw_checkpoints(&mut out, spec, &mut d);
+    draw_costs(&mut out, spec, &mut d);
+    draw_random_crashes(&mut out, spec, &mut d);
+    draw_fault_kinds(&mut out, spec, &mut d);
+    draw_late_knobs(&mut out, spec, &mut d);
+    match check(&out, &s.name) {
+        Ok(valid) => Ok((valid, d.draw)),
+        Err(errors) => Err(InvalidDraw {
+            draw: d.draw,
+            errors,
+        }),
+    }
+}
+
+/// `[network]`: latency, buffers, credits, floating buffers, input order.
+fn draw_network(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let Some(r) = spec.latency_max {
         let max = d.duration("latency_max", r);
         out.network.latency_max = max;
@@ -191,6 +235,11 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             .push(("input_order".to_string(), order.name().to_string()));
         out.network.input_order = order;
     }
+}
+
+/// `[checkpoint]`: the interval (and with it the first delay) and the
+/// timeout.
+fn draw_checkpoints(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let (Some(r), Some(_)) = (spec.interval, out.checkpoint.interval) {
         let iv = d.duration("interval", r);
         out.checkpoint.interval = Some(iv);
@@ -199,6 +248,10 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
     if let Some(r) = spec.timeout {
         out.checkpoint.timeout = d.duration("timeout", r);
     }
+}
+
+/// Every operator's cost and jitter, scaled by a percentage each.
+fn draw_costs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let Some(r) = spec.cost_percent {
         for (i, op) in out.operators.iter_mut().enumerate() {
             let pct = u64::from(d.int(&format!("cost_percent[{i}]"), r));
@@ -208,6 +261,11 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             op.cost_jitter = scale(op.cost_jitter);
         }
     }
+}
+
+/// The random crash table: mean interval, most crashes, end of the window
+/// (a scenario without one gets one).
+fn draw_random_crashes(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     let crash_knobs = (
         spec.crash_mean_interval,
         spec.max_crashes,
@@ -243,7 +301,12 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             ..base
         });
     }
-    draw_fault_kinds(&mut out, spec, &mut d);
+}
+
+/// Drawn after the fault kinds, so that scenarios without these knobs draw
+/// what they always drew: checkpoints during recovery, the RPC latency
+/// jitter, and (last of all) the source rates.
+fn draw_late_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let Some(values) = spec.during_recovery.as_ref().filter(|v| !v.is_empty()) {
         let on = values[d.rng.below(values.len() as u64) as usize];
         d.draw
@@ -267,14 +330,13 @@ pub fn draw(s: &Scenario, spec: &SwarmSpec, seed: u64) -> (Scenario, SwarmDraw) 
             }
         }
     }
-    (out, d.draw)
 }
 
 /// The richer fault model's knobs, drawn after every other knob so that
 /// scenarios without them draw what they always drew. A kind whose draw is
 /// 0 is off for the seed; crashes of the coordinator and of workers fall in
 /// the random crash window (or the first two seconds).
-fn draw_fault_kinds(out: &mut Scenario, spec: &SwarmSpec, d: &mut Drawer) {
+fn draw_fault_kinds(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     use crate::scenario::{CoordinatorFaults, MemoryLoss, NotificationFaults, StorageFaults};
     let (start, end) = out
         .faults
@@ -392,8 +454,8 @@ mod tests {
     fn a_seed_draws_the_same_configuration_every_time() {
         let s = wordcount();
         let spec = default_ranges(&s);
-        let (a, da) = draw(&s, &spec, 42);
-        let (b, db) = draw(&s, &spec, 42);
+        let (a, da) = draw(&s, &spec, 42).unwrap();
+        let (b, db) = draw(&s, &spec, 42).unwrap();
         assert_eq!(da, db);
         assert_eq!(
             serde_json::to_value(&a).unwrap(),
@@ -408,7 +470,7 @@ mod tests {
         let (lo, hi) = spec.buffer_credits.unwrap();
         let mut seen = std::collections::BTreeSet::new();
         for seed in 0..200 {
-            let (c, draw) = draw(&s, &spec, seed);
+            let (c, draw) = draw(&s, &spec, seed).unwrap();
             let credits = c.network.buffer_credits;
             assert!((lo..=hi).contains(&credits), "{credits}");
             seen.insert(credits);
@@ -434,11 +496,12 @@ mod tests {
             (999_999, MAX_BUFFER_RECORDS, MAX_DURATION.0),
             (MAX_DURATION.0, MAX_BUFFER_RECORDS, MAX_DURATION.0),
         ] {
-            let mut s = wordcount();
-            s.checkpoint.interval = Some(SimDuration(interval));
-            s.network.buffer_records = records;
-            s.network.latency_min = SimDuration(latency);
-            s.network.latency_max = SimDuration(latency);
+            let mut edit = ScenarioData::clone(&wordcount());
+            edit.checkpoint.interval = Some(SimDuration(interval));
+            edit.network.buffer_records = records;
+            edit.network.latency_min = SimDuration(latency);
+            edit.network.latency_max = SimDuration(latency);
+            let s = check(&edit, "extreme").unwrap();
             let spec = default_ranges(&s);
             let durations = [spec.latency_max, spec.interval, spec.crash_mean_interval];
             for (lo, hi) in durations.into_iter().flatten() {
@@ -449,7 +512,7 @@ mod tests {
             let (iv_lo, iv_hi) = spec.interval.unwrap();
             assert!(iv_lo.0 <= interval && interval <= iv_hi.0);
             for seed in 0..20 {
-                let (c, _) = draw(&s, &spec, seed);
+                let (c, _) = draw(&s, &spec, seed).unwrap();
                 assert!(c.network.latency_min <= c.network.latency_max);
                 assert!(c.operators.iter().all(|o| o.cost <= MAX_DURATION));
             }
@@ -460,8 +523,8 @@ mod tests {
     /// there too, so the drawn scenario is still valid (shrinking writes it).
     #[test]
     fn draws_at_the_longest_time_stay_valid() {
-        use crate::scenario::{check, ClusterSpec, Placement, MAX_DURATION};
-        let mut s = wordcount();
+        use crate::scenario::{ClusterSpec, Placement, MAX_DURATION};
+        let mut s = ScenarioData::clone(&wordcount());
         s.cluster = Some(ClusterSpec {
             workers: 2,
             slots_per_worker: 2,
@@ -480,18 +543,45 @@ mod tests {
             partition_duration: Some((MAX_DURATION, MAX_DURATION)),
             ..SwarmSpec::default()
         };
+        let s = check(&s, "longest").unwrap();
         for seed in 0..10 {
-            let (drawn, _) = draw(&s, &spec, seed);
-            if let Err(e) = check(&drawn, "drawn") {
-                panic!("seed {seed}: {e}\n{drawn:?}");
+            if let Err(e) = draw(&s, &spec, seed) {
+                panic!("seed {seed}: {e}");
             }
         }
+    }
+
+    /// A draw is validated again like a file: ranges made in code (as
+    /// `default_ranges` makes them) that reach past the limits on values
+    /// give an error naming the drawn key, never a scenario to run.
+    #[test]
+    fn a_draw_that_makes_the_scenario_invalid_is_refused() {
+        let s = wordcount();
+        let too_many = MAX_BUFFER_RECORDS + 1;
+        let spec = SwarmSpec {
+            buffer_records: Some((too_many, too_many)),
+            ..SwarmSpec::default()
+        };
+        let invalid = draw(&s, &spec, 3).unwrap_err();
+        assert_eq!(
+            invalid.draw.to_string(),
+            format!("buffer_records={too_many}")
+        );
+        let text = invalid.to_string();
+        assert!(text.contains("buffer_records"), "{text}");
+        // Within the limit the same draw is a valid scenario.
+        let spec = SwarmSpec {
+            buffer_records: Some((MAX_BUFFER_RECORDS, MAX_BUFFER_RECORDS)),
+            ..SwarmSpec::default()
+        };
+        let (drawn, _) = draw(&s, &spec, 3).unwrap();
+        assert_eq!(drawn.network.buffer_records, MAX_BUFFER_RECORDS);
     }
 
     #[test]
     fn an_empty_spec_changes_nothing() {
         let s = wordcount();
-        let (c, draw) = draw(&s, &SwarmSpec::default(), 7);
+        let (c, draw) = draw(&s, &SwarmSpec::default(), 7).unwrap();
         assert!(draw.knobs.is_empty());
         assert_eq!(
             serde_json::to_value(&c).unwrap(),

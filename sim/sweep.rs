@@ -137,14 +137,18 @@ impl SweepSpec {
         }
     }
 
-    /// The scenario seed `seed` runs (its swarm draw applied) and the draw.
-    pub fn scenario_for(&self, seed: u64) -> (Scenario, Option<SwarmDraw>) {
+    /// The scenario seed `seed` runs (its swarm draw applied and validated
+    /// again) and the draw, or the draw that made it invalid.
+    pub fn scenario_for(
+        &self,
+        seed: u64,
+    ) -> Result<(Scenario, Option<SwarmDraw>), swarm::InvalidDraw> {
         match &self.swarm {
             Some(spec) => {
-                let (s, d) = swarm::draw(&self.scenario, spec, seed);
-                (s, Some(d))
+                let (s, d) = swarm::draw(&self.scenario, spec, seed)?;
+                Ok((s, Some(d)))
             }
-            None => (self.scenario.clone(), None),
+            None => Ok((self.scenario.clone(), None)),
         }
     }
 
@@ -239,7 +243,9 @@ fn panicked(spec: &SweepSpec, seed: u64, p: Panicked) -> SeedResult {
     };
     // The draw happens before the run, so it is known (merge needs it to
     // tell swarm sweeps apart).
-    let swarm = panics::catch(|| spec.scenario_for(seed).1).ok().flatten();
+    let swarm = panics::catch(|| spec.scenario_for(seed).ok().and_then(|(_, d)| d))
+        .ok()
+        .flatten();
     SeedResult {
         scenario: spec.path.clone(),
         algorithm: spec.algorithm.name().to_string(),
@@ -263,8 +269,40 @@ fn panicked(spec: &SweepSpec, seed: u64, p: Panicked) -> SeedResult {
     }
 }
 
+/// A seed whose swarm draw made the scenario invalid: it fails without a
+/// run, as `invalid-draw`, with validation's message.
+fn invalid_draw(spec: &SweepSpec, seed: u64, invalid: swarm::InvalidDraw) -> SeedResult {
+    SeedResult {
+        scenario: spec.path.clone(),
+        algorithm: spec.algorithm.name().to_string(),
+        mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
+        seed,
+        passed: false,
+        failed_checks: vec![INVALID_DRAW.to_string()],
+        violation: Some(format!("{INVALID_DRAW}: {invalid}")),
+        guarantee: "unknown".to_string(),
+        outcome: INVALID_DRAW.to_string(),
+        events: 0,
+        virtual_time_ns: 0,
+        fingerprint: String::new(),
+        swarm: Some(invalid.draw),
+        nondeterminism: None,
+        counters: Map::new(),
+        replay: spec.replay(seed),
+        warnings: Vec::new(),
+        panic: None,
+        sweep: None,
+    }
+}
+
+/// The check and outcome of a seed whose swarm draw was invalid.
+pub const INVALID_DRAW: &str = "invalid-draw";
+
 fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
-    let (scenario, draw) = spec.scenario_for(seed);
+    let (scenario, draw) = match spec.scenario_for(seed) {
+        Ok(drawn) => drawn,
+        Err(invalid) => return invalid_draw(spec, seed, invalid),
+    };
     let cfg = RunConfig {
         seed,
         algorithm: spec.algorithm,

@@ -11,14 +11,14 @@ use ckptsim::runtime::coordinator::{CheckpointStats, Outcome};
 use ckptsim::scenario::{self, OperatorKind, Scenario, StorageKind};
 
 /// `record-bytes` without its crash, changed by `f` and validated again.
-fn variant(f: impl FnOnce(&mut Scenario)) -> Scenario {
-    let mut s = common::load("record-bytes");
+fn variant(f: impl FnOnce(&mut ckptsim::scenario::ScenarioData)) -> Scenario {
+    let mut s = ckptsim::scenario::ScenarioData::clone(&common::load("record-bytes"));
     s.faults.crashes.clear();
     f(&mut s);
     scenario::check(&s, "record-bytes variant").unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn set_record_size(s: &mut Scenario, lo: u64, hi: u64) {
+fn set_record_size(s: &mut ckptsim::scenario::ScenarioData, lo: u64, hi: u64) {
     for op in &mut s.operators {
         if let OperatorKind::Source(src) = &mut op.kind {
             (src.record_size, src.record_size_max) = (lo, hi);
@@ -262,7 +262,7 @@ fn median_duration_ms(stats: &[CheckpointStats]) -> f64 {
 fn subtasks_sharing_a_channel_state_file_wait_for_each_other() {
     let shared = common::load("channel-state-files");
     assert_eq!(shared.checkpoint.max_subtasks_per_channel_state_file, 5);
-    let mut own = shared.clone();
+    let mut own = ckptsim::scenario::ScenarioData::clone(&shared);
     own.checkpoint.max_subtasks_per_channel_state_file = 1;
     let own = scenario::check(&own, "one file per subtask").unwrap_or_else(|e| panic!("{e}"));
     let a = check_alg(&shared, 0, Algorithm::Unaligned, &[]);

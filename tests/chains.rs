@@ -48,14 +48,17 @@ fn forward_edges_of_equal_parallelism_chain() {
 #[test]
 fn chaining_can_be_switched_off_by_job_operator_or_edge() {
     let sc = load("chains");
-    let mut off = sc.clone();
+    let mut off = ckptsim::scenario::ScenarioData::clone(&sc);
     off.operator_chaining = false;
-    assert_eq!(exec(&off).tasks.len(), 2 + 2 + 2 + 2 + 3 + 3);
+    assert_eq!(
+        exec(&crate::common::valid(&off)).tasks.len(),
+        2 + 2 + 2 + 2 + 3 + 3
+    );
     // `head` starts a chain of its own; what follows it may join it.
-    let mut head = sc.clone();
+    let mut head = ckptsim::scenario::ScenarioData::clone(&sc);
     head.operators[2].chaining = Chaining::Head; // filter
     assert_eq!(
-        task_names(&head)[..4],
+        task_names(&crate::common::valid(&head))[..4],
         [
             "source->map->audit[0]",
             "source->map->audit[1]",
@@ -64,15 +67,18 @@ fn chaining_can_be_switched_off_by_job_operator_or_edge() {
         ]
     );
     // `never` neither joins nor is joined: source, map, filter, audit alone.
-    let mut never = sc.clone();
+    let mut never = ckptsim::scenario::ScenarioData::clone(&sc);
     never.operators[1].chaining = Chaining::Never; // map
-    assert_eq!(exec(&never).tasks.len(), 2 + 2 + 2 + 2 + 3);
+    assert_eq!(
+        exec(&crate::common::valid(&never)).tasks.len(),
+        2 + 2 + 2 + 2 + 3
+    );
     // One edge: `chain = false`.
-    let mut edge = sc.clone();
+    let mut edge = ckptsim::scenario::ScenarioData::clone(&sc);
     edge.edges[4].chain = false; // count -> sink
-    assert_eq!(exec(&edge).tasks.len(), 2 + 3 + 3);
+    assert_eq!(exec(&crate::common::valid(&edge)).tasks.len(), 2 + 3 + 3);
     // A forward edge between different parallelisms is no chain (nor valid).
-    let mut wide = sc.clone();
+    let mut wide = ckptsim::scenario::ScenarioData::clone(&sc);
     wide.operators[5].parallelism = 2;
     assert!(!wide.chained_edges()[4]);
 }
@@ -88,12 +94,15 @@ fn committed(e: &ckptsim::harness::Execution) -> BTreeMap<(u32, u64, i64), u32> 
 
 #[test]
 fn a_chained_job_commits_what_the_unchained_one_does() {
-    let mut sc = load("chains");
+    let mut sc = ckptsim::scenario::ScenarioData::clone(&load("chains"));
     sc.faults.random = None;
-    let mut off = sc.clone();
+    let mut off = ckptsim::scenario::ScenarioData::clone(&sc);
     off.operator_chaining = false;
     for seed in 0..5 {
-        let (a, b) = (check(&sc, seed, &[]), check(&off, seed, &[]));
+        let (a, b) = (
+            check(&crate::common::valid(&sc), seed, &[]),
+            check(&crate::common::valid(&off), seed, &[]),
+        );
         assert!(a.verdict.passed && b.verdict.passed, "seed {seed}");
         assert_eq!(committed(&a), committed(&b), "seed {seed}");
         assert_ne!(a.output.fingerprint, b.output.fingerprint);

@@ -4,7 +4,7 @@ use ckptsim::harness::{execute, Execution};
 use ckptsim::mutant::{Mutant, Mutants};
 use ckptsim::runtime::Counters;
 use ckptsim::runtime::RunConfig;
-use ckptsim::scenario::{self, Algorithm, Guarantee, InputOrder, Scenario};
+use ckptsim::scenario::{self, Algorithm, Guarantee, InputOrder, Scenario, ScenarioData};
 use std::path::PathBuf;
 
 pub fn scenario_path(name: &str) -> PathBuf {
@@ -13,6 +13,11 @@ pub fn scenario_path(name: &str) -> PathBuf {
 
 pub fn load(name: &str) -> Scenario {
     scenario::load(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An edited scenario validated again, as a file holding it would be read.
+pub fn valid(data: &ScenarioData) -> Scenario {
+    scenario::check(data, &data.name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn config(scenario: &Scenario, seed: u64, mutants: &[Mutant]) -> RunConfig {
@@ -83,8 +88,9 @@ pub fn sweep(
     algorithm: Algorithm,
     seeds: std::ops::Range<u64>,
 ) -> Counters {
-    let mut random = scenario.clone();
+    let mut random = ckptsim::scenario::ScenarioData::clone(scenario);
     random.network.input_order = InputOrder::Random;
+    let random = valid(&random);
     let mut total = Counters::default();
     for seed in seeds {
         let (sc, order) = match seed % 2 {

@@ -34,18 +34,18 @@ fn different_seeds_differ() {
 /// network draw (another scenario latency) does not move them.
 #[test]
 fn input_and_faults_do_not_depend_on_other_streams() {
-    let mut a = load("wordcount");
-    let mut b = a.clone();
+    let mut a = ckptsim::scenario::ScenarioData::clone(&load("wordcount"));
+    let mut b = ckptsim::scenario::ScenarioData::clone(&a);
     a.network.latency_max = ckptsim::engine::SimDuration::from_micros(300);
     b.network.latency_max = ckptsim::engine::SimDuration::from_micros(900);
-    let wa = ckptsim::model::Workload::generate(&a, 5);
-    let wb = ckptsim::model::Workload::generate(&b, 5);
+    let wa = ckptsim::model::Workload::generate(&crate::common::valid(&a), 5);
+    let wb = ckptsim::model::Workload::generate(&crate::common::valid(&b), 5);
     for p in 0..wa.partition_count() as u32 {
         assert_eq!(wa.partition(p), wb.partition(p));
     }
     assert_eq!(
-        ckptsim::fault::plan_crashes(&a, 5),
-        ckptsim::fault::plan_crashes(&b, 5)
+        ckptsim::fault::plan_crashes(&crate::common::valid(&a), 5),
+        ckptsim::fault::plan_crashes(&crate::common::valid(&b), 5)
     );
 }
 

@@ -203,18 +203,19 @@ fn crash_points_are_choices() {
         "[[faults.crashes]]\ntask = \"count[0]\"\non = \"complete\"\ncheckpoint = 1\ndelay = \"100us\"\n",
         "",
     );
-    let mut scenario = parse_str(&text, "tiny-no-crash.toml").unwrap();
+    let mut scenario =
+        ckptsim::scenario::ScenarioData::clone(&parse_str(&text, "tiny-no-crash.toml").unwrap());
     assert!(scenario.faults.crashes.is_empty());
     let rewind = Mutants::NONE.with(Mutant::NoSourceRewind);
     let plain = ExploreSpec {
-        scenario: scenario.clone(),
+        scenario: crate::common::valid(&scenario),
         ..spec(rewind, 12, 100_000)
     };
     assert_eq!(explore(&plain).failing, 0);
     let count = ckptsim::exhaustive::subtask(&scenario, "count[0]").unwrap();
     scenario.replay.crash_points = vec![count];
     let crashing = ExploreSpec {
-        scenario: scenario.clone(),
+        scenario: crate::common::valid(&scenario),
         ..spec(rewind, 12, 100_000)
     };
     let r = explore(&crashing);
@@ -235,7 +236,7 @@ fn crash_points_are_choices() {
     assert_eq!(failed_checks(&e), found.checks);
     assert_eq!(e.output.counters.crashes, 1);
     let correct = ExploreSpec {
-        scenario,
+        scenario: crate::common::valid(&scenario),
         ..spec(Mutants::NONE, 12, 100_000)
     };
     let r = explore(&correct);

@@ -484,14 +484,16 @@ fn write(text: &str) -> PathBuf {
 fn check(text: &str, seed: u64, algorithm: Algorithm) -> Result<(), String> {
     let path = write(text);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Ok(mut s) = scenario::load(&path) else {
+        let Ok(s) = scenario::load(&path) else {
             return;
         };
         let again = to_toml(&s);
         if let Err(e) = scenario::parse_str(&again, "written.toml") {
             panic!("the scenario does not parse once written back: {e}\n{again}");
         }
+        let mut s = scenario::ScenarioData::clone(&s);
         s.limits.max_events = s.limits.max_events.min(MAX_EVENTS);
+        let s = crate::common::valid(&s);
         if input_size(&s) > MAX_RECORDS_RUN {
             return;
         }
@@ -504,7 +506,7 @@ fn check(text: &str, seed: u64, algorithm: Algorithm) -> Result<(), String> {
         let _ = execute(&s, &cfg);
         RAN.fetch_add(1, Ordering::Relaxed);
         let spec = s.swarm.clone().unwrap_or_else(|| swarm::default_ranges(&s));
-        let (drawn, _) = swarm::draw(&s, &spec, seed);
+        let (drawn, _) = swarm::draw(&s, &spec, seed).unwrap_or_else(|e| panic!("{e}"));
         let again = to_toml(&drawn);
         if let Err(e) = scenario::parse_str(&again, "drawn.toml") {
             panic!("the drawn scenario does not parse once written: {e}");

@@ -299,14 +299,15 @@ fn lost_notifications_are_caught_up_and_exactly_once() {
     // Some checkpoints expire, so that abort notifications carry the
     // catch-up too (stop-the-world's checkpoints take longer).
     let scenario = |a: Algorithm| {
-        let mut sc = job(
+        let sc = job(
             &format!("{RANDOM_CRASHES}\n[faults.notifications]\nloss_percent = 30\n"),
             "",
         );
         let ms = if a == Algorithm::StopTheWorld { 6 } else { 4 };
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
         sc.checkpoint.timeout = ckptsim::engine::SimDuration::from_millis(ms);
         sc.checkpoint.tolerable_failures = 1_000_000;
-        sc
+        crate::common::valid(&sc)
     };
     for (a, c) in sweep_each(&scenario, "lost notifications") {
         let name = a.name();
@@ -331,15 +332,16 @@ fn lost_notifications_are_caught_up_and_exactly_once() {
 #[test]
 fn storage_faults_count_against_the_tolerance_and_stay_exactly_once() {
     let scenario = |a: Algorithm| {
-        let mut sc = job(
+        let sc = job(
             &format!(
                 "{RANDOM_CRASHES}\n[faults.storage]\nfailure_percent = 5\nslow_percent = 10\nslow_latency = \"3ms\"\n"
             ),
             "tolerable_failures = 2\nstorage = \"filesystem\"\nstorage_latency = \"1ms\"",
         );
         let ms = if a == Algorithm::StopTheWorld { 9 } else { 5 };
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
         sc.checkpoint.timeout = ckptsim::engine::SimDuration::from_millis(ms);
-        sc
+        crate::common::valid(&sc)
     };
     for (a, c) in sweep_each(&scenario, "storage faults") {
         let name = a.name();
@@ -505,15 +507,17 @@ fn random_coordinator_crashes_are_exactly_once() {
 /// alignment waits on the slow input, while crashes strike.
 #[test]
 fn stragglers_and_skewed_keys_are_exactly_once() {
-    let mut sc = job(
+    let sc = job(
         &format!(
             "{RANDOM_CRASHES}\n[[faults.slow_tasks]]\ntask = \"count[1]\"\nfrom = \"5ms\"\nuntil = \"65ms\"\nfactor = 10\n\n[[faults.slow_tasks]]\ntask = \"source[0]\"\nfrom = \"20ms\"\nuntil = \"40ms\"\nfactor = 3\n"
         ),
         "",
     );
+    let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
     if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
         src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
     }
+    let sc = crate::common::valid(&sc);
     let base = job(RANDOM_CRASHES, "");
     for (a, c) in sweep_all(&sc, "stragglers") {
         let name = a.name();
@@ -529,10 +533,12 @@ fn stragglers_and_skewed_keys_are_exactly_once() {
 
 #[test]
 fn skewed_keys_make_hot_keys() {
-    let mut sc = job("", "");
+    let sc = job("", "");
+    let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
     if let ckptsim::scenario::OperatorKind::Source(src) = &mut sc.operators[0].kind {
         src.key_distribution = ckptsim::scenario::KeyDistribution::Skewed;
     }
+    let sc = crate::common::valid(&sc);
     let w = ckptsim::model::Workload::generate(&sc, 9);
     let mut counts = [0u64; 40];
     for p in 0..w.partition_count() as u32 {
@@ -565,9 +571,9 @@ fn worker_crash_kills_its_subtasks_and_restart_waits_for_a_replacement() {
         "",
     );
     for a in crate::common::exactly_once() {
-        let mut sc = sc.clone();
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
         sc.checkpoint.algorithm = a;
-        let e = run_traced(&sc, 5);
+        let e = run_traced(&crate::common::valid(&sc), 5);
         assert!(
             e.verdict.passed,
             "{}: {:?}",
@@ -676,9 +682,9 @@ fn partitions_hold_data_or_lose_the_cut_off_side() {
         "",
     );
     for a in crate::common::exactly_once() {
-        let mut sc = short.clone();
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&short);
         sc.checkpoint.algorithm = a;
-        let e = run_traced(&sc, 6);
+        let e = run_traced(&crate::common::valid(&sc), 6);
         assert!(
             e.verdict.passed,
             "{}: {:?}",
@@ -694,9 +700,9 @@ fn partitions_hold_data_or_lose_the_cut_off_side() {
         );
         assert!(c.messages_held > 0);
 
-        let mut sc = long.clone();
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&long);
         sc.checkpoint.algorithm = a;
-        let e = run_traced(&sc, 6);
+        let e = run_traced(&crate::common::valid(&sc), 6);
         assert!(
             e.verdict.passed,
             "{}: {:?}",
@@ -841,8 +847,9 @@ max_time = "20s"
 fn region_failover_restarts_fewer_tasks_and_stays_exactly_once() {
     let crash = "[[faults.crashes]]\nat = \"25ms\"\ntask = \"map[1]\"\n";
     for a in crate::common::exactly_once() {
-        let mut region = forward_job("region", crash);
+        let mut region = ckptsim::scenario::ScenarioData::clone(&forward_job("region", crash));
         region.checkpoint.algorithm = a;
+        let region = crate::common::valid(&region);
         let r = run_traced(&region, 8);
         assert!(
             r.verdict.passed,
@@ -969,7 +976,8 @@ partition_duration = ["0s", "25ms"]
         let mut t = Counters::default();
         let mut kinds_per_seed = 0u64;
         for seed in 0..n {
-            let (drawn, draw) = ckptsim::swarm::draw(&sc, &spec, seed);
+            let (drawn, draw) =
+                ckptsim::swarm::draw(&sc, &spec, seed).unwrap_or_else(|e| panic!("{e}"));
             let e = check_alg(&drawn, seed, a, &[]);
             assert!(
                 e.verdict.passed && e.verdict.guarantee == Guarantee::ExactlyOnce,
@@ -1048,9 +1056,9 @@ workers = [0]
     );
     let sc = job(&faults, "storage = \"filesystem\"");
     for a in crate::common::exactly_once() {
-        let mut sc = sc.clone();
+        let mut sc = ckptsim::scenario::ScenarioData::clone(&sc);
         sc.checkpoint.algorithm = a;
-        let e = run_traced(&sc, 2);
+        let e = run_traced(&crate::common::valid(&sc), 2);
         assert!(
             e.verdict.passed,
             "{}: {:?}",
@@ -1218,11 +1226,16 @@ workers = [1]
 "#,
         two_pipelines_text()
     );
-    let mut sc = parse_str(&text, "combined.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut sc = ckptsim::scenario::ScenarioData::clone(
+        &parse_str(&text, "combined.toml").unwrap_or_else(|e| panic!("{e}")),
+    );
     sc.checkpoint.storage = ckptsim::scenario::StorageKind::Filesystem;
     sc.checkpoint.storage_latency = ckptsim::engine::SimDuration::from_millis(1);
     sc.checkpoint.tolerable_failures = 2;
-    for (a, c) in sweep_all(&sc, "region failover with every fault") {
+    for (a, c) in sweep_all(
+        &crate::common::valid(&sc),
+        "region failover with every fault",
+    ) {
         let name = a.name();
         for (kind, n) in [
             ("region failovers", c.region_failovers),

@@ -78,7 +78,7 @@ fn a_lost_split_is_also_missing_output() {
 
 #[test]
 fn a_savepoint_carries_splits_and_the_enumerator_to_other_parallelisms() {
-    let mut base = load("flip27");
+    let mut base = ckptsim::scenario::ScenarioData::clone(&load("flip27"));
     // A failover fails a pending savepoint: none while it is taken (the
     // restored job has them all).
     base.faults.coordinator = None;
@@ -86,14 +86,14 @@ fn a_savepoint_carries_splits_and_the_enumerator_to_other_parallelisms() {
     let reader_sizes = [1, 3, 4];
     for seed in 0..seeds() / 3 {
         for a in exactly_once() {
-            let mut s1 = base.clone();
+            let mut s1 = ckptsim::scenario::ScenarioData::clone(&base);
             s1.checkpoint.algorithm = a;
             let sp = SavepointSpec {
                 at: SimTime((180 + (seed % 5) * 40) * 1_000_000),
                 stop: seed % 2 == 0,
                 drain: false,
             };
-            let (_, image) = take_savepoint(&s1, seed, sp);
+            let (_, image) = take_savepoint(&crate::common::valid(&s1), seed, sp);
             let n = reader_sizes[seed as usize % 3];
             let mut s2 = with_parallelism(
                 &load("flip27"),
@@ -102,9 +102,10 @@ fn a_savepoint_carries_splits_and_the_enumerator_to_other_parallelisms() {
             for op in ["writer", "committer"] {
                 s2 = with_parallelism(&s2, &[(op, n + 1)]);
             }
+            let mut s2 = ckptsim::scenario::ScenarioData::clone(&s2);
             s2.checkpoint.algorithm = a;
             s2.savepoints.clear();
-            let run = restore_and_finish(&s2, &image, seed + 10_000);
+            let run = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
             assert!(
                 run.verdict.passed,
                 "{} seed {seed}:\n{}",
@@ -118,14 +119,14 @@ fn a_savepoint_carries_splits_and_the_enumerator_to_other_parallelisms() {
 
 #[test]
 fn a_static_snapshot_does_not_restore_into_an_enumerated_source() {
-    let mut base = load("flip27");
+    let mut base = ckptsim::scenario::ScenarioData::clone(&load("flip27"));
     base.faults.coordinator = None;
     let sp = SavepointSpec {
         at: SimTime(200_000_000),
         stop: false,
         drain: false,
     };
-    let (_, image) = take_savepoint(&base, 1, sp);
+    let (_, image) = take_savepoint(&crate::common::valid(&base), 1, sp);
     let text = std::fs::read_to_string(crate::common::scenario_path("flip27")).unwrap();
     let text = text
         .replace("split_assignment = \"enumerator\"\n", "")

@@ -97,7 +97,7 @@ fn fifo_input_order_makes_alignment_near_zero_under_backpressure() {
         fifo.network.input_order,
         ckptsim::scenario::InputOrder::Fifo
     );
-    let mut random = fifo.clone();
+    let mut random = ckptsim::scenario::ScenarioData::clone(&fifo);
     random.network.input_order = ckptsim::scenario::InputOrder::Random;
     let alignment = |s: &ckptsim::scenario::Scenario| {
         let e = check_alg(s, 0, Algorithm::Aligned, &[]);
@@ -111,7 +111,7 @@ fn fifo_input_order_makes_alignment_near_zero_under_backpressure() {
         assert!(!done.is_empty());
         done.iter().sum::<u64>() / done.len() as u64
     };
-    let (r, f) = (alignment(&random), alignment(&fifo));
+    let (r, f) = (alignment(&crate::common::valid(&random)), alignment(&fifo));
     assert!(f * 10 < r, "fifo {f} ns vs random {r} ns");
     assert!(f < 10_000_000, "fifo alignment {f} ns");
 }
@@ -137,12 +137,12 @@ fn credits_are_announced_in_messages() {
 fn floating_buffers_add_in_flight_data() {
     let base = common::load("checkpointing-time");
     let with = |floating: u32, a: Algorithm| {
-        let mut s = base.clone();
+        let mut s = ckptsim::scenario::ScenarioData::clone(&base);
         s.network.floating_buffers = floating;
         let mut persisted = 0;
         let mut duration = Vec::new();
         for seed in 0..3 {
-            let e = check_alg(&s, seed, a, &[]);
+            let e = check_alg(&crate::common::valid(&s), seed, a, &[]);
             assert!(e.verdict.passed, "{floating} floating, {}", a.name());
             persisted += e.output.counters.in_flight_records_persisted;
             duration.extend(
@@ -207,14 +207,29 @@ fn an_abort_notification_stops_only_its_own_checkpoint() {
 /// `rpc_latency_max = rpc_latency` replays like one that never set it.
 #[test]
 fn rpc_jitter_draws_nothing_when_off() {
-    let mut scenario = common::load("backpressure");
-    let a = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    let mut scenario = ckptsim::scenario::ScenarioData::clone(&common::load("backpressure"));
+    let a = check_alg(
+        &crate::common::valid(&scenario),
+        2,
+        Algorithm::Unaligned,
+        &[],
+    );
     scenario.checkpoint.rpc_latency_max = scenario.checkpoint.rpc_latency;
-    let b = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    let b = check_alg(
+        &crate::common::valid(&scenario),
+        2,
+        Algorithm::Unaligned,
+        &[],
+    );
     assert_eq!(a.output.fingerprint, b.output.fingerprint);
     scenario.checkpoint.rpc_latency_max =
         ckptsim::engine::SimDuration(scenario.checkpoint.rpc_latency.0 + 2_000_000);
-    let c = check_alg(&scenario, 2, Algorithm::Unaligned, &[]);
+    let c = check_alg(
+        &crate::common::valid(&scenario),
+        2,
+        Algorithm::Unaligned,
+        &[],
+    );
     assert!(c.verdict.passed);
     assert_ne!(a.output.fingerprint, c.output.fingerprint);
 }
@@ -233,7 +248,8 @@ fn a_subsuming_barrier_keeps_its_channel_blocked() {
     let scenario = common::load("faults");
     let spec = ckptsim::swarm::default_ranges(&scenario);
     for seed in [7, 449, 2916] {
-        let (drawn, draw) = ckptsim::swarm::draw(&scenario, &spec, seed);
+        let (drawn, draw) =
+            ckptsim::swarm::draw(&scenario, &spec, seed).unwrap_or_else(|e| panic!("{e}"));
         let e = check_alg(&drawn, seed, Algorithm::Aligned, &[]);
         assert!(
             e.verdict.passed,

@@ -119,9 +119,16 @@ fn aligning_on_the_feedback_edge_never_completes_a_checkpoint() {
 /// ones, which its promise check reports.
 #[test]
 fn on_a_cycle_the_rules_prevent_useless_checkpoints() {
-    let mut sc = load("iterate");
+    let mut sc = ckptsim::scenario::ScenarioData::clone(&load("iterate"));
     sc.faults.random = None;
-    let run = |a: Algorithm| sweep(&sc, "iterate without crashes", a, 0..seeds_or(10));
+    let run = |a: Algorithm| {
+        sweep(
+            &crate::common::valid(&sc),
+            "iterate without crashes",
+            a,
+            0..seeds_or(10),
+        )
+    };
     let (unc, bcs, hmnr) = (
         run(Algorithm::Uncoordinated),
         run(Algorithm::CicBcs),
@@ -131,7 +138,7 @@ fn on_a_cycle_the_rules_prevent_useless_checkpoints() {
     assert_eq!((bcs.useless_checkpoints, hmnr.useless_checkpoints), (0, 0));
     assert!(hmnr.local_checkpoints_forced < bcs.local_checkpoints_forced);
     let m = ckptsim::mutant::Mutant::CicMissedForced;
-    let e = check_alg(&sc, 0, Algorithm::CicBcs, &[m]);
+    let e = check_alg(&crate::common::valid(&sc), 0, Algorithm::CicBcs, &[m]);
     assert!(
         failed_checks(&e).contains(&"protocol"),
         "{:?}",
@@ -139,7 +146,7 @@ fn on_a_cycle_the_rules_prevent_useless_checkpoints() {
     );
     // HMNR that skips its first condition leaves useless checkpoints too.
     let useless = (0..10).any(|seed| {
-        let e = check_alg(&sc, seed, Algorithm::CicHmnr, &[m]);
+        let e = check_alg(&crate::common::valid(&sc), seed, Algorithm::CicHmnr, &[m]);
         let found = e
             .verdict
             .violations()

@@ -41,7 +41,7 @@ fn mixing_up_the_modes_and_an_unsnapshotted_rule_table_are_caught() {
 
 #[test]
 fn a_savepoint_carries_list_and_broadcast_state_to_other_parallelisms() {
-    let mut base = load("operator-state");
+    let mut base = ckptsim::scenario::ScenarioData::clone(&load("operator-state"));
     base.faults.coordinator = None; // a failover fails a pending savepoint
     let mut held = 0;
     for seed in 0..seeds() / 2 {
@@ -50,7 +50,7 @@ fn a_savepoint_carries_list_and_broadcast_state_to_other_parallelisms() {
             stop: seed % 3 == 0,
             drain: false,
         };
-        let (_, image) = take_savepoint(&base, seed, sp);
+        let (_, image) = take_savepoint(&crate::common::valid(&base), seed, sp);
         for op in &image.operators {
             match &op.state {
                 OperatorState::List { entries } => held += entries.len(),
@@ -59,9 +59,12 @@ fn a_savepoint_carries_list_and_broadcast_state_to_other_parallelisms() {
             }
         }
         let n = 1 + seed as u32 % 4;
-        let mut s2 = with_parallelism(&base, &[("split", n), ("union", 5 - n), ("apply", n)]);
+        let mut s2 = with_parallelism(
+            &crate::common::valid(&base),
+            &[("split", n), ("union", 5 - n), ("apply", n)],
+        );
         s2.savepoints.clear();
-        let run = restore_and_finish(&s2, &image, seed + 10_000);
+        let run = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
         assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
         assert_eq!(run.output.outcome, RunOutcome::Finished, "seed {seed}");
     }

@@ -257,7 +257,7 @@ fn savepoint_and_rescale(
     };
     let probe = run(g, seed, algorithm);
     let at = probe.output.end_time.0 * at_percent / 100;
-    let mut s1 = g.scenario.clone();
+    let mut s1 = ckptsim::scenario::ScenarioData::clone(&g.scenario);
     s1.savepoints = vec![SavepointSpec {
         at: ckptsim::engine::SimTime(at),
         stop: kind > 0,
@@ -269,7 +269,7 @@ fn savepoint_and_rescale(
         keep_snapshots: true,
         ..JobOptions::default()
     };
-    let run1 = execute_job(&s1, &cfg, &job, seed);
+    let run1 = execute_job(&crate::common::valid(&s1), &cfg, &job, seed);
     verify("savepoint run", run1.verdict.passed, || {
         format!(
             "savepoint at {at}ns kind {kind}: {}",
@@ -284,7 +284,14 @@ fn savepoint_and_rescale(
     else {
         return Ok(SavepointCase::FinishedFirst);
     };
-    let image = Image::from_run(&s1, snap, &run1.output.store, seed, 0).expect("image");
+    let image = Image::from_run(
+        &crate::common::valid(&s1),
+        snap,
+        &run1.output.store,
+        seed,
+        0,
+    )
+    .expect("image");
     // New parallelism per group of forward-connected operators.
     let n = g.scenario.operators.len();
     let mut group: Vec<usize> = (0..n).collect();
@@ -313,7 +320,7 @@ fn savepoint_and_rescale(
             fixed[find(&mut group, e.to.0 as usize)] = true;
         }
     }
-    let mut s2 = g.scenario.clone();
+    let mut s2 = ckptsim::scenario::ScenarioData::clone(&g.scenario);
     for i in 0..n {
         let root = find(&mut group, i);
         if !fixed[root] {

@@ -58,10 +58,11 @@ fn checkpoints_during_recovery_persist_the_restored_buffers_not_read_yet() {
 /// restored buffer was read: the requests that come due are skipped.
 #[test]
 fn without_it_no_checkpoint_starts_while_restored_data_replays() {
-    let mut scenario = common::load("recovery-checkpoints");
+    let mut scenario =
+        ckptsim::scenario::ScenarioData::clone(&common::load("recovery-checkpoints"));
     scenario.checkpoint.during_recovery = false;
     let c = common::sweep(
-        &scenario,
+        &crate::common::valid(&scenario),
         "recovery-checkpoints",
         Algorithm::Unaligned,
         seeds(6),

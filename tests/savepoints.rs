@@ -29,7 +29,10 @@ pub(crate) fn failures(e: &Execution) -> String {
         .join("\n")
 }
 
-pub(crate) fn with_parallelism(s: &Scenario, p: &[(&str, u32)]) -> Scenario {
+pub(crate) fn with_parallelism(
+    s: &ckptsim::scenario::ScenarioData,
+    p: &[(&str, u32)],
+) -> ckptsim::scenario::ScenarioData {
     let mut s = s.clone();
     for (id, n) in p {
         let op = s.operators.iter_mut().find(|o| o.id == *id).expect(id);
@@ -38,7 +41,7 @@ pub(crate) fn with_parallelism(s: &Scenario, p: &[(&str, u32)]) -> Scenario {
     s
 }
 
-fn crashes(s: &mut Scenario, window_end_ms: u64, max: u32) {
+fn crashes(s: &mut ckptsim::scenario::ScenarioData, window_end_ms: u64, max: u32) {
     s.faults.random = Some(RandomCrashes {
         mean_interval: SimDuration::from_millis(300),
         window_start: SimTime::ZERO,
@@ -52,7 +55,7 @@ fn crashes(s: &mut Scenario, window_end_ms: u64, max: u32) {
 /// Run 1 up to its savepoint (taken at `at`, crashes only before it),
 /// returning the run and the image of the savepoint it took.
 pub(crate) fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Execution, Image) {
-    let mut s1 = s.clone();
+    let mut s1 = ckptsim::scenario::ScenarioData::clone(s);
     // Crashes only before the savepoint, detected before it too (a
     // failover while it is pending fails it, as in Flink).
     crashes(&mut s1, sp.at.0 / 1_000_000 - 60, 2);
@@ -62,7 +65,12 @@ pub(crate) fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Exe
         keep_snapshots: true,
         ..JobOptions::default()
     };
-    let e = execute_job(&s1, &cfg(&s1, seed), &job, seed);
+    let e = execute_job(
+        &crate::common::valid(&s1),
+        &cfg(&crate::common::valid(&s1), seed),
+        &job,
+        seed,
+    );
     assert!(
         e.verdict.passed,
         "seed {seed}: run 1 failed:\n{}",
@@ -81,7 +89,8 @@ pub(crate) fn take_savepoint(s: &Scenario, seed: u64, sp: SavepointSpec) -> (Exe
         RunOutcome::Cancelled
     };
     assert_eq!(e.output.outcome, expected, "seed {seed}");
-    let image = Image::from_run(&s1, &snap, &e.output.store, seed, 0).expect("image");
+    let image = Image::from_run(&crate::common::valid(&s1), &snap, &e.output.store, seed, 0)
+        .expect("image");
     (e, image)
 }
 
@@ -114,7 +123,7 @@ fn savepoint_then_restore_at_changed_parallelism_is_exactly_once_over_200_seeds(
         let mut s2 = with_parallelism(&base, if seed % 2 == 0 { &up } else { &down });
         s2.savepoints.clear();
         crashes(&mut s2, 600, 3);
-        let run2 = restore_and_finish(&s2, &image, seed + 10_000);
+        let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
         assert!(
             run2.verdict.passed,
             "seed {seed}: restored run failed:\n{}",
@@ -148,14 +157,19 @@ fn retained_unaligned_checkpoint_with_channel_state_restores_at_new_parallelism(
     let mut with_state = 0;
     let mut moved_records = 0;
     for seed in 0..40u64 {
-        let mut s1 = base.clone();
+        let mut s1 = ckptsim::scenario::ScenarioData::clone(&base);
         crashes(&mut s1, 250, 2);
         let job = JobOptions {
             cancel_at: Some(SimTime(300_000_000)),
             keep_snapshots: true,
             ..JobOptions::default()
         };
-        let run1 = execute_job(&s1, &cfg(&s1, seed), &job, seed);
+        let run1 = execute_job(
+            &crate::common::valid(&s1),
+            &cfg(&crate::common::valid(&s1), seed),
+            &job,
+            seed,
+        );
         assert!(run1.verdict.passed, "seed {seed}: {}", failures(&run1));
         assert_eq!(run1.output.outcome, RunOutcome::Cancelled);
         let Some(snap) = run1.output.snapshots.last() else {
@@ -165,7 +179,14 @@ fn retained_unaligned_checkpoint_with_channel_state_restores_at_new_parallelism(
             continue;
         };
         assert_eq!(snap.kind, SnapshotKind::Checkpoint);
-        let image = Image::from_run(&s1, snap, &run1.output.store, seed, 0).unwrap();
+        let image = Image::from_run(
+            &crate::common::valid(&s1),
+            snap,
+            &run1.output.store,
+            seed,
+            0,
+        )
+        .unwrap();
         // Through the files and back.
         let dir =
             std::env::temp_dir().join(format!("ckptsim-retained-{}-{seed}", std::process::id()));
@@ -179,13 +200,13 @@ fn retained_unaligned_checkpoint_with_channel_state_restores_at_new_parallelism(
         let p = if seed % 2 == 0 { 3 } else { 1 };
         let mut s2 = with_parallelism(&base, &[("source", p), ("count", p + 1), ("sink", p)]);
         crashes(&mut s2, 400, 2);
-        let plan = rescale::assign(&image, &s2, false).unwrap();
+        let plan = rescale::assign(&image, &crate::common::valid(&s2), false).unwrap();
         moved_records += plan
             .notes
             .iter()
             .filter(|n| n.contains("in-flight records restored"))
             .count();
-        let run2 = restore_and_finish(&s2, &image, seed + 500);
+        let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed + 500);
         assert!(run2.verdict.passed, "seed {seed}: {}", failures(&run2));
         assert_eq!(run2.output.outcome, RunOutcome::Finished);
         if image.in_flight_records() > 0 {
@@ -242,7 +263,7 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
     let base = load("wordcount");
     let mut checked = 0;
     for seed in 0..20u64 {
-        let mut s = base.clone();
+        let mut s = ckptsim::scenario::ScenarioData::clone(&base);
         s.faults.random = None;
         s.savepoints = vec![SavepointSpec {
             at: SimTime(305_000_000),
@@ -255,7 +276,12 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
             keep_snapshots: true,
             ..JobOptions::default()
         };
-        let probe = execute_job(&s, &cfg(&s, seed), &job, seed);
+        let probe = execute_job(
+            &crate::common::valid(&s),
+            &cfg(&crate::common::valid(&s), seed),
+            &job,
+            seed,
+        );
         let sp = &probe.output.snapshots[0];
         let sp_stats = probe
             .output
@@ -277,7 +303,12 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
             subtask: 0,
             trigger: None,
         }];
-        let e = execute_job(&s, &cfg(&s, seed), &job, seed);
+        let e = execute_job(
+            &crate::common::valid(&s),
+            &cfg(&crate::common::valid(&s), seed),
+            &job,
+            seed,
+        );
         assert!(e.verdict.passed, "seed {seed}: {}", failures(&e));
         let c = &e.output.counters;
         assert_eq!(c.crashes, 1);
@@ -564,21 +595,24 @@ fn savepoints_are_aligned_under_every_algorithm_and_restore_rescaled() {
     ] {
         let mut unaligned_checkpoints = 0;
         for seed in 0..12u64 {
-            let mut s = base.clone();
+            let mut s = ckptsim::scenario::ScenarioData::clone(&base);
             s.checkpoint.algorithm = algorithm;
             let sp = SavepointSpec {
                 at: SimTime(250_000_000),
                 stop: seed % 2 == 0,
                 drain: seed % 4 == 0,
             };
-            let (run1, image) = take_savepoint(&s, seed, sp);
+            let (run1, image) = take_savepoint(&crate::common::valid(&s), seed, sp);
             unaligned_checkpoints += run1.output.counters.unaligned_checkpoints;
             if algorithm != Algorithm::ChandyLamport {
                 assert_eq!(image.in_flight_records(), 0, "{algorithm:?} seed {seed}");
             }
-            let mut s2 = with_parallelism(&s, &[("source", 3), ("count", 3), ("sink", 1)]);
+            let mut s2 = with_parallelism(
+                &crate::common::valid(&s),
+                &[("source", 3), ("count", 3), ("sink", 1)],
+            );
             crashes(&mut s2, 300, 2);
-            let run2 = restore_and_finish(&s2, &image, seed + 77);
+            let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed + 77);
             assert!(
                 run2.verdict.passed,
                 "{algorithm:?} seed {seed}: {}",
@@ -606,7 +640,7 @@ fn reused_checkpoint_ids_after_a_restore_keep_the_2pc_sink_exactly_once() {
     let base = load("wordcount");
     let mut collided = 0;
     for seed in 0..10u64 {
-        let mut s = base.clone();
+        let mut s = ckptsim::scenario::ScenarioData::clone(&base);
         s.faults.random = None;
         s.savepoints = vec![SavepointSpec {
             at: SimTime(250_000_000),
@@ -614,8 +648,8 @@ fn reused_checkpoint_ids_after_a_restore_keep_the_2pc_sink_exactly_once() {
             drain: false,
         }];
         let probe = execute_job(
-            &s,
-            &cfg(&s, seed),
+            &crate::common::valid(&s),
+            &cfg(&crate::common::valid(&s), seed),
             &JobOptions {
                 keep_snapshots: true,
                 ..JobOptions::default()
@@ -628,22 +662,33 @@ fn reused_checkpoint_ids_after_a_restore_keep_the_2pc_sink_exactly_once() {
             keep_snapshots: true,
             ..JobOptions::default()
         };
-        let run1 = execute_job(&s, &cfg(&s, seed), &job, seed);
+        let run1 = execute_job(
+            &crate::common::valid(&s),
+            &cfg(&crate::common::valid(&s), seed),
+            &job,
+            seed,
+        );
         let snap = &run1.output.snapshots[0];
-        let image = Image::from_run(&s, snap, &run1.output.store, seed, 0).unwrap();
-        let mut s2 = s.clone();
+        let image =
+            Image::from_run(&crate::common::valid(&s), snap, &run1.output.store, seed, 0).unwrap();
+        let mut s2 = ckptsim::scenario::ScenarioData::clone(&s);
         s2.savepoints.clear();
-        let run2 = restore_and_finish(&s2, &image, seed);
+        let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed);
         assert!(run2.verdict.passed, "seed {seed}: {}", failures(&run2));
         assert!(run2.output.completed_ids.contains(&(snap.id + 1)));
 
-        let mut plan = rescale::assign(&image, &s2, false).unwrap();
+        let mut plan = rescale::assign(&image, &crate::common::valid(&s2), false).unwrap();
         plan.restore.generation = 0;
         let job = JobOptions {
             restore: Some(Arc::new(plan.restore)),
             ..JobOptions::default()
         };
-        let wrong = execute_job(&s2, &cfg(&s2, seed), &job, seed);
+        let wrong = execute_job(
+            &crate::common::valid(&s2),
+            &cfg(&crate::common::valid(&s2), seed),
+            &job,
+            seed,
+        );
         if !wrong.verdict.passed {
             collided += 1;
         }
@@ -661,7 +706,7 @@ fn a_failure_after_the_stop_savepoint_completed_ends_the_job_without_failover() 
     // detected after. A failover to the latest checkpoint would duplicate
     // what the savepoint's notification committed (FLINK-26783): the job
     // ends instead.
-    let mut s = load("wordcount");
+    let mut s = ckptsim::scenario::ScenarioData::clone(&load("wordcount"));
     s.checkpoint.algorithm = Algorithm::StopTheWorld;
     s.savepoints = vec![
         SavepointSpec {
@@ -681,7 +726,12 @@ fn a_failure_after_the_stop_savepoint_completed_ends_the_job_without_failover() 
         },
     ];
     for seed in [258, 260] {
-        let e = execute_job(&s, &cfg(&s, seed), &JobOptions::default(), seed);
+        let e = execute_job(
+            &crate::common::valid(&s),
+            &cfg(&crate::common::valid(&s), seed),
+            &JobOptions::default(),
+            seed,
+        );
         assert!(e.verdict.passed, "seed {seed}: {}", failures(&e));
         assert!(matches!(e.output.outcome, RunOutcome::Stopped(_)));
         assert_eq!(e.output.counters.failures_after_stop_savepoint, 1);
@@ -739,11 +789,13 @@ fn savepoints_taken_during_a_run_with_crashes_keep_every_guarantee() {
     // Two plain savepoints and a drained stop, crashes anywhere: whatever
     // the algorithm, the run keeps its guarantee (a plain savepoint commits
     // nothing by itself, the stop commits exactly what was read).
-    let mut s = load("wordcount");
+    let mut s = ckptsim::scenario::ScenarioData::clone(&load("wordcount"));
     s.savepoints = savepoint_plan(&[200, 450], 700);
     let mut algorithms = crate::common::exactly_once();
     algorithms.push(Algorithm::AtLeastOnce);
-    for (algorithm, completed, failed, stopped) in sweep_savepoints(&s, &algorithms) {
+    for (algorithm, completed, failed, stopped) in
+        sweep_savepoints(&crate::common::valid(&s), &algorithms)
+    {
         assert!(
             completed > 100 && failed > 0 && stopped > 20,
             "{algorithm:?}: {completed} {failed} {stopped}"
@@ -758,18 +810,29 @@ fn misrouted_in_flight_records_after_a_rescale_fail_the_routing_check() {
     let base = load("rescale");
     let mut caught = 0;
     for seed in 0..10u64 {
-        let mut s1 = base.clone();
+        let mut s1 = ckptsim::scenario::ScenarioData::clone(&base);
         s1.faults.random = None;
         let job = JobOptions {
             cancel_at: Some(SimTime(300_000_000)),
             keep_snapshots: true,
             ..JobOptions::default()
         };
-        let run1 = execute_job(&s1, &cfg(&s1, seed), &job, seed);
-        let image =
-            Image::from_run(&s1, &run1.output.snapshots[0], &run1.output.store, seed, 0).unwrap();
+        let run1 = execute_job(
+            &crate::common::valid(&s1),
+            &cfg(&crate::common::valid(&s1), seed),
+            &job,
+            seed,
+        );
+        let image = Image::from_run(
+            &crate::common::valid(&s1),
+            &run1.output.snapshots[0],
+            &run1.output.store,
+            seed,
+            0,
+        )
+        .unwrap();
         let s2 = with_parallelism(&base, &[("count", 3)]);
-        let mut plan = rescale::assign(&image, &s2, false).unwrap();
+        let mut plan = rescale::assign(&image, &crate::common::valid(&s2), false).unwrap();
         let first = 2; // count[0]: after the two source subtasks
         let mut moved = Vec::new();
         for t in first + 1..first + 3 {
@@ -791,7 +854,12 @@ fn misrouted_in_flight_records_after_a_rescale_fail_the_routing_check() {
             restore: Some(Arc::new(plan.restore)),
             ..JobOptions::default()
         };
-        let e = execute_job(&s2, &cfg(&s2, seed), &job, seed);
+        let e = execute_job(
+            &crate::common::valid(&s2),
+            &cfg(&crate::common::valid(&s2), seed),
+            &job,
+            seed,
+        );
         let failed: Vec<&str> = e
             .verdict
             .checks
@@ -836,7 +904,7 @@ fn a_coordinator_crash_in_a_restored_job_restores_the_savepoint_again() {
             random: None,
             crash_on: Vec::new(),
         });
-        let run2 = restore_and_finish(&s2, &image, seed);
+        let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed);
         assert!(run2.verdict.passed, "seed {seed}: {}", failures(&run2));
         let c = &run2.output.counters;
         assert_eq!(c.coordinator_crashes, 1, "seed {seed}");
@@ -850,10 +918,10 @@ fn savepoints_compose_with_every_fault_kind() {
     // scenarios/faults.toml (workers, coordinator crashes, storage faults,
     // lost notifications, network faults, a straggler) with a plain
     // savepoint and a drained stop: every algorithm keeps exactly-once.
-    let mut s = load("faults");
+    let mut s = ckptsim::scenario::ScenarioData::clone(&load("faults"));
     s.savepoints = savepoint_plan(&[30], 60);
     for (algorithm, completed, failed, stopped) in
-        sweep_savepoints(&s, &crate::common::exactly_once())
+        sweep_savepoints(&crate::common::valid(&s), &crate::common::exactly_once())
     {
         assert!(
             completed > 30 && failed > 10 && stopped > 15,
@@ -893,9 +961,9 @@ fn a_restored_job_does_not_judge_order_dependent_output_it_cannot_know() {
             None,
             "seed {seed}: the run itself is judged in full"
         );
-        let mut s2 = base.clone();
+        let mut s2 = ckptsim::scenario::ScenarioData::clone(&base);
         s2.savepoints.clear();
-        let run2 = restore_and_finish(&s2, &image, seed + 10_000);
+        let run2 = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
         assert!(run2.verdict.passed, "seed {seed}:\n{}", failures(&run2));
         assert_eq!(reach(&run2), Some(1), "seed {seed}");
     }
@@ -913,11 +981,11 @@ fn a_restore_into_sources_that_draw_other_records_is_refused() {
         drain: false,
     };
     let (_, image) = take_savepoint(&base, 0, sp);
-    let mut hot = base.clone();
+    let mut hot = ckptsim::scenario::ScenarioData::clone(&base);
     if let ckptsim::scenario::OperatorKind::Source(src) = &mut hot.operators[0].kind {
         src.hot_key_percent = 50;
     }
-    let e = rescale::assign(&image, &hot, false)
+    let e = rescale::assign(&image, &crate::common::valid(&hot), false)
         .err()
         .expect("refused")
         .to_string();

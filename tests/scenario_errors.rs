@@ -488,7 +488,7 @@ fn swarm_ranges_are_checked() {
         .contains("interval must be a range of two values"));
     let ok = format!("{BASE}\n[swarm]\nenabled = true\nlatency_max = [\"50us\", \"2ms\"]\n");
     let sc = ckptsim::scenario::parse_str(&ok, "base.toml").unwrap();
-    let swarm = sc.swarm.unwrap();
+    let swarm = sc.swarm.clone().unwrap();
     assert!(swarm.enabled);
     assert_eq!(
         swarm.latency_max,
@@ -521,7 +521,7 @@ fn swarm_input_orders_are_checked() {
         Some(vec![ckptsim::scenario::InputOrder::Random])
     );
     for seed in 0..4 {
-        let (drawn, _) = ckptsim::swarm::draw(&sc, &spec, seed);
+        let (drawn, _) = ckptsim::swarm::draw(&sc, &spec, seed).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             drawn.network.input_order,
             ckptsim::scenario::InputOrder::Random
@@ -614,11 +614,11 @@ fn fault_tables_parse_with_defaults() {
             reset_threshold: SimDuration::from_secs(3600),
         }
     );
-    let c = s.faults.coordinator.expect("coordinator");
+    let c = s.faults.coordinator.clone().expect("coordinator");
     assert_eq!(c.on_memory_loss, MemoryLoss::RestartFromScratch);
     assert_eq!(c.failover_delay, SimDuration::from_millis(200));
     assert_eq!(c.crashes, vec![SimTime(2_000_000_000)]);
-    let st = s.faults.storage.expect("storage");
+    let st = s.faults.storage.clone().expect("storage");
     assert_eq!((st.failure_percent, st.slow_percent), (0, 5));
     assert_eq!(st.slow_latency, SimDuration::from_millis(50));
     assert!(s.faults.notifications.is_none() && s.faults.slow_tasks.is_empty());

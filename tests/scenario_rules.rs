@@ -143,7 +143,7 @@ fn dotted_key_tables_parse() {
     let text =
         format!("{MINIMAL}\n[faults]\nrandom.mean_interval = \"2s\"\nrandom.window_end = \"4s\"\n");
     let scenario = parse_str(&text, "t.toml").expect("valid");
-    let random = scenario.faults.random.expect("random");
+    let random = scenario.faults.random.clone().expect("random");
     assert_eq!(random.window_end, SimTime(4_000_000_000));
     assert_eq!(random.max_crashes, 3);
 

@@ -6,8 +6,8 @@ use ckptsim::engine::{SimDuration, SimTime};
 use ckptsim::scenario::{
     Algorithm, CheckpointSpec, CrashSpec, EdgeSpec, Expect, FailoverStrategy, FaultSpec, Guarantee,
     KeyDistribution, Limits, MemoryLoss, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
-    Partitioning, Placement, RandomCrashes, RestartStrategy, SavepointSpec, Scenario, SourceSpec,
-    SplitAssignment, StorageKind,
+    Partitioning, Placement, RandomCrashes, RestartStrategy, SavepointSpec, ScenarioData,
+    SourceSpec, SplitAssignment, StorageKind,
 };
 
 fn op(id: &str, kind: OperatorKind, parallelism: u32) -> OperatorSpec {
@@ -37,8 +37,8 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
 
 /// A valid scenario with every operator kind and partitioning, where
 /// every value differs from its default.
-pub fn sample() -> Scenario {
-    Scenario {
+pub fn sample() -> ScenarioData {
+    ScenarioData {
         name: "every-kind".to_string(),
         description: "all kinds, nothing default".to_string(),
         max_parallelism: 64,

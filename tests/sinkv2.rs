@@ -78,7 +78,7 @@ fn the_three_historical_bugs_are_caught() {
 
 #[test]
 fn a_savepoint_carries_committables_to_another_parallelism() {
-    let mut base = load("sink-v2");
+    let mut base = ckptsim::scenario::ScenarioData::clone(&load("sink-v2"));
     base.faults.coordinator = None; // a failover would fail the savepoint
     let sizes = [2, 4];
     for seed in 0..20u64 {
@@ -87,12 +87,15 @@ fn a_savepoint_carries_committables_to_another_parallelism() {
             stop: seed % 2 == 0,
             drain: false,
         };
-        let (_, image) = take_savepoint(&base, seed, sp);
+        let (_, image) = take_savepoint(&crate::common::valid(&base), seed, sp);
         let n = sizes[seed as usize % 2];
-        let s2 = with_parallelism(&base, &[("count", n), ("writer", n), ("committer", n)]);
+        let s2 = with_parallelism(
+            &crate::common::valid(&base),
+            &[("count", n), ("writer", n), ("committer", n)],
+        );
         let mut s2 = s2;
         s2.savepoints.clear();
-        let run = restore_and_finish(&s2, &image, seed + 10_000);
+        let run = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
         assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
         assert_eq!(run.output.outcome, RunOutcome::Finished, "seed {seed}");
     }

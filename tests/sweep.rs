@@ -504,7 +504,9 @@ fn merge_goes_by_scenario_content_and_refuses_mixtures() {
     let a = shard_lines(&base, shard(0), "a.jsonl");
     let b = shard_lines(&base, shard(1), "b.jsonl");
     let mut edited = base.clone();
-    edited.scenario.operators[0].parallelism = 1;
+    let mut data = ckptsim::scenario::ScenarioData::clone(&base.scenario);
+    data.description.push_str(", edited");
+    edited.scenario = crate::common::valid(&data);
     let c = shard_lines(&edited, shard(2), "c.jsonl");
     let e = merge_error(&[a, b, c]);
     assert!(
@@ -708,4 +710,28 @@ fn a_sweep_stops_after_max_failures_the_same_way_on_any_threads() {
         serde_json::from_str(&std::fs::read_to_string(dir.join(&names[0])).unwrap()).unwrap();
     assert!(!trace["traceEvents"].as_array().unwrap().is_empty());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A seed whose swarm draw makes the scenario invalid fails as
+/// `invalid-draw`, with validation's message, and runs nothing.
+#[test]
+fn a_sweep_never_runs_an_invalid_draw() {
+    use ckptsim::scenario::{SwarmSpec, MAX_BUFFER_RECORDS};
+    use ckptsim::sweep::{run_seed, INVALID_DRAW};
+    let too_many = MAX_BUFFER_RECORDS + 1;
+    let spec = SweepSpec {
+        swarm: Some(SwarmSpec {
+            buffer_records: Some((too_many, too_many)),
+            ..SwarmSpec::default()
+        }),
+        ..spec("wordcount", 0..1)
+    };
+    let r = run_seed(&spec, 0);
+    assert!(!r.passed);
+    assert_eq!(r.failed_checks, vec![INVALID_DRAW.to_string()]);
+    assert_eq!((r.events, r.outcome.as_str()), (0, INVALID_DRAW));
+    let violation = r.violation.unwrap();
+    assert!(violation.contains("buffer_records"), "{violation}");
+    let draw = r.swarm.unwrap().to_string();
+    assert_eq!(draw, format!("buffer_records={too_many}"));
 }

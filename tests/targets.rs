@@ -573,7 +573,8 @@ fn the_swarm_draws_source_rates() {
         .expect("a range");
     let mut rated = 0;
     for seed in 0..24 {
-        let (drawn, draw) = ckptsim::swarm::draw(&sc, &ckptsim::swarm::default_ranges(&sc), seed);
+        let (drawn, draw) = ckptsim::swarm::draw(&sc, &ckptsim::swarm::default_ranges(&sc), seed)
+            .unwrap_or_else(|e| panic!("{e}"));
         let knob = draw.knobs.iter().find(|(k, _)| k == "source_rate");
         let ckptsim::scenario::OperatorKind::Source(src) = &drawn.operators[0].kind else {
             panic!("faults starts with its source");

@@ -101,8 +101,9 @@ fn a_registered_kind_with_broadcast_state_is_exactly_once_with_crashes() {
 
 #[test]
 fn its_broadcast_state_goes_through_savepoints_to_other_parallelisms() {
-    let mut base = scenario();
+    let mut base = ckptsim::scenario::ScenarioData::clone(&scenario());
     base.faults.coordinator = None; // a failover fails a pending savepoint
+    let base = crate::common::valid(&base);
     let mut rules = 0;
     for seed in 0..8 {
         let sp = SavepointSpec {
@@ -121,7 +122,7 @@ fn its_broadcast_state_goes_through_savepoints_to_other_parallelisms() {
         let n = 1 + seed as u32 % 4;
         let mut s2 = with_parallelism(&base, &[("apply", n)]);
         s2.savepoints.clear();
-        let run = restore_and_finish(&s2, &image, seed + 10_000);
+        let run = restore_and_finish(&crate::common::valid(&s2), &image, seed + 10_000);
         assert!(run.verdict.passed, "seed {seed}:\n{}", failures(&run));
         assert_eq!(run.output.outcome, RunOutcome::Finished, "seed {seed}");
     }

@@ -144,19 +144,19 @@ fn stop_with_drain_flushes_buffering_operators_into_the_sink() {
     use ckptsim::harness::execute_job_with;
     use ckptsim::runtime::{JobOptions, RunOutcome};
     use ckptsim::scenario::SavepointSpec;
-    let mut sc = crate::common::load("wordcount");
+    let mut sc = ckptsim::scenario::ScenarioData::clone(&crate::common::load("wordcount"));
     sc.faults.random = None;
     let replaced = sc.operators.iter().position(|o| o.id == "split").unwrap() as u32;
     for seed in 0..10 {
         let mut held_back = 0;
         for drain in [true, false] {
-            let mut s = sc.clone();
+            let mut s = ckptsim::scenario::ScenarioData::clone(&sc);
             s.savepoints = vec![SavepointSpec {
                 at: SimTime(250_000_000),
                 stop: true,
                 drain,
             }];
-            let s = Arc::new(s);
+            let s = Arc::new(crate::common::valid(&s));
             let workload = Arc::new(Workload::generate(&s, seed));
             let factory = BatcherFactory {
                 builtin: BuiltinFactory::new(s.clone(), workload.clone()),

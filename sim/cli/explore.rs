@@ -171,7 +171,10 @@ fn trace_failures(spec: &SweepSpec, summary: &SweepSummary, dir: &Path) -> Resul
         .filter(|f| f.panic.is_none())
         .take(TRACED_FAILURES)
     {
-        let (scenario, _) = spec.scenario_for(f.seed);
+        // A seed whose draw was invalid never ran: nothing to trace.
+        let Ok((scenario, _)) = spec.scenario_for(f.seed) else {
+            continue;
+        };
         let cfg = RunConfig {
             seed: f.seed,
             algorithm: spec.algorithm,
@@ -221,7 +224,7 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     let mutants = mutants_or_replay(&a.mutants, &loaded)?;
     let seed = a.seed.unwrap_or(loaded.replay.seed);
     let (sc, swarmed) = match swarm_spec(&loaded, a.swarm) {
-        Some(spec) => (swarm::draw(&loaded, &spec, seed).0, true),
+        Some(spec) => (swarm::draw(&loaded, &spec, seed)?.0, true),
         None => (loaded, false),
     };
     let (path, out, budget) = (&a.scenario, &a.out, a.budget);
@@ -230,10 +233,13 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     // Standalone: the file names its algorithm, seed and mutants, so that
     // `run FILE` alone fails as this run did (the swarm draw is in its
     // values already).
-    shrunk.scenario.checkpoint.algorithm = algorithm;
-    shrunk.scenario.replay.seed = seed;
-    shrunk.scenario.replay.mutants = mutants.names().iter().map(|m| m.to_string()).collect();
-    shrunk.scenario.swarm = None;
+    let mut edit = crate::scenario::ScenarioData::clone(&shrunk.scenario);
+    edit.checkpoint.algorithm = algorithm;
+    edit.replay.seed = seed;
+    edit.replay.mutants = mutants.names().iter().map(|m| m.to_string()).collect();
+    edit.swarm = None;
+    shrunk.scenario = crate::scenario::check(&edit, &path.display().to_string())
+        .map_err(|e| UsageError(format!("error: the reproducer does not validate: {e}")))?;
     let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
     for m in mutants.names() {
         args.push_str(&format!(" --mutant {m}"));
@@ -552,7 +558,8 @@ pub(crate) struct ExploreArgs {
 }
 
 pub(crate) fn explore_args_cmd(a: ExploreArgs) -> Result<u8> {
-    let mut loaded = load_scenario(&a.scenario)?;
+    let loaded = load_scenario(&a.scenario)?;
+    let mut loaded = crate::scenario::ScenarioData::clone(&loaded);
     for text in &a.crashes {
         let task = crate::exhaustive::subtask(&loaded, text)
             .map_err(|e| UsageError(format!("error: --crash {e}")))?;
@@ -560,6 +567,8 @@ pub(crate) fn explore_args_cmd(a: ExploreArgs) -> Result<u8> {
             loaded.replay.crash_points.push(task);
         }
     }
+    let loaded = crate::scenario::check(&loaded, &a.scenario.display().to_string())
+        .map_err(|e| UsageError(format!("{e}")))?;
     let algorithm = parse_algorithm(a.algorithm, &loaded)?;
     let mutants = mutants_or_replay(&a.mutants, &loaded)?;
     let seed = a.seed.unwrap_or(loaded.replay.seed);

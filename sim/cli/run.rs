@@ -82,7 +82,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         prepared.job.keep_snapshots = checkpoint_dir.is_some();
     }
     let scenario = prepared.scenario.clone();
-    let draw = swarm_spec(&scenario, swarm_flag).map(|spec| swarm::draw(&scenario, &spec, seed));
+    let draw = swarm_spec(&scenario, swarm_flag)
+        .map(|spec| swarm::draw(&scenario, &spec, seed))
+        .transpose()?;
     let (scenario, draw) = match draw {
         Some((s, d)) => (s, Some(d)),
         None => (scenario, None),
@@ -237,6 +239,7 @@ pub(crate) fn prepare(
 ) -> Result<Prepared> {
     let mut replay = String::new();
     if !r.parallelism.is_empty() {
+        let mut edit = scenario::ScenarioData::clone(&scenario);
         for arg in &r.parallelism {
             let bad = || {
                 UsageError(format!(
@@ -245,8 +248,8 @@ pub(crate) fn prepare(
             };
             let (op, n) = arg.split_once('=').ok_or_else(bad)?;
             let n: u32 = n.trim().parse().map_err(|_| bad())?;
-            let ids: Vec<String> = scenario.operators.iter().map(|o| o.id.clone()).collect();
-            let Some(spec) = scenario.operators.iter_mut().find(|o| o.id == op.trim()) else {
+            let ids: Vec<String> = edit.operators.iter().map(|o| o.id.clone()).collect();
+            let Some(spec) = edit.operators.iter_mut().find(|o| o.id == op.trim()) else {
                 let names: Vec<&str> = ids.iter().map(String::as_str).collect();
                 return Err(UsageError(format!(
                     "error: --parallelism: the job has no operator `{op}`\n  help: {}",
@@ -258,7 +261,7 @@ pub(crate) fn prepare(
             let _ = write!(replay, " --parallelism {arg}");
         }
         // Validate the changed job as a file would be.
-        scenario = scenario::check(&scenario, &path.display().to_string()).map_err(|errors| {
+        scenario = scenario::check(&edit, &path.display().to_string()).map_err(|errors| {
             let list: Vec<String> = errors
                 .0
                 .iter()
@@ -484,11 +487,14 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     refuse_local(algorithm, true, false)?;
     let mut prepared = prepare(&a.scenario, scenario, &a.restore)?;
     let at = parse_time("--at", &a.at)?;
-    prepared.scenario.savepoints = vec![SavepointSpec {
+    let mut edit = scenario::ScenarioData::clone(&prepared.scenario);
+    edit.savepoints = vec![SavepointSpec {
         at,
         stop: a.stop,
         drain: a.drain,
     }];
+    prepared.scenario = scenario::check(&edit, &a.scenario.display().to_string())
+        .map_err(|e| UsageError(format!("{e}")))?;
     prepared.job.cancel_after_savepoint = !a.stop;
     prepared.job.retry_failed_savepoints = true;
     prepared.job.keep_snapshots = true;

@@ -341,7 +341,11 @@ fn run_one(
         let drawn = spec
             .swarm
             .as_ref()
-            .map(|ranges| crate::swarm::draw(sc, ranges, seed).0);
+            .map(|ranges| match crate::swarm::draw(sc, ranges, seed) {
+                Ok((drawn, _)) => drawn,
+                // Never run: the seed fails as this message.
+                Err(invalid) => panic!("{invalid}"),
+            });
         execute(drawn.as_ref().unwrap_or(sc), &cfg)
     }) {
         Ok(e) => e,

@@ -328,7 +328,7 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
 /// `scenario` without the faults a real job cannot be given, and the keys
 /// of those it had.
 fn without_faults(scenario: &Scenario) -> (Scenario, Vec<&'static str>) {
-    let mut s = scenario.clone();
+    let mut s = crate::scenario::ScenarioData::clone(scenario);
     let f = &mut s.faults;
     let mut dropped = vec![];
     let mut drop = |key: &'static str, had: bool| {
@@ -365,6 +365,8 @@ fn without_faults(scenario: &Scenario) -> (Scenario, Vec<&'static str>) {
         "faults.slow_tasks",
         !std::mem::take(&mut f.slow_tasks).is_empty(),
     );
+    let s = crate::scenario::check(&s, &scenario.name)
+        .expect("a valid scenario without some of its faults is valid");
     (s, dropped)
 }
 

@@ -105,7 +105,7 @@ pub struct ExecGraph {
 
 impl ExecGraph {
     /// The execution graph with the scenario's chaining
-    /// ([`Scenario::chained_edges`]).
+    /// ([`crate::scenario::ScenarioData::chained_edges`]).
     pub fn build(scenario: &Scenario, job: &JobGraph) -> ExecGraph {
         ExecGraph::with_chains(scenario, job, &scenario.chained_edges())
     }

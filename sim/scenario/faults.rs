@@ -5,8 +5,8 @@
 use super::schema::{self, name_of, Duration, File, Random, Restart, Strategy, StrategyDefaults};
 use super::validate::{dense_id, help, time, Validator};
 use super::{
-    CrashSpec, CrashTrigger, FaultSpec, LatencySpike, OperatorId, Partition, RandomCrashes,
-    RestartStrategy, SlowTask, TargetedFault, TriggerEvent, WorkerCrash,
+    CoordinatorFaults, CrashSpec, CrashTrigger, FaultSpec, LatencySpike, OperatorId, Partition,
+    RandomCrashes, RestartStrategy, SlowTask, TargetedFault, TriggerEvent, WorkerCrash,
 };
 use crate::engine::{SimDuration, SimTime};
 
@@ -41,6 +41,49 @@ impl Validator<'_, '_> {
     /// `[faults]` and its tables; `workers` is the cluster's, if it has one.
     pub(super) fn faults(&mut self, f: &File, workers: Option<u32>) -> FaultSpec {
         let x = &f.faults;
+        let (worker_crashes, random_workers) = self.worker_crashes(x, workers);
+        let latency_spikes = self.latency_spikes(x, workers);
+        let partitions = self.partitions(x, workers);
+        self.at = "faults".into();
+        let spec = x.check(self);
+        let (crashes, random) = self.task_crashes(x);
+        let restart = self.nested("restart", Some(&x.restart), Self::restart);
+        let notifications =
+            self.nested("notifications", x.notifications.as_ref(), |v, n| n.check(v));
+        let events = self.nested("operator_events", x.operator_events.as_ref(), |v, e| {
+            e.check(v)
+        });
+        let storage = self.nested("storage", x.storage.as_ref(), |v, s| s.check(v));
+        let coordinator = self.coordinator(x);
+        let slow_tasks = self.slow_tasks(x);
+        let storage_failures = self.targeted("faults.storage_failures", &x.storage_failures);
+        let lost_notifications = self.targeted("faults.lost_notifications", &x.lost_notifications);
+        FaultSpec {
+            storage_failures,
+            lost_notifications,
+            crashes,
+            random,
+            restart: restart.unwrap_or_default(),
+            notifications,
+            operator_events: events,
+            storage,
+            coordinator,
+            slow_tasks,
+            worker_crashes,
+            random_workers,
+            latency_spikes,
+            partitions,
+            ..spec
+        }
+    }
+
+    /// `[[faults.worker_crashes]]` and `[faults.random_workers]` (both need
+    /// a cluster, `workers`).
+    fn worker_crashes(
+        &mut self,
+        x: &schema::Faults,
+        workers: Option<u32>,
+    ) -> (Vec<WorkerCrash>, Option<RandomCrashes>) {
         let worker_crashes = self.each("faults.worker_crashes", &x.worker_crashes, |v, w| {
             let keys = TriggerKeys::of(w.at, w.on, &w.checkpoint, &w.of, w.delay);
             let trigger = v.crash_trigger(&keys);
@@ -66,7 +109,12 @@ impl Validator<'_, '_> {
             Some(spec)
         });
         let random_workers = random_workers.flatten();
-        let latency_spikes = self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
+        (worker_crashes, random_workers)
+    }
+
+    /// `[[faults.latency_spikes]]`.
+    fn latency_spikes(&mut self, x: &schema::Faults, workers: Option<u32>) -> Vec<LatencySpike> {
+        self.each("faults.latency_spikes", &x.latency_spikes, |v, s| {
             let keys = TriggerKeys::of(None, s.on, &s.checkpoint, &s.of, s.delay);
             let (window, trigger) = v.fault_window(s.from, &s.until, s.duration, &keys);
             let extra = v.required_dur("extra", &s.extra);
@@ -92,8 +140,12 @@ impl Validator<'_, '_> {
                 worker,
                 trigger: trigger?,
             })
-        });
-        let partitions = self.each("faults.partitions", &x.partitions, |v, p| {
+        })
+    }
+
+    /// `[[faults.partitions]]` (needs a cluster, `workers`).
+    fn partitions(&mut self, x: &schema::Faults, workers: Option<u32>) -> Vec<Partition> {
+        self.each("faults.partitions", &x.partitions, |v, p| {
             let keys = TriggerKeys::of(None, p.on, &p.checkpoint, &p.of, p.delay);
             let (window, trigger) = v.fault_window(p.from, &p.until, p.duration, &keys);
             let workers = v.cluster_for(workers, "a partition needs")?;
@@ -127,9 +179,11 @@ impl Validator<'_, '_> {
                 workers: cut,
                 trigger: trigger?,
             })
-        });
-        self.at = "faults".into();
-        let spec = x.check(self);
+        })
+    }
+
+    /// `[[faults.crashes]]` and `[faults.random]`.
+    fn task_crashes(&mut self, x: &schema::Faults) -> (Vec<CrashSpec>, Option<RandomCrashes>) {
         let crashes = self.each("faults.crashes", &x.crashes, |v, c| {
             let task = v.task(&c.task);
             let keys = TriggerKeys::of(c.at, c.on, &c.checkpoint, &c.of, c.delay);
@@ -154,14 +208,13 @@ impl Validator<'_, '_> {
                 Some(spec)
             })
             .flatten();
-        let restart = self.nested("restart", Some(&x.restart), Self::restart);
-        let notifications =
-            self.nested("notifications", x.notifications.as_ref(), |v, n| n.check(v));
-        let events = self.nested("operator_events", x.operator_events.as_ref(), |v, e| {
-            e.check(v)
-        });
-        let storage = self.nested("storage", x.storage.as_ref(), |v, s| s.check(v));
-        let coordinator = self.nested("coordinator", x.coordinator.as_ref(), |v, c| {
+        (crashes, random)
+    }
+
+    /// `[faults.coordinator]`: its keys, crash times, random crashes and
+    /// crashes after events.
+    fn coordinator(&mut self, x: &schema::Faults) -> Option<CoordinatorFaults> {
+        self.nested("coordinator", x.coordinator.as_ref(), |v, c| {
             let mut spec = c.check(v);
             let crashes = c.crashes.iter().enumerate();
             let crashes = crashes.filter_map(|(i, t)| v.text_dur(&format!("crashes[{i}]"), t));
@@ -176,8 +229,12 @@ impl Validator<'_, '_> {
             });
             v.at = "faults.coordinator".into();
             spec
-        });
-        let slow_tasks = self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {
+        })
+    }
+
+    /// `[[faults.slow_tasks]]`.
+    fn slow_tasks(&mut self, x: &schema::Faults) -> Vec<SlowTask> {
+        self.each("faults.slow_tasks", &x.slow_tasks, |v, s| {
             let keys = TriggerKeys::of(None, s.on, &s.checkpoint, &s.of, s.delay);
             let (window, trigger) = v.fault_window(s.from, &s.until, s.duration, &keys);
             let d = schema::SlowTask::default();
@@ -192,26 +249,7 @@ impl Validator<'_, '_> {
                 factor,
                 trigger: trigger?,
             })
-        });
-        let storage_failures = self.targeted("faults.storage_failures", &x.storage_failures);
-        let lost_notifications = self.targeted("faults.lost_notifications", &x.lost_notifications);
-        FaultSpec {
-            storage_failures,
-            lost_notifications,
-            crashes,
-            random,
-            restart: restart.unwrap_or_default(),
-            notifications,
-            operator_events: events,
-            storage,
-            coordinator,
-            slow_tasks,
-            worker_crashes,
-            random_workers,
-            latency_spikes,
-            partitions,
-            ..spec
-        }
+        })
     }
 
     /// `[[faults.storage_failures]]` or `[[faults.lost_notifications]]`:

@@ -55,7 +55,7 @@ const FIX: &str = "choose a coordinated algorithm, or remove it";
 /// What `algorithm` cannot run in `scenario` (chosen on the command line,
 /// not by the file): one line per refusal, `key path: message`, each with
 /// the same help.
-pub fn unsupported(scenario: &Scenario, algorithm: Algorithm) -> Option<String> {
+pub fn unsupported(scenario: &ScenarioData, algorithm: Algorithm) -> Option<String> {
     let found = limits(&scenario.operators, scenario.savepoints.len(), algorithm);
     if found.is_empty() {
         return None;

@@ -3,10 +3,27 @@
 //! problem is reported at once with file, line and column. The rest of the
 //! simulator only ever sees a validated `Scenario`.
 //!
+//! "Valid" is a type. A [`Scenario`] is an opaque view of a
+//! [`ScenarioData`] (the typed fields, public for reading) that only
+//! validation builds: its field is private to [`validate`], and it derefs to
+//! its data but never mutably. So `scenario.network.latency_max` reads as
+//! before everywhere, while nothing can change a valid scenario or make one
+//! without validating it. Whatever edits a scenario (a swarm draw, `--vary`,
+//! shrinking, the stall search, rescaling, `--parallelism`) edits a copy of
+//! its data or its file form and validates again ([`check`],
+//! [`from_value`]); an edit that makes it invalid is an error, never a run.
+//! Why a view and not private fields with getters: about fifty readers
+//! across the crate read the fields, and a view leaves every one of them as
+//! it is; why the typed data and not only the file form for edits: shrinking
+//! and the swarm reason about operators, subtasks and crash times by id and
+//! as numbers, which the file form holds as names and text. Either way the
+//! edit goes through [`validate`] (by way of `File`), so both forms give
+//! the same scenario a file would.
+//!
 //! | module | what |
 //! |---|---|
 //! | [`schema`] | the file format as serde types, with every default; the validated tables declared with their file tables (`section!`), the operator kinds declared once (`operators!`); `Scenario` -> `File` |
-//! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario` |
+//! | [`validate`] | every check on a `File`, against key paths; `File` -> `Scenario`, the only way to make one |
 //! | `faults` | the checks of `[faults]` and its tables |
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
 //! | [`mod@write`] | `Scenario` -> TOML text through serde |
@@ -31,6 +48,7 @@ pub use schema::{
     OPERATOR_KINDS,
 };
 pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
+pub use validate::Scenario;
 
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -60,8 +78,10 @@ pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioErrors> {
 
 /// Validates a scenario built or changed in memory as if it were read from
 /// a file, without writing one: `Ok` is the scenario that file would give.
-/// The errors have no position; `file` names the scenario in them.
-pub fn check(scenario: &Scenario, file: &str) -> Result<Scenario, ScenarioErrors> {
+/// The errors have no position; `file` names the scenario in them. This is
+/// how an edit of a scenario (`ScenarioData::clone(&scenario)`, changed)
+/// becomes a [`Scenario`] again.
+pub fn check(scenario: &ScenarioData, file: &str) -> Result<Scenario, ScenarioErrors> {
     validated(&schema::File::from(scenario), file)
 }
 
@@ -114,9 +134,11 @@ pub const MAX_COPIES: u32 = 1_000;
 /// (`max_crashes`); the plan is kept in memory before the run.
 pub const MAX_RANDOM_CRASHES: u32 = 1_000_000;
 
-/// A validated scenario.
+/// What a scenario holds, typed: the fields a [`Scenario`] shows (through
+/// `Deref`). A value of this type is not known to be valid: it runs only
+/// once [`check`] made a [`Scenario`] of it.
 #[derive(Clone, Debug, Serialize)]
-pub struct Scenario {
+pub struct ScenarioData {
     pub name: String,
     pub description: String,
     /// Number of key groups; the upper bound for any keyed operator's parallelism.
@@ -164,7 +186,7 @@ impl ClusterSpec {
     }
 }
 
-/// Dense index of an operator in [`Scenario::operators`].
+/// Dense index of an operator in [`ScenarioData::operators`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct OperatorId(pub u32);
 
@@ -663,7 +685,7 @@ impl Default for Expect {
     }
 }
 
-impl Scenario {
+impl ScenarioData {
     pub fn op(&self, id: OperatorId) -> &OperatorSpec {
         &self.operators[id.0 as usize]
     }

@@ -23,7 +23,7 @@ use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, InputOrder,
     KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
-    RestartStrategy, Scenario, SplitAssignment, StorageKind, SwarmSpec, TriggerEvent,
+    RestartStrategy, Scenario, ScenarioData, SplitAssignment, StorageKind, SwarmSpec, TriggerEvent,
     FORMAT_VERSION,
 };
 use crate::engine::{bytes_text, duration_text, parse_bytes, parse_duration, SimDuration, SimTime};

@@ -12,12 +12,13 @@
 //! problem is replaced by its default for the checks that depend on it.
 
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 use super::schema::{self, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
-    SavepointSpec, Scenario, StorageKind, SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS, MAX_BYTES,
-    MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
+    SavepointSpec, ScenarioData, StorageKind, SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS,
+    MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
 };
 use crate::engine::{bytes_text, parse_duration, SimDuration, SimTime};
 
@@ -92,8 +93,66 @@ pub fn validate(
         v.spike_edges(&scenario);
     }
     match v.problems.is_empty() {
-        true => Ok(scenario),
+        true => Ok(Scenario(Arc::new(scenario))),
         false => Err(v.problems),
+    }
+}
+
+/// A valid scenario: a [`ScenarioData`] that [`validate`] accepted, and
+/// the only form the simulator runs.
+///
+/// Its one field is private to this module, so [`validate`] is the only
+/// way to make one, and it derefs to its data but never mutably, so no one
+/// can change it once it is valid. An edit goes through a copy of the data
+/// and back through validation ([`super::check`]):
+///
+/// ```
+/// # use ckptsim::scenario::{check, parse_str, ScenarioData};
+/// # let text = "version = 1\nname = \"x\"\n[[operators]]\nid = \"src\"\nkind = \"source\"\nparallelism = 1\n";
+/// let scenario = parse_str(text, "x.toml").unwrap();
+/// let mut edit = ScenarioData::clone(&scenario);
+/// edit.network.buffer_credits = 0; // credits must be at least 1
+/// assert!(check(&edit, "edited").is_err());
+/// edit.network.buffer_credits = 4;
+/// assert_eq!(check(&edit, "edited").unwrap().network.buffer_credits, 4);
+/// ```
+///
+/// Changing a valid scenario in place does not compile:
+///
+/// ```compile_fail,E0594
+/// fn edit(scenario: &mut ckptsim::scenario::Scenario) {
+///     scenario.network.buffer_credits = 0;
+/// }
+/// ```
+///
+/// and nor does making one from data without validating it:
+///
+/// ```compile_fail,E0423
+/// fn forge(data: ckptsim::scenario::ScenarioData) -> ckptsim::scenario::Scenario {
+///     ckptsim::scenario::Scenario(std::sync::Arc::new(data))
+/// }
+/// ```
+///
+/// (`Arc`: copies of a scenario, one per seed of a sweep, share it.)
+#[derive(Clone)]
+pub struct Scenario(Arc<ScenarioData>);
+
+impl std::ops::Deref for Scenario {
+    type Target = ScenarioData;
+    fn deref(&self) -> &ScenarioData {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl serde::Serialize for Scenario {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 
@@ -318,7 +377,7 @@ impl<'f> Validator<'_, 'f> {
         }
     }
 
-    fn scenario(&mut self, f: &'f File) -> Scenario {
+    fn scenario(&mut self, f: &'f File) -> ScenarioData {
         match f.version {
             None => {
                 let help = format!("add `version = {FORMAT_VERSION}` at the top of the file");
@@ -362,7 +421,7 @@ impl<'f> Validator<'_, 'f> {
         let cancel_at = f
             .cancel_at
             .map(|d| time(self.dur("cancel_at", d, Duration::default())));
-        Scenario {
+        ScenarioData {
             name: f.name.clone().unwrap_or_default(),
             description: f.description.clone(),
             max_parallelism: max_parallelism.unwrap_or(128),
@@ -384,7 +443,7 @@ impl<'f> Validator<'_, 'f> {
 
     /// A latency spike on an edge needs the edge, as a channel: a chained
     /// edge has none. (Run on a valid scenario, whose spikes are the file's.)
-    fn spike_edges(&mut self, scenario: &Scenario) {
+    fn spike_edges(&mut self, scenario: &ScenarioData) {
         let chained = scenario.chained_edges();
         // An edge's own network settings need a channel.
         for (i, e) in scenario

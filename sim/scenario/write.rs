@@ -7,7 +7,7 @@
 //! again gives back the same text.
 
 use super::schema::File;
-use super::Scenario;
+use super::ScenarioData;
 
 pub use crate::engine::duration_text as duration;
 
@@ -22,7 +22,7 @@ pub const HEADER: &str = "# written by ckptsim; every key is explicit, none reli
 /// becomes `#<index>` (an unknown operator), a count above `i64::MAX`
 /// becomes `i64::MIN`. Should serialization fail, the text says so in a
 /// comment and does not parse.
-pub fn to_toml(s: &Scenario) -> String {
+pub fn to_toml(s: &ScenarioData) -> String {
     match toml::to_string(&File::from(s)) {
         Ok(text) => format!("{HEADER}\n{text}"),
         Err(e) => format!("{HEADER}\n# this scenario cannot be written: {e}\n"),

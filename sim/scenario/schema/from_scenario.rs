@@ -11,15 +11,33 @@ fn all<T, U>(items: &[T], f: impl Fn(&T) -> U) -> Vec<U> {
 
 impl From<&Scenario> for File {
     fn from(s: &Scenario) -> File {
-        // An index past the operators (never in a validated scenario) is
-        // written as `#<index>`, which validation refuses.
-        let name = |id: OperatorId| match s.operators.get(id.0 as usize) {
+        File::from(&**s)
+    }
+}
+
+/// Operators by name, as files name them. An index past the operators
+/// (never in a validated scenario) is written as `#<index>`, which
+/// validation refuses.
+struct Names<'a>(&'a [crate::scenario::OperatorSpec]);
+
+impl Names<'_> {
+    fn name(&self, id: OperatorId) -> String {
+        match self.0.get(id.0 as usize) {
             Some(op) => op.id.clone(),
             None => format!("#{}", id.0),
-        };
-        let task = |id: OperatorId, subtask: u32| Some(format!("{}[{subtask}]", name(id)));
-        let t = |t: SimTime| Some(Duration::from(t));
-        let (n, c, f) = (&s.network, &s.checkpoint, &s.faults);
+        }
+    }
+
+    /// A subtask: `"op[i]"`.
+    fn task(&self, id: OperatorId, subtask: u32) -> Option<String> {
+        Some(format!("{}[{subtask}]", self.name(id)))
+    }
+}
+
+impl From<&ScenarioData> for File {
+    fn from(s: &ScenarioData) -> File {
+        let names = Names(&s.operators);
+        let (n, c) = (&s.network, &s.checkpoint);
         File {
             version: Some(FORMAT_VERSION.into()),
             name: Some(s.name.clone()),
@@ -31,118 +49,14 @@ impl From<&Scenario> for File {
                 ..n.into()
             },
             operators: all(&s.operators, operator),
-            edges: all(&s.edges, |e| Edge {
-                from: Some(name(e.from)),
-                to: Some(name(e.to)),
-                partitioning: Some(e.partitioning),
-                chain: e.chain,
-                feedback: e.feedback,
-                latency_min: e.latency_min.map(Duration),
-                latency_max: e.latency_max.map(Duration),
-                buffer_credits: e.buffer_credits.map(i64::from),
-                buffer_size: e.buffer_size.map(Bytes),
-            }),
+            edges: all(&s.edges, |e| edge(e, &names)),
             checkpoint: Checkpoint {
                 interval: Interval(c.interval),
                 max_state_size: (c.storage == StorageKind::Memory)
                     .then_some(Bytes(c.max_state_size)),
                 ..c.into()
             },
-            faults: Faults {
-                crashes: all(&f.crashes, |c| match &c.trigger {
-                    None => Crash {
-                        at: t(c.at),
-                        task: task(c.operator, c.subtask),
-                        ..Crash::default()
-                    },
-                    Some(tr) => Crash {
-                        task: task(c.operator, c.subtask),
-                        on: Some(tr.on),
-                        checkpoint: tr.checkpoint.map(int),
-                        of: tr.of.and_then(|(o, n)| task(o, n)),
-                        delay: Some(Duration(tr.delay)),
-                        ..Crash::default()
-                    },
-                }),
-                worker_crashes: all(&f.worker_crashes, |w| WorkerCrash {
-                    at: w.trigger.is_none().then(|| Duration::from(w.at)),
-                    worker: Some(w.worker.into()),
-                    on: w.trigger.as_ref().map(|tr| tr.on),
-                    checkpoint: w.trigger.as_ref().and_then(|tr| tr.checkpoint.map(int)),
-                    of: w
-                        .trigger
-                        .as_ref()
-                        .and_then(|tr| tr.of)
-                        .and_then(|(o, n)| task(o, n)),
-                    delay: w.trigger.as_ref().map(|tr| Duration(tr.delay)),
-                }),
-                restart: restart(&f.restart),
-                slow_tasks: all(&f.slow_tasks, |st| {
-                    let (from, until, on, checkpoint, of, delay, duration) =
-                        window_keys(st.from, st.until, &st.trigger, &task);
-                    SlowTask {
-                        task: task(st.operator, st.subtask),
-                        from,
-                        until,
-                        factor: st.factor.into(),
-                        on,
-                        checkpoint,
-                        of,
-                        delay,
-                        duration,
-                    }
-                }),
-                latency_spikes: all(&f.latency_spikes, |sp| {
-                    let (from, until, on, checkpoint, of, delay, duration) =
-                        window_keys(sp.from, sp.until, &sp.trigger, &task);
-                    Spike {
-                        from,
-                        until,
-                        extra: Some(Duration(sp.extra)),
-                        edge: sp.edge.map(|(a, b)| format!("{}->{}", name(a), name(b))),
-                        worker: sp.worker.map(i64::from),
-                        on,
-                        checkpoint,
-                        of,
-                        delay,
-                        duration,
-                    }
-                }),
-                partitions: all(&f.partitions, |p| {
-                    let (from, until, on, checkpoint, of, delay, duration) =
-                        window_keys(p.from, p.until, &p.trigger, &task);
-                    Partition {
-                        from,
-                        until,
-                        workers: Some(p.workers.iter().map(|&w| i64::from(w)).collect()),
-                        on,
-                        checkpoint,
-                        of,
-                        delay,
-                        duration,
-                    }
-                }),
-                random: f.random.as_ref().map(|r| Random {
-                    operators: r.operators.iter().map(|&o| name(o)).collect(),
-                    ..r.into()
-                }),
-                coordinator: f.coordinator.as_ref().map(|c| Coordinator {
-                    crash_on: all(&c.crash_on, |tr| CoordinatorCrash {
-                        on: Some(tr.on),
-                        checkpoint: tr.checkpoint.map(int),
-                        of: tr.of.and_then(|(o, n)| task(o, n)),
-                        delay: Some(Duration(tr.delay)),
-                    }),
-                    ..c.into()
-                }),
-                random_workers: f.random_workers.as_ref().map(|r| Random {
-                    workers: r.workers.iter().map(|&w| i64::from(w)).collect(),
-                    ..r.into()
-                }),
-                storage_failures: all(&f.storage_failures, |x| targeted(x, &task)),
-                lost_notifications: all(&f.lost_notifications, |x| targeted(x, &task)),
-                ..f.into()
-            },
+            faults: faults(&s.faults, &names),
             limits: (&s.limits).into(),
             expect: s.expect.clone(),
             replay: Replay {
@@ -150,7 +64,7 @@ impl From<&Scenario> for File {
                     .replay
                     .crash_points
                     .iter()
-                    .filter_map(|&(o, n)| task(o, n))
+                    .filter_map(|&(o, n)| names.task(o, n))
                     .collect(),
                 ..(&s.replay).into()
             },
@@ -159,6 +73,131 @@ impl From<&Scenario> for File {
             cluster: s.cluster.as_ref().map(Into::into),
             cancel_at: s.cancel_at.map(Duration::from),
         }
+    }
+}
+
+fn edge(e: &crate::scenario::EdgeSpec, names: &Names) -> Edge {
+    Edge {
+        from: Some(names.name(e.from)),
+        to: Some(names.name(e.to)),
+        partitioning: Some(e.partitioning),
+        chain: e.chain,
+        feedback: e.feedback,
+        latency_min: e.latency_min.map(Duration),
+        latency_max: e.latency_max.map(Duration),
+        buffer_credits: e.buffer_credits.map(i64::from),
+        buffer_size: e.buffer_size.map(Bytes),
+    }
+}
+
+/// `[faults]` and its tables, operators and subtasks by name.
+fn faults(f: &FaultSpec, names: &Names) -> Faults {
+    let task = |o: OperatorId, n: u32| names.task(o, n);
+    Faults {
+        crashes: all(&f.crashes, |c| crash(c, names)),
+        worker_crashes: all(&f.worker_crashes, |w| worker_crash(w, names)),
+        restart: restart(&f.restart),
+        slow_tasks: all(&f.slow_tasks, |st| {
+            let (from, until, on, checkpoint, of, delay, duration) =
+                window_keys(st.from, st.until, &st.trigger, &task);
+            SlowTask {
+                task: task(st.operator, st.subtask),
+                from,
+                until,
+                factor: st.factor.into(),
+                on,
+                checkpoint,
+                of,
+                delay,
+                duration,
+            }
+        }),
+        latency_spikes: all(&f.latency_spikes, |sp| {
+            let (from, until, on, checkpoint, of, delay, duration) =
+                window_keys(sp.from, sp.until, &sp.trigger, &task);
+            Spike {
+                from,
+                until,
+                extra: Some(Duration(sp.extra)),
+                edge: sp
+                    .edge
+                    .map(|(a, b)| format!("{}->{}", names.name(a), names.name(b))),
+                worker: sp.worker.map(i64::from),
+                on,
+                checkpoint,
+                of,
+                delay,
+                duration,
+            }
+        }),
+        partitions: all(&f.partitions, |p| {
+            let (from, until, on, checkpoint, of, delay, duration) =
+                window_keys(p.from, p.until, &p.trigger, &task);
+            Partition {
+                from,
+                until,
+                workers: Some(p.workers.iter().map(|&w| i64::from(w)).collect()),
+                on,
+                checkpoint,
+                of,
+                delay,
+                duration,
+            }
+        }),
+        random: f.random.as_ref().map(|r| Random {
+            operators: r.operators.iter().map(|&o| names.name(o)).collect(),
+            ..r.into()
+        }),
+        coordinator: f.coordinator.as_ref().map(|c| Coordinator {
+            crash_on: all(&c.crash_on, |tr| CoordinatorCrash {
+                on: Some(tr.on),
+                checkpoint: tr.checkpoint.map(int),
+                of: tr.of.and_then(|(o, n)| task(o, n)),
+                delay: Some(Duration(tr.delay)),
+            }),
+            ..c.into()
+        }),
+        random_workers: f.random_workers.as_ref().map(|r| Random {
+            workers: r.workers.iter().map(|&w| i64::from(w)).collect(),
+            ..r.into()
+        }),
+        storage_failures: all(&f.storage_failures, |x| targeted(x, &task)),
+        lost_notifications: all(&f.lost_notifications, |x| targeted(x, &task)),
+        ..f.into()
+    }
+}
+
+/// A `[[faults.crashes]]` table: at a time, or after an event.
+fn crash(c: &CrashSpec, names: &Names) -> Crash {
+    match &c.trigger {
+        None => Crash {
+            at: Some(Duration::from(c.at)),
+            task: names.task(c.operator, c.subtask),
+            ..Crash::default()
+        },
+        Some(tr) => Crash {
+            task: names.task(c.operator, c.subtask),
+            on: Some(tr.on),
+            checkpoint: tr.checkpoint.map(int),
+            of: tr.of.and_then(|(o, n)| names.task(o, n)),
+            delay: Some(Duration(tr.delay)),
+            ..Crash::default()
+        },
+    }
+}
+
+/// A `[[faults.worker_crashes]]` table.
+fn worker_crash(w: &WorkerCrashSpec, names: &Names) -> WorkerCrash {
+    let trigger = w.trigger.as_ref();
+    WorkerCrash {
+        at: w.trigger.is_none().then(|| Duration::from(w.at)),
+        worker: Some(w.worker.into()),
+        on: trigger.map(|tr| tr.on),
+        checkpoint: trigger.and_then(|tr| tr.checkpoint.map(int)),
+        of: trigger
+            .and_then(|tr| tr.of)
+            .and_then(|(o, n)| names.task(o, n)),
+        delay: trigger.map(|tr| Duration(tr.delay)),
     }
 }
 
