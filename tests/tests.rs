@@ -1,6 +1,8 @@
 //! The one integration-test binary. Each module is a chapter:
 //!
 //! - `scenario_errors`: malformed scenarios give clear, positioned errors.
+//! - `scenario_docs`: docs/scenarios.md's key tables are generated from the
+//!   schema.
 //! - `scenario_format`: the writer's round trips and layout (from
 //!   `scenario_sample`, a scenario setting every key).
 //! - `scenario_rules`: the parser's rules on small files, and parsing never
@@ -112,6 +114,7 @@ mod properties;
 mod recovery;
 mod reports;
 mod savepoints;
+mod scenario_docs;
 mod scenario_errors;
 mod scenario_format;
 mod scenario_rules;

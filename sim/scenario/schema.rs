@@ -3,7 +3,9 @@
 //! written), `section!` (a table whose validated form follows it key by
 //! key) and `operators!` (the operator kinds), from `schema/keys.rs`.
 //! [`super::validate`] turns a [`File`] into a [`Scenario`];
-//! `File::from(&Scenario)` goes back, with every key written.
+//! `File::from(&Scenario)` goes back, with every key written. A key's doc
+//! comment and `#[key(type, default)]` are its row in docs/scenarios.md's
+//! key tables, which [`docs`] generates.
 //!
 //! Deserialization is strict (unknown keys are refused) but knows no rules:
 //! integers are TOML's `i64`, so that validation reports a value out of
@@ -33,6 +35,7 @@ mod keys;
 pub use keys::*;
 mod crash_tables;
 pub use crash_tables::*;
+pub mod docs;
 mod from_scenario;
 
 /// A duration or a time as files write it: `"500ms"`, `"1.5s"`, `"100us"`.
@@ -207,34 +210,58 @@ table! {
 section! {
     /// `[network]`.
     Network => NetworkSpec {
-        /// Records per network buffer (the unit that credits count); with
-        /// `buffer_size`, the most records one buffer holds. By default 16,
-        /// or no limit (65536) with `buffer_size`.
+        /// Records per network buffer, the unit credits count. With `buffer_size`, the most
+        /// records one buffer holds (by default no limit in practice, as in Flink).
+        #[key("integer, 1–65536", "`16`; `65536` with `buffer_size`")]
         buffer_records: Opt<u32> = None,
-        /// Bytes per network buffer: a buffer holds the records that fit (at
-        /// least one). By default none: buffers count records only.
+        /// Bytes per network buffer (Flink's `taskmanager.memory.segment-size`, default
+        /// `"32KiB"`). A buffer holds the records that fit: it ships when the next record
+        /// would not fit (that record opens the next buffer) or when it is full. A record
+        /// larger than a buffer travels alone in one buffer (a simplification: Flink spans
+        /// it over several). Without it, buffers count records only (`buffer_records`), as
+        /// before sizes existed.
+        #[key("size, 1 B–1 GiB", "none")]
         #[serde(skip_serializing_if = "Option::is_none")]
         buffer_size: Custom<Option<Bytes>, Option<u64>> = None,
-        /// Exclusive buffers a receiver holds for each input channel (Flink's
-        /// `buffers-per-channel`): the credits a channel starts with.
+        /// Exclusive buffers a receiver holds for each input channel: the credits a channel
+        /// starts with (Flink's `taskmanager.network.memory.buffers-per-channel`, default
+        /// 2).
+        #[key("integer, ≥ 1", "`2`")]
         buffer_credits: u32 = 2,
-        /// Floating buffers per input gate, shared by its channels on demand
-        /// (Flink's `floating-buffers-per-gate`).
+        /// Floating buffers per input gate (one gate per receiving subtask and input edge,
+        /// shared by the channels from every upstream subtask), lent to the gate's channels
+        /// with a backlog (Flink's `floating-buffers-per-gate`, default 8).
+        #[key("integer, ≥ 0", "`0`")]
         floating_buffers: u32 = 0,
-        /// Buffers a sender may queue per output channel before the task stops
-        /// taking input (backpressure).
+        /// Buffers a sender may queue per output channel before the task stops taking input
+        /// (backpressure).
+        #[key("integer, ≥ 1", "`1`")]
         output_buffers: u32 = 1,
+        /// Smallest one-way delivery latency of a buffer.
+        #[key("duration", "`\"50us\"`")]
         latency_min: Dur = us(50),
+        /// Largest one-way latency; each buffer's latency is drawn from the seed within
+        /// `[latency_min, latency_max]`.
+        #[key("duration, ≥ `latency_min`", "`\"200us\"`")]
         latency_max: Dur = us(200),
-        /// A partially filled buffer is shipped at the latest this long after a
-        /// task last shipped its output.
+        /// A partially filled buffer is shipped at the latest this long after the task last
+        /// shipped output.
+        #[key("duration, > 0", "`\"1ms\"`")]
         flush_timeout: Positive = ms(1),
-        /// A task takes at most this much work (records × cost, at least one
-        /// record) from an input buffer before it looks for priority events
-        /// again. Flink looks between every two records; coarser steps are
-        /// faster to simulate.
+        /// A task takes at most this much work (records × its `cost`, at least one record)
+        /// from an input buffer before it looks for priority events (unaligned barriers)
+        /// again. Flink looks between every two records; a coarser step simulates faster
+        /// and delays unaligned barriers by up to one step.
+        #[key("duration", "`\"1ms\"`")]
         step_quantum: Dur = ms(1),
-        /// Which ready input a task reads next.
+        /// Which ready input a task reads next. `"fifo"` is Flink's: the inputs in the
+        /// order their data became available (the gate's queue of channels with data; a
+        /// channel read from goes to the back while it has data), so under even
+        /// backpressure barriers arrive nearly together and alignment is near zero.
+        /// `"random"` picks uniformly from the scheduling stream: an exploration strategy
+        /// that reaches orders Flink rarely takes (long alignments, barriers far apart);
+        /// `--swarm` draws one of the two per seed, and reproducers found under it pin it.
+        #[key("`\"fifo\"` or `\"random\"`", "`\"fifo\"`")]
         input_order: InputOrder = InputOrder::Fifo,
     }
 }
@@ -486,62 +513,118 @@ table! {
 section! {
     /// `[checkpoint]`.
     Checkpoint => CheckpointSpec {
+        /// The checkpoint algorithm: `aligned`, `unaligned`, `aligned-timeout`,
+        /// `at-least-once`, `chandy-lamport`, `stop-the-world`, `uncoordinated`, `cic-bcs`,
+        /// `cic-hmnr` or `none` (`ckptsim list` prints them; [algorithms.md](algorithms.md)
+        /// describes them). `--algorithm` on the command line overrides it. The
+        /// uncoordinated families (`uncoordinated`, `cic-bcs`, `cic-hmnr`) refuse
+        /// savepoints, Sink V2 writers and committers, FLIP-27 enumerators and union list
+        /// state, each where it is written (or on the command line, exit 2).
+        #[key("string", "`\"aligned\"`")]
         algorithm: Algorithm = Algorithm::Aligned,
-        /// `"none"` (`None`) disables periodic checkpoints.
+        /// Time between periodic checkpoint triggers. `"none"` disables periodic
+        /// checkpoints.
+        #[key("duration > 0, or `\"none\"`", "`\"1s\"`")]
         interval: Custom<Interval, Option<SimDuration>> = Interval(Some(SimDuration::from_secs(1))),
-        /// By default the interval (0 without one).
+        /// When the first checkpoint is triggered.
+        #[key("duration", "the interval (`0` with `\"none\"`)")]
         first_delay: Opt<Dur> = None,
-        /// The uncoordinated families: each task's timer fires every
-        /// interval, give or take this much (uniform). By default a fifth of
-        /// the interval.
+        /// The uncoordinated families: each task's checkpoint timer fires every `interval`,
+        /// give or take this much (uniform, per task and per timer; the first at
+        /// `first_delay`, give or take as much).
+        #[key("duration (at most the interval counts)", "a fifth of the interval")]
         #[serde(skip_serializing_if = "Option::is_none")]
         local_jitter: Opt<Dur> = None,
+        /// Least time between the end of one checkpoint and the start of the next.
+        #[key("duration", "`\"0ms\"`")]
         min_pause: Dur = Duration::default(),
+        /// A checkpoint not complete after this long is declared failed.
+        #[key("duration, > 0", "`\"10m\"`")]
         timeout: Positive = Duration(SimDuration::from_secs(600)),
+        /// Checkpoints that may be in flight at once. `unaligned`, `aligned-timeout`,
+        /// `chandy-lamport` and `stop-the-world` allow 1: a scenario declaring one of them
+        /// with more is refused; chosen with `--algorithm`, they use 1.
+        #[key("integer, ≥ 1", "`1`")]
         max_concurrent: u32 = 1,
-        /// `aligned-timeout`: age of a checkpoint (from its trigger) after which
-        /// alignment gives up and the checkpoint continues unaligned.
+        /// `aligned-timeout`: once a checkpoint is this old (counted from its trigger, as
+        /// Flink does), tasks still aligning switch to unaligned, and barriers still queued
+        /// in output queues turn priority.
+        #[key("duration", "`\"100ms\"`")]
         alignment_timeout: Dur = ms(100),
+        /// Consecutive checkpoint failures tolerated; one more fails the job over (restart
+        /// from the latest completed checkpoint), like Flink's `CheckpointFailureManager`.
+        #[key("integer, ≥ 0", "`0`")]
         tolerable_failures: u32 = 0,
+        /// Completed checkpoints kept for recovery.
+        #[key("integer, ≥ 1", "`1`")]
         retained: u32 = 1,
-        /// A cancelled job leaves its latest completed checkpoint behind
-        /// (Flink's externalized `RETAIN_ON_CANCELLATION`), for `run --cancel-at
-        /// T --checkpoint-dir DIR`.
+        /// A cancelled job (`run --cancel-at`) keeps its latest completed checkpoint, and
+        /// `--checkpoint-dir` writes it (Flink's `RETAIN_ON_CANCELLATION`); see
+        /// [savepoints.md](savepoints.md).
+        #[key("boolean", "`false`")]
         retain_on_cancel: bool = false,
-        /// Checkpoints may run while restored in-flight data is still being
-        /// replayed (Flink 2.x `execution.checkpointing.during-recovery.enabled`,
-        /// FLIP-547): each channel replays its recovered buffers ahead of its
-        /// new data, barriers may already arrive, and an unaligned checkpoint
-        /// persists the recovered buffers not yet consumed as channel state.
-        /// Off (Flink's default, and all Flink ≤ 1.20 can do): no checkpoint is
-        /// triggered until every restored buffer was consumed.
+        /// Checkpoints may run while restored in-flight data is still being replayed (Flink
+        /// 2.x `execution.checkpointing.during-recovery.enabled`, FLIP-547; off by default,
+        /// as in Flink, and impossible in Flink ≤ 1.20). Off: after a restore with channel
+        /// state the task reads every restored buffer first and triggers are skipped until
+        /// it did. On: each channel's restored buffers are the head of that channel, read
+        /// in the usual input order; a checkpoint may start at once, a priority barrier
+        /// overtakes restored buffers, and an unaligned checkpoint persists the restored
+        /// buffers not read yet as channel state. `--swarm` draws it (`[swarm]
+        /// during_recovery`). See
+        /// [ARCHITECTURE.md](ARCHITECTURE.md#how-failure-and-recovery-flow).
+        #[key("boolean", "`false`")]
         during_recovery: bool = false,
+        /// Where snapshots go. `memory` (Flink's `JobManagerCheckpointStorage`): nothing is
+        /// written to files; once every barrier arrived, a task sends its operator state
+        /// and channel state inside its acknowledgement to the coordinator's heap, and a
+        /// state above `max_state_size` fails the checkpoint. `filesystem`
+        /// (`FileSystemCheckpointStorage`): each task writes its operator state to a
+        /// durable file from the moment of its snapshot; channel state is written as it is
+        /// captured, into a file of its own or one shared with the operator's other
+        /// subtasks on its worker (`max_subtasks_per_channel_state_file`); the task
+        /// acknowledges when both are written. See "How long a checkpoint's writes take" in
+        /// [ARCHITECTURE.md](ARCHITECTURE.md).
+        #[key("`\"memory\"` or `\"filesystem\"`", "`\"memory\"`")]
         #[serde(deserialize_with = "name")]
         storage: StorageKind = StorageKind::Memory,
-        /// Latency of one state write (or of the ack RPC with `memory`). By
-        /// default 100us for memory, 5ms for a file system.
+        /// Latency of opening a state file (a task's operator state, at its snapshot; a
+        /// channel-state file, at its first subtask's snapshot), of the metadata write, or,
+        /// with `memory`, of sending the state with the acknowledgement.
+        #[key("duration", "`\"100us\"` (memory), `\"5ms\"` (filesystem)")]
         storage_latency: Opt<Dur> = None,
-        /// Bytes per virtual second written to checkpoint storage. By default
-        /// 1 GB/s for memory, 200 MB/s for a file system.
+        /// Bytes per virtual second of one writer: a task's operator-state file and a
+        /// channel-state file are each written at this rate, or, with `memory`, the state
+        /// travels at it.
+        #[key("integer, ≥ 1", "`1_000_000_000` (memory), `200_000_000` (filesystem)")]
         storage_bytes_per_sec: Opt<u64> = None,
-        /// `memory` storage: a task whose operator state or channel state is
-        /// larger fails the checkpoint (Flink's `JobManagerCheckpointStorage`
-        /// max state size, 5 MiB by default). No limit with `filesystem`.
+        /// `memory` only (an error with `filesystem`): a task whose operator state, or
+        /// whose channel state, is larger makes the checkpoint fail (outcome
+        /// `state-too-large`, "a task's state is larger than memory storage's
+        /// max_state_size"), counted against `tolerable_failures` like a storage failure.
+        /// Flink's `JobManagerCheckpointStorage` default max state size.
+        #[key("size, ≥ 1 B", "`\"5MiB\"`")]
         #[serde(skip_serializing_if = "Option::is_none")]
         max_state_size: Custom<Option<Bytes>, u64> = None,
         /// One-way latency of coordinator ↔ task RPCs.
+        #[key("duration", "`\"200us\"`")]
         rpc_latency: Dur = us(200),
-        /// With `filesystem` storage, the subtasks of one operator on one
-        /// worker write the channel state of an unaligned (or aligned-timeout)
-        /// checkpoint into one shared file, this many per file, through one
-        /// writer; every subtask's write completes when the file is closed
-        /// (Flink's `execution.checkpointing.unaligned.max-subtasks-per-channel-state-file`,
-        /// default 5, FLINK-26803). 1: a file per subtask.
+        /// `filesystem` storage, unaligned and aligned-timeout checkpoints: the subtasks of
+        /// one operator on one worker (`[cluster]`; without it every subtask is on a worker
+        /// of its own) share a channel-state writer and file, this many per file, and each
+        /// acknowledges only when the shared file is closed (Flink's
+        /// `execution.checkpointing.unaligned.max-subtasks-per-channel-state-file`,
+        /// FLINK-26803). `1`: a file per subtask. See "How long a checkpoint's writes take"
+        /// in [ARCHITECTURE.md](ARCHITECTURE.md).
+        #[key("integer, ≥ 1", "`5`")]
         max_subtasks_per_channel_state_file: u32 = 5,
-        /// The longest one-way latency of a coordinator → task RPC (trigger,
-        /// notifications); each is drawn in `[rpc_latency, rpc_latency_max]`
-        /// per task, so a notification can reach one task after the next
-        /// checkpoint's barrier did. By default `rpc_latency` (no jitter).
+        /// The longest one-way latency of a coordinator → task RPC (trigger, complete and
+        /// abort notifications). Each is drawn per task in `[rpc_latency, rpc_latency_max]`
+        /// from its own stream (no draw when equal), so RPCs to different tasks overtake
+        /// each other as Flink's to different task managers do: an abort notification can
+        /// reach a task after the next checkpoint's barrier. Task → coordinator RPCs (acks,
+        /// declines) keep `rpc_latency`.
+        #[key("duration ≥ `rpc_latency`", "`rpc_latency`")]
         rpc_latency_max: Opt<Dur> = None,
     }
 }
@@ -563,14 +646,20 @@ impl Checkpoint {
 section! {
     /// `[faults]`.
     Faults => FaultSpec {
-        /// What a task failure restarts.
+        /// What a task failure restarts: every task, or only its pipelined region.
+        #[key("`\"full\"` or `\"region\"`", "`\"full\"`")]
         #[serde(deserialize_with = "name")]
         failover: FailoverStrategy = FailoverStrategy::Full,
         /// Time from a crash until the coordinator notices it (heartbeat timeout).
+        #[key("duration", "`\"100ms\"`")]
         detection_delay: Dur = ms(100),
-        /// Fixed-delay restart: time from detection until the job is redeployed.
+        /// Time from detection until the job is redeployed (the first backoff of
+        /// `exponential-delay`).
+        #[key("duration", "`\"100ms\"`")]
         restart_delay: Dur = ms(100),
-        /// Give up (the job fails) after this many restarts.
+        /// `fixed-delay`: the job fails after this many restarts; `exponential-delay`:
+        /// after this many since the last reset.
+        #[key("integer, ≥ 0", "`1000`")]
         max_restarts: u32 = 1000,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crashes: Custom<Vec<Crash>, Vec<CrashSpec>> = Vec::new(),
@@ -617,12 +706,21 @@ section! {
     /// uniformly chosen subtask with probability `1ms / mean_interval`, up to
     /// `max_crashes`.
     Random => RandomCrashes {
+        /// Mean time between random crashes.
+        #[key("duration, > 0", "required")]
         mean_interval: Opt<Dur> = None,
+        /// Start of the window in which crashes may happen.
+        #[key("time", "`\"0s\"`")]
         window_start: Hand<Dur<SimTime>> = Duration::default(),
+        /// End of that window.
+        #[key("time, > `window_start`", "required")]
         window_end: Opt<Dur<SimTime>> = None,
+        /// At most this many random crashes.
+        #[key("integer, 0–1000000", "`3`")]
         max_crashes: u32 = 3,
-        /// `[faults.random]` only: crash only subtasks of these operators
-        /// (by default any operator's).
+        /// Only subtasks of these operators crash (`operators = ["count", "sink"]`). Not in
+        /// `[faults.coordinator.random]` or `[faults.random_workers]`.
+        #[key("list of operator ids", "every operator")]
         #[serde(skip_serializing_if = "Vec::is_empty")]
         operators: Custom<Vec<String>, Vec<OperatorId>> = Vec::new(),
         /// `[faults.random_workers]` only: crash only these workers (by
@@ -673,8 +771,12 @@ table! {
 section! {
     /// `[faults.notifications]`: lost checkpoint-complete notifications.
     Notifications => NotificationFaults {
-        /// Each notify-complete RPC to a task is lost with this probability (%).
-        /// The final checkpoint's notification is never lost.
+        /// `[faults.notifications]`: each checkpoint-complete notification is lost with
+        /// this probability (never the final checkpoint's). `[faults.operator_events]`:
+        /// each operator event from a coordinator to a subtask (a FLIP-27 split assignment)
+        /// is lost with this probability, drawn from its own stream; the coordinator learns
+        /// it from the failed RPC and fails the subtask.
+        #[key("integer, 0–100", "`0`")]
         loss_percent: u32 = 0,
     }
 }
@@ -692,12 +794,15 @@ section! {
 section! {
     /// `[faults.storage]`: checkpoint storage faults, drawn per write.
     StorageFaults => StorageFaultSpec {
-        /// A task's state write, or the checkpoint's metadata write, fails with
-        /// this probability (%).
+        /// Each storage write (task state, checkpoint metadata) fails with this
+        /// probability; a failure counts against `tolerable_failures`.
+        #[key("integer, 0–100", "`0`")]
         failure_percent: u32 = 0,
-        /// A write is slow with this probability (%) ...
+        /// Each storage write is slow with this probability ...
+        #[key("integer, 0–100", "`0`")]
         slow_percent: u32 = 0,
         /// ... and then takes this much longer.
+        #[key("duration", "`\"50ms\"`")]
         slow_latency: Dur = ms(50),
     }
 }
@@ -705,11 +810,16 @@ section! {
 section! {
     /// `[faults.coordinator]`: coordinator (JobManager) crashes.
     Coordinator => CoordinatorFaults {
-        /// Time from the crash until a new coordinator restarts the job.
+        /// From a coordinator crash until its successor restarts the job.
+        #[key("duration", "`\"200ms\"`")]
         failover_delay: Dur = ms(200),
+        /// With `memory` storage the completed checkpoints die with the coordinator:
+        /// restart from scratch, or fail the job.
+        #[key("`\"restart-from-scratch\"` or `\"fail\"`", "`\"restart-from-scratch\"`")]
         #[serde(deserialize_with = "name")]
         on_memory_loss: MemoryLoss = MemoryLoss::RestartFromScratch,
-        /// Explicit crash times (durations as written in the file).
+        /// When the coordinator crashes.
+        #[key("list of times", "`[]`")]
         crashes: Hand<Vec<TimeText>> = Vec::new(),
         /// Crashes drawn from the seed (the random table's `max_crashes`).
         random: Hand<Option<Random>> = None,
@@ -749,18 +859,26 @@ section! {
     /// run it was shrunk from.
     Replay => ReplaySpec {
         /// The seed `run` and `shrink` use without `--seed`.
+        #[key("integer, ≥ 0", "`0`")]
         seed: u64 = 0,
-        /// Mutants switched on without `--mutant` (names from `ckptsim
-        /// list`).
+        /// The mutants `run`, `sweep` and `shrink` switch on without `--mutant`; an unknown
+        /// name is refused at its position.
+        #[key("array of mutant names (`ckptsim list`)", "`[]`")]
         mutants: Hand<Vec<String>> = Vec::new(),
-        /// A schedule `ckptsim explore` found: the ready input each of the
-        /// run's first choices between two or more reads (an index into
-        /// them, lowest input first); after the last, the lowest ready input.
+        /// A schedule `ckptsim explore` found
+        /// ([exploring.md](exploring.md#ckptsim-explore)): the run's *i*-th choice takes
+        /// alternative `choices[i]` (past the last, the last), every choice after the list
+        /// the first. A choice is which of two or more ready inputs a task reads (lowest
+        /// input first), or a message's latency on a channel whose bounds differ (its
+        /// minimum, then its maximum). It replaces `[network] input_order` and the latency
+        /// draws. Written only when set.
+        #[key("array of integers, each 0–255", "none")]
         #[serde(skip_serializing_if = "Vec::is_empty")]
         choices: Hand<Vec<u32>> = Vec::new(),
-        /// Subtasks (`"op[i]"`) that may crash, once, at any step of a
-        /// scripted run: before each step, whether to crash there is a
-        /// choice (`ckptsim explore --crash`).
+        /// Subtasks that may crash once, before any of their steps, in a scripted run:
+        /// before each step whether to crash there is a choice (no crash first). `ckptsim
+        /// explore --crash` sets it. Written only when set.
+        #[key("array of subtasks, `\"op[i]\"`", "none")]
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crash_points: Custom<Vec<String>, Vec<(OperatorId, u32)>> = Vec::new(),
     }
@@ -769,7 +887,11 @@ section! {
 section! {
     /// `[limits]`.
     Limits => LimitSpec {
+        /// Most simulation events processed.
+        #[key("integer, ≥ 1", "`50_000_000`")]
         max_events: u64 = 50_000_000,
+        /// Virtual time at which the run stops.
+        #[key("time, > 0", "`\"10m\"`")]
         max_time: Positive<SimTime> = Duration(SimDuration::from_secs(600)),
     }
 }
@@ -783,12 +905,18 @@ section! {
     /// `ckptsim savepoint --at`). Always aligned; queued until no checkpoint
     /// is pending and the job runs; see `docs/savepoints.md`.
     Savepoint => SavepointSpec {
+        /// When the savepoint is requested. It is triggered once the job runs and no
+        /// checkpoint is pending.
+        #[key("time", "required")]
         at: Opt<Dur<SimTime>> = None,
-        /// Stop the job with this savepoint (stop-with-savepoint): the tasks
-        /// are notified and finish; a plain savepoint notifies nobody.
+        /// Stop-with-savepoint: the sources stop at its barrier, every task is notified
+        /// when it completes and finishes. A plain savepoint notifies nobody and is not
+        /// used for recovery.
+        #[key("boolean", "`false`")]
         stop: bool = false,
-        /// With `stop`: the sources end their input first, so every operator
-        /// flushes (`end_of_input`) before the savepoint's barrier.
+        /// With `stop`: the sources end their input first, so every operator flushes before
+        /// the barrier. `drain` without `stop` is an error.
+        #[key("boolean", "`false`")]
         drain: bool = false,
     }
 }
@@ -798,15 +926,25 @@ section! {
     /// default), slot `i` holds subtask `i` of every operator, so the job
     /// needs as many slots as its highest parallelism.
     Cluster => ClusterSpec {
+        /// Number of workers.
+        #[key("integer, 1–100000", "`2`")]
         workers: u32 = 2,
+        /// Slots per worker. With slot sharing, slot i runs subtask i of every operator:
+        /// `workers × slots_per_worker` must reach the highest parallelism.
+        #[key("integer, 1–100000", "`1`")]
         slots_per_worker: u32 = 1,
-        /// How slots are chosen from the workers.
+        /// `spread`: slot i on worker `i % workers`. `pack`: slot i on worker `i /
+        /// slots_per_worker`.
+        #[key("`\"spread\"` or `\"pack\"`", "`\"spread\"`")]
         #[serde(deserialize_with = "name")]
         placement: Placement = Placement::Spread,
-        /// A lost worker is noticed this long after it crashed.
+        /// A lost worker is noticed this long after it crashed; a partition longer than
+        /// this loses the cut-off workers.
+        #[key("duration", "`\"50ms\"`")]
         heartbeat_timeout: Dur = ms(50),
-        /// A replacement worker is ready this long after the crash; the job
-        /// restarts no earlier.
+        /// A replacement worker is ready this long after a crash; the job restarts no
+        /// earlier.
+        #[key("duration", "`\"100ms\"`")]
         replacement_delay: Dur = ms(100),
     }
 }

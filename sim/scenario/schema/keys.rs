@@ -2,7 +2,11 @@
 //! `section!` (a table declared once, key by key, with its validated form,
 //! its checks and its writer), `operators!` (the operator kinds declared
 //! once, each with its keys declared the same way), and the [`Key`] types
-//! that say how each key is read, checked and written.
+//! that say how each key is read, checked and written. A `section!` key
+//! declared with `#[key(type, default)]` is also its row of
+//! docs/scenarios.md ([`KeyDoc`]: those two texts and its doc comment as
+//! the meaning; `super::docs` writes the tables), so a key's default,
+//! check and help are stated in one place.
 
 use super::*;
 
@@ -228,7 +232,8 @@ impl<K: Key> Key for Vec<K> {
 /// their default for the caller).
 macro_rules! section {
     ($(#[doc = $doc:literal])* $file:ident => $spec:ident {
-        $($(#[doc = $kdoc:literal])* $(#[serde($($s:tt)*)])* $key:ident: $ty:ty = $default:expr,)*
+        $($(#[doc = $kdoc:literal])* $(#[key($kt:literal, $kd:literal)])?
+        $(#[serde($($s:tt)*)])* $key:ident: $ty:ty = $default:expr,)*
     }) => {
         $(#[doc = $doc])*
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -268,6 +273,38 @@ macro_rules! section {
                 s.into()
             }
         }
+
+        impl $file {
+            /// Its keys as docs/scenarios.md's key table gives them (the
+            /// keys declared with `#[key(type, default)]`, in order).
+            pub const KEYS: &'static [Option<KeyDoc>] =
+                &[$(key_doc!($key, [$($kdoc),*] $(, $kt, $kd)?),)*];
+        }
+    };
+}
+
+/// A key's row in docs/scenarios.md: its name, its type and range, its
+/// default, and what it means (the lines of its doc comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyDoc {
+    pub key: &'static str,
+    pub kind: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static [&'static str],
+}
+
+/// A key's [`KeyDoc`], if it is declared with `#[key(type, default)]`.
+macro_rules! key_doc {
+    ($key:ident, [$($doc:literal),*], $kt:literal, $kd:literal) => {
+        Some(KeyDoc {
+            key: stringify!($key),
+            kind: $kt,
+            default: $kd,
+            meaning: &[$($doc),*],
+        })
+    };
+    ($key:ident, [$($doc:literal),*]) => {
+        None
     };
 }
 
