@@ -400,15 +400,15 @@ fn committed_reports_regenerate_identically() {
         .collect();
     dirs.sort();
     assert_eq!(dirs.len(), 8, "{dirs:?}");
+    let script = std::fs::read_to_string(reports.join("regenerate.sh")).unwrap();
     for dir in dirs {
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-        let command = readme
-            .lines()
-            .skip_while(|l| !l.starts_with("```sh"))
-            .nth(1)
-            .unwrap()
-            .to_string();
+        let command = command_at_the_top(&readme);
         assert!(command.starts_with("ckptsim compare "), "{command}");
+        assert!(
+            script.contains(&command.replacen("ckptsim", "$c", 1)),
+            "reports/regenerate.sh lacks {command}"
+        );
         assert!(readme.contains("## Notes"), "{}", dir.display());
         let mut svgs = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
@@ -422,37 +422,86 @@ fn committed_reports_regenerate_identically() {
             }
         }
         assert!(svgs >= 4, "{}", dir.display());
-        // Regenerate into a temporary directory with the same arguments.
-        let tmp = std::env::temp_dir().join(format!(
-            "ckptsim-report-{}-{}",
-            std::process::id(),
-            dir.file_name().unwrap().to_string_lossy()
-        ));
-        let mut args: Vec<String> = command
-            .split_whitespace()
-            .skip(1)
-            .map(String::from)
-            .collect();
-        let out = args.iter().position(|a| a == "--out").unwrap() + 1;
-        args[out] = tmp.display().to_string();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-            .current_dir(&root)
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if name == "README.md" || name == "results.json" {
-                continue; // they carry the --out path of the command
-            }
-            let a = std::fs::read(&p).unwrap();
-            let b = std::fs::read(tmp.join(&name)).unwrap();
-            assert!(a == b, "{} differs when regenerated", p.display());
-        }
-        std::fs::remove_dir_all(&tmp).ok();
+        assert_regenerates_identically(&root, &dir, &command);
     }
+}
+
+/// The command in the first `sh` block of a report's README.
+fn command_at_the_top(readme: &str) -> String {
+    readme
+        .lines()
+        .skip_while(|l| !l.starts_with("```sh"))
+        .nth(1)
+        .unwrap()
+        .to_string()
+}
+
+/// Every file under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                files.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Runs the report's `command` (`ckptsim …`, relative paths) in a fresh
+/// temporary root holding copies of the input files it names, so the
+/// generator writes to the same relative `--out` path the committed report
+/// records; then every file of the committed report, README and
+/// results.json included, must equal the regenerated one byte for byte,
+/// and neither side may have a file the other lacks.
+fn assert_regenerates_identically(root: &std::path::Path, dir: &std::path::Path, command: &str) {
+    let tmp = std::env::temp_dir().join(format!(
+        "ckptsim-report-{}-{}",
+        std::process::id(),
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::remove_dir_all(&tmp).ok();
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let out = args[args.iter().position(|a| *a == "--out").unwrap() + 1];
+    assert_eq!(
+        root.join(out),
+        dir,
+        "{}: --out is not the report's own directory",
+        dir.display()
+    );
+    for arg in &args {
+        let input = root.join(arg);
+        if *arg != out && input.is_file() {
+            let copy = tmp.join(arg);
+            std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+            std::fs::copy(&input, &copy).unwrap();
+        }
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .current_dir(&tmp)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let regenerated = tmp.join(out);
+    let files = files_under(dir);
+    assert_eq!(files, files_under(&regenerated), "{}", dir.display());
+    for name in files {
+        let a = std::fs::read(dir.join(&name)).unwrap();
+        let b = std::fs::read(regenerated.join(&name)).unwrap();
+        assert!(
+            a == b,
+            "{} differs when regenerated: run reports/regenerate.sh",
+            dir.join(&name).display()
+        );
+    }
+    std::fs::remove_dir_all(&tmp).ok();
 }
 
 /// Throughput is measured at the sinks: under backpressure no algorithm
@@ -474,8 +523,8 @@ fn throughput_never_beats_the_sinks_capacity() {
 }
 
 /// The stall report (`reports/unaligned-forced-alignment-deadlock`, from
-/// `ckptsim stalls`) regenerates byte for byte from the command at its top
-/// (the output directory's name aside), and that command is the one in
+/// `ckptsim stalls`) regenerates byte for byte from the command at its top,
+/// every file of it, and that command is the one in
 /// `reports/regenerate.sh`; it explains the committed reproducer as a
 /// stall with its chain, and its catalogue has no stall `deadlock_risk`
 /// did not predict.
@@ -484,12 +533,7 @@ fn the_stall_report_regenerates_identically() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("reports/unaligned-forced-alignment-deadlock");
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    let command = readme
-        .lines()
-        .skip_while(|l| !l.starts_with("```sh"))
-        .nth(1)
-        .unwrap()
-        .to_string();
+    let command = command_at_the_top(&readme);
     assert!(command.starts_with("ckptsim stalls "), "{command}");
     let script = std::fs::read_to_string(root.join("reports/regenerate.sh")).unwrap();
     assert!(
@@ -510,41 +554,5 @@ fn the_stall_report_regenerates_identically() {
         .nth(1)
         .unwrap();
     assert!(unpredicted.trim_start().starts_with("None."));
-    let tmp = std::env::temp_dir().join(format!("ckptsim-stall-report-{}", std::process::id()));
-    let mut args: Vec<String> = command
-        .split_whitespace()
-        .skip(1)
-        .map(String::from)
-        .collect();
-    let out = args.iter().position(|a| a == "--out").unwrap() + 1;
-    let committed_out = args[out].clone();
-    args[out] = tmp.display().to_string();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-        .current_dir(&root)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let list = |d: &std::path::Path| {
-        let mut names = Vec::new();
-        for sub in ["", "shapes"] {
-            for e in std::fs::read_dir(d.join(sub)).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_file() {
-                    names.push(p.strip_prefix(d).unwrap().to_path_buf());
-                }
-            }
-        }
-        names.sort();
-        names
-    };
-    assert_eq!(list(&dir), list(&tmp));
-    for name in list(&dir) {
-        let a = std::fs::read_to_string(dir.join(&name)).unwrap();
-        let b = std::fs::read_to_string(tmp.join(&name))
-            .unwrap()
-            .replace(&tmp.display().to_string(), &committed_out);
-        assert!(a == b, "{} differs when regenerated", name.display());
-    }
-    std::fs::remove_dir_all(&tmp).ok();
+    assert_regenerates_identically(&root, &dir, &command);
 }
