@@ -631,6 +631,35 @@ pub fn explain(
         .ok_or_else(|| format!("{path}: an operator kind the stall search does not generate"))?;
     let t = &topology;
     let run = run_one(scenario, t, seed, algorithm, Mutants::NONE);
+    let mermaid = mermaid(t);
+    let forced = (0..t.operators.len())
+        .filter(|&i| !t.operators[i].kind.is_source() && t.forced_aligned(i))
+        .map(|i| format!("`{}` ({})", t.operators[i].id, role_class(t, i)))
+        .collect();
+    let traced = panics::catch(|| execute(scenario, &config(seed, algorithm, Mutants::NONE, true)))
+        .map_err(|p| format!("{path}: the run panicked: {p}"))?;
+    let excerpt = excerpt(scenario, &traced, run.chain.as_ref().map(|c| c.checkpoint));
+    let mut variants = Vec::new();
+    for (what, sc, a) in variant_scenarios(path, scenario, t, algorithm, run.chain.as_ref()) {
+        let Some(sc) = sc else { continue };
+        if let Some(vt) = Topology::from_scenario(&sc) {
+            variants.push((what, run_one(&sc, &vt, seed, a, Mutants::NONE)));
+        }
+    }
+    Ok(Explained {
+        path: path.to_string(),
+        seed,
+        algorithm: algorithm.name().to_string(),
+        mermaid,
+        forced,
+        run,
+        excerpt,
+        variants,
+    })
+}
+
+/// The job graph as a mermaid flowchart.
+fn mermaid(t: &Topology) -> String {
     let mut mermaid = String::from("flowchart LR\n");
     for e in &t.edges {
         let _ = std::fmt::Write::write_fmt(
@@ -647,20 +676,22 @@ pub fn explain(
             ),
         );
     }
-    let forced = (0..t.operators.len())
-        .filter(|&i| !t.operators[i].kind.is_source() && t.forced_aligned(i))
-        .map(|i| format!("`{}` ({})", t.operators[i].id, role_class(t, i)))
-        .collect();
-    let traced = panics::catch(|| execute(scenario, &config(seed, algorithm, Mutants::NONE, true)))
-        .map_err(|p| format!("{path}: the run panicked: {p}"))?;
-    let excerpt = excerpt(scenario, &traced, run.chain.as_ref().map(|c| c.checkpoint));
+    mermaid
+}
+
+/// The variants [`explain`] runs, in order, each (what changed, the changed
+/// scenario if it is valid, the algorithm): the scenario as is, under the
+/// other aligning algorithms, without or with rebalanced forcing edges of
+/// the blocking chain's blocker, and with more buffer credits.
+fn variant_scenarios(
+    path: &str,
+    scenario: &Scenario,
+    t: &Topology,
+    algorithm: Algorithm,
+    chain: Option<&Chain>,
+) -> Vec<(String, Option<Scenario>, Algorithm)> {
     let mut variants = Vec::new();
-    let mut vary = |what: String, sc: Option<Scenario>, a: Algorithm| {
-        let Some(sc) = sc else { return };
-        if let Some(vt) = Topology::from_scenario(&sc) {
-            variants.push((what, run_one(&sc, &vt, seed, a, Mutants::NONE)));
-        }
-    };
+    let mut vary = |what: String, sc: Option<Scenario>, a: Algorithm| variants.push((what, sc, a));
     vary(
         "none (as is)".to_string(),
         Some(scenario.clone()),
@@ -679,7 +710,7 @@ pub fn explain(
             );
         }
     }
-    if let Some(chain) = &run.chain {
+    if let Some(chain) = chain {
         let blocker = t
             .operators
             .iter()
@@ -735,16 +766,7 @@ pub fn explain(
             algorithm,
         );
     }
-    Ok(Explained {
-        path: path.to_string(),
-        seed,
-        algorithm: algorithm.name().to_string(),
-        mermaid,
-        forced,
-        run,
-        excerpt,
-        variants,
-    })
+    variants
 }
 
 /// The lines of [`Explained::excerpt`]: every timeline mark of checkpoint

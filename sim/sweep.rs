@@ -707,14 +707,23 @@ impl SweepSummary {
                 t.wall_ms / 1000.0
             );
         }
-        let join = |m: &BTreeMap<String, u64>| {
-            m.iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        self.outcome_lines(w);
+        let _ = writeln!(w, "events       {}", self.events);
+        self.warning_lines(w);
+        self.failure_lines(w);
+        let verdict = if self.seeds_failed == 0 {
+            "PASS"
+        } else {
+            "FAIL"
         };
-        let _ = writeln!(w, "guarantees   {}", join(&self.guarantees));
-        let _ = writeln!(w, "outcomes     {}", join(&self.outcomes));
+        let _ = writeln!(w, "verdict      {}", crate::report::paint::verdict(verdict));
+        s
+    }
+
+    /// Guarantees and outcomes per seed, failed checks and panics.
+    fn outcome_lines(&self, w: &mut String) {
+        let _ = writeln!(w, "guarantees   {}", join_counts(&self.guarantees));
+        let _ = writeln!(w, "outcomes     {}", join_counts(&self.outcomes));
         let cut: u64 = ["wall-limit", "memory-limit"]
             .iter()
             .filter_map(|k| self.outcomes.get(*k))
@@ -727,7 +736,7 @@ impl SweepSummary {
             );
         }
         if !self.failures_by_check.is_empty() {
-            let _ = writeln!(w, "failures     {}", join(&self.failures_by_check));
+            let _ = writeln!(w, "failures     {}", join_counts(&self.failures_by_check));
         }
         if let Some(n) = self.failures_by_check.get(PANIC) {
             let _ = writeln!(
@@ -736,12 +745,15 @@ impl SweepSummary {
                 if *n == 1 { "" } else { "s" }
             );
         }
-        let _ = writeln!(w, "events       {}", self.events);
+    }
+
+    /// What did not happen in some seeds, and the reachability counters.
+    fn warning_lines(&self, w: &mut String) {
         if !self.warnings.is_empty() {
             let _ = writeln!(
                 w,
                 "warnings     seeds where something did not happen: {}",
-                join(&self.warnings)
+                join_counts(&self.warnings)
             );
             for (kind, n) in &self.warnings {
                 let every = if *n == self.seeds_run {
@@ -769,6 +781,10 @@ impl SweepSummary {
         if !zero.is_empty() {
             let _ = writeln!(w, "  never: {}", zero.join(", "));
         }
+    }
+
+    /// The failure groups and the failing seeds, each with its replay.
+    fn failure_lines(&self, w: &mut String) {
         if !self.failure_groups.is_empty() {
             let _ = writeln!(
                 w,
@@ -811,14 +827,15 @@ impl SweepSummary {
                 );
             }
         }
-        let verdict = if self.seeds_failed == 0 {
-            "PASS"
-        } else {
-            "FAIL"
-        };
-        let _ = writeln!(w, "verdict      {}", crate::report::paint::verdict(verdict));
-        s
     }
+}
+
+/// `k v, k v, …`.
+fn join_counts(m: &BTreeMap<String, u64>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Failing seeds the text summary lists one by one.

@@ -547,43 +547,7 @@ impl Oracle {
         // like any channel's.
         let exec = ExecGraph::unchained(scenario, &job);
         let schedule = schedule.filter(|s| s.len() == exec.tasks.len());
-        let sinks: Vec<u32> = scenario
-            .operators
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| o.kind.is_sink())
-            .map(|(i, _)| i as u32)
-            .collect();
-        let mut partition_base = Vec::with_capacity(workload.partition_count());
-        let mut total = 0;
-        for p in 0..workload.partition_count() {
-            partition_base.push(total);
-            total += workload.partition(p as u32).len();
-        }
-        let upsert = sinks
-            .iter()
-            .map(|&s| scenario.operators[s as usize].kind.role() == Role::Sink(SinkRole::Upsert))
-            .collect();
-        let mut oracle = Oracle {
-            names: scenario.operators.iter().map(|o| o.id.clone()).collect(),
-            expected: vec![0; total * sinks.len()],
-            slot_digests: vec![MultisetDigest::default(); sinks.len()],
-            upsert,
-            upsert_tables: BTreeMap::new(),
-            sinks,
-            partition_base,
-            total_records: total,
-            digest: MultisetDigest::default(),
-            values: keep_values.then(Vec::new),
-            keyed_state: BTreeMap::new(),
-            order_dependent: std::collections::BTreeSet::new(),
-            replayed: schedule.is_some(),
-            upsert_keys_only: std::collections::BTreeSet::new(),
-            promised: Vec::new(),
-            sink_notifications: 0,
-            lineage_only: std::collections::BTreeSet::new(),
-            unjudged: std::collections::BTreeSet::new(),
-        };
+        let mut oracle = Oracle::empty(scenario, workload, keep_values, schedule.is_some());
         let sink_slot: Vec<Option<usize>> = exec
             .tasks
             .iter()
@@ -602,19 +566,91 @@ impl Oracle {
             routed: 0,
             now: SimTime::ZERO,
         };
+        let order_sensitive = oracle.run_operators(&mut x, &job, schedule);
+        if !oracle.replayed {
+            oracle.mark_order_dependent(scenario, &job, &order_sensitive);
+        }
+        oracle.mark_below_union_state(scenario);
+        if let Some(schedule) = schedule {
+            oracle.promise_scheduled_sinks(&mut x, schedule);
+        }
+        for (slot, d) in oracle.slot_digests.iter().enumerate() {
+            if !oracle.lineage_only.contains(&oracle.sinks[slot]) {
+                oracle.digest.merge(d);
+            }
+        }
+        oracle
+    }
+
+    /// An oracle that has seen nothing yet: one slot per sink, one entry per
+    /// source record and sink.
+    fn empty(
+        scenario: &Scenario,
+        workload: &Workload,
+        keep_values: bool,
+        replayed: bool,
+    ) -> Oracle {
+        let sinks: Vec<u32> = scenario
+            .operators
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.kind.is_sink())
+            .map(|(i, _)| i as u32)
+            .collect();
+        let mut partition_base = Vec::with_capacity(workload.partition_count());
+        let mut total = 0;
+        for p in 0..workload.partition_count() {
+            partition_base.push(total);
+            total += workload.partition(p as u32).len();
+        }
+        let upsert = sinks
+            .iter()
+            .map(|&s| scenario.operators[s as usize].kind.role() == Role::Sink(SinkRole::Upsert))
+            .collect();
+        Oracle {
+            names: scenario.operators.iter().map(|o| o.id.clone()).collect(),
+            expected: vec![0; total * sinks.len()],
+            slot_digests: vec![MultisetDigest::default(); sinks.len()],
+            upsert,
+            upsert_tables: BTreeMap::new(),
+            sinks,
+            partition_base,
+            total_records: total,
+            digest: MultisetDigest::default(),
+            values: keep_values.then(Vec::new),
+            keyed_state: BTreeMap::new(),
+            order_dependent: std::collections::BTreeSet::new(),
+            replayed,
+            upsert_keys_only: std::collections::BTreeSet::new(),
+            promised: Vec::new(),
+            sink_notifications: 0,
+            lineage_only: std::collections::BTreeSet::new(),
+            unjudged: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// Runs every non-sink task in topological order (sinks are not run:
+    /// what reaches them is counted) and keeps the keyed operators' state;
+    /// per operator, whether its output depends on its input's order.
+    fn run_operators(
+        &mut self,
+        x: &mut Exec<'_>,
+        job: &JobGraph,
+        schedule: Option<&[Vec<Step>]>,
+    ) -> Vec<bool> {
+        let scenario = x.scenario;
         let mut order_sensitive = vec![false; scenario.operators.len()];
-        // Sinks are not run: what reaches them is counted.
         let order: Vec<u32> = (job.topo.iter())
             .flat_map(|&op| (0..scenario.op(op).parallelism).map(move |s| (op, s)))
             .map(|(op, s)| x.exec.task_of(op, s))
             .filter(|&t| x.sink_slot[t as usize].is_none())
             .collect();
         let tasks: Vec<TaskRun> = match scenario.edges.iter().any(|e| e.feedback) {
-            true => x.run_cyclic(&order, schedule, &mut oracle),
+            true => x.run_cyclic(&order, schedule, self),
             false => (order.iter())
                 .map(|&t| {
                     let steps = schedule.map_or(&[][..], |s| &s[t as usize]);
-                    x.run_task(t, steps, &mut oracle)
+                    x.run_task(t, steps, self)
                 })
                 .collect(),
         };
@@ -622,49 +658,60 @@ impl Oracle {
             let op = x.exec.tasks[task.t as usize].operator;
             order_sensitive[op.0 as usize] |= !task.op.order_insensitive_output();
             if scenario.op(op).kind.is_keyed() {
-                oracle
-                    .keyed_state
+                self.keyed_state
                     .entry(op.0)
                     .or_default()
                     .append(&mut task.op.keyed_state());
             }
         }
-        if !oracle.replayed {
-            // Operators whose input values depend on processing order.
-            for &op in &job.topo {
-                let sensitive_upstream = scenario.edges.iter().any(|e| {
-                    e.to == op
-                        && (oracle.order_dependent.contains(&e.from.0)
-                            || order_sensitive[e.from.0 as usize])
-                });
-                if sensitive_upstream {
-                    oracle.order_dependent.insert(op.0);
-                }
-            }
-            for (slot, &sink) in oracle.sinks.iter().enumerate() {
-                let mut inputs = scenario.edges.iter().filter(|e| e.to.0 == sink);
-                let order_dependent_input = inputs
-                    .clone()
-                    .any(|e| oracle.order_dependent.contains(&e.from.0));
-                // Several aggregates writing one table: a key's last row
-                // is whichever wrote last, which only the schedule knows.
-                let writers = inputs.nth(1).is_some();
-                if oracle.upsert[slot] && (order_dependent_input || writers) {
-                    oracle.upsert_keys_only.insert(sink);
-                }
-                let order_sensitive_input = scenario.edges.iter().any(|e| {
-                    e.to.0 == sink
-                        && (order_sensitive[e.from.0 as usize]
-                            || oracle.order_dependent.contains(&e.from.0))
-                });
-                if !oracle.upsert[slot] && order_sensitive_input {
-                    oracle.unjudged.insert(sink);
-                }
+        order_sensitive
+    }
+
+    /// Without a schedule: the operators whose input values depend on
+    /// processing order, the upsert sinks that can only be judged by key,
+    /// and the sinks that cannot be judged at all.
+    fn mark_order_dependent(
+        &mut self,
+        scenario: &Scenario,
+        job: &JobGraph,
+        order_sensitive: &[bool],
+    ) {
+        for &op in &job.topo {
+            let sensitive_upstream = scenario.edges.iter().any(|e| {
+                e.to == op
+                    && (self.order_dependent.contains(&e.from.0)
+                        || order_sensitive[e.from.0 as usize])
+            });
+            if sensitive_upstream {
+                self.order_dependent.insert(op.0);
             }
         }
-        // Union list state moves entries between subtasks at every restore,
-        // which a replay subtask by subtask cannot follow: downstream of
-        // such an operator, values and the sinks' reads are not the run's.
+        for (slot, &sink) in self.sinks.iter().enumerate() {
+            let mut inputs = scenario.edges.iter().filter(|e| e.to.0 == sink);
+            let order_dependent_input = inputs
+                .clone()
+                .any(|e| self.order_dependent.contains(&e.from.0));
+            // Several aggregates writing one table: a key's last row
+            // is whichever wrote last, which only the schedule knows.
+            let writers = inputs.nth(1).is_some();
+            if self.upsert[slot] && (order_dependent_input || writers) {
+                self.upsert_keys_only.insert(sink);
+            }
+            let order_sensitive_input = scenario.edges.iter().any(|e| {
+                e.to.0 == sink
+                    && (order_sensitive[e.from.0 as usize]
+                        || self.order_dependent.contains(&e.from.0))
+            });
+            if !self.upsert[slot] && order_sensitive_input {
+                self.unjudged.insert(sink);
+            }
+        }
+    }
+
+    /// Union list state moves entries between subtasks at every restore,
+    /// which a replay subtask by subtask cannot follow: downstream of
+    /// such an operator, values and the sinks' reads are not the run's.
+    fn mark_below_union_state(&mut self, scenario: &Scenario) {
         let union_ops: Vec<u32> = (0..scenario.operators.len() as u32)
             .filter(|&op| {
                 scenario.operators[op as usize]
@@ -676,45 +723,40 @@ impl Oracle {
         let mut below = union_ops;
         while let Some(op) = below.pop() {
             for e in scenario.edges.iter().filter(|e| e.from.0 == op) {
-                if oracle.order_dependent.insert(e.to.0) {
+                if self.order_dependent.insert(e.to.0) {
                     below.push(e.to.0);
                 }
-                if oracle.sinks.contains(&e.to.0) {
-                    oracle.upsert_keys_only.insert(e.to.0);
-                    oracle.lineage_only.insert(e.to.0);
+                if self.sinks.contains(&e.to.0) {
+                    self.upsert_keys_only.insert(e.to.0);
+                    self.lineage_only.insert(e.to.0);
                 }
             }
         }
-        let lineage_only = &oracle.lineage_only;
-        if let Some(values) = &mut oracle.values {
+        let lineage_only = &self.lineage_only;
+        if let Some(values) = &mut self.values {
             values.retain(|v| !lineage_only.contains(&v.0));
         }
-        if let Some(schedule) = schedule {
-            oracle.promised = vec![0; oracle.expected.len()];
-            for (t, steps) in schedule.iter().enumerate() {
-                let slot = x.sink_slot[t];
-                if let Some(slot) =
-                    slot.filter(|&s| !oracle.lineage_only.contains(&oracle.sinks[s]))
-                {
-                    // A committer with several writer inputs may snapshot
-                    // (Chandy–Lamport) before a committable arrived: promise
-                    // nothing for it.
-                    let commits = x
-                        .committer_of(t)
-                        .map(|c| match x.exec.tasks[c].inputs.len() {
-                            1 => &schedule[c][..],
-                            _ => &[][..],
-                        });
-                    x.replay_sink(t, slot, steps, commits, &mut oracle);
-                }
+    }
+
+    /// With a schedule: replays each judged sink's steps, promising what
+    /// its committed transactions carry.
+    fn promise_scheduled_sinks(&mut self, x: &mut Exec<'_>, schedule: &[Vec<Step>]) {
+        self.promised = vec![0; self.expected.len()];
+        for (t, steps) in schedule.iter().enumerate() {
+            let slot = x.sink_slot[t];
+            if let Some(slot) = slot.filter(|&s| !self.lineage_only.contains(&self.sinks[s])) {
+                // A committer with several writer inputs may snapshot
+                // (Chandy–Lamport) before a committable arrived: promise
+                // nothing for it.
+                let commits = x
+                    .committer_of(t)
+                    .map(|c| match x.exec.tasks[c].inputs.len() {
+                        1 => &schedule[c][..],
+                        _ => &[][..],
+                    });
+                x.replay_sink(t, slot, steps, commits, self);
             }
         }
-        for (slot, d) in oracle.slot_digests.iter().enumerate() {
-            if !oracle.lineage_only.contains(&oracle.sinks[slot]) {
-                oracle.digest.merge(d);
-            }
-        }
-        oracle
     }
 
     /// A record reached sink slot `slot`.

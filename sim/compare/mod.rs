@@ -349,86 +349,108 @@ fn run_one(
         execute(drawn.as_ref().unwrap_or(sc), &cfg)
     }) {
         Ok(e) => e,
-        Err(p) => {
-            return RunMetrics {
-                algorithm: algorithm.name().to_string(),
-                seed,
-                vary,
-                passed: false,
-                guarantee: "unknown".to_string(),
-                checkpoints_completed: 0,
-                checkpoints_aborted: 0,
-                duration_ns: Vec::new(),
-                alignment_ns: Vec::new(),
-                start_delay_ns: Vec::new(),
-                state_bytes: Vec::new(),
-                in_flight_bytes: Vec::new(),
-                throughput_rps: 0.0,
-                latency_p50_ns: 0,
-                latency_p99_ns: 0,
-                recovery_ns: Vec::new(),
-                records_replayed: 0,
-                forced_checkpoints: 0,
-                rolled_back_checkpoints: 0,
-                protocol_bytes: 0,
-                virtual_time_ns: 0,
-                events: 0,
-                failed_checks: vec![PANIC.to_string()],
-                panic: Some(p),
-                replay: Some(replay),
-            }
-        }
+        Err(p) => return RunMetrics::panicked(algorithm, seed, vary, p, replay),
     };
-    let o = &e.output;
-    let done: Vec<_> = o
-        .checkpoint_stats
-        .iter()
-        .filter(|s| s.outcome == CpOutcome::Completed)
-        .collect();
-    let mut latency: Vec<u64> = o
-        .store
-        .committed()
-        .iter()
-        .map(|r| r.committed_at.since(r.emitted_at).0)
-        .collect();
-    latency.sort_unstable();
-    // Measured where the job delivers, not where it reads: records the
-    // sinks took in per virtual second until they took in their last one
-    // (sources fill channel buffers long before backpressure slows them,
-    // so a source-side rate overstates what the sinks can absorb).
-    let secs = o.sink_end.0.max(1) as f64 / 1e9;
-    RunMetrics {
-        algorithm: algorithm.name().to_string(),
-        seed,
-        vary,
-        passed: e.verdict.passed,
-        guarantee: e.verdict.guarantee.name().to_string(),
-        checkpoints_completed: o.counters.checkpoints_completed,
-        checkpoints_aborted: o.counters.checkpoints_aborted,
-        duration_ns: done.iter().map(|s| s.duration_ns).collect(),
-        alignment_ns: done.iter().map(|s| s.alignment_max_ns).collect(),
-        start_delay_ns: done.iter().map(|s| s.start_delay_max_ns).collect(),
-        state_bytes: done.iter().map(|s| s.state_bytes).collect(),
-        in_flight_bytes: done.iter().map(|s| s.in_flight_bytes).collect(),
-        throughput_rps: o.counters.sink_records_in as f64 / secs,
-        latency_p50_ns: percentile(&latency, 50),
-        latency_p99_ns: percentile(&latency, 99),
-        recovery_ns: o.recovery_ns.clone(),
-        records_replayed: o.counters.records_replayed,
-        forced_checkpoints: o.counters.local_checkpoints_forced,
-        rolled_back_checkpoints: o.counters.local_checkpoints_rolled_back,
-        protocol_bytes: o.counters.log_bytes + o.counters.piggyback_bytes,
-        virtual_time_ns: o.end_time.0,
-        events: o.events,
-        failed_checks: e
-            .verdict
-            .checks
+    RunMetrics::measured(algorithm, seed, vary, &e, replay)
+}
+
+impl RunMetrics {
+    /// A run that panicked: it measured nothing and fails as a panic.
+    fn panicked(
+        algorithm: Algorithm,
+        seed: u64,
+        vary: Option<String>,
+        p: Panicked,
+        replay: String,
+    ) -> RunMetrics {
+        RunMetrics {
+            algorithm: algorithm.name().to_string(),
+            seed,
+            vary,
+            passed: false,
+            guarantee: "unknown".to_string(),
+            checkpoints_completed: 0,
+            checkpoints_aborted: 0,
+            duration_ns: Vec::new(),
+            alignment_ns: Vec::new(),
+            start_delay_ns: Vec::new(),
+            state_bytes: Vec::new(),
+            in_flight_bytes: Vec::new(),
+            throughput_rps: 0.0,
+            latency_p50_ns: 0,
+            latency_p99_ns: 0,
+            recovery_ns: Vec::new(),
+            records_replayed: 0,
+            forced_checkpoints: 0,
+            rolled_back_checkpoints: 0,
+            protocol_bytes: 0,
+            virtual_time_ns: 0,
+            events: 0,
+            failed_checks: vec![PANIC.to_string()],
+            panic: Some(p),
+            replay: Some(replay),
+        }
+    }
+
+    /// A run's metrics from its execution.
+    fn measured(
+        algorithm: Algorithm,
+        seed: u64,
+        vary: Option<String>,
+        e: &crate::harness::Execution,
+        replay: String,
+    ) -> RunMetrics {
+        let o = &e.output;
+        let done: Vec<_> = o
+            .checkpoint_stats
             .iter()
-            .filter(|c| !c.passed)
-            .map(|c| c.name.to_string())
-            .collect(),
-        panic: None,
-        replay: (!e.verdict.passed).then_some(replay),
+            .filter(|s| s.outcome == CpOutcome::Completed)
+            .collect();
+        let mut latency: Vec<u64> = o
+            .store
+            .committed()
+            .iter()
+            .map(|r| r.committed_at.since(r.emitted_at).0)
+            .collect();
+        latency.sort_unstable();
+        // Measured where the job delivers, not where it reads: records the
+        // sinks took in per virtual second until they took in their last one
+        // (sources fill channel buffers long before backpressure slows them,
+        // so a source-side rate overstates what the sinks can absorb).
+        let secs = o.sink_end.0.max(1) as f64 / 1e9;
+        RunMetrics {
+            algorithm: algorithm.name().to_string(),
+            seed,
+            vary,
+            passed: e.verdict.passed,
+            guarantee: e.verdict.guarantee.name().to_string(),
+            checkpoints_completed: o.counters.checkpoints_completed,
+            checkpoints_aborted: o.counters.checkpoints_aborted,
+            duration_ns: done.iter().map(|s| s.duration_ns).collect(),
+            alignment_ns: done.iter().map(|s| s.alignment_max_ns).collect(),
+            start_delay_ns: done.iter().map(|s| s.start_delay_max_ns).collect(),
+            state_bytes: done.iter().map(|s| s.state_bytes).collect(),
+            in_flight_bytes: done.iter().map(|s| s.in_flight_bytes).collect(),
+            throughput_rps: o.counters.sink_records_in as f64 / secs,
+            latency_p50_ns: percentile(&latency, 50),
+            latency_p99_ns: percentile(&latency, 99),
+            recovery_ns: o.recovery_ns.clone(),
+            records_replayed: o.counters.records_replayed,
+            forced_checkpoints: o.counters.local_checkpoints_forced,
+            rolled_back_checkpoints: o.counters.local_checkpoints_rolled_back,
+            protocol_bytes: o.counters.log_bytes + o.counters.piggyback_bytes,
+            virtual_time_ns: o.end_time.0,
+            events: o.events,
+            failed_checks: e
+                .verdict
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.name.to_string())
+                .collect(),
+            panic: None,
+            replay: (!e.verdict.passed).then_some(replay),
+        }
     }
 }
 

@@ -231,6 +231,26 @@ impl Summary {
             "checkpoints  {} completed ({} unaligned), {} aborted",
             self.checkpoints_completed, self.checkpoints_unaligned, self.checkpoints_aborted,
         );
+        self.checkpoint_lines(w);
+        self.fault_lines(w);
+        self.task_lines(w);
+        self.check_lines(w);
+        let _ = writeln!(
+            w,
+            "guarantee    {} (expected {})",
+            self.guarantee, self.expected_guarantee
+        );
+        let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
+        let verdict = paint::verdict(&self.verdict.to_uppercase());
+        let _ = writeln!(w, "verdict      {verdict}");
+        if self.verdict != "pass" {
+            let _ = writeln!(w, "replay       {}", self.replay);
+        }
+        s
+    }
+
+    /// The checkpoint metrics' distributions.
+    fn checkpoint_lines(&self, w: &mut String) {
         let m = &self.checkpoint_metrics;
         let time = |d: Dist| {
             format!(
@@ -245,6 +265,10 @@ impl Summary {
         let _ = writeln!(w, "  alignment    {}", time(m.alignment_ns));
         let _ = writeln!(w, "  state        {}", bytes(m.state_bytes));
         let _ = writeln!(w, "  in-flight    {}", bytes(m.in_flight_bytes));
+    }
+
+    /// The faults that fired and the first entries of their timeline.
+    fn fault_lines(&self, w: &mut String) {
         let _ = write!(
             w,
             "faults       {}, {}",
@@ -276,6 +300,10 @@ impl Summary {
         if more > 0 {
             let _ = writeln!(w, "  … {more} more (--json lists them)");
         }
+    }
+
+    /// Records, tasks with their state, savepoints and warnings.
+    fn task_lines(&self, w: &mut String) {
         let _ = writeln!(
             w,
             "records      {} emitted ({} replayed), {} committed",
@@ -312,6 +340,10 @@ impl Summary {
                 let _ = writeln!(w, "  {:<18} {}", x.kind, x.message);
             }
         }
+    }
+
+    /// Each check's verdict, reach and violations.
+    fn check_lines(&self, w: &mut String) {
         let _ = writeln!(w, "checks");
         for c in &self.checks {
             let reach = c
@@ -330,17 +362,5 @@ impl Summary {
                 let _ = writeln!(w, "    at {}: {}", SimDuration(v.time_ns), v.message);
             }
         }
-        let _ = writeln!(
-            w,
-            "guarantee    {} (expected {})",
-            self.guarantee, self.expected_guarantee
-        );
-        let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
-        let verdict = paint::verdict(&self.verdict.to_uppercase());
-        let _ = writeln!(w, "verdict      {verdict}");
-        if self.verdict != "pass" {
-            let _ = writeln!(w, "replay       {}", self.replay);
-        }
-        s
     }
 }

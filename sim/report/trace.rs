@@ -469,22 +469,7 @@ impl<'a> Timelines<'a> {
                 records,
                 replayed,
                 until_ns,
-            } => {
-                self.resume(task, t)?;
-                let name = if self.names.is_source[task as usize] {
-                    "emit"
-                } else if replayed > 0 {
-                    "replay"
-                } else {
-                    "process"
-                };
-                let mut args = json!({ "records": records });
-                if replayed > 0 {
-                    args["replayed"] = json!(replayed);
-                }
-                let i = self.span(Group::Task(task), name.into(), t, until_ns, args);
-                self.state(task)?.last_step = Some(i);
-            }
+            } => self.step(t, task, records, replayed, until_ns)?,
             Timeline::BarrierRead { task, ch, id, kind } => {
                 self.resume(task, t)?;
                 let args = json!({
@@ -523,47 +508,15 @@ impl<'a> Timelines<'a> {
                 in_flight_bytes,
                 ack_at_ns,
             } => {
-                let snap = match self.state(task)?.snapshot.take() {
-                    Some(s) if s.id == id => s,
-                    other => {
-                        // Not the open snapshot (the world never does this):
-                        // leave that one open, draw this one from here.
-                        self.state(task)?.snapshot = other;
-                        let kind = BarrierKind::Aligned;
-                        OpenSnapshot { id, start: t, kind }
-                    }
-                };
-                // The span lasts until the ack reaches the coordinator
-                // (state written, ack RPC), or ends here if none was sent.
-                let outcome = match ack_at_ns {
-                    Some(_) => "acknowledged",
-                    None => "checkpoint had ended: no ack sent",
-                };
                 let done = Done {
                     ack_sent_ns: t,
                     state_bytes,
                     in_flight_bytes,
                     ack_at_ns,
                 };
-                let end = ack_at_ns.unwrap_or(t);
-                let i = self.snapshot_span(task, snap, end, outcome, Some(done));
-                if ack_at_ns.is_some() {
-                    self.state(task)?.acking.push(i);
-                }
+                self.snapshot_done(t, task, id, done)?;
             }
-            Timeline::Declined { task, id, reason } => {
-                let outcome = format!("declined ({})", reason_name(reason));
-                if let Some(start) = self.state(task)?.aligning.remove(&id) {
-                    self.alignment_span(task, id, start, t, &outcome);
-                }
-                // The world drops a pending snapshot of this or an older id.
-                let st = self.state(task)?;
-                if let Some(snap) = st.snapshot.take_if(|s| s.id <= id) {
-                    self.snapshot_span(task, snap, t, &outcome, None);
-                }
-                let args = json!({ "checkpoint": id, "reason": reason_name(reason) });
-                self.instant(Group::Task(task), format!("decline {id}"), t, args);
-            }
+            Timeline::Declined { task, id, reason } => self.declined(t, task, id, reason)?,
             Timeline::InputEnded { task } => {
                 self.resume(task, t)?;
                 self.instant(Group::Task(task), "end of input".into(), t, json!({}));
@@ -579,54 +532,142 @@ impl<'a> Timelines<'a> {
             Timeline::Failover {
                 ref reason,
                 job_failed,
-            } => {
-                let args = json!({ "reason": reason, "job_failed": job_failed });
-                self.instant(Group::Coordinator, "failover".into(), t, args);
-                if job_failed {
-                    let args = json!({ "reason": reason });
-                    self.instant(Group::Coordinator, "job failed".into(), t, args);
-                }
-                self.recovering = Some((t, reason.clone()));
-                for task in 0..self.tasks.len() as TaskId {
-                    if self.tasks[task as usize].down.is_none() {
-                        self.cut(task, t, "cancelled")?;
-                    }
-                    self.lose_acks(task, t)?;
-                }
-            }
+            } => self.failover(t, reason, job_failed)?,
             Timeline::Restart {
                 from,
                 restored_records,
-            } => {
-                let restored = match from {
-                    Some(id) => json!(id),
-                    None => json!("none (from scratch)"),
-                };
-                if let Some((since, reason)) = self.recovering.take() {
-                    let args = json!({
-                        "reason": reason,
-                        "restored_checkpoint": restored,
-                        "restored_in_flight_records": restored_records,
-                        "outcome": "restarted",
-                    });
-                    self.span(Group::Coordinator, "recovery".into(), since, t, args);
-                }
-                let args = json!({
-                    "restored_checkpoint": restored,
-                    "restored_in_flight_records": restored_records,
-                });
-                self.instant(Group::Coordinator, "restart".into(), t, args);
-                for st in &mut self.tasks {
-                    if let Some(d) = &mut st.down {
-                        d.restart_at.get_or_insert(t);
-                    }
-                }
-            }
+            } => self.restart(t, from, restored_records),
             Timeline::Triggered { id } => {
                 self.triggered.insert(id, t);
             }
         }
         Ok(())
+    }
+
+    /// A task step: a span of its busy period.
+    fn step(
+        &mut self,
+        t: u64,
+        task: TaskId,
+        records: u64,
+        replayed: u64,
+        until_ns: u64,
+    ) -> io::Result<()> {
+        self.resume(task, t)?;
+        let name = if self.names.is_source[task as usize] {
+            "emit"
+        } else if replayed > 0 {
+            "replay"
+        } else {
+            "process"
+        };
+        let mut args = json!({ "records": records });
+        if replayed > 0 {
+            args["replayed"] = json!(replayed);
+        }
+        let i = self.span(Group::Task(task), name.into(), t, until_ns, args);
+        self.state(task)?.last_step = Some(i);
+        Ok(())
+    }
+
+    /// A task's snapshot is written: its span ends when the ack arrives.
+    fn snapshot_done(
+        &mut self,
+        t: u64,
+        task: TaskId,
+        id: CheckpointId,
+        done: Done,
+    ) -> io::Result<()> {
+        let snap = match self.state(task)?.snapshot.take() {
+            Some(s) if s.id == id => s,
+            other => {
+                // Not the open snapshot (the world never does this):
+                // leave that one open, draw this one from here.
+                self.state(task)?.snapshot = other;
+                let kind = BarrierKind::Aligned;
+                OpenSnapshot { id, start: t, kind }
+            }
+        };
+        // The span lasts until the ack reaches the coordinator
+        // (state written, ack RPC), or ends here if none was sent.
+        let acked = done.ack_at_ns.is_some();
+        let outcome = match done.ack_at_ns {
+            Some(_) => "acknowledged",
+            None => "checkpoint had ended: no ack sent",
+        };
+        let end = done.ack_at_ns.unwrap_or(t);
+        let i = self.snapshot_span(task, snap, end, outcome, Some(done));
+        if acked {
+            self.state(task)?.acking.push(i);
+        }
+        Ok(())
+    }
+
+    /// A task declined a checkpoint: its alignment and snapshot end.
+    fn declined(
+        &mut self,
+        t: u64,
+        task: TaskId,
+        id: CheckpointId,
+        reason: AbortReason,
+    ) -> io::Result<()> {
+        let outcome = format!("declined ({})", reason_name(reason));
+        if let Some(start) = self.state(task)?.aligning.remove(&id) {
+            self.alignment_span(task, id, start, t, &outcome);
+        }
+        // The world drops a pending snapshot of this or an older id.
+        let st = self.state(task)?;
+        if let Some(snap) = st.snapshot.take_if(|s| s.id <= id) {
+            self.snapshot_span(task, snap, t, &outcome, None);
+        }
+        let args = json!({ "checkpoint": id, "reason": reason_name(reason) });
+        self.instant(Group::Task(task), format!("decline {id}"), t, args);
+        Ok(())
+    }
+
+    /// A global failover: every task still up is cut, acks in flight lost.
+    fn failover(&mut self, t: u64, reason: &str, job_failed: bool) -> io::Result<()> {
+        let args = json!({ "reason": reason, "job_failed": job_failed });
+        self.instant(Group::Coordinator, "failover".into(), t, args);
+        if job_failed {
+            let args = json!({ "reason": reason });
+            self.instant(Group::Coordinator, "job failed".into(), t, args);
+        }
+        self.recovering = Some((t, reason.to_string()));
+        for task in 0..self.tasks.len() as TaskId {
+            if self.tasks[task as usize].down.is_none() {
+                self.cut(task, t, "cancelled")?;
+            }
+            self.lose_acks(task, t)?;
+        }
+        Ok(())
+    }
+
+    /// Every task redeployed: the coordinator's recovery span ends.
+    fn restart(&mut self, t: u64, from: Option<CheckpointId>, restored_records: u64) {
+        let restored = match from {
+            Some(id) => json!(id),
+            None => json!("none (from scratch)"),
+        };
+        if let Some((since, reason)) = self.recovering.take() {
+            let args = json!({
+                "reason": reason,
+                "restored_checkpoint": restored,
+                "restored_in_flight_records": restored_records,
+                "outcome": "restarted",
+            });
+            self.span(Group::Coordinator, "recovery".into(), since, t, args);
+        }
+        let args = json!({
+            "restored_checkpoint": restored,
+            "restored_in_flight_records": restored_records,
+        });
+        self.instant(Group::Coordinator, "restart".into(), t, args);
+        for st in &mut self.tasks {
+            if let Some(d) = &mut st.down {
+                d.restart_at.get_or_insert(t);
+            }
+        }
     }
 
     /// The task does something after a restart: its recovery span ends.

@@ -194,6 +194,19 @@ pub(super) fn readme(
         }
         out.push('\n');
     }
+    search_section(&mut out, s);
+    catalogue_section(&mut out, s);
+    unpredicted_section(&mut out, s);
+    controls_section(&mut out, s);
+    let _ = writeln!(
+        out,
+        "Every run: [runs.csv](runs.csv), [runs.json](runs.json)."
+    );
+    out
+}
+
+/// What was searched, and per algorithm how its runs ended.
+fn search_section(out: &mut String, s: &Search) {
     let runs = s.spec.runs();
     let _ = writeln!(out, "## The search\n");
     let _ = writeln!(
@@ -228,6 +241,10 @@ pub(super) fn readme(
         );
     }
     out.push('\n');
+}
+
+/// The stalling shapes, each with an example and its replay command.
+fn catalogue_section(out: &mut String, s: &Search) {
     let shapes = s.shapes();
     let _ = writeln!(out, "## Catalogue of stalling shapes\n");
     if shapes.is_empty() {
@@ -276,6 +293,10 @@ pub(super) fn readme(
             );
         }
     }
+}
+
+/// The stalls `deadlock_risk` did not predict.
+fn unpredicted_section(out: &mut String, s: &Search) {
     let unpredicted = s.unpredicted();
     let _ = writeln!(out, "## Stalls `deadlock_risk` did not predict\n");
     if unpredicted.is_empty() {
@@ -293,6 +314,10 @@ pub(super) fn readme(
         }
         out.push('\n');
     }
+}
+
+/// Stalls of the control algorithm and panics: none expected.
+fn controls_section(out: &mut String, s: &Search) {
     let others: Vec<String> = s
         .cases
         .iter()
@@ -319,9 +344,4 @@ pub(super) fn readme(
         }
         out.push('\n');
     }
-    let _ = writeln!(
-        out,
-        "Every run: [runs.csv](runs.csv), [runs.json](runs.json)."
-    );
-    out
 }

@@ -81,32 +81,7 @@ impl Oracle {
         exempt: &[crate::model::Lineage],
     ) -> OutputDiff {
         let finished = below.is_some_and(|b| b.iter().all(|&o| o == u64::MAX));
-        let mut actual = vec![0u32; self.expected.len()];
-        let mut digest = MultisetDigest::default();
-        let mut strays = 0u64;
-        for r in run.store.committed().iter() {
-            let slot = self.sinks.iter().position(|&s| s == r.sink);
-            if slot.is_some_and(|slot| self.upsert[slot]) {
-                continue; // judged by its table (`compare_upsert`)
-            }
-            if self.unjudged.contains(&r.sink) {
-                continue;
-            }
-            match slot {
-                Some(slot)
-                    if (r.lineage.partition as usize) < self.partition_base.len()
-                        && self.partition_base[r.lineage.partition as usize]
-                            + (r.lineage.offset as usize)
-                            < self.partition_end(r.lineage.partition) =>
-                {
-                    actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
-                }
-                _ => strays += 1,
-            }
-            if !self.lineage_only.contains(&r.sink) {
-                digest.add(r.sink, r.key, r.value);
-            }
-        }
+        let (actual, digest, strays) = self.count_committed(run);
         let mut diff = OutputDiff {
             duplicates: strays,
             losses: 0,
@@ -161,44 +136,79 @@ impl Oracle {
             && (run.order_insensitive || self.replayed)
             && digest != self.digest
         {
-            // Only now collect and sort the values, to name the first
-            // difference.
-            let mut values: Vec<(u32, u64, i64)> = run
-                .store
-                .committed()
-                .iter()
-                .filter(|r| {
-                    let slot = self.sinks.iter().position(|&s| s == r.sink);
-                    !slot.is_some_and(|slot| self.upsert[slot])
-                        && !self.lineage_only.contains(&r.sink)
-                })
-                .map(|r| (r.sink, r.key, r.value))
-                .collect();
-            values.sort_unstable();
-            {
-                let first = match &self.values {
-                    Some(expected) => {
-                        let mut expected = expected.clone();
-                        expected.sort_unstable();
-                        values
-                            .iter()
-                            .zip(&expected)
-                            .find(|(a, b)| a != b)
-                            .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
-                            .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()))
-                    }
-                    None => format!("{} values committed, their digest differs", values.len()),
-                };
-                diff.duplicates += 1;
-                diff.losses += 1;
-                diff.violations.push(Violation {
-                    check: CheckId::ExactlyOnceOutput,
-                    time_ns: 0,
-                    message: format!("{VALUES_DIFFER}: {first}"),
-                });
-            }
+            let first = self.first_value_difference(run);
+            diff.duplicates += 1;
+            diff.losses += 1;
+            diff.violations.push(Violation {
+                check: CheckId::ExactlyOnceOutput,
+                time_ns: 0,
+                message: format!("{VALUES_DIFFER}: {first}"),
+            });
         }
         diff
+    }
+
+    /// The committed records counted per expected slot (a sink and a
+    /// source record), the digest of their values, and the strays: records
+    /// whose lineage no source record has. Upsert and unjudged sinks are
+    /// left out.
+    fn count_committed(&self, run: &RunOutput) -> (Vec<u32>, MultisetDigest, u64) {
+        let mut actual = vec![0u32; self.expected.len()];
+        let mut digest = MultisetDigest::default();
+        let mut strays = 0u64;
+        for r in run.store.committed().iter() {
+            let slot = self.sinks.iter().position(|&s| s == r.sink);
+            if slot.is_some_and(|slot| self.upsert[slot]) {
+                continue; // judged by its table (`compare_upsert`)
+            }
+            if self.unjudged.contains(&r.sink) {
+                continue;
+            }
+            match slot {
+                Some(slot)
+                    if (r.lineage.partition as usize) < self.partition_base.len()
+                        && self.partition_base[r.lineage.partition as usize]
+                            + (r.lineage.offset as usize)
+                            < self.partition_end(r.lineage.partition) =>
+                {
+                    actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+                }
+                _ => strays += 1,
+            }
+            if !self.lineage_only.contains(&r.sink) {
+                digest.add(r.sink, r.key, r.value);
+            }
+        }
+        (actual, digest, strays)
+    }
+
+    /// Only when the digests differ are the values collected and sorted, to
+    /// name the first difference.
+    fn first_value_difference(&self, run: &RunOutput) -> String {
+        let mut values: Vec<(u32, u64, i64)> = run
+            .store
+            .committed()
+            .iter()
+            .filter(|r| {
+                let slot = self.sinks.iter().position(|&s| s == r.sink);
+                !slot.is_some_and(|slot| self.upsert[slot]) && !self.lineage_only.contains(&r.sink)
+            })
+            .map(|r| (r.sink, r.key, r.value))
+            .collect();
+        values.sort_unstable();
+        match &self.values {
+            Some(expected) => {
+                let mut expected = expected.clone();
+                expected.sort_unstable();
+                values
+                    .iter()
+                    .zip(&expected)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
+                    .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()))
+            }
+            None => format!("{} values committed, their digest differs", values.len()),
+        }
     }
 
     fn lineage_of(&self, flat: usize) -> crate::model::Lineage {

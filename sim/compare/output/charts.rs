@@ -159,14 +159,7 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
         chart(
             "checkpoint-duration.svg",
             "Checkpoint duration",
-            vec![Panel::Box(BoxPanel {
-                title: "Checkpoint duration (per completed checkpoint, all seeds)".to_string(),
-                y_desc: "ms".to_string(),
-                boxes: groups
-                    .iter()
-                    .map(|(a, g)| (a.clone(), stat(*g, "checkpoint_duration_ms")))
-                    .collect(),
-            })],
+            vec![duration_boxes(&groups)],
             vec![
                 ("box: p50 to p99", Key::Light),
                 ("black bar: p50", Key::Text),
@@ -234,6 +227,19 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
             vec![("p50 / median", Key::Solid), ("p99", Key::Light)],
         ),
     ]
+}
+
+/// Checkpoint durations per algorithm, as boxes over every completed
+/// checkpoint of every seed.
+fn duration_boxes(groups: &[(String, Option<&Group>)]) -> Panel {
+    Panel::Box(BoxPanel {
+        title: "Checkpoint duration (per completed checkpoint, all seeds)".to_string(),
+        y_desc: "ms".to_string(),
+        boxes: groups
+            .iter()
+            .map(|(a, g)| (a.clone(), stat(*g, "checkpoint_duration_ms")))
+            .collect(),
+    })
 }
 
 fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {

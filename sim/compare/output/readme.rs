@@ -26,6 +26,41 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
     line("");
     line("## What was run");
     line("");
+    what_was_run(c).iter().for_each(|l| line(l));
+    line("");
+    line("## Results");
+    line("");
+    results_table(c).iter().for_each(|l| line(l));
+    failed_runs(c).iter().for_each(|l| line(l));
+    if !charts.is_empty() {
+        line("## Charts");
+        line("");
+        for (title, file) in charts {
+            line(&format!("![{title}]({file})"));
+            line("");
+        }
+    }
+    line("## Reading");
+    line("");
+    for l in reading(c) {
+        line(&l);
+    }
+    if let Some(notes) = notes {
+        line("");
+        line("## Notes");
+        line("");
+        out.push_str(notes);
+        if !notes.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The "What was run" list: scenario, algorithms, seeds, axis, runs.
+fn what_was_run(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = |s: &str| out.push(s.to_string());
     line(&format!("- Scenario: `{}`", c.scenario));
     line(&format!("- Algorithms: {}", c.algorithms.join(", ")));
     line(&format!(
@@ -57,9 +92,13 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
             failed - panicked
         ));
     }
-    line("");
-    line("## Results");
-    line("");
+    out
+}
+
+/// The results table and the metrics' meanings.
+fn results_table(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = |s: &str| out.push(s.to_string());
     let (header, rows) = results(c);
     let cells = |row: &[String]| row.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ");
     let header: Vec<String> = header
@@ -86,6 +125,13 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
         line(&format!("- `{key}`: {description}"));
     }
     line("");
+    out
+}
+
+/// The failed runs, each with its replay line; nothing if none failed.
+fn failed_runs(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = |s: &str| out.push(s.to_string());
     let failures: Vec<_> = c.runs.iter().filter(|r| !r.passed).collect();
     if !failures.is_empty() {
         line("## Failed runs");
@@ -113,28 +159,6 @@ pub(super) fn readme(c: &Comparison, charts: &[(String, String)], notes: Option<
             }
         }
         line("");
-    }
-    if !charts.is_empty() {
-        line("## Charts");
-        line("");
-        for (title, file) in charts {
-            line(&format!("![{title}]({file})"));
-            line("");
-        }
-    }
-    line("## Reading");
-    line("");
-    for l in reading(c) {
-        line(&l);
-    }
-    if let Some(notes) = notes {
-        line("");
-        line("## Notes");
-        line("");
-        out.push_str(notes);
-        if !notes.ends_with('\n') {
-            out.push('\n');
-        }
     }
     out
 }
