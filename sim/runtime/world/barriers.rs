@@ -9,7 +9,7 @@ use crate::model::kinds::{Role, SinkRole};
 impl World<'_> {
     pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
         let ti = t as usize;
-        let late = self.cfg.mutants.has(Mutant::UnalignedLateSnapshot);
+        let late = self.plan.cfg.mutants.has(Mutant::UnalignedLateSnapshot);
         // Mutant: a snapshot put off until the capture has started.
         let mut deferred: Option<Barrier> = None;
         for a in actions.drain(..) {
@@ -17,11 +17,11 @@ impl World<'_> {
             | HandlerAction::Unblock(i)
             | HandlerAction::CaptureInput(_, i) = a
             {
-                if i as usize >= self.exec.tasks[ti].inputs.len() {
+                if i as usize >= self.plan.exec.tasks[ti].inputs.len() {
                     // A handler naming an input the task does not have: a
                     // bug of the algorithm under test, not of the simulator.
-                    let name = self.exec.tasks[ti].name.clone();
-                    let n = self.exec.tasks[ti].inputs.len();
+                    let name = self.plan.exec.tasks[ti].name.clone();
+                    let n = self.plan.exec.tasks[ti].inputs.len();
                     self.violation(
                         CheckId::Protocol,
                         format!("the barrier handler of task {name} asked for {a:?}, but the task has {n} inputs"),
@@ -38,41 +38,44 @@ impl World<'_> {
             match a {
                 HandlerAction::Block(i) => {
                     self.take_blocking_barrier(t, i);
-                    self.tasks[ti].blocked[i as usize] = true;
+                    self.tasks.list[ti].blocked[i as usize] = true;
                 }
                 HandlerAction::Unblock(i) => {
                     self.take_blocking_barrier(t, i);
-                    self.tasks[ti].blocked[i as usize] = false;
-                    if self.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
-                        && self.tasks[ti].needs_resume[i as usize]
+                    self.tasks.list[ti].blocked[i as usize] = false;
+                    if self.plan.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
+                        && self.tasks.list[ti].needs_resume[i as usize]
                     {
                         // Mutant: an ignored (obsolete) barrier does not
                         // release the channel it blocked at its sender.
                         fired(Mutant::ObsoleteBarrierNoResume);
-                        self.tasks[ti].needs_resume[i as usize] = false;
+                        self.tasks.list[ti].needs_resume[i as usize] = false;
                     } else {
                         self.resume_input(t, i);
                     }
                 }
                 HandlerAction::UnblockAll => {
-                    self.tasks[ti].blocked.iter_mut().for_each(|b| *b = false);
-                    for i in 0..self.tasks[ti].needs_resume.len() as u32 {
+                    self.tasks.list[ti]
+                        .blocked
+                        .iter_mut()
+                        .for_each(|b| *b = false);
+                    for i in 0..self.tasks.list[ti].needs_resume.len() as u32 {
                         self.resume_input(t, i);
                     }
                 }
                 HandlerAction::AlignmentStart(id) => {
                     self.crash_trigger(TriggerEvent::Alignment, Some(t), id);
-                    self.tasks[ti].started.insert(id);
+                    self.tasks.list[ti].started.insert(id);
                     self.mark(|| Timeline::AlignmentStart { task: t, id });
-                    self.tasks[ti].alignment_start = Some((id, self.net.now));
-                    self.tasks[ti].last_alignment_ns = 0;
-                    if self.tasks[ti].blocked.len() > 1 {
-                        self.counters.alignments += 1;
+                    self.tasks.list[ti].alignment_start = Some((id, self.net.now));
+                    self.tasks.list[ti].last_alignment_ns = 0;
+                    if self.tasks.list[ti].blocked.len() > 1 {
+                        self.rec.counters.alignments += 1;
                     }
                 }
                 HandlerAction::AlignmentEnd(id) => {
                     self.mark(|| Timeline::AlignmentEnd { task: t, id });
-                    let task = &mut self.tasks[ti];
+                    let task = &mut self.tasks.list[ti];
                     task.last_alignment_ns = match task.alignment_start {
                         Some((sid, start)) if sid == id => self.net.now.since(start).0,
                         _ => 0,
@@ -80,9 +83,9 @@ impl World<'_> {
                 }
                 HandlerAction::Checkpoint(b) => {
                     if b.kind == BarrierKind::Unaligned
-                        && self.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
+                        && self.plan.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
                     {
-                        self.counters.switched_to_unaligned += 1;
+                        self.rec.counters.switched_to_unaligned += 1;
                     }
                     if late && b.kind == BarrierKind::Unaligned {
                         deferred = Some(b);
@@ -91,7 +94,7 @@ impl World<'_> {
                     }
                 }
                 HandlerAction::CaptureInput(id, i) => {
-                    let ch = self.exec.tasks[ti].inputs[i as usize];
+                    let ch = self.plan.exec.tasks[ti].inputs[i as usize];
                     self.net.start_capture(ch, id);
                 }
                 HandlerAction::AllBarriers(id) => self.all_barriers(t, id),
@@ -105,16 +108,16 @@ impl World<'_> {
                         id,
                         reason,
                     });
-                    for i in 0..self.exec.tasks[ti].inputs.len() {
-                        let ch = self.exec.tasks[ti].inputs[i];
+                    for i in 0..self.plan.exec.tasks[ti].inputs.len() {
+                        let ch = self.plan.exec.tasks[ti].inputs[i];
                         self.net.drop_capture(ch, id);
                     }
-                    if self.tasks[ti]
+                    if self.tasks.list[ti]
                         .pending_ack
                         .as_ref()
                         .is_some_and(|p| p.id <= id)
                     {
-                        self.tasks[ti].pending_ack = None;
+                        self.tasks.list[ti].pending_ack = None;
                     }
                     self.decline(t, id, reason);
                 }
@@ -125,9 +128,14 @@ impl World<'_> {
             self.late_snapshot(t, b);
         }
         // Mutant: acknowledge at the first barrier, captures still open.
-        if self.cfg.mutants.has(Mutant::UnalignedAckAtFirstBarrier) {
-            if let Some(p) = &self.tasks[ti].pending_ack {
-                if p.waiting_barriers && !self.tasks[ti].is_source {
+        if self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::UnalignedAckAtFirstBarrier)
+        {
+            if let Some(p) = &self.tasks.list[ti].pending_ack {
+                if p.waiting_barriers && !self.tasks.list[ti].is_source {
                     fired(Mutant::UnalignedAckAtFirstBarrier);
                     let id = p.id;
                     self.all_barriers(t, id);
@@ -140,7 +148,7 @@ impl World<'_> {
     /// after the channel capture started, then snapshot.
     pub(super) fn late_snapshot(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
-        let inputs = &self.exec.tasks[ti].inputs;
+        let inputs = &self.plan.exec.tasks[ti].inputs;
         let next = inputs.iter().position(|&ch| {
             matches!(
                 self.net.channels[ch as usize].in_queue.front(),
@@ -151,13 +159,13 @@ impl World<'_> {
             let ch = inputs[i];
             if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
                 fired(Mutant::UnalignedLateSnapshot);
-                let head = self.tasks[ti].members[0].inst;
-                self.schedule.read(head, i as u32, buf.len() as u64);
-                let from = self.exec.channels[ch as usize].from_op.0;
+                let head = self.tasks.list[ti].members[0].inst;
+                self.rec.schedule.read(head, i as u32, buf.len() as u64);
+                let from = self.plan.exec.channels[ch as usize].from_op.0;
                 for &r in &buf {
                     self.process_record(t, from, r);
                 }
-                self.counters.records_processed += buf.len() as u64;
+                self.rec.counters.records_processed += buf.len() as u64;
                 self.net.recycle(buf);
             }
         }
@@ -167,10 +175,10 @@ impl World<'_> {
     /// The kind of barrier this task forwards for a checkpoint whose barrier
     /// arrived as `b` (before per-edge forced alignment).
     pub(super) fn out_kind(&self, b: Barrier) -> BarrierKind {
-        if self.savepoints.contains_key(&b.id) {
+        if self.sp.by_id.contains_key(&b.id) {
             return BarrierKind::Aligned; // savepoints are never unaligned
         }
-        match self.cfg.algorithm.info().first_barrier {
+        match self.plan.cfg.algorithm.info().first_barrier {
             BarrierKind::Unaligned => BarrierKind::Unaligned,
             // A timeoutable checkpoint that went unaligned stays so.
             BarrierKind::Timeoutable if b.kind == BarrierKind::Unaligned => BarrierKind::Unaligned,
@@ -186,32 +194,32 @@ impl World<'_> {
     /// [`World::maybe_ack`] once every input delivered the barrier.
     pub(super) fn checkpoint(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
-        if b.id <= self.tasks[ti].last_checkpoint {
+        if b.id <= self.tasks.list[ti].last_checkpoint {
             return; // out of order (aborted previously?)
         }
-        self.tasks[ti].started.insert(b.id);
-        if self.tasks[ti].aborted.remove(&b.id) {
+        self.tasks.list[ti].started.insert(b.id);
+        if self.tasks.list[ti].aborted.remove(&b.id) {
             // The coordinator already aborted it: cancel downstream instead.
-            self.counters.aborted_checkpoints_skipped += 1;
+            self.rec.counters.aborted_checkpoints_skipped += 1;
             self.broadcast_cancel(t, b.id, CancelCause::Skipped);
             return;
         }
-        self.tasks[ti].last_checkpoint = b.id;
+        self.tasks.list[ti].last_checkpoint = b.id;
         self.crash_trigger(TriggerEvent::Snapshot, Some(t), b.id);
         if !self.stop_the_world() {
-            self.tasks[ti].closed.insert(b.id);
+            self.tasks.list[ti].closed.insert(b.id);
         }
-        if b.id <= self.tasks[ti].snapshotted {
-            let name = self.exec.tasks[ti].name.clone();
+        if b.id <= self.tasks.list[ti].snapshotted {
+            let name = self.plan.exec.tasks[ti].name.clone();
             self.violation(
                 CheckId::Protocol,
                 format!(
                     "task {name} snapshotted checkpoint {} after checkpoint {}",
-                    b.id, self.tasks[ti].snapshotted
+                    b.id, self.tasks.list[ti].snapshotted
                 ),
             );
         }
-        self.tasks[ti].snapshotted = b.id;
+        self.tasks.list[ti].snapshotted = b.id;
         // Flink's `checkpointState`: `prepareSnapshotPreBarrier` (what it
         // emits goes ahead of the barrier), the barrier forwarded, then every
         // operator's snapshot. Stop-the-world ran the hooks at its drain
@@ -219,19 +227,19 @@ impl World<'_> {
         if !self.stop_the_world() {
             self.pre_barrier(t, b.id);
         }
-        self.store.precommit_scope = Some(b.id);
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        self.tasks.store.precommit_scope = Some(b.id);
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
-        let info = &self.exec.tasks[ti];
+        let info = &self.plan.exec.tasks[ti];
         let cut = Cut {
             inputs: info
                 .inputs
                 .iter()
                 .map(|&ch| (ch, self.net.channels[ch as usize].received))
                 .collect(),
-            outputs: self.task_outputs[ti]
+            outputs: self.plan.task_outputs[ti]
                 .iter()
                 .map(|&ch| (ch, self.net.channels[ch as usize].sent))
                 .collect(),
@@ -241,12 +249,12 @@ impl World<'_> {
         // Stop-the-world forwards nothing: the drain markers went first.
         if !self.stop_the_world() {
             let kind = self.out_kind(b);
-            for j in 0..self.task_outputs[ti].len() {
-                let ch = self.task_outputs[ti][j];
-                let kind = if self.tasks[ti].out_uc[j] {
+            for j in 0..self.plan.task_outputs[ti].len() {
+                let ch = self.plan.task_outputs[ti][j];
+                let kind = if self.tasks.list[ti].out_uc[j] {
                     kind
                 } else if kind != BarrierKind::Aligned
-                    && self.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
+                    && self.plan.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
                 {
                     fired(Mutant::PriorityOnForcedEdge);
                     kind
@@ -284,10 +292,10 @@ impl World<'_> {
         }
         let (states, log_pos) = self.snapshot_members(t, b.id);
         self.reader_snapshotted(t, b.id);
-        self.store.precommit_scope = None;
+        self.tasks.store.precommit_scope = None;
         snapshot.states = states;
         snapshot.log_pos = log_pos;
-        self.counters.snapshots += 1;
+        self.rec.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace
         self.mark(|| Timeline::Snapshot {
             task: t,
@@ -298,18 +306,18 @@ impl World<'_> {
         if self.net.sched[ti].held_barriers > 0 {
             let at = b
                 .timestamp
-                .plus(self.scenario.checkpoint.alignment_timeout)
+                .plus(self.plan.scenario.checkpoint.alignment_timeout)
                 .max(self.net.now);
             self.net
                 .schedule(at, Ev::OutputTimeout { task: t, id: b.id });
         }
-        let task = &self.tasks[ti];
+        let task = &self.tasks.list[ti];
         let start = task
             .alignment_start
             .filter(|(id, _)| *id == b.id)
             .map(|(_, s)| s)
             .unwrap_or(self.net.now);
-        self.tasks[ti].pending_ack = Some(PartialAck {
+        self.tasks.list[ti].pending_ack = Some(PartialAck {
             id: b.id,
             snapshot,
             cut,
@@ -331,15 +339,15 @@ impl World<'_> {
         t: TaskId,
         id: CheckpointId,
     ) -> (Vec<Vec<u8>>, Vec<crate::runtime::schedule::LogPos>) {
-        let members = self.tasks[t as usize].members.len();
+        let members = self.tasks.list[t as usize].members.len();
         let mut states = vec![Vec::new(); members];
         let mut log_pos = Vec::with_capacity(members);
         for m in (0..members).rev() {
             let (member, mut ctx) = self.ctx_parts(t, m);
             states[m] = member.op.snapshot(id, &mut ctx);
             let inst = member.inst;
-            self.schedule.push(inst, Step::Snapshot(id));
-            log_pos.push(self.schedule.pos(inst));
+            self.rec.schedule.push(inst, Step::Snapshot(id));
+            log_pos.push(self.rec.schedule.pos(inst));
             self.emit_from(t, m);
         }
         log_pos.reverse();
@@ -349,9 +357,12 @@ impl World<'_> {
     /// Every input delivered the barrier: close the input channel state.
     pub(super) fn all_barriers(&mut self, t: TaskId, id: CheckpointId) {
         let ti = t as usize;
-        let drop_inflight = self.cfg.mutants.has(Mutant::UnalignedDropInflight);
-        let pending = self.tasks[ti].pending_ack.as_mut().filter(|p| p.id == id);
-        let inputs = &self.exec.tasks[ti].inputs;
+        let drop_inflight = self.plan.cfg.mutants.has(Mutant::UnalignedDropInflight);
+        let pending = self.tasks.list[ti]
+            .pending_ack
+            .as_mut()
+            .filter(|p| p.id == id);
+        let inputs = &self.plan.exec.tasks[ti].inputs;
         match pending {
             Some(p) => {
                 for &ch in inputs {
@@ -372,12 +383,12 @@ impl World<'_> {
                     }
                 }
                 p.waiting_barriers = false;
-                let task = &self.tasks[ti];
+                let task = &self.tasks.list[ti];
                 let alignment = match task.alignment_start {
                     Some((sid, _)) if sid == id => task.last_alignment_ns,
                     _ => 0,
                 };
-                if let Some(p) = self.tasks[ti].pending_ack.as_mut() {
+                if let Some(p) = self.tasks.list[ti].pending_ack.as_mut() {
                     p.alignment_ns = alignment;
                 }
                 self.maybe_ack(t);
@@ -396,11 +407,11 @@ impl World<'_> {
     /// written.
     pub(super) fn maybe_ack(&mut self, t: TaskId) {
         let ti = t as usize;
-        match &self.tasks[ti].pending_ack {
+        match &self.tasks.list[ti].pending_ack {
             Some(p) if !p.waiting_barriers && self.net.sched[ti].held_barriers == 0 => {}
             _ => return,
         }
-        let Some(p) = self.tasks[ti].pending_ack.take() else {
+        let Some(p) = self.tasks.list[ti].pending_ack.take() else {
             return;
         };
         if self.uses_channel_files(p.id) {
@@ -409,9 +420,13 @@ impl World<'_> {
         }
         let state = p.snapshot.state_bytes();
         let now = self.net.now;
-        let s = &self.scenario;
+        let s = &self.plan.scenario;
         let durable = writes_done(s, now, p.snapshot_at, state, &p.writes, true);
-        let early = self.cfg.mutants.has(Mutant::AckBeforeChannelStateWritten);
+        let early = self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::AckBeforeChannelStateWritten);
         let written = match early {
             true => writes_done(s, now, p.snapshot_at, state, &p.writes, false),
             false => durable,
@@ -445,7 +460,7 @@ impl World<'_> {
             durable_at: durable,
         };
         let now = self.net.now;
-        let s = &self.scenario;
+        let s = &self.plan.scenario;
         let in_flight_bytes = ack.snapshot.in_flight_bytes();
         let max = s.checkpoint.max_state_size;
         let too_large =
@@ -465,7 +480,7 @@ impl World<'_> {
                 },
             );
         } else if self.coord.record_ack(id, t, ack) {
-            let rpc = self.scenario.checkpoint.rpc_latency;
+            let rpc = self.plan.scenario.checkpoint.rpc_latency;
             let delay = SimDuration(written.since(now).0.saturating_add(rpc.0));
             let at = self.schedule_ack(t, id, delay);
             ack_at_ns = Some(at.0);
@@ -484,27 +499,31 @@ impl World<'_> {
     /// overtake becomes output channel state.
     pub(super) fn output_timeout(&mut self, t: TaskId, id: CheckpointId) {
         let ti = t as usize;
-        if self.tasks[ti].status != Status::Running {
+        if self.tasks.list[ti].status != Status::Running {
             return;
         }
-        if self.tasks[ti]
+        if self.tasks.list[ti]
             .pending_ack
             .as_ref()
             .is_none_or(|p| p.id != id)
         {
             return;
         }
-        for j in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][j];
+        for j in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][j];
             let Some(cap) = self.net.prioritize_queued_barrier(ch, id) else {
                 continue;
             };
-            self.counters.output_barriers_prioritized += 1;
-            let drop = self.cfg.mutants.has(Mutant::OutputTimeoutDropsOvertaken);
+            self.rec.counters.output_barriers_prioritized += 1;
+            let drop = self
+                .plan
+                .cfg
+                .mutants
+                .has(Mutant::OutputTimeoutDropsOvertaken);
             if drop && !cap.records.is_empty() {
                 fired(Mutant::OutputTimeoutDropsOvertaken);
             }
-            if let Some(p) = self.tasks[ti].pending_ack.as_mut().filter(|_| !drop) {
+            if let Some(p) = self.tasks.list[ti].pending_ack.as_mut().filter(|_| !drop) {
                 if !cap.records.is_empty() || cap.gap {
                     p.writes.extend_from_slice(&cap.writes);
                     p.snapshot.outputs.push(ChannelState {
@@ -524,15 +543,15 @@ impl World<'_> {
     /// first (Flink's `OperatorChain.prepareSnapshotPreBarrier`); what each
     /// emits goes through the chain and out before the barrier.
     pub(super) fn pre_barrier(&mut self, t: TaskId, id: CheckpointId) {
-        self.store.precommit_scope = Some(id);
-        for m in 0..self.tasks[t as usize].members.len() {
-            let inst = self.tasks[t as usize].members[m].inst;
-            self.schedule.push(inst, Step::PreBarrier(id));
+        self.tasks.store.precommit_scope = Some(id);
+        for m in 0..self.tasks.list[t as usize].members.len() {
+            let inst = self.tasks.list[t as usize].members[m].inst;
+            self.rec.schedule.push(inst, Step::PreBarrier(id));
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.prepare_snapshot_pre_barrier(id, &mut ctx);
             self.emit_from(t, m);
         }
-        self.store.precommit_scope = None;
+        self.tasks.store.precommit_scope = None;
     }
 
     /// `stop-the-world`: everything upstream of this task is drained; pass
@@ -541,38 +560,40 @@ impl World<'_> {
     pub(super) fn forward_drain_marker(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
         self.pre_barrier(t, b.id);
-        self.tasks[ti].started.insert(b.id);
-        self.tasks[ti].closed.insert(b.id);
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        self.tasks.list[ti].started.insert(b.id);
+        self.tasks.list[ti].closed.insert(b.id);
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             self.net.send_event(ch, Msg::Barrier(b), false);
         }
-        if self.task_outputs[ti].is_empty() {
-            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        if self.plan.task_outputs[ti].is_empty() {
+            let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
             self.net.schedule(at, Ev::Drained { task: t, id: b.id });
         }
     }
 
     pub(super) fn broadcast_cancel(&mut self, t: TaskId, id: CheckpointId, cause: CancelCause) {
-        if self.cfg.mutants.has(Mutant::SkipCancelMarker) {
-            if !self.task_outputs[t as usize].is_empty() {
+        if self.plan.cfg.mutants.has(Mutant::SkipCancelMarker) {
+            if !self.plan.task_outputs[t as usize].is_empty() {
                 fired(Mutant::SkipCancelMarker);
             }
             return;
         }
         let ti = t as usize;
-        self.tasks[ti].closed.insert(id);
-        if !self.tasks[ti].cancel_sent.insert((id, cause)) && !self.task_outputs[ti].is_empty() {
-            let name = self.exec.tasks[ti].name.clone();
+        self.tasks.list[ti].closed.insert(id);
+        if !self.tasks.list[ti].cancel_sent.insert((id, cause))
+            && !self.plan.task_outputs[ti].is_empty()
+        {
+            let name = self.plan.exec.tasks[ti].name.clone();
             self.violation(
                 CheckId::Protocol,
                 format!("task {name} sent a second cancellation marker for checkpoint {id} on each output"),
             );
         }
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             self.net.send_event(ch, Msg::Cancel(id), false);
-            self.counters.cancel_markers_sent += 1;
+            self.rec.counters.cancel_markers_sent += 1;
         }
     }
 
@@ -589,40 +610,44 @@ impl World<'_> {
     /// Chandy–Lamport, may still have them in flight); a writer commits
     /// nothing itself.
     pub(super) fn check_commit_timeliness(&mut self, t: TaskId, m: usize, id: CheckpointId) {
-        let index = self.tasks[t as usize].members[m].index;
-        let kind = &self.scenario.operators[index as usize].kind;
+        let index = self.tasks.list[t as usize].members[m].index;
+        let kind = &self.plan.scenario.operators[index as usize].kind;
         let owners: Vec<(u32, u32, u32)> = match kind.role() {
             Role::Sink(SinkRole::Writer) => return,
             Role::Committer => {
-                let Some(e) = self.scenario.edges.iter().find(|e| e.to.0 == index) else {
+                let Some(e) = self.plan.scenario.edges.iter().find(|e| e.to.0 == index) else {
                     return;
                 };
-                if m == 0 && self.exec.tasks[t as usize].inputs.len() != 1 {
+                if m == 0 && self.plan.exec.tasks[t as usize].inputs.len() != 1 {
                     return;
                 }
-                let (writer, subtask) = (e.from, self.tasks[t as usize].subtask);
-                let writers = self.scenario.op(writer).parallelism;
-                let p = self.scenario.operators[index as usize].parallelism;
+                let (writer, subtask) = (e.from, self.tasks.list[t as usize].subtask);
+                let writers = self.plan.scenario.op(writer).parallelism;
+                let p = self.plan.scenario.operators[index as usize].parallelism;
                 crate::model::sinkv2::served_writers(subtask, p, writers)
                     .into_iter()
                     .map(|s| {
-                        let wt = self.exec.task_of(writer, s) as usize;
-                        (writer.0, s, self.tasks[wt].deploy_attempt)
+                        let wt = self.plan.exec.task_of(writer, s) as usize;
+                        (writer.0, s, self.tasks.list[wt].deploy_attempt)
                     })
                     .collect()
             }
             Role::Sink(_) => {
-                let task = &self.tasks[t as usize];
+                let task = &self.tasks.list[t as usize];
                 vec![(index, task.subtask, task.deploy_attempt)]
             }
             _ => return,
         };
         let mut late = Vec::new();
         for (op, subtask, attempt) in owners {
-            late.extend(self.store.precommitted_up_to(op, subtask, attempt, id));
+            late.extend(
+                self.tasks
+                    .store
+                    .precommitted_up_to(op, subtask, attempt, id),
+            );
         }
         if let Some((txn, cp)) = late.first() {
-            let name = self.exec.tasks[t as usize].name.clone();
+            let name = self.plan.exec.tasks[t as usize].name.clone();
             let more = match late.len() {
                 1 => String::new(),
                 n => format!(" (and {} more)", n - 1),
@@ -639,7 +664,7 @@ impl World<'_> {
     /// The handler aborted a checkpoint: decline it and cancel downstream.
     pub(super) fn decline(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
         self.decline_once(t, id, reason);
-        if self.cfg.mutants.has(Mutant::DeclineTwice) {
+        if self.plan.cfg.mutants.has(Mutant::DeclineTwice) {
             // Mutant: the abort happens twice.
             fired(Mutant::DeclineTwice);
             self.decline_once(t, id, reason);
@@ -647,14 +672,14 @@ impl World<'_> {
     }
 
     pub(super) fn decline_once(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
-        if !self.tasks[t as usize].declined.insert(id) {
-            let name = self.exec.tasks[t as usize].name.clone();
+        if !self.tasks.list[t as usize].declined.insert(id) {
+            let name = self.plan.exec.tasks[t as usize].name.clone();
             self.violation(
                 CheckId::Protocol,
                 format!("task {name} declined checkpoint {id} twice"),
             );
         }
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         self.net.schedule(
             at,
             Ev::Decline {
@@ -667,25 +692,25 @@ impl World<'_> {
     }
 
     pub(super) fn trigger_source(&mut self, t: TaskId, b: Barrier) {
-        if self.tasks[t as usize].status != Status::Running {
+        if self.tasks.list[t as usize].status != Status::Running {
             return;
         }
-        if let Some(sp) = self.savepoints.get(&b.id).filter(|sp| sp.stop) {
+        if let Some(sp) = self.sp.by_id.get(&b.id).filter(|sp| sp.stop) {
             // Stop-with-savepoint: the source emits nothing after this
             // barrier; with drain it ends its input first, so every
             // operator downstream flushes before the barrier reaches it.
             let drain = sp.drain;
-            self.tasks[t as usize].stopped = true;
+            self.tasks.list[t as usize].stopped = true;
             if drain {
                 self.end_of_input(t);
             }
         }
-        self.tasks[t as usize].alignment_start = Some((b.id, self.net.now));
-        self.tasks[t as usize].last_alignment_ns = 0;
+        self.tasks.list[t as usize].alignment_start = Some((b.id, self.net.now));
+        self.tasks.list[t as usize].last_alignment_ns = 0;
         if self.stop_the_world() {
             // Pause, and send the drain marker behind the last records.
-            self.counters.sources_paused += 1;
-            self.tasks[t as usize].paused = Some(b.id);
+            self.rec.counters.sources_paused += 1;
+            self.tasks.list[t as usize].paused = Some(b.id);
             self.forward_drain_marker(t, b);
             return;
         }
@@ -696,7 +721,7 @@ impl World<'_> {
     /// `stop-the-world`: a paused source resumes once its checkpoint is
     /// complete or aborted.
     pub(super) fn resume_source(&mut self, t: TaskId, id: CheckpointId) {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks.list[t as usize];
         if task.paused.is_some_and(|p| id >= p) {
             task.paused = None;
             self.net.poke(t);
@@ -705,33 +730,33 @@ impl World<'_> {
 
     pub(super) fn notify_complete(&mut self, t: TaskId, id: CheckpointId) {
         let ti = t as usize;
-        if self.tasks[ti].status != Status::Running {
+        if self.tasks.list[ti].status != Status::Running {
             return;
         }
-        if id <= self.tasks[ti].last_notified {
-            self.counters.notifications_ignored += 1;
+        if id <= self.tasks.list[ti].last_notified {
+            self.rec.counters.notifications_ignored += 1;
             return;
         }
         self.crash_trigger(TriggerEvent::Notify, Some(t), id);
         if self.coord.aborted_ids.contains(&id) {
-            let name = self.exec.tasks[ti].name.clone();
+            let name = self.plan.exec.tasks[ti].name.clone();
             self.violation(
                 CheckId::Protocol,
                 format!("task {name} notified complete for aborted checkpoint {id}"),
             );
         }
         self.note_catch_up(t, id);
-        self.tasks[ti].last_notified = id;
+        self.tasks.list[ti].last_notified = id;
         self.resume_source(t, id);
         // Every operator of the chain, tail first (Flink's
         // `OperatorChain.notifyCheckpointComplete`).
-        for m in (0..self.tasks[ti].members.len()).rev() {
-            if m > 0 && self.cfg.mutants.has(Mutant::ChainNotifiesHeadOnly) {
+        for m in (0..self.tasks.list[ti].members.len()).rev() {
+            if m > 0 && self.plan.cfg.mutants.has(Mutant::ChainNotifiesHeadOnly) {
                 fired(Mutant::ChainNotifiesHeadOnly);
                 continue;
             }
-            let inst = self.tasks[ti].members[m].inst;
-            self.schedule.push(inst, Step::Complete(id));
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::Complete(id));
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.notify_checkpoint_complete(id, &mut ctx);
             self.check_commit_timeliness(t, m, id);
@@ -742,13 +767,13 @@ impl World<'_> {
             true => self.local_finished_by(t, id),
             false => self.coord.final_id.is_some_and(|f| id >= f),
         };
-        let task = &mut self.tasks[ti];
+        let task = &mut self.tasks.list[ti];
         if finished {
             task.status = Status::Finished;
             self.net.sched[ti].alive = false;
             self.mark(|| Timeline::Finished { task: t });
-            if self.tasks.iter().all(|t| t.status == Status::Finished) {
-                self.job = JobStatus::Finished;
+            if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+                self.job.status = JobStatus::Finished;
             }
         }
     }
@@ -760,27 +785,27 @@ impl World<'_> {
         latest_completed: CheckpointId,
     ) {
         let ti = t as usize;
-        if self.tasks[ti].status != Status::Running {
+        if self.tasks.list[ti].status != Status::Running {
             return;
         }
         // Flink's catch-up: an abort carries the latest completed id.
-        if latest_completed > self.tasks[ti].last_notified {
+        if latest_completed > self.tasks.list[ti].last_notified {
             self.note_abort_catch_up(t, latest_completed);
             self.notify_complete(t, latest_completed);
-            if self.tasks[ti].status != Status::Running {
+            if self.tasks.list[ti].status != Status::Running {
                 return;
             }
         }
         self.resume_source(t, id);
-        for m in (0..self.tasks[ti].members.len()).rev() {
-            let inst = self.tasks[ti].members[m].inst;
-            self.schedule.push(inst, Step::Aborted(id));
+        for m in (0..self.tasks.list[ti].members.len()).rev() {
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::Aborted(id));
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.notify_checkpoint_aborted(id, &mut ctx);
             self.emit_from(t, m);
         }
-        if id > self.tasks[ti].last_checkpoint {
-            self.tasks[ti].aborted.insert(id);
+        if id > self.tasks.list[ti].last_checkpoint {
+            self.tasks.list[ti].aborted.insert(id);
         }
         self.stop_persisting(t, id);
     }
@@ -792,23 +817,23 @@ impl World<'_> {
     /// capture goes on.
     fn stop_persisting(&mut self, t: TaskId, id: CheckpointId) {
         let ti = t as usize;
-        if self.tasks[ti]
+        if self.tasks.list[ti]
             .pending_ack
             .as_ref()
             .is_some_and(|p| p.id == id)
         {
-            self.tasks[ti].pending_ack = None;
-            self.counters.acks_cancelled_by_abort += 1;
+            self.tasks.list[ti].pending_ack = None;
+            self.rec.counters.acks_cancelled_by_abort += 1;
         }
-        let newer = self.cfg.mutants.has(Mutant::AbortStopsNewerCapture);
-        for &ch in &self.exec.tasks[ti].inputs {
+        let newer = self.plan.cfg.mutants.has(Mutant::AbortStopsNewerCapture);
+        for &ch in &self.plan.exec.tasks[ti].inputs {
             let Some(cap) = &self.net.channels[ch as usize].capture else {
                 continue;
             };
             if cap.id == id {
                 self.net.channels[ch as usize].capture = None;
             } else if cap.id > id {
-                self.counters.aborts_during_newer_capture += 1;
+                self.rec.counters.aborts_during_newer_capture += 1;
                 if newer {
                     // Mutant: the writer's abort taken as "everything up to
                     // now", so the newer checkpoint's capture goes too.
@@ -829,17 +854,17 @@ impl World<'_> {
     /// (`SingleCheckpointBarrierHandler.checkNewCheckpoint` runs before
     /// `barrierReceived`).
     pub(super) fn note_blocking_barrier(&mut self, t: TaskId, input: u32, id: CheckpointId) {
-        let ch = self.exec.tasks[t as usize].inputs[input as usize];
-        self.barrier_read =
+        let ch = self.plan.exec.tasks[t as usize].inputs[input as usize];
+        self.tasks.barrier_read =
             (self.net.channels[ch as usize].blocked_for == Some(id)).then_some((t, input));
     }
 
     /// The handler blocked or released input `input` of task `t`: if the
     /// barrier just read there blocked its sender, the resume is owed now.
     fn take_blocking_barrier(&mut self, t: TaskId, input: u32) {
-        if self.barrier_read == Some((t, input)) {
-            self.barrier_read = None;
-            self.tasks[t as usize].needs_resume[input as usize] = true;
+        if self.tasks.barrier_read == Some((t, input)) {
+            self.tasks.barrier_read = None;
+            self.tasks.list[t as usize].needs_resume[input as usize] = true;
         }
     }
 
@@ -847,20 +872,20 @@ impl World<'_> {
     /// a handler that named neither `Block` nor `Unblock` for its input
     /// still leaves the sender waiting for a resume (the next `UnblockAll`).
     pub(super) fn settle_blocking_barrier(&mut self, t: TaskId) {
-        if let Some((bt, input)) = self.barrier_read.take() {
+        if let Some((bt, input)) = self.tasks.barrier_read.take() {
             debug_assert_eq!(bt, t);
-            self.tasks[bt as usize].needs_resume[input as usize] = true;
+            self.tasks.list[bt as usize].needs_resume[input as usize] = true;
         }
     }
 
     /// Task `t` resumes consumption of input `input` if a barrier blocked
     /// its sender: the resume travels upstream (the channel's `latency_min`).
     fn resume_input(&mut self, t: TaskId, input: u32) {
-        let slot = &mut self.tasks[t as usize].needs_resume[input as usize];
+        let slot = &mut self.tasks.list[t as usize].needs_resume[input as usize];
         if !std::mem::take(slot) {
             return;
         }
-        let ch = self.exec.tasks[t as usize].inputs[input as usize];
+        let ch = self.plan.exec.tasks[t as usize].inputs[input as usize];
         let at = self
             .net
             .now
@@ -871,7 +896,7 @@ impl World<'_> {
     /// A resume reached the sender of `ch`: the channel sends again.
     /// Protocol: one resume per blocking barrier.
     pub(super) fn resume_consumption(&mut self, ch: ChannelId) {
-        self.counters.resumes += 1;
+        self.rec.counters.resumes += 1;
         if !self.net.resume(ch) {
             let msg = format!(
                 "{} was resumed, but no barrier blocked it (a second resumeConsumption)",

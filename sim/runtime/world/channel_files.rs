@@ -114,9 +114,9 @@ impl World<'_> {
     /// Whether checkpoint `id`'s channel state goes through the shared
     /// channel-state files.
     pub(super) fn uses_channel_files(&self, id: CheckpointId) -> bool {
-        self.scenario.checkpoint.storage == StorageKind::Filesystem
-            && !self.savepoints.contains_key(&id)
-            && self.cfg.algorithm.info().first_barrier != BarrierKind::Aligned
+        self.plan.scenario.checkpoint.storage == StorageKind::Filesystem
+            && !self.sp.by_id.contains_key(&id)
+            && self.plan.cfg.algorithm.info().first_barrier != BarrierKind::Aligned
     }
 
     /// Task `t` delivered its last buffer of `id` to its file's writer
@@ -125,10 +125,10 @@ impl World<'_> {
     pub(super) fn complete_channel_file(&mut self, t: TaskId, p: PartialAck) {
         let id = p.id;
         let g = self.files.group_of[t as usize];
-        if self.cfg.mutants.has(Mutant::ChannelFileResultEarly) {
+        if self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly) {
             // Mutant: the subtask's result completes when its own buffers
             // are written, before the shared file is closed.
-            let s = &self.scenario;
+            let s = &self.plan.scenario;
             let own = file_closed(s, p.snapshot_at, &p.writes).unwrap_or(SimTime::ZERO);
             let durable = own.max(state_written(s, p.snapshot_at, p.snapshot.state_bytes()));
             self.send_ack(t, p.clone(), durable, durable);
@@ -148,21 +148,21 @@ impl World<'_> {
         };
         let members = &self.files.members[g as usize];
         let waiting = members.iter().any(|&m| {
-            self.tasks[m as usize].status == Status::Running && done.iter().all(|d| d.0 != m)
+            self.tasks.list[m as usize].status == Status::Running && done.iter().all(|d| d.0 != m)
         });
         if waiting {
             return;
         }
         let done = self.files.open.remove(&(g, id)).unwrap_or_default();
-        let s = &self.scenario;
+        let s = &self.plan.scenario;
         let opened = done.iter().map(|d| d.1.snapshot_at).min();
         let parts: Vec<(SimTime, u64)> = done.iter().flat_map(|d| d.1.writes.clone()).collect();
         let closed = opened.and_then(|o| file_closed(s, o, &parts));
         let now = self.net.now;
-        let early = self.cfg.mutants.has(Mutant::ChannelFileResultEarly);
+        let early = self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly);
         for (t, p) in done {
             let state = p.snapshot.state_bytes();
-            let op = state_written(&self.scenario, p.snapshot_at, state);
+            let op = state_written(&self.plan.scenario, p.snapshot_at, state);
             let durable = op.max(closed.unwrap_or(SimTime::ZERO)).max(now);
             if early {
                 // The ack already left; the state is durable only now.
@@ -175,7 +175,11 @@ impl World<'_> {
                 }
                 continue;
             }
-            let early_ack = self.cfg.mutants.has(Mutant::AckBeforeChannelStateWritten);
+            let early_ack = self
+                .plan
+                .cfg
+                .mutants
+                .has(Mutant::AckBeforeChannelStateWritten);
             let written = match early_ack {
                 true => op.max(now),
                 false => durable,

@@ -14,23 +14,23 @@ impl World<'_> {
                     self.schedule_any(at, Ev::PeriodicTrigger { generation });
                 }
                 CoordAction::Skipped(skip) => {
-                    self.counters.triggers_skipped += 1;
+                    self.rec.counters.triggers_skipped += 1;
                     match skip {
                         coordinator::Skip::Savepoint => {
-                            self.counters.triggers_skipped_savepoint += 1
+                            self.rec.counters.triggers_skipped_savepoint += 1
                         }
                         coordinator::Skip::Recovering => {
-                            self.counters.triggers_skipped_recovering += 1
+                            self.rec.counters.triggers_skipped_recovering += 1
                         }
                         _ => {}
                     }
                 }
-                CoordAction::Queued => self.counters.triggers_queued += 1,
+                CoordAction::Queued => self.rec.counters.triggers_queued += 1,
                 CoordAction::Triggered { id, savepoint } => {
-                    self.counters.checkpoints_triggered += 1;
+                    self.rec.counters.checkpoints_triggered += 1;
                     self.crash_trigger(TriggerEvent::Trigger, None, id);
-                    if self.recovery_pending > 0 {
-                        self.counters.checkpoints_during_recovery += 1;
+                    if self.recovery.pending > 0 {
+                        self.rec.counters.checkpoints_during_recovery += 1;
                     }
                     self.check_min_pause(id, savepoint);
                     self.mark(|| Timeline::Triggered { id });
@@ -47,19 +47,19 @@ impl World<'_> {
                 CoordAction::Finalize { id } => self.schedule_finalize(id),
                 CoordAction::NotifyComplete { id, at } => {
                     if self.coord.final_id == Some(id)
-                        && self.cfg.mutants.has(Mutant::FinalNotifyDropped)
+                        && self.plan.cfg.mutants.has(Mutant::FinalNotifyDropped)
                     {
                         // Mutant: the job ends without notifying the final checkpoint.
                         fired(Mutant::FinalNotifyDropped);
-                        for (ti, task) in self.tasks.iter_mut().enumerate() {
+                        for (ti, task) in self.tasks.list.iter_mut().enumerate() {
                             task.status = Status::Finished;
                             self.net.sched[ti].alive = false;
                         }
-                        self.job = JobStatus::Finished;
+                        self.job.status = JobStatus::Finished;
                         continue;
                     }
                     self.coordinators_completed(id);
-                    for t in 0..self.tasks.len() as TaskId {
+                    for t in 0..self.tasks.list.len() as TaskId {
                         self.send_notify_complete(at, t, id);
                     }
                 }
@@ -68,7 +68,7 @@ impl World<'_> {
                     outcome,
                     savepoint,
                 } => {
-                    self.counters.checkpoints_aborted += 1;
+                    self.rec.counters.checkpoints_aborted += 1;
                     self.coordinators_aborted(id);
                     if let Some(sp) = savepoint {
                         self.savepoint_aborted(id, outcome, sp);
@@ -79,7 +79,7 @@ impl World<'_> {
                     latest_completed,
                     at,
                 } => {
-                    for t in 0..self.tasks.len() as TaskId {
+                    for t in 0..self.tasks.list.len() as TaskId {
                         let at = self.rpc_arrival(at);
                         self.net.schedule(
                             at,
@@ -98,18 +98,18 @@ impl World<'_> {
 
     /// The trigger RPCs of checkpoint `id` to every source task, due at `at`.
     pub(super) fn trigger_sources(&mut self, id: CheckpointId, timestamp: SimTime, at: SimTime) {
-        let kind = if self.savepoints.contains_key(&id) {
+        let kind = if self.sp.by_id.contains_key(&id) {
             BarrierKind::Aligned // savepoints are never unaligned
         } else {
-            self.cfg.algorithm.info().first_barrier
+            self.plan.cfg.algorithm.info().first_barrier
         };
         let barrier = Barrier {
             id,
             timestamp,
             kind,
         };
-        for t in 0..self.tasks.len() as TaskId {
-            if self.tasks[t as usize].is_source {
+        for t in 0..self.tasks.list.len() as TaskId {
+            if self.tasks.list[t as usize].is_source {
                 let at = self.rpc_arrival(at);
                 self.trigger_sent(t, at);
                 self.net
@@ -123,11 +123,13 @@ impl World<'_> {
     /// drawn per task (Flink's RPCs to different task managers overtake
     /// each other).
     pub(super) fn rpc_arrival(&mut self, at: SimTime) -> SimTime {
-        if self.rpc_jitter == 0 {
+        if self.job.rpc_jitter == 0 {
             return at;
         }
         at.plus(SimDuration(
-            self.rpc_rng.below(self.rpc_jitter.saturating_add(1)),
+            self.job
+                .rpc_rng
+                .below(self.job.rpc_jitter.saturating_add(1)),
         ))
     }
 
@@ -135,11 +137,12 @@ impl World<'_> {
     /// trigger request.
     fn facts(&mut self) -> coordinator::Facts {
         let now = self.net.now;
-        let mut recovering = self.recovery_pending > 0 && !self.scenario.checkpoint.during_recovery;
-        if recovering && self.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
+        let mut recovering =
+            self.recovery.pending > 0 && !self.plan.scenario.checkpoint.during_recovery;
+        if recovering && self.plan.cfg.mutants.has(Mutant::CheckpointDuringRecovery) {
             // Mutant: restored in-flight data still replaying does not hold
             // the trigger back (and the capture leaves it out).
-            let due_otherwise = self.job == JobStatus::Running
+            let due_otherwise = self.job.status == JobStatus::Running
                 && !self.coord.finishing
                 && self.coord.pending.len() < self.coord.cfg.max_concurrent;
             if due_otherwise {
@@ -148,8 +151,8 @@ impl World<'_> {
             recovering = false;
         }
         coordinator::Facts {
-            running: self.job == JobStatus::Running,
-            savepoint_due: self.savepoint_queue.front().is_some_and(|s| s.at <= now),
+            running: self.job.status == JobStatus::Running,
+            savepoint_due: self.sp.queue.front().is_some_and(|s| s.at <= now),
             recovering,
         }
     }
@@ -197,8 +200,8 @@ impl World<'_> {
     pub(super) fn trigger_savepoint(&mut self, sp: SavepointSpec) {
         let mut out = Vec::new();
         let id = self.coord.trigger(self.net.now, Some(sp.clone()), &mut out);
-        self.counters.savepoints_triggered += 1;
-        self.savepoints.insert(id, sp);
+        self.rec.counters.savepoints_triggered += 1;
+        self.sp.by_id.insert(id, sp);
         self.perform(out);
     }
 
@@ -213,7 +216,7 @@ impl World<'_> {
     /// A task declined `id`.
     pub(super) fn declined(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
-            self.counters.checkpoints_declined += 1;
+            self.rec.counters.checkpoints_declined += 1;
             let mut out = Vec::new();
             self.coord
                 .abort(self.net.now, id, CpOutcome::Declined, &mut out);
@@ -225,7 +228,7 @@ impl World<'_> {
     /// `id` expired.
     pub(super) fn expired(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
-            self.counters.checkpoints_expired += 1;
+            self.rec.counters.checkpoints_expired += 1;
             let mut out = Vec::new();
             self.coord.expire(self.net.now, id, &mut out);
             self.perform(out);
@@ -236,7 +239,7 @@ impl World<'_> {
     /// A state or metadata write of `id` failed.
     pub(super) fn storage_failed(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
-            self.counters.checkpoints_storage_failed += 1;
+            self.rec.counters.checkpoints_storage_failed += 1;
             let mut out = Vec::new();
             self.coord.storage_failed(self.net.now, id, &mut out);
             self.perform(out);
@@ -247,7 +250,7 @@ impl World<'_> {
     /// A task's state of `id` exceeds memory storage's `max_state_size`.
     pub(super) fn state_too_large(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
-            self.counters.checkpoints_state_too_large += 1;
+            self.rec.counters.checkpoints_state_too_large += 1;
             let mut out = Vec::new();
             self.coord.state_too_large(self.net.now, id, &mut out);
             self.perform(out);
@@ -265,7 +268,7 @@ impl World<'_> {
     /// `stop-the-world`: a drain report reached the coordinator; once every
     /// task without outputs reported, ask every task for its snapshot.
     pub(super) fn drained(&mut self, id: CheckpointId) {
-        let Some(timestamp) = self.coord.drained(id, self.sink_tasks) else {
+        let Some(timestamp) = self.coord.drained(id, self.plan.sink_tasks) else {
             return;
         };
         let barrier = Barrier {
@@ -273,8 +276,8 @@ impl World<'_> {
             timestamp,
             kind: BarrierKind::Aligned,
         };
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
-        for t in 0..self.tasks.len() as TaskId {
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.list.len() as TaskId {
             self.net.schedule(at, Ev::SnapshotTask { task: t, barrier });
         }
     }
@@ -285,17 +288,17 @@ impl World<'_> {
             return;
         };
         self.check_durable(&p);
-        if let Some(sp) = self.savepoints.get(&id).cloned() {
+        if let Some(sp) = self.sp.by_id.get(&id).cloned() {
             self.savepoint_completed(p, sp);
             self.run_queued();
             return;
         }
         let now = self.net.now;
-        self.counters.checkpoints_completed += 1;
+        self.rec.counters.checkpoints_completed += 1;
         self.crash_trigger(TriggerEvent::Complete, None, id);
-        self.counters.checkpoints_after_last_recovery += 1;
-        if now >= self.fault_phase_end {
-            self.counters.checkpoints_in_quiet_phase += 1;
+        self.rec.counters.checkpoints_after_last_recovery += 1;
+        if now >= self.faults.phase_end {
+            self.rec.counters.checkpoints_in_quiet_phase += 1;
         }
         if let Some(last) = self.coord.out_of_order(id) {
             self.violation(
@@ -307,8 +310,8 @@ impl World<'_> {
         let mut out = Vec::new();
         let done = self.coord.complete(now, p, &mut out);
         if done.in_flight_records > 0 {
-            self.counters.unaligned_checkpoints += 1;
-            self.counters.in_flight_records_persisted += done.in_flight_records;
+            self.rec.counters.unaligned_checkpoints += 1;
+            self.rec.counters.in_flight_records_persisted += done.in_flight_records;
         }
         self.perform(out);
         self.run_queued();
@@ -327,7 +330,7 @@ impl World<'_> {
                 .map(|a| (t, a.durable_at, a.snapshot.in_flight_bytes()))
         });
         if let Some((t, at, bytes)) = late {
-            let name = self.exec.tasks[t].name.clone();
+            let name = self.plan.exec.tasks[t].name.clone();
             let what = if p.savepoint.is_some() {
                 "savepoint"
             } else {
@@ -347,7 +350,7 @@ impl World<'_> {
     /// Adds a completed checkpoint to the store. Protocol: a savepoint
     /// never enters it.
     pub(super) fn store_completed(&mut self, c: Completed) {
-        if self.savepoints.contains_key(&c.id) {
+        if self.sp.by_id.contains_key(&c.id) {
             let evicted = self
                 .coord
                 .full()
@@ -366,7 +369,7 @@ impl World<'_> {
     /// Protocol: a failover restores a checkpoint, never a savepoint taken
     /// by this job.
     pub(super) fn check_restore_source(&mut self, from: Option<CheckpointId>) {
-        if let Some(id) = from.filter(|id| self.savepoints.contains_key(id)) {
+        if let Some(id) = from.filter(|id| self.sp.by_id.contains_key(id)) {
             self.violation(
                 CheckId::Protocol,
                 format!("the job was restarted from savepoint {id}: savepoints are never used for recovery"),
@@ -402,7 +405,10 @@ impl World<'_> {
                 out_state[c.ch as usize] = Some(c);
             }
         }
-        let dup_ok = matches!(self.expected, Guarantee::AtLeastOnce | Guarantee::Broken);
+        let dup_ok = matches!(
+            self.plan.expected,
+            Guarantee::AtLeastOnce | Guarantee::Broken
+        );
         let mut found = Vec::new();
         for ch in 0..nch {
             let (Some(s), Some(r)) = (sent[ch], recv[ch]) else {
@@ -427,7 +433,7 @@ impl World<'_> {
                 continue;
             }
             if dup_ok && in_len == 0 && out_len == 0 && r > s {
-                self.counters.cut_duplicates += 1;
+                self.rec.counters.cut_duplicates += 1;
                 continue;
             }
             let mut msg = format!(

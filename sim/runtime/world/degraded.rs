@@ -13,21 +13,22 @@ impl World<'_> {
     /// and lasts its `duration`, once (hook in `crash_trigger`).
     pub(super) fn slow_task_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
         let now = self.net.now;
-        let slow = &self.scenario.faults.slow_tasks;
+        let slow = &self.plan.scenario.faults.slow_tasks;
         let event = (on, task, id);
-        let fired = super::recovery::take_fired(&mut self.armed_slow, event, &self.exec, |i| {
-            let s = &slow[i as usize];
-            let tr = s.trigger.as_ref()?;
-            Some((tr, Some(tr.of.unwrap_or((s.operator, s.subtask)))))
-        });
+        let fired =
+            super::recovery::take_fired(&mut self.faults.armed_slow, event, &self.plan.exec, |i| {
+                let s = &slow[i as usize];
+                let tr = s.trigger.as_ref()?;
+                Some((tr, Some(tr.of.unwrap_or((s.operator, s.subtask)))))
+            });
         for (i, delay) in fired {
-            let s = &self.scenario.faults.slow_tasks[i as usize];
+            let s = &self.plan.scenario.faults.slow_tasks[i as usize];
             let from = now.plus(delay);
             let until = from.plus(SimDuration(s.until.0 - s.from.0));
-            let t = self.exec.task_of(s.operator, s.subtask);
-            let (name, factor) = (self.exec.tasks[t as usize].name.clone(), s.factor);
-            self.slow_windows[i as usize] = (from, until);
-            self.fault_phase_end = self.fault_phase_end.max(until);
+            let t = self.plan.exec.task_of(s.operator, s.subtask);
+            let (name, factor) = (self.plan.exec.tasks[t as usize].name.clone(), s.factor);
+            self.faults.slow_windows[i as usize] = (from, until);
+            self.faults.phase_end = self.faults.phase_end.max(until);
             self.note_fault(|| {
                 format!(
                     "straggler {name} (×{factor}) from {} until {}",
@@ -43,28 +44,28 @@ impl World<'_> {
     /// A task's step cost, stretched while the task is a straggler (hook in
     /// `busy`).
     pub(super) fn straggle(&mut self, t: TaskId, cost: u64) -> u64 {
-        let slow = &self.scenario.faults.slow_tasks;
+        let slow = &self.plan.scenario.faults.slow_tasks;
         if slow.is_empty() {
             return cost;
         }
-        let info = &self.exec.tasks[t as usize];
+        let info = &self.plan.exec.tasks[t as usize];
         let now = self.net.now;
         let mut factor = None;
         for (i, s) in slow.iter().enumerate() {
-            let (from, until) = self.slow_windows[i];
+            let (from, until) = self.faults.slow_windows[i];
             // A straggling operator slows its whole task (one thread).
             if info.chain.contains(&s.operator)
                 && s.subtask == info.subtask
                 && from <= now
                 && now < until
             {
-                self.fx_log.stragglers[i] = true;
+                self.faults.log.stragglers[i] = true;
                 factor = factor.max(Some(u64::from(s.factor)));
             }
         }
         match factor {
             Some(f) => {
-                self.counters.slow_task_steps += 1;
+                self.rec.counters.slow_task_steps += 1;
                 cost.saturating_mul(f)
             }
             None => cost,
@@ -81,25 +82,35 @@ impl World<'_> {
         let final_one = self.coord.final_id == Some(id) || self.local_final_notification(t, id);
         let aimed = match final_one {
             true => None,
-            false => self.aimed(&self.scenario.faults.lost_notifications, id, Some(t), true),
+            false => self.aimed(
+                &self.plan.scenario.faults.lost_notifications,
+                id,
+                Some(t),
+                true,
+            ),
         };
-        let rate = self.scenario.faults.notifications.as_ref();
-        let drawn = rate.is_some_and(|n| self.fx.notify_rng.chance(u64::from(n.loss_percent), 100));
+        let rate = self.plan.scenario.faults.notifications.as_ref();
+        let drawn = rate.is_some_and(|n| {
+            self.faults
+                .fx
+                .notify_rng
+                .chance(u64::from(n.loss_percent), 100)
+        });
         if let Some(i) = aimed {
-            self.fx_log.lost_notifications[i] = true;
+            self.faults.log.lost_notifications[i] = true;
         }
         if (drawn && !final_one) || aimed.is_some() {
-            self.counters.notifications_lost += 1;
-            let name = self.exec.tasks[t as usize].name.clone();
+            self.rec.counters.notifications_lost += 1;
+            let name = self.plan.exec.tasks[t as usize].name.clone();
             self.note_fault(|| format!("notification of checkpoint {id} to {name} lost"));
             let w = self.windows();
             if w.recovering {
-                self.counters.notifications_lost_during_recovery += 1;
+                self.rec.counters.notifications_lost_during_recovery += 1;
             }
             if w.aligning {
-                self.counters.notifications_lost_during_alignment += 1;
+                self.rec.counters.notifications_lost_during_alignment += 1;
             }
-            let lost = &mut self.fx.lost_notification[t as usize];
+            let lost = &mut self.faults.fx.lost_notification[t as usize];
             *lost = (*lost).max(id);
             return;
         }
@@ -120,7 +131,7 @@ impl World<'_> {
         list.iter().position(|x| {
             x.checkpoint == id
                 && match (x.of, task) {
-                    (Some((o, n)), Some(t)) => self.exec.task_of(o, n) == t,
+                    (Some((o, n)), Some(t)) => self.plan.exec.task_of(o, n) == t,
                     (None, None) => true,
                     (None, Some(_)) => every_task,
                     (Some(_), None) => false,
@@ -131,9 +142,9 @@ impl World<'_> {
     /// A task commits a checkpoint whose own notification it lost, because
     /// a later notification covers it (hook in `notify_complete`).
     pub(super) fn note_catch_up(&mut self, t: TaskId, id: CheckpointId) {
-        let lost = self.fx.lost_notification[t as usize];
-        if lost > 0 && lost > self.tasks[t as usize].last_notified && id >= lost {
-            self.counters.lost_notifications_caught_up += 1;
+        let lost = self.faults.fx.lost_notification[t as usize];
+        if lost > 0 && lost > self.tasks.list[t as usize].last_notified && id >= lost {
+            self.rec.counters.lost_notifications_caught_up += 1;
         }
     }
 
@@ -141,9 +152,9 @@ impl World<'_> {
     /// `notify_aborted`, Flink's `notifyCheckpointAborted(id,
     /// latestCompletedCheckpointId)`).
     pub(super) fn note_abort_catch_up(&mut self, t: TaskId, latest: CheckpointId) {
-        let lost = self.fx.lost_notification[t as usize];
-        if lost > 0 && lost > self.tasks[t as usize].last_notified && latest >= lost {
-            self.counters.lost_notifications_caught_up_by_abort += 1;
+        let lost = self.faults.fx.lost_notification[t as usize];
+        if lost > 0 && lost > self.tasks.list[t as usize].last_notified && latest >= lost {
+            self.rec.counters.lost_notifications_caught_up_by_abort += 1;
         }
     }
 
@@ -155,36 +166,42 @@ impl World<'_> {
     /// metadata) also fails when a `[[faults.storage_failures]]` entry aims
     /// at it, once.
     fn storage_write(&mut self, id: CheckpointId, task: Option<TaskId>) -> (bool, SimDuration) {
-        let aimed = self.aimed(&self.scenario.faults.storage_failures, id, task, false);
-        let aimed = aimed.filter(|&i| !self.fx_log.storage_failures[i]);
+        let aimed = self.aimed(&self.plan.scenario.faults.storage_failures, id, task, false);
+        let aimed = aimed.filter(|&i| !self.faults.log.storage_failures[i]);
         let (mut fail, mut extra) = (false, SimDuration::ZERO);
-        if let Some(f) = &self.scenario.faults.storage {
+        if let Some(f) = &self.plan.scenario.faults.storage {
             fail = self
+                .faults
                 .fx
                 .storage_rng
                 .chance(u64::from(f.failure_percent), 100);
-            if self.fx.storage_rng.chance(u64::from(f.slow_percent), 100) {
-                self.counters.storage_writes_slow += 1;
+            if self
+                .faults
+                .fx
+                .storage_rng
+                .chance(u64::from(f.slow_percent), 100)
+            {
+                self.rec.counters.storage_writes_slow += 1;
                 extra = f.slow_latency;
             }
         }
         if let Some(i) = aimed {
-            self.fx_log.storage_failures[i] = true;
+            self.faults.log.storage_failures[i] = true;
             fail = true;
         }
         if fail {
-            self.counters.storage_write_failures += 1;
-            let whose = task.map(|t| self.exec.tasks[t as usize].name.clone());
+            self.rec.counters.storage_write_failures += 1;
+            let whose = task.map(|t| self.plan.exec.tasks[t as usize].name.clone());
             self.note_fault(|| match whose {
                 Some(name) => format!("the state write of checkpoint {id} by {name} failed"),
                 None => format!("the metadata write of checkpoint {id} failed"),
             });
             let w = self.windows();
             if w.recovering {
-                self.counters.storage_failures_during_recovery += 1;
+                self.rec.counters.storage_failures_during_recovery += 1;
             }
             if w.aligning {
-                self.counters.storage_failures_during_alignment += 1;
+                self.rec.counters.storage_failures_during_alignment += 1;
             }
         }
         (fail, extra)
@@ -222,7 +239,7 @@ impl World<'_> {
         let at = self
             .net
             .now
-            .plus(self.scenario.checkpoint.storage_latency)
+            .plus(self.plan.scenario.checkpoint.storage_latency)
             .plus(extra);
         if fail {
             self.schedule_any(at, Ev::FinalizeFailed { id });

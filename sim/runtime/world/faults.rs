@@ -4,121 +4,16 @@
 //! storage faults are in `degraded`. `World`'s own methods call in here
 //! through small hooks.
 
+use super::fault_state::Fate;
 use super::recovery::take_fired;
 use super::{JobStatus, Status, World};
-use crate::engine::{SimDuration, SimRng, SimTime, Stream};
+use crate::engine::{SimDuration, SimTime};
+use crate::fault::planned_faults_end;
 use crate::fault::restart::{Decision, RestartTracker};
-use crate::fault::{plan_coordinator_crashes, plan_worker_crashes, planned_faults_end};
-use crate::model::ExecGraph;
-use crate::model::{CheckpointId, TaskId};
+use crate::model::TaskId;
 use crate::runtime::coordinator::Outcome as CpOutcome;
 use crate::runtime::event::Ev;
-use crate::scenario::{MemoryLoss, Scenario, StorageKind, TriggerEvent, WorkerCrash};
-
-/// Fault state the world keeps beside its own.
-pub(super) struct FaultState {
-    pub(super) restart: RestartTracker,
-    pub(super) notify_rng: SimRng,
-    pub(super) storage_rng: SimRng,
-    /// Planned coordinator crash times.
-    pub(super) coordinator_plan: Vec<SimTime>,
-    /// The coordinator is down (between a crash and its successor).
-    pub(super) coordinator_down: bool,
-    /// The crash lost completed checkpoints (memory storage).
-    pub(super) lost_checkpoints: bool,
-    /// Per task: the newest checkpoint whose notification to it was lost.
-    pub(super) lost_notification: Vec<CheckpointId>,
-    /// Per task: the worker it runs on (empty without `[cluster]`).
-    worker_of: Vec<u32>,
-    /// Planned worker crashes.
-    worker_plan: Vec<WorkerCrash>,
-    /// Replacement workers are all ready at this time.
-    workers_ready_at: SimTime,
-    /// When the scheduled restart happens.
-    restart_at: SimTime,
-    /// Region failover: the region of each task (connected components of
-    /// the channel graph), and the regions waiting for their restart.
-    pub(super) region_of: Vec<u32>,
-    pub(super) pending_regions: Vec<u32>,
-    /// Events stamped before this attempt are stale for every task, and
-    /// before `valid_from[t]` for task `t` (region restarts).
-    pub(super) global_from: u32,
-    pub(super) valid_from: Vec<u32>,
-}
-
-/// Connected components of the execution graph's channels, numbered in
-/// order of their lowest task.
-fn regions(exec: &ExecGraph) -> Vec<u32> {
-    let n = exec.tasks.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        x
-    }
-    for c in &exec.channels {
-        let (a, b) = (
-            find(&mut parent, c.from as usize),
-            find(&mut parent, c.to as usize),
-        );
-        if a != b {
-            parent[a.max(b)] = a.min(b);
-        }
-    }
-    let mut id = vec![u32::MAX; n];
-    let mut next = 0;
-    let mut out = Vec::with_capacity(n);
-    for t in 0..n {
-        let r = find(&mut parent, t);
-        if id[r] == u32::MAX {
-            id[r] = next;
-            next += 1;
-        }
-        out.push(id[r]);
-    }
-    out
-}
-
-impl FaultState {
-    pub(super) fn worker_plan(&self, i: usize) -> &WorkerCrash {
-        &self.worker_plan[i]
-    }
-
-    pub(super) fn worker_plan_len(&self) -> usize {
-        self.worker_plan.len()
-    }
-
-    pub(super) fn new(scenario: &Scenario, seed: u64, exec: &ExecGraph) -> FaultState {
-        let tasks = exec.tasks.len();
-        let worker_of = match &scenario.cluster {
-            Some(c) => exec
-                .tasks
-                .iter()
-                .map(|t| c.worker_of_slot(t.subtask))
-                .collect(),
-            None => Vec::new(),
-        };
-        FaultState {
-            region_of: regions(exec),
-            pending_regions: Vec::new(),
-            global_from: 0,
-            valid_from: vec![0; tasks],
-            worker_of,
-            worker_plan: plan_worker_crashes(scenario, seed),
-            workers_ready_at: SimTime::ZERO,
-            restart_at: SimTime::ZERO,
-            restart: RestartTracker::new(&scenario.faults),
-            notify_rng: SimRng::new(seed, Stream::Notifications),
-            storage_rng: SimRng::new(seed, Stream::Storage),
-            coordinator_plan: plan_coordinator_crashes(scenario, seed),
-            coordinator_down: false,
-            lost_checkpoints: false,
-            lost_notification: vec![0; tasks],
-        }
-    }
-}
+use crate::scenario::{MemoryLoss, StorageKind, TriggerEvent};
 
 /// Which interesting window the run is in when a fault strikes.
 pub(super) struct Windows {
@@ -133,16 +28,21 @@ impl World<'_> {
     /// event of any task counts.
     pub(super) fn worker_crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
         let now = self.net.now;
-        let plan = &self.fx.worker_plan;
+        let plan = &self.faults.fx.worker_plan;
         let event = (on, task, id);
-        let fired = take_fired(&mut self.armed_workers, event, &self.exec, |i| {
-            let tr = plan[i as usize].trigger.as_ref()?;
-            Some((tr, tr.of))
-        });
+        let fired = take_fired(
+            &mut self.faults.armed_workers,
+            event,
+            &self.plan.exec,
+            |i| {
+                let tr = plan[i as usize].trigger.as_ref()?;
+                Some((tr, tr.of))
+            },
+        );
         for (index, delay) in fired {
             let at = now.plus(delay);
-            self.fault_phase_end = self.fault_phase_end.max(at);
-            self.fx.worker_plan[index as usize].at = at;
+            self.faults.phase_end = self.faults.phase_end.max(at);
+            self.faults.fx.worker_plan[index as usize].at = at;
             self.schedule_any(at, Ev::WorkerCrash { index });
         }
     }
@@ -156,60 +56,68 @@ impl World<'_> {
         id: u64,
     ) {
         let now = self.net.now;
-        let Some(c) = self.scenario.faults.coordinator.as_ref() else {
+        let Some(c) = self.plan.scenario.faults.coordinator.as_ref() else {
             return;
         };
         let event = (on, task, id);
-        let fired = take_fired(&mut self.armed_coordinator, event, &self.exec, |i| {
-            let tr = &c.crash_on[i as usize];
-            Some((tr, tr.of))
-        });
+        let fired = take_fired(
+            &mut self.faults.armed_coordinator,
+            event,
+            &self.plan.exec,
+            |i| {
+                let tr = &c.crash_on[i as usize];
+                Some((tr, tr.of))
+            },
+        );
         for (_, delay) in fired {
             let at = now.plus(delay);
-            let index = self.fx.coordinator_plan.len() as u32;
-            self.fx.coordinator_plan.push(at);
-            self.fx_log
-                .coordinator_crashes
-                .push(super::warnings::Fate::Pending);
-            self.fault_phase_end = self.fault_phase_end.max(at);
+            let index = self.faults.fx.coordinator_plan.len() as u32;
+            self.faults.fx.coordinator_plan.push(at);
+            self.faults.log.coordinator_crashes.push(Fate::Pending);
+            self.faults.phase_end = self.faults.phase_end.max(at);
             self.schedule_any(at, Ev::CoordinatorCrash { index });
         }
     }
 
     /// The `i`-th planned worker crash: its worker and time.
     pub(super) fn planned_worker_crash(&self, i: usize) -> (u32, SimTime) {
-        let w = &self.fx.worker_plan[i];
+        let w = &self.faults.fx.worker_plan[i];
         (w.worker, w.at)
     }
 
     /// Schedules the planned faults other than task crashes (hook in
     /// `main_loop`), and widens the fault phase to cover them.
     pub(super) fn schedule_planned_faults(&mut self) {
-        let plan = self.fx.coordinator_plan.clone();
+        let plan = self.faults.fx.coordinator_plan.clone();
         for (i, &at) in plan.iter().enumerate() {
             self.schedule_any(at, Ev::CoordinatorCrash { index: i as u32 });
         }
-        let triggered = self.scenario.faults.coordinator.as_ref();
-        self.armed_coordinator = (0..triggered.map_or(0, |c| c.crash_on.len()) as u32).collect();
-        let workers = self.fx.worker_plan.clone();
+        let triggered = self.plan.scenario.faults.coordinator.as_ref();
+        self.faults.armed_coordinator =
+            (0..triggered.map_or(0, |c| c.crash_on.len()) as u32).collect();
+        let workers = self.faults.fx.worker_plan.clone();
         for (i, w) in workers.iter().enumerate() {
             match w.trigger {
                 None => self.schedule_any(w.at, Ev::WorkerCrash { index: i as u32 }),
-                Some(_) => self.armed_workers.push(i as u32),
+                Some(_) => self.faults.armed_workers.push(i as u32),
             }
         }
-        self.fault_phase_end =
-            planned_faults_end(&self.scenario, &self.crash_plan, &plan, &workers);
+        self.faults.phase_end = planned_faults_end(
+            &self.plan.scenario,
+            &self.faults.crash_plan,
+            &plan,
+            &workers,
+        );
         self.plan_network_faults();
-        let slow = &self.scenario.faults.slow_tasks;
-        self.slow_windows = slow
+        let slow = &self.plan.scenario.faults.slow_tasks;
+        self.faults.slow_windows = slow
             .iter()
             .map(|s| match s.trigger {
                 None => (s.from, s.until),
                 Some(_) => (SimTime(u64::MAX), SimTime(u64::MAX)),
             })
             .collect();
-        self.armed_slow = (0..slow.len() as u32)
+        self.faults.armed_slow = (0..slow.len() as u32)
             .filter(|&i| slow[i as usize].trigger.is_some())
             .collect();
     }
@@ -233,9 +141,9 @@ impl World<'_> {
                 if self.force_global_restart() {
                     return;
                 }
-                let tasks: Vec<String> = (0..self.tasks.len())
-                    .filter(|&t| self.fx.worker_of.get(t) == Some(&worker))
-                    .map(|t| self.exec.tasks[t].name.clone())
+                let tasks: Vec<String> = (0..self.tasks.list.len())
+                    .filter(|&t| self.faults.fx.worker_of.get(t) == Some(&worker))
+                    .map(|t| self.plan.exec.tasks[t].name.clone())
                     .collect();
                 self.failover(format!(
                     "worker {worker} lost (heartbeat timeout; tasks {})",
@@ -249,13 +157,14 @@ impl World<'_> {
     pub(super) fn windows(&self) -> Windows {
         let aligning = self
             .tasks
+            .list
             .iter()
             .any(|t| t.status == Status::Running && t.handler.aligning().is_some());
-        let snapshot_unnotified = self.tasks.iter().any(|t| {
+        let snapshot_unnotified = self.tasks.list.iter().any(|t| {
             t.last_checkpoint > t.last_notified
                 && !self.coord.aborted_ids.contains(&t.last_checkpoint)
         });
-        let recovering = self.recovering_since.is_some() || self.recovery_pending > 0;
+        let recovering = self.recovery.since.is_some() || self.recovery.pending > 0;
         Windows {
             aligning,
             snapshot_unnotified,
@@ -265,8 +174,8 @@ impl World<'_> {
 
     /// A planned task crash comes up (hook in `dispatch`, before `crash`).
     pub(super) fn note_crash_event(&mut self) {
-        if self.fx.coordinator_down {
-            self.counters.crashes_during_coordinator_failover += 1;
+        if self.faults.fx.coordinator_down {
+            self.rec.counters.crashes_during_coordinator_failover += 1;
         }
     }
 
@@ -274,19 +183,21 @@ impl World<'_> {
     pub(super) fn note_crash(&mut self, _t: TaskId) {
         let outstanding = self
             .tasks
+            .list
             .iter()
-            .zip(&self.fx.lost_notification)
+            .zip(&self.faults.fx.lost_notification)
             .any(|(task, &lost)| lost > task.last_notified);
         if outstanding {
-            self.counters.crashes_with_lost_notification += 1;
+            self.rec.counters.crashes_with_lost_notification += 1;
         }
         let now = self.net.now;
         if self
+            .faults
             .slow_windows
             .iter()
             .any(|&(from, until)| from <= now && now < until)
         {
-            self.counters.crashes_during_straggling += 1;
+            self.rec.counters.crashes_during_straggling += 1;
         }
     }
 
@@ -297,20 +208,20 @@ impl World<'_> {
     pub(super) fn restart_decision(&mut self, reason: &str) -> Option<SimDuration> {
         // A global failover: every task restarts, whatever region restart
         // was pending.
-        self.fx.global_from = self.net.attempt;
-        self.fx.pending_regions.clear();
-        self.counters.tasks_restarted += self.tasks.len() as u64;
+        self.faults.fx.global_from = self.net.attempt;
+        self.faults.fx.pending_regions.clear();
+        self.rec.counters.tasks_restarted += self.tasks.list.len() as u64;
         self.decide_restart(reason)
     }
 
     /// The restart strategy's answer, for any kind of failover.
     pub(super) fn decide_restart(&mut self, reason: &str) -> Option<SimDuration> {
-        match self.fx.restart.on_failure(self.net.now) {
+        match self.faults.fx.restart.on_failure(self.net.now) {
             Decision::Restart(delay) => Some(delay),
             Decision::GiveUp(why) => {
-                self.counters.restart_strategy_gave_up += 1;
-                self.job = JobStatus::Failed;
-                self.failed_reason = Some(format!("{why} (last failure: {reason})"));
+                self.rec.counters.restart_strategy_gave_up += 1;
+                self.job.status = JobStatus::Failed;
+                self.job.failed_reason = Some(format!("{why} (last failure: {reason})"));
                 None
             }
         }
@@ -320,13 +231,13 @@ impl World<'_> {
     /// the replacement workers are ready.
     pub(super) fn restart_time(&mut self, delay: SimDuration) -> SimTime {
         let at = self.net.now.plus(delay);
-        let at = if self.fx.workers_ready_at > at {
-            self.counters.restarts_waiting_for_worker += 1;
-            self.fx.workers_ready_at
+        let at = if self.faults.fx.workers_ready_at > at {
+            self.rec.counters.restarts_waiting_for_worker += 1;
+            self.faults.fx.workers_ready_at
         } else {
             at
         };
-        self.fx.restart_at = at;
+        self.faults.fx.restart_at = at;
         at
     }
 
@@ -336,87 +247,91 @@ impl World<'_> {
     /// coordinator notices after the heartbeat timeout; a replacement is
     /// ready after the replacement delay.
     fn worker_crash(&mut self, index: u32) {
-        let Some(cluster) = self.scenario.cluster.clone() else {
+        let Some(cluster) = self.plan.scenario.cluster.clone() else {
             return;
         };
-        let worker = self.fx.worker_plan[index as usize].worker;
+        let worker = self.faults.fx.worker_plan[index as usize].worker;
         if matches!(
-            self.job,
+            self.job.status,
             JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
         ) {
-            self.counters.worker_crashes_ignored += 1;
+            self.rec.counters.worker_crashes_ignored += 1;
             let why = self.job_not_running();
             self.note_fault(|| format!("crash of worker {worker} took no effect: {why}"));
-            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(why);
+            self.faults.log.worker_crashes[index as usize] = Fate::Ignored(why);
             return;
         }
-        if self.job == JobStatus::Running
-            && self.stopped_with.is_none()
-            && !(0..self.tasks.len())
-                .any(|t| self.fx.worker_of[t] == worker && self.tasks[t].status == Status::Running)
+        if self.job.status == JobStatus::Running
+            && self.sp.stopped_with.is_none()
+            && !(0..self.tasks.list.len()).any(|t| {
+                self.faults.fx.worker_of[t] == worker
+                    && self.tasks.list[t].status == Status::Running
+            })
         {
             // An idle worker (its tasks finished, or none placed on it):
             // losing it fails nothing (Flink releases its slots).
-            self.counters.worker_crashes_ignored += 1;
+            self.rec.counters.worker_crashes_ignored += 1;
             let at = SimDuration(self.net.now.0);
             let why = format!("no running subtask was on worker {worker} at {at}");
             self.note_fault(|| format!("crash of worker {worker} took no effect: {why}"));
-            self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Ignored(why);
+            self.faults.log.worker_crashes[index as usize] = Fate::Ignored(why);
             return;
         }
-        self.fx_log.worker_crashes[index as usize] = super::warnings::Fate::Fired;
+        self.faults.log.worker_crashes[index as usize] = Fate::Fired;
         self.note_fault(|| format!("crash of worker {worker}"));
-        self.counters.worker_crashes += 1;
-        if self.fx.coordinator_down {
-            self.counters.worker_crashes_during_coordinator_failover += 1;
+        self.rec.counters.worker_crashes += 1;
+        if self.faults.fx.coordinator_down {
+            self.rec.counters.worker_crashes_during_coordinator_failover += 1;
         }
         let w = self.windows();
         if w.aligning {
-            self.counters.worker_crashes_during_alignment += 1;
+            self.rec.counters.worker_crashes_during_alignment += 1;
         }
         if w.snapshot_unnotified {
-            self.counters.worker_crashes_between_snapshot_and_notify += 1;
+            self.rec.counters.worker_crashes_between_snapshot_and_notify += 1;
         }
-        if w.recovering || self.job == JobStatus::Restarting {
-            self.counters.worker_crashes_during_recovery += 1;
+        if w.recovering || self.job.status == JobStatus::Restarting {
+            self.rec.counters.worker_crashes_during_recovery += 1;
         }
         let now = self.net.now;
         let ready = now.plus(cluster.replacement_delay);
-        self.fx.workers_ready_at = self.fx.workers_ready_at.max(ready);
-        if self.recovering_since.is_none() {
-            self.recovering_since = Some(now);
+        self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(ready);
+        if self.recovery.since.is_none() {
+            self.recovery.since = Some(now);
         }
-        if self.job == JobStatus::Restarting {
+        if self.job.status == JobStatus::Restarting {
             // No task runs on it now, but the redeployment must wait for
             // the replacement (unless a new coordinator is still coming,
             // which waits by itself). A pending region restart becomes global.
-            if !self.fx.pending_regions.is_empty() {
-                self.fx.workers_ready_at = self.fx.workers_ready_at.max(ready);
-                self.fx.restart_at = self.fx.restart_at.max(ready);
+            if !self.faults.fx.pending_regions.is_empty() {
+                self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(ready);
+                self.faults.fx.restart_at = self.faults.fx.restart_at.max(ready);
                 self.force_global_restart();
                 return;
             }
-            if !self.fx.coordinator_down && self.fx.restart_at < ready {
+            if !self.faults.fx.coordinator_down && self.faults.fx.restart_at < ready {
                 self.net.attempt += 1;
-                self.fx.global_from = self.net.attempt;
-                self.fx.restart_at = ready;
-                self.counters.restarts_waiting_for_worker += 1;
+                self.faults.fx.global_from = self.net.attempt;
+                self.faults.fx.restart_at = ready;
+                self.rec.counters.restarts_waiting_for_worker += 1;
                 self.net.schedule(ready, Ev::Restart);
             }
             return;
         }
         let mut killed = 0;
-        for t in 0..self.tasks.len() as TaskId {
+        for t in 0..self.tasks.list.len() as TaskId {
             let ti = t as usize;
-            if self.fx.worker_of[ti] != worker || self.tasks[ti].status != Status::Running {
+            if self.faults.fx.worker_of[ti] != worker
+                || self.tasks.list[ti].status != Status::Running
+            {
                 continue;
             }
-            self.tasks[ti].status = Status::Dead;
-            let outputs = self.task_outputs[ti].clone();
+            self.tasks.list[ti].status = Status::Dead;
+            let outputs = self.plan.task_outputs[ti].clone();
             self.net.kill_task_outputs(t, &outputs);
             killed += 1;
         }
-        self.counters.worker_tasks_killed += killed;
+        self.rec.counters.worker_tasks_killed += killed;
         self.mark_worker_crash(worker);
         let at = now.plus(cluster.heartbeat_timeout);
         self.net.schedule(at, Ev::WorkerLost { worker });
@@ -424,9 +339,9 @@ impl World<'_> {
 
     /// Timeline marks for the tasks a worker crash killed (trace only).
     fn mark_worker_crash(&mut self, worker: u32) {
-        for t in 0..self.tasks.len() as TaskId {
-            if self.fx.worker_of[t as usize] == worker
-                && self.tasks[t as usize].status == Status::Dead
+        for t in 0..self.tasks.list.len() as TaskId {
+            if self.faults.fx.worker_of[t as usize] == worker
+                && self.tasks.list[t as usize].status == Status::Dead
             {
                 self.mark(|| super::Timeline::Crash { task: t });
             }
@@ -438,18 +353,18 @@ impl World<'_> {
     /// Hands the latency spikes and partitions to the network and schedules
     /// their start (for the counters) and the partitions' heartbeat loss.
     fn plan_network_faults(&mut self) {
-        let f = self.scenario.faults.clone();
+        let f = self.plan.scenario.faults.clone();
         let spikes = f.latency_spikes.len();
-        let nch = self.exec.channels.len();
+        let nch = self.plan.exec.channels.len();
         for (i, s) in f.latency_spikes.iter().enumerate() {
             let channels: Vec<bool> = (0..nch)
                 .map(|ch| {
-                    let c = &self.exec.channels[ch];
+                    let c = &self.plan.exec.channels[ch];
                     let (from, to) = (c.from as usize, c.to as usize);
                     let edge_ok = s.edge.is_none_or(|(a, b)| c.from_op == a && c.to_op == b);
                     let worker_ok = s.worker.is_none_or(|w| {
-                        self.fx.worker_of.get(from) == Some(&w)
-                            || self.fx.worker_of.get(to) == Some(&w)
+                        self.faults.fx.worker_of.get(from) == Some(&w)
+                            || self.faults.fx.worker_of.get(to) == Some(&w)
                     });
                     edge_ok && worker_ok
                 })
@@ -470,14 +385,15 @@ impl World<'_> {
             match s.trigger {
                 None => {
                     self.schedule_any(s.from, Ev::NetworkFault { index, lost: false });
-                    self.fault_phase_end = self.fault_phase_end.max(s.until);
+                    self.faults.phase_end = self.faults.phase_end.max(s.until);
                 }
-                Some(_) => self.armed_network.push(index),
+                Some(_) => self.faults.armed_network.push(index),
             }
         }
         for (i, p) in f.partitions.iter().enumerate() {
-            let cut = |t: u32| p.workers.contains(&self.fx.worker_of[t as usize]);
+            let cut = |t: u32| p.workers.contains(&self.faults.fx.worker_of[t as usize]);
             let channels: Vec<bool> = self
+                .plan
                 .exec
                 .channels
                 .iter()
@@ -497,7 +413,7 @@ impl World<'_> {
             });
             match p.trigger {
                 None => self.start_network_fault(index, p.from, p.until),
-                Some(_) => self.armed_network.push(index),
+                Some(_) => self.faults.armed_network.push(index),
             }
         }
     }
@@ -509,9 +425,10 @@ impl World<'_> {
         self.net.delays[index as usize].from = from;
         self.net.delays[index as usize].until = until;
         self.schedule_any(from, Ev::NetworkFault { index, lost: false });
-        let spikes = self.scenario.faults.latency_spikes.len();
+        let spikes = self.plan.scenario.faults.latency_spikes.len();
         if index as usize >= spikes {
             let heartbeat = self
+                .plan
                 .scenario
                 .cluster
                 .as_ref()
@@ -521,7 +438,7 @@ impl World<'_> {
                 self.schedule_any(lost_at, Ev::NetworkFault { index, lost: true });
             }
         }
-        self.fault_phase_end = self.fault_phase_end.max(until);
+        self.faults.phase_end = self.faults.phase_end.max(until);
     }
 
     /// `on` happened: every network fault armed for it starts `delay` from
@@ -533,7 +450,7 @@ impl World<'_> {
         id: u64,
     ) {
         let now = self.net.now;
-        let f = &self.scenario.faults;
+        let f = &self.plan.scenario.faults;
         let spikes = f.latency_spikes.len();
         let window = |i: usize| match i < spikes {
             true => (&f.latency_spikes[i].trigger, f.latency_spikes[i].until),
@@ -543,10 +460,15 @@ impl World<'_> {
             ),
         };
         let event = (on, task, id);
-        let fired = take_fired(&mut self.armed_network, event, &self.exec, |i| {
-            let tr = window(i as usize).0.as_ref()?;
-            Some((tr, tr.of))
-        });
+        let fired = take_fired(
+            &mut self.faults.armed_network,
+            event,
+            &self.plan.exec,
+            |i| {
+                let tr = window(i as usize).0.as_ref()?;
+                Some((tr, tr.of))
+            },
+        );
         let windows: Vec<(u32, SimTime, SimTime)> = fired
             .into_iter()
             .map(|(index, delay)| {
@@ -564,25 +486,25 @@ impl World<'_> {
     }
 
     fn network_fault(&mut self, index: u32, lost: bool) {
-        let spikes = self.scenario.faults.latency_spikes.len();
+        let spikes = self.plan.scenario.faults.latency_spikes.len();
         if !lost {
             let what = match (index as usize) < spikes {
                 true => format!("latency spike {}", index + 1),
                 false => format!("network partition {}", index as usize - spikes + 1),
             };
-            let fate = match self.job {
-                JobStatus::Running | JobStatus::Restarting => super::warnings::Fate::Fired,
-                _ => super::warnings::Fate::Ignored(self.job_not_running()),
+            let fate = match self.job.status {
+                JobStatus::Running | JobStatus::Restarting => Fate::Fired,
+                _ => Fate::Ignored(self.job_not_running()),
             };
             self.note_fault(|| match &fate {
-                super::warnings::Fate::Ignored(why) => format!("{what} took no effect: {why}"),
+                Fate::Ignored(why) => format!("{what} took no effect: {why}"),
                 _ => format!("{what} begins"),
             });
-            self.fx_log.network[index as usize] = fate;
+            self.faults.log.network[index as usize] = fate;
         }
         let w = self.windows();
-        let recovering = w.recovering || self.job == JobStatus::Restarting;
-        let c = &mut self.counters;
+        let recovering = w.recovering || self.job.status == JobStatus::Restarting;
+        let c = &mut self.rec.counters;
         if (index as usize) < spikes {
             c.latency_spikes += 1;
             c.latency_spikes_during_alignment += u64::from(w.aligning);
@@ -590,12 +512,12 @@ impl World<'_> {
             c.latency_spikes_during_recovery += u64::from(recovering);
             return;
         }
-        let mut p = self.scenario.faults.partitions[index as usize - spikes].clone();
+        let mut p = self.plan.scenario.faults.partitions[index as usize - spikes].clone();
         // Its actual window (a triggered one's is known once it started).
         p.until = self.net.delays[index as usize].until;
         if !lost {
             c.partitions += 1;
-            c.partitions_during_coordinator_failover += u64::from(self.fx.coordinator_down);
+            c.partitions_during_coordinator_failover += u64::from(self.faults.fx.coordinator_down);
             c.partitions_during_alignment += u64::from(w.aligning);
             c.partitions_between_snapshot_and_notify += u64::from(w.snapshot_unnotified);
             c.partitions_during_recovery += u64::from(recovering);
@@ -604,43 +526,45 @@ impl World<'_> {
         // The partition outlasted the heartbeat timeout: the coordinator
         // (on the other side) declares the cut-off workers lost. They rejoin
         // when the partition heals.
-        if self.job != JobStatus::Running {
+        if self.job.status != JobStatus::Running {
             // Not running (restarting, finished): nothing to fail; a restart
             // still waits for the workers to come back.
-            if self.job == JobStatus::Restarting && !self.fx.pending_regions.is_empty() {
-                self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
-                self.fx.restart_at = self.fx.restart_at.max(p.until);
+            if self.job.status == JobStatus::Restarting
+                && !self.faults.fx.pending_regions.is_empty()
+            {
+                self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(p.until);
+                self.faults.fx.restart_at = self.faults.fx.restart_at.max(p.until);
                 self.force_global_restart();
                 return;
             }
-            if self.job == JobStatus::Restarting {
+            if self.job.status == JobStatus::Restarting {
                 // A new coordinator still to come waits for them by itself.
-                self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
+                self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(p.until);
             }
-            if self.job == JobStatus::Restarting
-                && !self.fx.coordinator_down
-                && self.fx.restart_at < p.until
+            if self.job.status == JobStatus::Restarting
+                && !self.faults.fx.coordinator_down
+                && self.faults.fx.restart_at < p.until
             {
                 self.net.attempt += 1;
-                self.fx.global_from = self.net.attempt;
-                self.fx.restart_at = p.until;
-                self.counters.restarts_waiting_for_worker += 1;
+                self.faults.fx.global_from = self.net.attempt;
+                self.faults.fx.restart_at = p.until;
+                self.rec.counters.restarts_waiting_for_worker += 1;
                 self.net.schedule(p.until, Ev::Restart);
             }
             return;
         }
-        self.counters.partitions_lost += 1;
-        if self.recovering_since.is_none() {
-            self.recovering_since = Some(self.net.now);
+        self.rec.counters.partitions_lost += 1;
+        if self.recovery.since.is_none() {
+            self.recovery.since = Some(self.net.now);
         }
-        self.fx.workers_ready_at = self.fx.workers_ready_at.max(p.until);
-        for t in 0..self.tasks.len() as TaskId {
+        self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(p.until);
+        for t in 0..self.tasks.list.len() as TaskId {
             let ti = t as usize;
-            if p.workers.contains(&self.fx.worker_of[ti])
-                && self.tasks[ti].status == Status::Running
+            if p.workers.contains(&self.faults.fx.worker_of[ti])
+                && self.tasks.list[ti].status == Status::Running
             {
-                self.tasks[ti].status = Status::Dead;
-                let outputs = self.task_outputs[ti].clone();
+                self.tasks.list[ti].status = Status::Dead;
+                let outputs = self.plan.task_outputs[ti].clone();
                 self.net.kill_task_outputs(t, &outputs);
                 self.mark(|| super::Timeline::Crash { task: t });
             }
@@ -657,25 +581,25 @@ impl World<'_> {
     /// if a replacement worker is not ready). False when no region restart
     /// is pending.
     fn force_global_restart(&mut self) -> bool {
-        if self.job != JobStatus::Restarting || self.fx.pending_regions.is_empty() {
+        if self.job.status != JobStatus::Restarting || self.faults.fx.pending_regions.is_empty() {
             return false;
         }
         self.escalate_to_global();
         self.net.attempt += 1;
-        self.fx.global_from = self.net.attempt;
-        let at = self.fx.restart_at.max(self.net.now);
-        self.fx.restart_at = at;
+        self.faults.fx.global_from = self.net.attempt;
+        let at = self.faults.fx.restart_at.max(self.net.now);
+        self.faults.fx.restart_at = at;
         self.net.schedule(at, Ev::Restart);
         true
     }
 
     /// Copies counters the network keeps into the run's (hook in `finish`).
     pub(super) fn sync_fault_counters(&mut self) {
-        self.counters.messages_delayed = self.net.delayed_messages;
-        self.counters.messages_held = self.net.held_messages;
-        self.counters.upstream_blocks = self.net.upstream_blocks;
-        self.counters.credit_messages = self.net.credit_messages;
-        self.counters.recovered_records_persisted = self.net.recovered_persisted;
+        self.rec.counters.messages_delayed = self.net.delayed_messages;
+        self.rec.counters.messages_held = self.net.held_messages;
+        self.rec.counters.upstream_blocks = self.net.upstream_blocks;
+        self.rec.counters.credit_messages = self.net.credit_messages;
+        self.rec.counters.recovered_records_persisted = self.net.recovered_persisted;
     }
 
     // ------------------------------------------------------------ coordinator
@@ -684,13 +608,13 @@ impl World<'_> {
     /// cancelled, and with `memory` storage the completed checkpoints too.
     fn coordinator_crash(&mut self, index: u32) {
         if matches!(
-            self.job,
+            self.job.status,
             JobStatus::Finished | JobStatus::Failed | JobStatus::Cancelled
-        ) || self.fx.coordinator_down
-            || self.stopped_with.is_some()
+        ) || self.faults.fx.coordinator_down
+            || self.sp.stopped_with.is_some()
         {
-            self.counters.coordinator_crashes_ignored += 1;
-            let why = if self.fx.coordinator_down {
+            self.rec.counters.coordinator_crashes_ignored += 1;
+            let why = if self.faults.fx.coordinator_down {
                 format!(
                     "the coordinator was already down at {}",
                     SimDuration(self.net.now.0)
@@ -699,62 +623,65 @@ impl World<'_> {
                 self.job_not_running()
             };
             self.note_fault(|| format!("coordinator crash took no effect: {why}"));
-            self.fx_log.coordinator_crashes[index as usize] = super::warnings::Fate::Ignored(why);
+            self.faults.log.coordinator_crashes[index as usize] = Fate::Ignored(why);
             return;
         }
-        self.fx_log.coordinator_crashes[index as usize] = super::warnings::Fate::Fired;
+        self.faults.log.coordinator_crashes[index as usize] = Fate::Fired;
         self.note_fault(|| "coordinator crash".to_string());
-        self.counters.coordinator_crashes += 1;
+        self.rec.counters.coordinator_crashes += 1;
         let w = self.windows();
         if w.aligning {
-            self.counters.coordinator_crashes_during_alignment += 1;
+            self.rec.counters.coordinator_crashes_during_alignment += 1;
         }
         if w.snapshot_unnotified {
-            self.counters
+            self.rec
+                .counters
                 .coordinator_crashes_between_snapshot_and_notify += 1;
         }
-        if w.recovering || self.job == JobStatus::Restarting {
-            self.counters.coordinator_crashes_during_recovery += 1;
+        if w.recovering || self.job.status == JobStatus::Restarting {
+            self.rec.counters.coordinator_crashes_during_recovery += 1;
         }
-        if self.recovering_since.is_none() {
-            self.recovering_since = Some(self.net.now);
+        if self.recovery.since.is_none() {
+            self.recovery.since = Some(self.net.now);
         }
         self.check_closed();
         self.stop_all_tasks(CpOutcome::Failover);
         self.recovery_stopped(None);
         self.coord.finishing = false;
         self.coord.final_id = None;
-        self.fx.global_from = self.net.attempt;
-        self.fx.pending_regions.clear();
-        self.counters.tasks_restarted += self.tasks.len() as u64;
-        self.job = JobStatus::Restarting;
-        self.fx.coordinator_down = true;
+        self.faults.fx.global_from = self.net.attempt;
+        self.faults.fx.pending_regions.clear();
+        self.rec.counters.tasks_restarted += self.tasks.list.len() as u64;
+        self.job.status = JobStatus::Restarting;
+        self.faults.fx.coordinator_down = true;
         // Mutant: the new coordinator does not recover the durable store.
         let forget = self
+            .plan
             .cfg
             .mutants
             .has(crate::mutant::Mutant::CoordinatorForgetsCheckpoints);
-        if (self.scenario.checkpoint.storage == StorageKind::Memory || forget)
+        if (self.plan.scenario.checkpoint.storage == StorageKind::Memory || forget)
             && !self.coord.retained.is_empty()
         {
-            if self.scenario.checkpoint.storage != StorageKind::Memory {
+            if self.plan.scenario.checkpoint.storage != StorageKind::Memory {
                 crate::mutant::fired(crate::mutant::Mutant::CoordinatorForgetsCheckpoints);
             }
-            self.counters.checkpoints_lost_with_coordinator += self.coord.retained.len() as u64;
+            self.rec.counters.checkpoints_lost_with_coordinator += self.coord.retained.len() as u64;
             self.coord.retained.clear();
-            self.fx.lost_checkpoints = true;
+            self.faults.fx.lost_checkpoints = true;
             // A job started from a savepoint is submitted with it: the new
             // coordinator restores that snapshot again, not nothing.
-            if let Some(r) = self.job_opts.restore.clone() {
+            if let Some(r) = self.plan.job_opts.restore.clone() {
                 self.coord
                     .retained
                     .push_back(Self::restore_completed(&r, &self.net.sizes));
             }
         }
-        if self.is_local() && self.scenario.checkpoint.storage == StorageKind::Memory {
+        if self.is_local() && self.plan.scenario.checkpoint.storage == StorageKind::Memory {
             self.local_lost();
         }
         let delay = self
+            .plan
             .scenario
             .faults
             .coordinator
@@ -768,15 +695,16 @@ impl World<'_> {
     /// completed checkpoint it finds in durable storage (none with `memory`),
     /// or fails the job if so configured.
     fn coordinator_recovered(&mut self) {
-        if !self.fx.coordinator_down {
+        if !self.faults.fx.coordinator_down {
             return;
         }
-        self.fx.coordinator_down = false;
-        self.counters.coordinator_failovers += 1;
+        self.faults.fx.coordinator_down = false;
+        self.rec.counters.coordinator_failovers += 1;
         // A new coordinator starts with a fresh restart strategy.
-        self.fx.restart = RestartTracker::new(&self.scenario.faults);
-        let lost = std::mem::take(&mut self.fx.lost_checkpoints);
+        self.faults.fx.restart = RestartTracker::new(&self.plan.scenario.faults);
+        let lost = std::mem::take(&mut self.faults.fx.lost_checkpoints);
         let fail = self
+            .plan
             .scenario
             .faults
             .coordinator
@@ -786,8 +714,8 @@ impl World<'_> {
             self.note_fault(|| {
                 "coordinator failover: the completed checkpoints were lost with memory storage; the job failed".to_string()
             });
-            self.job = JobStatus::Failed;
-            self.failed_reason = Some(
+            self.job.status = JobStatus::Failed;
+            self.job.failed_reason = Some(
                 "the coordinator crashed and its completed checkpoints were lost with memory storage (on_memory_loss = \"fail\")"
                     .to_string(),
             );
@@ -803,15 +731,15 @@ impl World<'_> {
             }
         });
         if self.coord.latest().is_some() {
-            self.counters.coordinator_recoveries_from_checkpoint += 1;
+            self.rec.counters.coordinator_recoveries_from_checkpoint += 1;
         } else {
-            self.counters.coordinator_recoveries_from_scratch += 1;
+            self.rec.counters.coordinator_recoveries_from_scratch += 1;
         }
-        if self.fx.workers_ready_at > self.net.now {
+        if self.faults.fx.workers_ready_at > self.net.now {
             // A replacement worker is not ready yet.
-            let at = self.fx.workers_ready_at;
-            self.fx.restart_at = at;
-            self.counters.restarts_waiting_for_worker += 1;
+            let at = self.faults.fx.workers_ready_at;
+            self.faults.fx.restart_at = at;
+            self.rec.counters.restarts_waiting_for_worker += 1;
             self.net.schedule(at, Ev::Restart);
             return;
         }

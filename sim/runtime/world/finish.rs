@@ -10,11 +10,11 @@ impl World<'_> {
     pub(super) fn history_bytes(&self) -> u64 {
         use std::mem::size_of;
         let per_checkpoint = size_of::<super::coordinator::CheckpointStats>()
-            + 2 * self.tasks.len() * size_of::<Option<u64>>();
-        let trace = self.trace.len() * size_of::<TraceEntry>()
-            + self.timeline.len() * size_of::<TimelineMark>();
+            + 2 * self.tasks.list.len() * size_of::<Option<u64>>();
+        let trace = self.rec.trace.len() * size_of::<TraceEntry>()
+            + self.rec.timeline.len() * size_of::<TimelineMark>();
         (self.coord.stats.len() * per_checkpoint + trace) as u64
-            + self.schedule.logged * size_of::<Step>() as u64
+            + self.rec.schedule.logged * size_of::<Step>() as u64
     }
 
     pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
@@ -22,17 +22,18 @@ impl World<'_> {
         self.sync_fault_counters();
         if self.is_local() {
             self.check_local_history();
-            self.counters.log_bytes = self.net.logs.bytes;
-            self.counters.log_peak_records = self.net.logs.peak_records;
-            self.counters.piggyback_bytes = self.net.piggyback_bytes;
+            self.rec.counters.log_bytes = self.net.logs.bytes;
+            self.rec.counters.log_peak_records = self.net.logs.peak_records;
+            self.rec.counters.piggyback_bytes = self.net.piggyback_bytes;
         }
-        for (i, r) in self.savepoint_reports.iter_mut().enumerate() {
+        for (i, r) in self.sp.reports.iter_mut().enumerate() {
             if r.completed.is_some() || r.failure.is_some() {
                 continue;
             }
             let end = SimDuration(self.net.now.0);
             let pending = self
-                .savepoint_request_of
+                .sp
+                .request_of
                 .iter()
                 .find(|(id, &req)| req == i && self.coord.pending.contains_key(id))
                 .map(|(&id, _)| id);
@@ -72,10 +73,14 @@ impl World<'_> {
         }
         let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
         let mut order_insensitive = true;
-        for m in self.tasks.iter().flat_map(|t| &t.members) {
+        for m in self.tasks.list.iter().flat_map(|t| &t.members) {
             order_insensitive &= m.op.order_insensitive_output();
             let mut s = m.op.keyed_state();
-            if !s.is_empty() || self.scenario.operators[m.index as usize].kind.is_keyed() {
+            if !s.is_empty()
+                || self.plan.scenario.operators[m.index as usize]
+                    .kind
+                    .is_keyed()
+            {
                 // Merged in one pass (later subtasks win, as with `extend`).
                 keyed_state.entry(m.index).or_default().append(&mut s);
             }
@@ -84,48 +89,48 @@ impl World<'_> {
             outcome,
             events,
             end_time: self.net.now,
-            fingerprint: self.fp.finish(),
-            counters: std::mem::take(&mut self.counters),
-            store: std::mem::take(&mut self.store),
+            fingerprint: self.rec.fp.finish(),
+            counters: std::mem::take(&mut self.rec.counters),
+            store: std::mem::take(&mut self.tasks.store),
             keyed_state,
-            violations: std::mem::take(&mut self.violations),
+            violations: std::mem::take(&mut self.rec.violations),
             checkpoint_stats: std::mem::take(&mut self.coord.stats),
             completed_ids: std::mem::take(&mut self.coord.completed_ids),
             aborted_ids: std::mem::take(&mut self.coord.aborted_ids),
-            trace: std::mem::take(&mut self.trace),
-            timeline: std::mem::take(&mut self.timeline), // trace
-            fault_timeline: std::mem::take(&mut self.fault_timeline),
-            fault_events_dropped: self.fault_events_dropped,
-            config: self.cfg.clone(), // trace
+            trace: std::mem::take(&mut self.rec.trace),
+            timeline: std::mem::take(&mut self.rec.timeline), // trace
+            fault_timeline: std::mem::take(&mut self.rec.fault_timeline),
+            fault_events_dropped: self.rec.fault_events_dropped,
+            config: self.plan.cfg.clone(), // trace
             crash_plan: {
                 // Crash points the run took are crashes at their time; the
                 // others never were.
-                let mut plan = std::mem::take(&mut self.crash_plan);
+                let mut plan = std::mem::take(&mut self.faults.crash_plan);
                 let mut i = 0;
                 plan.retain(|_| {
                     i += 1;
-                    i <= self.first_crash_point
-                        || self.fx_log.crashes[i - 1] != warnings::Fate::Pending
+                    i <= self.faults.first_crash_point
+                        || self.faults.log.crashes[i - 1] != Fate::Pending
                 });
                 plan
             },
             order_insensitive,
-            expected: self.expected,
-            fault_phase_end: self.fault_phase_end,
-            input_end: self.input_end,
-            sink_end: self.sink_end,
-            recovery_ns: std::mem::take(&mut self.recovery_ns),
-            snapshots: std::mem::take(&mut self.snapshots),
-            complete_below: self.complete_below.take(),
-            complete_exempt: std::mem::take(&mut self.complete_exempt),
-            savepoints: std::mem::take(&mut self.savepoint_reports),
+            expected: self.plan.expected,
+            fault_phase_end: self.faults.phase_end,
+            input_end: self.rec.input_end,
+            sink_end: self.rec.sink_end,
+            recovery_ns: std::mem::take(&mut self.recovery.times_ns),
+            snapshots: std::mem::take(&mut self.sp.snapshots),
+            complete_below: self.sp.complete_below.take(),
+            complete_exempt: std::mem::take(&mut self.sp.complete_exempt),
+            savepoints: std::mem::take(&mut self.sp.reports),
             warnings,
-            schedule: (!self.schedule_partial).then(|| self.schedule.effective_all()),
+            schedule: (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_all()),
             tasks: self.task_reports(),
-            failovers: std::mem::take(&mut self.failovers),
-            restarts: std::mem::take(&mut self.restart_notes),
-            crash_points: std::mem::take(&mut self.crash_points),
-            tolerable_failures: self.scenario.checkpoint.tolerable_failures,
+            failovers: std::mem::take(&mut self.rec.failovers),
+            restarts: std::mem::take(&mut self.rec.restart_notes),
+            crash_points: std::mem::take(&mut self.rec.crash_points),
+            tolerable_failures: self.plan.scenario.checkpoint.tolerable_failures,
         }
     }
 }

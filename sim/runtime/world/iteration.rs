@@ -107,7 +107,7 @@ impl World<'_> {
         if !l.on_loop[t as usize] || l.ended == Some(self.net.attempt) {
             return;
         }
-        let heads_done = self.tasks.iter().enumerate().all(|(ti, task)| {
+        let heads_done = self.tasks.list.iter().enumerate().all(|(ti, task)| {
             let back = &l.feedback_in[ti];
             !back.iter().any(|&b| b)
                 || (task.status == Status::Running
@@ -126,7 +126,7 @@ impl World<'_> {
         }
         let feedback = l.feedback.clone();
         self.loops.as_mut().expect("loops").ended = Some(self.net.attempt);
-        self.counters.loops_ended += 1;
+        self.rec.counters.loops_ended += 1;
         for ch in feedback {
             self.net.send_event(ch, Msg::EndOfData, false);
         }

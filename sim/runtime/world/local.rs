@@ -124,7 +124,7 @@ impl World<'_> {
     /// The start of a run: logs on, every task's stamp, every timer.
     pub(super) fn local_start(&mut self) {
         self.net.logs = crate::runtime::net::Logs::new(self.net.channels.len());
-        for t in 0..self.tasks.len() as TaskId {
+        for t in 0..self.tasks.list.len() as TaskId {
             self.stamp(t);
         }
         self.arm_local_timers(true);
@@ -133,7 +133,7 @@ impl World<'_> {
     /// What task `t`'s buffers carry from now on.
     fn stamp(&mut self, t: TaskId) {
         let pb = self.loc().rules[t as usize].piggyback().map(Rc::new);
-        let n = self.tasks.len();
+        let n = self.tasks.list.len();
         let stamps = &mut self.net.stamps;
         if stamps.len() < n {
             stamps.resize(n, None);
@@ -143,12 +143,12 @@ impl World<'_> {
 
     /// Every task's next basic checkpoint (`first`: at the first delay).
     fn arm_local_timers(&mut self, first: bool) {
-        let cp = &self.scenario.checkpoint;
+        let cp = &self.plan.scenario.checkpoint;
         let Some(interval) = cp.interval else {
             return;
         };
         let base = if first { cp.first_delay } else { interval };
-        for t in 0..self.tasks.len() as TaskId {
+        for t in 0..self.tasks.list.len() as TaskId {
             self.arm_local_timer(t, base);
         }
     }
@@ -156,7 +156,7 @@ impl World<'_> {
     /// Task `t`'s next timer: `base` from now, give or take `local_jitter`
     /// (at most `base`).
     fn arm_local_timer(&mut self, t: TaskId, base: SimDuration) {
-        let jitter = self.scenario.checkpoint.local_jitter.0.min(base.0);
+        let jitter = self.plan.scenario.checkpoint.local_jitter.0.min(base.0);
         let d = base.0 - jitter + self.loc().rng.below(2 * jitter + 1);
         let at = self.net.now.plus(SimDuration(d));
         self.net.schedule(at, Ev::LocalTimer { task: t });
@@ -165,11 +165,11 @@ impl World<'_> {
     /// Task `t`'s timer: a basic checkpoint, and the next timer.
     pub(super) fn local_timer(&mut self, t: TaskId) {
         let ti = t as usize;
-        if self.tasks[ti].status != Status::Running || self.loc().final_id[ti].is_some() {
+        if self.tasks.list[ti].status != Status::Running || self.loc().final_id[ti].is_some() {
             return;
         }
         self.local_checkpoint(t, None, None);
-        let interval = self.scenario.checkpoint.interval.unwrap_or_default();
+        let interval = self.plan.scenario.checkpoint.interval.unwrap_or_default();
         self.arm_local_timer(t, interval);
     }
 
@@ -177,11 +177,11 @@ impl World<'_> {
     /// (`n` of its records, already counted as read): the rule may force a
     /// checkpoint first; then it merges what the buffer carries.
     pub(super) fn local_read(&mut self, t: TaskId, ch: ChannelId, n: u64, pb: &Piggyback) {
-        let from = self.exec.channels[ch as usize].from;
-        for i in 0..self.task_outputs[t as usize].len() {
-            let out = self.task_outputs[t as usize][i];
+        let from = self.plan.exec.channels[ch as usize].from;
+        for i in 0..self.plan.task_outputs[t as usize].len() {
+            let out = self.plan.task_outputs[t as usize][i];
             if self.net.channels[out as usize].sent > self.loc().sent_at_checkpoint[out as usize] {
-                let to = self.exec.channels[out as usize].to;
+                let to = self.plan.exec.channels[out as usize].to;
                 self.loc().rules[t as usize].sent_to(to);
             }
         }
@@ -207,24 +207,24 @@ impl World<'_> {
             l.next_id += 1;
             l.next_id - 1
         };
-        self.tasks[ti].last_checkpoint = id;
-        self.tasks[ti].snapshotted = id;
+        self.tasks.list[ti].last_checkpoint = id;
+        self.tasks.list[ti].snapshotted = id;
         self.crash_trigger(TriggerEvent::Snapshot, Some(t), id);
         self.pre_barrier(t, id);
-        self.store.precommit_scope = Some(id);
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        self.tasks.store.precommit_scope = Some(id);
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
         let cut = self.local_cut(ti, unread);
         let (states, log_pos) = self.snapshot_members(t, id);
-        self.store.precommit_scope = None;
+        self.tasks.store.precommit_scope = None;
         self.loc().rules[ti].checkpointed(forced_by);
         self.stamp(t);
-        self.counters.snapshots += 1;
+        self.rec.counters.snapshots += 1;
         match forced_by {
-            Some(_) => self.counters.local_checkpoints_forced += 1,
-            None => self.counters.local_checkpoints_basic += 1,
+            Some(_) => self.rec.counters.local_checkpoints_forced += 1,
+            None => self.rec.counters.local_checkpoints_basic += 1,
         }
         let snapshot = TaskSnapshot {
             states,
@@ -233,14 +233,21 @@ impl World<'_> {
         };
         // The log's new part is written with the state.
         let mut log_bytes = 0;
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             log_bytes += self.net.logs.take_unsaved(ch);
             self.loc().sent_at_checkpoint[ch as usize] = self.net.channels[ch as usize].sent;
         }
         let state_bytes = snapshot.state_bytes();
         let now = self.net.now;
-        let durable = writes_done(&self.scenario, now, now, state_bytes + log_bytes, &[], true);
+        let durable = writes_done(
+            &self.plan.scenario,
+            now,
+            now,
+            state_bytes + log_bytes,
+            &[],
+            true,
+        );
         let rule = self.loc().rules[ti].boxed_clone();
         let index = rule.index();
         // The rules' promises are about the checkpoints taken, whether or
@@ -264,7 +271,7 @@ impl World<'_> {
             kind: BarrierKind::Aligned,
             state_bytes,
         });
-        let rpc = self.scenario.checkpoint.rpc_latency;
+        let rpc = self.plan.scenario.checkpoint.rpc_latency;
         let delay = SimDuration(durable.since(now).0.saturating_add(rpc.0));
         self.schedule_ack(t, id, delay);
         id
@@ -282,12 +289,12 @@ impl World<'_> {
         };
         let sent = |ch: ChannelId| offset[ch as usize] + self.net.channels[ch as usize].sent;
         Cut {
-            inputs: self.exec.tasks[ti]
+            inputs: self.plan.exec.tasks[ti]
                 .inputs
                 .iter()
                 .map(|&ch| (ch, read(ch)))
                 .collect(),
-            outputs: self.task_outputs[ti]
+            outputs: self.plan.task_outputs[ti]
                 .iter()
                 .map(|&ch| (ch, sent(ch)))
                 .collect(),
@@ -297,7 +304,7 @@ impl World<'_> {
     /// Task `t`'s input ended: its final checkpoint. It finishes once the
     /// line holds it.
     pub(super) fn local_final(&mut self, t: TaskId) {
-        if self.tasks[t as usize].status != Status::Running {
+        if self.tasks.list[t as usize].status != Status::Running {
             return;
         }
         let id = self.local_checkpoint(t, None, None);
@@ -308,7 +315,7 @@ impl World<'_> {
     /// durable.
     pub(super) fn local_write_failed(&mut self, t: TaskId, id: CheckpointId) {
         if self.loc().writing.remove(&(t, id)).is_some() {
-            self.counters.checkpoints_storage_failed += 1;
+            self.rec.counters.checkpoints_storage_failed += 1;
             if self.loc().final_id[t as usize] == Some(id) {
                 // The end of input is checkpointed again.
                 self.loc().final_id[t as usize] = None;
@@ -322,7 +329,7 @@ impl World<'_> {
         let Some(c) = self.loc().writing.remove(&(t, id)) else {
             return;
         };
-        if self.tasks[t as usize].status == Status::Dead {
+        if self.tasks.list[t as usize].status == Status::Dead {
             return; // its asynchronous part died with it
         }
         self.crash_trigger(TriggerEvent::Ack, Some(t), id);
@@ -339,14 +346,14 @@ impl World<'_> {
             acks: 1,
             start_delay_max_ns: 0,
             alignment_max_ns: 0,
-            start_delay_ns: vec![None; self.tasks.len()],
-            alignment_ns: vec![None; self.tasks.len()],
+            start_delay_ns: vec![None; self.tasks.list.len()],
+            alignment_ns: vec![None; self.tasks.list.len()],
             savepoint: false,
         };
         stats.start_delay_ns[t as usize] = Some(0);
         stats.alignment_ns[t as usize] = Some(0);
         self.coord.stats.push(stats);
-        self.counters.checkpoints_completed += 1;
+        self.rec.counters.checkpoints_completed += 1;
         let l = self.loc();
         let t = t as usize;
         // Writes may finish out of order (a slow one): a checkpoint older
@@ -363,7 +370,7 @@ impl World<'_> {
     /// task's candidates, newest first, down to its checkpoint in the
     /// current line.
     fn compute_line(&mut self) -> (Vec<Option<Rc<LocalCheckpoint>>>, u64) {
-        let ignore = self.cfg.mutants.has(Mutant::LineIgnoresOrphans);
+        let ignore = self.plan.cfg.mutants.has(Mutant::LineIgnoresOrphans);
         let l = self.local.as_ref().expect("an uncoordinated run");
         let initial = Cut::default();
         let candidates: Vec<Vec<&Cut>> = (0..l.line.len())
@@ -411,7 +418,7 @@ impl World<'_> {
         if moved.is_empty() {
             return;
         }
-        self.counters.recovery_lines += 1;
+        self.rec.counters.recovery_lines += 1;
         {
             let l = self.loc();
             for (t, c) in chosen.into_iter().enumerate() {
@@ -422,7 +429,7 @@ impl World<'_> {
         }
         self.check_line("the recovery line");
         self.truncate_logs();
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         for (t, id) in moved {
             self.send_notify_complete(at, t, id);
         }
@@ -432,7 +439,7 @@ impl World<'_> {
     /// read: no later line goes below it. (Mutant `log-truncated-early`:
     /// below what the receiver's newest durable checkpoint had read.)
     fn truncate_logs(&mut self) {
-        let early = self.cfg.mutants.has(Mutant::LogTruncatedEarly);
+        let early = self.plan.cfg.mutants.has(Mutant::LogTruncatedEarly);
         let l = self.local.as_ref().expect("an uncoordinated run");
         let mut cuts = Vec::new();
         for (ch, &(_, r)) in l.ends.iter().enumerate() {
@@ -508,8 +515,8 @@ impl World<'_> {
                 l.final_id[t] = None;
             }
         }
-        self.counters.local_checkpoints_rolled_back += rolled;
-        self.counters.local_rollbacks_to_start += to_start;
+        self.rec.counters.local_checkpoints_rolled_back += rolled;
+        self.rec.counters.local_rollbacks_to_start += to_start;
         self.check_line("the recovery line restored");
         let l = self.local.as_ref().expect("an uncoordinated run");
         let n = l.line.len();
@@ -563,8 +570,8 @@ impl World<'_> {
                 gap: false,
             });
         }
-        self.counters.log_records_replayed += replayed;
-        self.counters.rollback_ns += furthest;
+        self.rec.counters.log_records_replayed += replayed;
+        self.rec.counters.rollback_ns += furthest;
         // The replay is not logged again (restored output goes through
         // the channels' usual emit); `local_restored` turns logging on.
         self.net.logs.on = false;
@@ -587,12 +594,12 @@ impl World<'_> {
     /// After a restore: the rules resume from the line, every task's stamp
     /// and timer again, logging on.
     pub(super) fn local_restored(&mut self) {
-        let Coordination::Local(make) = self.cfg.algorithm.info().coordination else {
+        let Coordination::Local(make) = self.plan.cfg.algorithm.info().coordination else {
             return;
         };
-        let tasks = self.tasks.len() as u32;
-        let mutants = self.cfg.mutants;
-        for t in 0..self.tasks.len() {
+        let tasks = self.tasks.list.len() as u32;
+        let mutants = self.plan.cfg.mutants;
+        for t in 0..self.tasks.list.len() {
             let l = self.loc();
             l.rules[t] = match &l.line[t] {
                 Some(c) => c.rule.boxed_clone(),
@@ -634,8 +641,8 @@ impl World<'_> {
         l.above.iter_mut().for_each(Vec::clear);
         l.line.iter_mut().for_each(|c| *c = None);
         l.writing.clear();
-        self.counters.checkpoints_lost_with_coordinator += lost as u64;
-        self.fx.lost_checkpoints |= lost > 0;
+        self.rec.counters.checkpoints_lost_with_coordinator += lost as u64;
+        self.faults.fx.lost_checkpoints |= lost > 0;
     }
 
     /// The end of a run without a restart: every checkpoint belongs to a
@@ -649,11 +656,11 @@ impl World<'_> {
         if l.restarted {
             return;
         }
-        let ends: Vec<Cut> = (0..self.tasks.len())
+        let ends: Vec<Cut> = (0..self.tasks.list.len())
             .map(|t| self.local_cut(t, None))
             .collect();
         let initial = Cut::default();
-        let history: Vec<Vec<&Cut>> = (0..self.tasks.len())
+        let history: Vec<Vec<&Cut>> = (0..self.tasks.list.len())
             .map(|t| {
                 let mut h = vec![&initial];
                 h.extend(l.history[t].iter().map(|(_, c, _)| c));
@@ -677,13 +684,13 @@ impl World<'_> {
                         found.push(format!(
                             "checkpoint {} of task {} belongs to no consistent global checkpoint (a useless checkpoint)",
                             l.history[t][x - 1].0,
-                            self.exec.tasks[t].name
+                            self.plan.exec.tasks[t].name
                         ));
                     }
                 }
             }
         }
-        self.counters.useless_checkpoints += useless;
+        self.rec.counters.useless_checkpoints += useless;
         if promises(|r| r.index_lines()) {
             let top = l
                 .history
@@ -693,7 +700,7 @@ impl World<'_> {
                 .max()
                 .unwrap_or(0);
             for n in 1..=top {
-                let cuts: Vec<&Cut> = (0..self.tasks.len())
+                let cuts: Vec<&Cut> = (0..self.tasks.list.len())
                     .map(|t| {
                         l.history[t]
                             .iter()

@@ -118,7 +118,7 @@ impl World<'_> {
     /// The slot and subtask of a coordinated reader task.
     fn reader(&self, t: TaskId) -> Option<(usize, u32)> {
         let slot = self.ops.slot_of[t as usize]? as usize;
-        Some((slot, self.exec.tasks[t as usize].subtask))
+        Some((slot, self.plan.exec.tasks[t as usize].subtask))
     }
 
     /// At the start of the job (and after every reset): the periodic work.
@@ -137,7 +137,7 @@ impl World<'_> {
 
     pub(super) fn coordinator_tick(&mut self, slot: u32, generation: u32) {
         let s = &mut self.ops.slots[slot as usize];
-        if s.generation != generation || self.fx.coordinator_down {
+        if s.generation != generation || self.faults.fx.coordinator_down {
             return;
         }
         let mut out = Vec::new();
@@ -155,7 +155,7 @@ impl World<'_> {
         for (subtask, event) in out {
             let g = &mut self.ops.slots[slot].gateways[subtask as usize];
             if g.closed.is_some() {
-                if !self.cfg.mutants.has(Mutant::OperatorEventsNotHeld) {
+                if !self.plan.cfg.mutants.has(Mutant::OperatorEventsNotHeld) {
                     g.held.push(event);
                     continue;
                 }
@@ -167,45 +167,48 @@ impl World<'_> {
 
     fn transmit(&mut self, slot: usize, subtask: u32, event: OperatorEvent) {
         let op = self.ops.slots[slot].operator;
-        let task = self.exec.task_of(crate::scenario::OperatorId(op), subtask);
-        if self.tasks[task as usize].status != Status::Running {
+        let task = self
+            .plan
+            .exec
+            .task_of(crate::scenario::OperatorId(op), subtask);
+        if self.tasks.list[task as usize].status != Status::Running {
             // An event targets one execution of its subtask (FLINK-18071):
             // one that is not running fails it, and the failover under way
             // resets what the coordinator assigned it.
-            self.counters.operator_events_undeliverable += 1;
+            self.rec.counters.operator_events_undeliverable += 1;
             return;
         }
-        let drawn = self.rpc_arrival(self.net.now.plus(self.scenario.checkpoint.rpc_latency));
+        let drawn = self.rpc_arrival(self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency));
         let lost =
             self.ops.loss_percent > 0 && self.ops.rng.below(100) < u64::from(self.ops.loss_percent);
         let g = &mut self.ops.slots[slot].gateways[subtask as usize];
         let at = drawn.max(g.last_arrival);
         g.last_arrival = at;
         g.unacked += 1;
-        self.counters.operator_events_sent += 1;
+        self.rec.counters.operator_events_sent += 1;
         self.net.schedule(at, Ev::ToSubtask { task, event, lost });
     }
 
     /// An operator event reaches its subtask (or, `lost`, its RPC fails).
     pub(super) fn event_at_subtask(&mut self, t: TaskId, event: OperatorEvent, lost: bool) {
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         if lost {
-            self.counters.operator_events_lost += 1;
-            let name = self.exec.tasks[t as usize].name.clone();
+            self.rec.counters.operator_events_lost += 1;
+            let name = self.plan.exec.tasks[t as usize].name.clone();
             self.note_fault(|| format!("an operator event to {name} was lost"));
             self.net.schedule(at, Ev::EventAck { task: t, ok: false });
             return;
         }
-        if self.tasks[t as usize].status != Status::Running {
+        if self.tasks.list[t as usize].status != Status::Running {
             return; // the failover resets the gateway
         }
         {
             let (member, mut ctx) = self.ctx_parts(t, 0);
             member.op.handle_operator_event(event, &mut ctx);
         }
-        let inst = self.tasks[t as usize].members[0].inst;
-        self.schedule.push(inst, Step::Event(event));
-        self.out.clear();
+        let inst = self.tasks.list[t as usize].members[0].inst;
+        self.rec.schedule.push(inst, Step::Event(event));
+        self.tasks.out.clear();
         self.reader_events(t);
         self.net.poke(t);
         self.net.schedule(at, Ev::EventAck { task: t, ok: true });
@@ -213,8 +216,10 @@ impl World<'_> {
 
     /// What reader task `t` has to say to its coordinator goes out.
     pub(super) fn reader_events(&mut self, t: TaskId) {
-        let events = self.tasks[t as usize].members[0].op.take_operator_events();
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+        let events = self.tasks.list[t as usize].members[0]
+            .op
+            .take_operator_events();
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         for event in events {
             self.net.schedule(at, Ev::ToCoordinator { task: t, event });
         }
@@ -227,12 +232,12 @@ impl World<'_> {
         };
         let g = &mut self.ops.slots[slot].gateways[subtask as usize];
         g.unacked = g.unacked.saturating_sub(1);
-        if !ok && self.tasks[t as usize].status == Status::Running {
-            if self.cfg.mutants.has(Mutant::LostOperatorEventIgnored) {
+        if !ok && self.tasks.list[t as usize].status == Status::Running {
+            if self.plan.cfg.mutants.has(Mutant::LostOperatorEventIgnored) {
                 fired(Mutant::LostOperatorEventIgnored);
             } else {
                 // Flink fails the target subtask of an event whose RPC failed.
-                self.counters.operator_event_failures += 1;
+                self.rec.counters.operator_event_failures += 1;
                 self.fail_task(t);
             }
         }
@@ -241,13 +246,13 @@ impl World<'_> {
 
     /// The coordinator fails task `t` itself (no heartbeat to wait for).
     fn fail_task(&mut self, t: TaskId) {
-        if self.recovering_since.is_none() {
-            self.recovering_since = Some(self.net.now);
+        if self.recovery.since.is_none() {
+            self.recovery.since = Some(self.net.now);
         }
         self.mark(|| Timeline::Crash { task: t });
         self.note_crash(t);
-        self.tasks[t as usize].status = Status::Dead;
-        let outputs = self.task_outputs[t as usize].clone();
+        self.tasks.list[t as usize].status = Status::Dead;
+        let outputs = self.plan.task_outputs[t as usize].clone();
         self.net.kill_task_outputs(t, &outputs);
         self.net
             .schedule(self.net.now, Ev::FailureDetected { task: t });
@@ -258,7 +263,7 @@ impl World<'_> {
         let Some((slot, subtask)) = self.reader(t) else {
             return;
         };
-        if self.fx.coordinator_down {
+        if self.faults.fx.coordinator_down {
             return;
         }
         let mut out = Vec::new();
@@ -272,7 +277,7 @@ impl World<'_> {
     /// the task's snapshot).
     pub(super) fn reader_snapshotted(&mut self, t: TaskId, id: CheckpointId) {
         if self.ops.coordinated(t) {
-            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+            let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
             self.net
                 .schedule(at, Ev::SubtaskCheckpointed { task: t, id });
         }
@@ -319,11 +324,16 @@ impl World<'_> {
         if !self.ops.unacked() {
             return false;
         }
-        if self.cfg.mutants.has(Mutant::CheckpointIgnoresUnackedEvents) {
+        if self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::CheckpointIgnoresUnackedEvents)
+        {
             fired(Mutant::CheckpointIgnoresUnackedEvents);
             return false;
         }
-        self.counters.triggers_waiting_for_events += 1;
+        self.rec.counters.triggers_waiting_for_events += 1;
         self.ops.deferred = Some((id, timestamp));
         true
     }
@@ -335,7 +345,7 @@ impl World<'_> {
         }
         if let Some((id, timestamp)) = self.ops.deferred.take() {
             if self.coord.is_pending(id) {
-                let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+                let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
                 self.trigger_sources(id, timestamp, at);
             }
         }
@@ -383,7 +393,7 @@ impl World<'_> {
             s.gateways.iter_mut().for_each(|g| *g = Gateway::default());
         }
         for (op, e) in failed {
-            let op = &self.scenario.operators[op as usize].id;
+            let op = &self.plan.scenario.operators[op as usize].id;
             let message = format!("the coordinator of {op} could not restore: {e}");
             self.violation(CheckId::Protocol, message);
         }
@@ -413,7 +423,7 @@ impl World<'_> {
     /// stay in the reader's state), and no other split is anywhere. A split
     /// in two places is read twice after a restore; in none, never again.
     pub(super) fn check_split_cut(&mut self, p: &Pending) {
-        if matches!(self.expected, Guarantee::Broken) {
+        if matches!(self.plan.expected, Guarantee::Broken) {
             return;
         }
         let mut found = Vec::new();
@@ -425,7 +435,7 @@ impl World<'_> {
                 continue;
             };
             let op = crate::scenario::OperatorId(s.operator);
-            let first = self.exec.task_of(op, 0) as usize;
+            let first = self.plan.exec.task_of(op, 0) as usize;
             let mut seen: BTreeMap<u32, Vec<String>> = BTreeMap::new();
             for split in &e.unassigned {
                 seen.entry(*split)
@@ -442,13 +452,13 @@ impl World<'_> {
                     complete = false;
                     continue;
                 };
-                let name = &self.exec.tasks[first + i].name;
+                let name = &self.plan.exec.tasks[first + i].name;
                 for (split, _) in splits {
                     seen.entry(split).or_default().push(name.clone());
                 }
             }
             let known = s.coordinator.splits_discovered(e.discovered);
-            let id = &self.scenario.operators[s.operator as usize].id;
+            let id = &self.plan.scenario.operators[s.operator as usize].id;
             for split in known.iter() {
                 match seen.get(split).map_or(0, Vec::len) {
                     1 => {}

@@ -53,32 +53,37 @@ impl World<'_> {
     /// `on` happened (at task `task` for one task's events, for checkpoint
     /// `id`): every crash armed for it is scheduled `delay` from now, once.
     pub(super) fn crash_trigger(&mut self, on: TriggerEvent, task: Option<TaskId>, id: u64) {
-        if !self.armed_workers.is_empty() {
+        if !self.faults.armed_workers.is_empty() {
             self.worker_crash_trigger(on, task, id);
         }
-        if !self.armed_coordinator.is_empty() {
+        if !self.faults.armed_coordinator.is_empty() {
             self.coordinator_crash_trigger(on, task, id);
         }
-        if !self.armed_network.is_empty() {
+        if !self.faults.armed_network.is_empty() {
             self.network_fault_trigger(on, task, id);
         }
-        if !self.armed_slow.is_empty() {
+        if !self.faults.armed_slow.is_empty() {
             self.slow_task_trigger(on, task, id);
         }
-        if self.armed_crashes.is_empty() {
+        if self.faults.armed_crashes.is_empty() {
             return;
         }
         let now = self.net.now;
-        let plan = &self.crash_plan;
-        let fired = take_fired(&mut self.armed_crashes, (on, task, id), &self.exec, |i| {
-            let c = &plan[i as usize];
-            let tr = c.trigger.as_ref()?;
-            Some((tr, Some(tr.of.unwrap_or((c.operator, c.subtask)))))
-        });
+        let plan = &self.faults.crash_plan;
+        let fired = take_fired(
+            &mut self.faults.armed_crashes,
+            (on, task, id),
+            &self.plan.exec,
+            |i| {
+                let c = &plan[i as usize];
+                let tr = c.trigger.as_ref()?;
+                Some((tr, Some(tr.of.unwrap_or((c.operator, c.subtask)))))
+            },
+        );
         for (index, delay) in fired {
             let at = now.plus(delay);
-            self.fault_phase_end = self.fault_phase_end.max(at);
-            self.crash_plan[index as usize].at = at;
+            self.faults.phase_end = self.faults.phase_end.max(at);
+            self.faults.crash_plan[index as usize].at = at;
             self.schedule_any(at, Ev::Crash { index });
         }
     }
@@ -87,11 +92,11 @@ impl World<'_> {
     /// choice whether it crashes here (`[replay] crash_points`). True if it
     /// did.
     pub(super) fn crash_point(&mut self, t: TaskId) -> bool {
-        let points = self.first_crash_point..self.crash_plan.len();
+        let points = self.faults.first_crash_point..self.faults.crash_plan.len();
         let Some(index) = points.into_iter().find(|&i| {
-            let c = &self.crash_plan[i];
-            self.fx_log.crashes[i] == warnings::Fate::Pending
-                && self.exec.task_of(c.operator, c.subtask) == t
+            let c = &self.faults.crash_plan[i];
+            self.faults.log.crashes[i] == Fate::Pending
+                && self.plan.exec.task_of(c.operator, c.subtask) == t
         }) else {
             return false;
         };
@@ -99,72 +104,75 @@ impl World<'_> {
             return false;
         }
         let now = self.net.now;
-        self.crash_plan[index].at = now;
-        self.fault_phase_end = self.fault_phase_end.max(now);
+        self.faults.crash_plan[index].at = now;
+        self.faults.phase_end = self.faults.phase_end.max(now);
         self.crash(index as u32);
         true
     }
 
     pub(super) fn crash(&mut self, index: u32) {
-        let c = self.crash_plan[index as usize].clone();
-        let t = self.exec.task_of(c.operator, c.subtask);
+        let c = self.faults.crash_plan[index as usize].clone();
+        let t = self.plan.exec.task_of(c.operator, c.subtask);
         let ti = t as usize;
-        if self.job != JobStatus::Running
-            || self.tasks[ti].status != Status::Running
-            || self.stopped_with.is_some()
+        if self.job.status != JobStatus::Running
+            || self.tasks.list[ti].status != Status::Running
+            || self.sp.stopped_with.is_some()
         {
             // After a stop-with-savepoint completed the job is shutting down.
-            self.counters.crashes_ignored += 1;
+            self.rec.counters.crashes_ignored += 1;
             let why = self.crash_ignored_reason(t);
-            let name = self.exec.tasks[ti].name.clone();
+            let name = self.plan.exec.tasks[ti].name.clone();
             self.note_fault(|| format!("crash of {name} took no effect: {why}"));
-            self.fx_log.crashes[index as usize] = warnings::Fate::Ignored(why);
+            self.faults.log.crashes[index as usize] = Fate::Ignored(why);
             return;
         }
-        self.fx_log.crashes[index as usize] = warnings::Fate::Fired;
-        let head = &self.tasks[ti].members[0];
-        let (attempt, records) = self.schedule.attempt(head.inst);
-        self.crash_points.push(crate::runtime::output::CrashPoint {
-            operator: head.index,
-            subtask: self.tasks[ti].subtask,
-            attempt,
-            records,
-            time_ns: self.net.now.0,
-        });
-        let name = self.exec.tasks[ti].name.clone();
+        self.faults.log.crashes[index as usize] = Fate::Fired;
+        let head = &self.tasks.list[ti].members[0];
+        let (attempt, records) = self.rec.schedule.attempt(head.inst);
+        self.rec
+            .crash_points
+            .push(crate::runtime::output::CrashPoint {
+                operator: head.index,
+                subtask: self.tasks.list[ti].subtask,
+                attempt,
+                records,
+                time_ns: self.net.now.0,
+            });
+        let name = self.plan.exec.tasks[ti].name.clone();
         self.note_fault(|| format!("crash of {name}"));
-        self.counters.crashes += 1;
+        self.rec.counters.crashes += 1;
         if self.coord.final_id.is_some() {
-            self.counters.crashes_after_final_checkpoint += 1;
+            self.rec.counters.crashes_after_final_checkpoint += 1;
         }
-        if self.recovering_since.is_none() {
-            self.recovering_since = Some(self.net.now);
+        if self.recovery.since.is_none() {
+            self.recovery.since = Some(self.net.now);
         }
         self.mark(|| Timeline::Crash { task: t });
         if self
             .tasks
+            .list
             .iter()
             .any(|t| t.status == Status::Running && t.handler.aligning().is_some())
         {
-            self.counters.crashes_during_alignment += 1;
+            self.rec.counters.crashes_during_alignment += 1;
         }
         // Some task snapshotted a checkpoint that is not aborted and that it
         // has not been told is complete (pending, or complete but unnotified).
-        let snapshot_unnotified = self.tasks.iter().any(|t| {
+        let snapshot_unnotified = self.tasks.list.iter().any(|t| {
             t.last_checkpoint > t.last_notified
                 && !self.coord.aborted_ids.contains(&t.last_checkpoint)
         });
         if self.capture_in_progress() {
-            self.counters.crashes_during_unaligned_capture += 1;
+            self.rec.counters.crashes_during_unaligned_capture += 1;
         }
         if snapshot_unnotified {
-            self.counters.crashes_between_snapshot_and_notify += 1;
+            self.rec.counters.crashes_between_snapshot_and_notify += 1;
         }
         self.note_crash(t);
-        self.tasks[ti].status = Status::Dead;
-        let outputs = self.task_outputs[ti].clone();
+        self.tasks.list[ti].status = Status::Dead;
+        let outputs = self.plan.task_outputs[ti].clone();
         self.net.kill_task_outputs(t, &outputs);
-        let at = self.net.now.plus(self.scenario.faults.detection_delay);
+        let at = self.net.now.plus(self.plan.scenario.faults.detection_delay);
         self.net.schedule(at, Ev::FailureDetected { task: t });
     }
 
@@ -177,7 +185,7 @@ impl World<'_> {
                 .as_ref()
                 .is_some_and(|cap| !cap.records.is_empty())
         });
-        let in_tasks = self.tasks.iter().any(|t| {
+        let in_tasks = self.tasks.list.iter().any(|t| {
             t.pending_ack
                 .as_ref()
                 .is_some_and(|p| p.snapshot.in_flight_records() > 0)
@@ -194,33 +202,33 @@ impl World<'_> {
     /// Global failover: cancel every task, abort pending checkpoints, and
     /// restart when the restart strategy says (or fail the job).
     pub(super) fn failover(&mut self, reason: String) {
-        if self.job != JobStatus::Running {
+        if self.job.status != JobStatus::Running {
             return;
         }
-        self.failovers.push((self.net.now.0, reason.clone()));
-        if self.stopped_with.is_some() {
+        self.rec.failovers.push((self.net.now.0, reason.clone()));
+        if self.sp.stopped_with.is_some() {
             // A failure after the stop-with-savepoint completed, while tasks
             // commit its side effects: Flink does not fail over (FLINK-26783,
             // a restart from the latest checkpoint would duplicate what the
             // savepoint committed); the job ends, and what some sinks did not
             // commit yet is committed by a restore from the savepoint.
-            self.counters.failures_after_stop_savepoint += 1;
-            self.complete_below = None;
-            self.complete_exempt.clear();
-            self.job = JobStatus::Finished;
+            self.rec.counters.failures_after_stop_savepoint += 1;
+            self.sp.complete_below = None;
+            self.sp.complete_exempt.clear();
+            self.job.status = JobStatus::Finished;
             return;
         }
-        if self.cfg.mutants.has(Mutant::SimulatorPanic) {
+        if self.plan.cfg.mutants.has(Mutant::SimulatorPanic) {
             fired(Mutant::SimulatorPanic);
             panic!("simulator-panic mutant: failover of {reason}");
         }
         self.check_closed();
-        self.counters.failovers += 1;
+        self.rec.counters.failovers += 1;
         self.stop_all_tasks(CpOutcome::Failover);
         self.recovery_stopped(None);
         self.coord.finishing = false;
         self.coord.final_id = None;
-        self.restarts += 1;
+        self.job.restarts += 1;
         let delay = self.restart_decision(&reason);
         let job_failed = delay.is_none(); // trace
         self.note_fault(|| match job_failed {
@@ -234,7 +242,7 @@ impl World<'_> {
         let Some(delay) = delay else {
             return; // the restart strategy gave up: the job failed
         };
-        self.job = JobStatus::Restarting;
+        self.job.status = JobStatus::Restarting;
         let at = self.restart_time(delay);
         self.net.schedule(at, Ev::Restart);
     }
@@ -243,11 +251,12 @@ impl World<'_> {
         if self.restart_pending_region() {
             return;
         }
-        if self.job != JobStatus::Restarting {
+        if self.job.status != JobStatus::Restarting {
             return;
         }
         // Mutant: the failed attempt's in-flight buffers survive the restart.
-        let stale: Vec<Vec<Record>> = if self.cfg.mutants.has(Mutant::RestartKeepsStaleBuffers) {
+        let stale: Vec<Vec<Record>> = if self.plan.cfg.mutants.has(Mutant::RestartKeepsStaleBuffers)
+        {
             self.net
                 .channels
                 .iter()
@@ -277,26 +286,28 @@ impl World<'_> {
             false => self.coord.latest(),
         };
         self.check_restore_source(latest.as_ref().map(|c| c.id));
-        let before = self.store.stats.transactions_committed;
+        let before = self.tasks.store.stats.transactions_committed;
         let restored = self.deploy(latest.as_deref(), true);
         if self.is_local() {
             self.local_restored();
         }
-        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
-        self.counters.recoveries += 1;
-        self.counters.checkpoints_after_last_recovery = 0;
+        self.rec.counters.recovery_commits +=
+            self.tasks.store.stats.transactions_committed - before;
+        self.rec.counters.recoveries += 1;
+        self.rec.counters.checkpoints_after_last_recovery = 0;
         let from_checkpoint = latest.as_ref().map(|c| c.id); // trace
         let line = latest.as_ref().is_some_and(|c| c.lines.is_some());
         match latest {
-            Some(_) => self.counters.recoveries_from_checkpoint += 1,
-            None => self.counters.recoveries_from_scratch += 1,
+            Some(_) => self.rec.counters.recoveries_from_checkpoint += 1,
+            None => self.rec.counters.recoveries_from_scratch += 1,
         }
-        self.job = JobStatus::Running;
+        self.job.status = JobStatus::Running;
         self.crash_trigger(TriggerEvent::Restart, None, from_checkpoint.unwrap_or(0));
-        for t in 0..self.tasks.len() as TaskId {
+        for t in 0..self.tasks.list.len() as TaskId {
             self.net.poke(t);
         }
-        self.restart_notes
+        self.rec
+            .restart_notes
             .push(crate::runtime::output::RestartNote {
                 attempt: self.net.attempt,
                 time_ns: self.net.now.0,
@@ -330,11 +341,11 @@ impl World<'_> {
     /// state is queued ahead of any new input. `failover`: after a failure
     /// (the source-rewind mutant applies).
     pub(super) fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
-        self.recovered_out_left.iter_mut().for_each(|n| *n = 0);
+        self.recovery.out_left.iter_mut().for_each(|n| *n = 0);
         self.reset_coordinators(latest);
-        let all: Vec<TaskId> = (0..self.tasks.len() as TaskId).collect();
+        let all: Vec<TaskId> = (0..self.tasks.list.len() as TaskId).collect();
         let restored = self.restore_tasks(&all, latest, failover);
-        self.recovery_pending = restored;
+        self.recovery.pending = restored;
         restored
     }
 
@@ -351,10 +362,10 @@ impl World<'_> {
         latest: Option<&Completed>,
         failover: bool,
     ) -> u64 {
-        let no_rewind = failover && self.cfg.mutants.has(Mutant::NoSourceRewind);
+        let no_rewind = failover && self.plan.cfg.mutants.has(Mutant::NoSourceRewind);
         let mut restored = 0;
         let snapshot_of = |t: TaskId| latest.and_then(|c| c.states[t as usize].as_ref());
-        let drop_channel_state = self.cfg.mutants.has(Mutant::RestoreDropsChannelState);
+        let drop_channel_state = self.plan.cfg.mutants.has(Mutant::RestoreDropsChannelState);
         if drop_channel_state
             && tasks
                 .iter()
@@ -378,7 +389,7 @@ impl World<'_> {
                 let Some(snap) = snapshot_of(t) else { continue };
                 for cs in &snap.outputs {
                     self.net.restore_output(cs.ch, &cs.records);
-                    self.recovered_out_left[cs.ch as usize] += cs.records.len() as u64;
+                    self.recovery.out_left[cs.ch as usize] += cs.records.len() as u64;
                     restored += cs.records.len() as u64;
                 }
             }
@@ -386,19 +397,19 @@ impl World<'_> {
         for &t in tasks {
             let ti = t as usize;
             // Mutant: a source continues from its pre-failure position.
-            let live_offsets = if no_rewind && self.tasks[ti].is_source {
+            let live_offsets = if no_rewind && self.tasks.list[ti].is_source {
                 fired(Mutant::NoSourceRewind);
                 let (member, mut ctx) = self.ctx_parts(t, 0);
                 Some(member.op.snapshot(0, &mut ctx))
             } else {
                 None
             };
-            self.tasks[ti] = self.fresh_task(t);
+            self.tasks.list[ti] = self.fresh_task(t);
             self.files.forget(t);
             let snap = snapshot_of(t);
-            for m in 0..self.tasks[ti].members.len() {
-                self.schedule.restart(
-                    self.tasks[ti].members[m].inst,
+            for m in 0..self.tasks.list[ti].members.len() {
+                self.rec.schedule.restart(
+                    self.tasks.list[ti].members[m].inst,
                     latest.filter(|_| snap.is_some()).map(|c| c.id_of(ti)),
                     snap.and_then(|s| s.log_pos.get(m).copied()),
                 );
@@ -411,39 +422,40 @@ impl World<'_> {
             // Every operator of the chain (one without an entry: empty).
             let members = match states.is_empty() {
                 true => 0,
-                false => self.tasks[ti].members.len(),
+                false => self.tasks.list[ti].members.len(),
             };
             for m in 0..members {
                 let own = states.get(m).map_or(&[][..], Vec::as_slice);
-                let union = latest.and_then(|c| self.union_state(c, self.exec.tasks[ti].chain[m]));
+                let union =
+                    latest.and_then(|c| self.union_state(c, self.plan.exec.tasks[ti].chain[m]));
                 let bytes = union.as_deref().unwrap_or(own);
                 let result = {
                     let (member, mut ctx) = self.ctx_parts(t, m);
                     member.op.restore(bytes, &mut ctx)
                 };
                 if let Err(e) = result {
-                    let name = self.exec.tasks[ti].name.clone();
-                    let op = &self.scenario.op(self.exec.tasks[ti].chain[m]).id;
+                    let name = self.plan.exec.tasks[ti].name.clone();
+                    let op = &self.plan.scenario.op(self.plan.exec.tasks[ti].chain[m]).id;
                     self.violation(
                         CheckId::Protocol,
                         format!("task {name} could not restore the state of {op}: {e}"),
                     );
                 }
-                self.out.clear();
-                if m == 0 && self.tasks[ti].is_source {
+                self.tasks.out.clear();
+                if m == 0 && self.tasks.list[ti].is_source {
                     self.recovery_source_restored(bytes);
                 }
             }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {
-                    let input = self.exec.channels[cs.ch as usize].input_index;
-                    self.tasks[ti].recovery_order.push_back(input);
+                    let input = self.plan.exec.channels[cs.ch as usize].input_index;
+                    self.tasks.list[ti].recovery_order.push_back(input);
                 }
             }
         }
         if restored > 0 {
-            self.counters.recoveries_with_channel_state += 1;
-            self.counters.in_flight_records_restored += restored;
+            self.rec.counters.recoveries_with_channel_state += 1;
+            self.rec.counters.in_flight_records_restored += restored;
         }
         restored
     }
@@ -452,17 +464,17 @@ impl World<'_> {
     /// list state is union list state: every subtask's entries (`None`
     /// otherwise, and for the mutant `union-state-restored-as-split`).
     fn union_state(&self, c: &Completed, op: crate::scenario::OperatorId) -> Option<Vec<u8>> {
-        if !self.scenario.op(op).kind.state_layout().is_union() {
+        if !self.plan.scenario.op(op).kind.state_layout().is_union() {
             return None;
         }
-        if self.cfg.mutants.has(Mutant::UnionStateRestoredAsSplit) {
+        if self.plan.cfg.mutants.has(Mutant::UnionStateRestoredAsSplit) {
             fired(Mutant::UnionStateRestoredAsSplit);
             return None;
         }
-        let member = self.exec.member[op.0 as usize] as usize;
-        let states: Vec<&[u8]> = (0..self.scenario.op(op).parallelism)
+        let member = self.plan.exec.member[op.0 as usize] as usize;
+        let states: Vec<&[u8]> = (0..self.plan.scenario.op(op).parallelism)
             .map(|s| {
-                c.states[self.exec.task_of(op, s) as usize]
+                c.states[self.plan.exec.task_of(op, s) as usize]
                     .as_ref()
                     .and_then(|snap| snap.states.get(member))
                     .map_or(&[][..], Vec::as_slice)

@@ -12,49 +12,14 @@
 use super::World;
 use crate::model::{CheckpointId, TaskId};
 
-/// Progress the restarted job must regain.
-#[derive(Default)]
-pub(super) struct RecoveryClock {
-    /// Per global source partition: the offset the restarted job must
-    /// emit up to (exclusive) again.
-    target: Vec<u64>,
-    reached: Vec<bool>,
-    /// Partitions not yet reached.
-    behind: usize,
-    /// The job (or the failed region) was redeployed since the failure.
-    restarted: bool,
-    /// The source task that emitted each partition (learned from its
-    /// emissions: partitions never emitted have nothing to regain).
-    owner: Vec<Option<TaskId>>,
-}
-
-impl RecoveryClock {
-    pub(super) fn new(partitions: usize) -> RecoveryClock {
-        RecoveryClock {
-            target: vec![0; partitions],
-            reached: vec![true; partitions],
-            behind: 0,
-            restarted: false,
-            owner: vec![None; partitions],
-        }
-    }
-
-    fn reach(&mut self, p: usize) {
-        if !self.reached[p] {
-            self.reached[p] = true;
-            self.behind -= 1;
-        }
-    }
-}
-
 impl World<'_> {
     /// The job (every task, or only `region` tasks) was stopped after a
     /// failure: what it had emitted by now is the progress to regain.
     pub(super) fn recovery_stopped(&mut self, region: Option<&[TaskId]>) {
-        if self.recovering_since.is_none() {
+        if self.recovery.since.is_none() {
             return;
         }
-        let rc = &mut self.recovery;
+        let rc = &mut self.recovery.clock;
         rc.restarted = false;
         for p in 0..rc.target.len() {
             let restarts = match (region, rc.owner[p]) {
@@ -65,7 +30,7 @@ impl World<'_> {
             if !restarts {
                 continue;
             }
-            rc.target[p] = rc.target[p].max(self.high_water[p]);
+            rc.target[p] = rc.target[p].max(self.tasks.high_water[p]);
             if rc.target[p] > 0 && rc.reached[p] {
                 rc.reached[p] = false;
                 rc.behind += 1;
@@ -77,11 +42,11 @@ impl World<'_> {
     #[inline]
     pub(super) fn recovery_emitted(&mut self, t: TaskId, partition: u32, offset: u64) {
         let p = partition as usize;
-        let rc = &mut self.recovery;
+        let rc = &mut self.recovery.clock;
         if rc.owner[p].is_none() {
             rc.owner[p] = Some(t);
         }
-        if self.recovering_since.is_some() && offset + 1 >= rc.target[p] {
+        if self.recovery.since.is_some() && offset + 1 >= rc.target[p] {
             rc.reach(p);
             self.recovery_maybe_done();
         }
@@ -90,14 +55,14 @@ impl World<'_> {
     /// A restored source starts at these offsets: partitions already at or
     /// past their target have nothing to re-emit.
     pub(super) fn recovery_source_restored(&mut self, state: &[u8]) {
-        if self.recovering_since.is_none() {
+        if self.recovery.since.is_none() {
             return;
         }
         if let Some(offsets) = crate::model::operator::source_offsets(state) {
             for (p, offset) in offsets {
                 let p = p as usize;
-                if p < self.recovery.target.len() && offset >= self.recovery.target[p] {
-                    self.recovery.reach(p);
+                if p < self.recovery.clock.target.len() && offset >= self.recovery.clock.target[p] {
+                    self.recovery.clock.reach(p);
                 }
             }
         }
@@ -105,12 +70,12 @@ impl World<'_> {
 
     /// A source task ran out of input: its partitions are all emitted.
     pub(super) fn recovery_source_exhausted(&mut self, t: TaskId) {
-        if self.recovering_since.is_none() {
+        if self.recovery.since.is_none() {
             return;
         }
-        for p in 0..self.recovery.owner.len() {
-            if self.recovery.owner[p] == Some(t) {
-                self.recovery.reach(p);
+        for p in 0..self.recovery.clock.owner.len() {
+            if self.recovery.clock.owner[p] == Some(t) {
+                self.recovery.clock.reach(p);
             }
         }
         self.recovery_maybe_done();
@@ -118,20 +83,20 @@ impl World<'_> {
 
     /// The job (or the failed region) was redeployed from `_from`.
     pub(super) fn recovery_restarted(&mut self, _from: Option<CheckpointId>) {
-        if self.recovering_since.is_none() {
+        if self.recovery.since.is_none() {
             return;
         }
-        self.recovery.restarted = true;
+        self.recovery.clock.restarted = true;
         self.recovery_maybe_done();
     }
 
     fn recovery_maybe_done(&mut self) {
-        if !self.recovery.restarted || self.recovery.behind > 0 {
+        if !self.recovery.clock.restarted || self.recovery.clock.behind > 0 {
             return;
         }
-        if let Some(since) = self.recovering_since.take() {
-            self.recovery_ns.push(self.net.now.since(since).0);
+        if let Some(since) = self.recovery.since.take() {
+            self.recovery.times_ns.push(self.net.now.since(since).0);
         }
-        self.recovery.restarted = false;
+        self.recovery.clock.restarted = false;
     }
 }

@@ -18,7 +18,7 @@ impl World<'_> {
     /// (hook in `main_loop`). Without region restarts this is exactly
     /// "stamped with an older attempt than the current one".
     pub(super) fn is_stale(&self, stamped: &Stamped) -> bool {
-        if self.scenario.faults.failover != FailoverStrategy::Region {
+        if self.plan.scenario.faults.failover != FailoverStrategy::Region {
             return stamped.attempt != self.net.attempt;
         }
         let task = match stamped.ev {
@@ -39,21 +39,25 @@ impl World<'_> {
             | Ev::EventAck { task, .. }
             | Ev::ToCoordinator { task, .. }
             | Ev::SubtaskCheckpointed { task, .. } => Some(task),
-            Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.exec.channels[ch as usize].to),
-            Ev::ResumeConsumption { ch } => Some(self.exec.channels[ch as usize].from),
+            Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.plan.exec.channels[ch as usize].to),
+            Ev::ResumeConsumption { ch } => Some(self.plan.exec.channels[ch as usize].from),
             _ => None,
         };
         let from = match task {
-            Some(t) => self.fx.global_from.max(self.fx.valid_from[t as usize]),
-            None => self.fx.global_from,
+            Some(t) => self
+                .faults
+                .fx
+                .global_from
+                .max(self.faults.fx.valid_from[t as usize]),
+            None => self.faults.fx.global_from,
         };
         stamped.attempt < from
     }
 
     /// The tasks of the given regions, in task order.
     fn region_tasks(&self, regions: &[u32]) -> Vec<TaskId> {
-        (0..self.tasks.len() as TaskId)
-            .filter(|&t| regions.contains(&self.fx.region_of[t as usize]))
+        (0..self.tasks.list.len() as TaskId)
+            .filter(|&t| regions.contains(&self.faults.fx.region_of[t as usize]))
             .collect()
     }
 
@@ -62,32 +66,32 @@ impl World<'_> {
     /// global failover must handle it instead (full strategy, a job with a
     /// single region, or the job not running).
     pub(super) fn region_failover(&mut self, failed: TaskId) -> bool {
-        if self.scenario.faults.failover != FailoverStrategy::Region
-            || self.stopped_with.is_some()
+        if self.plan.scenario.faults.failover != FailoverStrategy::Region
+            || self.sp.stopped_with.is_some()
             || self.is_local()
         {
             return false; // (after a stop-with-savepoint: `failover` ends the job)
         }
-        let region = self.fx.region_of[failed as usize];
-        let regions_total = self.fx.region_of.iter().max().map_or(1, |m| m + 1);
+        let region = self.faults.fx.region_of[failed as usize];
+        let regions_total = self.faults.fx.region_of.iter().max().map_or(1, |m| m + 1);
         if regions_total <= 1 {
             return false;
         }
-        let name = self.exec.tasks[failed as usize].name.clone();
-        match self.job {
+        let name = self.plan.exec.tasks[failed as usize].name.clone();
+        match self.job.status {
             JobStatus::Running => {}
-            JobStatus::Restarting if !self.fx.pending_regions.is_empty() => {
+            JobStatus::Restarting if !self.faults.fx.pending_regions.is_empty() => {
                 // Another region restart is pending: this region joins it.
-                if !self.fx.pending_regions.contains(&region) {
+                if !self.faults.fx.pending_regions.contains(&region) {
                     // A new attempt for this region's tasks: what they
                     // scheduled so far is stale.
                     self.net.attempt += 1;
-                    self.fx.pending_regions.push(region);
+                    self.faults.fx.pending_regions.push(region);
                     self.cancel_region(region);
                     let stopped = self.region_tasks(&[region]);
                     self.recovery_stopped(Some(&stopped));
-                    self.counters.region_failovers += 1;
-                    self.counters.failovers += 1;
+                    self.rec.counters.region_failovers += 1;
+                    self.rec.counters.failovers += 1;
                     self.note_fault(|| {
                         format!("task {name} failed; its region joins the pending region restart")
                     });
@@ -97,8 +101,8 @@ impl World<'_> {
             _ => return false,
         }
         self.check_closed();
-        self.counters.failovers += 1;
-        self.counters.region_failovers += 1;
+        self.rec.counters.failovers += 1;
+        self.rec.counters.region_failovers += 1;
         // Flink aborts every pending checkpoint on any restart
         // (JOB_FAILOVER_REGION, not counted); the surviving tasks are told.
         let pending: Vec<CheckpointId> = self.coord.pending.keys().copied().collect();
@@ -117,15 +121,15 @@ impl World<'_> {
             self.coord.finishing = false;
         }
         self.net.attempt += 1;
-        self.restarts += 1;
-        self.fx.pending_regions = vec![region];
+        self.job.restarts += 1;
+        self.faults.fx.pending_regions = vec![region];
         self.cancel_region(region);
         let stopped = self.region_tasks(&[region]);
         self.recovery_stopped(Some(&stopped));
         let tasks: Vec<String> = self
             .region_tasks(&[region])
             .iter()
-            .map(|&t| self.exec.tasks[t as usize].name.clone())
+            .map(|&t| self.plan.exec.tasks[t as usize].name.clone())
             .collect();
         let reason = format!(
             "task {name} failed; region failover restarts {}",
@@ -146,7 +150,7 @@ impl World<'_> {
         };
         // No checkpoint is triggered while a region is down (Flink:
         // NOT_ALL_REQUIRED_TASKS_RUNNING).
-        self.job = JobStatus::Restarting;
+        self.job.status = JobStatus::Restarting;
         let at = self.restart_time(delay);
         self.net.schedule(at, Ev::Restart);
         true
@@ -156,11 +160,11 @@ impl World<'_> {
     fn cancel_region(&mut self, region: u32) {
         for t in self.region_tasks(&[region]) {
             let ti = t as usize;
-            if self.tasks[ti].status != Status::Dead {
-                self.tasks[ti].status = Status::Cancelled;
+            if self.tasks.list[ti].status != Status::Dead {
+                self.tasks.list[ti].status = Status::Cancelled;
             }
             self.net.sched[ti].alive = false;
-            self.fx.valid_from[ti] = self.net.attempt;
+            self.faults.fx.valid_from[ti] = self.net.attempt;
         }
     }
 
@@ -168,9 +172,9 @@ impl World<'_> {
     /// to the tasks outside `region`.
     fn notify_survivors_aborted(&mut self, region: u32, id: CheckpointId) {
         let latest = self.coord.last_completed_id;
-        let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
-        for t in 0..self.tasks.len() as TaskId {
-            if self.fx.region_of[t as usize] != region {
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
+        for t in 0..self.tasks.list.len() as TaskId {
+            if self.faults.fx.region_of[t as usize] != region {
                 self.net.schedule(
                     at,
                     Ev::NotifyAborted {
@@ -187,38 +191,40 @@ impl World<'_> {
     /// (hook at the top of `restart`). False when no region restart is
     /// pending (a global restart).
     pub(super) fn restart_pending_region(&mut self) -> bool {
-        if self.fx.pending_regions.is_empty() || self.job != JobStatus::Restarting {
+        if self.faults.fx.pending_regions.is_empty() || self.job.status != JobStatus::Restarting {
             return false;
         }
-        let regions = std::mem::take(&mut self.fx.pending_regions);
+        let regions = std::mem::take(&mut self.faults.fx.pending_regions);
         let tasks = self.region_tasks(&regions);
-        let channels: Vec<ChannelId> = (0..self.exec.channels.len() as ChannelId)
+        let channels: Vec<ChannelId> = (0..self.plan.exec.channels.len() as ChannelId)
             .filter(|&ch| {
-                let to = self.exec.channels[ch as usize].to;
-                regions.contains(&self.fx.region_of[to as usize])
+                let to = self.plan.exec.channels[ch as usize].to;
+                regions.contains(&self.faults.fx.region_of[to as usize])
             })
             .collect();
         // Restored in-flight data of these tasks not replayed yet is gone.
         for &ch in &channels {
-            let left = std::mem::take(&mut self.recovered_out_left[ch as usize]);
-            self.recovery_pending -= left;
+            let left = std::mem::take(&mut self.recovery.out_left[ch as usize]);
+            self.recovery.pending -= left;
         }
         for &ch in &channels {
-            self.recovery_pending -= self.net.recovered_records(ch);
+            self.recovery.pending -= self.net.recovered_records(ch);
         }
         self.net.reset_some(&channels, &tasks);
         let latest = self.coord.latest();
         self.check_restore_source(latest.as_ref().map(|c| c.id));
-        let before = self.store.stats.transactions_committed;
+        let before = self.tasks.store.stats.transactions_committed;
         self.reset_subtasks(&tasks, latest.as_ref().map(|c| c.id));
         let restored = self.restore_tasks(&tasks, latest.as_deref(), true);
-        self.recovery_pending += restored;
-        self.counters.recovery_commits += self.store.stats.transactions_committed - before;
-        self.counters.recoveries += 1;
-        self.counters.tasks_restarted += tasks.len() as u64;
-        self.counters.checkpoints_after_last_recovery = 0;
+        self.recovery.pending += restored;
+        self.rec.counters.recovery_commits +=
+            self.tasks.store.stats.transactions_committed - before;
+        self.rec.counters.recoveries += 1;
+        self.rec.counters.tasks_restarted += tasks.len() as u64;
+        self.rec.counters.checkpoints_after_last_recovery = 0;
         let from = latest.as_ref().map_or(0, |c| c.id);
-        self.restart_notes
+        self.rec
+            .restart_notes
             .push(crate::runtime::output::RestartNote {
                 attempt: self.net.attempt,
                 time_ns: self.net.now.0,
@@ -240,16 +246,16 @@ impl World<'_> {
             }
         });
         match latest {
-            Some(_) => self.counters.recoveries_from_checkpoint += 1,
-            None => self.counters.recoveries_from_scratch += 1,
+            Some(_) => self.rec.counters.recoveries_from_checkpoint += 1,
+            None => self.rec.counters.recoveries_from_scratch += 1,
         }
-        self.job = JobStatus::Running;
+        self.job.status = JobStatus::Running;
         self.crash_trigger(crate::scenario::TriggerEvent::Restart, None, from);
         for &t in &tasks {
             self.net.poke(t);
         }
         if let Some(id) = self.coord.final_id {
-            let at = self.net.now.plus(self.scenario.checkpoint.rpc_latency);
+            let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
             for &t in &tasks {
                 self.net.schedule(at, Ev::NotifyComplete { task: t, id });
             }
@@ -266,11 +272,11 @@ impl World<'_> {
     /// A fault that needs every task restarted arrived while a region
     /// restart was pending: cancel everything, the restart becomes global.
     pub(super) fn escalate_to_global(&mut self) {
-        if self.fx.pending_regions.is_empty() {
+        if self.faults.fx.pending_regions.is_empty() {
             return;
         }
-        self.fx.pending_regions.clear();
-        for t in &mut self.tasks {
+        self.faults.fx.pending_regions.clear();
+        for t in &mut self.tasks.list {
             if t.status != Status::Dead {
                 t.status = Status::Cancelled;
             }
@@ -278,7 +284,7 @@ impl World<'_> {
         for s in &mut self.net.sched {
             s.alive = false;
         }
-        self.counters.tasks_restarted += self.tasks.len() as u64;
+        self.rec.counters.tasks_restarted += self.tasks.list.len() as u64;
         self.recovery_stopped(None);
     }
 }

@@ -11,37 +11,37 @@ impl World<'_> {
     /// pending and no restored in-flight data is still replaying; otherwise
     /// tries again in a millisecond (Flink queues the request).
     pub(super) fn try_savepoint(&mut self) {
-        self.savepoint_retry = false;
+        self.sp.retry = false;
         let now = self.net.now;
-        if self.savepoint_queue.front().is_none_or(|s| s.at > now) {
+        if self.sp.queue.front().is_none_or(|s| s.at > now) {
             return;
         }
-        match self.job {
+        match self.job.status {
             JobStatus::Running | JobStatus::Restarting => {}
             _ => return,
         }
-        let ready = self.job == JobStatus::Running
+        let ready = self.job.status == JobStatus::Running
             && !self.coord.finishing
-            && self.stopped_with.is_none()
+            && self.sp.stopped_with.is_none()
             && self.coord.pending.is_empty()
-            && self.recovery_pending == 0;
+            && self.recovery.pending == 0;
         if !ready {
             // Keep trying even while the job is finishing: a failover can
             // undo that, and a queued request holds back periodic triggers.
-            self.savepoint_retry = true;
+            self.sp.retry = true;
             self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
             return;
         }
-        let sp = self.savepoint_queue.pop_front().expect("a due request");
+        let sp = self.sp.queue.pop_front().expect("a due request");
         let request = self
-            .savepoint_queue_request
+            .sp
+            .queue_request
             .pop_front()
             .expect("every queued request has an index");
-        self.savepoint_request_of
-            .insert(self.coord.next_id, request);
+        self.sp.request_of.insert(self.coord.next_id, request);
         self.trigger_savepoint(sp);
-        if self.savepoint_queue.front().is_some_and(|s| s.at <= now) && !self.savepoint_retry {
-            self.savepoint_retry = true;
+        if self.sp.queue.front().is_some_and(|s| s.at <= now) && !self.sp.retry {
+            self.sp.retry = true;
             self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
         }
     }
@@ -53,10 +53,10 @@ impl World<'_> {
     pub(super) fn savepoint_completed(&mut self, p: Pending, sp: SavepointSpec) {
         let now = self.net.now;
         let id = p.id;
-        self.counters.savepoints_completed += 1;
-        let request = self.savepoint_request_of[&id];
-        self.savepoint_reports[request].completed = Some(id);
-        self.savepoint_reports[request]
+        self.rec.counters.savepoints_completed += 1;
+        let request = self.sp.request_of[&id];
+        self.sp.reports[request].completed = Some(id);
+        self.sp.reports[request]
             .attempts
             .push((id, format!("completed at {}", SimDuration(now.0))));
         let mut stats = coordinator::stats_of(&p, now, CpOutcome::Completed);
@@ -64,7 +64,7 @@ impl World<'_> {
         self.coord.stats.push(stats);
         self.check_cut(&p);
         self.coord.last_completion = Some(now);
-        if !sp.stop && self.cfg.mutants.has(Mutant::SavepointEntersStore) {
+        if !sp.stop && self.plan.cfg.mutants.has(Mutant::SavepointEntersStore) {
             // Mutant: the savepoint is stored like a checkpoint.
             fired(Mutant::SavepointEntersStore);
             let states: Vec<Option<TaskSnapshot>> = p
@@ -83,7 +83,7 @@ impl World<'_> {
                 coordinators: p.coordinators.clone(),
             });
         }
-        if sp.stop && sp.drain && self.cfg.algorithm.info().aligned_savepoints {
+        if sp.stop && sp.drain && self.plan.cfg.algorithm.info().aligned_savepoints {
             // Drained: everything the stopped sources read must be
             // committed. (Without drain, operators may still hold records
             // in their state, as windows do in Flink.) The stopped sources'
@@ -95,10 +95,10 @@ impl World<'_> {
             // input arrived on another input: what the operator flushes
             // then is after its snapshot. (The commit check still holds
             // the sinks to what they had read before the savepoint.)
-            let mut below = vec![0; self.high_water.len()];
+            let mut below = vec![0; self.tasks.high_water.len()];
             let mut known = true;
             for (ti, a) in p.acks.iter().enumerate() {
-                if !self.tasks[ti].is_source {
+                if !self.tasks.list[ti].is_source {
                     continue;
                 }
                 match a
@@ -114,22 +114,23 @@ impl World<'_> {
                     None => known = false,
                 }
             }
-            self.complete_below = known.then_some(below);
+            self.sp.complete_below = known.then_some(below);
             for a in p.acks.iter().flatten() {
                 for cs in a.snapshot.inputs.iter().chain(&a.snapshot.outputs) {
-                    self.complete_exempt
+                    self.sp
+                        .complete_exempt
                         .extend(cs.records.iter().map(|r| r.lineage));
                 }
             }
-            self.complete_exempt.sort_unstable();
+            self.sp.complete_exempt.sort_unstable();
         }
-        if self.job_opts.keep_snapshots {
+        if self.plan.job_opts.keep_snapshots {
             let states = p
                 .acks
                 .into_iter()
                 .map(|a| a.filter(|a| a.arrived).map(|a| a.snapshot))
                 .collect();
-            self.snapshots.push(SnapshotOut {
+            self.sp.snapshots.push(SnapshotOut {
                 kind: SnapshotKind::Savepoint,
                 id,
                 stop: sp.stop,
@@ -139,25 +140,25 @@ impl World<'_> {
                 coordinators: p.coordinators,
             });
         }
-        let at = now.plus(self.scenario.checkpoint.rpc_latency);
+        let at = now.plus(self.plan.scenario.checkpoint.rpc_latency);
         if sp.stop {
-            self.stopped_with = Some(id);
+            self.sp.stopped_with = Some(id);
             self.coord.finishing = true;
             self.coord.final_id = Some(id);
-            for t in 0..self.tasks.len() as TaskId {
+            for t in 0..self.tasks.list.len() as TaskId {
                 self.net.schedule(at, Ev::NotifyComplete { task: t, id });
             }
             return;
         }
-        for t in 0..self.tasks.len() as TaskId {
+        for t in 0..self.tasks.list.len() as TaskId {
             self.net.schedule(at, Ev::SavepointDone { task: t, id });
-            if self.cfg.mutants.has(Mutant::SavepointNotifies) {
+            if self.plan.cfg.mutants.has(Mutant::SavepointNotifies) {
                 // Mutant: the savepoint's side effects are committed.
                 fired(Mutant::SavepointNotifies);
                 self.net.schedule(at, Ev::NotifyComplete { task: t, id });
             }
         }
-        if self.job_opts.cancel_after_savepoint {
+        if self.plan.job_opts.cancel_after_savepoint {
             self.cancel();
         }
     }
@@ -167,7 +168,7 @@ impl World<'_> {
     /// stamp increments, so everything scheduled for them is now stale.
     pub(super) fn stop_all_tasks(&mut self, outcome: CpOutcome) {
         self.abort_all_pending(outcome);
-        for t in &mut self.tasks {
+        for t in &mut self.tasks.list {
             if t.status != Status::Dead {
                 t.status = Status::Cancelled;
             }
@@ -181,17 +182,17 @@ impl World<'_> {
     /// Cancels the job: pending checkpoints are aborted, every task stops.
     /// With `retain_on_cancel` the latest completed checkpoint is kept.
     pub(super) fn cancel(&mut self) {
-        if !matches!(self.job, JobStatus::Running | JobStatus::Restarting) {
-            self.fx_log.cancel = warnings::Fate::Ignored(self.job_not_running());
+        if !matches!(self.job.status, JobStatus::Running | JobStatus::Restarting) {
+            self.faults.log.cancel = Fate::Ignored(self.job_not_running());
             return;
         }
-        self.fx_log.cancel = warnings::Fate::Fired;
+        self.faults.log.cancel = Fate::Fired;
         self.check_closed();
         self.stop_all_tasks(CpOutcome::Cancelled);
-        self.job = JobStatus::Cancelled;
-        if self.scenario.checkpoint.retain_on_cancel && self.job_opts.keep_snapshots {
+        self.job.status = JobStatus::Cancelled;
+        if self.plan.scenario.checkpoint.retain_on_cancel && self.plan.job_opts.keep_snapshots {
             if let Some(c) = self.coord.latest() {
-                self.snapshots.push(SnapshotOut {
+                self.sp.snapshots.push(SnapshotOut {
                     kind: SnapshotKind::Checkpoint,
                     id: c.id,
                     stop: false,
@@ -233,12 +234,12 @@ impl World<'_> {
     /// latest completed checkpoint (for a failover before the first new
     /// one), and every task restores from it.
     pub(super) fn start_from(&mut self, r: &Restore) {
-        self.store = r.store.clone();
+        self.tasks.store = r.store.clone();
         self.net.attempt = r.generation << 16;
         let c = Self::restore_completed(r, &self.net.sizes);
         self.coord.start_from(c.clone());
-        self.counters.restored_from_snapshot += 1;
-        self.schedule_partial = true;
+        self.rec.counters.restored_from_snapshot += 1;
+        self.rec.schedule_partial = true;
         self.deploy(Some(&c), false);
     }
 
@@ -251,19 +252,18 @@ impl World<'_> {
         sp: SavepointSpec,
     ) {
         let now = self.net.now;
-        self.counters.savepoints_failed += 1;
-        let request = self.savepoint_request_of[&id];
-        let report = &mut self.savepoint_reports[request];
+        self.rec.counters.savepoints_failed += 1;
+        let request = self.sp.request_of[&id];
+        let report = &mut self.sp.reports[request];
         report.attempts.push((id, outcome.describe().to_string()));
-        if !self.job_opts.retry_failed_savepoints {
+        if !self.plan.job_opts.retry_failed_savepoints {
             report.failure = Some(format!("savepoint {id} {}", outcome.describe()));
             return;
         }
-        self.savepoint_queue
-            .push_front(SavepointSpec { at: now, ..sp });
-        self.savepoint_queue_request.push_front(request);
-        if !self.savepoint_retry {
-            self.savepoint_retry = true;
+        self.sp.queue.push_front(SavepointSpec { at: now, ..sp });
+        self.sp.queue_request.push_front(request);
+        if !self.sp.retry {
+            self.sp.retry = true;
             self.schedule_any(now.plus(SimDuration::from_millis(1)), Ev::SavepointDue);
         }
     }

@@ -9,19 +9,19 @@ impl World<'_> {
 
     /// Member `m` of task `t`'s chain, with its operator's context.
     pub(super) fn ctx_parts(&mut self, t: TaskId, m: usize) -> (&mut Member, Context<'_>) {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks.list[t as usize];
         let (subtask, parallelism) = (task.subtask, task.parallelism);
         let member = &mut task.members[m];
         let ctx = Context {
             subtask,
             parallelism,
             operator: member.index,
-            max_parallelism: self.scenario.max_parallelism,
+            max_parallelism: self.plan.scenario.max_parallelism,
             attempt: self.net.attempt,
             now: self.net.now,
-            store: &mut self.store,
-            out: &mut self.out,
-            mutants: self.cfg.mutants,
+            store: &mut self.tasks.store,
+            out: &mut self.tasks.out,
+            mutants: self.plan.cfg.mutants,
         };
         (member, ctx)
     }
@@ -29,7 +29,7 @@ impl World<'_> {
     pub(super) fn wake(&mut self, t: TaskId) {
         let ti = t as usize;
         self.net.sched[ti].wake_pending = false;
-        if self.tasks[ti].status != Status::Running {
+        if self.tasks.list[ti].status != Status::Running {
             return;
         }
         if self.net.sched[ti].busy_until > self.net.now {
@@ -38,15 +38,15 @@ impl World<'_> {
             self.net.poke(t);
             return;
         }
-        if self.first_crash_point < self.crash_plan.len() && self.crash_point(t) {
+        if self.faults.first_crash_point < self.faults.crash_plan.len() && self.crash_point(t) {
             return;
         }
         let backpressured = self.net.sched[ti].full_outputs > 0;
         if backpressured && !self.priority_input(ti) {
-            self.counters.backpressure_stalls += 1;
+            self.rec.counters.backpressure_stalls += 1;
             return;
         }
-        if self.tasks[ti].is_source {
+        if self.tasks.list[ti].is_source {
             self.source_step(t);
             return;
         }
@@ -55,7 +55,7 @@ impl World<'_> {
         } else if let Some(input) = self.recovered_first(ti) {
             // Restored input channel state goes first (Flink's
             // RecoveredInputChannel), before anything on the real channels.
-            let ch = self.exec.tasks[ti].inputs[input as usize];
+            let ch = self.plan.exec.tasks[ti].inputs[input as usize];
             let buf = self
                 .net
                 .take_recovered(ch, usize::MAX)
@@ -69,30 +69,36 @@ impl World<'_> {
                 Some(p) => p,
                 None if self.net.sched[ti].full_outputs > 0 => return,
                 None => {
-                    self.ready.clear();
-                    let readable = readable(self.net.blocking_barriers, &self.tasks[ti].blocked);
-                    let inputs = &self.exec.tasks[ti].inputs;
-                    self.net.ready_inputs(ti, inputs, readable, &mut self.ready);
-                    match self.ready.len() {
+                    self.tasks.ready.clear();
+                    let readable =
+                        readable(self.net.blocking_barriers, &self.tasks.list[ti].blocked);
+                    let inputs = &self.plan.exec.tasks[ti].inputs;
+                    self.net
+                        .ready_inputs(ti, inputs, readable, &mut self.tasks.ready);
+                    match self.tasks.ready.len() {
                         0 => {
                             self.loop_idle(t);
                             return;
                         }
-                        1 => self.ready[0],
+                        1 => self.tasks.ready[0],
                         _ => {
-                            self.since.clear();
-                            for &i in &self.ready {
+                            self.tasks.since.clear();
+                            for &i in &self.tasks.ready {
                                 let ch = inputs[i as usize];
-                                self.since.push(self.net.channels[ch as usize].avail);
+                                self.tasks.since.push(self.net.channels[ch as usize].avail);
                             }
-                            self.scheduler
-                                .pick(t, &self.ready, &self.since, &mut self.sched_rng)
+                            self.tasks.scheduler.pick(
+                                t,
+                                &self.tasks.ready,
+                                &self.tasks.since,
+                                &mut self.tasks.sched_rng,
+                            )
                         }
                     }
                 }
             };
-            let ch = self.exec.tasks[ti].inputs[pick as usize];
-            let step = self.tasks[ti].step_records;
+            let ch = self.plan.exec.tasks[ti].inputs[pick as usize];
+            let step = self.tasks.list[ti].step_records;
             if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
                 // Checkpointing during recovery: the channel's restored
                 // buffers are its head.
@@ -110,13 +116,13 @@ impl World<'_> {
                         self.local_read(t, ch, buf.len() as u64, &pb);
                     }
                     let n = self.read_buffer(t, pick, buf);
-                    let left = &mut self.recovered_out_left[ch as usize];
+                    let left = &mut self.recovery.out_left[ch as usize];
                     let mut replayed = 0; // trace
                     if *left > 0 {
                         let k = n.min(*left);
                         *left -= k;
-                        self.recovery_pending -= k;
-                        self.counters.in_flight_records_replayed += k;
+                        self.recovery.pending -= k;
+                        self.rec.counters.in_flight_records_replayed += k;
                         replayed = k;
                     }
                     self.busy(t, n, replayed);
@@ -130,24 +136,26 @@ impl World<'_> {
                         kind: b.kind,
                     });
                     self.note_blocking_barrier(t, pick, b.id);
-                    let mut actions = std::mem::take(&mut self.actions);
+                    let mut actions = std::mem::take(&mut self.tasks.actions);
                     let now = self.net.now;
-                    self.tasks[ti]
+                    self.tasks.list[ti]
                         .handler
                         .on_barrier(pick, b, now, &mut actions);
                     self.apply_actions(t, &mut actions);
-                    self.actions = actions;
+                    self.tasks.actions = actions;
                     self.settle_blocking_barrier(t);
                 }
                 Msg::Cancel(id) => {
                     self.mark(|| Timeline::CancelRead { task: t, ch, id });
-                    let mut actions = std::mem::take(&mut self.actions);
-                    self.tasks[ti].handler.on_cancel(pick, id, &mut actions);
+                    let mut actions = std::mem::take(&mut self.tasks.actions);
+                    self.tasks.list[ti]
+                        .handler
+                        .on_cancel(pick, id, &mut actions);
                     self.apply_actions(t, &mut actions);
-                    self.actions = actions;
+                    self.tasks.actions = actions;
                 }
                 Msg::EndOfData => {
-                    let task = &mut self.tasks[ti];
+                    let task = &mut self.tasks.list[ti];
                     if !task.eod[pick as usize] {
                         task.eod[pick as usize] = true;
                         task.eod_remaining -= 1;
@@ -157,7 +165,7 @@ impl World<'_> {
                     }
                 }
             }
-            if self.tasks[ti].status != Status::Running {
+            if self.tasks.list[ti].status != Status::Running {
                 return;
             }
         }
@@ -167,18 +175,18 @@ impl World<'_> {
     pub(super) fn announce(&mut self) {
         let announced = std::mem::take(&mut self.net.announced);
         for &(ch, b) in &announced {
-            let c = &self.exec.channels[ch as usize];
+            let c = &self.plan.exec.channels[ch as usize];
             let (t, input) = (c.to, c.input_index);
-            if self.tasks[t as usize].status != Status::Running {
+            if self.tasks.list[t as usize].status != Status::Running {
                 continue;
             }
-            let mut actions = std::mem::take(&mut self.actions);
+            let mut actions = std::mem::take(&mut self.tasks.actions);
             let now = self.net.now;
-            self.tasks[t as usize]
+            self.tasks.list[t as usize]
                 .handler
                 .on_announcement(input, b, now, &mut actions);
             self.apply_actions(t, &mut actions);
-            self.actions = actions;
+            self.tasks.actions = actions;
             self.net.poke(t);
         }
         let mut announced = announced;
@@ -190,15 +198,15 @@ impl World<'_> {
 
     /// A priority event waits on an unblocked input of a non-source task.
     pub(super) fn priority_input(&mut self, ti: usize) -> bool {
-        !self.tasks[ti].is_source && self.first_priority(ti).is_some()
+        !self.tasks.list[ti].is_source && self.first_priority(ti).is_some()
     }
 
     /// The first input of task `ti` it may read whose head is a priority
     /// event.
     fn first_priority(&mut self, ti: usize) -> Option<u32> {
-        let readable = readable(self.net.blocking_barriers, &self.tasks[ti].blocked);
+        let readable = readable(self.net.blocking_barriers, &self.tasks.list[ti].blocked);
         self.net
-            .priority_input(ti, &self.exec.tasks[ti].inputs, readable)
+            .priority_input(ti, &self.plan.exec.tasks[ti].inputs, readable)
     }
 
     /// Without checkpointing during recovery: the input whose restored
@@ -207,12 +215,12 @@ impl World<'_> {
         if self.net.during_recovery {
             return None;
         }
-        while let Some(&input) = self.tasks[ti].recovery_order.front() {
-            let ch = self.exec.tasks[ti].inputs[input as usize];
+        while let Some(&input) = self.tasks.list[ti].recovery_order.front() {
+            let ch = self.plan.exec.tasks[ti].inputs[input as usize];
             if self.net.has_recovered(ch) {
                 return Some(input);
             }
-            self.tasks[ti].recovery_order.pop_front();
+            self.tasks.list[ti].recovery_order.pop_front();
         }
         None
     }
@@ -222,16 +230,18 @@ impl World<'_> {
     #[inline]
     fn read_buffer(&mut self, t: TaskId, input: u32, buf: Vec<Record>) -> u64 {
         let n = buf.len() as u64;
-        self.schedule
-            .read(self.tasks[t as usize].members[0].inst, input, n);
-        let from = self.exec.channels[self.exec.tasks[t as usize].inputs[input as usize] as usize]
+        self.rec
+            .schedule
+            .read(self.tasks.list[t as usize].members[0].inst, input, n);
+        let from = self.plan.exec.channels
+            [self.plan.exec.tasks[t as usize].inputs[input as usize] as usize]
             .from_op
             .0;
         for &r in &buf {
             self.process_record(t, from, r);
         }
         self.net.recycle(buf);
-        self.counters.records_processed += n;
+        self.rec.counters.records_processed += n;
         n
     }
 
@@ -239,24 +249,24 @@ impl World<'_> {
     fn read_recovered(&mut self, t: TaskId, input: u32, buf: Vec<Record>) {
         self.crash_trigger(TriggerEvent::Replay, Some(t), 0);
         let n = self.read_buffer(t, input, buf);
-        self.counters.in_flight_records_replayed += n;
-        self.recovery_pending -= n;
+        self.rec.counters.in_flight_records_replayed += n;
+        self.recovery.pending -= n;
         self.busy(t, n, n);
     }
 
     /// The task is busy processing `n` records from now (`replayed` of them
     /// restored in-flight records, for the trace).
     pub(super) fn busy(&mut self, t: TaskId, n: u64, replayed: u64) {
-        let task = &self.tasks[t as usize];
-        let chained = std::mem::take(&mut self.chain_cost);
+        let task = &self.tasks.list[t as usize];
+        let chained = std::mem::take(&mut self.tasks.chain_cost);
         let mut cost = task.cost.saturating_mul(n).saturating_add(chained);
         if task.jitter > 0 {
-            cost = cost.saturating_add(self.sched_rng.below(task.jitter.saturating_add(1)));
+            cost = cost.saturating_add(self.tasks.sched_rng.below(task.jitter.saturating_add(1)));
         }
         let head_sink = task.members[0].is_sink;
         let cost = self.straggle(t, cost);
         if head_sink {
-            self.sink_records += n;
+            self.tasks.sink_records += n;
         }
         let s = &mut self.net.sched[t as usize];
         s.busy_until = self.net.now.plus(SimDuration(cost));
@@ -274,15 +284,15 @@ impl World<'_> {
     /// Records reached sink operators (`sink_records`): counted, taken in
     /// by `until`.
     pub(super) fn sink_took(&mut self, until: SimTime) {
-        let n = std::mem::take(&mut self.sink_records);
+        let n = std::mem::take(&mut self.tasks.sink_records);
         if n > 0 {
-            self.counters.sink_records_in += n;
-            self.sink_end = self.sink_end.max(until);
+            self.rec.counters.sink_records_in += n;
+            self.rec.sink_end = self.rec.sink_end.max(until);
         }
     }
 
     pub(super) fn process_record(&mut self, t: TaskId, from: u32, r: Record) {
-        if self.tasks[t as usize].check_routing {
+        if self.tasks.list[t as usize].check_routing {
             self.check_routing(t, r.key);
         }
         let (member, mut ctx) = self.ctx_parts(t, 0);
@@ -294,15 +304,15 @@ impl World<'_> {
     /// the members chained after it, one record at a time as Flink's
     /// chained outputs push it, then out on `m`'s own edges.
     pub(super) fn emit_from(&mut self, t: TaskId, m: usize) {
-        if self.out.is_empty() {
+        if self.tasks.out.is_empty() {
             return;
         }
-        let next = self.exec.tasks[t as usize].chained[m].len();
+        let next = self.plan.exec.tasks[t as usize].chained[m].len();
         if next > 0 {
-            let spare = self.chain_bufs.pop().unwrap_or_default();
-            let batch = std::mem::replace(&mut self.out, spare);
+            let spare = self.tasks.chain_bufs.pop().unwrap_or_default();
+            let batch = std::mem::replace(&mut self.tasks.out, spare);
             for i in 0..next {
-                let c = self.exec.tasks[t as usize].chained[m][i] as usize;
+                let c = self.plan.exec.tasks[t as usize].chained[m][i] as usize;
                 self.fed(t, c, batch.len() as u64);
                 for &r in &batch {
                     let (member, mut ctx) = self.ctx_parts(t, c);
@@ -310,8 +320,8 @@ impl World<'_> {
                     self.emit_from(t, c);
                 }
             }
-            let spare = std::mem::replace(&mut self.out, batch);
-            self.chain_bufs.push(spare);
+            let spare = std::mem::replace(&mut self.tasks.out, batch);
+            self.tasks.chain_bufs.push(spare);
         }
         self.route_out(t, m);
     }
@@ -319,31 +329,33 @@ impl World<'_> {
     /// Member `c` of task `t` is about to process `n` records from the
     /// member before it: their cost, and its schedule (one read step).
     fn fed(&mut self, t: TaskId, c: usize, n: u64) {
-        let member = &self.tasks[t as usize].members[c];
-        self.chain_cost = self
+        let member = &self.tasks.list[t as usize].members[c];
+        self.tasks.chain_cost = self
+            .tasks
             .chain_cost
             .saturating_add(member.cost.saturating_mul(n));
-        self.sink_records += n * u64::from(member.is_sink);
-        self.schedule.read(member.inst, 0, n);
-        self.counters.chained_records += n;
+        self.tasks.sink_records += n * u64::from(member.is_sink);
+        self.rec.schedule.read(member.inst, 0, n);
+        self.rec.counters.chained_records += n;
     }
 
     /// Routing: a keyed record reached the subtask that owns its key group
     /// at the current parallelism (after a rescale too).
     pub(super) fn check_routing(&mut self, t: TaskId, key: u64) {
-        self.counters.records_routing_checked += 1;
-        let task = &self.tasks[t as usize];
-        let max_p = self.scenario.max_parallelism;
+        self.rec.counters.records_routing_checked += 1;
+        let task = &self.tasks.list[t as usize];
+        let max_p = self.plan.scenario.max_parallelism;
         let kg = crate::model::record::key_group(key, max_p);
         if kg < task.key_groups.0 || kg >= task.key_groups.1 {
             let owner = subtask_for_key_group(kg, task.parallelism, max_p);
             let n = self
+                .rec
                 .violations
                 .iter()
                 .filter(|v| v.check == CheckId::Routing)
                 .count();
             if n < 5 {
-                let name = self.exec.tasks[t as usize].name.clone();
+                let name = self.plan.exec.tasks[t as usize].name.clone();
                 let p = task.parallelism;
                 self.violation(
                     CheckId::Routing,
@@ -355,12 +367,12 @@ impl World<'_> {
 
     /// Routes what member `m` emitted to its output channels.
     fn route_out(&mut self, t: TaskId, m: usize) {
-        if self.out.is_empty() {
+        if self.tasks.out.is_empty() {
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
-        let max_p = self.scenario.max_parallelism;
-        let outputs: &[OutputEdge] = &self.exec.tasks[t as usize].outputs;
+        let mut out = std::mem::take(&mut self.tasks.out);
+        let max_p = self.plan.scenario.max_parallelism;
+        let outputs: &[OutputEdge] = &self.plan.exec.tasks[t as usize].outputs;
         for (e, edge) in outputs.iter().enumerate() {
             if edge.member as usize != m {
                 continue;
@@ -374,7 +386,7 @@ impl World<'_> {
                         self.net.emit(edge.channels[s as usize], r);
                     }
                     Partitioning::Rebalance => {
-                        let rr = &mut self.tasks[t as usize].rr[e];
+                        let rr = &mut self.tasks.list[t as usize].rr[e];
                         let s = *rr as usize % edge.channels.len();
                         *rr = rr.wrapping_add(1);
                         self.net.emit(edge.channels[s], r);
@@ -388,14 +400,14 @@ impl World<'_> {
             }
         }
         out.clear();
-        self.out = out;
+        self.tasks.out = out;
     }
 
     /// How many records a source emits per step: one buffer's worth
     /// (`buffer_records`, or as many of its records as fit in
     /// `buffer_size`, by their mean size), of its smallest output buffers.
     fn poll_batch(&self, t: TaskId) -> usize {
-        let outputs = &self.task_outputs[t as usize];
+        let outputs = &self.plan.task_outputs[t as usize];
         let channels = outputs.iter().map(|&ch| &self.net.channels[ch as usize]);
         let (n, bytes) = match outputs.is_empty() {
             true => (self.net.buffer_records, self.net.buffer_bytes),
@@ -406,8 +418,8 @@ impl World<'_> {
         if bytes == u64::MAX {
             return n;
         }
-        let op = self.exec.tasks[t as usize].operator;
-        let mean = match self.scenario.op(op).kind.source_spec() {
+        let op = self.plan.exec.tasks[t as usize].operator;
+        let mean = match self.plan.scenario.op(op).kind.source_spec() {
             Some(src) => (src.record_size + src.record_size_max) / 2,
             None => crate::scenario::RECORD_BYTES,
         };
@@ -417,7 +429,10 @@ impl World<'_> {
 
     pub(super) fn source_step(&mut self, t: TaskId) {
         let ti = t as usize;
-        if self.tasks[ti].input_ended || self.tasks[ti].paused.is_some() || self.tasks[ti].stopped {
+        if self.tasks.list[ti].input_ended
+            || self.tasks.list[ti].paused.is_some()
+            || self.tasks.list[ti].stopped
+        {
             return;
         }
         let batch = self.poll_batch(t);
@@ -427,39 +442,41 @@ impl World<'_> {
         };
         match poll {
             SourcePoll::Emitted(n) => {
-                let merge = !self.rated_sources;
-                let inst = self.tasks[ti].members[0].inst;
-                self.schedule.emit(inst, n as u64, self.net.now.0, merge);
-                for i in 0..self.out.len() {
-                    let l = self.out[i].lineage;
-                    if l.partition as usize >= self.high_water.len() {
+                let merge = !self.plan.rated_sources;
+                let inst = self.tasks.list[ti].members[0].inst;
+                self.rec
+                    .schedule
+                    .emit(inst, n as u64, self.net.now.0, merge);
+                for i in 0..self.tasks.out.len() {
+                    let l = self.tasks.out[i].lineage;
+                    if l.partition as usize >= self.tasks.high_water.len() {
                         self.bad_lineage(t, l);
                         continue;
                     }
-                    let hw = &mut self.high_water[l.partition as usize];
+                    let hw = &mut self.tasks.high_water[l.partition as usize];
                     if l.offset < *hw {
-                        self.counters.records_replayed += 1;
+                        self.rec.counters.records_replayed += 1;
                     } else {
                         *hw = l.offset + 1;
                     }
                     self.recovery_emitted(t, l.partition, l.offset);
                 }
-                self.counters.records_emitted += n as u64;
+                self.rec.counters.records_emitted += n as u64;
                 self.emit_from(t, 0);
                 self.busy(t, n as u64, 0);
             }
             // A reader waiting for a split: its request goes out, and the
             // event that answers it wakes the task.
-            SourcePoll::Idle => self.out.clear(),
+            SourcePoll::Idle => self.tasks.out.clear(),
             // Its partitions' next records are there only later (a rate).
-            SourcePoll::IdleUntil(_) if self.cfg.mutants.has(Mutant::IdleSourceEndsInput) => {
+            SourcePoll::IdleUntil(_) if self.plan.cfg.mutants.has(Mutant::IdleSourceEndsInput) => {
                 fired(Mutant::IdleSourceEndsInput);
-                self.out.clear();
+                self.tasks.out.clear();
                 self.recovery_source_exhausted(t);
                 self.end_of_input(t)
             }
             SourcePoll::IdleUntil(at) => {
-                self.out.clear();
+                self.tasks.out.clear();
                 self.net.wake_at(t, at);
             }
             SourcePoll::Exhausted | SourcePoll::NotASource => {
@@ -477,13 +494,14 @@ impl World<'_> {
     #[cold]
     pub(super) fn bad_lineage(&mut self, t: TaskId, l: crate::model::Lineage) {
         if self
+            .rec
             .violations
             .iter()
             .filter(|v| v.check == CheckId::Protocol)
             .count()
             < 5
         {
-            let name = self.exec.tasks[t as usize].name.clone();
+            let name = self.plan.exec.tasks[t as usize].name.clone();
             self.violation(
                 CheckId::Protocol,
                 format!(
@@ -497,42 +515,42 @@ impl World<'_> {
     /// All input consumed: flush the operator and tell downstream.
     pub(super) fn end_of_input(&mut self, t: TaskId) {
         let ti = t as usize;
-        if self.tasks[ti].input_ended {
+        if self.tasks.list[ti].input_ended {
             return;
         }
         // Through the chain in order: each member's input ends once the
         // member feeding it has flushed (Flink's `finishOperators`).
-        let source = self.tasks[ti].is_source;
-        let members = self.tasks[ti].members.len();
+        let source = self.tasks.list[ti].is_source;
+        let members = self.tasks.list[ti].members.len();
         for m in usize::from(source)..members {
-            let inst = self.tasks[ti].members[m].inst;
-            self.schedule.push(inst, Step::EndOfInput);
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::EndOfInput);
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.end_of_input(&mut ctx);
             self.emit_from(t, m);
         }
         self.sink_took(self.net.now);
-        self.tasks[ti].input_ended = true;
-        if self.tasks[ti].is_source {
-            self.input_end = self.input_end.max(self.net.now);
+        self.tasks.list[ti].input_ended = true;
+        if self.tasks.list[ti].is_source {
+            self.rec.input_end = self.rec.input_end.max(self.net.now);
         }
         let stopping = self
             .coord
             .pending
             .keys()
-            .any(|id| self.savepoints.get(id).is_some_and(|sp| sp.stop));
-        if !self.cfg.algorithm.info().checkpoints
+            .any(|id| self.sp.by_id.get(id).is_some_and(|sp| sp.stop));
+        if !self.plan.cfg.algorithm.info().checkpoints
             && !stopping
-            && self.tasks.iter().all(|t| t.input_ended)
+            && self.tasks.list.iter().all(|t| t.input_ended)
         {
             // No checkpoints, so no final one: the job ends with its input
             // (a pending stop-with-savepoint is its final one: the tasks
             // finish when it completes).
-            self.job = JobStatus::Finished;
+            self.job.status = JobStatus::Finished;
         }
         self.mark(|| Timeline::InputEnded { task: t });
-        for i in 0..self.task_outputs[ti].len() {
-            let ch = self.task_outputs[ti][i];
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
             self.net.send_event(ch, Msg::EndOfData, false);
         }
         if self.is_local() {
@@ -542,11 +560,11 @@ impl World<'_> {
 
     pub(super) fn flush(&mut self, t: TaskId) {
         self.net.sched[t as usize].flush_pending = false;
-        if self.tasks[t as usize].status != Status::Running {
+        if self.tasks.list[t as usize].status != Status::Running {
             return;
         }
-        for i in 0..self.task_outputs[t as usize].len() {
-            let ch = self.task_outputs[t as usize][i];
+        for i in 0..self.plan.task_outputs[t as usize].len() {
+            let ch = self.plan.task_outputs[t as usize][i];
             self.net.ship_partial(ch);
         }
     }
@@ -556,9 +574,12 @@ impl World<'_> {
     pub(super) fn task_reports(&self) -> Vec<TaskReport> {
         let latest = self.coord.latest();
         let mut reports: Vec<TaskReport> = Vec::new();
-        for (t, info) in self.exec.tasks.iter().enumerate() {
+        for (t, info) in self.plan.exec.tasks.iter().enumerate() {
             if info.subtask == 0 {
-                let ops = info.chain.iter().map(|&o| self.scenario.op(o).id.clone());
+                let ops = info
+                    .chain
+                    .iter()
+                    .map(|&o| self.plan.scenario.op(o).id.clone());
                 reports.push(TaskReport {
                     name: ops.clone().collect::<Vec<_>>().join("->"),
                     subtasks: 0,

@@ -5,6 +5,7 @@
 //! (the summary, `--json`, every sweep line, the kill matrix), so that a
 //! pass never hides a test that did not happen.
 
+use super::fault_state::Fate;
 use super::{JobStatus, Outcome, Status, World};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::TaskId;
@@ -22,67 +23,20 @@ pub struct Warning {
     pub message: String,
 }
 
-/// What became of one planned fault.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Fate {
-    /// Its time never came (the run ended first).
-    Pending,
-    Fired,
-    /// It came but changed nothing, for this reason.
-    Ignored(String),
-}
-
-/// The fate of every planned fault of a run.
-pub(super) struct FiredLog {
-    pub(super) crashes: Vec<Fate>,
-    pub(super) worker_crashes: Vec<Fate>,
-    pub(super) coordinator_crashes: Vec<Fate>,
-    /// Latency spikes, then partitions (as `Ev::NetworkFault` indexes them).
-    pub(super) network: Vec<Fate>,
-    /// Per `[[faults.slow_tasks]]` entry: it slowed at least one step.
-    pub(super) stragglers: Vec<bool>,
-    /// Per `[[faults.storage_failures]]` and `[[faults.lost_notifications]]`
-    /// entry: it struck.
-    pub(super) storage_failures: Vec<bool>,
-    pub(super) lost_notifications: Vec<bool>,
-    pub(super) cancel: Fate,
-}
-
-impl FiredLog {
-    pub(super) fn new(
-        crashes: usize,
-        workers: usize,
-        coordinators: usize,
-        network: usize,
-        stragglers: usize,
-        targeted: (usize, usize),
-    ) -> FiredLog {
-        FiredLog {
-            crashes: vec![Fate::Pending; crashes],
-            worker_crashes: vec![Fate::Pending; workers],
-            coordinator_crashes: vec![Fate::Pending; coordinators],
-            network: vec![Fate::Pending; network],
-            stragglers: vec![false; stragglers],
-            storage_failures: vec![false; targeted.0],
-            lost_notifications: vec![false; targeted.1],
-            cancel: Fate::Pending,
-        }
-    }
-}
-
 impl World<'_> {
     /// Adds `what` at the current time to the fault timeline (the summary's
     /// `timeline`), up to `MAX_FAULT_EVENTS` entries.
     pub(super) fn note_fault(&mut self, what: impl FnOnce() -> String) {
-        if self.fault_timeline.len() < crate::runtime::output::MAX_FAULT_EVENTS {
+        if self.rec.fault_timeline.len() < crate::runtime::output::MAX_FAULT_EVENTS {
             let what = what();
-            self.fault_timeline
+            self.rec
+                .fault_timeline
                 .push(crate::runtime::output::FaultEvent {
                     time_ns: self.net.now.0,
                     what,
                 });
         } else {
-            self.fault_events_dropped += 1;
+            self.rec.fault_events_dropped += 1;
         }
     }
 
@@ -94,8 +48,8 @@ impl World<'_> {
             .map_or(String::new(), |n| format!(" of checkpoint {n}"));
         let of = match (tr.on.is_a_tasks(), tr.of) {
             (true, Some((o, n))) => {
-                let t = self.exec.task_of(o, n);
-                format!(" at {}", self.exec.tasks[t as usize].name)
+                let t = self.plan.exec.task_of(o, n);
+                format!(" at {}", self.plan.exec.tasks[t as usize].name)
             }
             _ => String::new(),
         };
@@ -105,8 +59,8 @@ impl World<'_> {
     /// Why a fault striking now changes nothing: the job is not running.
     pub(super) fn job_not_running(&self) -> String {
         let at = SimDuration(self.net.now.0);
-        match self.job {
-            JobStatus::Running if self.stopped_with.is_some() => {
+        match self.job.status {
+            JobStatus::Running if self.sp.stopped_with.is_some() => {
                 format!("the job was stopping with a savepoint at {at}")
             }
             JobStatus::Running => format!("the job was running at {at}"),
@@ -119,11 +73,11 @@ impl World<'_> {
 
     /// Why a task crash striking `t` now changes nothing.
     pub(super) fn crash_ignored_reason(&self, t: TaskId) -> String {
-        if self.job != JobStatus::Running || self.stopped_with.is_some() {
+        if self.job.status != JobStatus::Running || self.sp.stopped_with.is_some() {
             return self.job_not_running();
         }
         let at = SimDuration(self.net.now.0);
-        match self.tasks[t as usize].status {
+        match self.tasks.list[t as usize].status {
             Status::Dead => format!("the task was already dead at {at}"),
             Status::Finished => format!("the task had finished at {at}"),
             Status::Cancelled => format!("the task was cancelled at {at}"),
@@ -155,14 +109,14 @@ impl World<'_> {
                 )),
             }
         };
-        for (i, f) in self.fx_log.crashes.iter().enumerate() {
-            if i >= self.first_crash_point && *f == Fate::Pending {
+        for (i, f) in self.faults.log.crashes.iter().enumerate() {
+            if i >= self.faults.first_crash_point && *f == Fate::Pending {
                 continue; // a crash point the run chose not to take
             }
-            let c = &self.crash_plan[i];
-            let t = self.exec.task_of(c.operator, c.subtask);
-            let what = format!("crash of {}", self.exec.tasks[t as usize].name);
-            let armed = self.armed_crashes.contains(&(i as u32));
+            let c = &self.faults.crash_plan[i];
+            let t = self.plan.exec.task_of(c.operator, c.subtask);
+            let what = format!("crash of {}", self.plan.exec.tasks[t as usize].name);
+            let armed = self.faults.armed_crashes.contains(&(i as u32));
             if let (Some(tr), Fate::Pending, true) = (&c.trigger, f, armed) {
                 let on = self.trigger_text(tr);
                 push(
@@ -175,10 +129,10 @@ impl World<'_> {
                 push("crash", m);
             }
         }
-        for (i, f) in self.fx_log.worker_crashes.iter().enumerate() {
+        for (i, f) in self.faults.log.worker_crashes.iter().enumerate() {
             let (worker, at) = self.planned_worker_crash(i);
-            let trigger = &self.fx.worker_plan(i).trigger;
-            let armed = self.armed_workers.contains(&(i as u32));
+            let trigger = &self.faults.fx.worker_plan(i).trigger;
+            let armed = self.faults.armed_workers.contains(&(i as u32));
             if let (Some(tr), Fate::Pending, true) = (trigger, f, armed) {
                 let on = self.trigger_text(tr);
                 push(
@@ -191,8 +145,8 @@ impl World<'_> {
                 push("worker-crash", m);
             }
         }
-        if let Some(c) = &self.scenario.faults.coordinator {
-            for &i in &self.armed_coordinator {
+        if let Some(c) = &self.plan.scenario.faults.coordinator {
+            for &i in &self.faults.armed_coordinator {
                 let on = self.trigger_text(&c.crash_on[i as usize]);
                 push(
                     "coordinator-crash",
@@ -200,15 +154,15 @@ impl World<'_> {
                 );
             }
         }
-        for (i, f) in self.fx_log.coordinator_crashes.iter().enumerate() {
-            let at = self.fx.coordinator_plan[i];
+        for (i, f) in self.faults.log.coordinator_crashes.iter().enumerate() {
+            let at = self.faults.fx.coordinator_plan[i];
             if let Some(m) = fate(f, "coordinator crash".to_string(), at) {
                 push("coordinator-crash", m);
             }
         }
-        let faults = &self.scenario.faults;
+        let faults = &self.plan.scenario.faults;
         let spikes = faults.latency_spikes.len();
-        for (i, f) in self.fx_log.network.iter().enumerate() {
+        for (i, f) in self.faults.log.network.iter().enumerate() {
             let (kind, at, trigger) = if i < spikes {
                 let s = &faults.latency_spikes[i];
                 ("latency-spike", s.from, &s.trigger)
@@ -217,7 +171,7 @@ impl World<'_> {
                 ("partition", p.from, &p.trigger)
             };
             let what = kind.replace('-', " ");
-            if let (Some(tr), true) = (trigger, self.armed_network.contains(&(i as u32))) {
+            if let (Some(tr), true) = (trigger, self.faults.armed_network.contains(&(i as u32))) {
                 let on = self.trigger_text(tr);
                 push(
                     kind,
@@ -235,9 +189,9 @@ impl World<'_> {
             }
         }
         for (i, s) in faults.slow_tasks.iter().enumerate() {
-            let t = self.exec.task_of(s.operator, s.subtask);
-            let name = &self.exec.tasks[t as usize].name;
-            if let (Some(tr), true) = (&s.trigger, self.armed_slow.contains(&(i as u32))) {
+            let t = self.plan.exec.task_of(s.operator, s.subtask);
+            let name = &self.plan.exec.tasks[t as usize].name;
+            if let (Some(tr), true) = (&s.trigger, self.faults.armed_slow.contains(&(i as u32))) {
                 let on = self.trigger_text(tr);
                 push(
                     "straggler",
@@ -245,8 +199,8 @@ impl World<'_> {
                 );
                 continue;
             }
-            if !self.fx_log.stragglers[i] {
-                let (from, until) = self.slow_windows[i];
+            if !self.faults.log.stragglers[i] {
+                let (from, until) = self.faults.slow_windows[i];
                 push(
                     "straggler",
                     format!(
@@ -259,7 +213,7 @@ impl World<'_> {
             }
         }
         let whose = |of: Option<(crate::scenario::OperatorId, u32)>, none: &str| match of {
-            Some((o, n)) => self.exec.tasks[self.exec.task_of(o, n) as usize]
+            Some((o, n)) => self.plan.exec.tasks[self.plan.exec.task_of(o, n) as usize]
                 .name
                 .clone(),
             None => none.to_string(),
@@ -267,7 +221,7 @@ impl World<'_> {
         for (x, &struck) in faults
             .storage_failures
             .iter()
-            .zip(&self.fx_log.storage_failures)
+            .zip(&self.faults.log.storage_failures)
         {
             if !struck {
                 let id = x.checkpoint;
@@ -284,7 +238,7 @@ impl World<'_> {
         for (x, &struck) in faults
             .lost_notifications
             .iter()
-            .zip(&self.fx_log.lost_notifications)
+            .zip(&self.faults.log.lost_notifications)
         {
             if !struck {
                 let to = whose(x.of, "any task");
@@ -294,7 +248,7 @@ impl World<'_> {
                 );
             }
         }
-        let c = &self.counters;
+        let c = &self.rec.counters;
         if let Some(n) = &faults.notifications {
             if n.loss_percent > 0 && c.notifications_lost == 0 {
                 push(
@@ -326,35 +280,40 @@ impl World<'_> {
                 );
             }
         }
-        for r in &self.savepoint_reports {
+        for r in &self.sp.reports {
             if r.completed.is_none() {
                 push("savepoint", r.describe());
             }
         }
-        if let Some(at) = self.job_opts.cancel_at.or(self.scenario.cancel_at) {
-            if let Some(m) = fate(&self.fx_log.cancel, "cancel".to_string(), at) {
+        if let Some(at) = self
+            .plan
+            .job_opts
+            .cancel_at
+            .or(self.plan.scenario.cancel_at)
+        {
+            if let Some(m) = fate(&self.faults.log.cancel, "cancel".to_string(), at) {
                 push("cancel", m);
             }
         }
         let fired = crate::mutant::fired_in_this_run();
         for m in MUTANTS {
-            if self.cfg.mutants.has(*m) && !fired.has(*m) {
+            if self.plan.cfg.mutants.has(*m) && !fired.has(*m) {
                 push(
                     "mutant",
                     format!(
                         "mutant {} never took effect: the code it breaks ({}) never ran its broken path under {} in this run",
                         m.name,
                         m.part,
-                        self.cfg.algorithm.name()
+                        self.plan.cfg.algorithm.name()
                     ),
                 );
             }
         }
         // Checkpoints were taken but none could ever complete: a timeout
         // shorter than the checkpoint can be (a swarm draw, or a typo).
-        let c = &self.counters;
+        let c = &self.rec.counters;
         if c.checkpoints_completed == 0 && c.checkpoints_expired > 0 {
-            let cp = &self.scenario.checkpoint;
+            let cp = &self.plan.scenario.checkpoint;
             let hint = match cp.timeout <= cp.storage_latency {
                 true => format!(
                     "; the timeout is not longer than one storage write (storage_latency {})",

@@ -1,0 +1,61 @@
+//! The recorder: everything a run writes down for its output and nothing it
+//! reads back to decide — the fingerprint, the trace and timeline
+//! (`record_trace`), the fault timeline, the counters, the violations the
+//! runtime found, the failovers, restart notes and crash points, every
+//! task's schedule (for the oracle's replay), and when input ended and the
+//! sinks last took records (throughput).
+//!
+//! Nothing in a run may branch on what the recorder holds, except the
+//! counters the warnings and limits read at the end.
+
+use crate::engine::{Fingerprint, SimTime};
+use crate::runtime::counters::Counters;
+use crate::runtime::output::{CrashPoint, FaultEvent, RestartNote, TimelineMark, TraceEntry};
+use crate::runtime::schedule::ScheduleLog;
+use crate::verdict::Violation;
+
+/// What a run records (see the module's docs).
+pub(super) struct Recorder {
+    pub(super) fp: Fingerprint,
+    pub(super) trace: Vec<TraceEntry>,
+    pub(super) timeline: Vec<TimelineMark>, // trace
+    pub(super) fault_timeline: Vec<FaultEvent>,
+    pub(super) fault_events_dropped: u64,
+    pub(super) counters: Counters,
+    pub(super) violations: Vec<Violation>,
+    /// Every global failover of a running job: time and reason.
+    pub(super) failovers: Vec<(u64, String)>,
+    pub(super) restart_notes: Vec<RestartNote>,
+    /// Every crash that took effect: where its task was.
+    pub(super) crash_points: Vec<CrashPoint>,
+    /// Every task's schedule, for the oracle's replay (`runtime::schedule`).
+    pub(super) schedule: ScheduleLog,
+    /// The job started from a snapshot of another run: its tasks' history
+    /// before the snapshot is unknown, so the schedule is not returned.
+    pub(super) schedule_partial: bool,
+    pub(super) input_end: SimTime,
+    /// When a sink last finished taking in records (throughput).
+    pub(super) sink_end: SimTime,
+}
+
+impl Recorder {
+    /// Nothing recorded yet; `schedule` has one log per subtask instance.
+    pub(super) fn new(schedule: ScheduleLog) -> Recorder {
+        Recorder {
+            fp: Fingerprint::default(),
+            trace: Vec::new(),
+            timeline: Vec::new(), // trace
+            fault_timeline: Vec::new(),
+            fault_events_dropped: 0,
+            counters: Counters::default(),
+            violations: Vec::new(),
+            failovers: Vec::new(),
+            restart_notes: Vec::new(),
+            crash_points: Vec::new(),
+            schedule,
+            schedule_partial: false,
+            input_end: SimTime::ZERO,
+            sink_end: SimTime::ZERO,
+        }
+    }
+}

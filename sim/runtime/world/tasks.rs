@@ -1,0 +1,191 @@
+//! The tasks component: every task's state (its chain of operators, its
+//! barrier handler, what it has read, blocked, snapshotted and sent) and the
+//! scratch a task's step works in (the scheduler's choice of input, the
+//! records passed along the chain, the handler's actions), plus the external
+//! store its sinks write to.
+//!
+//! The task mailbox of Flink (`MailboxProcessor`: the step, timers and
+//! control messages as mails of one queue) belongs here, as a field of
+//! `Tasks` beside `list`, with its methods in this file; the event loop in
+//! `world/mod.rs` hands a task its mails. It must never reach into another
+//! component: what a step does to the network, the coordinator or the
+//! recorder goes through `World`'s methods in `world/task.rs` and
+//! `world/barriers.rs`.
+
+use crate::engine::{SimRng, SimTime};
+use crate::model::store::ExternalStore;
+use crate::model::{CheckpointId, Operator, Record, TaskId};
+use crate::protocol::{BarrierHandler, HandlerAction};
+use crate::runtime::coordinator::{Cut, TaskSnapshot};
+use crate::runtime::scheduler::Scheduler;
+use std::collections::{BTreeSet, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Status {
+    Running,
+    Dead,
+    Finished,
+    Cancelled,
+}
+
+/// One operator of a task's chain.
+pub(super) struct Member {
+    /// Its index in the scenario.
+    pub(super) index: u32,
+    /// Its subtask's place in the schedule log (`ExecGraph::instance`).
+    pub(super) inst: TaskId,
+    pub(super) op: Box<dyn Operator>,
+    /// Virtual time per record.
+    pub(super) cost: u64,
+    pub(super) is_sink: bool,
+}
+
+pub(super) struct Task {
+    pub(super) subtask: u32,
+    pub(super) parallelism: u32,
+    pub(super) is_source: bool,
+    /// The chained operators, head first (`TaskInfo::chain`).
+    pub(super) members: Vec<Member>,
+    pub(super) handler: Box<dyn BarrierHandler>,
+    pub(super) status: Status,
+    pub(super) blocked: Vec<bool>,
+    /// Per input: a barrier read from it had blocked its sender, which
+    /// waits for this task's resume.
+    pub(super) needs_resume: Vec<bool>,
+    pub(super) eod: Vec<bool>,
+    pub(super) eod_remaining: u32,
+    pub(super) input_ended: bool,
+    pub(super) last_checkpoint: CheckpointId,
+    pub(super) last_notified: CheckpointId,
+    pub(super) aborted: BTreeSet<CheckpointId>,
+    pub(super) rr: Vec<u32>,
+    /// The head's cost per record read; the other members' costs add up
+    /// per record they process (`World::chain_cost`).
+    pub(super) cost: u64,
+    /// The chain's cost jitter (every member's, summed).
+    pub(super) jitter: u64,
+    /// Records taken from an input buffer per step (`step_quantum / cost`).
+    pub(super) step_records: usize,
+    /// Time the current alignment's first barrier arrived.
+    pub(super) alignment_start: Option<(CheckpointId, SimTime)>,
+    pub(super) last_alignment_ns: u64,
+    /// The newest checkpoint snapshotted (this attempt), for the protocol
+    /// check that snapshots follow checkpoint order, each once.
+    pub(super) snapshotted: CheckpointId,
+    /// Per output channel (as in `task_outputs`): the edge may carry
+    /// unaligned barriers (not forward/broadcast, receiver not forced to align).
+    pub(super) out_uc: Vec<bool>,
+    /// A snapshot taken but not yet acknowledged (waiting for the last
+    /// barrier or for held output barriers).
+    pub(super) pending_ack: Option<PartialAck>,
+    /// Inputs with restored input channel state, in the order they were
+    /// restored: without checkpointing during recovery the task reads them
+    /// in this order, one after the other, before any new input (the
+    /// buffers wait on the channels, `Channel::recovered`).
+    pub(super) recovery_order: VecDeque<u32>,
+    /// `stop-the-world` source: paused for this checkpoint.
+    pub(super) paused: Option<CheckpointId>,
+    /// Checkpoints this task started (this attempt) and those it closed on
+    /// its outputs with their barrier or a cancellation marker, for the
+    /// protocol check that every started checkpoint is closed downstream.
+    pub(super) started: BTreeSet<CheckpointId>,
+    pub(super) closed: BTreeSet<CheckpointId>,
+    /// Source stopped by a stop-with-savepoint: emits nothing more.
+    pub(super) stopped: bool,
+    /// Keyed operator whose every input is hash-partitioned: each record
+    /// must belong to one of this subtask's key groups (routing check).
+    pub(super) check_routing: bool,
+    /// The key groups this subtask owns: `start..end`.
+    pub(super) key_groups: (u32, u32),
+    /// The job attempt this instance was deployed in: transactions it
+    /// opened carry this attempt or a later one.
+    pub(super) deploy_attempt: u32,
+    /// Checkpoints this instance declined, and those it sent cancellation
+    /// markers for (the protocol check: at most once each).
+    pub(super) declined: BTreeSet<CheckpointId>,
+    pub(super) cancel_sent: BTreeSet<(CheckpointId, CancelCause)>,
+}
+
+/// Why a task sends a cancellation marker. Flink sends one of each for the
+/// same checkpoint when a barrier of a checkpoint the coordinator already
+/// aborted is skipped (`SubtaskCheckpointCoordinatorImpl.checkpointState`)
+/// and the handler then aborts it too (`abortCheckpointOnBarrier`): the
+/// protocol check allows one marker per cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum CancelCause {
+    Skipped,
+    Declined,
+}
+
+/// A task's snapshot on its way to an acknowledgement.
+#[derive(Clone)]
+pub(super) struct PartialAck {
+    pub(super) id: CheckpointId,
+    pub(super) snapshot: TaskSnapshot,
+    pub(super) cut: Cut,
+    pub(super) input_ended: bool,
+    pub(super) start_delay_ns: u64,
+    pub(super) alignment_ns: u64,
+    /// Not every input delivered the barrier yet (channel state still open).
+    pub(super) waiting_barriers: bool,
+    /// When the snapshot was taken: the task's writes start then.
+    pub(super) snapshot_at: SimTime,
+    /// The channel state as the channel-state writer gets it: when each
+    /// part was captured, and its bytes.
+    pub(super) writes: Vec<(SimTime, u64)>,
+}
+
+/// Every task and the scratch of a step (see the module's docs).
+pub(super) struct Tasks {
+    /// By task id.
+    pub(super) list: Vec<Task>,
+    /// The scheduling stream: the scheduler's choices and cost jitter.
+    pub(super) sched_rng: SimRng,
+    /// Which ready input a task reads next (`runtime::scheduler`).
+    pub(super) scheduler: Box<dyn Scheduler>,
+    /// Scratch: when each ready input became available (for the scheduler).
+    pub(super) since: Vec<u64>,
+    pub(super) out: Vec<Record>,
+    /// Spare buffers for records passed between chained operators.
+    pub(super) chain_bufs: Vec<Vec<Record>>,
+    /// The cost of this step's records in chained operators after the head.
+    pub(super) chain_cost: u64,
+    /// Records that reached a sink operator in this step.
+    pub(super) sink_records: u64,
+    pub(super) actions: Vec<HandlerAction>,
+    /// The input whose barrier the handler is taking right now blocked its
+    /// sender: it is owed a resume once the handler blocks or releases it
+    /// (`World::note_blocking_barrier`).
+    pub(super) barrier_read: Option<(TaskId, u32)>,
+    pub(super) ready: Vec<u32>,
+    /// Highest offset + 1 ever emitted per global partition.
+    pub(super) high_water: Vec<u64>,
+    /// What the sinks wrote outside the job.
+    pub(super) store: ExternalStore,
+}
+
+impl Tasks {
+    /// No tasks yet (`World::new` deploys them), `partitions` source
+    /// partitions never emitted.
+    pub(super) fn new(
+        sched_rng: SimRng,
+        scheduler: Box<dyn Scheduler>,
+        partitions: usize,
+    ) -> Tasks {
+        Tasks {
+            list: Vec::new(),
+            sched_rng,
+            scheduler,
+            since: Vec::new(),
+            out: Vec::with_capacity(64),
+            chain_bufs: Vec::new(),
+            chain_cost: 0,
+            sink_records: 0,
+            actions: Vec::with_capacity(8),
+            barrier_read: None,
+            ready: Vec::with_capacity(16),
+            high_water: vec![0; partitions],
+            store: ExternalStore::default(),
+        }
+    }
+}
