@@ -392,3 +392,226 @@ fn cargo_bench_runs_only_the_bench() {
         .iter()
         .all(|b| b["harness"].as_bool() == Some(false)));
 }
+
+/// The module path of a source file under `sim/`:
+/// `sim/runtime/world/mod.rs` is `runtime::world`.
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root().join("sim")).unwrap();
+    let mut segs: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let last = segs.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        segs.push(stem.to_string());
+    }
+    segs
+}
+
+/// Source without comments and without its test module (everything from
+/// the first `#[cfg(test)]` on): what the product code names.
+fn product_code(source: &str) -> String {
+    let code = code(source);
+    match code.find("#[cfg(test)]") {
+        Some(at) => code[..at].to_string(),
+        None => code,
+    }
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The paths named at `at` in `code` (`a::b::C`, `a::{b, c::D}`, nested
+/// groups expanded), each as its segments; `at` is past the last one.
+fn parse_path(code: &[u8], mut at: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut segs = prefix.to_vec();
+    loop {
+        while at < code.len() && code[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at < code.len() && code[at] == b'{' {
+            at += 1;
+            loop {
+                at = parse_path(code, at, &segs, out);
+                while at < code.len() && code[at] != b',' && code[at] != b'}' {
+                    at += 1; // ` as Name`
+                }
+                if at >= code.len() || code[at] == b'}' {
+                    return at + 1;
+                }
+                at += 1;
+            }
+        }
+        let start = at;
+        while at < code.len() && (is_ident(code[at]) || code[at] == b'*') {
+            at += 1;
+        }
+        if start == at {
+            break;
+        }
+        segs.push(String::from_utf8_lossy(&code[start..at]).into_owned());
+        if code[at..].starts_with(b"::") {
+            at += 2;
+        } else {
+            break;
+        }
+    }
+    if segs.len() > prefix.len() {
+        out.push(segs);
+    }
+    at
+}
+
+/// Every path of two or more segments the code names (`use` or inline),
+/// as segments: `super::World`, `crate::runtime::net::Net`, `faults::Fate`.
+fn named_paths(code: &str) -> Vec<Vec<String>> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let starts = is_ident(bytes[at])
+            && !bytes[at].is_ascii_digit()
+            && (at == 0 || !(is_ident(bytes[at - 1]) || bytes[at - 1] == b':'));
+        if !starts {
+            at += 1;
+            continue;
+        }
+        let mut found = Vec::new();
+        let next = parse_path(bytes, at, &[], &mut found);
+        out.extend(found.into_iter().filter(|p| p.len() > 1));
+        at = next.max(at + 1);
+    }
+    out
+}
+
+/// The modules under `sim/<dir>` and, for each, the modules of the same tree
+/// it names (not itself): an import graph by module path.
+fn import_graph(dir: &str) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let files: Vec<PathBuf> = rust_files(&root().join("sim").join(dir))
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+        .collect();
+    let known: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(f)).collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let me = module_of(file);
+        let mut uses = BTreeSet::new();
+        for path in named_paths(&product_code(&read(file))) {
+            let mut base: Vec<String> = match path[0].as_str() {
+                "crate" => Vec::new(),
+                "self" => me.clone(),
+                "super" => me[..me.len().saturating_sub(1)].to_vec(),
+                child => {
+                    let mut m = me.clone();
+                    m.push(child.to_string());
+                    if !known.contains(&m) {
+                        continue; // a type, a crate, an enum variant
+                    }
+                    m
+                }
+            };
+            for seg in &path[1..] {
+                if seg == "super" {
+                    base.pop();
+                    continue;
+                }
+                let mut longer = base.clone();
+                longer.push(seg.clone());
+                if !known.contains(&longer) {
+                    break;
+                }
+                base = longer;
+            }
+            if known.contains(&base) && base != me {
+                uses.insert(base);
+            }
+        }
+        graph.insert(me, uses);
+    }
+    graph
+}
+
+/// A cycle of `graph`, if it has one, as the modules along it.
+fn find_cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &Vec<String>,
+        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        done: &mut BTreeSet<Vec<String>>,
+        stack: &mut Vec<Vec<String>>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = stack.iter().position(|s| s == m) {
+            let mut cycle: Vec<String> = stack[at..].iter().map(|s| s.join("::")).collect();
+            cycle.push(m.join("::"));
+            return Some(cycle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        stack.push(m.clone());
+        for next in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, done, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(m.clone());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        if let Some(c) = visit(m, graph, &mut done, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn the_runtime_has_no_import_cycle() {
+    let graph = import_graph("runtime");
+    assert!(
+        graph.len() > 30,
+        "the runtime's modules were not found: {:?}",
+        graph.keys()
+    );
+    // The finder finds what it must: world's files name `World` in
+    // `world/mod.rs`, and `world/mod.rs` names the network.
+    let world = vec!["runtime".to_string(), "world".to_string()];
+    let task = vec!["runtime".into(), "world".into(), "task".to_string()];
+    assert!(graph[&task].contains(&world), "{:?}", graph[&task]);
+    assert!(graph[&world].contains(&vec!["runtime".to_string(), "net".to_string()]));
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!(
+            "modules of sim/runtime import each other in a circle: {}\n\
+             (a type several files share goes to a leaf module that imports none of them)",
+            cycle.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let m = |s: &str| vec![s.to_string()];
+    let mut graph = BTreeMap::new();
+    graph.insert(m("a"), BTreeSet::from([m("b")]));
+    graph.insert(m("b"), BTreeSet::from([m("c")]));
+    graph.insert(m("c"), BTreeSet::from([m("a")]));
+    graph.insert(m("d"), BTreeSet::from([m("a")]));
+    assert_eq!(find_cycle(&graph).unwrap(), ["a", "b", "c", "a"]);
+    graph.get_mut(&m("c")).unwrap().clear();
+    assert_eq!(find_cycle(&graph), None);
+    let paths =
+        named_paths("use super::{a::{B, c}, d as E};\nlet x = crate::runtime::net::Net::new();");
+    let want: Vec<Vec<String>> = [
+        &["super", "a", "B"][..],
+        &["super", "a", "c"],
+        &["super", "d"],
+        &["crate", "runtime", "net", "Net", "new"],
+    ]
+    .iter()
+    .map(|p| p.iter().map(|s| s.to_string()).collect())
+    .collect();
+    assert_eq!(paths, want);
+}

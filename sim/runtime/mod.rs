@@ -21,6 +21,6 @@ pub use config::{JobOptions, Restore, RunConfig};
 pub use counters::Counters;
 pub use output::{
     Outcome as RunOutcome, RunOutput, SavepointReport, SnapshotKind, SnapshotOut, TaskReport,
-    Timeline, TimelineMark, TraceEntry,
+    Timeline, TimelineMark, TraceEntry, Warning,
 };
-pub use world::{run, run_job, run_with, Warning};
+pub use world::{run, run_job, run_with};

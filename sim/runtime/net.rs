@@ -34,7 +34,9 @@ use std::rc::Rc;
 
 mod capture;
 mod gate;
+mod inflight;
 mod log;
+mod readiness;
 mod recovered;
 
 pub use capture::Capture;

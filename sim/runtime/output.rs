@@ -1,19 +1,18 @@
 //! What a run produces: its outcome, the savepoint reports, the trace and
 //! timeline, and [`RunOutput`], everything the checkers and reports read.
 
+use super::config::RunConfig;
 use super::coordinator::{CheckpointStats, TaskSnapshot};
 use super::counters::Counters;
 use super::event::Ev;
 use super::schedule::Step;
-use super::world::Warning;
-use super::RunConfig;
 use crate::engine::{SimDuration, SimTime};
 use crate::model::store::ExternalStore;
 use crate::model::{ChannelId, CheckpointId, TaskId};
 use crate::protocol::{AbortReason, BarrierKind};
 use crate::scenario::{CrashSpec, Guarantee};
 use crate::verdict::Violation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Whether a snapshot a run produced is a savepoint or a retained checkpoint.
@@ -365,4 +364,15 @@ impl RestartNote {
         let at = crate::engine::SimDuration(self.time_ns);
         format!("the {what} at {at} {from}")
     }
+}
+
+/// Something the run was asked to do that did not happen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// `crash`, `worker-crash`, `coordinator-crash`, `latency-spike`,
+    /// `partition`, `straggler`, `notification-loss`, `storage-failure`,
+    /// `storage-slowness`, `savepoint`, `cancel`, `mutant` or `checkpoint`
+    /// (every checkpoint expired).
+    pub kind: String,
+    pub message: String,
 }

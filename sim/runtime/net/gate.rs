@@ -8,9 +8,9 @@
 //! it. So a scan visits only the inputs that had something since the last
 //! scan, in input order: the same inputs, in the same order, as a scan of
 //! every input.
-
-use super::Net;
-use crate::model::ChannelId;
+//!
+//! This file holds the bitsets; the network's side (a channel gained
+//! something, which input a task reads) is in `readiness.rs`.
 
 /// One task's inputs as bits, input `i` in word `i / 64`.
 #[derive(Clone, Debug, Default)]
@@ -19,21 +19,21 @@ pub struct InputBits {
 }
 
 impl InputBits {
-    fn with_inputs(n: usize) -> InputBits {
+    pub(super) fn with_inputs(n: usize) -> InputBits {
         InputBits {
             words: vec![0; n.div_ceil(64)],
         }
     }
 
     #[inline]
-    fn set(&mut self, i: u32) {
+    pub(super) fn set(&mut self, i: u32) {
         self.words[i as usize / 64] |= 1 << (i % 64);
     }
 
     /// The set bits in ascending order; `keep(i)` false clears bit `i`;
     /// `stop(i)` true ends the scan (at `i`, which is returned).
     #[inline]
-    fn scan(
+    pub(super) fn scan(
         &mut self,
         mut keep: impl FnMut(u32) -> bool,
         mut stop: impl FnMut(u32) -> bool,
@@ -59,8 +59,8 @@ impl InputBits {
 /// have a priority event at their head.
 #[derive(Clone, Debug, Default)]
 pub struct Gates {
-    readable: Vec<InputBits>,
-    priority: Vec<InputBits>,
+    pub(super) readable: Vec<InputBits>,
+    pub(super) priority: Vec<InputBits>,
 }
 
 impl Gates {
@@ -70,67 +70,6 @@ impl Gates {
         Gates {
             priority: readable.clone(),
             readable,
-        }
-    }
-}
-
-impl Net {
-    /// Channel `ch` gained a message or restored buffers.
-    #[inline]
-    pub(super) fn input_gained(&mut self, ch: ChannelId) {
-        let c = &self.channels[ch as usize];
-        if let Some(bits) = self.gates.readable.get_mut(c.to as usize) {
-            bits.set(c.input_index);
-        }
-    }
-
-    /// Channel `ch` gained a priority event.
-    #[inline]
-    pub(super) fn priority_gained(&mut self, ch: ChannelId) {
-        let c = &self.channels[ch as usize];
-        if let Some(bits) = self.gates.priority.get_mut(c.to as usize) {
-            bits.set(c.input_index);
-        }
-    }
-
-    /// The first input of `task` (channels `inputs`) that `readable` allows
-    /// and whose head is a priority event.
-    pub fn priority_input(
-        &mut self,
-        task: usize,
-        inputs: &[ChannelId],
-        readable: impl Fn(usize) -> bool,
-    ) -> Option<u32> {
-        let channels = &self.channels;
-        self.gates.priority.get_mut(task)?.scan(
-            |i| channels[inputs[i as usize] as usize].in_priority > 0,
-            |i| readable(i as usize),
-        )
-    }
-
-    /// Every input of `task` that `readable` allows and that holds a message
-    /// or restored buffers, in input order, into `ready`.
-    pub fn ready_inputs(
-        &mut self,
-        task: usize,
-        inputs: &[ChannelId],
-        readable: impl Fn(usize) -> bool,
-        ready: &mut Vec<u32>,
-    ) {
-        let channels = &self.channels;
-        if let Some(bits) = self.gates.readable.get_mut(task) {
-            bits.scan(
-                |i| {
-                    let c = &channels[inputs[i as usize] as usize];
-                    !(c.in_queue.is_empty() && c.recovered.is_empty())
-                },
-                |i| {
-                    if readable(i as usize) {
-                        ready.push(i);
-                    }
-                    false
-                },
-            );
         }
     }
 }

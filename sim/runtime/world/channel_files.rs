@@ -22,18 +22,26 @@
 //! stop-the-world, chandy-lamport) and savepoints write on the task's own
 //! stream (`writes_done`), as Flink starts no channel-state writer for an
 //! aligned barrier.
+//!
+//! This file holds the files' state and timing; a task's part in a shared
+//! file (its last buffer delivered, the file closed, every member's ack)
+//! is in `channel_file_acks.rs`.
 
-use super::*;
+use super::tasks::PartialAck;
+use crate::engine::{SimDuration, SimTime};
+use crate::model::{CheckpointId, ExecGraph, TaskId};
+use crate::scenario::{Scenario, StorageKind};
+use std::collections::BTreeMap;
 
 /// The file groups of the tasks and the files being written.
 pub(super) struct ChannelFiles {
     /// The file group of each task.
-    group_of: Vec<u32>,
+    pub(super) group_of: Vec<u32>,
     /// The tasks of each group, in subtask order.
-    members: Vec<Vec<TaskId>>,
+    pub(super) members: Vec<Vec<TaskId>>,
     /// Per (group, checkpoint): the members that delivered their last
     /// buffer, with their snapshots, in arrival order.
-    open: BTreeMap<(u32, CheckpointId), Vec<(TaskId, PartialAck)>>,
+    pub(super) open: BTreeMap<(u32, CheckpointId), Vec<(TaskId, PartialAck)>>,
 }
 
 impl ChannelFiles {
@@ -89,7 +97,11 @@ impl ChannelFiles {
 /// earlier than it was captured, at the storage's bandwidth. `None` if
 /// nothing was written: Flink's file streams keep a few bytes in memory
 /// and create no file.
-fn file_closed(s: &Scenario, opened: SimTime, parts: &[(SimTime, u64)]) -> Option<SimTime> {
+pub(super) fn file_closed(
+    s: &Scenario,
+    opened: SimTime,
+    parts: &[(SimTime, u64)],
+) -> Option<SimTime> {
     if parts.iter().all(|p| p.1 == 0) {
         return None;
     }
@@ -104,92 +116,10 @@ fn file_closed(s: &Scenario, opened: SimTime, parts: &[(SimTime, u64)]) -> Optio
 
 /// When a task's operator state is written: its own stream, opened at the
 /// snapshot.
-fn state_written(s: &Scenario, snapshot_at: SimTime, state: u64) -> SimTime {
+pub(super) fn state_written(s: &Scenario, snapshot_at: SimTime, state: u64) -> SimTime {
     snapshot_at
         .plus(s.checkpoint.storage_latency)
         .plus(transfer(s, state))
-}
-
-impl World<'_> {
-    /// Whether checkpoint `id`'s channel state goes through the shared
-    /// channel-state files.
-    pub(super) fn uses_channel_files(&self, id: CheckpointId) -> bool {
-        self.plan.scenario.checkpoint.storage == StorageKind::Filesystem
-            && !self.sp.by_id.contains_key(&id)
-            && self.plan.cfg.algorithm.info().first_barrier != BarrierKind::Aligned
-    }
-
-    /// Task `t` delivered its last buffer of `id` to its file's writer
-    /// (`completeInput`, `completeOutput`); the file closes if it was the
-    /// last running member.
-    pub(super) fn complete_channel_file(&mut self, t: TaskId, p: PartialAck) {
-        let id = p.id;
-        let g = self.files.group_of[t as usize];
-        if self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly) {
-            // Mutant: the subtask's result completes when its own buffers
-            // are written, before the shared file is closed.
-            let s = &self.plan.scenario;
-            let own = file_closed(s, p.snapshot_at, &p.writes).unwrap_or(SimTime::ZERO);
-            let durable = own.max(state_written(s, p.snapshot_at, p.snapshot.state_bytes()));
-            self.send_ack(t, p.clone(), durable, durable);
-        }
-        self.files.open.entry((g, id)).or_default().push((t, p));
-        self.close_channel_file(g, id);
-    }
-
-    /// Closes the file of group `g` for `id` once every running member
-    /// delivered its last buffer, and completes every member's result;
-    /// drops files of checkpoints no longer pending.
-    fn close_channel_file(&mut self, g: u32, id: CheckpointId) {
-        let coord = &self.coord;
-        self.files.open.retain(|(_, i), _| coord.is_pending(*i));
-        let Some(done) = self.files.open.get(&(g, id)) else {
-            return;
-        };
-        let members = &self.files.members[g as usize];
-        let waiting = members.iter().any(|&m| {
-            self.tasks.list[m as usize].status == Status::Running && done.iter().all(|d| d.0 != m)
-        });
-        if waiting {
-            return;
-        }
-        let done = self.files.open.remove(&(g, id)).unwrap_or_default();
-        let s = &self.plan.scenario;
-        let opened = done.iter().map(|d| d.1.snapshot_at).min();
-        let parts: Vec<(SimTime, u64)> = done.iter().flat_map(|d| d.1.writes.clone()).collect();
-        let closed = opened.and_then(|o| file_closed(s, o, &parts));
-        let now = self.net.now;
-        let early = self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly);
-        for (t, p) in done {
-            let state = p.snapshot.state_bytes();
-            let op = state_written(&self.plan.scenario, p.snapshot_at, state);
-            let durable = op.max(closed.unwrap_or(SimTime::ZERO)).max(now);
-            if early {
-                // The ack already left; the state is durable only now.
-                let acks = self.coord.pending.get_mut(&id).map(|c| &mut c.acks);
-                if let Some(Some(a)) = acks.and_then(|a| a.get_mut(t as usize)) {
-                    if durable > a.durable_at {
-                        fired(Mutant::ChannelFileResultEarly);
-                    }
-                    a.durable_at = a.durable_at.max(durable);
-                }
-                continue;
-            }
-            let early_ack = self
-                .plan
-                .cfg
-                .mutants
-                .has(Mutant::AckBeforeChannelStateWritten);
-            let written = match early_ack {
-                true => op.max(now),
-                false => durable,
-            };
-            if written < durable {
-                fired(Mutant::AckBeforeChannelStateWritten);
-            }
-            self.send_ack(t, p, durable, written);
-        }
-    }
 }
 
 /// The time `bytes` take at the storage's bandwidth (saturating).
@@ -258,6 +188,7 @@ mod mutants {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::JobGraph;
 
     fn job(cluster: &str, max: u32) -> Scenario {
         let text = format!(

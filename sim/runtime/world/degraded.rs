@@ -15,12 +15,16 @@ impl World<'_> {
         let now = self.net.now;
         let slow = &self.plan.scenario.faults.slow_tasks;
         let event = (on, task, id);
-        let fired =
-            super::recovery::take_fired(&mut self.faults.armed_slow, event, &self.plan.exec, |i| {
+        let fired = super::fault_state::take_fired(
+            &mut self.faults.armed_slow,
+            event,
+            &self.plan.exec,
+            |i| {
                 let s = &slow[i as usize];
                 let tr = s.trigger.as_ref()?;
                 Some((tr, Some(tr.of.unwrap_or((s.operator, s.subtask)))))
-            });
+            },
+        );
         for (i, delay) in fired {
             let s = &self.plan.scenario.faults.slow_tasks[i as usize];
             let from = now.plus(delay);

@@ -4,8 +4,8 @@
 //! storage faults are in `degraded`. `World`'s own methods call in here
 //! through small hooks.
 
+use super::fault_state::take_fired;
 use super::fault_state::Fate;
-use super::recovery::take_fired;
 use super::{JobStatus, Status, World};
 use crate::engine::{SimDuration, SimTime};
 use crate::fault::planned_faults_end;

@@ -25,91 +25,14 @@
 //! **Simplifications:** every failure restores every task (a global stop,
 //! as CheckMate does; no region failover); savepoints, Sink V2 and FLIP-27
 //! enumerators are refused by the scenario check for these algorithms.
+//!
+//! Their state is `Local` (`local_state.rs`).
 
+use super::local_state::{Local, LocalCheckpoint};
 use super::*;
 use crate::protocol::local::{LocalConfig, LocalRule, Piggyback};
 use crate::protocol::Coordination;
 use crate::runtime::coordinator::line;
-
-/// One task's checkpoint of its own.
-pub(super) struct LocalCheckpoint {
-    id: CheckpointId,
-    at: SimTime,
-    snapshot: TaskSnapshot,
-    /// Absolute positions: records read per input channel, sent per output
-    /// channel.
-    cut: Cut,
-    /// The rule's state right after the checkpoint.
-    rule: Box<dyn LocalRule>,
-}
-
-/// The uncoordinated families' state of one run.
-pub(super) struct Local {
-    rules: Vec<Box<dyn LocalRule>>,
-    rng: SimRng,
-    next_id: CheckpointId,
-    /// Checkpoints whose writes are under way.
-    writing: BTreeMap<(TaskId, CheckpointId), LocalCheckpoint>,
-    /// Per task: its durable checkpoints above its checkpoint in the line,
-    /// oldest first.
-    above: Vec<Vec<Rc<LocalCheckpoint>>>,
-    /// Per task: its checkpoint in the current line (`None`: its initial
-    /// state).
-    line: Vec<Option<Rc<LocalCheckpoint>>>,
-    /// Per channel: the absolute position of this attempt's first record.
-    offset: Vec<u64>,
-    /// Per task: its checkpoint at the end of its input.
-    final_id: Vec<Option<CheckpointId>>,
-    /// Per task: `(id, cut, index)` of every checkpoint taken, oldest
-    /// first (the end-of-run checks, made on runs without a restart).
-    history: Vec<Vec<(CheckpointId, Cut, u64)>>,
-    /// Per channel: what its sender had sent (this attempt) at its last
-    /// checkpoint (the rule's `sent_to`).
-    sent_at_checkpoint: Vec<u64>,
-    /// Per channel: `(sender, receiver)`.
-    ends: Vec<(TaskId, TaskId)>,
-    restarted: bool,
-}
-
-impl Local {
-    pub(super) fn new(exec: &ExecGraph, cfg: &RunConfig) -> Option<Local> {
-        let Coordination::Local(make) = cfg.algorithm.info().coordination else {
-            return None;
-        };
-        let n = exec.tasks.len();
-        let rules = (0..n as u32)
-            .map(|task| {
-                make(&LocalConfig {
-                    task,
-                    tasks: n as u32,
-                    mutants: cfg.mutants,
-                })
-            })
-            .collect();
-        Some(Local {
-            rules,
-            rng: SimRng::new(cfg.seed, Stream::LocalTimers),
-            next_id: 1,
-            writing: BTreeMap::new(),
-            above: vec![Vec::new(); n],
-            line: vec![None; n],
-            offset: vec![0; exec.channels.len()],
-            final_id: vec![None; n],
-            history: vec![Vec::new(); n],
-            ends: exec.channels.iter().map(|c| (c.from, c.to)).collect(),
-            sent_at_checkpoint: vec![0; exec.channels.len()],
-            restarted: false,
-        })
-    }
-
-    fn cut_of(&self, t: usize) -> &Cut {
-        static INITIAL: Cut = Cut {
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-        };
-        self.line[t].as_ref().map_or(&INITIAL, |c| &c.cut)
-    }
-}
 
 impl World<'_> {
     /// The algorithm is one of the uncoordinated families.

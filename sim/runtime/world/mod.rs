@@ -46,6 +46,7 @@
 //! belongs to a component.
 
 mod barriers;
+mod channel_file_acks;
 mod channel_files;
 mod coordination;
 mod degraded;
@@ -55,6 +56,9 @@ mod finish;
 mod iteration;
 mod job;
 mod local;
+mod local_state;
+mod loop_state;
+mod operator_coordinator_state;
 mod operator_coordinators;
 mod plan;
 mod recorder;
@@ -67,8 +71,6 @@ mod savepoints;
 mod task;
 mod tasks;
 mod warnings;
-
-pub use warnings::Warning;
 
 use channel_files::writes_done;
 use fault_state::Fate;
@@ -130,11 +132,11 @@ struct World<'a> {
     /// The channel-state files shared by subtasks (`channel_files.rs`).
     files: channel_files::ChannelFiles,
     /// The operator coordinators (`world/operator_coordinators.rs`).
-    ops: operator_coordinators::Coordinators,
+    ops: operator_coordinator_state::Coordinators,
     /// The uncoordinated families' state (`world/local.rs`).
-    local: Option<Box<local::Local>>,
+    local: Option<Box<local_state::Local>>,
     /// The job's loops, if it has feedback edges (`world/iteration.rs`).
-    loops: Option<Box<iteration::Loops>>,
+    loops: Option<Box<loop_state::Loops>>,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -252,12 +254,12 @@ impl<'a> World<'a> {
         };
         let cp = &scenario.checkpoint;
         let mut w = World {
-            local: local::Local::new(&exec, &cfg).map(Box::new),
-            loops: iteration::Loops::new(&scenario, &exec).map(Box::new),
+            local: local_state::Local::new(&exec, &cfg).map(Box::new),
+            loops: loop_state::Loops::new(&scenario, &exec).map(Box::new),
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             faults,
             rec: recorder::Recorder::new(ScheduleLog::new(exec.instances())),
-            ops: operator_coordinators::Coordinators::new(&scenario, &exec, &cfg),
+            ops: operator_coordinator_state::Coordinators::new(&scenario, &exec, &cfg),
             recovery: recovery_state::Recovery::new(exec.channels.len(), partitions),
             sp: savepoint_state::Savepoints::new(&scenario.savepoints),
             coord: Coordinator::new(coordinator::Config {

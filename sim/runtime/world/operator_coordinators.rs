@@ -19,100 +19,12 @@
 //!   tells each one which of its subtasks were restored from which
 //!   checkpoint (`subtask_reset`). Either way the gateways of the restarted
 //!   subtasks forget what they held and what they waited for.
+//!
+//! Their state is `Coordinators` (`operator_coordinator_state.rs`).
 
+use super::operator_coordinator_state::Gateway;
 use super::*;
-use crate::model::flip27::{OperatorCoordinator, OperatorEvent, SplitEnumerator};
-use crate::model::kinds::StateLayout;
-
-/// Every operator coordinator of the job, with its gateways.
-pub(super) struct Coordinators {
-    slots: Vec<Slot>,
-    /// Per task: the slot of the coordinator whose operator heads it.
-    slot_of: Vec<Option<u32>>,
-    /// A checkpoint whose source trigger waits for events to be
-    /// acknowledged: its id and trigger timestamp.
-    deferred: Option<(CheckpointId, SimTime)>,
-    loss_percent: u32,
-    rng: SimRng,
-}
-
-struct Slot {
-    operator: u32,
-    coordinator: Box<dyn OperatorCoordinator>,
-    gateways: Vec<Gateway>,
-    /// Ticks of an older generation are ignored (after a reset).
-    generation: u32,
-    interval: SimDuration,
-}
-
-/// One subtask's gateway.
-#[derive(Default)]
-struct Gateway {
-    /// Closed by this checkpoint: events wait in `held`.
-    closed: Option<CheckpointId>,
-    held: Vec<OperatorEvent>,
-    /// Events sent and not acknowledged (or failed) yet.
-    unacked: u32,
-    /// The last RPC's arrival at the subtask: RPCs keep their order.
-    last_arrival: SimTime,
-}
-
-impl Coordinators {
-    pub(super) fn new(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig) -> Coordinators {
-        let mut slots = Vec::new();
-        let mut slot_of = vec![None; exec.tasks.len()];
-        for (i, op) in scenario.operators.iter().enumerate() {
-            let Some(src) = op.kind.source_spec() else {
-                continue;
-            };
-            if op.kind.state_layout() != StateLayout::SplitSource {
-                continue;
-            }
-            let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
-            let splits = (first..first + src.partitions).collect();
-            for s in 0..op.parallelism {
-                slot_of[exec.first_task[i] as usize + s as usize] = Some(slots.len() as u32);
-            }
-            slots.push(Slot {
-                operator: i as u32,
-                coordinator: Box::new(SplitEnumerator::new(
-                    splits,
-                    src.initial_splits,
-                    cfg.mutants,
-                )),
-                gateways: (0..op.parallelism).map(|_| Gateway::default()).collect(),
-                generation: 0,
-                interval: src.discovery_interval,
-            });
-        }
-        Coordinators {
-            slots,
-            slot_of,
-            deferred: None,
-            loss_percent: scenario
-                .faults
-                .operator_events
-                .as_ref()
-                .map_or(0, |f| f.loss_percent),
-            rng: SimRng::new(cfg.seed, Stream::OperatorEvents),
-        }
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// Whether task `t` is a reader with a coordinator.
-    pub(super) fn coordinated(&self, t: TaskId) -> bool {
-        self.slot_of[t as usize].is_some()
-    }
-
-    fn unacked(&self) -> bool {
-        self.slots
-            .iter()
-            .any(|s| s.gateways.iter().any(|g| g.unacked > 0))
-    }
-}
+use crate::model::flip27::OperatorEvent;
 
 impl World<'_> {
     /// The slot and subtask of a coordinated reader task.

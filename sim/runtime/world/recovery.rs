@@ -2,50 +2,8 @@
 //! (Flink's order: output channel state, operator state, input channel
 //! state) used by global and region restarts.
 
+use super::fault_state::take_fired;
 use super::*;
-
-/// Whether event `on` (at `task` for one task's events, of checkpoint
-/// `id`) is the one `tr` waits for: its event, its checkpoint if it names
-/// one, and for one task's events the task `whose` (any task when `None`).
-pub(super) fn fires(
-    tr: &crate::scenario::CrashTrigger,
-    whose: Option<(crate::scenario::OperatorId, u32)>,
-    (on, task, id): (TriggerEvent, Option<TaskId>, u64),
-    exec: &crate::model::ExecGraph,
-) -> bool {
-    tr.on == on
-        && tr.checkpoint.is_none_or(|n| n == id)
-        && (!on.is_a_tasks() || whose.is_none_or(|(o, n)| task == Some(exec.task_of(o, n))))
-}
-
-/// Takes out of `armed` every fault whose trigger event `event` fires:
-/// `trigger(i)` gives fault `i`'s trigger and whose event it waits for (a
-/// fault without a trigger leaves the list). Returns each fired fault with
-/// its delay, in `armed`'s order.
-pub(super) fn take_fired<'t>(
-    armed: &mut Vec<u32>,
-    event: (TriggerEvent, Option<TaskId>, u64),
-    exec: &crate::model::ExecGraph,
-    trigger: impl Fn(
-        u32,
-    ) -> Option<(
-        &'t crate::scenario::CrashTrigger,
-        Option<(crate::scenario::OperatorId, u32)>,
-    )>,
-) -> Vec<(u32, SimDuration)> {
-    let mut fired = Vec::new();
-    armed.retain(|&i| {
-        let Some((tr, whose)) = trigger(i) else {
-            return false;
-        };
-        let matches = fires(tr, whose, event, exec);
-        if matches {
-            fired.push((i, tr.delay));
-        }
-        !matches
-    });
-    fired
-}
 
 impl World<'_> {
     // ------------------------------------------------------------ faults

@@ -10,18 +10,7 @@ use super::{JobStatus, Outcome, Status, World};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::TaskId;
 use crate::mutant::MUTANTS;
-use serde::{Deserialize, Serialize};
-
-/// Something the run was asked to do that did not happen.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    /// `crash`, `worker-crash`, `coordinator-crash`, `latency-spike`,
-    /// `partition`, `straggler`, `notification-loss`, `storage-failure`,
-    /// `storage-slowness`, `savepoint`, `cancel`, `mutant` or `checkpoint`
-    /// (every checkpoint expired).
-    pub kind: String,
-    pub message: String,
-}
+use crate::runtime::output::Warning;
 
 impl World<'_> {
     /// Adds `what` at the current time to the fault timeline (the summary's

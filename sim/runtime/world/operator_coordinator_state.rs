@@ -1,0 +1,103 @@
+//! The operator coordinators' state (`world/operator_coordinators.rs` says
+//! what they do): one slot per coordinated operator (today the split
+//! enumerators of FLIP-27 sources) with its per-subtask gateways, the
+//! deferred source trigger, and the loss of operator events.
+//!
+//! It holds state only; `world/operator_coordinators.rs` acts on it.
+
+use crate::engine::{SimDuration, SimRng, SimTime, Stream};
+use crate::model::flip27::{OperatorCoordinator, OperatorEvent, SplitEnumerator};
+use crate::model::{CheckpointId, ExecGraph, TaskId};
+use crate::runtime::config::RunConfig;
+use crate::model::kinds::StateLayout;
+use crate::scenario::Scenario;
+
+/// Every operator coordinator of the job, with its gateways.
+pub(super) struct Coordinators {
+    pub(super) slots: Vec<Slot>,
+    /// Per task: the slot of the coordinator whose operator heads it.
+    pub(super) slot_of: Vec<Option<u32>>,
+    /// A checkpoint whose source trigger waits for events to be
+    /// acknowledged: its id and trigger timestamp.
+    pub(super) deferred: Option<(CheckpointId, SimTime)>,
+    pub(super) loss_percent: u32,
+    pub(super) rng: SimRng,
+}
+
+pub(super) struct Slot {
+    pub(super) operator: u32,
+    pub(super) coordinator: Box<dyn OperatorCoordinator>,
+    pub(super) gateways: Vec<Gateway>,
+    /// Ticks of an older generation are ignored (after a reset).
+    pub(super) generation: u32,
+    pub(super) interval: SimDuration,
+}
+
+/// One subtask's gateway.
+#[derive(Default)]
+pub(super) struct Gateway {
+    /// Closed by this checkpoint: events wait in `held`.
+    pub(super) closed: Option<CheckpointId>,
+    pub(super) held: Vec<OperatorEvent>,
+    /// Events sent and not acknowledged (or failed) yet.
+    pub(super) unacked: u32,
+    /// The last RPC's arrival at the subtask: RPCs keep their order.
+    pub(super) last_arrival: SimTime,
+}
+
+impl Coordinators {
+    pub(super) fn new(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig) -> Coordinators {
+        let mut slots = Vec::new();
+        let mut slot_of = vec![None; exec.tasks.len()];
+        for (i, op) in scenario.operators.iter().enumerate() {
+            let Some(src) = op.kind.source_spec() else {
+                continue;
+            };
+            if op.kind.state_layout() != StateLayout::SplitSource {
+                continue;
+            }
+            let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
+            let splits = (first..first + src.partitions).collect();
+            for s in 0..op.parallelism {
+                slot_of[exec.first_task[i] as usize + s as usize] = Some(slots.len() as u32);
+            }
+            slots.push(Slot {
+                operator: i as u32,
+                coordinator: Box::new(SplitEnumerator::new(
+                    splits,
+                    src.initial_splits,
+                    cfg.mutants,
+                )),
+                gateways: (0..op.parallelism).map(|_| Gateway::default()).collect(),
+                generation: 0,
+                interval: src.discovery_interval,
+            });
+        }
+        Coordinators {
+            slots,
+            slot_of,
+            deferred: None,
+            loss_percent: scenario
+                .faults
+                .operator_events
+                .as_ref()
+                .map_or(0, |f| f.loss_percent),
+            rng: SimRng::new(cfg.seed, Stream::OperatorEvents),
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Whether task `t` is a reader with a coordinator.
+    pub(super) fn coordinated(&self, t: TaskId) -> bool {
+        self.slot_of[t as usize].is_some()
+    }
+
+    pub(super) fn unacked(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.gateways.iter().any(|g| g.unacked > 0))
+    }
+}
