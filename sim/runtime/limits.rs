@@ -25,7 +25,7 @@
 //!   the job, and its replay line runs it to its end.
 
 use crate::model::Record;
-use crate::scenario::{OperatorKind, Partitioning, Scenario};
+use crate::scenario::{Partitioning, Scenario};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The memory limit unless `--max-memory` says otherwise: 8 GiB.
@@ -103,13 +103,12 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let mut keys = 0f64;
     while let Some(i) = ready.pop() {
         let op = &ops[i];
-        out[i] = match &op.kind {
-            OperatorKind::Source(src) => {
+        out[i] = match op.kind.source_spec() {
+            Some(src) => {
                 keys += src.keys as f64;
                 src.total_records() as f64
             }
-            OperatorKind::FlatMap { copies } => into[i] * f64::from(*copies),
-            _ => into[i],
+            None => into[i] * f64::from(op.kind.copies_per_record()),
         };
         for e in scenario.edges.iter().filter(|e| e.from.0 as usize == i) {
             let to = e.to.0 as usize;

@@ -7,9 +7,9 @@
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::model::flip27::{OperatorCoordinator, OperatorEvent, SplitEnumerator};
+use crate::model::kinds::StateLayout;
 use crate::model::{CheckpointId, ExecGraph, TaskId};
 use crate::runtime::config::RunConfig;
-use crate::model::kinds::StateLayout;
 use crate::scenario::Scenario;
 
 /// Every operator coordinator of the job, with its gateways.

@@ -102,11 +102,5 @@ fn routed_by_key(scenario: &Scenario) -> Vec<bool> {
 
 /// Some source partition has a rate.
 fn rated_sources(scenario: &Scenario) -> bool {
-    scenario
-        .operators
-        .iter()
-        .any(|op| match op.kind.source_spec() {
-            Some(src) => src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0),
-            None => false,
-        })
+    scenario.operators.iter().any(|op| op.kind.emits_at_rate())
 }

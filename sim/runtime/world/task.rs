@@ -419,10 +419,7 @@ impl World<'_> {
             return n;
         }
         let op = self.plan.exec.tasks[t as usize].operator;
-        let mean = match self.plan.scenario.op(op).kind.source_spec() {
-            Some(src) => (src.record_size + src.record_size_max) / 2,
-            None => crate::scenario::RECORD_BYTES,
-        };
+        let mean = self.plan.scenario.op(op).kind.mean_record_bytes();
         let fit = bytes / mean.max(1);
         n.min(usize::try_from(fit).unwrap_or(usize::MAX)).max(1)
     }

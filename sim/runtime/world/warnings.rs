@@ -85,19 +85,23 @@ impl World<'_> {
                 message,
             })
         };
-        let fate = |f: &Fate, what: String, at: SimTime| -> Option<String> {
-            match f {
-                Fate::Fired => None,
-                Fate::Pending => Some(format!(
-                    "{what} planned at {} never happened: {ended} first",
-                    SimDuration(at.0)
-                )),
-                Fate::Ignored(why) => Some(format!(
-                    "{what} at {} took no effect: {why}",
-                    SimDuration(at.0)
-                )),
-            }
-        };
+        let fate = Fated { ended: &ended };
+        self.crash_warnings(&fate, &mut push);
+        self.worker_crash_warnings(&fate, &mut push);
+        self.coordinator_crash_warnings(&fate, &mut push);
+        self.network_fault_warnings(&fate, &mut push);
+        self.straggler_warnings(&fate, &mut push);
+        self.aimed_fault_warnings(&fate, &mut push);
+        self.rate_fault_warnings(&mut push);
+        self.request_warnings(&fate, &mut push);
+        self.mutant_warnings(&mut push);
+        self.checkpoint_warnings(&mut push);
+        out
+    }
+
+    /// Planned task crashes and crash points that did not take effect.
+    fn crash_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
         for (i, f) in self.faults.log.crashes.iter().enumerate() {
             if i >= self.faults.first_crash_point && *f == Fate::Pending {
                 continue; // a crash point the run chose not to take
@@ -114,10 +118,15 @@ impl World<'_> {
                 );
                 continue;
             }
-            if let Some(m) = fate(f, what, c.at) {
+            if let Some(m) = fate.of(f, what, c.at) {
                 push("crash", m);
             }
         }
+    }
+
+    /// Planned worker crashes that did not take effect.
+    fn worker_crash_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
         for (i, f) in self.faults.log.worker_crashes.iter().enumerate() {
             let (worker, at) = self.planned_worker_crash(i);
             let trigger = &self.faults.fx.worker_plan(i).trigger;
@@ -130,10 +139,15 @@ impl World<'_> {
                 );
                 continue;
             }
-            if let Some(m) = fate(f, format!("crash of worker {worker}"), at) {
+            if let Some(m) = fate.of(f, format!("crash of worker {worker}"), at) {
                 push("worker-crash", m);
             }
         }
+    }
+
+    /// Coordinator crashes armed for an event that never came, and planned ones that did not take effect.
+    fn coordinator_crash_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
         if let Some(c) = &self.plan.scenario.faults.coordinator {
             for &i in &self.faults.armed_coordinator {
                 let on = self.trigger_text(&c.crash_on[i as usize]);
@@ -145,10 +159,15 @@ impl World<'_> {
         }
         for (i, f) in self.faults.log.coordinator_crashes.iter().enumerate() {
             let at = self.faults.fx.coordinator_plan[i];
-            if let Some(m) = fate(f, "coordinator crash".to_string(), at) {
+            if let Some(m) = fate.of(f, "coordinator crash".to_string(), at) {
                 push("coordinator-crash", m);
             }
         }
+    }
+
+    /// Latency spikes and partitions that did not take effect.
+    fn network_fault_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
         let faults = &self.plan.scenario.faults;
         let spikes = faults.latency_spikes.len();
         for (i, f) in self.faults.log.network.iter().enumerate() {
@@ -173,10 +192,16 @@ impl World<'_> {
                 Some(_) => self.net.delays[i].from,
                 None => at,
             };
-            if let Some(m) = fate(f, what, at) {
+            if let Some(m) = fate.of(f, what, at) {
                 push(kind, m);
             }
         }
+    }
+
+    /// Stragglers whose event never came or that slowed no step.
+    fn straggler_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
+        let faults = &self.plan.scenario.faults;
         for (i, s) in faults.slow_tasks.iter().enumerate() {
             let t = self.plan.exec.task_of(s.operator, s.subtask);
             let name = &self.plan.exec.tasks[t as usize].name;
@@ -201,6 +226,12 @@ impl World<'_> {
                 );
             }
         }
+    }
+
+    /// Storage failures and notification losses aimed at one checkpoint that never struck.
+    fn aimed_fault_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
+        let ended = fate.ended;
+        let faults = &self.plan.scenario.faults;
         let whose = |of: Option<(crate::scenario::OperatorId, u32)>, none: &str| match of {
             Some((o, n)) => self.plan.exec.tasks[self.plan.exec.task_of(o, n) as usize]
                 .name
@@ -237,6 +268,11 @@ impl World<'_> {
                 );
             }
         }
+    }
+
+    /// Fault kinds configured at a rate that happened zero times.
+    fn rate_fault_warnings(&self, push: &mut impl FnMut(&str, String)) {
+        let faults = &self.plan.scenario.faults;
         let c = &self.rec.counters;
         if let Some(n) = &faults.notifications {
             if n.loss_percent > 0 && c.notifications_lost == 0 {
@@ -269,6 +305,10 @@ impl World<'_> {
                 );
             }
         }
+    }
+
+    /// Savepoint requests that failed and a cancel that came too late.
+    fn request_warnings(&self, fate: &Fated, push: &mut impl FnMut(&str, String)) {
         for r in &self.sp.reports {
             if r.completed.is_none() {
                 push("savepoint", r.describe());
@@ -280,10 +320,14 @@ impl World<'_> {
             .cancel_at
             .or(self.plan.scenario.cancel_at)
         {
-            if let Some(m) = fate(&self.faults.log.cancel, "cancel".to_string(), at) {
+            if let Some(m) = fate.of(&self.faults.log.cancel, "cancel".to_string(), at) {
                 push("cancel", m);
             }
         }
+    }
+
+    /// Mutants whose broken path never ran.
+    fn mutant_warnings(&self, push: &mut impl FnMut(&str, String)) {
         let fired = crate::mutant::fired_in_this_run();
         for m in MUTANTS {
             if self.plan.cfg.mutants.has(*m) && !fired.has(*m) {
@@ -298,6 +342,10 @@ impl World<'_> {
                 );
             }
         }
+    }
+
+    /// Checkpoints were taken but none could ever complete: a timeout shorter than the checkpoint can be (a swarm draw, or a typo).
+    fn checkpoint_warnings(&self, push: &mut impl FnMut(&str, String)) {
         // Checkpoints were taken but none could ever complete: a timeout
         // shorter than the checkpoint can be (a swarm draw, or a typo).
         let c = &self.rec.counters;
@@ -320,6 +368,29 @@ impl World<'_> {
                 ),
             );
         }
-        out
+    }
+}
+
+/// How a planned fault's fate reads in a warning, for a run that ended as
+/// `ended` says.
+struct Fated<'e> {
+    ended: &'e str,
+}
+
+impl Fated<'_> {
+    /// The warning for `what`, planned at `at`, if it did not fire.
+    fn of(&self, f: &Fate, what: String, at: SimTime) -> Option<String> {
+        let ended = self.ended;
+        match f {
+            Fate::Fired => None,
+            Fate::Pending => Some(format!(
+                "{what} planned at {} never happened: {ended} first",
+                SimDuration(at.0)
+            )),
+            Fate::Ignored(why) => Some(format!(
+                "{what} at {} took no effect: {why}",
+                SimDuration(at.0)
+            )),
+        }
     }
 }
