@@ -87,12 +87,10 @@ const PER_KEY: u64 = 160;
 /// Records a network buffer allocates room for at most (more grow it).
 pub const BUFFER_ROOM: usize = 256;
 
-/// The memory a run of `scenario` holds whatever its seed (see the module
-/// documentation); each part saturates rather than overflows.
-pub fn estimate(scenario: &Scenario) -> Estimate {
+/// Records into each operator over the whole run, and the keys the sources
+/// draw from, following every edge forward (the graph is acyclic).
+fn records_into(scenario: &Scenario) -> (Vec<f64>, f64) {
     let ops = &scenario.operators;
-    // Records into each operator, in an order where every edge goes
-    // forward (the graph is acyclic).
     let mut into = vec![0f64; ops.len()];
     let mut out = vec![0f64; ops.len()];
     let mut pending: Vec<usize> = vec![0; ops.len()];
@@ -123,6 +121,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             }
         }
     }
+    (into, keys)
+}
+
+/// The memory a run of `scenario` holds whatever its seed (see the module
+/// documentation); each part saturates rather than overflows.
+pub fn estimate(scenario: &Scenario) -> Estimate {
+    let ops = &scenario.operators;
+    let (into, keys) = records_into(scenario);
     let bytes = |x: f64| {
         if x >= u64::MAX as f64 {
             u64::MAX

@@ -2,6 +2,7 @@
 //! holds, and the `RunOutput` built from the world.
 
 use super::*;
+use crate::runtime::output::Warning;
 
 impl World<'_> {
     /// The bytes of what grows with the length of the run: the checkpoint
@@ -26,65 +27,10 @@ impl World<'_> {
             self.rec.counters.log_peak_records = self.net.logs.peak_records;
             self.rec.counters.piggyback_bytes = self.net.piggyback_bytes;
         }
-        for (i, r) in self.sp.reports.iter_mut().enumerate() {
-            if r.completed.is_some() || r.failure.is_some() {
-                continue;
-            }
-            let end = SimDuration(self.net.now.0);
-            let pending = self
-                .sp
-                .request_of
-                .iter()
-                .find(|(id, &req)| req == i && self.coord.pending.contains_key(id))
-                .map(|(&id, _)| id);
-            r.failure = Some(match pending {
-                Some(id) => format!(
-                    "the run ended ({}) at {end} while savepoint {id} was pending",
-                    outcome.describe()
-                ),
-                _ if r.requested_at_ns > self.net.now.0 => format!(
-                    "the run ended ({}) at {end}, before the request was due",
-                    outcome.describe()
-                ),
-                _ => format!(
-                    "the run ended ({}) at {end} before the savepoint could be triggered",
-                    outcome.describe()
-                ),
-            });
-        }
+        self.fail_unfinished_savepoints(&outcome);
         let warnings = self.warnings(&outcome);
-        // The planned faults that never came close the timeline (those that
-        // came and changed nothing are in it at their time).
-        const FAULT_KINDS: &[&str] = &[
-            "crash",
-            "worker-crash",
-            "coordinator-crash",
-            "latency-spike",
-            "partition",
-            "straggler",
-            "notification-loss",
-            "storage-failure",
-            "storage-slowness",
-        ];
-        for w in &warnings {
-            if FAULT_KINDS.contains(&w.kind.as_str()) && !w.message.contains("took no effect") {
-                self.note_fault(|| format!("not fired: {}", w.message));
-            }
-        }
-        let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
-        let mut order_insensitive = true;
-        for m in self.tasks.list.iter().flat_map(|t| &t.members) {
-            order_insensitive &= m.op.order_insensitive_output();
-            let mut s = m.op.keyed_state();
-            if !s.is_empty()
-                || self.plan.scenario.operators[m.index as usize]
-                    .kind
-                    .is_keyed()
-            {
-                // Merged in one pass (later subtasks win, as with `extend`).
-                keyed_state.entry(m.index).or_default().append(&mut s);
-            }
-        }
+        self.close_fault_timeline(&warnings);
+        let (keyed_state, order_insensitive) = self.keyed_state();
         RunOutput {
             outcome,
             events,
@@ -132,5 +78,76 @@ impl World<'_> {
             crash_points: std::mem::take(&mut self.rec.crash_points),
             tolerable_failures: self.plan.scenario.checkpoint.tolerable_failures,
         }
+    }
+
+    /// Every savepoint request still open at the end fails, saying why.
+    fn fail_unfinished_savepoints(&mut self, outcome: &Outcome) {
+        for (i, r) in self.sp.reports.iter_mut().enumerate() {
+            if r.completed.is_some() || r.failure.is_some() {
+                continue;
+            }
+            let end = SimDuration(self.net.now.0);
+            let pending = self
+                .sp
+                .request_of
+                .iter()
+                .find(|(id, &req)| req == i && self.coord.pending.contains_key(id))
+                .map(|(&id, _)| id);
+            r.failure = Some(match pending {
+                Some(id) => format!(
+                    "the run ended ({}) at {end} while savepoint {id} was pending",
+                    outcome.describe()
+                ),
+                _ if r.requested_at_ns > self.net.now.0 => format!(
+                    "the run ended ({}) at {end}, before the request was due",
+                    outcome.describe()
+                ),
+                _ => format!(
+                    "the run ended ({}) at {end} before the savepoint could be triggered",
+                    outcome.describe()
+                ),
+            });
+        }
+    }
+
+    /// The planned faults that never came close the timeline (those that
+    /// came and changed nothing are in it at their time).
+    fn close_fault_timeline(&mut self, warnings: &[Warning]) {
+        const FAULT_KINDS: &[&str] = &[
+            "crash",
+            "worker-crash",
+            "coordinator-crash",
+            "latency-spike",
+            "partition",
+            "straggler",
+            "notification-loss",
+            "storage-failure",
+            "storage-slowness",
+        ];
+        for w in warnings {
+            if FAULT_KINDS.contains(&w.kind.as_str()) && !w.message.contains("took no effect") {
+                self.note_fault(|| format!("not fired: {}", w.message));
+            }
+        }
+    }
+
+    /// Every keyed operator's state (its subtasks' merged), and whether
+    /// every operator's output is insensitive to input order.
+    fn keyed_state(&self) -> (BTreeMap<u32, BTreeMap<u64, i64>>, bool) {
+        let mut keyed_state: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
+        let mut order_insensitive = true;
+        for m in self.tasks.list.iter().flat_map(|t| &t.members) {
+            order_insensitive &= m.op.order_insensitive_output();
+            let mut s = m.op.keyed_state();
+            if !s.is_empty()
+                || self.plan.scenario.operators[m.index as usize]
+                    .kind
+                    .is_keyed()
+            {
+                // Merged in one pass (later subtasks win, as with `extend`).
+                keyed_state.entry(m.index).or_default().append(&mut s);
+            }
+        }
+        (keyed_state, order_insensitive)
     }
 }

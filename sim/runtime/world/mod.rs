@@ -433,7 +433,11 @@ impl<'a> World<'a> {
 
     // ------------------------------------------------------------ main loop
 
-    pub(super) fn main_loop(&mut self) -> RunOutput {
+    /// Before the first event: the job starts (from a snapshot if asked),
+    /// and everything planned at a time is scheduled — savepoints, the
+    /// cancel, the first checkpoint, crashes and faults, the operator
+    /// coordinators, and every task's first step.
+    fn start(&mut self) {
         if let Some(r) = self.plan.job_opts.restore.clone() {
             self.start_from(&r);
         }
@@ -469,6 +473,10 @@ impl<'a> World<'a> {
         for t in 0..self.tasks.list.len() as TaskId {
             self.net.poke(t);
         }
+    }
+
+    pub(super) fn main_loop(&mut self) -> RunOutput {
+        self.start();
         let limits = self.plan.scenario.limits.clone();
         let mut events: u64 = 0;
         let wall = crate::wallclock::Stopwatch::start();
