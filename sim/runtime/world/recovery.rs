@@ -333,24 +333,7 @@ impl World<'_> {
             fired(Mutant::RestoreDropsChannelState);
         }
         if !drop_channel_state {
-            // Restored input channel state waits at the receivers and takes
-            // the channels' first sequence numbers; the senders' restored
-            // output channel state continues after it.
-            for &t in tasks {
-                let Some(snap) = snapshot_of(t) else { continue };
-                for cs in &snap.inputs {
-                    self.net.restore_input(cs.ch, &cs.records);
-                    restored += cs.records.len() as u64;
-                }
-            }
-            for &t in tasks {
-                let Some(snap) = snapshot_of(t) else { continue };
-                for cs in &snap.outputs {
-                    self.net.restore_output(cs.ch, &cs.records);
-                    self.recovery.out_left[cs.ch as usize] += cs.records.len() as u64;
-                    restored += cs.records.len() as u64;
-                }
-            }
+            restored += self.restore_channel_state(tasks, latest);
         }
         for &t in tasks {
             let ti = t as usize;
@@ -382,28 +365,7 @@ impl World<'_> {
                 true => 0,
                 false => self.tasks.list[ti].members.len(),
             };
-            for m in 0..members {
-                let own = states.get(m).map_or(&[][..], Vec::as_slice);
-                let union =
-                    latest.and_then(|c| self.union_state(c, self.plan.exec.tasks[ti].chain[m]));
-                let bytes = union.as_deref().unwrap_or(own);
-                let result = {
-                    let (member, mut ctx) = self.ctx_parts(t, m);
-                    member.op.restore(bytes, &mut ctx)
-                };
-                if let Err(e) = result {
-                    let name = self.plan.exec.tasks[ti].name.clone();
-                    let op = &self.plan.scenario.op(self.plan.exec.tasks[ti].chain[m]).id;
-                    self.violation(
-                        CheckId::Protocol,
-                        format!("task {name} could not restore the state of {op}: {e}"),
-                    );
-                }
-                self.tasks.out.clear();
-                if m == 0 && self.tasks.list[ti].is_source {
-                    self.recovery_source_restored(bytes);
-                }
-            }
+            self.restore_members(t, members, &states, latest);
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {
                     let input = self.plan.exec.channels[cs.ch as usize].input_index;
@@ -416,6 +378,66 @@ impl World<'_> {
             self.rec.counters.in_flight_records_restored += restored;
         }
         restored
+    }
+
+    /// Puts the channel state of `tasks`' snapshots in `latest` back on the
+    /// channels: restored input channel state waits at the receivers and
+    /// takes the channels' first sequence numbers; the senders' restored
+    /// output channel state continues after it. Returns the records restored.
+    fn restore_channel_state(&mut self, tasks: &[TaskId], latest: Option<&Completed>) -> u64 {
+        let snapshot_of = |t: TaskId| latest.and_then(|c| c.states[t as usize].as_ref());
+        let mut restored = 0;
+        for &t in tasks {
+            let Some(snap) = snapshot_of(t) else { continue };
+            for cs in &snap.inputs {
+                self.net.restore_input(cs.ch, &cs.records);
+                restored += cs.records.len() as u64;
+            }
+        }
+        for &t in tasks {
+            let Some(snap) = snapshot_of(t) else { continue };
+            for cs in &snap.outputs {
+                self.net.restore_output(cs.ch, &cs.records);
+                self.recovery.out_left[cs.ch as usize] += cs.records.len() as u64;
+                restored += cs.records.len() as u64;
+            }
+        }
+        restored
+    }
+
+    /// Restores the first `members` operators of task `t`'s chain from
+    /// `states` (one without an entry: empty), or from the union of every
+    /// subtask's list state in `latest` where the operator has union list
+    /// state.
+    fn restore_members(
+        &mut self,
+        t: TaskId,
+        members: usize,
+        states: &[Vec<u8>],
+        latest: Option<&Completed>,
+    ) {
+        let ti = t as usize;
+        for m in 0..members {
+            let own = states.get(m).map_or(&[][..], Vec::as_slice);
+            let union = latest.and_then(|c| self.union_state(c, self.plan.exec.tasks[ti].chain[m]));
+            let bytes = union.as_deref().unwrap_or(own);
+            let result = {
+                let (member, mut ctx) = self.ctx_parts(t, m);
+                member.op.restore(bytes, &mut ctx)
+            };
+            if let Err(e) = result {
+                let name = self.plan.exec.tasks[ti].name.clone();
+                let op = &self.plan.scenario.op(self.plan.exec.tasks[ti].chain[m]).id;
+                self.violation(
+                    CheckId::Protocol,
+                    format!("task {name} could not restore the state of {op}: {e}"),
+                );
+            }
+            self.tasks.out.clear();
+            if m == 0 && self.tasks.list[ti].is_source {
+                self.recovery_source_restored(bytes);
+            }
+        }
     }
 
     /// What a restore of operator `op` from `c` gives each subtask when its
