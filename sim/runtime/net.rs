@@ -286,54 +286,19 @@ impl Net {
         latency: (SimDuration, SimDuration),
         flush_timeout: SimDuration,
     ) -> Net {
-        // One input gate per (receiver, logical input): every channel of
-        // one input of a subtask (one per upstream subtask of the edge) is
-        // in the same gate and shares its floating buffers, as in Flink's
-        // `SingleInputGate`. The fourth element names the logical input (the
-        // upstream operator); the third is the channel's position among the
-        // receiver's channels.
-        let mut gate_ids: Vec<(TaskId, u32)> = Vec::new();
-        let gate_of = channels
-            .iter()
-            .map(|&(_, to, _, input)| {
-                let key = (to, input);
-                let at = gate_ids.iter().position(|&g| g == key).unwrap_or_else(|| {
-                    gate_ids.push(key);
-                    gate_ids.len() - 1
-                });
-                at as u32
-            })
-            .collect();
-        let credit = CreditState::new(gate_of, gate_ids.len(), buffer_credits, floating_buffers);
+        let (gate_of, gates) = input_gates(&channels);
+        let credit = CreditState::new(gate_of, gates, buffer_credits, floating_buffers);
         let channels = channels
             .into_iter()
-            .map(|(from, to, input_index, _)| Channel {
-                from,
-                to,
-                input_index,
-                partial: Vec::new(),
-                partial_bytes: 0,
-                out_queue: VecDeque::new(),
-                queued_data: 0,
-                out_priority: 0,
-                wire: VecDeque::new(),
-                in_queue: VecDeque::new(),
-                credits: buffer_credits,
-                sent: 0,
-                received: 0,
-                arrived: 0,
-                latency: (latency.0.nanos(), latency.1.nanos()),
-                buffer_credits,
-                buffer_bytes: u64::MAX,
-                buffer_records: buffer_records as usize,
-                in_priority: 0,
-                barrier_marks: Vec::new(),
-                capture: None,
-                recovered: VecDeque::new(),
-                last_arrival: SimTime::ZERO,
-                blocked_for: None,
-                avail: 0,
-                unbounded: false,
+            .map(|(from, to, input_index, _)| {
+                Channel::new(
+                    from,
+                    to,
+                    input_index,
+                    buffer_records,
+                    buffer_credits,
+                    latency,
+                )
             })
             .collect();
         Net {
@@ -978,6 +943,71 @@ impl Net {
         self.credit.reset(0..self.channels.len() as ChannelId);
         for s in &mut self.sched {
             *s = Sched::fresh(now);
+        }
+    }
+}
+
+/// The input gate of each channel, and how many gates there are: one per
+/// (receiver, logical input) (see `Net::new`).
+fn input_gates(channels: &[(TaskId, TaskId, u32, u32)]) -> (Vec<u32>, usize) {
+    // One input gate per (receiver, logical input): every channel of
+    // one input of a subtask (one per upstream subtask of the edge) is
+    // in the same gate and shares its floating buffers, as in Flink's
+    // `SingleInputGate`. The fourth element names the logical input (the
+    // upstream operator); the third is the channel's position among the
+    // receiver's channels.
+    let mut gate_ids: Vec<(TaskId, u32)> = Vec::new();
+    let gate_of = channels
+        .iter()
+        .map(|&(_, to, _, input)| {
+            let key = (to, input);
+            let at = gate_ids.iter().position(|&g| g == key).unwrap_or_else(|| {
+                gate_ids.push(key);
+                gate_ids.len() - 1
+            });
+            at as u32
+        })
+        .collect();
+    (gate_of, gate_ids.len())
+}
+
+impl Channel {
+    /// An empty channel from `from` to input `input_index` of `to`.
+    fn new(
+        from: TaskId,
+        to: TaskId,
+        input_index: u32,
+        buffer_records: u32,
+        buffer_credits: u32,
+        latency: (SimDuration, SimDuration),
+    ) -> Channel {
+        Channel {
+            from,
+            to,
+            input_index,
+            partial: Vec::new(),
+            partial_bytes: 0,
+            out_queue: VecDeque::new(),
+            queued_data: 0,
+            out_priority: 0,
+            wire: VecDeque::new(),
+            in_queue: VecDeque::new(),
+            credits: buffer_credits,
+            sent: 0,
+            received: 0,
+            arrived: 0,
+            latency: (latency.0.nanos(), latency.1.nanos()),
+            buffer_credits,
+            buffer_bytes: u64::MAX,
+            buffer_records: buffer_records as usize,
+            in_priority: 0,
+            barrier_marks: Vec::new(),
+            capture: None,
+            recovered: VecDeque::new(),
+            last_arrival: SimTime::ZERO,
+            blocked_for: None,
+            avail: 0,
+            unbounded: false,
         }
     }
 }
