@@ -95,34 +95,7 @@ impl World<'_> {
             // input arrived on another input: what the operator flushes
             // then is after its snapshot. (The commit check still holds
             // the sinks to what they had read before the savepoint.)
-            let mut below = vec![0; self.tasks.high_water.len()];
-            let mut known = true;
-            for (ti, a) in p.acks.iter().enumerate() {
-                if !self.tasks.list[ti].is_source {
-                    continue;
-                }
-                match a
-                    .as_ref()
-                    .and_then(|a| a.snapshot.states.first())
-                    .and_then(|state| crate::model::operator::source_offsets(state))
-                {
-                    Some(offsets) => {
-                        for (partition, offset) in offsets {
-                            below[partition as usize] = offset;
-                        }
-                    }
-                    None => known = false,
-                }
-            }
-            self.sp.complete_below = known.then_some(below);
-            for a in p.acks.iter().flatten() {
-                for cs in a.snapshot.inputs.iter().chain(&a.snapshot.outputs) {
-                    self.sp
-                        .complete_exempt
-                        .extend(cs.records.iter().map(|r| r.lineage));
-                }
-            }
-            self.sp.complete_exempt.sort_unstable();
+            self.note_drained(&p);
         }
         if self.plan.job_opts.keep_snapshots {
             let states = p
@@ -161,6 +134,41 @@ impl World<'_> {
         if self.plan.job_opts.cancel_after_savepoint {
             self.cancel();
         }
+    }
+
+    /// A drained stop-with-savepoint `p` completed: what the stopped sources
+    /// had read (their positions in their snapshots, if every source's is
+    /// known) is what must be committed, except the records its snapshots
+    /// hold as channel state.
+    fn note_drained(&mut self, p: &Pending) {
+        let mut below = vec![0; self.tasks.high_water.len()];
+        let mut known = true;
+        for (ti, a) in p.acks.iter().enumerate() {
+            if !self.tasks.list[ti].is_source {
+                continue;
+            }
+            match a
+                .as_ref()
+                .and_then(|a| a.snapshot.states.first())
+                .and_then(|state| crate::model::operator::source_offsets(state))
+            {
+                Some(offsets) => {
+                    for (partition, offset) in offsets {
+                        below[partition as usize] = offset;
+                    }
+                }
+                None => known = false,
+            }
+        }
+        self.sp.complete_below = known.then_some(below);
+        for a in p.acks.iter().flatten() {
+            for cs in a.snapshot.inputs.iter().chain(&a.snapshot.outputs) {
+                self.sp
+                    .complete_exempt
+                    .extend(cs.records.iter().map(|r| r.lineage));
+            }
+        }
+        self.sp.complete_exempt.sort_unstable();
     }
 
     /// Aborts every pending checkpoint (`outcome`: failover or cancel, so no
