@@ -86,3 +86,21 @@ impl World<'_> {
         }
     }
 }
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const ChannelFileResultEarly: Mutant = Mutant::declare(&MutantInfo {
+            name: "channel-file-result-early",
+            part: "channel-state files",
+            what: "a subtask sharing a channel-state file acknowledges once its own buffers are written, before the writer closed the file with the other subtasks' buffers; the coordinator completes a checkpoint whose channel-state file is not persisted",
+            modelled_on: "FLINK-26803's merged channel-state files: a subtask's ChannelStateWriteResult may complete only when the shared file is closed (tryFinishResult waits for every subtask of the file); a result completed per subtask points into a file that is still being written",
+            caught_by: "protocol",
+            applies: &[("channel-state-files", "unaligned")],
+        });
+    }
+}
