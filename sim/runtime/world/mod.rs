@@ -674,4 +674,6 @@ impl<'a> World<'a> {
 }
 
 #[cfg(test)]
+mod component_tests;
+#[cfg(test)]
 mod tests;
