@@ -1,33 +1,21 @@
 //! What a task does with its barrier handler's actions: block and unblock
 //! inputs, snapshot and forward the barrier, capture channel state,
-//! acknowledge, decline and cancel downstream; trigger RPCs and
-//! notifications at the task.
+//! acknowledge, decline and cancel downstream. The coordinator's RPCs at
+//! the task (source trigger, notifications) are `rpcs.rs`.
 
 use super::*;
 use crate::model::kinds::{Role, SinkRole};
 
 impl World<'_> {
+    /// Carries out the actions task `t`'s barrier handler returned, in
+    /// order.
     pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
-        let ti = t as usize;
         let late = self.plan.cfg.mutants.has(Mutant::UnalignedLateSnapshot);
         // Mutant: a snapshot put off until the capture has started.
         let mut deferred: Option<Barrier> = None;
         for a in actions.drain(..) {
-            if let HandlerAction::Block(i)
-            | HandlerAction::Unblock(i)
-            | HandlerAction::CaptureInput(_, i) = a
-            {
-                if i as usize >= self.plan.exec.tasks[ti].inputs.len() {
-                    // A handler naming an input the task does not have: a
-                    // bug of the algorithm under test, not of the simulator.
-                    let name = self.plan.exec.tasks[ti].name.clone();
-                    let n = self.plan.exec.tasks[ti].inputs.len();
-                    self.violation(
-                        CheckId::Protocol,
-                        format!("the barrier handler of task {name} asked for {a:?}, but the task has {n} inputs"),
-                    );
-                    continue;
-                }
+            if self.names_a_missing_input(t, &a) {
+                continue;
             }
             if let Some(b) = deferred {
                 if !matches!(a, HandlerAction::CaptureInput(..)) {
@@ -35,111 +23,168 @@ impl World<'_> {
                     self.late_snapshot(t, b);
                 }
             }
-            match a {
-                HandlerAction::Block(i) => {
-                    self.take_blocking_barrier(t, i);
-                    self.tasks.list[ti].blocked[i as usize] = true;
-                }
-                HandlerAction::Unblock(i) => {
-                    self.take_blocking_barrier(t, i);
-                    self.tasks.list[ti].blocked[i as usize] = false;
-                    if self.plan.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
-                        && self.tasks.list[ti].needs_resume[i as usize]
-                    {
-                        // Mutant: an ignored (obsolete) barrier does not
-                        // release the channel it blocked at its sender.
-                        fired(Mutant::ObsoleteBarrierNoResume);
-                        self.tasks.list[ti].needs_resume[i as usize] = false;
-                    } else {
-                        self.resume_input(t, i);
-                    }
-                }
-                HandlerAction::UnblockAll => {
-                    self.tasks.list[ti]
-                        .blocked
-                        .iter_mut()
-                        .for_each(|b| *b = false);
-                    for i in 0..self.tasks.list[ti].needs_resume.len() as u32 {
-                        self.resume_input(t, i);
-                    }
-                }
-                HandlerAction::AlignmentStart(id) => {
-                    self.crash_trigger(TriggerEvent::Alignment, Some(t), id);
-                    self.tasks.list[ti].started.insert(id);
-                    self.mark(|| Timeline::AlignmentStart { task: t, id });
-                    self.tasks.list[ti].alignment_start = Some((id, self.net.now));
-                    self.tasks.list[ti].last_alignment_ns = 0;
-                    if self.tasks.list[ti].blocked.len() > 1 {
-                        self.rec.counters.alignments += 1;
-                    }
-                }
-                HandlerAction::AlignmentEnd(id) => {
-                    self.mark(|| Timeline::AlignmentEnd { task: t, id });
-                    let task = &mut self.tasks.list[ti];
-                    task.last_alignment_ns = match task.alignment_start {
-                        Some((sid, start)) if sid == id => self.net.now.since(start).0,
-                        _ => 0,
-                    };
-                }
-                HandlerAction::Checkpoint(b) => {
-                    if b.kind == BarrierKind::Unaligned
-                        && self.plan.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
-                    {
-                        self.rec.counters.switched_to_unaligned += 1;
-                    }
-                    if late && b.kind == BarrierKind::Unaligned {
-                        deferred = Some(b);
-                    } else {
-                        self.checkpoint(t, b);
-                    }
-                }
-                HandlerAction::CaptureInput(id, i) => {
-                    let ch = self.plan.exec.tasks[ti].inputs[i as usize];
-                    self.net.start_capture(ch, id);
-                }
-                HandlerAction::AllBarriers(id) => self.all_barriers(t, id),
-                HandlerAction::ArmTimer(id, at) => {
-                    let at = at.max(self.net.now);
-                    self.net.schedule(at, Ev::AlignmentTimer { task: t, id });
-                }
-                HandlerAction::Abort(id, reason) => {
-                    self.mark(|| Timeline::Declined {
-                        task: t,
-                        id,
-                        reason,
-                    });
-                    for i in 0..self.plan.exec.tasks[ti].inputs.len() {
-                        let ch = self.plan.exec.tasks[ti].inputs[i];
-                        self.net.drop_capture(ch, id);
-                    }
-                    if self.tasks.list[ti]
-                        .pending_ack
-                        .as_ref()
-                        .is_some_and(|p| p.id <= id)
-                    {
-                        self.tasks.list[ti].pending_ack = None;
-                    }
-                    self.decline(t, id, reason);
-                }
-                HandlerAction::Drained(b) => self.forward_drain_marker(t, b),
-            }
+            self.apply_action(t, a, late, &mut deferred);
         }
         if let Some(b) = deferred {
             self.late_snapshot(t, b);
         }
-        // Mutant: acknowledge at the first barrier, captures still open.
-        if self
+        self.ack_at_first_barrier_mutant(t);
+    }
+
+    /// A handler naming an input the task does not have: a bug of the
+    /// algorithm under test, not of the simulator (a protocol violation).
+    fn names_a_missing_input(&mut self, t: TaskId, a: &HandlerAction) -> bool {
+        let ti = t as usize;
+        let (HandlerAction::Block(i)
+        | HandlerAction::Unblock(i)
+        | HandlerAction::CaptureInput(_, i)) = *a
+        else {
+            return false;
+        };
+        let n = self.plan.exec.tasks[ti].inputs.len();
+        if (i as usize) < n {
+            return false;
+        }
+        let name = self.plan.exec.tasks[ti].name.clone();
+        self.violation(
+            CheckId::Protocol,
+            format!(
+                "the barrier handler of task {name} asked for {a:?}, but the task has {n} inputs"
+            ),
+        );
+        true
+    }
+
+    /// One handler action; a checkpoint the mutant `unaligned-late-snapshot`
+    /// puts off lands in `deferred`.
+    fn apply_action(
+        &mut self,
+        t: TaskId,
+        a: HandlerAction,
+        late: bool,
+        deferred: &mut Option<Barrier>,
+    ) {
+        let ti = t as usize;
+        match a {
+            HandlerAction::Block(i) => {
+                self.take_blocking_barrier(t, i);
+                self.tasks.list[ti].blocked[i as usize] = true;
+            }
+            HandlerAction::Unblock(i) => self.unblock(t, i),
+            HandlerAction::UnblockAll => {
+                self.tasks.list[ti]
+                    .blocked
+                    .iter_mut()
+                    .for_each(|b| *b = false);
+                for i in 0..self.tasks.list[ti].needs_resume.len() as u32 {
+                    self.resume_input(t, i);
+                }
+            }
+            HandlerAction::AlignmentStart(id) => self.alignment_start(t, id),
+            HandlerAction::AlignmentEnd(id) => {
+                self.mark(|| Timeline::AlignmentEnd { task: t, id });
+                let task = &mut self.tasks.list[ti];
+                task.last_alignment_ns = match task.alignment_start {
+                    Some((sid, start)) if sid == id => self.net.now.since(start).0,
+                    _ => 0,
+                };
+            }
+            HandlerAction::Checkpoint(b) => {
+                if b.kind == BarrierKind::Unaligned
+                    && self.plan.cfg.algorithm.info().first_barrier == BarrierKind::Timeoutable
+                {
+                    self.rec.counters.switched_to_unaligned += 1;
+                }
+                if late && b.kind == BarrierKind::Unaligned {
+                    *deferred = Some(b);
+                } else {
+                    self.checkpoint(t, b);
+                }
+            }
+            HandlerAction::CaptureInput(id, i) => {
+                let ch = self.plan.exec.tasks[ti].inputs[i as usize];
+                self.net.start_capture(ch, id);
+            }
+            HandlerAction::AllBarriers(id) => self.all_barriers(t, id),
+            HandlerAction::ArmTimer(id, at) => {
+                let at = at.max(self.net.now);
+                self.net.schedule(at, Ev::AlignmentTimer { task: t, id });
+            }
+            HandlerAction::Abort(id, reason) => self.abort_at_task(t, id, reason),
+            HandlerAction::Drained(b) => self.forward_drain_marker(t, b),
+        }
+    }
+
+    /// Input `i` of task `t` is unblocked and released at its sender.
+    fn unblock(&mut self, t: TaskId, i: u32) {
+        let ti = t as usize;
+        self.take_blocking_barrier(t, i);
+        self.tasks.list[ti].blocked[i as usize] = false;
+        if self.plan.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
+            && self.tasks.list[ti].needs_resume[i as usize]
+        {
+            // Mutant: an ignored (obsolete) barrier does not
+            // release the channel it blocked at its sender.
+            fired(Mutant::ObsoleteBarrierNoResume);
+            self.tasks.list[ti].needs_resume[i as usize] = false;
+        } else {
+            self.resume_input(t, i);
+        }
+    }
+
+    /// Task `t` starts aligning checkpoint `id`.
+    fn alignment_start(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        self.crash_trigger(TriggerEvent::Alignment, Some(t), id);
+        self.tasks.list[ti].started.insert(id);
+        self.mark(|| Timeline::AlignmentStart { task: t, id });
+        self.tasks.list[ti].alignment_start = Some((id, self.net.now));
+        self.tasks.list[ti].last_alignment_ns = 0;
+        if self.tasks.list[ti].blocked.len() > 1 {
+            self.rec.counters.alignments += 1;
+        }
+    }
+
+    /// Task `t` declines checkpoint `id`: its captures are dropped, its
+    /// pending acknowledgement forgotten, the coordinator told.
+    fn abort_at_task(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
+        let ti = t as usize;
+        self.mark(|| Timeline::Declined {
+            task: t,
+            id,
+            reason,
+        });
+        for i in 0..self.plan.exec.tasks[ti].inputs.len() {
+            let ch = self.plan.exec.tasks[ti].inputs[i];
+            self.net.drop_capture(ch, id);
+        }
+        if self.tasks.list[ti]
+            .pending_ack
+            .as_ref()
+            .is_some_and(|p| p.id <= id)
+        {
+            self.tasks.list[ti].pending_ack = None;
+        }
+        self.decline(t, id, reason);
+    }
+
+    /// Mutant `unaligned-ack-at-first-barrier`: acknowledge at the first
+    /// barrier, captures still open.
+    fn ack_at_first_barrier_mutant(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if !self
             .plan
             .cfg
             .mutants
             .has(Mutant::UnalignedAckAtFirstBarrier)
         {
-            if let Some(p) = &self.tasks.list[ti].pending_ack {
-                if p.waiting_barriers && !self.tasks.list[ti].is_source {
-                    fired(Mutant::UnalignedAckAtFirstBarrier);
-                    let id = p.id;
-                    self.all_barriers(t, id);
-                }
+            return;
+        }
+        if let Some(p) = &self.tasks.list[ti].pending_ack {
+            if p.waiting_barriers && !self.tasks.list[ti].is_source {
+                fired(Mutant::UnalignedAckAtFirstBarrier);
+                let id = p.id;
+                self.all_barriers(t, id);
             }
         }
     }
@@ -193,33 +238,10 @@ impl World<'_> {
     /// which becomes output channel state. The acknowledgement follows in
     /// [`World::maybe_ack`] once every input delivered the barrier.
     pub(super) fn checkpoint(&mut self, t: TaskId, b: Barrier) {
-        let ti = t as usize;
-        if b.id <= self.tasks.list[ti].last_checkpoint {
-            return; // out of order (aborted previously?)
-        }
-        self.tasks.list[ti].started.insert(b.id);
-        if self.tasks.list[ti].aborted.remove(&b.id) {
-            // The coordinator already aborted it: cancel downstream instead.
-            self.rec.counters.aborted_checkpoints_skipped += 1;
-            self.broadcast_cancel(t, b.id, CancelCause::Skipped);
+        if !self.begin_checkpoint(t, b) {
             return;
         }
-        self.tasks.list[ti].last_checkpoint = b.id;
-        self.crash_trigger(TriggerEvent::Snapshot, Some(t), b.id);
-        if !self.stop_the_world() {
-            self.tasks.list[ti].closed.insert(b.id);
-        }
-        if b.id <= self.tasks.list[ti].snapshotted {
-            let name = self.plan.exec.tasks[ti].name.clone();
-            self.violation(
-                CheckId::Protocol,
-                format!(
-                    "task {name} snapshotted checkpoint {} after checkpoint {}",
-                    b.id, self.tasks.list[ti].snapshotted
-                ),
-            );
-        }
-        self.tasks.list[ti].snapshotted = b.id;
+        let ti = t as usize;
         // Flink's `checkpointState`: `prepareSnapshotPreBarrier` (what it
         // emits goes ahead of the barrier), the barrier forwarded, then every
         // operator's snapshot. Stop-the-world ran the hooks at its drain
@@ -232,63 +254,12 @@ impl World<'_> {
             let ch = self.plan.task_outputs[ti][i];
             self.net.ship_partial(ch);
         }
-        let info = &self.plan.exec.tasks[ti];
-        let cut = Cut {
-            inputs: info
-                .inputs
-                .iter()
-                .map(|&ch| (ch, self.net.channels[ch as usize].received))
-                .collect(),
-            outputs: self.plan.task_outputs[ti]
-                .iter()
-                .map(|&ch| (ch, self.net.channels[ch as usize].sent))
-                .collect(),
-        };
+        let cut = self.task_cut(ti);
         let mut snapshot = TaskSnapshot::default();
         let mut writes = Vec::new();
         // Stop-the-world forwards nothing: the drain markers went first.
         if !self.stop_the_world() {
-            let kind = self.out_kind(b);
-            for j in 0..self.plan.task_outputs[ti].len() {
-                let ch = self.plan.task_outputs[ti][j];
-                let kind = if self.tasks.list[ti].out_uc[j] {
-                    kind
-                } else if kind != BarrierKind::Aligned
-                    && self.plan.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
-                {
-                    fired(Mutant::PriorityOnForcedEdge);
-                    kind
-                } else {
-                    BarrierKind::Aligned // Flink's FORCED_ALIGNED edge
-                };
-                let out = Barrier { kind, ..b };
-                match kind {
-                    BarrierKind::Unaligned => {
-                        let cap = self.net.send_priority_barrier(ch, out);
-                        if !cap.records.is_empty() || cap.gap {
-                            writes.extend_from_slice(&cap.writes);
-                            snapshot.outputs.push(ChannelState {
-                                ch,
-                                first_seq: cap.first_seq,
-                                records: cap.records,
-                                bytes: cap.bytes,
-                                gap: cap.gap,
-                            });
-                        }
-                    }
-                    BarrierKind::Timeoutable => {
-                        self.net.sched[ti].held_barriers += 1;
-                        self.net.send_event(ch, Msg::Barrier(out), false);
-                    }
-                    BarrierKind::Aligned => {
-                        let priority = self.net.priority_barriers;
-                        if priority && !self.net.channels[ch as usize].out_queue.is_empty() {
-                            fired(Mutant::AlignedPriorityBarrier);
-                        }
-                        self.net.send_event(ch, Msg::Barrier(out), priority);
-                    }
-                }
-            }
+            self.forward_barrier(t, b, &mut snapshot, &mut writes);
         }
         let (states, log_pos) = self.snapshot_members(t, b.id);
         self.reader_snapshotted(t, b.id);
@@ -311,6 +282,126 @@ impl World<'_> {
             self.net
                 .schedule(at, Ev::OutputTimeout { task: t, id: b.id });
         }
+        self.await_acknowledgement(t, b, snapshot, cut, writes);
+    }
+
+    /// Whether task `t` takes checkpoint `b` at all: not one older than its
+    /// last, not one the coordinator already aborted (its barrier is
+    /// cancelled downstream instead). Records the checkpoint as the task's
+    /// last; a snapshot older than the one before is a protocol violation.
+    fn begin_checkpoint(&mut self, t: TaskId, b: Barrier) -> bool {
+        let ti = t as usize;
+        if b.id <= self.tasks.list[ti].last_checkpoint {
+            return false; // out of order (aborted previously?)
+        }
+        self.tasks.list[ti].started.insert(b.id);
+        if self.tasks.list[ti].aborted.remove(&b.id) {
+            // The coordinator already aborted it: cancel downstream instead.
+            self.rec.counters.aborted_checkpoints_skipped += 1;
+            self.broadcast_cancel(t, b.id, CancelCause::Skipped);
+            return false;
+        }
+        self.tasks.list[ti].last_checkpoint = b.id;
+        self.crash_trigger(TriggerEvent::Snapshot, Some(t), b.id);
+        if !self.stop_the_world() {
+            self.tasks.list[ti].closed.insert(b.id);
+        }
+        if b.id <= self.tasks.list[ti].snapshotted {
+            let name = self.plan.exec.tasks[ti].name.clone();
+            self.violation(
+                CheckId::Protocol,
+                format!(
+                    "task {name} snapshotted checkpoint {} after checkpoint {}",
+                    b.id, self.tasks.list[ti].snapshotted
+                ),
+            );
+        }
+        self.tasks.list[ti].snapshotted = b.id;
+        true
+    }
+
+    /// Where task `ti`'s channels stand: records received on each input,
+    /// sent on each output.
+    fn task_cut(&self, ti: usize) -> Cut {
+        let info = &self.plan.exec.tasks[ti];
+        Cut {
+            inputs: info
+                .inputs
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].received))
+                .collect(),
+            outputs: self.plan.task_outputs[ti]
+                .iter()
+                .map(|&ch| (ch, self.net.channels[ch as usize].sent))
+                .collect(),
+        }
+    }
+
+    /// The barrier goes out on every output of task `t`, of the kind each
+    /// edge allows; an unaligned one overtakes the queued output, which
+    /// becomes output channel state in `snapshot` (its writes in `writes`).
+    fn forward_barrier(
+        &mut self,
+        t: TaskId,
+        b: Barrier,
+        snapshot: &mut TaskSnapshot,
+        writes: &mut Vec<(SimTime, u64)>,
+    ) {
+        let ti = t as usize;
+        let kind = self.out_kind(b);
+        for j in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][j];
+            let kind = if self.tasks.list[ti].out_uc[j] {
+                kind
+            } else if kind != BarrierKind::Aligned
+                && self.plan.cfg.mutants.has(Mutant::PriorityOnForcedEdge)
+            {
+                fired(Mutant::PriorityOnForcedEdge);
+                kind
+            } else {
+                BarrierKind::Aligned // Flink's FORCED_ALIGNED edge
+            };
+            let out = Barrier { kind, ..b };
+            match kind {
+                BarrierKind::Unaligned => {
+                    let cap = self.net.send_priority_barrier(ch, out);
+                    if !cap.records.is_empty() || cap.gap {
+                        writes.extend_from_slice(&cap.writes);
+                        snapshot.outputs.push(ChannelState {
+                            ch,
+                            first_seq: cap.first_seq,
+                            records: cap.records,
+                            bytes: cap.bytes,
+                            gap: cap.gap,
+                        });
+                    }
+                }
+                BarrierKind::Timeoutable => {
+                    self.net.sched[ti].held_barriers += 1;
+                    self.net.send_event(ch, Msg::Barrier(out), false);
+                }
+                BarrierKind::Aligned => {
+                    let priority = self.net.priority_barriers;
+                    if priority && !self.net.channels[ch as usize].out_queue.is_empty() {
+                        fired(Mutant::AlignedPriorityBarrier);
+                    }
+                    self.net.send_event(ch, Msg::Barrier(out), priority);
+                }
+            }
+        }
+    }
+
+    /// The snapshot waits in the task for the rest of its barriers; the
+    /// acknowledgement follows in [`World::maybe_ack`].
+    fn await_acknowledgement(
+        &mut self,
+        t: TaskId,
+        b: Barrier,
+        snapshot: TaskSnapshot,
+        cut: Cut,
+        writes: Vec<(SimTime, u64)>,
+    ) {
+        let ti = t as usize;
         let task = &self.tasks.list[ti];
         let start = task
             .alignment_start
@@ -689,159 +780,6 @@ impl World<'_> {
             },
         );
         self.broadcast_cancel(t, id, CancelCause::Declined);
-    }
-
-    pub(super) fn trigger_source(&mut self, t: TaskId, b: Barrier) {
-        if self.tasks.list[t as usize].status != Status::Running {
-            return;
-        }
-        if let Some(sp) = self.sp.by_id.get(&b.id).filter(|sp| sp.stop) {
-            // Stop-with-savepoint: the source emits nothing after this
-            // barrier; with drain it ends its input first, so every
-            // operator downstream flushes before the barrier reaches it.
-            let drain = sp.drain;
-            self.tasks.list[t as usize].stopped = true;
-            if drain {
-                self.end_of_input(t);
-            }
-        }
-        self.tasks.list[t as usize].alignment_start = Some((b.id, self.net.now));
-        self.tasks.list[t as usize].last_alignment_ns = 0;
-        if self.stop_the_world() {
-            // Pause, and send the drain marker behind the last records.
-            self.rec.counters.sources_paused += 1;
-            self.tasks.list[t as usize].paused = Some(b.id);
-            self.forward_drain_marker(t, b);
-            return;
-        }
-        self.checkpoint(t, b);
-        self.all_barriers(t, b.id);
-    }
-
-    /// `stop-the-world`: a paused source resumes once its checkpoint is
-    /// complete or aborted.
-    pub(super) fn resume_source(&mut self, t: TaskId, id: CheckpointId) {
-        let task = &mut self.tasks.list[t as usize];
-        if task.paused.is_some_and(|p| id >= p) {
-            task.paused = None;
-            self.net.poke(t);
-        }
-    }
-
-    pub(super) fn notify_complete(&mut self, t: TaskId, id: CheckpointId) {
-        let ti = t as usize;
-        if self.tasks.list[ti].status != Status::Running {
-            return;
-        }
-        if id <= self.tasks.list[ti].last_notified {
-            self.rec.counters.notifications_ignored += 1;
-            return;
-        }
-        self.crash_trigger(TriggerEvent::Notify, Some(t), id);
-        if self.coord.aborted_ids.contains(&id) {
-            let name = self.plan.exec.tasks[ti].name.clone();
-            self.violation(
-                CheckId::Protocol,
-                format!("task {name} notified complete for aborted checkpoint {id}"),
-            );
-        }
-        self.note_catch_up(t, id);
-        self.tasks.list[ti].last_notified = id;
-        self.resume_source(t, id);
-        // Every operator of the chain, tail first (Flink's
-        // `OperatorChain.notifyCheckpointComplete`).
-        for m in (0..self.tasks.list[ti].members.len()).rev() {
-            if m > 0 && self.plan.cfg.mutants.has(Mutant::ChainNotifiesHeadOnly) {
-                fired(Mutant::ChainNotifiesHeadOnly);
-                continue;
-            }
-            let inst = self.tasks.list[ti].members[m].inst;
-            self.rec.schedule.push(inst, Step::Complete(id));
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            member.op.notify_checkpoint_complete(id, &mut ctx);
-            self.check_commit_timeliness(t, m, id);
-            self.emit_from(t, m);
-        }
-        // The job's final checkpoint covered all input everywhere: finish.
-        let finished = match self.is_local() {
-            true => self.local_finished_by(t, id),
-            false => self.coord.final_id.is_some_and(|f| id >= f),
-        };
-        let task = &mut self.tasks.list[ti];
-        if finished {
-            task.status = Status::Finished;
-            self.net.sched[ti].alive = false;
-            self.mark(|| Timeline::Finished { task: t });
-            if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
-                self.job.status = JobStatus::Finished;
-            }
-        }
-    }
-
-    pub(super) fn notify_aborted(
-        &mut self,
-        t: TaskId,
-        id: CheckpointId,
-        latest_completed: CheckpointId,
-    ) {
-        let ti = t as usize;
-        if self.tasks.list[ti].status != Status::Running {
-            return;
-        }
-        // Flink's catch-up: an abort carries the latest completed id.
-        if latest_completed > self.tasks.list[ti].last_notified {
-            self.note_abort_catch_up(t, latest_completed);
-            self.notify_complete(t, latest_completed);
-            if self.tasks.list[ti].status != Status::Running {
-                return;
-            }
-        }
-        self.resume_source(t, id);
-        for m in (0..self.tasks.list[ti].members.len()).rev() {
-            let inst = self.tasks.list[ti].members[m].inst;
-            self.rec.schedule.push(inst, Step::Aborted(id));
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            member.op.notify_checkpoint_aborted(id, &mut ctx);
-            self.emit_from(t, m);
-        }
-        if id > self.tasks.list[ti].last_checkpoint {
-            self.tasks.list[ti].aborted.insert(id);
-        }
-        self.stop_persisting(t, id);
-    }
-
-    /// Flink's `SubtaskCheckpointCoordinatorImpl.notifyCheckpointAborted`:
-    /// the asynchronous part of checkpoint `id` is cancelled (no ack) and
-    /// the channel-state writer drops that checkpoint's data, on every
-    /// input. The barrier handler is not told, and a newer checkpoint's
-    /// capture goes on.
-    fn stop_persisting(&mut self, t: TaskId, id: CheckpointId) {
-        let ti = t as usize;
-        if self.tasks.list[ti]
-            .pending_ack
-            .as_ref()
-            .is_some_and(|p| p.id == id)
-        {
-            self.tasks.list[ti].pending_ack = None;
-            self.rec.counters.acks_cancelled_by_abort += 1;
-        }
-        let newer = self.plan.cfg.mutants.has(Mutant::AbortStopsNewerCapture);
-        for &ch in &self.plan.exec.tasks[ti].inputs {
-            let Some(cap) = &self.net.channels[ch as usize].capture else {
-                continue;
-            };
-            if cap.id == id {
-                self.net.channels[ch as usize].capture = None;
-            } else if cap.id > id {
-                self.rec.counters.aborts_during_newer_capture += 1;
-                if newer {
-                    // Mutant: the writer's abort taken as "everything up to
-                    // now", so the newer checkpoint's capture goes too.
-                    fired(Mutant::AbortStopsNewerCapture);
-                    self.net.channels[ch as usize].capture = None;
-                }
-            }
-        }
     }
 
     /// A barrier read from input `input` of task `t`: if it blocked its

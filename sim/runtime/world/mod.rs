@@ -66,6 +66,7 @@ mod recovery;
 mod recovery_state;
 mod recovery_time;
 mod region;
+mod rpcs;
 mod savepoint_state;
 mod savepoints;
 mod task;

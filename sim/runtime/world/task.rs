@@ -26,32 +26,22 @@ impl World<'_> {
         (member, ctx)
     }
 
+    /// Task `t`'s thread takes its next step: a source polls; any other
+    /// task reads its restored channel state first, then priority events,
+    /// then one input chosen among the ready ones, until it reads a buffer
+    /// (which keeps it busy) or nothing is ready.
     pub(super) fn wake(&mut self, t: TaskId) {
+        if !self.may_step(t) {
+            return;
+        }
         let ti = t as usize;
-        self.net.sched[ti].wake_pending = false;
-        if self.tasks.list[ti].status != Status::Running {
-            return;
-        }
-        if self.net.sched[ti].busy_until > self.net.now {
-            // Woken early (an output drained while the task was still busy
-            // with its last step): come back when the step is over.
-            self.net.poke(t);
-            return;
-        }
-        if self.faults.first_crash_point < self.faults.crash_plan.len() && self.crash_point(t) {
-            return;
-        }
-        let backpressured = self.net.sched[ti].full_outputs > 0;
-        if backpressured && !self.priority_input(ti) {
-            self.rec.counters.backpressure_stalls += 1;
-            return;
-        }
         if self.tasks.list[ti].is_source {
             self.source_step(t);
             return;
         }
-        if backpressured {
-            // Only priority events (unaligned barriers) get through.
+        if self.net.sched[ti].full_outputs > 0 {
+            // Backpressured: only priority events (unaligned barriers) get
+            // through, in the loop below.
         } else if let Some(input) = self.recovered_first(ti) {
             // Restored input channel state goes first (Flink's
             // RecoveredInputChannel), before anything on the real channels.
@@ -63,110 +53,162 @@ impl World<'_> {
             self.read_recovered(t, input, buf);
             return;
         }
-        loop {
-            // Priority events first (Flink processes them eagerly).
-            let pick = match self.first_priority(ti) {
-                Some(p) => p,
-                None if self.net.sched[ti].full_outputs > 0 => return,
-                None => {
-                    self.tasks.ready.clear();
-                    let readable =
-                        readable(self.net.blocking_barriers, &self.tasks.list[ti].blocked);
-                    let inputs = &self.plan.exec.tasks[ti].inputs;
-                    self.net
-                        .ready_inputs(ti, inputs, readable, &mut self.tasks.ready);
-                    match self.tasks.ready.len() {
-                        0 => {
-                            self.loop_idle(t);
-                            return;
-                        }
-                        1 => self.tasks.ready[0],
-                        _ => {
-                            self.tasks.since.clear();
-                            for &i in &self.tasks.ready {
-                                let ch = inputs[i as usize];
-                                self.tasks.since.push(self.net.channels[ch as usize].avail);
-                            }
-                            self.tasks.scheduler.pick(
-                                t,
-                                &self.tasks.ready,
-                                &self.tasks.since,
-                                &mut self.tasks.sched_rng,
-                            )
-                        }
-                    }
-                }
-            };
-            let ch = self.plan.exec.tasks[ti].inputs[pick as usize];
-            let step = self.tasks.list[ti].step_records;
-            if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
-                // Checkpointing during recovery: the channel's restored
-                // buffers are its head.
-                let buf = self.net.take_recovered(ch, step).expect("has buffers");
-                self.read_recovered(t, pick, buf);
+        while let Some(pick) = self.next_input(t) {
+            if !self.read_input(t, pick) || self.tasks.list[ti].status != Status::Running {
                 return;
             }
-            let msg = self
-                .net
-                .take_input(ch, step)
-                .expect("ready channel has input");
-            match msg {
-                Msg::Data { buf, pb, .. } => {
-                    if let Some(pb) = pb {
-                        self.local_read(t, ch, buf.len() as u64, &pb);
-                    }
-                    let n = self.read_buffer(t, pick, buf);
-                    let left = &mut self.recovery.out_left[ch as usize];
-                    let mut replayed = 0; // trace
-                    if *left > 0 {
-                        let k = n.min(*left);
-                        *left -= k;
-                        self.recovery.pending -= k;
-                        self.rec.counters.in_flight_records_replayed += k;
-                        replayed = k;
-                    }
-                    self.busy(t, n, replayed);
-                    return;
-                }
-                Msg::Barrier(b) => {
-                    self.mark(|| Timeline::BarrierRead {
-                        task: t,
-                        ch,
-                        id: b.id,
-                        kind: b.kind,
-                    });
-                    self.note_blocking_barrier(t, pick, b.id);
-                    let mut actions = std::mem::take(&mut self.tasks.actions);
-                    let now = self.net.now;
-                    self.tasks.list[ti]
-                        .handler
-                        .on_barrier(pick, b, now, &mut actions);
-                    self.apply_actions(t, &mut actions);
-                    self.tasks.actions = actions;
-                    self.settle_blocking_barrier(t);
-                }
-                Msg::Cancel(id) => {
-                    self.mark(|| Timeline::CancelRead { task: t, ch, id });
-                    let mut actions = std::mem::take(&mut self.tasks.actions);
-                    self.tasks.list[ti]
-                        .handler
-                        .on_cancel(pick, id, &mut actions);
-                    self.apply_actions(t, &mut actions);
-                    self.tasks.actions = actions;
-                }
-                Msg::EndOfData => {
-                    let task = &mut self.tasks.list[ti];
-                    if !task.eod[pick as usize] {
-                        task.eod[pick as usize] = true;
-                        task.eod_remaining -= 1;
-                        if task.eod_remaining == 0 {
-                            self.end_of_input(t);
-                        }
-                    }
-                }
+        }
+    }
+
+    /// Whether task `t` may take a step now: it runs, its last step is
+    /// over, no crash point fired, and it is not backpressured (unless a
+    /// priority event waits). Counts a backpressure stall.
+    fn may_step(&mut self, t: TaskId) -> bool {
+        let ti = t as usize;
+        self.net.sched[ti].wake_pending = false;
+        if self.tasks.list[ti].status != Status::Running {
+            return false;
+        }
+        if self.net.sched[ti].busy_until > self.net.now {
+            // Woken early (an output drained while the task was still busy
+            // with its last step): come back when the step is over.
+            self.net.poke(t);
+            return false;
+        }
+        if self.faults.first_crash_point < self.faults.crash_plan.len() && self.crash_point(t) {
+            return false;
+        }
+        if self.net.sched[ti].full_outputs > 0 && !self.priority_input(ti) {
+            self.rec.counters.backpressure_stalls += 1;
+            return false;
+        }
+        true
+    }
+
+    /// The input task `t` reads next: a priority event first (Flink
+    /// processes them eagerly), else one of the ready inputs as the
+    /// scheduler picks; `None` when backpressured or nothing is ready (then
+    /// the task is idle).
+    fn next_input(&mut self, t: TaskId) -> Option<u32> {
+        let ti = t as usize;
+        if let Some(p) = self.first_priority(ti) {
+            return Some(p);
+        }
+        if self.net.sched[ti].full_outputs > 0 {
+            return None;
+        }
+        self.tasks.ready.clear();
+        let readable = readable(self.net.blocking_barriers, &self.tasks.list[ti].blocked);
+        let inputs = &self.plan.exec.tasks[ti].inputs;
+        self.net
+            .ready_inputs(ti, inputs, readable, &mut self.tasks.ready);
+        match self.tasks.ready.len() {
+            0 => {
+                self.loop_idle(t);
+                None
             }
-            if self.tasks.list[ti].status != Status::Running {
-                return;
+            1 => Some(self.tasks.ready[0]),
+            _ => {
+                self.tasks.since.clear();
+                for &i in &self.tasks.ready {
+                    let ch = inputs[i as usize];
+                    self.tasks.since.push(self.net.channels[ch as usize].avail);
+                }
+                Some(self.tasks.scheduler.pick(
+                    t,
+                    &self.tasks.ready,
+                    &self.tasks.since,
+                    &mut self.tasks.sched_rng,
+                ))
+            }
+        }
+    }
+
+    /// Task `t` reads the head of its input `pick`: a buffer (restored or
+    /// not) ends the step (`false`); an event (barrier, cancel, end of
+    /// data) is handled and the step goes on (`true`).
+    fn read_input(&mut self, t: TaskId, pick: u32) -> bool {
+        let ti = t as usize;
+        let ch = self.plan.exec.tasks[ti].inputs[pick as usize];
+        let step = self.tasks.list[ti].step_records;
+        if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
+            // Checkpointing during recovery: the channel's restored
+            // buffers are its head.
+            let buf = self.net.take_recovered(ch, step).expect("has buffers");
+            self.read_recovered(t, pick, buf);
+            return false;
+        }
+        let msg = self
+            .net
+            .take_input(ch, step)
+            .expect("ready channel has input");
+        match msg {
+            Msg::Data { buf, pb, .. } => {
+                if let Some(pb) = pb {
+                    self.local_read(t, ch, buf.len() as u64, &pb);
+                }
+                self.read_data(t, pick, ch, buf);
+                return false;
+            }
+            Msg::Barrier(b) => self.read_barrier(t, pick, ch, b),
+            Msg::Cancel(id) => {
+                self.mark(|| Timeline::CancelRead { task: t, ch, id });
+                let mut actions = std::mem::take(&mut self.tasks.actions);
+                self.tasks.list[ti]
+                    .handler
+                    .on_cancel(pick, id, &mut actions);
+                self.apply_actions(t, &mut actions);
+                self.tasks.actions = actions;
+            }
+            Msg::EndOfData => self.read_end_of_data(t, pick),
+        }
+        true
+    }
+
+    /// A buffer of records through task `t`'s chain; records replayed from
+    /// in-flight state are counted against what recovery still owes.
+    fn read_data(&mut self, t: TaskId, pick: u32, ch: ChannelId, buf: Vec<Record>) {
+        let n = self.read_buffer(t, pick, buf);
+        let left = &mut self.recovery.out_left[ch as usize];
+        let mut replayed = 0; // trace
+        if *left > 0 {
+            let k = n.min(*left);
+            *left -= k;
+            self.recovery.pending -= k;
+            self.rec.counters.in_flight_records_replayed += k;
+            replayed = k;
+        }
+        self.busy(t, n, replayed);
+    }
+
+    /// A barrier read from channel `ch`, handed to the task's barrier
+    /// handler, whose actions the World carries out.
+    fn read_barrier(&mut self, t: TaskId, pick: u32, ch: ChannelId, b: Barrier) {
+        self.mark(|| Timeline::BarrierRead {
+            task: t,
+            ch,
+            id: b.id,
+            kind: b.kind,
+        });
+        self.note_blocking_barrier(t, pick, b.id);
+        let mut actions = std::mem::take(&mut self.tasks.actions);
+        let now = self.net.now;
+        self.tasks.list[t as usize]
+            .handler
+            .on_barrier(pick, b, now, &mut actions);
+        self.apply_actions(t, &mut actions);
+        self.tasks.actions = actions;
+        self.settle_blocking_barrier(t);
+    }
+
+    /// End of data on input `pick`; the last one ends the task's input.
+    fn read_end_of_data(&mut self, t: TaskId, pick: u32) {
+        let task = &mut self.tasks.list[t as usize];
+        if !task.eod[pick as usize] {
+            task.eod[pick as usize] = true;
+            task.eod_remaining -= 1;
+            if task.eod_remaining == 0 {
+                self.end_of_input(t);
             }
         }
     }

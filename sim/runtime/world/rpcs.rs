@@ -1,0 +1,164 @@
+//! The checkpoint RPCs a task receives from the coordinator: the trigger
+//! of a source task, the resumption of a source held by a stop, and the
+//! notifications that a checkpoint completed (commit) or was aborted.
+//!
+//! They act on the task as the RPC arrives; they must never decide what
+//! the coordinator decides (whether a checkpoint completes), only what the
+//! task does with the news.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn trigger_source(&mut self, t: TaskId, b: Barrier) {
+        if self.tasks.list[t as usize].status != Status::Running {
+            return;
+        }
+        if let Some(sp) = self.sp.by_id.get(&b.id).filter(|sp| sp.stop) {
+            // Stop-with-savepoint: the source emits nothing after this
+            // barrier; with drain it ends its input first, so every
+            // operator downstream flushes before the barrier reaches it.
+            let drain = sp.drain;
+            self.tasks.list[t as usize].stopped = true;
+            if drain {
+                self.end_of_input(t);
+            }
+        }
+        self.tasks.list[t as usize].alignment_start = Some((b.id, self.net.now));
+        self.tasks.list[t as usize].last_alignment_ns = 0;
+        if self.stop_the_world() {
+            // Pause, and send the drain marker behind the last records.
+            self.rec.counters.sources_paused += 1;
+            self.tasks.list[t as usize].paused = Some(b.id);
+            self.forward_drain_marker(t, b);
+            return;
+        }
+        self.checkpoint(t, b);
+        self.all_barriers(t, b.id);
+    }
+
+    /// `stop-the-world`: a paused source resumes once its checkpoint is
+    /// complete or aborted.
+    pub(super) fn resume_source(&mut self, t: TaskId, id: CheckpointId) {
+        let task = &mut self.tasks.list[t as usize];
+        if task.paused.is_some_and(|p| id >= p) {
+            task.paused = None;
+            self.net.poke(t);
+        }
+    }
+
+    pub(super) fn notify_complete(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks.list[ti].status != Status::Running {
+            return;
+        }
+        if id <= self.tasks.list[ti].last_notified {
+            self.rec.counters.notifications_ignored += 1;
+            return;
+        }
+        self.crash_trigger(TriggerEvent::Notify, Some(t), id);
+        if self.coord.aborted_ids.contains(&id) {
+            let name = self.plan.exec.tasks[ti].name.clone();
+            self.violation(
+                CheckId::Protocol,
+                format!("task {name} notified complete for aborted checkpoint {id}"),
+            );
+        }
+        self.note_catch_up(t, id);
+        self.tasks.list[ti].last_notified = id;
+        self.resume_source(t, id);
+        // Every operator of the chain, tail first (Flink's
+        // `OperatorChain.notifyCheckpointComplete`).
+        for m in (0..self.tasks.list[ti].members.len()).rev() {
+            if m > 0 && self.plan.cfg.mutants.has(Mutant::ChainNotifiesHeadOnly) {
+                fired(Mutant::ChainNotifiesHeadOnly);
+                continue;
+            }
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::Complete(id));
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.notify_checkpoint_complete(id, &mut ctx);
+            self.check_commit_timeliness(t, m, id);
+            self.emit_from(t, m);
+        }
+        // The job's final checkpoint covered all input everywhere: finish.
+        let finished = match self.is_local() {
+            true => self.local_finished_by(t, id),
+            false => self.coord.final_id.is_some_and(|f| id >= f),
+        };
+        let task = &mut self.tasks.list[ti];
+        if finished {
+            task.status = Status::Finished;
+            self.net.sched[ti].alive = false;
+            self.mark(|| Timeline::Finished { task: t });
+            if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+                self.job.status = JobStatus::Finished;
+            }
+        }
+    }
+
+    pub(super) fn notify_aborted(
+        &mut self,
+        t: TaskId,
+        id: CheckpointId,
+        latest_completed: CheckpointId,
+    ) {
+        let ti = t as usize;
+        if self.tasks.list[ti].status != Status::Running {
+            return;
+        }
+        // Flink's catch-up: an abort carries the latest completed id.
+        if latest_completed > self.tasks.list[ti].last_notified {
+            self.note_abort_catch_up(t, latest_completed);
+            self.notify_complete(t, latest_completed);
+            if self.tasks.list[ti].status != Status::Running {
+                return;
+            }
+        }
+        self.resume_source(t, id);
+        for m in (0..self.tasks.list[ti].members.len()).rev() {
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::Aborted(id));
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.notify_checkpoint_aborted(id, &mut ctx);
+            self.emit_from(t, m);
+        }
+        if id > self.tasks.list[ti].last_checkpoint {
+            self.tasks.list[ti].aborted.insert(id);
+        }
+        self.stop_persisting(t, id);
+    }
+
+    /// Flink's `SubtaskCheckpointCoordinatorImpl.notifyCheckpointAborted`:
+    /// the asynchronous part of checkpoint `id` is cancelled (no ack) and
+    /// the channel-state writer drops that checkpoint's data, on every
+    /// input. The barrier handler is not told, and a newer checkpoint's
+    /// capture goes on.
+    fn stop_persisting(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        if self.tasks.list[ti]
+            .pending_ack
+            .as_ref()
+            .is_some_and(|p| p.id == id)
+        {
+            self.tasks.list[ti].pending_ack = None;
+            self.rec.counters.acks_cancelled_by_abort += 1;
+        }
+        let newer = self.plan.cfg.mutants.has(Mutant::AbortStopsNewerCapture);
+        for &ch in &self.plan.exec.tasks[ti].inputs {
+            let Some(cap) = &self.net.channels[ch as usize].capture else {
+                continue;
+            };
+            if cap.id == id {
+                self.net.channels[ch as usize].capture = None;
+            } else if cap.id > id {
+                self.rec.counters.aborts_during_newer_capture += 1;
+                if newer {
+                    // Mutant: the writer's abort taken as "everything up to
+                    // now", so the newer checkpoint's capture goes too.
+                    fired(Mutant::AbortStopsNewerCapture);
+                    self.net.channels[ch as usize].capture = None;
+                }
+            }
+        }
+    }
+}
