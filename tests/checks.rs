@@ -1,6 +1,7 @@
 //! The check registry: every registered check is in every verdict, in
 //! report order, and a violation of any id reaches the verdict under that
-//! id, whoever reports it; a violation no check reads stops the judge.
+//! id, whoever reports it; a violation no check reads stops the judge; the
+//! checks that judge the runtime's evidence report what it says.
 
 use crate::common::{check, load};
 use ckptsim::check::{judge, oracle::Oracle, registered, CheckId, Violation};
@@ -40,13 +41,13 @@ fn every_registered_check_is_in_the_verdict_in_report_order() {
 fn a_violation_of_any_registered_check_reaches_the_verdict() {
     let (sc, oracle, mut e) = judged();
     for (id, _) in registered() {
-        e.output.violations.push(Violation {
+        e.output.evidence.violations.push(Violation {
             check: id,
             time_ns: 7,
             message: format!("planted {id}"),
         });
         let verdict = judge(&sc, &oracle, &e.output);
-        e.output.violations.pop();
+        e.output.evidence.violations.pop();
         assert!(!verdict.passed, "{id}");
         for c in &verdict.checks {
             let planted = c
@@ -63,10 +64,83 @@ fn a_violation_of_any_registered_check_reaches_the_verdict() {
 #[should_panic(expected = "violations of checks that judge never runs")]
 fn a_violation_no_check_reads_stops_the_judge() {
     let (sc, oracle, mut e) = judged();
-    e.output.violations.push(Violation {
+    e.output.evidence.violations.push(Violation {
         check: CheckId::Panic,
         time_ns: 7,
         message: "planted".to_string(),
     });
     judge(&sc, &oracle, &e.output);
+}
+
+/// The checks that judge the runtime's evidence, on evidence planted in a
+/// passing run: each finding names what the evidence says, at its time.
+fn findings(e: &Execution, sc: &Scenario, oracle: &Oracle, check: CheckId) -> Vec<Violation> {
+    let verdict = judge(sc, oracle, &e.output);
+    let c = verdict.checks.iter().find(|c| c.name == check.name());
+    c.expect("a registered check").violations.clone()
+}
+
+#[test]
+fn a_misrouted_read_is_reported_with_its_key_group_and_owner() {
+    use ckptsim::model::record::{key_group, subtask_for_key_group};
+    use ckptsim::runtime::output::MisroutedRead;
+    let (sc, oracle, mut e) = judged();
+    assert_eq!(e.output.evidence.misrouted.count, 0);
+    let max_p = sc.max_parallelism;
+    let key = 42;
+    let kg = key_group(key, max_p);
+    let owned = if kg == 0 { (1, max_p) } else { (0, kg) };
+    let misrouted = &mut e.output.evidence.misrouted;
+    for time_ns in [5, 9] {
+        misrouted.note(|| MisroutedRead {
+            time_ns,
+            task: 0,
+            key,
+            owned,
+            parallelism: 2,
+        });
+    }
+    // A read inside its task's range is no finding, whoever noted it.
+    misrouted.first.push(MisroutedRead {
+        time_ns: 11,
+        task: 0,
+        key,
+        owned: (kg, kg + 1),
+        parallelism: 2,
+    });
+    let name = &e.output.evidence.task_names[0];
+    let owner = subtask_for_key_group(kg, 2, max_p);
+    let message = format!("task {name} received key {key} of key group {kg}, which subtask {owner} owns at parallelism 2");
+    let found = findings(&e, &sc, &oracle, CheckId::Routing);
+    let got: Vec<(u64, &str)> = found
+        .iter()
+        .map(|v| (v.time_ns, v.message.as_str()))
+        .collect();
+    assert_eq!(got, [(5, message.as_str()), (9, message.as_str())]);
+}
+
+#[test]
+fn a_notification_after_which_a_transaction_stays_precommitted_is_reported() {
+    use ckptsim::model::store::TxnId;
+    let (sc, oracle, mut e) = judged();
+    let notified = &mut e.output.evidence.sink_notifications;
+    assert!(!notified.is_empty(), "tiny's sinks are notified");
+    assert!(notified.iter().all(|n| n.precommitted.is_empty()));
+    let txn = |seq| TxnId {
+        sink: 3,
+        subtask: 1,
+        attempt: 0,
+        seq,
+    };
+    let n = &mut notified[0];
+    n.precommitted = vec![(txn(4), n.checkpoint), (txn(5), n.checkpoint)];
+    let (time_ns, task, id) = (n.time_ns, n.task, n.checkpoint);
+    let name = &e.output.evidence.task_names[task as usize];
+    let found = findings(&e, &sc, &oracle, CheckId::Commit);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].time_ns, time_ns);
+    assert_eq!(
+        found[0].message,
+        format!("sink {name} was notified that checkpoint {id} completed, but {}, pre-committed for checkpoint {id}, is still not committed (and 1 more)", txn(4))
+    );
 }

@@ -128,7 +128,7 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
     // Filed by id, the runtime's findings first (they are earlier).
     let mut by_id: BTreeMap<CheckId, Vec<Violation>> = BTreeMap::new();
     let found = findings.iter().flat_map(|(_, f)| &f.violations);
-    for v in run.violations.iter().chain(found) {
+    for v in run.evidence.violations.iter().chain(found) {
         by_id.entry(v.check).or_default().push(v.clone());
     }
     let checks: Vec<CheckResult> = findings

@@ -7,7 +7,7 @@ use super::counters::Counters;
 use super::event::Ev;
 use super::schedule::Step;
 use crate::engine::{SimDuration, SimTime};
-use crate::model::store::ExternalStore;
+use crate::model::store::{ExternalStore, TxnId};
 use crate::model::{ChannelId, CheckpointId, TaskId};
 use crate::protocol::{AbortReason, BarrierKind};
 use crate::scenario::{CrashSpec, Guarantee};
@@ -261,8 +261,8 @@ pub struct RunOutput {
     pub store: ExternalStore,
     /// Final keyed state per operator (merged over subtasks), for finished runs.
     pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
-    /// Violations found while running (consistent cut, protocol).
-    pub violations: Vec<Violation>,
+    /// What the run saw that the checks judge (`sim/check/`).
+    pub evidence: Evidence,
     pub checkpoint_stats: Vec<CheckpointStats>,
     pub completed_ids: Vec<CheckpointId>,
     /// The job's tasks, one entry per chain, with state per operator.
@@ -324,6 +324,70 @@ pub struct RunOutput {
     /// Every crash of a task that took effect, in order, where its task was
     /// (what `flink-export` injects into a real job).
     pub crash_points: Vec<CrashPoint>,
+}
+
+/// What the runtime saw that the checks judge (`sim/check/`): facts, never
+/// verdicts. Each check reads the part it needs and decides; the runtime
+/// records facts cheaply on its hot paths (counts and the first few
+/// examples) and never reads them back.
+#[derive(Clone, Debug, Default)]
+pub struct Evidence {
+    /// Each task's name, by task id, for the checks' messages.
+    pub task_names: Vec<String>,
+    /// Keyed reads over hash edges that reached a subtask that does not
+    /// own their key group (the routing check).
+    pub misrouted: Misrouted,
+    /// Every notification of a completed checkpoint to a sink that commits
+    /// its own or its writer's transactions, with what was still
+    /// pre-committed then (the commit check, in time).
+    pub sink_notifications: Vec<SinkNotification>,
+    /// Broken promises the runtime still finds itself while it runs
+    /// (consistent cut, protocol), in time order.
+    pub violations: Vec<Violation>,
+}
+
+/// Misrouted keyed reads: how many, and the first [`Misrouted::KEPT`].
+#[derive(Clone, Debug, Default)]
+pub struct Misrouted {
+    pub count: u64,
+    pub first: Vec<MisroutedRead>,
+}
+
+impl Misrouted {
+    /// Examples kept: the check names at most this many.
+    pub const KEPT: usize = 5;
+
+    /// Notes a misrouted read; cheap once enough examples are kept.
+    pub fn note(&mut self, read: impl FnOnce() -> MisroutedRead) {
+        self.count += 1;
+        if self.first.len() < Self::KEPT {
+            self.first.push(read());
+        }
+    }
+}
+
+/// A keyed record a task read although its key group is not among the key
+/// groups `[owned.0, owned.1)` the task owns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MisroutedRead {
+    pub time_ns: u64,
+    pub task: TaskId,
+    pub key: u64,
+    pub owned: (u32, u32),
+    /// The task's operator's parallelism at the time.
+    pub parallelism: u32,
+}
+
+/// A sink task notified that `checkpoint` completed, and the transactions
+/// (each with the checkpoint it was pre-committed for, at most
+/// `checkpoint`) its current instance answered for that were still only
+/// pre-committed after the notification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkNotification {
+    pub time_ns: u64,
+    pub task: TaskId,
+    pub checkpoint: CheckpointId,
+    pub precommitted: Vec<(TxnId, u64)>,
 }
 
 /// Where a crashed task was: the head operator of its chain, its subtask,

@@ -688,10 +688,10 @@ impl World<'_> {
         }
     }
 
-    /// Commit timeliness: once a sink task was told that checkpoint `id`
-    /// completed, nothing its current instance pre-committed for `id` or an
-    /// earlier checkpoint may stay pre-committed (Flink's 2PC contract:
-    /// notify-complete commits everything up to the id).
+    /// Records, for the commit check, what a sink task told that checkpoint
+    /// `id` completed still holds pre-committed for `id` or an earlier
+    /// checkpoint (Flink's 2PC contract: notify-complete commits everything
+    /// up to the id, so nothing may stay).
     ///
     /// Member `m` of task `t`: a 2PC sink answers for its own transactions;
     /// a Sink V2 committer with one input channel (or chained to its
@@ -700,7 +700,7 @@ impl World<'_> {
     /// algorithm that snapshots before every barrier arrived, such as
     /// Chandy–Lamport, may still have them in flight); a writer commits
     /// nothing itself.
-    pub(super) fn check_commit_timeliness(&mut self, t: TaskId, m: usize, id: CheckpointId) {
+    pub(super) fn note_sink_notification(&mut self, t: TaskId, m: usize, id: CheckpointId) {
         let index = self.tasks.list[t as usize].members[m].index;
         let kind = &self.plan.scenario.operators[index as usize].kind;
         let owners: Vec<(u32, u32, u32)> = match kind.role() {
@@ -729,27 +729,22 @@ impl World<'_> {
             }
             _ => return,
         };
-        let mut late = Vec::new();
+        let mut precommitted = Vec::new();
         for (op, subtask, attempt) in owners {
-            late.extend(
+            precommitted.extend(
                 self.tasks
                     .store
                     .precommitted_up_to(op, subtask, attempt, id),
             );
         }
-        if let Some((txn, cp)) = late.first() {
-            let name = self.plan.exec.tasks[t as usize].name.clone();
-            let more = match late.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            self.violation(
-                CheckId::Commit,
-                format!(
-                    "sink {name} was notified that checkpoint {id} completed, but {txn}, pre-committed for checkpoint {cp}, is still not committed{more}"
-                ),
-            );
-        }
+        let time_ns = self.net.now.0;
+        let notified = SinkNotification {
+            time_ns,
+            task: t,
+            checkpoint: id,
+            precommitted,
+        };
+        self.rec.evidence.sink_notifications.push(notified);
     }
 
     /// The handler aborted a checkpoint: decline it and cancel downstream.

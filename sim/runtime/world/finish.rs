@@ -39,7 +39,16 @@ impl World<'_> {
             counters: std::mem::take(&mut self.rec.counters),
             store: std::mem::take(&mut self.tasks.store),
             keyed_state,
-            violations: std::mem::take(&mut self.rec.violations),
+            evidence: crate::runtime::output::Evidence {
+                task_names: self
+                    .plan
+                    .exec
+                    .tasks
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect(),
+                ..std::mem::take(&mut self.rec.evidence)
+            },
             checkpoint_stats: std::mem::take(&mut self.coord.stats),
             completed_ids: std::mem::take(&mut self.coord.completed_ids),
             aborted_ids: std::mem::take(&mut self.coord.aborted_ids),

@@ -86,13 +86,14 @@ use super::coordinator::{
 use super::event::{Ev, Stamped, ANY_ATTEMPT};
 use super::net::{Msg, Net};
 use super::output::{
-    Outcome, RunOutput, SnapshotKind, SnapshotOut, TaskReport, Timeline, TimelineMark, TraceEntry,
+    MisroutedRead, Outcome, RunOutput, SinkNotification, SnapshotKind, SnapshotOut, TaskReport,
+    Timeline, TimelineMark, TraceEntry,
 };
 use super::schedule::{ScheduleLog, Step};
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::model::graph::OutputEdge;
 use crate::model::operator::BuiltinFactory;
-use crate::model::record::{subtask_for_key, subtask_for_key_group, RecordSizes};
+use crate::model::record::{subtask_for_key, RecordSizes};
 use crate::model::{
     ChannelId, CheckpointId, Context, ExecGraph, JobGraph, OperatorFactory, Record, SourcePoll,
     TaskId, Workload,
@@ -413,7 +414,7 @@ impl<'a> World<'a> {
 
     pub(super) fn violation(&mut self, check: CheckId, message: String) {
         let time_ns = self.now().0;
-        self.rec.violations.push(Violation {
+        self.rec.evidence.violations.push(Violation {
             check,
             time_ns,
             message,

@@ -1,7 +1,7 @@
 //! The recorder: everything a run writes down for its output and nothing it
 //! reads back to decide — the fingerprint, the trace and timeline
-//! (`record_trace`), the fault timeline, the counters, the violations the
-//! runtime found, the failovers, restart notes and crash points, every
+//! (`record_trace`), the fault timeline, the counters, the evidence for the
+//! checks (with the violations the runtime still finds itself), the failovers, restart notes and crash points, every
 //! task's schedule (for the oracle's replay), and when input ended and the
 //! sinks last took records (throughput).
 //!
@@ -10,9 +10,10 @@
 
 use crate::engine::{Fingerprint, SimTime};
 use crate::runtime::counters::Counters;
-use crate::runtime::output::{CrashPoint, FaultEvent, RestartNote, TimelineMark, TraceEntry};
+use crate::runtime::output::{
+    CrashPoint, Evidence, FaultEvent, RestartNote, TimelineMark, TraceEntry,
+};
 use crate::runtime::schedule::ScheduleLog;
-use crate::verdict::Violation;
 
 /// What a run records (see the module's docs).
 pub(super) struct Recorder {
@@ -22,7 +23,7 @@ pub(super) struct Recorder {
     pub(super) fault_timeline: Vec<FaultEvent>,
     pub(super) fault_events_dropped: u64,
     pub(super) counters: Counters,
-    pub(super) violations: Vec<Violation>,
+    pub(super) evidence: Evidence,
     /// Every global failover of a running job: time and reason.
     pub(super) failovers: Vec<(u64, String)>,
     pub(super) restart_notes: Vec<RestartNote>,
@@ -48,7 +49,7 @@ impl Recorder {
             fault_timeline: Vec::new(),
             fault_events_dropped: 0,
             counters: Counters::default(),
-            violations: Vec::new(),
+            evidence: Evidence::default(),
             failovers: Vec::new(),
             restart_notes: Vec::new(),
             crash_points: Vec::new(),

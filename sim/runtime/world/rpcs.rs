@@ -77,7 +77,7 @@ impl World<'_> {
             self.rec.schedule.push(inst, Step::Complete(id));
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.notify_checkpoint_complete(id, &mut ctx);
-            self.check_commit_timeliness(t, m, id);
+            self.note_sink_notification(t, m, id);
             self.emit_from(t, m);
         }
         // The job's final checkpoint covered all input everywhere: finish.

@@ -381,29 +381,23 @@ impl World<'_> {
         self.rec.counters.chained_records += n;
     }
 
-    /// Routing: a keyed record reached the subtask that owns its key group
-    /// at the current parallelism (after a rescale too).
+    /// Routing: notes a keyed record that reached a subtask not owning its
+    /// key group at the current parallelism (after a rescale too), for the
+    /// routing check.
     pub(super) fn check_routing(&mut self, t: TaskId, key: u64) {
         self.rec.counters.records_routing_checked += 1;
         let task = &self.tasks.list[t as usize];
-        let max_p = self.plan.scenario.max_parallelism;
-        let kg = crate::model::record::key_group(key, max_p);
+        let kg = crate::model::record::key_group(key, self.plan.scenario.max_parallelism);
         if kg < task.key_groups.0 || kg >= task.key_groups.1 {
-            let owner = subtask_for_key_group(kg, task.parallelism, max_p);
-            let n = self
-                .rec
-                .violations
-                .iter()
-                .filter(|v| v.check == CheckId::Routing)
-                .count();
-            if n < 5 {
-                let name = self.plan.exec.tasks[t as usize].name.clone();
-                let p = task.parallelism;
-                self.violation(
-                    CheckId::Routing,
-                    format!("task {name} received key {key} of key group {kg}, which subtask {owner} owns at parallelism {p}"),
-                );
-            }
+            let time_ns = self.net.now.0;
+            let (owned, parallelism) = (task.key_groups, task.parallelism);
+            self.rec.evidence.misrouted.note(|| MisroutedRead {
+                time_ns,
+                task: t,
+                key,
+                owned,
+                parallelism,
+            });
         }
     }
 
@@ -534,6 +528,7 @@ impl World<'_> {
     pub(super) fn bad_lineage(&mut self, t: TaskId, l: crate::model::Lineage) {
         if self
             .rec
+            .evidence
             .violations
             .iter()
             .filter(|v| v.check == CheckId::Protocol)
