@@ -615,3 +615,28 @@ fn the_cycle_finder_finds_a_cycle() {
     .collect();
     assert_eq!(paths, want);
 }
+
+/// The runtime and the judge ask an operator kind for its facts (the kinds
+/// registry, `model/facts.rs`); neither matches on a kind, so a kind added
+/// to the registry needs no edit there.
+#[test]
+fn the_runtime_and_the_judge_never_match_on_an_operator_kind() {
+    let mut found = Vec::new();
+    for dir in ["sim/runtime", "sim/check"] {
+        for f in rust_files(&root().join(dir)) {
+            for (i, line) in code(&read(&f)).lines().enumerate() {
+                if line.contains("OperatorKind::") {
+                    found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "matches on an operator kind:\n{}",
+        found.join("\n")
+    );
+    // The scan sees what it must: the kinds module does match on kinds.
+    let facts = code(&read(&root().join("sim/model/facts.rs")));
+    assert!(facts.contains("OperatorKind::"), "the scan reads no code");
+}

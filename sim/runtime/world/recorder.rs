@@ -1,8 +1,8 @@
 //! The recorder: everything a run writes down for its output and nothing it
 //! reads back to decide — the fingerprint, the trace and timeline
 //! (`record_trace`), the fault timeline, the counters, the evidence for the
-//! checks (with the violations the runtime still finds itself), the failovers, restart notes and crash points, every
-//! task's schedule (for the oracle's replay), and when input ended and the
+//! checks (with the violations the runtime still finds itself), the
+//! failovers, restart notes and crash points, every task's schedule (for the oracle's replay), and when input ended and the
 //! sinks last took records (throughput).
 //!
 //! Nothing in a run may branch on what the recorder holds, except the
