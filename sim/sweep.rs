@@ -246,46 +246,45 @@ fn panicked(spec: &SweepSpec, seed: u64, p: Panicked) -> SeedResult {
     let swarm = panics::catch(|| spec.scenario_for(seed).ok().and_then(|(_, d)| d))
         .ok()
         .flatten();
+    let base = failed_unrun(spec, seed, PANIC, &p, swarm);
     SeedResult {
-        scenario: spec.path.clone(),
-        algorithm: spec.algorithm.name().to_string(),
-        mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
-        seed,
-        passed: false,
-        failed_checks: vec![PANIC.to_string()],
-        violation: Some(format!("{PANIC}: {p}")),
-        guarantee: "unknown".to_string(),
-        outcome: PANIC.to_string(),
-        events: 0,
-        virtual_time_ns: 0,
-        fingerprint: String::new(),
-        swarm,
         nondeterminism,
-        counters: Map::new(),
-        replay: spec.replay(seed),
-        warnings: Vec::new(),
         panic: Some(p),
-        sweep: None,
+        ..base
     }
 }
 
 /// A seed whose swarm draw made the scenario invalid: it fails without a
 /// run, as `invalid-draw`, with validation's message.
 fn invalid_draw(spec: &SweepSpec, seed: u64, invalid: swarm::InvalidDraw) -> SeedResult {
+    let message = invalid.to_string();
+    failed_unrun(spec, seed, INVALID_DRAW, message, Some(invalid.draw))
+}
+
+/// A seed that failed without a run's verdict: `kind` is its failed check
+/// and its outcome, `message` what went wrong; no events, time,
+/// fingerprint or counters.
+fn failed_unrun(
+    spec: &SweepSpec,
+    seed: u64,
+    kind: &str,
+    message: impl std::fmt::Display,
+    swarm: Option<SwarmDraw>,
+) -> SeedResult {
     SeedResult {
         scenario: spec.path.clone(),
         algorithm: spec.algorithm.name().to_string(),
         mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
         seed,
         passed: false,
-        failed_checks: vec![INVALID_DRAW.to_string()],
-        violation: Some(format!("{INVALID_DRAW}: {invalid}")),
+        failed_checks: vec![kind.to_string()],
+        violation: Some(format!("{kind}: {message}")),
         guarantee: "unknown".to_string(),
-        outcome: INVALID_DRAW.to_string(),
+        outcome: kind.to_string(),
         events: 0,
         virtual_time_ns: 0,
         fingerprint: String::new(),
-        swarm: Some(invalid.draw),
+        swarm,
         nondeterminism: None,
         counters: Map::new(),
         replay: spec.replay(seed),

@@ -27,12 +27,8 @@ pub(crate) struct SweepArgs {
     /// Run only the I-th (from 0) of N interleaved slices of the range.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<String>,
-    /// Override the scenario's checkpoint algorithm.
-    #[arg(long)]
-    pub(crate) algorithm: Option<String>,
-    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-    #[arg(long = "mutant")]
-    pub(crate) mutants: Vec<String>,
+    #[command(flatten)]
+    pub(crate) job: AlgorithmArgs,
     /// Swarm mode: each seed also draws its own configuration.
     #[arg(long)]
     pub(crate) swarm: bool,
@@ -57,8 +53,7 @@ pub(crate) struct SweepArgs {
 
 pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
     let loaded = load_scenario(&a.scenario)?;
-    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
-    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let (algorithm, mutants) = a.job.resolve(&loaded)?;
     let spec = SweepSpec {
         swarm: swarm_spec(&loaded, a.swarm),
         scenario: loaded,
@@ -203,12 +198,8 @@ pub(crate) struct ShrinkArgs {
     /// Where to write the reproducer (TOML).
     #[arg(long)]
     pub(crate) out: PathBuf,
-    /// Override the scenario's checkpoint algorithm.
-    #[arg(long)]
-    pub(crate) algorithm: Option<String>,
-    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-    #[arg(long = "mutant")]
-    pub(crate) mutants: Vec<String>,
+    #[command(flatten)]
+    pub(crate) job: AlgorithmArgs,
     /// The seed ran in swarm mode.
     #[arg(long)]
     pub(crate) swarm: bool,
@@ -220,8 +211,7 @@ pub(crate) struct ShrinkArgs {
 pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     use std::fmt::Write as _;
     let loaded = load_scenario(&a.scenario)?;
-    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
-    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let (algorithm, mutants) = a.job.resolve(&loaded)?;
     let seed = a.seed.unwrap_or(loaded.replay.seed);
     let (sc, swarmed) = match swarm_spec(&loaded, a.swarm) {
         Some(spec) => (swarm::draw(&loaded, &spec, seed)?.0, true),
@@ -523,12 +513,8 @@ pub(crate) struct ExploreArgs {
     /// `[replay] seed`).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
-    /// Override the scenario's checkpoint algorithm.
-    #[arg(long)]
-    pub(crate) algorithm: Option<String>,
-    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-    #[arg(long = "mutant")]
-    pub(crate) mutants: Vec<String>,
+    #[command(flatten)]
+    pub(crate) job: AlgorithmArgs,
     /// Choices enumerated per run; later ones read the lowest ready input.
     #[arg(long, default_value_t = 12, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub(crate) depth: usize,
@@ -569,8 +555,7 @@ pub(crate) fn explore_args_cmd(a: ExploreArgs) -> Result<u8> {
     }
     let loaded = crate::scenario::check(&loaded, &a.scenario.display().to_string())
         .map_err(|e| UsageError(format!("{e}")))?;
-    let algorithm = parse_algorithm(a.algorithm, &loaded)?;
-    let mutants = mutants_or_replay(&a.mutants, &loaded)?;
+    let (algorithm, mutants) = a.job.resolve(&loaded)?;
     let seed = a.seed.unwrap_or(loaded.replay.seed);
     let spec = crate::exhaustive::ExploreSpec {
         scenario: loaded,

@@ -12,12 +12,8 @@ pub(crate) struct RunArgs {
     /// (default: the scenario's `[replay] seed`, 0 unless written).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
-    /// Override the scenario's checkpoint algorithm.
-    #[arg(long)]
-    pub(crate) algorithm: Option<String>,
-    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
-    #[arg(long = "mutant")]
-    pub(crate) mutants: Vec<String>,
+    #[command(flatten)]
+    pub(crate) job: AlgorithmArgs,
     /// Print one JSON object instead of the text summary.
     #[arg(long)]
     pub(crate) json: bool,
@@ -45,12 +41,33 @@ pub(crate) struct RunArgs {
     pub(crate) checkpoint_dir: Option<PathBuf>,
 }
 
+/// The algorithm and the mutants of the commands that run one scenario
+/// (`run`, `sweep`, `shrink`, `explore`): one declaration, one help text.
+#[derive(clap::Args)]
+pub(crate) struct AlgorithmArgs {
+    /// Override the scenario's checkpoint algorithm.
+    #[arg(long)]
+    pub(crate) algorithm: Option<String>,
+    /// Switch on a deliberate bug (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
+}
+
+impl AlgorithmArgs {
+    /// The algorithm (the scenario's unless overridden) and the mutants
+    /// (the scenario's `[replay] mutants` unless named).
+    pub(crate) fn resolve(self, scenario: &scenario::Scenario) -> Result<(Algorithm, Mutants)> {
+        let algorithm = parse_algorithm(self.algorithm, scenario)?;
+        let mutants = mutants_or_replay(&self.mutants, scenario)?;
+        Ok((algorithm, mutants))
+    }
+}
+
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let RunArgs {
         scenario: path,
         seed,
-        algorithm,
-        mutants: mutant_names,
+        job,
         json,
         check_determinism,
         swarm: swarm_flag,
@@ -65,10 +82,10 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         savepoint::check_new_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
     }
     let scenario = load_scenario(&path)?;
-    let algorithm = parse_algorithm(algorithm, &scenario)?;
+    let algorithm = parse_algorithm(job.algorithm, &scenario)?;
     refuse_local(algorithm, restore.from.is_some(), checkpoint_dir.is_some())?;
     let seed = seed.unwrap_or(scenario.replay.seed);
-    let mutants = mutants_or_replay(&mutant_names, &scenario)?;
+    let mutants = mutants_or_replay(&job.mutants, &scenario)?;
     let mut prepared = prepare(&path, scenario, &restore)?;
     if checkpoint_dir.is_some() && cancel_at.is_none() {
         return Err(UsageError(
