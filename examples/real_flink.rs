@@ -173,6 +173,8 @@ fn generated() -> Result<(), String> {
             mutants: ckptsim::mutant::Mutants::NONE,
             local_channels: false,
             drop_faults: false,
+            release: Default::default(),
+            any_version: false,
         };
         let Ok(e) = export::export(s, &o) else {
             continue;

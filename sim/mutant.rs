@@ -102,6 +102,9 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::CicMissedForced,
     Mutant::AlignedWaitsOnFeedback,
     Mutant::FeedbackNotLogged,
+    Mutant::AlignedTriggerUrgent,
+    Mutant::IdleTaskIgnoresMail,
+    Mutant::MailsSurviveRestart,
 ];
 
 impl Mutant {

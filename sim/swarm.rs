@@ -12,8 +12,8 @@
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::scenario::{
-    check, InputOrder, RandomCrashes, Scenario, ScenarioData, ScenarioErrors, SwarmSpec,
-    MAX_BUFFER_RECORDS, MAX_DURATION,
+    check, FlinkVersion, InputOrder, RandomCrashes, Scenario, ScenarioData, ScenarioErrors,
+    SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -126,6 +126,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         partition_duration: None,
         input_order: Some(InputOrder::ALL.to_vec()),
         during_recovery: Some(vec![false, true]),
+        flink_version: Some(FlinkVersion::ALL.to_vec()),
         rpc_latency_max: range(
             cp.rpc_latency,
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
@@ -305,7 +306,7 @@ fn draw_random_crashes(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer)
 
 /// Drawn after the fault kinds, so that scenarios without these knobs draw
 /// what they always drew: checkpoints during recovery, the RPC latency
-/// jitter, and (last of all) the source rates.
+/// jitter, the source rates, and (last of all) the Flink release.
 fn draw_late_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let Some(values) = spec.during_recovery.as_ref().filter(|v| !v.is_empty()) {
         let on = values[d.rng.below(values.len() as u64) as usize];
@@ -329,6 +330,14 @@ fn draw_late_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
                 }
             }
         }
+    }
+    // After everything else: the draws before it stay what they were.
+    if let Some(versions) = spec.flink_version.as_ref().filter(|v| !v.is_empty()) {
+        let v = versions[d.rng.below(versions.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("flink_version".to_string(), v.name().to_string()));
+        out.checkpoint.flink_version = v;
     }
 }
 

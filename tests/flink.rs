@@ -20,6 +20,8 @@ fn options(s: &scenario::Scenario) -> Options {
         mutants: ckptsim::mutant::Mutants::NONE,
         local_channels: false,
         drop_faults: false,
+        release: Default::default(),
+        any_version: false,
     }
 }
 

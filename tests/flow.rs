@@ -265,7 +265,7 @@ fn a_subsuming_barrier_keeps_its_channel_blocked() {
 /// An edge's own `buffer_size` sizes the buffers of its channels only:
 /// one 32-byte record per buffer on `split -> count` holds less data in
 /// flight than the network's 16-record buffers, so unaligned checkpoints
-/// persist fewer records, every seed stays exactly-once, and the writer
+/// persist at least a third fewer records, every seed stays exactly-once, and the writer
 /// keeps the key; on a chained edge it is refused.
 #[test]
 fn an_edge_has_its_own_buffer_size() {
@@ -279,7 +279,7 @@ fn an_edge_has_its_own_buffer_size() {
             *persisted += e.output.counters.in_flight_records_persisted;
         }
     }
-    assert!(after * 2 < before, "{before} -> {after}");
+    assert!(after * 3 < before * 2, "{before} -> {after}");
     let text = ckptsim::scenario::write::to_toml(&small);
     assert!(text.contains("buffer_size = \"32B\""), "{text}");
     let again = ckptsim::scenario::parse_str(&text, "again.toml").unwrap();

@@ -367,7 +367,7 @@ fn output_examples_name_the_transactions_involved() {
     );
     // Which replay wrote it again: the restart of the transaction's attempt.
     assert!(
-        dup.contains("attempt 1 #1) at 415.90682ms (a replay after the restart at 307.113987ms from checkpoint 1)"),
+        dup.contains("attempt 1 #1) at 416.241809ms (a replay after the restart at 307.113987ms from checkpoint 1)"),
         "{dup}"
     );
     let state = message(Mutant::RestartKeepsStaleBuffers, 0, "its state differs");
@@ -434,7 +434,7 @@ fn the_fault_timeline_names_each_fault_restart_and_what_never_fired() {
             "282.074932ms crash of sink[1]",
             "332.074932ms failover (task sink[1] failed)",
             "432.074932ms restart from checkpoint 2",
-            "915.726024ms not fired: crash of source->split[0] planned at 987.348825ms never happened: the run ended (finished) at 915.726024ms first",
+            "915.746074ms not fired: crash of source->split[0] planned at 987.348825ms never happened: the run ended (finished) at 915.746074ms first",
         ]
     );
     // Times only go forward.

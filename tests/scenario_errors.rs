@@ -391,6 +391,7 @@ fn valid_scenario_parses_with_defaults_applied() {
             split_assignment: ckptsim::scenario::SplitAssignment::Static,
             initial_splits: 2,
             discovery_interval: SimDuration::from_millis(20),
+            push_splits: false,
         })
     );
     assert_eq!(source.parallelism, 2);

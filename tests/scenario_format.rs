@@ -154,6 +154,7 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "split_assignment",
                 "initial_splits",
                 "discovery_interval",
+                "push_splits",
             ],
             "map" => &["mul", "add"],
             "filter" => &["modulus", "keep_below"],
@@ -216,6 +217,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "retained",
         "retain_on_cancel",
         "during_recovery",
+        "flink_version",
         "storage",
         "storage_latency",
         "storage_bytes_per_sec",
@@ -517,6 +519,10 @@ fn swarm_round_trips() {
             ckptsim::scenario::InputOrder::Fifo,
         ]),
         during_recovery: Some(vec![true]),
+        flink_version: Some(vec![
+            ckptsim::scenario::FlinkVersion::V2_3,
+            ckptsim::scenario::FlinkVersion::V1_20,
+        ]),
     };
     let partial = SwarmSpec {
         buffer_credits: Some((1, 4)),

@@ -77,6 +77,10 @@
 //!   coordinator: exactly-once with crashes, a coordinator crash, lost
 //!   events, region failovers and a rescaled savepoint; five historical
 //!   bugs caught; the source's keys validated.
+//! - `mailbox`: the task thread's mailbox: the split loss of Flink 2.1–2.3
+//!   reproduced (unaligned on 2.1+ fails; aligned, aligned-timeout and 2.0
+//!   pass; rarer with a faster chain); mails wait for a busy thread; the
+//!   mailbox mutants caught.
 //! - `flink`: `flink-export` for every shipped scenario (snapshot-tested)
 //!   or its refusals; `flink-check` on a run recorded from Flink 2.3 and on
 //!   copies broken on purpose; real Flink runs with `CKPTSIM_FLINK=1`.
@@ -107,6 +111,7 @@ mod hostile;
 mod iterate;
 mod judge;
 mod limits;
+mod mailbox;
 mod mutants;
 mod opstate;
 mod order;

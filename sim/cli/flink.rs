@@ -46,6 +46,16 @@ pub(super) struct Asked {
     /// The longest the real run may take.
     #[arg(long, default_value = "600s")]
     limit: String,
+    /// The Flink release the job is for: 2.0, 2.1, 2.2 or 2.3 (`run.sh`
+    /// fetches it). A scenario whose `[checkpoint] flink_version` differs
+    /// is refused unless --any-flink-version.
+    #[arg(long, default_value = "2.3")]
+    flink_release: String,
+    /// Export a scenario whose `[checkpoint] flink_version` differs from
+    /// --flink-release (the real run then follows another release's task
+    /// thread than the simulated one).
+    #[arg(long)]
+    any_flink_version: bool,
 }
 
 pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
@@ -61,6 +71,8 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         mutants: mutants_or_replay(&asked.mutants, &scenario)?,
         local_channels: asked.local_channels,
         drop_faults: asked.drop_faults,
+        release: flink_release(&asked.flink_release)?,
+        any_version: asked.any_flink_version,
     };
     if opts.limit_ms == 0 {
         return Err(UsageError("error: --limit must be above zero".into()).into());
@@ -127,4 +139,20 @@ pub(super) fn check(dir: &Path, json: bool) -> Result<u8> {
         print!("{}", run.text());
     }
     Ok(if run.report.verdict == "pass" { 0 } else { 1 })
+}
+
+/// `--flink-release`: one of the releases `[checkpoint] flink_version` names.
+fn flink_release(text: &str) -> Result<crate::scenario::FlinkVersion> {
+    use crate::scenario::FlinkVersion;
+    FlinkVersion::ALL
+        .into_iter()
+        .find(|v| v.name() == text)
+        .ok_or_else(|| {
+            let names: Vec<&str> = FlinkVersion::ALL.iter().map(|v| v.name()).collect();
+            UsageError(format!(
+                "error: --flink-release {text}: expected one of {}",
+                names.join(", ")
+            ))
+            .into()
+        })
 }

@@ -25,7 +25,7 @@ use crate::mutant::Mutants;
 use crate::runtime::output::CrashPoint;
 use crate::runtime::RunConfig;
 use crate::scenario::{
-    Algorithm, FailoverStrategy, InputOrder, Partitioning, RestartStrategy, Scenario,
+    Algorithm, FailoverStrategy, FlinkVersion, InputOrder, Partitioning, RestartStrategy, Scenario,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -34,7 +34,8 @@ use std::sync::Arc;
 mod java;
 pub mod real;
 
-/// The Flink version `run.sh` fetches by default.
+/// The Flink version `run.sh` fetches by default (`--flink-release`
+/// chooses another).
 pub const FLINK_VERSION: &str = "2.3.0";
 
 pub use crate::model::kinds::Fidelity;
@@ -72,6 +73,11 @@ pub struct Options {
     /// by default every chain's subtask has a task manager of its own, so
     /// that every channel is remote, as the simulator's are.
     pub local_channels: bool,
+    /// The Flink release the job is for (`run.sh` fetches it).
+    pub release: FlinkVersion,
+    /// Export although the scenario's `[checkpoint] flink_version` asks for
+    /// another release's behaviour than `release` has.
+    pub any_version: bool,
 }
 
 /// The mutants an exported job can carry: each breaks the Java job the way
@@ -157,6 +163,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
     };
     let scenario = &kept;
     let mut refusals = refusals(scenario, opts.algorithm);
+    refusals.extend(version_refusal(scenario, opts));
     for m in opts.mutants.names() {
         if !EXPORTABLE_MUTANTS.contains(&m) {
             refusals.push(format!(
@@ -209,7 +216,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         "scenario.toml".to_string(),
         crate::scenario::write::to_toml(scenario),
     ));
-    files.push(("run.sh".to_string(), RUN_SH.to_string()));
+    files.push(("run.sh".to_string(), run_sh(release(opts))));
     files.push(("log4j2.properties".to_string(), LOG4J.to_string()));
     let mut mapping = mapping(scenario, opts);
     for key in dropped {
@@ -228,7 +235,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         scenario: scenario.name.clone(),
         seed: opts.seed,
         algorithm: opts.algorithm.name().to_string(),
-        flink_version: FLINK_VERSION.to_string(),
+        flink_version: release(opts).to_string(),
         repeat: opts.repeat,
         duration_ms: opts.duration_ms,
         limit_ms: opts.limit_ms,
@@ -260,6 +267,55 @@ appender.file.layout.pattern = %d{HH:mm:ss,SSS} %-5p %-60c %x - %m%n
 
 /// Everything in `scenario` that a Flink job cannot express, as
 /// `key: why` (empty: it can be exported).
+/// The release an export is for (`FLINK_VERSION` for a version without
+/// a 2.x release, which [`version_refusal`] refuses).
+fn release(opts: &Options) -> &'static str {
+    opts.release.release().unwrap_or(FLINK_VERSION)
+}
+
+/// `run.sh`, fetching `release` by default.
+fn run_sh(release: &str) -> String {
+    let default = format!("version=${{CKPTSIM_FLINK_VERSION:-{FLINK_VERSION}}}");
+    RUN_SH.replacen(
+        &default,
+        &format!("version=${{CKPTSIM_FLINK_VERSION:-{release}}}"),
+        1,
+    )
+}
+
+/// A job for a release without a 2.x job, or for another release than the
+/// one whose behaviour the scenario asks for (unless `any_version`): the
+/// real run would not be the simulated one.
+fn version_refusal(scenario: &Scenario, opts: &Options) -> Option<String> {
+    let Some(_) = opts.release.release() else {
+        return Some(format!(
+            "--flink-release {}: the exported job is a Flink 2.x job",
+            opts.release.name()
+        ));
+    };
+    let asked = scenario.checkpoint.flink_version;
+    (asked != opts.release && !opts.any_version).then(|| {
+        format!(
+            "checkpoint.flink_version: the scenario asks for Flink {}'s task thread, the job is for Flink {} \
+             (the source trigger of an unaligned checkpoint is {} there, {} in {}); \
+             export with --flink-release {}, or pass --any-flink-version",
+            asked.name(),
+            opts.release.name(),
+            urgency(opts.release),
+            urgency(asked),
+            asked.name(),
+            asked.name(),
+        )
+    })
+}
+
+fn urgency(v: FlinkVersion) -> &'static str {
+    match v.urgent_unaligned_trigger() {
+        true => "an urgent mail",
+        false => "an ordinary mail",
+    }
+}
+
 pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
     let mut out = vec![];
     let mut no = |key: &str, why: &str| out.push(format!("{key}: {why}"));
@@ -277,6 +333,12 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
         let key = format!("operators.{}.kind", op.id);
         if let Flink::Refused(why) = op.kind.flink() {
             no(&key, &format!("`{}`: {why}", op.kind.name()));
+        }
+        if op.kind.source_spec().is_some_and(|s| s.push_splits) {
+            no(
+                &format!("operators.{}.push_splits", op.id),
+                "the exported source's enumerator assigns splits on request; a pushing one is not in the Java job",
+            );
         }
         if op.kind.is_keyed() {
             let ins = scenario
@@ -492,6 +554,19 @@ impl Rows {
 fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
     use Fidelity::*;
     let c = &scenario.checkpoint;
+    let (asked, target) = (c.flink_version, opts.release);
+    r.row(
+        "checkpoint.flink_version",
+        if asked == target { Exact } else { Approximate },
+        format!(
+            "the scenario asks for Flink {}'s task thread (a source's unaligned trigger is {}, FLINK-35051); \
+             the job runs on Flink {} ({})",
+            asked.name(),
+            urgency(asked),
+            release(opts),
+            urgency(target),
+        ),
+    );
     let algorithm = opts.algorithm.name();
     let how = match algorithm {
         "aligned" => "execution.checkpointing.mode = EXACTLY_ONCE, unaligned off",
@@ -739,9 +814,10 @@ fn run_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
 
 fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> String {
     let mut s = format!(
-        "# {} exported to Flink {FLINK_VERSION}\n\nSeed {}, algorithm `{}`{}. Run it with `sh run.sh`; \
+        "# {} exported to Flink {}\n\nSeed {}, algorithm `{}`{}. Run it with `sh run.sh`; \
          check it with `ckptsim flink-check .`.\n\n| key | maps | to |\n|---|---|---|\n",
         scenario.name,
+        release(opts),
         opts.seed,
         opts.algorithm.name(),
         if opts.repeat {

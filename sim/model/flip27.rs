@@ -104,6 +104,10 @@ pub struct SplitEnumerator {
     by_checkpoint: BTreeMap<CheckpointId, Vec<(u32, u32)>>,
     /// Readers told that no split will come (mutant `no-more-splits-once`).
     told: Vec<u32>,
+    /// Pushing splits (`push_splits`): per reader, whether it registered
+    /// (its first request); empty when splits go out on request. Not
+    /// checkpointed: readers register again after a restore.
+    registered: Vec<bool>,
     mutants: Mutants,
 }
 
@@ -127,8 +131,14 @@ impl EnumeratorState {
 
 impl SplitEnumerator {
     /// The enumerator of `splits` (global partitions), `initial` of them
-    /// known at the start, the others found one per `tick`.
-    pub fn new(splits: Vec<u32>, initial: u32, mutants: Mutants) -> SplitEnumerator {
+    /// known at the start, the others found one per `tick`; `push`: the
+    /// number of readers it pushes splits to (`None`: it answers requests).
+    pub fn new(
+        splits: Vec<u32>,
+        initial: u32,
+        push: Option<u32>,
+        mutants: Mutants,
+    ) -> SplitEnumerator {
         let initial = initial.min(splits.len() as u32);
         let mut e = SplitEnumerator {
             splits,
@@ -138,6 +148,7 @@ impl SplitEnumerator {
             uncheckpointed: Vec::new(),
             by_checkpoint: BTreeMap::new(),
             told: Vec::new(),
+            registered: vec![false; push.unwrap_or(0) as usize],
             mutants,
         };
         e.start();
@@ -172,6 +183,10 @@ impl SplitEnumerator {
     /// Serves the waiting readers: splits while there are any, then, once
     /// discovery is over, the end.
     fn serve(&mut self, out: &mut Vec<(u32, OperatorEvent)>) {
+        if !self.registered.is_empty() {
+            self.push(out);
+            return;
+        }
         while let Some(&r) = self.waiting.front() {
             if !self.assign(r, out) {
                 if !self.all_discovered() {
@@ -190,6 +205,37 @@ impl SplitEnumerator {
     }
 }
 
+impl SplitEnumerator {
+    /// The reader a pushed split belongs to: the splits in discovery order,
+    /// dealt round-robin.
+    fn owner(&self, split: u32) -> u32 {
+        let at = self.splits.iter().position(|&s| s == split).unwrap_or(0);
+        at as u32 % self.registered.len() as u32
+    }
+
+    /// Pushing: every unassigned split whose reader registered goes to it,
+    /// one event per split (Kafka's enumerator in `addReader` and after
+    /// each discovery); once every split is discovered, each reader that
+    /// asked is told there are no more.
+    fn push(&mut self, out: &mut Vec<(u32, OperatorEvent)>) {
+        let unassigned = std::mem::take(&mut self.state.unassigned);
+        for split in unassigned {
+            let reader = self.owner(split);
+            if self.registered[reader as usize] {
+                self.uncheckpointed.push((reader, split));
+                out.push((reader, OperatorEvent::AddSplit(split)));
+            } else {
+                self.state.unassigned.push(split);
+            }
+        }
+        if self.all_discovered() {
+            for r in std::mem::take(&mut self.waiting) {
+                out.push((r, OperatorEvent::NoMoreSplits));
+            }
+        }
+    }
+}
+
 impl OperatorCoordinator for SplitEnumerator {
     fn handle_event(
         &mut self,
@@ -197,7 +243,23 @@ impl OperatorCoordinator for SplitEnumerator {
         event: OperatorEvent,
         out: &mut Vec<(u32, OperatorEvent)>,
     ) {
-        if event == OperatorEvent::RequestSplit && !self.waiting.contains(&subtask) {
+        if event != OperatorEvent::RequestSplit {
+            return;
+        }
+        if let Some(r) = self.registered.get_mut(subtask as usize) {
+            if !*r {
+                // Its first request registers the reader (`addReader`):
+                // it gets its splits, and asks again when it ran out; one
+                // that got none waits as if it had asked again.
+                *r = true;
+                let before = out.len();
+                self.serve(out);
+                if out[before..].iter().any(|(to, _)| *to == subtask) {
+                    return;
+                }
+            }
+        }
+        if !self.waiting.contains(&subtask) {
             self.waiting.push_back(subtask);
             self.serve(out);
         }
@@ -216,6 +278,7 @@ impl OperatorCoordinator for SplitEnumerator {
     fn reset_to_checkpoint(&mut self, state: Option<&[u8]>) -> Result<(), String> {
         self.waiting.clear();
         self.told.clear();
+        self.registered.iter_mut().for_each(|r| *r = false);
         self.uncheckpointed.clear();
         self.by_checkpoint.clear();
         match state {
@@ -232,6 +295,9 @@ impl OperatorCoordinator for SplitEnumerator {
         out: &mut Vec<(u32, OperatorEvent)>,
     ) {
         self.waiting.retain(|&r| r != subtask);
+        if let Some(r) = self.registered.get_mut(subtask as usize) {
+            *r = false; // it registers again when it runs
+        }
         let mine = |a: &(u32, u32)| a.0 == subtask;
         let mut back: Vec<u32> = Vec::new();
         if self.mutants.has(Mutant::SplitsBackUncheckpointedOnly) {
@@ -413,15 +479,52 @@ mod tests {
 
     #[test]
     fn requests_get_splits_then_the_end() {
-        let mut e = SplitEnumerator::new(vec![4, 5], 2, Mutants::NONE);
+        let mut e = SplitEnumerator::new(vec![4, 5], 2, None, Mutants::NONE);
         assert_eq!(run(&mut e, 1), vec![(1, OperatorEvent::AddSplit(4))]);
         assert_eq!(run(&mut e, 0), vec![(0, OperatorEvent::AddSplit(5))]);
         assert_eq!(run(&mut e, 0), vec![(0, OperatorEvent::NoMoreSplits)]);
     }
 
     #[test]
+    fn pushed_splits_go_to_their_readers_at_registration_and_discovery() {
+        // Six splits, four known at the start, two readers.
+        let mut e = SplitEnumerator::new((10..16).collect(), 4, Some(2), Mutants::NONE);
+        // Reader 1 registers: the known splits dealt to it, one event each.
+        assert_eq!(
+            run(&mut e, 1),
+            vec![
+                (1, OperatorEvent::AddSplit(11)),
+                (1, OperatorEvent::AddSplit(13))
+            ]
+        );
+        // A split found before reader 0 registers waits for it.
+        let mut out = Vec::new();
+        assert!(e.tick(&mut out));
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(e.state().unassigned, vec![10, 12, 14]);
+        assert_eq!(run(&mut e, 0).len(), 3);
+        // Reader 1 ran out: it waits, and the next split found is pushed.
+        assert!(run(&mut e, 1).is_empty());
+        assert!(!e.tick(&mut out));
+        assert_eq!(
+            out,
+            vec![
+                (1, OperatorEvent::AddSplit(15)),
+                (1, OperatorEvent::NoMoreSplits)
+            ]
+        );
+        assert!(e.state().unassigned.is_empty());
+        // A reset reader registers again and gets back what came back.
+        e.checkpoint(1);
+        let mut out = Vec::new();
+        e.subtask_reset(1, None, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(run(&mut e, 1).len(), 3);
+    }
+
+    #[test]
     fn a_waiting_reader_gets_the_next_discovered_split() {
-        let mut e = SplitEnumerator::new(vec![0, 1], 0, Mutants::NONE);
+        let mut e = SplitEnumerator::new(vec![0, 1], 0, None, Mutants::NONE);
         assert!(run(&mut e, 0).is_empty());
         let mut out = Vec::new();
         assert!(e.tick(&mut out));
@@ -434,7 +537,7 @@ mod tests {
 
     #[test]
     fn a_reset_reader_gives_back_the_splits_assigned_after_its_checkpoint() {
-        let mut e = SplitEnumerator::new(vec![0, 1, 2], 3, Mutants::NONE);
+        let mut e = SplitEnumerator::new(vec![0, 1, 2], 3, None, Mutants::NONE);
         run(&mut e, 0); // split 0, before checkpoint 1
         e.checkpoint(1);
         run(&mut e, 0); // split 1, before checkpoint 2 (never completes)
@@ -445,7 +548,7 @@ mod tests {
         e.subtask_reset(0, Some(1), &mut out);
         assert_eq!(e.state().unassigned, vec![1, 2]);
         // Restored from scratch: every split comes back.
-        let mut e = SplitEnumerator::new(vec![0, 1], 2, Mutants::NONE);
+        let mut e = SplitEnumerator::new(vec![0, 1], 2, None, Mutants::NONE);
         run(&mut e, 0);
         e.checkpoint(1);
         e.subtask_reset(0, None, &mut out);
@@ -454,7 +557,7 @@ mod tests {
 
     #[test]
     fn a_coordinator_checkpoint_restores() {
-        let mut e = SplitEnumerator::new(vec![0, 1], 1, Mutants::NONE);
+        let mut e = SplitEnumerator::new(vec![0, 1], 1, None, Mutants::NONE);
         let state = e.checkpoint(1);
         run(&mut e, 0);
         e.tick(&mut Vec::new());

@@ -79,6 +79,12 @@ counters! {
     sink_records_in,
     backpressure_stalls,
     notifications_ignored,
+    /// Mails (operator events, source triggers, notifications) that reached
+    /// a task while its thread was busy with a step, and waited for it.
+    mails_waited,
+    /// Mails an urgent mail (an unaligned trigger, Flink 2.1+) overtook in a
+    /// task's mailbox.
+    mails_overtaken,
     checkpoints_after_last_recovery,
     /// Checkpoints completed after the fault phase ended (the quiet phase).
     checkpoints_in_quiet_phase,

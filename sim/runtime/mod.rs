@@ -11,6 +11,7 @@ pub mod counters;
 pub mod credit;
 pub mod event;
 pub mod limits;
+pub mod mailbox;
 pub mod net;
 pub mod output;
 pub mod schedule;

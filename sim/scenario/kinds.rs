@@ -52,6 +52,7 @@ pub(super) fn source(
                 "discovery_interval",
                 op.discovery_interval.is_some_and(|d| d != default_period),
             ),
+            ("push_splits", src.push_splits),
         ] {
             if meaningful {
                 let help = "set split_assignment = \"enumerator\" for a FLIP-27 source";

@@ -23,8 +23,8 @@ use std::marker::PhantomData;
 
 use super::validate::Validator;
 use super::{
-    Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, InputOrder,
-    KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
+    Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, FlinkVersion,
+    InputOrder, KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
     RestartStrategy, Scenario, ScenarioData, SplitAssignment, StorageKind, SwarmSpec, TriggerEvent,
     FORMAT_VERSION,
 };
@@ -331,6 +331,13 @@ operators! {
         initial_splits: Hand<u32>,
         /// `enumerator`: the split discovery period.
         discovery_interval: Positive = DISCOVERY_INTERVAL,
+        /// `enumerator`: the enumerator pushes splits instead of answering
+        /// requests (Kafka's enumerator): a reader gets every
+        /// `parallelism`-th known split when it registers (its first
+        /// request; one operator event per split), a split found later goes
+        /// at once to its reader, and a reader that ran out is told there
+        /// are no more once every split is found.
+        push_splits: bool = false,
     }), check super::kinds::source;
     /// `value = value * mul + add`.
     Map = "map", "value = value * mul + add" {
@@ -575,6 +582,15 @@ section! {
         /// [ARCHITECTURE.md](ARCHITECTURE.md#how-failure-and-recovery-flow).
         #[key("boolean", "`false`")]
         during_recovery: bool = false,
+        /// The Flink release whose task-thread behaviour the run follows where releases
+        /// differ: from `"2.1"` the trigger of an unaligned checkpoint at a source task is an
+        /// urgent mail that runs ahead of the mails already queued in the task's mailbox
+        /// (operator events, notifications; FLINK-35051); up to `"2.0"` it runs in order.
+        /// `--swarm` draws it (`[swarm] flink_version`). See
+        /// [ARCHITECTURE.md](ARCHITECTURE.md#the-task-thread-and-its-mailbox).
+        #[key("`\"1.20\"`, `\"2.0\"`, `\"2.1\"`, `\"2.2\"` or `\"2.3\"`", "`\"2.3\"`")]
+        #[serde(deserialize_with = "name")]
+        flink_version: FlinkVersion = FlinkVersion::V2_3,
         /// Where snapshots go. `memory` (Flink's `JobManagerCheckpointStorage`): nothing is
         /// written to files; once every barrier arrived, a task sends its operator state
         /// and channel state inside its acknowledgement to the coordinator's heap, and a

@@ -41,6 +41,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "flip27-regions",
         include_str!("../../scenarios/flip27-regions.toml"),
     ),
+    (
+        "flip27-split-loss",
+        include_str!("../../scenarios/flip27-split-loss.toml"),
+    ),
     ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
         "operator-state",

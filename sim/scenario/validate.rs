@@ -847,6 +847,14 @@ impl<'f> Validator<'_, 'f> {
                 help,
             );
         }
+        if s.flink_version.as_ref().is_some_and(Vec::is_empty) {
+            let help = help("for example flink_version = [\"2.0\", \"2.3\"]");
+            self.report(
+                "flink_version",
+                "flink_version must list at least one release",
+                help,
+            );
+        }
         spec
     }
 

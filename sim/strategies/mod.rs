@@ -785,6 +785,7 @@ impl ScenarioParts {
             retained: c.retained.into(),
             retain_on_cancel: false,
             during_recovery: false,
+            flink_version: Default::default(),
             storage: c.storage,
             storage_latency: c.storage_latency_us.map(us),
             storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),

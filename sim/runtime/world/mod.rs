@@ -58,6 +58,7 @@ mod job;
 mod local;
 mod local_state;
 mod loop_state;
+mod mail;
 mod operator_coordinator_state;
 mod operator_coordinators;
 mod plan;
@@ -84,6 +85,7 @@ use super::coordinator::{
     Pending, TaskAck, TaskSnapshot,
 };
 use super::event::{Ev, Stamped, ANY_ATTEMPT};
+use super::mailbox::{Mail, Mailbox};
 use super::net::{Msg, Net};
 use super::output::{
     MisroutedRead, Outcome, RunOutput, SinkNotification, SnapshotKind, SnapshotOut, TaskReport,
@@ -348,6 +350,7 @@ impl<'a> World<'a> {
                 },
             ),
             status: Status::Running,
+            mailbox: Mailbox::default(),
             blocked: vec![false; inputs as usize],
             needs_resume: vec![false; inputs as usize],
             eod: vec![false; inputs as usize],
@@ -359,10 +362,11 @@ impl<'a> World<'a> {
             rr: vec![info.subtask; info.outputs.len()],
             cost: spec.cost.0,
             jitter: jitter.fold(0, u64::saturating_add),
-            step_records: match spec.cost.0 {
-                0 => usize::MAX,
-                c => (self.plan.scenario.network.step_quantum.0 / c).max(1) as usize,
-            },
+            step_records: step_records(
+                self.plan.scenario.network.step_quantum,
+                &info.chain,
+                |op| self.plan.scenario.op(op).cost,
+            ),
             alignment_start: None,
             last_alignment_ns: 0,
             snapshotted: 0,
@@ -557,19 +561,25 @@ impl<'a> World<'a> {
             Ev::Deliver { ch } => self.net.deliver(ch),
             Ev::Flush { task } => self.flush(task),
             Ev::PeriodicTrigger { generation } => self.periodic_trigger(generation),
-            Ev::TriggerSource { task, barrier } => self.trigger_source(task, barrier),
+            Ev::TriggerSource { task, barrier } => self.post(task, Mail::Trigger(barrier)),
             Ev::Ack { task, id } if self.is_local() => self.local_ack(task, id),
             Ev::Ack { task, id } => self.ack(task, id),
             Ev::LocalTimer { task } => self.local_timer(task),
             Ev::Decline { id, .. } => self.declined(id),
             Ev::CheckpointTimeout { id } => self.expired(id),
             Ev::Finalized { id } => self.finalized(id),
-            Ev::NotifyComplete { task, id } => self.notify_complete(task, id),
+            Ev::NotifyComplete { task, id } => self.post(task, Mail::Complete(id)),
             Ev::NotifyAborted {
                 task,
                 id,
                 latest_completed,
-            } => self.notify_aborted(task, id, latest_completed),
+            } => self.post(
+                task,
+                Mail::Aborted {
+                    id,
+                    latest_completed,
+                },
+            ),
             Ev::Crash { index } => {
                 self.note_crash_event();
                 self.crash(index);
@@ -672,6 +682,25 @@ impl<'a> World<'a> {
         for msg in found {
             self.violation(CheckId::Protocol, msg);
         }
+    }
+}
+
+/// The most records a task takes in one step: as many as the whole chain
+/// processes within `quantum` (each chained operator's cost counted), at
+/// least one. Between two steps the task's thread runs its mails and looks
+/// for priority events, so a slow chain holds them for one record at most.
+fn step_records(
+    quantum: SimDuration,
+    chain: &[crate::scenario::OperatorId],
+    cost: impl Fn(crate::scenario::OperatorId) -> SimDuration,
+) -> usize {
+    match chain
+        .iter()
+        .map(|&op| cost(op).0)
+        .fold(0, u64::saturating_add)
+    {
+        0 => usize::MAX,
+        c => (quantum.0 / c).max(1) as usize,
     }
 }
 

@@ -66,6 +66,7 @@ impl Coordinators {
                 coordinator: Box::new(SplitEnumerator::new(
                     splits,
                     src.initial_splits,
+                    src.push_splits.then_some(op.parallelism),
                     cfg.mutants,
                 )),
                 gateways: (0..op.parallelism).map(|_| Gateway::default()).collect(),

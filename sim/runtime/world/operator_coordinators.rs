@@ -114,6 +114,14 @@ impl World<'_> {
         if self.tasks.list[t as usize].status != Status::Running {
             return; // the failover resets the gateway
         }
+        // Acknowledged once queued (`StreamTask.dispatchOperatorEvent`),
+        // whether or not the task's thread has applied it yet.
+        self.post(t, crate::runtime::mailbox::Mail::Event(event));
+        self.net.schedule(at, Ev::EventAck { task: t, ok: true });
+    }
+
+    /// The reader's thread applies an operator event (a mail).
+    pub(super) fn apply_operator_event(&mut self, t: TaskId, event: OperatorEvent) {
         {
             let (member, mut ctx) = self.ctx_parts(t, 0);
             member.op.handle_operator_event(event, &mut ctx);
@@ -123,7 +131,6 @@ impl World<'_> {
         self.tasks.out.clear();
         self.reader_events(t);
         self.net.poke(t);
-        self.net.schedule(at, Ev::EventAck { task: t, ok: true });
     }
 
     /// What reader task `t` has to say to its coordinator goes out.

@@ -345,7 +345,15 @@ impl World<'_> {
             } else {
                 None
             };
-            self.tasks.list[ti] = self.fresh_task(t);
+            let mut fresh = self.fresh_task(t);
+            if self.plan.cfg.mutants.has(Mutant::MailsSurviveRestart)
+                && !self.tasks.list[ti].mailbox.is_empty()
+            {
+                // Mutant: the failed execution's mails reach the next one.
+                fired(Mutant::MailsSurviveRestart);
+                fresh.mailbox = std::mem::take(&mut self.tasks.list[ti].mailbox);
+            }
+            self.tasks.list[ti] = fresh;
             self.files.forget(t);
             let snap = snapshot_of(t);
             for m in 0..self.tasks.list[ti].members.len() {

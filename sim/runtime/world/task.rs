@@ -78,6 +78,14 @@ impl World<'_> {
         if self.faults.first_crash_point < self.faults.crash_plan.len() && self.crash_point(t) {
             return false;
         }
+        // Between two default actions the thread runs its mails, also while
+        // the default action is suspended by backpressure.
+        if !self.tasks.list[ti].mailbox.is_empty() {
+            self.run_mails(t);
+            if self.tasks.list[ti].status != Status::Running {
+                return false;
+            }
+        }
         if self.net.sched[ti].full_outputs > 0 && !self.priority_input(ti) {
             self.rec.counters.backpressure_stalls += 1;
             return false;
@@ -468,7 +476,8 @@ impl World<'_> {
         {
             return;
         }
-        let batch = self.poll_batch(t);
+        // A buffer's worth, or what the chain processes in one step.
+        let batch = self.poll_batch(t).min(self.tasks.list[ti].step_records);
         let poll = {
             let (member, mut ctx) = self.ctx_parts(t, 0);
             member.op.poll_source(batch, &mut ctx)

@@ -48,6 +48,8 @@ pub(super) struct Task {
     pub(super) members: Vec<Member>,
     pub(super) handler: Box<dyn BarrierHandler>,
     pub(super) status: Status,
+    /// Mails waiting for the task's thread (`world/mail.rs`).
+    pub(super) mailbox: crate::runtime::mailbox::Mailbox,
     pub(super) blocked: Vec<bool>,
     /// Per input: a barrier read from it had blocked its sender, which
     /// waits for this task's resume.

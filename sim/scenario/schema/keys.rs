@@ -87,6 +87,7 @@ same_key!(
     Redistribution,
     Algorithm,
     InputOrder,
+    FlinkVersion,
     StorageKind,
     Placement,
     MemoryLoss,
