@@ -412,3 +412,33 @@ proptest::proptest! {
         }
     }
 }
+
+/// The release a job is for: a scenario asking for another release's task
+/// thread is refused unless told otherwise, and then the mapping says so;
+/// `run.sh` fetches the release asked for.
+#[test]
+fn the_export_targets_a_release_and_refuses_another_task_thread() {
+    use ckptsim::scenario::FlinkVersion;
+    let s = crate::common::load("tiny");
+    assert_eq!(s.checkpoint.flink_version, FlinkVersion::V2_3);
+    let mut o = options(&s);
+    o.release = FlinkVersion::V2_0;
+    let refused = export::export(&s, &o)
+        .err()
+        .expect("2.3 asked, 2.0 targeted");
+    assert!(
+        refused.iter().any(
+            |r| r.starts_with("checkpoint.flink_version:") && r.contains("--any-flink-version")
+        ),
+        "{refused:?}"
+    );
+    o.any_version = true;
+    let e = export::export(&s, &o).expect("told otherwise");
+    let file = |name: &str| &e.files.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!(file("run.sh").contains("version=${CKPTSIM_FLINK_VERSION:-2.0.2}"));
+    assert!(file("MAPPING.md").starts_with("# tiny exported to Flink 2.0.2"));
+    assert!(file("MAPPING.md").contains("| `checkpoint.flink_version` | approximate |"));
+    // No Flink 2.x job for 1.20.
+    o.release = FlinkVersion::V1_20;
+    assert!(export::export(&s, &o).is_err());
+}
