@@ -144,3 +144,68 @@ fn a_notification_after_which_a_transaction_stays_precommitted_is_reported() {
         format!("sink {name} was notified that checkpoint {id} completed, but {}, pre-committed for checkpoint {id}, is still not committed (and 1 more)", txn(4))
     );
 }
+
+#[test]
+fn a_broken_channel_cut_and_a_misplaced_split_are_reported() {
+    use ckptsim::runtime::cut_evidence::{ChannelCut, CompletedCut, Span, SplitCut};
+    let (sc, oracle, mut e) = judged();
+    let cuts = &mut e.output.evidence.cuts;
+    assert!(!cuts.is_empty(), "a passing run records its cuts");
+    assert!(findings(&e, &sc, &oracle, CheckId::ConsistentCut).is_empty());
+    let channel = |sent, received, input| ChannelCut {
+        sent: Some(sent),
+        received: Some(received),
+        input,
+        output: None,
+    };
+    let mut planted = CompletedCut {
+        checkpoint: 9,
+        time_ns: 1_234,
+        channels: vec![
+            channel(10, 10, None),
+            // Input state overlapping what the receiver consumed.
+            channel(
+                14,
+                10,
+                Some(Span {
+                    first: 9,
+                    len: 5,
+                    gap: false,
+                }),
+            ),
+            ChannelCut::default(),
+        ],
+        splits: vec![SplitCut {
+            operator: "src".into(),
+            known: vec![0, 1],
+            places: [(0, vec!["the enumerator".to_string(), "src[0]".to_string()])]
+                .into_iter()
+                .collect(),
+            complete: true,
+        }],
+    };
+    e.output.evidence.channel_names = vec!["a".into(), "b".into(), "c".into()];
+    e.output.evidence.cuts = vec![planted.clone()];
+    let found: Vec<String> = findings(&e, &sc, &oracle, CheckId::ConsistentCut)
+        .into_iter()
+        .map(|v| {
+            assert_eq!(v.time_ns, 1_234);
+            v.message
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "checkpoint 9: b: sender sent 14 records before its snapshot; receiver consumed 10 before its snapshot; input channel state [9, 14)",
+            "checkpoint 9: c: completed without a snapshot from both ends",
+            "checkpoint 9: split 0 of src is in more than one place: the enumerator, src[0]",
+            "checkpoint 9: split 1 of src is neither unassigned in the enumerator's checkpoint nor in any reader's snapshot",
+        ]
+    );
+    // A reader's snapshot missing: a split in no place is no finding.
+    planted.channels.truncate(1);
+    planted.splits[0].complete = false;
+    planted.splits[0].places.clear();
+    e.output.evidence.cuts = vec![planted];
+    assert!(findings(&e, &sc, &oracle, CheckId::ConsistentCut).is_empty());
+}

@@ -9,6 +9,7 @@ pub mod config;
 pub mod coordinator;
 pub mod counters;
 pub mod credit;
+pub mod cut_evidence;
 pub mod event;
 pub mod limits;
 pub mod mailbox;

@@ -341,8 +341,14 @@ pub struct Evidence {
     /// its own or its writer's transactions, with what was still
     /// pre-committed then (the commit check, in time).
     pub sink_notifications: Vec<SinkNotification>,
-    /// Broken promises the runtime still finds itself while it runs
-    /// (consistent cut, protocol), in time order.
+    /// Every completed checkpoint's and savepoint's cut, in completion
+    /// order (the consistent-cut check).
+    pub cuts: Vec<super::cut_evidence::CompletedCut>,
+    /// Each channel's name, by channel id, for the checks' messages.
+    pub channel_names: Vec<String>,
+    /// Broken promises the runtime still finds itself while it runs (the
+    /// protocol facts; the consistent cut of the uncoordinated families'
+    /// recovery lines), in time order.
     pub violations: Vec<Violation>,
 }
 

@@ -40,6 +40,9 @@ impl World<'_> {
             store: std::mem::take(&mut self.tasks.store),
             keyed_state,
             evidence: crate::runtime::output::Evidence {
+                channel_names: (0..self.plan.exec.channels.len())
+                    .map(|ch| self.channel_name(ch as ChannelId))
+                    .collect(),
                 task_names: self
                     .plan
                     .exec

@@ -336,16 +336,13 @@ impl World<'_> {
         self.release_trigger();
     }
 
-    /// Consistent cut of a FLIP-27 source in a completed checkpoint: every
-    /// split its enumerator had discovered is in exactly one place, its
-    /// checkpoint's unassigned splits or one reader's snapshot (read splits
-    /// stay in the reader's state), and no other split is anywhere. A split
-    /// in two places is read twice after a restore; in none, never again.
-    pub(super) fn check_split_cut(&mut self, p: &Pending) {
-        if matches!(self.plan.expected, Guarantee::Broken) {
-            return;
-        }
-        let mut found = Vec::new();
+    /// Where each split of every FLIP-27 source was in a completed
+    /// checkpoint: its enumerator's unassigned splits and each reader's
+    /// snapshot (read splits stay in the reader's state), with the splits
+    /// the enumerator had discovered (the consistent-cut check holds each
+    /// to exactly one place).
+    pub(super) fn split_cut(&self, p: &Pending) -> Vec<crate::runtime::cut_evidence::SplitCut> {
+        let mut cuts = Vec::new();
         for s in &self.ops.slots {
             let Some((_, bytes)) = p.coordinators.iter().find(|(o, _)| *o == s.operator) else {
                 continue;
@@ -355,9 +352,10 @@ impl World<'_> {
             };
             let op = crate::scenario::OperatorId(s.operator);
             let first = self.plan.exec.task_of(op, 0) as usize;
-            let mut seen: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+            let mut places: BTreeMap<u32, Vec<String>> = BTreeMap::new();
             for split in &e.unassigned {
-                seen.entry(*split)
+                places
+                    .entry(*split)
                     .or_default()
                     .push("the enumerator".into());
             }
@@ -373,39 +371,17 @@ impl World<'_> {
                 };
                 let name = &self.plan.exec.tasks[first + i].name;
                 for (split, _) in splits {
-                    seen.entry(split).or_default().push(name.clone());
+                    places.entry(split).or_default().push(name.clone());
                 }
             }
-            let known = s.coordinator.splits_discovered(e.discovered);
-            let id = &self.plan.scenario.operators[s.operator as usize].id;
-            for split in known.iter() {
-                match seen.get(split).map_or(0, Vec::len) {
-                    1 => {}
-                    0 if complete => found.push(format!(
-                        "checkpoint {}: split {split} of {id} is neither unassigned in the enumerator's checkpoint nor in any reader's snapshot",
-                        p.id
-                    )),
-                    0 => {}
-                    _ => found.push(format!(
-                        "checkpoint {}: split {split} of {id} is in more than one place: {}",
-                        p.id,
-                        seen[split].join(", ")
-                    )),
-                }
-            }
-            for (split, places) in &seen {
-                if !known.contains(split) {
-                    found.push(format!(
-                        "checkpoint {}: split {split} of {id} is in {} but the enumerator had not discovered it",
-                        p.id,
-                        places.join(", ")
-                    ));
-                }
-            }
+            cuts.push(crate::runtime::cut_evidence::SplitCut {
+                operator: self.plan.scenario.operators[s.operator as usize].id.clone(),
+                known: s.coordinator.splits_discovered(e.discovered),
+                places,
+                complete,
+            });
         }
-        for msg in found {
-            self.violation(CheckId::ConsistentCut, msg);
-        }
+        cuts
     }
 }
 
