@@ -60,22 +60,15 @@ fn broken_channel(c: &ChannelCut) -> String {
     let mut msg = format!(
         "sender sent {s} records before its snapshot; receiver consumed {r} before its snapshot"
     );
-    let gap = |g: bool| if g { " with a gap" } else { "" };
-    if input.len > 0 || input.gap {
-        msg.push_str(&format!(
-            "; input channel state [{}, {}){}",
-            input.first,
-            input.first + input.len,
-            gap(input.gap)
-        ));
-    }
-    if output.len > 0 || output.gap {
-        msg.push_str(&format!(
-            "; output channel state [{}, {}){}",
-            output.first,
-            output.first + output.len,
-            gap(output.gap)
-        ));
+    for (side, span) in [("input", input), ("output", output)] {
+        if span.len > 0 || span.gap {
+            let gap = if span.gap { " with a gap" } else { "" };
+            let end = span.first + span.len;
+            msg.push_str(&format!(
+                "; {side} channel state [{}, {end}){gap}",
+                span.first
+            ));
+        }
     }
     if input.len == 0 && output.len == 0 {
         msg.push_str(" (no in-flight records captured)");
