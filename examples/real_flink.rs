@@ -164,18 +164,7 @@ fn generated() -> Result<(), String> {
     while ran < 6 {
         let g = strategy.new_tree(&mut runner).unwrap().current();
         let s = &g.scenario;
-        let o = Options {
-            seed: s.replay.seed,
-            algorithm: Algorithm::Aligned,
-            repeat: false,
-            duration_ms: 60_000,
-            limit_ms: 600_000,
-            mutants: ckptsim::mutant::Mutants::NONE,
-            local_channels: false,
-            drop_faults: false,
-            release: Default::default(),
-            any_version: false,
-        };
+        let o = Options::new(s.replay.seed, Algorithm::Aligned);
         let Ok(e) = export::export(s, &o) else {
             continue;
         };

@@ -11,18 +11,7 @@ use ckptsim::scenario::{self, shipped::SHIPPED};
 use std::path::{Path, PathBuf};
 
 fn options(s: &scenario::Scenario) -> Options {
-    Options {
-        seed: s.replay.seed,
-        algorithm: s.checkpoint.algorithm,
-        repeat: false,
-        duration_ms: 60_000,
-        limit_ms: 600_000,
-        mutants: ckptsim::mutant::Mutants::NONE,
-        local_channels: false,
-        drop_faults: false,
-        release: Default::default(),
-        any_version: false,
-    }
+    Options::new(s.replay.seed, s.checkpoint.algorithm)
 }
 
 /// Every shipped scenario: the generated job and mapping, or the refusals.

@@ -80,6 +80,25 @@ pub struct Options {
     pub any_version: bool,
 }
 
+impl Options {
+    /// An export of `seed` under `algorithm` with every other option at
+    /// the command's default (`flink-export` without flags).
+    pub fn new(seed: u64, algorithm: Algorithm) -> Options {
+        Options {
+            seed,
+            algorithm,
+            repeat: false,
+            duration_ms: 60_000,
+            limit_ms: 600_000,
+            mutants: Mutants::NONE,
+            drop_faults: false,
+            local_channels: false,
+            release: FlinkVersion::default(),
+            any_version: false,
+        }
+    }
+}
+
 /// The mutants an exported job can carry: each breaks the Java job the way
 /// it breaks the simulated one, so that a real run shows the check of
 /// `flink-check` catching it.
