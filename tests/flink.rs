@@ -431,3 +431,59 @@ fn the_export_targets_a_release_and_refuses_another_task_thread() {
     o.release = FlinkVersion::V1_20;
     assert!(export::export(&s, &o).is_err());
 }
+
+/// `run.sh` takes Flink's jars from what pip fetched: a wheel (2.2 and
+/// later: `pyflink/lib/`) or a source distribution (2.0 and 2.1:
+/// `deps/lib/`). Its extraction step runs here on a small fake of each.
+#[test]
+fn run_sh_takes_the_jars_from_a_wheel_or_a_source_distribution() {
+    let s = crate::common::load("tiny");
+    let e = export::export(&s, &options(&s)).expect("tiny exports");
+    let run = &e.files.iter().find(|(n, _)| n == "run.sh").unwrap().1;
+    let start = run.find("<<'PY'\n").expect("the extraction step") + "<<'PY'\n".len();
+    let extract = &run[start..start + run[start..].find("\nPY\n").expect("its end")];
+    let fake = r#"
+import io, os, sys, tarfile, zipfile
+home, kind = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.join(home, "wheel")); os.makedirs(os.path.join(home, "lib"))
+if kind == "wheel":
+    with zipfile.ZipFile(os.path.join(home, "wheel", "apache_flink_libraries-2.3.0-py2.py3-none-any.whl"), "w") as z:
+        z.writestr("pyflink/lib/flink-dist-2.3.0.jar", "dist")
+        z.writestr("pyflink/opt/flink-python-2.3.0.jar", "not on the classpath")
+else:
+    with tarfile.open(os.path.join(home, "wheel", "apache_flink_libraries-2.0.2.tar.gz"), "w:gz") as t:
+        for name, data in [("apache_flink_libraries-2.0.2/deps/lib/flink-dist-2.0.2.jar", b"dist"),
+                           ("apache_flink_libraries-2.0.2/deps/opt/flink-python-2.0.2.jar", b"no")]:
+            info = tarfile.TarInfo(name); info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+"#;
+    let dir = tempdir("run-sh-extract");
+    for (kind, jar) in [
+        ("wheel", "flink-dist-2.3.0.jar"),
+        ("sdist", "flink-dist-2.0.2.jar"),
+    ] {
+        let home = dir.join(kind);
+        let python = |script: &str, args: &[&str]| {
+            let o = std::process::Command::new("python3")
+                .arg("-c")
+                .arg(script)
+                .arg(&home)
+                .args(args)
+                .output()
+                .expect("python3 (run.sh needs it too)");
+            assert!(
+                o.status.success(),
+                "{kind}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        python(fake, &[kind]);
+        python(extract, &[]);
+        let lib: Vec<String> = std::fs::read_dir(home.join("lib"))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(lib, [jar], "{kind}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,9 +3,10 @@
 #
 #   sh run.sh            # then: ckptsim flink-check .
 #
-# Needs a JDK (17 or later) and python3 with pip. Flink's jars come from the
-# `apache-flink-libraries` wheel on PyPI (CKPTSIM_FLINK_VERSION, default
-# below), cached in CKPTSIM_FLINK_HOME (default ~/.cache/ckptsim/flink-VERSION).
+# Needs a JDK (17 or later) and python3 with pip. Flink's jars come from
+# `apache-flink-libraries` on PyPI (a wheel, or for 2.0 and 2.1 a source
+# distribution; CKPTSIM_FLINK_VERSION, default below), cached in
+# CKPTSIM_FLINK_HOME (default ~/.cache/ckptsim/flink-VERSION).
 # Without javac, on Debian or Ubuntu as root, the JDK is installed from the
 # distribution's packages (openjdk-17-jdk-headless).
 set -eu
@@ -28,14 +29,27 @@ if [ ! -f "$home/lib/flink-dist-$version.jar" ]; then
     mkdir -p "$home/wheel" "$home/lib"
     python3 -m pip download --quiet --no-deps --dest "$home/wheel" "apache-flink-libraries==$version"
     python3 - "$home" <<'PY'
-import glob, os, sys, zipfile
+import glob, os, sys, tarfile, zipfile
+# Newer releases come as a wheel (jars under pyflink/lib/), older ones
+# (2.0.x, 2.1.0) as a source distribution (jars under deps/lib/).
 home = sys.argv[1]
-wheel = glob.glob(os.path.join(home, "wheel", "apache_flink_libraries-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    for name in z.namelist():
-        if name.startswith("pyflink/lib/") and name.endswith(".jar"):
-            with open(os.path.join(home, "lib", os.path.basename(name)), "wb") as out:
-                out.write(z.read(name))
+lib = os.path.join(home, "lib")
+wheels = glob.glob(os.path.join(home, "wheel", "apache_flink_libraries-*.whl"))
+sdists = glob.glob(os.path.join(home, "wheel", "apache_flink_libraries-*.tar.gz"))
+if wheels:
+    with zipfile.ZipFile(wheels[0]) as z:
+        for name in z.namelist():
+            if name.startswith("pyflink/lib/") and name.endswith(".jar"):
+                with open(os.path.join(lib, os.path.basename(name)), "wb") as out:
+                    out.write(z.read(name))
+elif sdists:
+    with tarfile.open(sdists[0]) as t:
+        for m in t.getmembers():
+            if m.isfile() and "/deps/lib/" in m.name and m.name.endswith(".jar"):
+                with open(os.path.join(lib, os.path.basename(m.name)), "wb") as out:
+                    out.write(t.extractfile(m).read())
+else:
+    sys.exit("run.sh: pip fetched no apache-flink-libraries wheel or source distribution")
 PY
 fi
 
