@@ -237,7 +237,11 @@ pub fn reproducer_text(spec: &ExploreSpec, found: &Found, origin: &str) -> Strin
         found.index,
         found.checks.join(", ")
     ));
-    h.push_str("# [replay] choices is the schedule: the ready input each choice read.\n");
+    h.push_str(if s.replay.mail_orders {
+        "# [replay] choices is the schedule: the ready input each choice read, or whether the queued mails waited a step.\n"
+    } else {
+        "# [replay] choices is the schedule: the ready input each choice read.\n"
+    });
     h.push_str(&format!(
         "#\n# ckptsim: --seed {} --algorithm {}\n",
         spec.seed,

@@ -380,6 +380,7 @@ pub fn sample() -> ScenarioData {
             mutants: vec!["aligned-no-block".to_string()],
             choices: vec![1, 0, 2],
             crash_points: vec![(OperatorId(4), 3)],
+            mail_orders: true,
         },
         swarm: None,
         savepoints: vec![

@@ -533,6 +533,11 @@ pub(crate) struct ExploreArgs {
     /// (`count[0]`; repeatable): each step is a choice too.
     #[arg(long = "crash")]
     pub(crate) crashes: Vec<String>,
+    /// Mail orders are choices too: before a step of a task whose mailbox
+    /// holds mails, whether they run first (as in every other run) or
+    /// after the step (`[replay] mail_orders`).
+    #[arg(long)]
+    pub(crate) mail_orders: bool,
     /// Sample this many schedules instead of enumerating them (PCT
     /// style: each deviates from the first alternative at `--changes`
     /// random choices).
@@ -553,6 +558,7 @@ pub(crate) fn explore_args_cmd(a: ExploreArgs) -> Result<u8> {
             loaded.replay.crash_points.push(task);
         }
     }
+    loaded.replay.mail_orders |= a.mail_orders;
     let loaded = crate::scenario::check(&loaded, &a.scenario.display().to_string())
         .map_err(|e| UsageError(format!("{e}")))?;
     let (algorithm, mutants) = a.job.resolve(&loaded)?;
@@ -624,6 +630,9 @@ pub(crate) fn explore_cmd(
         let mut args = format!("--seed {} --algorithm {}", spec.seed, spec.algorithm.name());
         for &(o, n) in &spec.scenario.replay.crash_points {
             args.push_str(&format!(" --crash {}[{n}]", spec.scenario.op(o).id));
+        }
+        if spec.scenario.replay.mail_orders {
+            args.push_str(" --mail-orders");
         }
         for m in spec.mutants.names() {
             args.push_str(&format!(" --mutant {m}"));

@@ -897,6 +897,13 @@ section! {
         #[key("array of subtasks, `\"op[i]\"`", "none")]
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crash_points: Custom<Vec<String>, Vec<(OperatorId, u32)>> = Vec::new(),
+        /// In a scripted run, mail orders are choices too: before a step of a task
+        /// whose mailbox holds mails, whether they run first (the default) or wait until
+        /// after the step (a mail that reached the task just after its thread looked at
+        /// the mailbox). `ckptsim explore --mail-orders` sets it. Written only when set.
+        #[key("boolean", "`false`")]
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        mail_orders: bool = false,
     }
 }
 

@@ -78,6 +78,40 @@ impl World<'_> {
         }
     }
 
+    /// Under `explore --mail-orders` (`[replay] mail_orders`) only: whether
+    /// the mails queued at task `t` wait until after its next step, a
+    /// choice (run them first, the default; or take the step first).
+    /// Flink's `MailboxProcessor` looks at the mailbox between two default
+    /// actions, so a mail that reaches the task just after that look waits
+    /// for one more record: which of the two happens is a race Flink does
+    /// not fix. Offered only when the task has a step to take. Elsewhere
+    /// false, and no choice is made (every other run is unchanged).
+    pub(super) fn mails_wait_a_step(&mut self, t: TaskId) -> bool {
+        if !self.plan.scenario.replay.mail_orders {
+            return false;
+        }
+        let ti = t as usize;
+        let task = &self.tasks.list[ti];
+        let idle_source =
+            task.is_source && (task.input_ended || task.paused.is_some() || task.stopped);
+        let stalled = self.net.sched[ti].full_outputs > 0 && !self.priority_input(ti);
+        !idle_source && !stalled && crate::runtime::scheduler::choose(2) == 1
+    }
+
+    /// After a step the mails of task `t` waited for: they run now if the
+    /// step left the thread free, else once it is.
+    pub(super) fn mails_after_step(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks.list[ti].mailbox.is_empty() {
+            return;
+        }
+        if self.net.sched[ti].busy_until > self.net.now {
+            self.net.poke(t);
+        } else {
+            self.run_mails(t);
+        }
+    }
+
     fn run_mail(&mut self, t: TaskId, mail: Mail) {
         match mail {
             Mail::Event(event) => self.apply_operator_event(t, event),

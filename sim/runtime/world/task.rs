@@ -31,9 +31,17 @@ impl World<'_> {
     /// then one input chosen among the ready ones, until it reads a buffer
     /// (which keeps it busy) or nothing is ready.
     pub(super) fn wake(&mut self, t: TaskId) {
-        if !self.may_step(t) {
+        let Some(mails_wait) = self.may_step(t) else {
             return;
+        };
+        self.step(t);
+        if mails_wait {
+            self.mails_after_step(t);
         }
+    }
+
+    /// The step itself, once [`may_step`](Self::may_step) allowed it.
+    fn step(&mut self, t: TaskId) {
         let ti = t as usize;
         if self.tasks.list[ti].is_source {
             self.source_step(t);
@@ -62,35 +70,38 @@ impl World<'_> {
 
     /// Whether task `t` may take a step now: it runs, its last step is
     /// over, no crash point fired, and it is not backpressured (unless a
-    /// priority event waits). Counts a backpressure stall.
-    fn may_step(&mut self, t: TaskId) -> bool {
+    /// priority event waits). Counts a backpressure stall. `Some(true)`:
+    /// the mails queued wait until after the step (a choice only under
+    /// `explore --mail-orders`, `World::mails_wait_a_step`).
+    fn may_step(&mut self, t: TaskId) -> Option<bool> {
         let ti = t as usize;
         self.net.sched[ti].wake_pending = false;
         if self.tasks.list[ti].status != Status::Running {
-            return false;
+            return None;
         }
         if self.net.sched[ti].busy_until > self.net.now {
             // Woken early (an output drained while the task was still busy
             // with its last step): come back when the step is over.
             self.net.poke(t);
-            return false;
+            return None;
         }
         if self.faults.first_crash_point < self.faults.crash_plan.len() && self.crash_point(t) {
-            return false;
+            return None;
         }
         // Between two default actions the thread runs its mails, also while
         // the default action is suspended by backpressure.
-        if !self.tasks.list[ti].mailbox.is_empty() {
+        let mails_wait = !self.tasks.list[ti].mailbox.is_empty() && self.mails_wait_a_step(t);
+        if !mails_wait && !self.tasks.list[ti].mailbox.is_empty() {
             self.run_mails(t);
             if self.tasks.list[ti].status != Status::Running {
-                return false;
+                return None;
             }
         }
         if self.net.sched[ti].full_outputs > 0 && !self.priority_input(ti) {
             self.rec.counters.backpressure_stalls += 1;
-            return false;
+            return None;
         }
-        true
+        Some(mails_wait)
     }
 
     /// The input task `t` reads next: a priority event first (Flink
