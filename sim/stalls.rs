@@ -37,7 +37,7 @@ use crate::mutant::Mutants;
 use crate::panics;
 use crate::protocol::BarrierKind;
 use crate::runtime::{RunConfig, RunOutcome as Outcome, Timeline};
-use crate::scenario::{Algorithm, Partitioning, Scenario};
+use crate::scenario::{Algorithm, FlinkVersion, Partitioning, Scenario};
 use crate::strategies::{self, GeneratedScenario, ScenarioParts, Topology};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -62,6 +62,10 @@ pub struct StallSpec {
     pub seed: u64,
     /// The algorithms searched; `aligned` runs besides them as the control.
     pub algorithms: Vec<Algorithm>,
+    /// The Flink release whose task thread every case follows
+    /// (`[checkpoint] flink_version`; left out of the JSON when the newest).
+    #[serde(skip_serializing_if = "FlinkVersion::is_newest")]
+    pub flink_version: FlinkVersion,
 }
 
 impl StallSpec {
@@ -554,7 +558,8 @@ fn panicked(algorithm: Algorithm, predicted: bool, message: String) -> RunRecord
 /// [`StallSpec::runs`].
 pub fn run_case(spec: &StallSpec, case: u64) -> CaseResult {
     let seed = case_seed(spec.seed, case);
-    let parts = case_parts(spec.seed, case);
+    let mut parts = case_parts(spec.seed, case);
+    parts.checkpoint.flink_version = spec.flink_version;
     let mut runs = Vec::new();
     let mut tomls = Vec::new();
     for a in spec.runs() {

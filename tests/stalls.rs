@@ -39,6 +39,7 @@ fn spec(cases: u64) -> StallSpec {
         cases,
         seed: env("STALL_SEED", 0),
         algorithms: vec![Algorithm::Unaligned, Algorithm::AlignedTimeout],
+        flink_version: Default::default(),
     }
 }
 
@@ -251,4 +252,31 @@ fn the_command_is_deterministic_and_refuses_bad_flags() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(!Path::new("/tmp/never-written").exists());
+}
+
+/// `--flink-version`: every case follows that release's task thread (its
+/// scenarios say so); the search's JSON names the release only when it is
+/// not the newest, so a default search's files are what they were.
+#[test]
+fn the_search_follows_the_flink_version_asked_for() {
+    use ckptsim::scenario::FlinkVersion;
+    let newest = spec(1);
+    assert!(!serde_json::to_string(&newest)
+        .unwrap()
+        .contains("flink_version"));
+    let old = StallSpec {
+        flink_version: FlinkVersion::V2_0,
+        ..spec(1)
+    };
+    assert!(serde_json::to_string(&old)
+        .unwrap()
+        .contains(r#""flink_version":"2.0""#));
+    for (s, line) in [
+        (&newest, r#"flink_version = "2.3""#),
+        (&old, r#"flink_version = "2.0""#),
+    ] {
+        let case = stalls::run_case(s, 0);
+        assert_eq!(case.tomls.len(), s.runs().len());
+        assert!(case.tomls.iter().all(|t| t.contains(line)), "{line}");
+    }
 }

@@ -16,6 +16,10 @@ pub(crate) struct StallsArgs {
     /// the control).
     #[arg(long, default_value = "unaligned,aligned-timeout")]
     pub(crate) algorithms: String,
+    /// The Flink release whose task thread every case follows
+    /// (`[checkpoint] flink_version`: 1.20, 2.0, 2.1, 2.2 or 2.3).
+    #[arg(long, default_value = "2.3", value_parser = flink_version)]
+    pub(crate) flink_version: crate::scenario::FlinkVersion,
     /// The output directory.
     #[arg(long)]
     pub(crate) out: PathBuf,
@@ -66,6 +70,7 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         cases: a.cases,
         seed: a.seed,
         algorithms,
+        flink_version: a.flink_version,
     };
     let command = stalls_command_line(&a, &spec);
     let jobs = jobs(a.jobs);
@@ -134,6 +139,9 @@ fn stalls_command_line(a: &StallsArgs, spec: &StallSpec) -> String {
             .collect::<Vec<_>>()
             .join(",")
     );
+    if !spec.flink_version.is_newest() {
+        command.push_str(&format!(" --flink-version {}", spec.flink_version.name()));
+    }
     if let Some(p) = &a.explain {
         command.push_str(&format!(" --explain {}", p.display()));
     }
@@ -170,4 +178,21 @@ fn search_text(search: &stalls::Search, out: &Path) -> String {
     let _ = writeln!(text, "unpredicted      {}", search.unpredicted().len());
     let _ = writeln!(text, "wrote            {}", out.join("README.md").display());
     text
+}
+
+/// `--flink-version`: a release `[checkpoint] flink_version` knows.
+fn flink_version(text: &str) -> std::result::Result<crate::scenario::FlinkVersion, String> {
+    crate::scenario::FlinkVersion::ALL
+        .into_iter()
+        .find(|v| v.name() == text)
+        .ok_or_else(|| {
+            let known: Vec<&str> = crate::scenario::FlinkVersion::ALL
+                .iter()
+                .map(|v| v.name())
+                .collect();
+            format!(
+                "unknown Flink version `{text}` (known: {})",
+                known.join(", ")
+            )
+        })
 }

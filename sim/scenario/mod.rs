@@ -474,6 +474,11 @@ impl FlinkVersion {
         }
     }
 
+    /// The default, the newest release the key knows.
+    pub fn is_newest(&self) -> bool {
+        *self == FlinkVersion::default()
+    }
+
     /// The trigger of an unaligned checkpoint at a source task is an urgent
     /// mail that jumps the task's mailbox, ahead of the mails already
     /// queued (FLINK-35051, Flink 2.1: `StreamTask.triggerCheckpointAsync`

@@ -447,6 +447,9 @@ pub struct CheckpointConfig {
     pub storage_latency_us: Option<u64>,
     pub storage_bytes_per_sec: Option<u64>,
     pub rpc_latency_us: u64,
+    /// Not drawn: the newest unless a search sets it (`ckptsim stalls
+    /// --flink-version`).
+    pub flink_version: crate::scenario::FlinkVersion,
 }
 
 /// Checkpoint settings for `algorithm`: interval 20–200 ms (first trigger at
@@ -496,6 +499,7 @@ pub fn checkpoint_config(algorithm: Algorithm) -> impl Strategy<Value = Checkpoi
                 storage_latency_us: latency,
                 storage_bytes_per_sec: bandwidth,
                 rpc_latency_us,
+                flink_version: Default::default(),
             },
         )
 }
@@ -785,7 +789,7 @@ impl ScenarioParts {
             retained: c.retained.into(),
             retain_on_cancel: false,
             during_recovery: false,
-            flink_version: Default::default(),
+            flink_version: c.flink_version,
             storage: c.storage,
             storage_latency: c.storage_latency_us.map(us),
             storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),
