@@ -16,7 +16,7 @@
 //! 5. [`strategies`];
 //! 6. [`model`], [`fault`], [`swarm`];
 //! 7. [`runtime`] (the coordinator is `runtime::coordinator`);
-//! 8. [`check`], [`savepoint`];
+//! 8. [`check`], [`savepoint`], [`coverage`];
 //! 9. [`harness`];
 //! 10. [`report`];
 //! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`], [`export`];
@@ -54,6 +54,8 @@
 //!   coordinator, crashes and recovery, one event loop (the richer fault
 //!   model in `runtime/world/faults.rs` and `region.rs`).
 //! - [`check`]: the oracle and the invariants; verdicts are data.
+//! - [`coverage`]: the catalogue of coverage targets ("sometimes"
+//!   situations), what a seed could reach and hit, a sweep's tallies.
 //! - [`savepoint`]: savepoints and retained checkpoints as files, and
 //!   restoring them at a new parallelism.
 //! - [`harness`]: one checked run (simulate, build the oracle, judge).
@@ -82,6 +84,7 @@ pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod compare;
+pub mod coverage;
 pub mod engine;
 pub mod exhaustive;
 pub mod export;

@@ -11,6 +11,7 @@
 //! kind `panic`, with the message, the location and the replay line; the
 //! other seeds run on.
 
+use crate::coverage::{Coverage, SeedCoverage};
 use crate::harness::{check_determinism, execute};
 use crate::mutant::Mutants;
 use crate::panics::{self, Panicked, PANIC};
@@ -207,6 +208,10 @@ pub struct SeedResult {
     /// sweeps were identified; `merge` refuses those).
     #[serde(default)]
     pub sweep: Option<SweepIdentity>,
+    /// The coverage targets the seed could reach and those it hit
+    /// (`coverage`); empty for a seed that did not run.
+    #[serde(default)]
+    pub coverage: SeedCoverage,
 }
 
 /// Runs one seed of a sweep. A panic of the run is caught and becomes the
@@ -291,6 +296,7 @@ fn failed_unrun(
         warnings: Vec::new(),
         panic: None,
         sweep: None,
+        coverage: SeedCoverage::default(),
     }
 }
 
@@ -340,6 +346,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
             .to_string(),
         _ => "?".to_string(),
     };
+    let coverage = SeedCoverage::of(&scenario, spec.algorithm, &counters);
     SeedResult {
         scenario: spec.path.clone(),
         algorithm: spec.algorithm.name().to_string(),
@@ -360,6 +367,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         warnings: e.output.warnings.clone(),
         panic: None,
         sweep: None,
+        coverage,
     }
 }
 
@@ -468,6 +476,10 @@ pub struct SweepSummary {
     /// shape), largest group first.
     #[serde(default)]
     pub failure_groups: Vec<FailureGroup>,
+    /// Per coverage target, the seeds it applied to and the seeds that hit
+    /// it (`coverage`).
+    #[serde(default)]
+    pub coverage: Coverage,
 }
 
 /// Failing seeds that fail the same way: the same checks, and a first
@@ -614,6 +626,7 @@ impl SweepSummary {
             warnings: BTreeMap::new(),
             warning_examples: BTreeMap::new(),
             failure_groups: Vec::new(),
+            coverage: Coverage::default(),
         };
         for r in sorted {
             // One sweep: the same scenario content (any path), algorithm,
@@ -646,6 +659,7 @@ impl SweepSummary {
                     .entry(w.kind.clone())
                     .or_insert_with(|| format!("seed {}: {}", r.seed, w.message));
             }
+            s.coverage.add(&r.coverage);
             *s.guarantees.entry(r.guarantee.clone()).or_default() += 1;
             *s.outcomes.entry(r.outcome.clone()).or_default() += 1;
             for (k, v) in &r.counters {
@@ -709,6 +723,7 @@ impl SweepSummary {
         self.outcome_lines(w);
         let _ = writeln!(w, "events       {}", self.events);
         self.warning_lines(w);
+        self.coverage.to_text(w);
         self.failure_lines(w);
         let verdict = if self.seeds_failed == 0 {
             "PASS"

@@ -35,6 +35,8 @@
 //!   schedule that replays alone.
 //! - `cluster`: the Kubernetes Job and Slurm array recipes under `deploy/`
 //!   run two shards here that merge into the unsharded summary.
+//! - `coverage`: the coverage catalogue, docs/coverage.md generated from
+//!   it, sweep tallies, merge, `--require-coverage`.
 //! - `sweep`: sweeps, shards and merge, swarm mode, shrinking, panicking
 //!   seeds, and the committed reproducers under `tests/regressions/`.
 //! - `savepoints`: savepoints, retained checkpoints, rescaling, refusals.
@@ -97,6 +99,7 @@ mod checks;
 mod cli;
 mod cluster;
 mod contract;
+mod coverage;
 mod determinism;
 mod examples;
 mod exhaustive;

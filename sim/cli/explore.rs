@@ -9,6 +9,7 @@ pub(crate) struct SweepOutputs {
     pub(crate) json: bool,
     pub(crate) max_failures: Option<u64>,
     pub(crate) trace_failures: Option<PathBuf>,
+    pub(crate) require_coverage: bool,
 }
 
 /// Perfetto traces `--trace-failures` writes at most.
@@ -49,6 +50,10 @@ pub(crate) struct SweepArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Fail (exit 1) when a coverage target applied to some seed and no
+    /// seed hit it (docs/coverage.md).
+    #[arg(long)]
+    pub(crate) require_coverage: bool,
 }
 
 pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
@@ -73,6 +78,7 @@ pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
         json: a.json,
         max_failures: a.max_failures,
         trace_failures: a.trace_failures,
+        require_coverage: a.require_coverage,
     };
     sweep(&spec, a.jobs, outputs)
 }
@@ -152,7 +158,27 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
         }
         emit(&text);
     }
-    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+    Ok(verdict(&summary, o.require_coverage))
+}
+
+/// The exit code of a sweep or merge: 1 when a seed failed, or when
+/// `--require-coverage` is given and a target applied but was never hit
+/// (each named on standard error).
+fn verdict(summary: &SweepSummary, require_coverage: bool) -> u8 {
+    let missed = summary.coverage.missed();
+    if require_coverage && !missed.is_empty() {
+        eprintln!(
+            "coverage: {} target{} applied to some seed and no seed hit {} (--require-coverage):",
+            missed.len(),
+            if missed.len() == 1 { "" } else { "s" },
+            if missed.len() == 1 { "it" } else { "them" },
+        );
+        for t in &missed {
+            eprintln!("  {}: {} (counter {})", t.name, t.what, t.counter);
+        }
+        return 1;
+    }
+    u8::from(summary.seeds_failed != 0)
 }
 
 /// `--trace-failures DIR`: each failing seed once more with its trace, as a
@@ -461,7 +487,12 @@ pub(crate) fn mutants_cmd(a: MutantsArgs) -> Result<u8> {
 /// The largest sweep result file `merge` reads (about five million seeds).
 const MERGE_FILE_BYTES: u64 = 1 << 30;
 
-pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Result<u8> {
+pub(crate) fn merge(
+    files: &[PathBuf],
+    json: bool,
+    allow_missing: bool,
+    require_coverage: bool,
+) -> Result<u8> {
     let mut inputs = Vec::new();
     for f in files {
         let text = crate::input::read_text(f, MERGE_FILE_BYTES)
@@ -500,7 +531,7 @@ pub(crate) fn merge(files: &[PathBuf], json: bool, allow_missing: bool) -> Resul
         text.insert_str(0, &head);
         emit(&text);
     }
-    Ok(if summary.seeds_failed == 0 { 0 } else { 1 })
+    Ok(verdict(summary, require_coverage))
 }
 
 /// `explore`: every schedule within the bound; the first failing one

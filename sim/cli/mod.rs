@@ -85,6 +85,10 @@ enum Command {
         /// instead of refusing.
         #[arg(long)]
         allow_missing: bool,
+        /// Fail (exit 1) when a coverage target applied to some seed and
+        /// no seed hit it (docs/coverage.md).
+        #[arg(long)]
+        require_coverage: bool,
     },
     /// Run several algorithms on the same seeds and write a comparison
     /// report (README with tables, results.json, results.csv, SVG charts).
@@ -118,7 +122,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List algorithms, operators, fault kinds, checks and mutants.
+    /// List algorithms, operators, fault kinds, checks, mutants and
+    /// coverage targets.
     List {
         /// One JSON object: each section a list of `{name, description}`.
         #[arg(long)]
@@ -256,7 +261,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             files,
             json,
             allow_missing,
-        } => merge(&files, json, allow_missing),
+            require_coverage,
+        } => merge(&files, json, allow_missing, require_coverage),
         Command::Stalls(a) => stalls_cmd(a),
         Command::Compare(a) => compare_cmd(a),
         Command::Mutants(a) => mutants_cmd(a),
@@ -401,6 +407,13 @@ fn list_sections() -> Vec<(&'static str, Vec<(String, String)>)> {
         ("fault kinds", faults),
         ("checks", pairs(&crate::check::CheckId::described())),
         ("mutants", mutants),
+        (
+            "coverage targets",
+            crate::coverage::CATALOGUE
+                .iter()
+                .map(|t| (t.name.to_string(), format!("{} ({})", t.what, t.mechanism)))
+                .collect(),
+        ),
     ]
 }
 

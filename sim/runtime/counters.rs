@@ -34,9 +34,17 @@ macro_rules! counters {
 
 counters! {
     checkpoints_triggered,
+    /// Checkpoints triggered while another checkpoint or savepoint was
+    /// still pending.
+    checkpoints_concurrent,
+    /// ... of those, in a job with operator coordinators (FLIP-27).
+    enumerator_checkpoints_concurrent,
     checkpoints_completed,
     checkpoints_aborted,
     checkpoints_expired,
+    /// Checkpoints that expired while their source trigger waited for
+    /// operator events' acknowledgements.
+    checkpoints_expired_waiting_for_events,
     checkpoints_declined,
     triggers_skipped,
     /// Periodic trigger requests that waited in the coordinator's queue
@@ -77,6 +85,9 @@ counters! {
     /// Records taken in by sinks (operators without outputs), replays
     /// after a failure included: the numerator of throughput.
     sink_records_in,
+    /// Committables a Sink V2 committer read from the network (its writer
+    /// not chained to it).
+    committables_through_network,
     backpressure_stalls,
     notifications_ignored,
     /// Mails (operator events, source triggers, notifications) that reached
@@ -85,6 +96,9 @@ counters! {
     /// Mails an urgent mail (an unaligned trigger, Flink 2.1+) overtook in a
     /// task's mailbox.
     mails_overtaken,
+    /// Split assignments (`AddSplit` events) that reached a busy reader
+    /// and waited in its mailbox.
+    splits_waiting_in_mailbox,
     checkpoints_after_last_recovery,
     /// Checkpoints completed after the fault phase ended (the quiet phase).
     checkpoints_in_quiet_phase,
@@ -136,6 +150,8 @@ counters! {
     triggers_skipped_savepoint,
     /// The job started from a savepoint or retained checkpoint.
     restored_from_snapshot,
+    /// Subtasks that restored union list state (every subtask's entries).
+    union_state_restores,
     /// Keyed records checked against their key group's owner.
     records_routing_checked,
     // --- the richer fault model (`world/faults.rs`, docs/faults.md) ---

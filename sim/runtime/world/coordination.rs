@@ -28,6 +28,12 @@ impl World<'_> {
                 CoordAction::Queued => self.rec.counters.triggers_queued += 1,
                 CoordAction::Triggered { id, savepoint } => {
                     self.rec.counters.checkpoints_triggered += 1;
+                    if self.coord.pending.len() > 1 {
+                        self.rec.counters.checkpoints_concurrent += 1;
+                        if !self.ops.slots.is_empty() {
+                            self.rec.counters.enumerator_checkpoints_concurrent += 1;
+                        }
+                    }
                     self.crash_trigger(TriggerEvent::Trigger, None, id);
                     if self.recovery.pending > 0 {
                         self.rec.counters.checkpoints_during_recovery += 1;
@@ -229,6 +235,9 @@ impl World<'_> {
     pub(super) fn expired(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
             self.rec.counters.checkpoints_expired += 1;
+            if self.ops.deferred.is_some_and(|(d, _)| d == id) {
+                self.rec.counters.checkpoints_expired_waiting_for_events += 1;
+            }
             let mut out = Vec::new();
             self.coord.expire(self.net.now, id, &mut out);
             self.perform(out);

@@ -15,6 +15,7 @@
 //! does (`rpcs.rs`, `operator_coordinators.rs`).
 
 use super::*;
+use crate::model::flip27::OperatorEvent;
 use crate::runtime::mailbox::Mail;
 
 impl World<'_> {
@@ -27,6 +28,7 @@ impl World<'_> {
             return;
         }
         let urgent = self.is_urgent(&mail);
+        let split = matches!(mail, Mail::Event(OperatorEvent::AddSplit(_)));
         let mailbox = &mut self.tasks.list[ti].mailbox;
         if urgent {
             let overtaken = mailbox.put_urgent(mail);
@@ -36,6 +38,7 @@ impl World<'_> {
         }
         if self.net.sched[ti].busy_until > self.net.now {
             self.rec.counters.mails_waited += 1;
+            self.rec.counters.splits_waiting_in_mailbox += u64::from(split);
             self.net.poke(t);
             return;
         }

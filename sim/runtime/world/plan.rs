@@ -25,6 +25,9 @@ pub(super) struct Plan<'a> {
     pub(super) forced_aligned: Vec<bool>,
     /// Per operator: keyed with only hash inputs (see `Task::check_routing`).
     pub(super) routed_by_key: Vec<bool>,
+    /// Per task: its head is a Sink V2 committer, so what it reads from
+    /// the network are committables (an unchained writer → committer edge).
+    pub(super) committer_heads: Vec<bool>,
     /// Tasks without output channels (the drain reports of stop-the-world).
     pub(super) sink_tasks: u32,
     pub(super) expected: Guarantee,
@@ -52,7 +55,13 @@ impl<'a> Plan<'a> {
             })
             .collect();
         let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
+        let committer_heads = exec
+            .tasks
+            .iter()
+            .map(|t| scenario.op(t.operator).kind.is_committer())
+            .collect();
         Plan {
+            committer_heads,
             task_outputs,
             forced_aligned: forced_aligned(&scenario),
             routed_by_key: routed_by_key(&scenario),

@@ -428,6 +428,7 @@ impl World<'_> {
         for m in 0..members {
             let own = states.get(m).map_or(&[][..], Vec::as_slice);
             let union = latest.and_then(|c| self.union_state(c, self.plan.exec.tasks[ti].chain[m]));
+            self.rec.counters.union_state_restores += u64::from(union.is_some());
             let bytes = union.as_deref().unwrap_or(own);
             let result = {
                 let (member, mut ctx) = self.ctx_parts(t, m);

@@ -303,6 +303,9 @@ impl World<'_> {
         }
         self.net.recycle(buf);
         self.rec.counters.records_processed += n;
+        if self.plan.committer_heads[t as usize] {
+            self.rec.counters.committables_through_network += n;
+        }
         n
     }
 
