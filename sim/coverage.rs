@@ -390,6 +390,8 @@ targets! {
             "a restore left a receiver ahead of its sender (duplicates, at-least-once)";
     }
     "two-phase commit" {
+        "commit-checked", "commits_checked", [TwoPhaseSink, Checkpoints],
+            "a transaction's commit fell due (notification, restore, late committable) and was checked";
         "recovery-commit", "recovery_commits", [TwoPhaseSink, Crashes],
             "a restore committed transactions its checkpoint had pre-committed";
     }
@@ -490,6 +492,8 @@ targets! {
             "keyed records were checked against their key group's owner";
         "union-state-restored", "union_state_restores", [UnionState, Crashes],
             "a subtask restored union list state (every subtask's entries)";
+        "channel-order-checked", "channel_records_ordered", [],
+            "records were checked for their order within a channel";
         "loop-ended", "loops_ended", [Iteration],
             "an iteration's loop ended";
     }

@@ -105,6 +105,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::AlignedTriggerUrgent,
     Mutant::IdleTaskIgnoresMail,
     Mutant::MailsSurviveRestart,
+    Mutant::RecoveredCommitDeferred,
+    Mutant::NewDataBeforeRecovered,
 ];
 
 impl Mutant {

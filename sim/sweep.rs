@@ -646,51 +646,57 @@ impl SweepSummary {
                     s.scenario, s.algorithm, s.mutants
                 )));
             }
-            s.seeds_run += 1;
-            s.events += r.events;
-            let mut kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
-            kinds.sort_unstable();
-            kinds.dedup();
-            for k in kinds {
-                *s.warnings.entry(k.to_string()).or_default() += 1;
-            }
-            for w in &r.warnings {
-                s.warning_examples
-                    .entry(w.kind.clone())
-                    .or_insert_with(|| format!("seed {}: {}", r.seed, w.message));
-            }
-            s.coverage.add(&r.coverage);
-            *s.guarantees.entry(r.guarantee.clone()).or_default() += 1;
-            *s.outcomes.entry(r.outcome.clone()).or_default() += 1;
-            for (k, v) in &r.counters {
-                let add = v.as_u64().unwrap_or(0);
-                let entry = s.counters.entry(k.clone()).or_insert(Value::from(0u64));
-                *entry = Value::from(entry.as_u64().unwrap_or(0) + add);
-            }
-            if r.passed {
-                s.seeds_passed += 1;
-            } else {
-                s.seeds_failed += 1;
-                for c in &r.failed_checks {
-                    *s.failures_by_check.entry(c.clone()).or_default() += 1;
-                }
-                if r.nondeterminism.is_some() {
-                    *s.failures_by_check
-                        .entry("determinism".to_string())
-                        .or_default() += 1;
-                }
-                s.failures.push(Failure {
-                    seed: r.seed,
-                    checks: r.failed_checks.clone(),
-                    violation: r.violation.clone(),
-                    nondeterminism: r.nondeterminism.clone(),
-                    replay: r.replay.clone(),
-                    panic: r.panic.clone(),
-                });
-            }
+            s.add(r);
         }
         s.failure_groups = FailureGroup::of(&s.failures);
         Ok(s)
+    }
+
+    /// Adds one seed's result (of this sweep) to the tallies.
+    fn add(&mut self, r: &SeedResult) {
+        self.seeds_run += 1;
+        self.events += r.events;
+        let mut kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        for k in kinds {
+            *self.warnings.entry(k.to_string()).or_default() += 1;
+        }
+        for w in &r.warnings {
+            self.warning_examples
+                .entry(w.kind.clone())
+                .or_insert_with(|| format!("seed {}: {}", r.seed, w.message));
+        }
+        self.coverage.add(&r.coverage);
+        *self.guarantees.entry(r.guarantee.clone()).or_default() += 1;
+        *self.outcomes.entry(r.outcome.clone()).or_default() += 1;
+        for (k, v) in &r.counters {
+            let add = v.as_u64().unwrap_or(0);
+            let entry = self.counters.entry(k.clone()).or_insert(Value::from(0u64));
+            *entry = Value::from(entry.as_u64().unwrap_or(0) + add);
+        }
+        if r.passed {
+            self.seeds_passed += 1;
+        } else {
+            self.seeds_failed += 1;
+            for c in &r.failed_checks {
+                *self.failures_by_check.entry(c.clone()).or_default() += 1;
+            }
+            if r.nondeterminism.is_some() {
+                *self
+                    .failures_by_check
+                    .entry("determinism".to_string())
+                    .or_default() += 1;
+            }
+            self.failures.push(Failure {
+                seed: r.seed,
+                checks: r.failed_checks.clone(),
+                violation: r.violation.clone(),
+                nondeterminism: r.nondeterminism.clone(),
+                replay: r.replay.clone(),
+                panic: r.panic.clone(),
+            });
+        }
     }
 
     /// The text report.

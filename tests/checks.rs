@@ -120,29 +120,48 @@ fn a_misrouted_read_is_reported_with_its_key_group_and_owner() {
 }
 
 #[test]
-fn a_notification_after_which_a_transaction_stays_precommitted_is_reported() {
+fn a_transaction_left_precommitted_when_due_is_reported_once_with_its_commit() {
+    use ckptsim::engine::SimDuration;
     use ckptsim::model::store::TxnId;
+    use ckptsim::runtime::output::{CommitDue, DueCause};
     let (sc, oracle, mut e) = judged();
-    let notified = &mut e.output.evidence.sink_notifications;
-    assert!(!notified.is_empty(), "tiny's sinks are notified");
-    assert!(notified.iter().all(|n| n.precommitted.is_empty()));
-    let txn = |seq| TxnId {
+    let due = &mut e.output.evidence.commits_due;
+    assert!(!due.is_empty(), "tiny's sinks owe commits");
+    assert!(due.iter().all(|d| d.precommitted.is_empty() && d.due > 0));
+    assert!(due.iter().any(|d| d.cause == DueCause::Notified));
+    // Sequence numbers no run of tiny reaches: never committed.
+    let txn = |seq: u64| TxnId {
         sink: 3,
         subtask: 1,
         attempt: 0,
-        seq,
+        seq: 1_000_000 + seq,
     };
-    let n = &mut notified[0];
-    n.precommitted = vec![(txn(4), n.checkpoint), (txn(5), n.checkpoint)];
-    let (time_ns, task, id) = (n.time_ns, n.task, n.checkpoint);
-    let name = &e.output.evidence.task_names[task as usize];
-    let found = findings(&e, &sc, &oracle, CheckId::Commit);
-    assert_eq!(found.len(), 1, "{found:?}");
+    let first = due[0].clone();
+    let (time_ns, task, id) = (first.time_ns, first.task, first.checkpoint);
+    // The same transaction late at two points: named once, at the first.
+    due[0].precommitted = vec![(txn(4), id)];
+    due.push(CommitDue {
+        time_ns: time_ns + 7,
+        cause: DueCause::Restored,
+        precommitted: vec![(txn(4), id), (txn(5), id)],
+        ..first
+    });
+    let name = e.output.evidence.task_names[task as usize].clone();
+    let found = findings(&e, &sc, &oracle, CheckId::LateCommit);
+    assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(found[0].time_ns, time_ns);
+    let at = SimDuration(time_ns);
     assert_eq!(
         found[0].message,
-        format!("sink {name} was notified that checkpoint {id} completed, but {}, pre-committed for checkpoint {id}, is still not committed (and 1 more)", txn(4))
+        format!("sink {name} was notified at {at} that checkpoint {id} completed, but {}, pre-committed for checkpoint {id}, was not committed then; it was never committed", txn(4))
     );
+    let at = SimDuration(time_ns + 7);
+    assert_eq!(
+        found[1].message,
+        format!("task {name} restored checkpoint {id} at {at}, whose snapshot held {} pre-committed for checkpoint {id}, but the restore did not commit it; it was never committed", txn(5))
+    );
+    // The other checks do not read this evidence.
+    assert!(findings(&e, &sc, &oracle, CheckId::Commit).is_empty());
 }
 
 #[test]

@@ -9,10 +9,12 @@
 //! files each violation under the check its id names, whoever reported it:
 //! a violation can never be dropped for want of a reader.
 
+pub mod channel_order;
 pub mod commit;
 pub mod consistent_cut;
 pub mod exactly_once_output;
 pub mod failure_accounting;
+pub mod late_commit;
 pub mod liveness;
 pub mod oracle;
 pub mod protocol;
@@ -102,6 +104,8 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Routing => routing::check,
         CheckId::Protocol => protocol::check,
         CheckId::Commit => commit::check,
+        CheckId::LateCommit => late_commit::check,
+        CheckId::ChannelOrder => channel_order::check,
         CheckId::FailureAccounting => failure_accounting::check,
         CheckId::Panic => return None,
     })

@@ -525,6 +525,12 @@ impl Operator for TwoPhaseCommitSink {
         if let Some(open) = state.current {
             ctx.store.abort(open);
         }
+        if !state.pending.is_empty() && ctx.mutant(Mutant::RecoveredCommitDeferred) {
+            // Mutant: the recovered transactions wait for the next notification.
+            self.pending = state.pending;
+            self.current = None;
+            return Ok(());
+        }
         let now = ctx.now;
         for (_, txn) in &state.pending {
             if ctx.mutant(Mutant::SinkAbortsRecoveredTxns) {
@@ -835,8 +841,16 @@ mod mutants {
             part: "2PC sink commit",
             what: "on checkpoint-complete for N the 2PC sink commits only the transactions of checkpoints before N, so every commit comes one checkpoint late",
             modelled_on: "off-by-one commit ranges in two-phase-commit sinks (committing pendingCommitTransactions headMap(N) instead of up to N): output delayed by a checkpoint, lost when the job ends without a final one",
-            caught_by: "commit",
+            caught_by: "late-commit",
             applies: &[("wordcount", "aligned")],
+        });
+        pub const RecoveredCommitDeferred: Mutant = Mutant::declare(&MutantInfo {
+            name: "recovered-commit-deferred",
+            part: "2PC sink recovery",
+            what: "on restore the 2PC sink keeps the pre-committed transactions its state lists and commits them with the next completed checkpoint instead of at the restore",
+            modelled_on: "recovered committables committed only on the next notifyCheckpointComplete (recoverAndCommit skipped, the pending list carried over): the restored checkpoint's output waits for another checkpoint, and is lost if none completes",
+            caught_by: "late-commit",
+            applies: &[("wordcount", "aligned"), ("alignment-crash", "aligned")],
         });
         pub const SinkAckWithoutFlush: Mutant = Mutant::declare(&MutantInfo {
             name: "sink-ack-without-flush",

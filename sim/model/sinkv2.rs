@@ -51,8 +51,9 @@ fn committable(txn: TxnId, checkpoint: CheckpointId, ctx: &Context) -> Record {
     }
 }
 
-/// The transaction a committable names, of writer operator `writer`.
-fn txn_of(record: &Record, writer: u32) -> Option<(TxnId, CheckpointId)> {
+/// The transaction a committable names, of writer operator `writer`, and
+/// its checkpoint (`None` for a record that is no committable).
+pub fn committable_txn(record: &Record, writer: u32) -> Option<(TxnId, CheckpointId)> {
     (record.lineage.partition == COMMITTABLE).then(|| {
         let txn = TxnId {
             sink: writer,
@@ -178,7 +179,7 @@ impl SinkCommitter {
 
 impl Operator for SinkCommitter {
     fn process(&mut self, record: Record, ctx: &mut Context) {
-        let Some((txn, checkpoint)) = txn_of(&record, self.writer) else {
+        let Some((txn, checkpoint)) = committable_txn(&record, self.writer) else {
             return;
         };
         if checkpoint <= self.last_completed {

@@ -76,6 +76,9 @@ counters! {
     recoveries_from_checkpoint,
     recoveries_from_scratch,
     recovery_commits,
+    /// Transactions whose commit fell due and was checked: at a
+    /// notification, at a restore, or at a late committable's arrival.
+    commits_checked,
     records_emitted,
     records_replayed,
     records_processed,
@@ -154,6 +157,8 @@ counters! {
     union_state_restores,
     /// Keyed records checked against their key group's owner.
     records_routing_checked,
+    /// Records whose order within their channel was checked.
+    channel_records_ordered,
     // --- the richer fault model (`world/faults.rs`, docs/faults.md) ---
     /// The restart strategy gave up: the job failed.
     restart_strategy_gave_up,

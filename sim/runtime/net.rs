@@ -236,6 +236,9 @@ pub struct Net {
     pub credit_messages: u64,
     /// Mutant `recycle-loses-credit`.
     pub lose_credit: bool,
+    /// What the receivers read out of their channels' order (the
+    /// channel-order check's evidence).
+    pub order: crate::runtime::output::ChannelOrder,
     /// Mutant `restart-forgets-edge-credits`.
     pub forget_edge_credits: bool,
     /// A scripted run: a message's latency is its channel's minimum or
@@ -340,6 +343,7 @@ impl Net {
             credit_broke: false,
             credit_messages: 0,
             lose_credit: false,
+            order: Default::default(),
             forget_edge_credits: false,
             scripted_latency: false,
             during_recovery: false,
@@ -741,6 +745,8 @@ impl Net {
                 let mut part = self.pool.pop().unwrap_or_default();
                 part.extend(buf.drain(..max_records));
                 let first = *seq;
+                self.order
+                    .read(self.now, ch, c.received, first, max_records as u64);
                 *seq += max_records as u64;
                 c.received += max_records as u64;
                 self.avail_clock += 1;
@@ -758,7 +764,9 @@ impl Net {
             self.avail_clock += 1;
             c.avail = self.avail_clock;
         }
-        if let Msg::Data { buf, .. } = &msg {
+        if let Msg::Data { seq, buf, .. } = &msg {
+            self.order
+                .read(self.now, ch, c.received, *seq, buf.len() as u64);
             c.received += buf.len() as u64;
             if let Some((to, n)) = self.credit.recycle(ch, self.lose_credit) {
                 self.announce(to, n);

@@ -337,10 +337,14 @@ pub struct Evidence {
     /// Keyed reads over hash edges that reached a subtask that does not
     /// own their key group (the routing check).
     pub misrouted: Misrouted,
-    /// Every notification of a completed checkpoint to a sink that commits
-    /// its own or its writer's transactions, with what was still
-    /// pre-committed then (the commit check, in time).
-    pub sink_notifications: Vec<SinkNotification>,
+    /// Every point at which a sink task owed commits (a notification of a
+    /// completed checkpoint, a restore, a committable for a checkpoint it
+    /// knew complete), with what it owed and what was still pre-committed
+    /// after it (the late-commit check).
+    pub commits_due: Vec<CommitDue>,
+    /// Buffers receivers read out of their channel's order (the
+    /// channel-order check).
+    pub channel_order: ChannelOrder,
     /// Every completed checkpoint's and savepoint's cut, in completion
     /// order (the consistent-cut check).
     pub cuts: Vec<super::cut_evidence::CompletedCut>,
@@ -384,15 +388,90 @@ pub struct MisroutedRead {
     pub parallelism: u32,
 }
 
-/// A sink task notified that `checkpoint` completed, and the transactions
-/// (each with the checkpoint it was pre-committed for, at most
-/// `checkpoint`) its current instance answered for that were still only
-/// pre-committed after the notification.
+/// What receivers read out of their channel's order: a buffer whose first
+/// sequence number was not the next one the receiver had to read (records
+/// of a channel are read in the order they were sent; after a restore, the
+/// channel's restored in-flight records hold the numbers below its new
+/// data, so they come first). Counts and the first
+/// [`ChannelOrder::KEPT`] examples.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelOrder {
+    /// Records whose order was checked.
+    pub checked: u64,
+    /// Buffers read out of order.
+    pub breaks: u64,
+    pub first: Vec<OrderBreak>,
+}
+
+/// A buffer read out of order: on `channel`, at `time_ns`, the receiver
+/// expected sequence number `expected` and read `got` (`records` of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderBreak {
+    pub time_ns: u64,
+    pub channel: ChannelId,
+    pub expected: u64,
+    pub got: u64,
+    pub records: u64,
+}
+
+impl ChannelOrder {
+    /// Examples kept: the check names at most this many.
+    pub const KEPT: usize = 5;
+
+    /// The receiver of `channel`, having read `expected` records of it,
+    /// reads `records` records from sequence number `got`.
+    #[inline]
+    pub fn read(
+        &mut self,
+        now: SimTime,
+        channel: ChannelId,
+        expected: u64,
+        got: u64,
+        records: u64,
+    ) {
+        self.checked += records;
+        if got != expected {
+            self.breaks += 1;
+            if self.first.len() < Self::KEPT {
+                self.first.push(OrderBreak {
+                    time_ns: now.0,
+                    channel,
+                    expected,
+                    got,
+                    records,
+                });
+            }
+        }
+    }
+}
+
+/// Why a sink task owed commits at a point of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DueCause {
+    /// It was notified that `checkpoint` completed: everything pre-committed
+    /// for it or an earlier checkpoint is due (Flink's 2PC contract).
+    Notified,
+    /// It restored `checkpoint`, which completed: the transactions its
+    /// snapshot of that checkpoint held pre-committed are due at the
+    /// restore (`recoverAndCommit`).
+    Restored,
+    /// A committer received a committable for a checkpoint at or below
+    /// `checkpoint`, which it already knew complete: due at once (Flink's
+    /// `CommitterOperator`).
+    LateCommittable,
+}
+
+/// A point at which sink task `task` owed commits: why, the checkpoint
+/// that made them due, how many transactions were due, and those (each
+/// with the checkpoint it was pre-committed for) still only pre-committed
+/// right after.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SinkNotification {
+pub struct CommitDue {
     pub time_ns: u64,
     pub task: TaskId,
+    pub cause: DueCause,
     pub checkpoint: CheckpointId,
+    pub due: u32,
     pub precommitted: Vec<(TxnId, u64)>,
 }
 

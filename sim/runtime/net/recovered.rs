@@ -69,6 +69,9 @@ impl Net {
             c.recovered.pop_front().expect("a head buffer")
         };
         let seq = c.received;
+        // Restored buffers hold the sequence numbers below the new data:
+        // read in their order, they are always next.
+        self.order.read(self.now, ch, seq, seq, buf.len() as u64);
         c.received += buf.len() as u64;
         if self.persist_recovered_twice {
             if let Some(cap) = c.capture.as_mut().filter(|cap| cap.open) {

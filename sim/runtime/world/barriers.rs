@@ -4,7 +4,6 @@
 //! the task (source trigger, notifications) are `rpcs.rs`.
 
 use super::*;
-use crate::model::kinds::{Role, SinkRole};
 
 impl World<'_> {
     /// Carries out the actions task `t`'s barrier handler returned, in
@@ -266,6 +265,7 @@ impl World<'_> {
         self.tasks.store.precommit_scope = None;
         snapshot.states = states;
         snapshot.log_pos = log_pos;
+        self.note_promised(t, b.id);
         self.rec.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace
         self.mark(|| Timeline::Snapshot {
@@ -686,65 +686,6 @@ impl World<'_> {
             self.net.send_event(ch, Msg::Cancel(id), false);
             self.rec.counters.cancel_markers_sent += 1;
         }
-    }
-
-    /// Records, for the commit check, what a sink task told that checkpoint
-    /// `id` completed still holds pre-committed for `id` or an earlier
-    /// checkpoint (Flink's 2PC contract: notify-complete commits everything
-    /// up to the id, so nothing may stay).
-    ///
-    /// Member `m` of task `t`: a 2PC sink answers for its own transactions;
-    /// a Sink V2 committer with one input channel (or chained to its
-    /// writer) for those of its writer subtask (their committables preceded
-    /// the barrier on that channel, so it holds them; with several inputs an
-    /// algorithm that snapshots before every barrier arrived, such as
-    /// Chandy–Lamport, may still have them in flight); a writer commits
-    /// nothing itself.
-    pub(super) fn note_sink_notification(&mut self, t: TaskId, m: usize, id: CheckpointId) {
-        let index = self.tasks.list[t as usize].members[m].index;
-        let kind = &self.plan.scenario.operators[index as usize].kind;
-        let owners: Vec<(u32, u32, u32)> = match kind.role() {
-            Role::Sink(SinkRole::Writer) => return,
-            Role::Committer => {
-                let Some(e) = self.plan.scenario.edges.iter().find(|e| e.to.0 == index) else {
-                    return;
-                };
-                if m == 0 && self.plan.exec.tasks[t as usize].inputs.len() != 1 {
-                    return;
-                }
-                let (writer, subtask) = (e.from, self.tasks.list[t as usize].subtask);
-                let writers = self.plan.scenario.op(writer).parallelism;
-                let p = self.plan.scenario.operators[index as usize].parallelism;
-                crate::model::sinkv2::served_writers(subtask, p, writers)
-                    .into_iter()
-                    .map(|s| {
-                        let wt = self.plan.exec.task_of(writer, s) as usize;
-                        (writer.0, s, self.tasks.list[wt].deploy_attempt)
-                    })
-                    .collect()
-            }
-            Role::Sink(_) => {
-                let task = &self.tasks.list[t as usize];
-                vec![(index, task.subtask, task.deploy_attempt)]
-            }
-            _ => return,
-        };
-        let mut precommitted = Vec::new();
-        for (op, subtask, attempt) in owners {
-            precommitted.extend(
-                self.tasks
-                    .store
-                    .precommitted_up_to(op, subtask, attempt, id),
-            );
-        }
-        let time_ns = self.net.now.0;
-        let notified = SinkNotification {
-            time_ns,
-            task: t,
-            checkpoint: id,
-            precommitted,
-        };
-        self.rec.evidence.sink_notifications.push(notified);
     }
 
     /// The handler aborted a checkpoint: decline it and cancel downstream.

@@ -36,7 +36,10 @@ impl World<'_> {
             events,
             end_time: self.net.now,
             fingerprint: self.rec.fp.finish(),
-            counters: std::mem::take(&mut self.rec.counters),
+            counters: crate::runtime::Counters {
+                channel_records_ordered: self.net.order.checked,
+                ..std::mem::take(&mut self.rec.counters)
+            },
             store: std::mem::take(&mut self.tasks.store),
             keyed_state,
             evidence: crate::runtime::output::Evidence {
@@ -50,6 +53,7 @@ impl World<'_> {
                     .iter()
                     .map(|t| t.name.clone())
                     .collect(),
+                channel_order: std::mem::take(&mut self.net.order),
                 ..std::mem::take(&mut self.rec.evidence)
             },
             checkpoint_stats: std::mem::take(&mut self.coord.stats),

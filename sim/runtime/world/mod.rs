@@ -48,6 +48,8 @@
 mod barriers;
 mod channel_file_acks;
 mod channel_files;
+mod commit_ledger;
+mod commits;
 mod coordination;
 mod degraded;
 mod fault_state;
@@ -88,7 +90,7 @@ use super::event::{Ev, Stamped, ANY_ATTEMPT};
 use super::mailbox::{Mail, Mailbox};
 use super::net::{Msg, Net};
 use super::output::{
-    MisroutedRead, Outcome, RunOutput, SinkNotification, SnapshotKind, SnapshotOut, TaskReport,
+    CommitDue, DueCause, MisroutedRead, Outcome, RunOutput, SnapshotKind, SnapshotOut, TaskReport,
     Timeline, TimelineMark, TraceEntry,
 };
 use super::schedule::{ScheduleLog, Step};
@@ -141,6 +143,8 @@ struct World<'a> {
     local: Option<Box<local_state::Local>>,
     /// The job's loops, if it has feedback edges (`world/iteration.rs`).
     loops: Option<Box<loop_state::Loops>>,
+    /// What each sink task owes the external store (`commit_ledger.rs`).
+    ledger: commit_ledger::CommitLedger,
 }
 
 /// Runs a scenario with the built-in operators (no checks; see
@@ -260,6 +264,7 @@ impl<'a> World<'a> {
         let mut w = World {
             local: local_state::Local::new(&exec, &cfg).map(Box::new),
             loops: loop_state::Loops::new(&scenario, &exec).map(Box::new),
+            ledger: commit_ledger::CommitLedger::new(exec.tasks.len()),
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             faults,
             rec: recorder::Recorder::new(ScheduleLog::new(exec.instances())),

@@ -25,9 +25,10 @@ pub(super) struct Plan<'a> {
     pub(super) forced_aligned: Vec<bool>,
     /// Per operator: keyed with only hash inputs (see `Task::check_routing`).
     pub(super) routed_by_key: Vec<bool>,
-    /// Per task: its head is a Sink V2 committer, so what it reads from
-    /// the network are committables (an unchained writer → committer edge).
-    pub(super) committer_heads: Vec<bool>,
+    /// Per task: the member that is a Sink V2 committer, and the writer
+    /// operator it reads committables from (with the member 0, what the
+    /// task reads from the network are committables).
+    pub(super) committers: Vec<Option<(usize, u32)>>,
     /// Tasks without output channels (the drain reports of stop-the-world).
     pub(super) sink_tasks: u32,
     pub(super) expected: Guarantee,
@@ -55,13 +56,21 @@ impl<'a> Plan<'a> {
             })
             .collect();
         let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
-        let committer_heads = exec
+        let committers = exec
             .tasks
             .iter()
-            .map(|t| scenario.op(t.operator).kind.is_committer())
+            .map(|t| {
+                let m = t
+                    .chain
+                    .iter()
+                    .position(|&op| scenario.op(op).kind.is_committer())?;
+                let op = t.chain[m];
+                let writer = scenario.edges.iter().find(|e| e.to == op)?.from;
+                Some((m, writer.0))
+            })
             .collect();
         Plan {
-            committer_heads,
+            committers,
             task_outputs,
             forced_aligned: forced_aligned(&scenario),
             routed_by_key: routed_by_key(&scenario),

@@ -374,6 +374,7 @@ impl World<'_> {
                 false => self.tasks.list[ti].members.len(),
             };
             self.restore_members(t, members, &states, latest);
+            self.note_restored(t, latest.filter(|_| snap.is_some()).map(|c| c.id_of(ti)));
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {
                     let input = self.plan.exec.channels[cs.ch as usize].input_index;

@@ -75,9 +75,7 @@ impl World<'_> {
             }
             let inst = self.tasks.list[ti].members[m].inst;
             self.rec.schedule.push(inst, Step::Complete(id));
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            member.op.notify_checkpoint_complete(id, &mut ctx);
-            self.note_sink_notification(t, m, id);
+            self.notify_member(t, m, id);
             self.emit_from(t, m);
         }
         // The job's final checkpoint covered all input everywhere: finish.

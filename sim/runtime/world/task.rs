@@ -150,7 +150,7 @@ impl World<'_> {
         let ti = t as usize;
         let ch = self.plan.exec.tasks[ti].inputs[pick as usize];
         let step = self.tasks.list[ti].step_records;
-        if self.net.has_recovered(ch) && !self.net.has_priority(ch) {
+        if self.net.has_recovered(ch) && !self.net.has_priority(ch) && !self.new_data_first(ch) {
             // Checkpointing during recovery: the channel's restored
             // buffers are its head.
             let buf = self.net.take_recovered(ch, step).expect("has buffers");
@@ -303,7 +303,7 @@ impl World<'_> {
         }
         self.net.recycle(buf);
         self.rec.counters.records_processed += n;
-        if self.plan.committer_heads[t as usize] {
+        if self.plan.committers[t as usize].is_some_and(|(m, _)| m == 0) {
             self.rec.counters.committables_through_network += n;
         }
         n
@@ -361,7 +361,33 @@ impl World<'_> {
         }
         let (member, mut ctx) = self.ctx_parts(t, 0);
         member.op.process_from(from, r, &mut ctx);
+        self.received_by(t, 0, &r);
         self.emit_from(t, 0);
+    }
+
+    /// Mutant `new-data-before-recovered`: the channel's new data is read
+    /// before its restored buffers.
+    fn new_data_first(&self, ch: ChannelId) -> bool {
+        let on = self.plan.cfg.mutants.has(Mutant::NewDataBeforeRecovered)
+            && matches!(
+                self.net.channels[ch as usize].in_queue.front(),
+                Some(Msg::Data { .. })
+            );
+        if on {
+            fired(Mutant::NewDataBeforeRecovered);
+        }
+        on
+    }
+
+    /// Member `m` of task `t` processed `r`: a committer's committable is
+    /// noted in the commit ledger (`commits.rs`).
+    #[inline]
+    fn received_by(&mut self, t: TaskId, m: usize, r: &Record) {
+        if let Some((c, writer)) = self.plan.committers[t as usize] {
+            if c == m {
+                self.note_committable(t, writer, r);
+            }
+        }
     }
 
     /// What member `m` of task `t` emitted (in `out`): each record through
@@ -381,6 +407,7 @@ impl World<'_> {
                 for &r in &batch {
                     let (member, mut ctx) = self.ctx_parts(t, c);
                     member.op.process(r, &mut ctx);
+                    self.received_by(t, c, &r);
                     self.emit_from(t, c);
                 }
             }
@@ -684,6 +711,14 @@ mod mutants {
             modelled_on: "the SourceReader contract: pollNext returns NOTHING_AVAILABLE and completes isAvailable() when data arrives, END_OF_INPUT only when nothing will ever come; a reader that returns END_OF_INPUT for a momentarily empty split finishes early",
             caught_by: "exactly-once-output",
             applies: &[("uneven", "aligned")],
+        });
+        pub const NewDataBeforeRecovered: Mutant = Mutant::declare(&MutantInfo {
+            name: "new-data-before-recovered",
+            part: "recovered input channels",
+            what: "while a channel's restored in-flight buffers are replayed, a new buffer that arrived on the same channel is read before them",
+            modelled_on: "recovered input channels handing over to the live channel too early (the RecoveredInputChannel → RemoteInputChannel conversion racing with restored buffers), which reorders a channel after an unaligned restore",
+            caught_by: "channel-order",
+            applies: &[("recovery-checkpoints", "unaligned")],
         });
     }
 }

@@ -1,0 +1,174 @@
+//! The points at which a sink task owes commits, written down as evidence
+//! for the late-commit check (`check/late_commit.rs`): a notification of a
+//! completed checkpoint (everything pre-committed for it or earlier is
+//! due), a restore (what the restored snapshot held pre-committed is due),
+//! and a committable that reaches a committer for a checkpoint it already
+//! knew complete (due at once).
+//!
+//! At each point it records how many transactions were due and which were
+//! still pre-committed right after. It never judges: a transaction left
+//! pre-committed is evidence, the check decides and words it.
+
+use super::*;
+use crate::model::kinds::{Role, SinkRole};
+use crate::model::store::{TxnId, TxnState};
+
+impl World<'_> {
+    /// What member `m` of task `t` owes for checkpoints at or below `upto`
+    /// and is still pre-committed: `None` for a member that commits
+    /// nothing.
+    ///
+    /// A 2PC sink answers for the transactions of its current instance; a
+    /// Sink V2 committer with one input channel (or chained to its writer)
+    /// for those of the writer subtasks it serves (their committables
+    /// preceded the barrier on that channel); a committer with several
+    /// inputs for the committables it received (with several inputs an
+    /// algorithm that snapshots before every barrier arrived, such as
+    /// Chandy–Lamport, may still have some in flight); a writer commits
+    /// nothing itself.
+    pub(super) fn owed(
+        &self,
+        t: TaskId,
+        m: usize,
+        upto: CheckpointId,
+    ) -> Option<Vec<(TxnId, u64)>> {
+        let ti = t as usize;
+        let index = self.tasks.list[ti].members[m].index;
+        let kind = &self.plan.scenario.operators[index as usize].kind;
+        let owners: Vec<(u32, u32, u32)> = match kind.role() {
+            Role::Sink(SinkRole::Transactional) => {
+                let task = &self.tasks.list[ti];
+                vec![(index, task.subtask, task.deploy_attempt)]
+            }
+            Role::Committer if m == 0 && self.plan.exec.tasks[ti].inputs.len() != 1 => {
+                let store = &self.tasks.store;
+                return Some(
+                    self.ledger.received[ti]
+                        .iter()
+                        .filter(|&(&txn, &cp)| {
+                            cp <= upto && store.state(txn) == Some(TxnState::PreCommitted)
+                        })
+                        .map(|(&txn, &cp)| (txn, cp))
+                        .collect(),
+                );
+            }
+            Role::Committer => {
+                let e = self.plan.scenario.edges.iter().find(|e| e.to.0 == index)?;
+                let (writer, subtask) = (e.from, self.tasks.list[ti].subtask);
+                let writers = self.plan.scenario.op(writer).parallelism;
+                let p = self.plan.scenario.operators[index as usize].parallelism;
+                crate::model::sinkv2::served_writers(subtask, p, writers)
+                    .into_iter()
+                    .map(|s| {
+                        let wt = self.plan.exec.task_of(writer, s) as usize;
+                        (writer.0, s, self.tasks.list[wt].deploy_attempt)
+                    })
+                    .collect()
+            }
+            _ => return None,
+        };
+        let mut owed = Vec::new();
+        for (op, subtask, attempt) in owners {
+            owed.extend(
+                self.tasks
+                    .store
+                    .precommitted_up_to(op, subtask, attempt, upto),
+            );
+        }
+        Some(owed)
+    }
+
+    /// Member `m` of task `t` is notified that `id` completed: the
+    /// operator's `notifyCheckpointComplete`, with what was due before it
+    /// and what stayed pre-committed after.
+    pub(super) fn notify_member(&mut self, t: TaskId, m: usize, id: CheckpointId) {
+        let ti = t as usize;
+        let before = self.owed(t, m, id);
+        let (member, mut ctx) = self.ctx_parts(t, m);
+        member.op.notify_checkpoint_complete(id, &mut ctx);
+        let ledger = &mut self.ledger;
+        ledger.known_complete[ti] = ledger.known_complete[ti].max(id);
+        if let Some(before) = before {
+            let after = self.owed(t, m, id).unwrap_or_default();
+            self.note_due(t, DueCause::Notified, id, before.len(), after);
+            let store = &self.tasks.store;
+            self.ledger.received[ti]
+                .retain(|&txn, _| store.state(txn) == Some(TxnState::PreCommitted));
+        }
+    }
+
+    /// Task `t` took its snapshot of checkpoint `id`: what each member
+    /// holds pre-committed for `id` or earlier, which a restore of `id`
+    /// must commit.
+    pub(super) fn note_promised(&mut self, t: TaskId, id: CheckpointId) {
+        let mut promised = Vec::new();
+        for m in 0..self.tasks.list[t as usize].members.len() {
+            promised.extend(self.owed(t, m, id).unwrap_or_default());
+        }
+        if !promised.is_empty() {
+            self.ledger.promised.insert((t, id), promised);
+        }
+    }
+
+    /// Task `t` was restarted, from checkpoint `restored` (or from
+    /// nothing): what that snapshot held pre-committed was due at the
+    /// restore; what a committer had received belongs to the old instance.
+    pub(super) fn note_restored(&mut self, t: TaskId, restored: Option<CheckpointId>) {
+        let ti = t as usize;
+        self.ledger.received[ti].clear();
+        self.ledger.known_complete[ti] = restored.unwrap_or(0);
+        let Some(id) = restored else { return };
+        let Some(due) = self.ledger.promised.get(&(t, id)) else {
+            return;
+        };
+        let store = &self.tasks.store;
+        let late: Vec<(TxnId, u64)> = due
+            .iter()
+            .copied()
+            .filter(|&(txn, _)| store.state(txn) == Some(TxnState::PreCommitted))
+            .collect();
+        let n = due.len();
+        self.note_due(t, DueCause::Restored, id, n, late);
+    }
+
+    /// Committer task `t` (its member reading from writer operator
+    /// `writer`) processed record `r`: a committable for a checkpoint it
+    /// knew complete was due at once; any other is owed from now on.
+    pub(super) fn note_committable(&mut self, t: TaskId, writer: u32, r: &Record) {
+        let Some((txn, cp)) = crate::model::sinkv2::committable_txn(r, writer) else {
+            return;
+        };
+        let ti = t as usize;
+        let known = self.ledger.known_complete[ti];
+        let pending = self.tasks.store.state(txn) == Some(TxnState::PreCommitted);
+        if cp <= known {
+            let late = if pending { vec![(txn, cp)] } else { Vec::new() };
+            self.note_due(t, DueCause::LateCommittable, known, 1, late);
+        } else if pending {
+            self.ledger.received[ti].insert(txn, cp);
+        }
+    }
+
+    /// Records one point at which `due` transactions were due.
+    fn note_due(
+        &mut self,
+        t: TaskId,
+        cause: DueCause,
+        checkpoint: CheckpointId,
+        due: usize,
+        precommitted: Vec<(TxnId, u64)>,
+    ) {
+        if due == 0 && precommitted.is_empty() {
+            return;
+        }
+        self.rec.counters.commits_checked += due as u64;
+        self.rec.evidence.commits_due.push(CommitDue {
+            time_ns: self.net.now.0,
+            task: t,
+            cause,
+            checkpoint,
+            due: due as u32,
+            precommitted,
+        });
+    }
+}
