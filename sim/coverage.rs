@@ -390,6 +390,8 @@ targets! {
             "a restore left a receiver ahead of its sender (duplicates, at-least-once)";
     }
     "two-phase commit" {
+        "transaction-aborted-at-restore", "transactions_aborted_at_restore", [TwoPhaseSink, Crashes],
+            "a restarted sink aborted a transaction its failed attempt left open";
         "commit-checked", "commits_checked", [TwoPhaseSink, Checkpoints],
             "a transaction's commit fell due (notification, restore, late committable) and was checked";
         "recovery-commit", "recovery_commits", [TwoPhaseSink, Crashes],

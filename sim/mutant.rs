@@ -107,6 +107,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::MailsSurviveRestart,
     Mutant::RecoveredCommitDeferred,
     Mutant::NewDataBeforeRecovered,
+    Mutant::LingeringTransactionsKept,
+    Mutant::TriggerBacksOffAfterFailover,
 ];
 
 impl Mutant {

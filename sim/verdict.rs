@@ -31,13 +31,14 @@ pub enum CheckId {
     Commit,
     LateCommit,
     ChannelOrder,
+    Progress,
     FailureAccounting,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 11] = [
+    pub const ALL: [CheckId; 12] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -47,6 +48,7 @@ impl CheckId {
         CheckId::Commit,
         CheckId::LateCommit,
         CheckId::ChannelOrder,
+        CheckId::Progress,
         CheckId::FailureAccounting,
         CheckId::Panic,
     ];
@@ -63,6 +65,7 @@ impl CheckId {
             CheckId::Commit => "commit",
             CheckId::LateCommit => "late-commit",
             CheckId::ChannelOrder => "channel-order",
+            CheckId::Progress => "progress",
             CheckId::FailureAccounting => "failure-accounting",
             CheckId::Panic => "panic",
         }
@@ -78,6 +81,7 @@ impl CheckId {
             CheckId::Routing => "every record a keyed operator reads over hash edges belongs to a key group its subtask owns at the current parallelism (after a rescale too)",
             CheckId::Protocol => "per task and checkpoint at most one snapshot, one decline, and one cancellation marker per output and cause; never notified complete after an abort; completed ids increase; restores succeed; no commit or sink write is refused; no savepoint enters the completed-checkpoint store or is restored by a failover",
             CheckId::Commit => "what completed checkpoints promise is committed: at the end, everything each sink task read before the snapshot of the last checkpoint it was notified of (or restored from) is committed, whatever the ending",
+            CheckId::Progress => "checkpoints complete within `checkpoint_gap` where no fault interferes, and every sink transaction is committed or aborted within `transaction_open` and none is left open when the job finishes",
             CheckId::ChannelOrder => "the records of every channel are read in the order they were sent, and after a restore its restored in-flight records before anything new on it",
             CheckId::LateCommit => "every transaction is committed when its commit falls due: at the first notification of a checkpoint at or above the one it was pre-committed for, at the restore of a snapshot that held it, or at once for a committable of a checkpoint its committer knew complete",
             CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",

@@ -255,6 +255,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("savepoints[].at", Kind::Duration),
     ("limits.max_events", Kind::Int),
     ("limits.max_time", Kind::Duration),
+    ("limits.checkpoint_gap", Kind::Duration),
+    ("limits.transaction_open", Kind::Duration),
     ("swarm.latency_max", Kind::DurationRange),
     ("swarm.buffer_records", Kind::IntRange),
     ("swarm.buffer_credits", Kind::IntRange),

@@ -381,7 +381,7 @@ fn output_examples_name_the_transactions_involved() {
     assert!(lost.contains(": written only into txn(sink 3"), "{lost}");
     // Where it was lost: the restart that ended its transaction's attempt.
     assert!(
-        lost.contains("attempt 0 #0) (open; its attempt ended before the restart at 173.014234ms from scratch)"),
+        lost.contains("attempt 0 #0) (aborted; its attempt ended before the restart at 173.014234ms from scratch)"),
         "{lost}"
     );
 }

@@ -90,3 +90,52 @@ fn kill_matrix_kills_every_mutant_on_a_bounded_budget() {
     }
     assert_eq!(m.survived, 0);
 }
+
+/// The mutants of the late-commit, channel-order and progress checks: each
+/// killed by its check alone (the output stays complete and exact).
+#[test]
+fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
+    for (scenario, mutant, by, budget) in [
+        (
+            "wordcount",
+            Mutant::RecoveredCommitDeferred,
+            "late-commit",
+            40,
+        ),
+        (
+            "recovery-checkpoints",
+            Mutant::NewDataBeforeRecovered,
+            "channel-order",
+            20,
+        ),
+        (
+            "wordcount",
+            Mutant::LingeringTransactionsKept,
+            "progress",
+            20,
+        ),
+        (
+            "wordcount",
+            Mutant::TriggerBacksOffAfterFailover,
+            "progress",
+            20,
+        ),
+    ] {
+        let sc = load(scenario);
+        let alg = if scenario == "recovery-checkpoints" {
+            ckptsim::scenario::Algorithm::Unaligned
+        } else {
+            sc.checkpoint.algorithm
+        };
+        let seed = (0..budget)
+            .find(|&s| {
+                !crate::common::check_alg(&sc, s, alg, &[mutant])
+                    .verdict
+                    .passed
+            })
+            .unwrap_or_else(|| panic!("{} survived {budget} seeds", mutant.name()));
+        let e = crate::common::check_alg(&sc, seed, alg, &[mutant]);
+        assert_eq!(failed_checks(&e), [by], "{} at seed {seed}", mutant.name());
+        assert!(crate::common::check_alg(&sc, seed, alg, &[]).verdict.passed);
+    }
+}

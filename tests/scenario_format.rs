@@ -293,7 +293,12 @@ fn assert_every_key_written(text: &str, what: &str) {
     }
     assert_eq!(
         keys(&table(&doc["limits"])),
-        sorted(&["max_events", "max_time"])
+        sorted(&[
+            "max_events",
+            "max_time",
+            "checkpoint_gap",
+            "transaction_open"
+        ])
     );
     assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));
     // A schedule only when it has one.

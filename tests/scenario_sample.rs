@@ -371,6 +371,8 @@ pub fn sample() -> ScenarioData {
         limits: Limits {
             max_events: 1_000_000,
             max_time: SimTime(90_000_000_000),
+            checkpoint_gap: SimDuration::from_secs(45),
+            transaction_open: SimDuration::from_secs(200),
         },
         expect: Expect {
             guarantee: Guarantee::AtLeastOnce,

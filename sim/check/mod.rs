@@ -17,6 +17,7 @@ pub mod failure_accounting;
 pub mod late_commit;
 pub mod liveness;
 pub mod oracle;
+pub mod progress;
 pub mod protocol;
 pub mod routing;
 pub mod state;
@@ -106,6 +107,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Commit => commit::check,
         CheckId::LateCommit => late_commit::check,
         CheckId::ChannelOrder => channel_order::check,
+        CheckId::Progress => progress::check,
         CheckId::FailureAccounting => failure_accounting::check,
         CheckId::Panic => return None,
     })

@@ -475,7 +475,7 @@ pub(crate) fn open_txn(
         seq: *next_seq,
     };
     *next_seq += 1;
-    ctx.store.begin(id);
+    ctx.store.begin(id, ctx.now);
     *current = Some(id);
     id
 }
@@ -523,7 +523,7 @@ impl Operator for TwoPhaseCommitSink {
         let state: TwoPhaseState = decode(state, "sink-2pc")?;
         self.next_seq = state.next_seq;
         if let Some(open) = state.current {
-            ctx.store.abort(open);
+            ctx.store.abort(open, ctx.now);
         }
         if !state.pending.is_empty() && ctx.mutant(Mutant::RecoveredCommitDeferred) {
             // Mutant: the recovered transactions wait for the next notification.
@@ -534,7 +534,7 @@ impl Operator for TwoPhaseCommitSink {
         let now = ctx.now;
         for (_, txn) in &state.pending {
             if ctx.mutant(Mutant::SinkAbortsRecoveredTxns) {
-                ctx.store.abort(*txn);
+                ctx.store.abort(*txn, now);
             } else {
                 ctx.store.commit(*txn, now);
             }

@@ -88,7 +88,12 @@ impl SinkWriter {
     /// Pre-commits the open transaction and hands it downstream.
     fn hand_over(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
         if let Some(txn) = self.current.take() {
+            // The store learns the checkpoint the transaction belongs to
+            // (outside a snapshot, at end of input, from its tag).
+            let scope = ctx.store.precommit_scope;
+            ctx.store.precommit_scope = Some(scope.unwrap_or(checkpoint));
             ctx.store.pre_commit(txn);
+            ctx.store.precommit_scope = scope;
             ctx.out.push(committable(txn, checkpoint, ctx));
         }
     }

@@ -39,6 +39,21 @@ pub enum TxnState {
 struct Txn {
     state: TxnState,
     records: Vec<Record>,
+    /// When it was begun, and when it was committed or aborted.
+    #[serde(default)]
+    opened_at: SimTime,
+    #[serde(default)]
+    resolved_at: Option<SimTime>,
+}
+
+/// One transaction's life, for the progress check: its state now, when
+/// it was begun and when it was committed or aborted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxnSpan {
+    pub id: TxnId,
+    pub state: TxnState,
+    pub opened_at: SimTime,
+    pub resolved_at: Option<SimTime>,
 }
 
 /// A record visible in the external store.
@@ -102,14 +117,70 @@ pub struct ExternalStore {
 }
 
 impl ExternalStore {
-    pub fn begin(&mut self, id: TxnId) {
+    pub fn begin(&mut self, id: TxnId, now: SimTime) {
         if !self.txns.contains_key(&id) {
             self.txns.insert(id, self.slots.len());
             self.slots.push(Txn {
                 state: TxnState::Open,
                 records: Vec::new(),
+                opened_at: now,
+                resolved_at: None,
             });
         }
+    }
+
+    /// The transactions of sink subtask `(sink, subtask)` of `parallelism`
+    /// (and of the subtasks of an earlier parallelism it takes over, as
+    /// Flink's Kafka sink probes `subtask + k × parallelism`) that attempts
+    /// before `attempt` left behind and no restore of checkpoint `restored`
+    /// (`None`: from scratch) will commit: those still open, and those
+    /// pre-committed for a later checkpoint (one pre-committed outside a
+    /// snapshot, whose checkpoint the store does not know, is kept). A restarted transactional
+    /// sink aborts them (Kafka's lingering transactions, which block
+    /// `read_committed` readers until they time out).
+    pub fn lingering(
+        &self,
+        (sink, subtask, parallelism): (u32, u32, u32),
+        attempt: u32,
+        restored: Option<u64>,
+    ) -> Vec<TxnId> {
+        let from = TxnId {
+            sink,
+            subtask: 0,
+            attempt: 0,
+            seq: 0,
+        };
+        self.txns
+            .range(from..)
+            .take_while(|(id, _)| id.sink == sink)
+            .filter(|(id, _)| id.subtask % parallelism.max(1) == subtask)
+            .filter(|(id, _)| id.attempt < attempt)
+            .filter(|&(id, &slot)| match self.slots[slot].state {
+                TxnState::Open => true,
+                // Only one known to belong to a later checkpoint: one whose
+                // checkpoint the store was not told may be a restored
+                // checkpoint's, which its committer still commits.
+                TxnState::PreCommitted => self
+                    .precommitted
+                    .get(id)
+                    .is_some_and(|&cp| restored.is_none_or(|c| cp > c)),
+                _ => false,
+            })
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// Every transaction's life, by id.
+    pub fn spans(&self) -> impl Iterator<Item = TxnSpan> + '_ {
+        self.txns.iter().map(|(&id, &slot)| {
+            let t = &self.slots[slot];
+            TxnSpan {
+                id,
+                state: t.state,
+                opened_at: t.opened_at,
+                resolved_at: t.resolved_at,
+            }
+        })
     }
 
     fn get_mut(&mut self, id: &TxnId) -> Option<&mut Txn> {
@@ -206,6 +277,7 @@ impl ExternalStore {
             }
             TxnState::Open | TxnState::PreCommitted => {
                 txn.state = TxnState::Committed;
+                txn.resolved_at = Some(now);
                 self.precommitted.remove(&id);
                 self.stats.transactions_committed += 1;
                 let records = std::mem::take(&mut txn.records);
@@ -216,11 +288,13 @@ impl ExternalStore {
     }
 
     /// Aborts a transaction that is not committed; a no-op otherwise.
-    pub fn abort(&mut self, id: TxnId) {
+    pub fn abort(&mut self, id: TxnId, now: SimTime) {
         if let Some(txn) = self.get_mut(&id) {
             if matches!(txn.state, TxnState::Open | TxnState::PreCommitted) {
                 txn.state = TxnState::Aborted;
-                txn.records = Vec::new();
+                txn.resolved_at = Some(now);
+                // The records stay (invisible to readers): a lost record's
+                // diagnosis names the aborted transaction that held it.
                 self.stats.transactions_aborted += 1;
                 self.precommitted.remove(&id);
             }
@@ -447,7 +521,7 @@ mod tests {
             attempt: 0,
             seq: 0,
         };
-        store.begin(t);
+        store.begin(t, SimTime(1));
         store.write(t, rec(5, 50, 0));
         store.write(t, rec(6, 60, 1));
         store.pre_commit(t);

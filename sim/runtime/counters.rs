@@ -76,6 +76,9 @@ counters! {
     recoveries_from_checkpoint,
     recoveries_from_scratch,
     recovery_commits,
+    /// Transactions a restarted sink aborted: open, or pre-committed past
+    /// the restored checkpoint, in an earlier attempt.
+    transactions_aborted_at_restore,
     /// Transactions whose commit fell due and was checked: at a
     /// notification, at a restore, or at a late committable's arrival.
     commits_checked,

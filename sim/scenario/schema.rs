@@ -916,6 +916,14 @@ section! {
         /// Virtual time at which the run stops.
         #[key("time, > 0", "`\"10m\"`")]
         max_time: Positive<SimTime> = Duration(SimDuration::from_secs(600)),
+        /// A progress bound (the `progress` check): the longest time without a completed
+        /// checkpoint while no fault happened (at least twice the checkpoint interval).
+        #[key("duration, > 0", "`\"1m\"`")]
+        checkpoint_gap: Positive = Duration(SimDuration::from_secs(60)),
+        /// A progress bound (the `progress` check): the longest a sink's transaction may
+        /// stay open or pre-committed before it is committed or aborted.
+        #[key("duration, > 0", "`\"5m\"`")]
+        transaction_open: Positive = Duration(SimDuration::from_secs(300)),
     }
 }
 

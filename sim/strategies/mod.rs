@@ -722,6 +722,7 @@ impl ScenarioParts {
             limits: schema::Limits {
                 max_events: i64::try_from(MAX_EVENTS).unwrap_or(i64::MAX),
                 max_time: Duration(MAX_TIME),
+                ..schema::Limits::default()
             },
             ..File::default()
         }

@@ -235,6 +235,17 @@ impl Coordinator {
             None
         };
         if let Some(skip) = skip {
+            let down = matches!(skip, Skip::Recovering | Skip::NotRunning) && !self.finishing;
+            if down && self.cfg.mutants.has(Mutant::TriggerBacksOffAfterFailover) {
+                // Mutant: the trigger skipped during a recovery comes back
+                // after the checkpoint timeout, not the interval.
+                fired(Mutant::TriggerBacksOffAfterFailover);
+                self.periodic_generation += 1;
+                out.push(Action::ArmPeriodic {
+                    at: now.plus(self.cfg.timeout),
+                    generation: self.periodic_generation,
+                });
+            }
             out.push(Action::Skipped(skip));
             return;
         }
@@ -650,6 +661,14 @@ mod mutants {
             modelled_on: "PendingCheckpoint completion counting bugs (acks for the wrong attempt or execution)",
             caught_by: "consistent-cut",
             applies: &[("alignment-crash", "aligned")],
+        });
+        pub const TriggerBacksOffAfterFailover: Mutant = Mutant::declare(&MutantInfo {
+            name: "trigger-backs-off-after-failover",
+            part: "periodic trigger",
+            what: "a periodic trigger skipped while the job recovers is re-armed after the checkpoint timeout instead of the interval, so checkpoints pause for a timeout after every failover",
+            modelled_on: "checkpoint schedulers restarted after a failover with the wrong initial delay (startCheckpointScheduler's delay taken from another setting): no output is lost, but nothing is committed for the pause",
+            caught_by: "progress",
+            applies: &[("wordcount", "aligned")],
         });
         pub const PeriodicTriggerStopsOnAbort: Mutant = Mutant::declare(&MutantInfo {
             name: "periodic-trigger-stops-on-abort",

@@ -117,6 +117,7 @@ impl World<'_> {
         let ti = t as usize;
         self.ledger.received[ti].clear();
         self.ledger.known_complete[ti] = restored.unwrap_or(0);
+        self.abort_lingering(t, restored);
         let Some(id) = restored else { return };
         let Some(due) = self.ledger.promised.get(&(t, id)) else {
             return;
@@ -129,6 +130,41 @@ impl World<'_> {
             .collect();
         let n = due.len();
         self.note_due(t, DueCause::Restored, id, n, late);
+    }
+
+    /// Task `t` restarted (from checkpoint `restored`, or from scratch):
+    /// each transactional sink of its chain aborts the transactions its
+    /// earlier attempts left open, or pre-committed for a checkpoint the
+    /// restore does not include (Flink's Kafka sink aborts such lingering
+    /// transactions at `initializeState`; left alone, they block every
+    /// `read_committed` reader until the broker times them out).
+    fn abort_lingering(&mut self, t: TaskId, restored: Option<CheckpointId>) {
+        let ti = t as usize;
+        let task = &self.tasks.list[ti];
+        let (subtask, attempt) = (task.subtask, task.deploy_attempt);
+        for m in 0..task.members.len() {
+            let index = self.tasks.list[ti].members[m].index;
+            let kind = &self.plan.scenario.operators[index as usize].kind;
+            if !matches!(kind.role(), Role::Sink(r) if r.transactional()) {
+                continue;
+            }
+            let parallelism = self.plan.scenario.operators[index as usize].parallelism;
+            let lingering =
+                self.tasks
+                    .store
+                    .lingering((index, subtask, parallelism), attempt, restored);
+            if lingering.is_empty() {
+                continue;
+            }
+            if self.plan.cfg.mutants.has(Mutant::LingeringTransactionsKept) {
+                fired(Mutant::LingeringTransactionsKept);
+                continue;
+            }
+            self.rec.counters.transactions_aborted_at_restore += lingering.len() as u64;
+            for txn in lingering {
+                self.tasks.store.abort(txn, self.net.now);
+            }
+        }
     }
 
     /// Committer task `t` (its member reading from writer operator
@@ -169,6 +205,24 @@ impl World<'_> {
             checkpoint,
             due: due as u32,
             precommitted,
+        });
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const LingeringTransactionsKept: Mutant = Mutant::declare(&MutantInfo {
+            name: "lingering-transactions-kept",
+            part: "2PC sink recovery",
+            what: "a restarted transactional sink leaves the transactions its failed attempt had open (or pre-committed past the restored checkpoint) unresolved",
+            modelled_on: "Kafka sinks that do not abort lingering transactions on restore (transactional ids not probed or not reused): an open transaction pins the partition's last stable offset and blocks every read_committed consumer until transaction.timeout.ms",
+            caught_by: "progress",
+            applies: &[("wordcount", "aligned"), ("sink-v2", "aligned")],
         });
     }
 }
