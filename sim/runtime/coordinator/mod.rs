@@ -90,6 +90,10 @@ pub struct Facts {
     pub savepoint_due: bool,
     /// Restored in-flight data is still replaying.
     pub recovering: bool,
+    /// The last checkpoint is still being triggered: its source triggers
+    /// wait for operator events, or a gateway it closed is not open again
+    /// (Flink's `CheckpointCoordinator.isTriggering`: the next request waits).
+    pub triggering: bool,
 }
 
 /// What the coordinator asks the simulator to do, in order.
@@ -226,7 +230,7 @@ impl Coordinator {
             at: now.plus(interval),
             generation,
         });
-        let busy = self.pending.len() >= self.cfg.max_concurrent;
+        let busy = self.pending.len() >= self.cfg.max_concurrent || facts.triggering;
         let skip = if !facts.running || self.finishing {
             Some(Skip::NotRunning)
         } else if facts.recovering {
@@ -284,7 +288,10 @@ impl Coordinator {
     /// oldest queued periodic request if a slot is free, as Flink's
     /// `executeQueuedRequest` does, through the same minimum-pause rule.
     pub fn run_queued(&mut self, now: SimTime, facts: Facts, out: &mut Vec<Action>) {
-        if self.queued.is_empty() || self.pending.len() >= self.cfg.max_concurrent {
+        if self.queued.is_empty()
+            || self.pending.len() >= self.cfg.max_concurrent
+            || facts.triggering
+        {
             return;
         }
         if facts.savepoint_due || self.savepoint_pending() {

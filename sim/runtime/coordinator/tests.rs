@@ -47,6 +47,7 @@ const RUNNING: Facts = Facts {
     running: true,
     savepoint_due: false,
     recovering: false,
+    triggering: false,
 };
 
 fn ack(input_ended: bool) -> TaskAck {

@@ -160,6 +160,7 @@ impl World<'_> {
             running: self.job.status == JobStatus::Running,
             savepoint_due: self.sp.queue.front().is_some_and(|s| s.at <= now),
             recovering,
+            triggering: self.ops.triggering(),
         }
     }
 
@@ -235,7 +236,7 @@ impl World<'_> {
     pub(super) fn expired(&mut self, id: CheckpointId) {
         if self.coord.is_pending(id) {
             self.rec.counters.checkpoints_expired += 1;
-            if self.ops.deferred.is_some_and(|(d, _)| d == id) {
+            if self.ops.deferred.iter().any(|&(d, _)| d == id) {
                 self.rec.counters.checkpoints_expired_waiting_for_events += 1;
             }
             let mut out = Vec::new();

@@ -17,9 +17,10 @@ pub(super) struct Coordinators {
     pub(super) slots: Vec<Slot>,
     /// Per task: the slot of the coordinator whose operator heads it.
     pub(super) slot_of: Vec<Option<u32>>,
-    /// A checkpoint whose source trigger waits for events to be
-    /// acknowledged: its id and trigger timestamp.
-    pub(super) deferred: Option<(CheckpointId, SimTime)>,
+    /// Checkpoints whose source trigger waits for events to be
+    /// acknowledged: id and trigger timestamp, oldest first (with
+    /// concurrent checkpoints, several can wait).
+    pub(super) deferred: std::collections::VecDeque<(CheckpointId, SimTime)>,
     pub(super) loss_percent: u32,
     pub(super) rng: SimRng,
 }
@@ -36,9 +37,13 @@ pub(super) struct Slot {
 /// One subtask's gateway.
 #[derive(Default)]
 pub(super) struct Gateway {
-    /// Closed by this checkpoint: events wait in `held`.
-    pub(super) closed: Option<CheckpointId>,
-    pub(super) held: Vec<OperatorEvent>,
+    /// The checkpoints that closed it and whose subtask snapshot has not
+    /// come yet (Flink's `SubtaskGatewayImpl` keeps them per checkpoint).
+    pub(super) closed: std::collections::BTreeSet<CheckpointId>,
+    /// Events sent while it was closed, each with the newest checkpoint
+    /// that closed it then: released, in order, once that checkpoint no
+    /// longer closes it.
+    pub(super) held: Vec<(CheckpointId, OperatorEvent)>,
     /// Events sent and not acknowledged (or failed) yet.
     pub(super) unacked: u32,
     /// The last RPC's arrival at the subtask: RPCs keep their order.
@@ -46,6 +51,16 @@ pub(super) struct Gateway {
 }
 
 impl Coordinators {
+    /// A checkpoint is still being triggered: a source trigger waits for
+    /// events, or a gateway is closed.
+    pub(super) fn triggering(&self) -> bool {
+        !self.deferred.is_empty()
+            || self
+                .slots
+                .iter()
+                .any(|s| s.gateways.iter().any(|g| !g.closed.is_empty()))
+    }
+
     pub(super) fn new(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig) -> Coordinators {
         let mut slots = Vec::new();
         let mut slot_of = vec![None; exec.tasks.len()];
@@ -77,7 +92,7 @@ impl Coordinators {
         Coordinators {
             slots,
             slot_of,
-            deferred: None,
+            deferred: Default::default(),
             loss_percent: scenario
                 .faults
                 .operator_events

@@ -66,9 +66,9 @@ impl World<'_> {
     fn send_events(&mut self, slot: usize, out: Vec<(u32, OperatorEvent)>) {
         for (subtask, event) in out {
             let g = &mut self.ops.slots[slot].gateways[subtask as usize];
-            if g.closed.is_some() {
+            if let Some(&newest) = g.closed.last() {
                 if !self.plan.cfg.mutants.has(Mutant::OperatorEventsNotHeld) {
-                    g.held.push(event);
+                    g.held.push((newest, event));
                     continue;
                 }
                 fired(Mutant::OperatorEventsNotHeld);
@@ -206,19 +206,25 @@ impl World<'_> {
     /// opens.
     pub(super) fn subtask_checkpointed(&mut self, t: TaskId, id: CheckpointId) {
         if let Some((slot, subtask)) = self.reader(t) {
-            if self.ops.slots[slot].gateways[subtask as usize]
-                .closed
-                .is_some_and(|c| c <= id)
-            {
-                self.open_gateway(slot, subtask);
-            }
+            let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+            g.closed.retain(|&c| c > id);
+            self.release_held(slot, subtask);
+            // A request that waited for this checkpoint's triggering.
+            self.run_queued();
         }
     }
 
-    fn open_gateway(&mut self, slot: usize, subtask: u32) {
+    /// Sends, in order, the held events of a gateway whose checkpoint no
+    /// longer closes it, up to the first that one still does.
+    fn release_held(&mut self, slot: usize, subtask: u32) {
         let g = &mut self.ops.slots[slot].gateways[subtask as usize];
-        g.closed = None;
-        for event in std::mem::take(&mut g.held) {
+        let n = g
+            .held
+            .iter()
+            .take_while(|(c, _)| !g.closed.contains(c))
+            .count();
+        let out: Vec<(CheckpointId, OperatorEvent)> = g.held.drain(..n).collect();
+        for (_, event) in out {
             self.transmit(slot, subtask, event);
         }
     }
@@ -234,7 +240,7 @@ impl World<'_> {
         for s in &mut self.ops.slots {
             states.push((s.operator, s.coordinator.checkpoint(id)));
             for g in &mut s.gateways {
-                g.closed = Some(id);
+                g.closed.insert(id);
             }
         }
         if let Some(p) = self.coord.pending.get_mut(&id) {
@@ -253,7 +259,7 @@ impl World<'_> {
             return false;
         }
         self.rec.counters.triggers_waiting_for_events += 1;
-        self.ops.deferred = Some((id, timestamp));
+        self.ops.deferred.push_back((id, timestamp));
         true
     }
 
@@ -262,7 +268,7 @@ impl World<'_> {
         if self.ops.unacked() {
             return;
         }
-        if let Some((id, timestamp)) = self.ops.deferred.take() {
+        while let Some((id, timestamp)) = self.ops.deferred.pop_front() {
             if self.coord.is_pending(id) {
                 let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
                 self.trigger_sources(id, timestamp, at);
@@ -281,13 +287,12 @@ impl World<'_> {
 
     /// Checkpoint `id` ended without completing: gateways it closed open.
     pub(super) fn coordinators_aborted(&mut self, id: CheckpointId) {
-        if self.ops.deferred.is_some_and(|(d, _)| d == id) {
-            self.ops.deferred = None;
-        }
+        self.ops.deferred.retain(|&(d, _)| d != id);
         for slot in 0..self.ops.slots.len() {
             for subtask in 0..self.ops.slots[slot].gateways.len() as u32 {
-                if self.ops.slots[slot].gateways[subtask as usize].closed == Some(id) {
-                    self.open_gateway(slot, subtask);
+                let g = &mut self.ops.slots[slot].gateways[subtask as usize];
+                if g.closed.remove(&id) {
+                    self.release_held(slot, subtask);
                 }
             }
         }
@@ -302,7 +307,7 @@ impl World<'_> {
     /// A global restart from `latest` (`None`: from scratch): every
     /// coordinator goes back to it.
     pub(super) fn reset_coordinators(&mut self, latest: Option<&Completed>) {
-        self.ops.deferred = None;
+        self.ops.deferred.clear();
         let mut failed = Vec::new();
         for s in &mut self.ops.slots {
             let state = latest.and_then(|c| c.coordinator(s.operator));
