@@ -109,6 +109,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::NewDataBeforeRecovered,
     Mutant::LingeringTransactionsKept,
     Mutant::TriggerBacksOffAfterFailover,
+    Mutant::TriggersWhileTriggering,
 ];
 
 impl Mutant {

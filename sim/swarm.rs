@@ -12,8 +12,8 @@
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::scenario::{
-    check, FlinkVersion, InputOrder, RandomCrashes, Scenario, ScenarioData, ScenarioErrors,
-    SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
+    check, CommitterPlacement, FlinkVersion, InputOrder, RandomCrashes, Scenario, ScenarioData,
+    ScenarioErrors, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -132,6 +132,15 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
         ),
         source_rate: source_rates(s),
+        // Where more than one checkpoint may be pending: up to three (or
+        // the scenario's own bound, if higher).
+        max_concurrent: (cp.interval.is_some() && cp.algorithm.max_concurrent().is_none())
+            .then_some((1, cp.max_concurrent.max(3))),
+        committer: s
+            .operators
+            .iter()
+            .any(|o| matches!(o.kind, crate::scenario::OperatorKind::SinkCommitter))
+            .then(|| CommitterPlacement::ALL.to_vec()),
     }
 }
 
@@ -338,6 +347,43 @@ fn draw_late_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             .knobs
             .push(("flink_version".to_string(), v.name().to_string()));
         out.checkpoint.flink_version = v;
+    }
+    draw_last_knobs(out, spec, d);
+}
+
+/// Drawn after the Flink release, so that every draw before them stays
+/// what it was: the bound on pending checkpoints and where Sink V2
+/// committers run.
+fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    if let (Some(r), Some(_)) = (spec.max_concurrent, out.checkpoint.interval) {
+        out.checkpoint.max_concurrent = d.int("max_concurrent", r);
+    }
+    if let Some(places) = spec.committer.as_ref().filter(|p| !p.is_empty()) {
+        let place = places[d.rng.below(places.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("committer".to_string(), place.name().to_string()));
+        place_committers(out, place);
+    }
+}
+
+/// Moves every Sink V2 committer to `place`: off its writer's chain, or
+/// to one global committer that reads every writer.
+fn place_committers(out: &mut ScenarioData, place: CommitterPlacement) {
+    use crate::scenario::{OperatorKind, Partitioning};
+    let committers: Vec<usize> = (0..out.operators.len())
+        .filter(|&i| matches!(out.operators[i].kind, OperatorKind::SinkCommitter))
+        .collect();
+    for &c in &committers {
+        let inputs = out.edges.iter_mut().filter(|e| e.to.0 as usize == c);
+        match place {
+            CommitterPlacement::Chained => {}
+            CommitterPlacement::Unchained => inputs.for_each(|e| e.chain = false),
+            CommitterPlacement::Global => {
+                inputs.for_each(|e| e.partitioning = Partitioning::Rebalance);
+                out.operators[c].parallelism = 1;
+            }
+        }
     }
 }
 

@@ -169,15 +169,13 @@ fn the_source_keys_are_validated() {
 /// Concurrent checkpoints with slow operator-event acknowledgements: the
 /// gateways are closed per checkpoint and one checkpoint is triggered at a
 /// time, as in Flink, so every cut holds each split once
-/// (`reports/findings/model-gap-flip27-concurrent/`, which failed 28 of 40
-/// seeds before). The sweep reaches the timings it was built for.
+/// (`scenarios/flip27-timing.toml`, which failed 28 of 40 seeds before:
+/// `reports/findings/model-gap-flip27-concurrent/`). The sweep reaches
+/// the timings it was built for.
 #[test]
 fn concurrent_checkpoints_keep_every_split_in_the_cut() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/reports/findings/model-gap-flip27-concurrent/flip27-timing.toml"
-    );
-    let sc = scenario::load(std::path::Path::new(path)).unwrap();
+    let sc = load("flip27-timing");
+    let path = "scenarios/flip27-timing.toml";
     let c = sweep(&sc, path, sc.checkpoint.algorithm, 0..seeds().min(40));
     assert!(c.enumerator_checkpoints_concurrent > 0, "{c:?}");
     assert!(c.checkpoints_expired_waiting_for_events > 0, "{c:?}");

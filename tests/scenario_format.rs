@@ -519,6 +519,7 @@ fn swarm_round_trips() {
         rpc_latency_max: Some((SimDuration::from_micros(200), SimDuration::from_millis(4))),
         operator_event_loss_percent: Some((1, 7)),
         source_rate: Some((10, 5_000)),
+        max_concurrent: Some((1, 4)),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,
@@ -527,6 +528,10 @@ fn swarm_round_trips() {
         flink_version: Some(vec![
             ckptsim::scenario::FlinkVersion::V2_3,
             ckptsim::scenario::FlinkVersion::V1_20,
+        ]),
+        committer: Some(vec![
+            ckptsim::scenario::CommitterPlacement::Global,
+            ckptsim::scenario::CommitterPlacement::Chained,
         ]),
     };
     let partial = SwarmSpec {

@@ -424,6 +424,35 @@ impl InputOrder {
 
 pub use crate::protocol::{Algorithm, Guarantee};
 
+/// Where the Sink V2 committers of a swarm draw run (`[swarm]
+/// committer`): as written (`chained`: Flink chains a committer to its
+/// writer), behind a network edge (`unchained`: `chain = false`, the
+/// committables travel as records), or as one global committer that reads
+/// every writer (`global`: parallelism 1 over a `rebalance` edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommitterPlacement {
+    Chained,
+    Unchained,
+    Global,
+}
+
+impl CommitterPlacement {
+    pub const ALL: [CommitterPlacement; 3] = [
+        CommitterPlacement::Chained,
+        CommitterPlacement::Unchained,
+        CommitterPlacement::Global,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitterPlacement::Chained => "chained",
+            CommitterPlacement::Unchained => "unchained",
+            CommitterPlacement::Global => "global",
+        }
+    }
+}
+
 /// The Flink release whose task-thread behaviour a run follows
 /// (`[checkpoint] flink_version`), where releases differ. The default is
 /// the newest. Each behaviour the key switches is one method here, with the
@@ -661,6 +690,8 @@ macro_rules! swarm {
             pub during_recovery: Option<Vec<bool>>,
             /// The Flink releases to draw from (one per seed).
             pub flink_version: Option<Vec<FlinkVersion>>,
+            /// Where Sink V2 committers run, to draw from (one per seed).
+            pub committer: Option<Vec<CommitterPlacement>>,
         }
 
         impl<D, I> Swarm<D, I> {
@@ -682,6 +713,7 @@ macro_rules! swarm {
                     input_order: self.input_order.clone(),
                     during_recovery: self.during_recovery.clone(),
                     flink_version: self.flink_version.clone(),
+                    committer: self.committer.clone(),
                 }
             }
         }
@@ -731,6 +763,9 @@ swarm! {
         /// Every source partition's rate (`records_per_second`) on half the
         /// seeds, drawn per seed; the other half keep the scenario's rates.
         source_rate: I,
+        /// `[checkpoint] max_concurrent`, where the scenario's algorithm
+        /// allows more than one pending checkpoint.
+        max_concurrent: I,
     }
 }
 

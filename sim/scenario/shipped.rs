@@ -45,6 +45,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "flip27-split-loss",
         include_str!("../../scenarios/flip27-split-loss.toml"),
     ),
+    (
+        "flip27-timing",
+        include_str!("../../scenarios/flip27-timing.toml"),
+    ),
     ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
         "operator-state",

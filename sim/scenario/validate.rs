@@ -855,6 +855,14 @@ impl<'f> Validator<'_, 'f> {
                 help,
             );
         }
+        if s.committer.as_ref().is_some_and(Vec::is_empty) {
+            let help = help("for example committer = [\"chained\", \"global\"]");
+            self.report(
+                "committer",
+                "committer must list at least one placement",
+                help,
+            );
+        }
         spec
     }
 

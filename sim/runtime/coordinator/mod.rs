@@ -230,7 +230,7 @@ impl Coordinator {
             at: now.plus(interval),
             generation,
         });
-        let busy = self.pending.len() >= self.cfg.max_concurrent || facts.triggering;
+        let busy = self.pending.len() >= self.cfg.max_concurrent || self.triggering(facts);
         let skip = if !facts.running || self.finishing {
             Some(Skip::NotRunning)
         } else if facts.recovering {
@@ -273,6 +273,19 @@ impl Coordinator {
         self.start_periodic(now, false, out);
     }
 
+    /// Whether a checkpoint is still being triggered (a source trigger
+    /// deferred, or a gateway it closed not open again): the next one
+    /// waits, as behind Flink's `CheckpointCoordinator.isTriggering`.
+    fn triggering(&self, facts: Facts) -> bool {
+        if facts.triggering && self.cfg.mutants.has(Mutant::TriggersWhileTriggering) {
+            // Mutant: the next checkpoint is triggered while the previous
+            // one's operator coordinators still hold their gateways closed.
+            fired(Mutant::TriggersWhileTriggering);
+            return false;
+        }
+        facts.triggering
+    }
+
     /// Queues a periodic request (at most [`MAX_QUEUED`]: the newest is
     /// dropped beyond, as Flink's `TOO_MANY_CHECKPOINT_REQUESTS`).
     fn enqueue(&mut self, now: SimTime, out: &mut Vec<Action>) {
@@ -290,7 +303,7 @@ impl Coordinator {
     pub fn run_queued(&mut self, now: SimTime, facts: Facts, out: &mut Vec<Action>) {
         if self.queued.is_empty()
             || self.pending.len() >= self.cfg.max_concurrent
-            || facts.triggering
+            || self.triggering(facts)
         {
             return;
         }
@@ -676,6 +689,14 @@ mod mutants {
             modelled_on: "checkpoint schedulers restarted after a failover with the wrong initial delay (startCheckpointScheduler's delay taken from another setting): no output is lost, but nothing is committed for the pause",
             caught_by: "progress",
             applies: &[("wordcount", "aligned")],
+        });
+        pub const TriggersWhileTriggering: Mutant = Mutant::declare(&MutantInfo {
+            name: "triggers-while-triggering",
+            part: "coordinator triggering",
+            what: "a periodic request runs while the previous checkpoint is still being triggered (a source trigger deferred for operator-event acknowledgements, a gateway still closed), so a second checkpoint's coordinator snapshot is taken while the first one's held split assignments are not yet delivered",
+            modelled_on: "CheckpointCoordinator.isTriggering and the request queue it guards: triggering two checkpoints concurrently lets operator-coordinator checkpoints and held events interleave (the split bookkeeping of FLIP-27 enumerators breaks)",
+            caught_by: "consistent-cut",
+            applies: &[("flip27-timing", "aligned")],
         });
         pub const PeriodicTriggerStopsOnAbort: Mutant = Mutant::declare(&MutantInfo {
             name: "periodic-trigger-stops-on-abort",
