@@ -27,7 +27,9 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod merge;
+pub mod triage;
 pub use merge::{describe_missing, merge, Merged, Missing, SweepInput};
+pub use triage::CauseGroup;
 
 /// `A..B` (B excluded) or `A..=B`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +214,11 @@ pub struct SeedResult {
     /// (`coverage`); empty for a seed that did not run.
     #[serde(default)]
     pub coverage: SeedCoverage,
+    /// A failing seed's cause: the abstracted events of its run up to its
+    /// first violation (`sweep::triage`); none for a passing seed or one
+    /// that did not run.
+    #[serde(default)]
+    pub cause: Option<Vec<String>>,
 }
 
 /// Runs one seed of a sweep. A panic of the run is caught and becomes the
@@ -297,6 +304,7 @@ fn failed_unrun(
         panic: None,
         sweep: None,
         coverage: SeedCoverage::default(),
+        cause: None,
     }
 }
 
@@ -347,12 +355,16 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         _ => "?".to_string(),
     };
     let coverage = SeedCoverage::of(&scenario, spec.algorithm, &counters);
+    let passed = e.verdict.passed && nondeterminism.is_none();
+    let cause = (!passed)
+        .then(|| triage::cause_of(&scenario, &cfg, &e.output.fingerprint, &e.verdict))
+        .flatten();
     SeedResult {
         scenario: spec.path.clone(),
         algorithm: spec.algorithm.name().to_string(),
         mutants: spec.mutants.names().iter().map(|m| m.to_string()).collect(),
         seed,
-        passed: e.verdict.passed && nondeterminism.is_none(),
+        passed,
         failed_checks,
         violation,
         guarantee: e.verdict.guarantee.name().to_string(),
@@ -368,6 +380,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         panic: None,
         sweep: None,
         coverage,
+        cause,
     }
 }
 
@@ -442,6 +455,9 @@ pub struct Failure {
     /// The seed's run panicked (a bug of ckptsim itself).
     #[serde(default)]
     pub panic: Option<Panicked>,
+    /// Its cause (`SeedResult::cause`).
+    #[serde(default)]
+    pub cause: Option<Vec<String>>,
 }
 
 /// A sweep's summary: a pure function of its per-seed results (equal for
@@ -480,6 +496,10 @@ pub struct SweepSummary {
     /// it (`coverage`).
     #[serde(default)]
     pub coverage: Coverage,
+    /// The failures grouped by cause (`sweep::triage`), largest group
+    /// first.
+    #[serde(default)]
+    pub cause_groups: Vec<CauseGroup>,
 }
 
 /// Failing seeds that fail the same way: the same checks, and a first
@@ -627,6 +647,7 @@ impl SweepSummary {
             warning_examples: BTreeMap::new(),
             failure_groups: Vec::new(),
             coverage: Coverage::default(),
+            cause_groups: Vec::new(),
         };
         for r in sorted {
             // One sweep: the same scenario content (any path), algorithm,
@@ -649,6 +670,7 @@ impl SweepSummary {
             s.add(r);
         }
         s.failure_groups = FailureGroup::of(&s.failures);
+        s.cause_groups = CauseGroup::of(&s.failures);
         Ok(s)
     }
 
@@ -695,6 +717,7 @@ impl SweepSummary {
                 nondeterminism: r.nondeterminism.clone(),
                 replay: r.replay.clone(),
                 panic: r.panic.clone(),
+                cause: r.cause.clone(),
             });
         }
     }
@@ -828,6 +851,7 @@ impl SweepSummary {
                 let _ = writeln!(w, "    shrink  {}", g.shrink);
             }
         }
+        triage::write_groups(w, &self.cause_groups);
         if !self.failures.is_empty() {
             let _ = writeln!(w, "failing seeds");
             for f in self.failures.iter().take(SEEDS_LISTED) {
@@ -948,6 +972,7 @@ mod tests {
             nondeterminism: None,
             replay: format!("ckptsim run s.toml --seed {seed} --algorithm aligned"),
             panic: None,
+            cause: None,
         };
         let groups = FailureGroup::of(&[
             f(3, &["state"], "state at 1.5ms: operator #2: 4 keys differ"),

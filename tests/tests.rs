@@ -89,6 +89,9 @@
 //! - `opstate`: list state with split and union redistribution, and
 //!   broadcast state, through crashes and rescaled savepoints; the list
 //!   modes mixed up and an unsnapshotted broadcast table are caught.
+//! - `triage`: failing seeds grouped by cause (the fault and recovery
+//!   events before their first violation); `sweep --shrink-failures` writes
+//!   one reproducer per cause that replays as printed.
 
 mod common;
 
@@ -137,6 +140,7 @@ mod targets;
 mod toy_algorithm;
 mod toy_kind;
 mod traces;
+mod triage;
 mod uncoordinated;
 mod upsert;
 mod user_operator;

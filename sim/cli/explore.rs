@@ -10,6 +10,7 @@ pub(crate) struct SweepOutputs {
     pub(crate) max_failures: Option<u64>,
     pub(crate) trace_failures: Option<PathBuf>,
     pub(crate) require_coverage: bool,
+    pub(crate) shrink_failures: Option<super::triage::ShrinkFailures>,
 }
 
 /// Perfetto traces `--trace-failures` writes at most.
@@ -54,9 +55,24 @@ pub(crate) struct SweepArgs {
     /// seed hit it (docs/coverage.md).
     #[arg(long)]
     pub(crate) require_coverage: bool,
+    /// Shrink the lowest seed of each failure cause and write its
+    /// reproducer to --repro-dir (default: next to --out FILE as FILE.repro).
+    #[arg(long)]
+    pub(crate) shrink_failures: bool,
+    /// With --shrink-failures: a new or empty folder for the reproducers.
+    #[arg(long, value_name = "DIR", requires = "shrink_failures")]
+    pub(crate) repro_dir: Option<PathBuf>,
+    /// With --shrink-failures: most candidate runs per reproducer.
+    #[arg(long, default_value_t = 400, requires = "shrink_failures")]
+    pub(crate) shrink_budget: u64,
 }
 
 pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
+    // Refused before the sweep runs, not after.
+    let shrink_failures = a
+        .shrink_failures
+        .then(|| super::triage::ShrinkFailures::new(a.repro_dir, a.out.as_deref(), a.shrink_budget))
+        .transpose()?;
     let loaded = load_scenario(&a.scenario)?;
     let (algorithm, mutants) = a.job.resolve(&loaded)?;
     let spec = SweepSpec {
@@ -79,6 +95,7 @@ pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
         max_failures: a.max_failures,
         trace_failures: a.trace_failures,
         require_coverage: a.require_coverage,
+        shrink_failures,
     };
     sweep(&spec, a.jobs, outputs)
 }
@@ -140,12 +157,23 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
         trace_failures(spec, &summary, dir)?;
     }
     let timing = SweepTiming::new(&summary, wall);
+    let clock = Stopwatch::start();
+    let reproducers = o
+        .shrink_failures
+        .as_ref()
+        .map(|s| super::triage::shrink_groups(spec, &summary, s))
+        .transpose()?;
+    let shrink_wall = clock.elapsed_ns();
     if o.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "summary": summary,
             "timing": timing,
             "stopped_at": stopped.map(|(_, seed)| seed),
         });
+        if let Some(r) = &reproducers {
+            v["reproducers"] = serde_json::to_value(r)?;
+            v["timing"]["shrink_wall_ms"] = serde_json::json!(shrink_wall as f64 / 1e6);
+        }
         emit(&format!("{v}\n"));
     } else {
         let mut text = summary.to_text(Some(&timing));
@@ -155,6 +183,9 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
                 at,
                 &format!("stopped      after {max} failing seeds (--max-failures): seeds above {seed} not run\n"),
             );
+        }
+        if let (Some(r), Some(s)) = (&reproducers, &o.shrink_failures) {
+            text.push_str(&super::triage::reproducers_text(&s.dir, r, shrink_wall));
         }
         emit(&text);
     }

@@ -30,6 +30,7 @@ mod explore;
 mod flink;
 mod run;
 mod stalls;
+mod triage;
 
 #[derive(Parser)]
 #[command(
