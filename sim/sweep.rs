@@ -26,8 +26,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod guided;
 mod merge;
 pub mod triage;
+pub use guided::{batch_size as guided_batch_size, Guidance};
 pub use merge::{describe_missing, merge, Merged, Missing, SweepInput};
 pub use triage::CauseGroup;
 
@@ -130,6 +132,9 @@ pub struct SweepSpec {
     /// Swarm ranges, when each seed draws its own configuration.
     pub swarm: Option<SwarmSpec>,
     pub check_determinism: bool,
+    /// `--guided` (with a swarm): seeds run in batches, and later ones may
+    /// re-run the draws of earlier seeds that hit rare targets (`guided`).
+    pub guided: Option<Guidance>,
 }
 
 impl SweepSpec {
@@ -148,11 +153,21 @@ impl SweepSpec {
     ) -> Result<(Scenario, Option<SwarmDraw>), swarm::InvalidDraw> {
         match &self.swarm {
             Some(spec) => {
-                let (s, d) = swarm::draw(&self.scenario, spec, seed)?;
+                let (s, d) = swarm::draw(&self.scenario, spec, self.draw_seed(seed))?;
                 Ok((s, Some(d)))
             }
             None => Ok((self.scenario.clone(), None)),
         }
+    }
+
+    /// The seed whose swarm draw seed `seed` runs: its own, unless a guided
+    /// sweep chose an earlier seed's.
+    pub fn draw_seed(&self, seed: u64) -> u64 {
+        self.parent(seed).unwrap_or(seed)
+    }
+
+    fn parent(&self, seed: u64) -> Option<u64> {
+        self.guided.as_ref()?.parents.get(&seed).copied()
     }
 
     /// The sweep's identity, for its result lines.
@@ -171,6 +186,9 @@ impl SweepSpec {
         let mut r = replay_command(&self.path, seed, self.algorithm.name(), &names);
         if self.swarm.is_some() {
             r.push_str(" --swarm");
+        }
+        if let Some(p) = self.parent(seed) {
+            r.push_str(&format!(" --draw-seed {p}"));
         }
         r
     }
@@ -219,6 +237,10 @@ pub struct SeedResult {
     /// that did not run.
     #[serde(default)]
     pub cause: Option<Vec<String>>,
+    /// A guided sweep's seed that ran the swarm draw of this earlier seed
+    /// (`--draw-seed`); absent when it drew its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_seed: Option<u64>,
 }
 
 /// Runs one seed of a sweep. A panic of the run is caught and becomes the
@@ -305,6 +327,7 @@ fn failed_unrun(
         sweep: None,
         coverage: SeedCoverage::default(),
         cause: None,
+        draw_seed: spec.parent(seed),
     }
 }
 
@@ -381,6 +404,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         sweep: None,
         coverage,
         cause,
+        draw_seed: spec.parent(seed),
     }
 }
 
@@ -407,6 +431,9 @@ pub fn run_until(
     max_failures: Option<u64>,
     progress: &(dyn Fn(u64, bool) + Sync),
 ) -> Vec<SeedResult> {
+    if spec.guided.is_some() {
+        return guided::run(spec, jobs, max_failures, progress);
+    }
     let _capture = panics::Capture::install();
     let seeds = spec.seeds();
     let identity = spec.identity();
@@ -500,6 +527,13 @@ pub struct SweepSummary {
     /// first.
     #[serde(default)]
     pub cause_groups: Vec<CauseGroup>,
+    /// Seeds of a guided sweep that re-ran an earlier seed's draw.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub draws_reused: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Failing seeds that fail the same way: the same checks, and a first
@@ -648,6 +682,7 @@ impl SweepSummary {
             failure_groups: Vec::new(),
             coverage: Coverage::default(),
             cause_groups: Vec::new(),
+            draws_reused: 0,
         };
         for r in sorted {
             // One sweep: the same scenario content (any path), algorithm,
@@ -690,6 +725,7 @@ impl SweepSummary {
                 .or_insert_with(|| format!("seed {}: {}", r.seed, w.message));
         }
         self.coverage.add(&r.coverage);
+        self.draws_reused += u64::from(r.draw_seed.is_some());
         *self.guarantees.entry(r.guarantee.clone()).or_default() += 1;
         *self.outcomes.entry(r.outcome.clone()).or_default() += 1;
         for (k, v) in &r.counters {
@@ -733,6 +769,13 @@ impl SweepSummary {
         }
         if self.swarm {
             alg.push_str("  (swarm)");
+        }
+        if self.draws_reused > 0 {
+            let _ = write!(
+                alg,
+                "  (guided: {} seeds re-ran an earlier seed's draw, --draw-seed)",
+                self.draws_reused
+            );
         }
         let _ = writeln!(w, "algorithm    {alg}");
         let _ = writeln!(

@@ -46,6 +46,7 @@ fn spec(name: &str, algorithm: Algorithm, seeds: &str, swarm: bool) -> SweepSpec
         algorithm,
         mutants: Mutants::NONE,
         check_determinism: false,
+        guided: None,
     }
 }
 

@@ -24,6 +24,7 @@ fn spec(name: &str, seeds: std::ops::Range<u64>) -> SweepSpec {
         mutants: Mutants::NONE,
         swarm: None,
         check_determinism: false,
+        guided: None,
     }
 }
 

@@ -18,6 +18,8 @@
 //! - `order`: order-dependent user operators (a dedup, a count window) are
 //!   judged correctly; their buggy variants are caught.
 //! - `golden`: the random streams' values are pinned.
+//! - `guided`: `sweep --swarm --guided`: batches, re-used draws, replay
+//!   lines with `--draw-seed` that reproduce a guided seed.
 //! - `properties`: proptest over generated scenarios, every exactly-once
 //!   variant.
 //! - `traces`: the JSON-lines and Perfetto traces.
@@ -113,6 +115,7 @@ mod flip27;
 mod flow;
 mod fuzz;
 mod golden;
+mod guided;
 mod hostile;
 mod iterate;
 mod judge;

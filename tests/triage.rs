@@ -27,6 +27,7 @@ fn spec(seeds: std::ops::Range<u64>) -> SweepSpec {
         mutants: Mutants::NONE.with(Mutant::NoSourceRewind),
         swarm: None,
         check_determinism: false,
+        guided: None,
     }
 }
 

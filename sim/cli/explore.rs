@@ -34,6 +34,11 @@ pub(crate) struct SweepArgs {
     /// Swarm mode: each seed also draws its own configuration.
     #[arg(long)]
     pub(crate) swarm: bool,
+    /// With a swarm: run the seeds in batches, later seeds re-running the
+    /// draws of earlier ones that hit rare coverage targets
+    /// (docs/exploring.md); not with --shard.
+    #[arg(long)]
+    pub(crate) guided: bool,
     /// Write one JSON object per seed to this file.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
@@ -88,7 +93,9 @@ pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
         algorithm,
         mutants,
         check_determinism: a.check_determinism,
+        guided: a.guided.then(sweep::Guidance::default),
     };
+    guided_usage(&spec)?;
     let outputs = SweepOutputs {
         out: a.out,
         json: a.json,
@@ -98,6 +105,20 @@ pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
         shrink_failures,
     };
     sweep(&spec, a.jobs, outputs)
+}
+
+/// `--guided` needs a swarm to guide, and the whole range: its batches
+/// depend on one another, so shards would not merge into the same sweep.
+fn guided_usage(spec: &SweepSpec) -> Result<()> {
+    let refuse = |why: &str| Err(UsageError(format!("error: --guided {why}")).into());
+    match (&spec.guided, &spec.swarm, spec.shard) {
+        (None, _, _) => Ok(()),
+        (Some(_), None, _) => refuse("guides the swarm's draws: add --swarm"),
+        (Some(_), _, Some(_)) => refuse(
+            "cannot run a shard: later seeds draw from what earlier ones hit, across the range",
+        ),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> Result<u8> {
@@ -131,6 +152,13 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
     let clock = Stopwatch::start();
     let results = sweep::run_until(spec, jobs, o.max_failures, &progress);
     let wall = clock.elapsed_ns();
+    // A guided sweep chose its seeds' draws as it ran: what follows
+    // (traces of failing seeds) runs them with those draws.
+    let guided = spec.guided.as_ref().map(|_| SweepSpec {
+        guided: Some(sweep::Guidance::of(&results)),
+        ..spec.clone()
+    });
+    let spec = guided.as_ref().unwrap_or(spec);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -260,6 +288,10 @@ pub(crate) struct ShrinkArgs {
     /// The seed ran in swarm mode.
     #[arg(long)]
     pub(crate) swarm: bool,
+    /// With --swarm: the configuration is the one seed N drew (a guided
+    /// sweep's replay line says which).
+    #[arg(long, value_name = "N")]
+    pub(crate) draw_seed: Option<u64>,
     /// Most candidate runs to try.
     #[arg(long, default_value_t = 400)]
     pub(crate) budget: u64,
@@ -270,9 +302,10 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     let loaded = load_scenario(&a.scenario)?;
     let (algorithm, mutants) = a.job.resolve(&loaded)?;
     let seed = a.seed.unwrap_or(loaded.replay.seed);
-    let (sc, swarmed) = match swarm_spec(&loaded, a.swarm) {
-        Some(spec) => (swarm::draw(&loaded, &spec, seed)?.0, true),
-        None => (loaded, false),
+    let (sc, swarmed) = match (swarm_spec(&loaded, a.swarm), a.draw_seed) {
+        (Some(spec), drawn) => (swarm::draw(&loaded, &spec, drawn.unwrap_or(seed))?.0, true),
+        (None, Some(_)) => return Err(draw_seed_without_swarm()),
+        (None, None) => (loaded, false),
     };
     let (path, out, budget) = (&a.scenario, &a.out, a.budget);
     let mut shrunk = crate::shrink::shrink(&sc, seed, algorithm, mutants, budget)
@@ -291,10 +324,12 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     for m in mutants.names() {
         args.push_str(&format!(" --mutant {m}"));
     }
+    let drawn = a.draw_seed.map(|n| format!(" --draw-seed {n}"));
     let origin = format!(
-        "{} {args}{}",
+        "{} {args}{}{}",
         path.display(),
-        if swarmed { " --swarm" } else { "" }
+        if swarmed { " --swarm" } else { "" },
+        drawn.unwrap_or_default()
     );
     let text = crate::shrink::reproducer_text(&shrunk, &origin, &args);
     std::fs::write(out, text)

@@ -336,6 +336,11 @@ fn swarm_spec(s: &scenario::Scenario, flag: bool) -> Option<scenario::SwarmSpec>
     }
 }
 
+/// `--draw-seed` names a swarm draw: without a swarm there is none.
+fn draw_seed_without_swarm() -> anyhow::Error {
+    UsageError("error: --draw-seed names a swarm draw: add --swarm".to_string()).into()
+}
+
 /// The `--mutant` flags, or without any the scenario's `[replay] mutants`.
 fn mutants_or_replay(names: &[String], scenario: &scenario::Scenario) -> Result<Mutants> {
     match names.is_empty() {

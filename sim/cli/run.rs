@@ -24,6 +24,10 @@ pub(crate) struct RunArgs {
     /// scenario's `[swarm]` ranges (or default ranges around its values).
     #[arg(long)]
     pub(crate) swarm: bool,
+    /// With --swarm: draw the configuration seed N draws instead of this
+    /// seed's (a guided sweep's replay line says which).
+    #[arg(long, value_name = "N")]
+    pub(crate) draw_seed: Option<u64>,
     /// Write every event, one JSON object per line, to this file.
     #[arg(long)]
     pub(crate) trace: Option<PathBuf>,
@@ -71,6 +75,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         json,
         check_determinism,
         swarm: swarm_flag,
+        draw_seed,
         trace,
         perfetto,
         restore,
@@ -99,8 +104,12 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         prepared.job.keep_snapshots = checkpoint_dir.is_some();
     }
     let scenario = prepared.scenario.clone();
-    let draw = swarm_spec(&scenario, swarm_flag)
-        .map(|spec| swarm::draw(&scenario, &spec, seed))
+    let ranges = swarm_spec(&scenario, swarm_flag);
+    if ranges.is_none() && draw_seed.is_some() {
+        return Err(draw_seed_without_swarm());
+    }
+    let draw = ranges
+        .map(|spec| swarm::draw(&scenario, &spec, draw_seed.unwrap_or(seed)))
         .transpose()?;
     let (scenario, draw) = match draw {
         Some((s, d)) => (s, Some(d)),
@@ -121,6 +130,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let mut summary = Summary::new(&shown_path, seed, algorithm.name(), &names, &execution);
     if let Some(d) = draw {
         summary.set_swarm(d);
+    }
+    if let Some(n) = draw_seed {
+        summary.append_replay(&format!(" --draw-seed {n}"));
     }
     summary.append_replay(&prepared.replay);
     let mut failed = !execution.verdict.passed;
