@@ -12,3 +12,5 @@ $c compare scenarios/checkpointing-time-flink.toml --algorithms aligned-timeout 
 $c compare scenarios/checkmate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --vary operators.source.hot_key_percent=0,50,90 --out reports/checkmate --notes reports/notes/checkmate.md
 $c compare scenarios/iterate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --out reports/checkmate-cyclic --notes reports/notes/checkmate-cyclic.md
 $c stalls --cases 200 --seed 0 --algorithms unaligned,aligned-timeout --explain tests/regressions/unaligned-forced-alignment-deadlock.toml --notes reports/notes/unaligned-forced-alignment-deadlock.md --out reports/unaligned-forced-alignment-deadlock
+# Every scenario under every exactly-once algorithm, plain and guided swarm: about 35 minutes on two cores.
+$c coverage-report scenarios --seeds 0..150 --out reports/coverage --notes reports/notes/coverage.md

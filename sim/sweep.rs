@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod coverage_report;
 mod guided;
 mod merge;
 pub mod triage;

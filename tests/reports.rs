@@ -556,3 +556,113 @@ fn the_stall_report_regenerates_identically() {
     assert!(unpredicted.trim_start().starts_with("None."));
     assert_regenerates_identically(&root, &dir, &command);
 }
+
+/// The coverage report (`reports/coverage`, from `ckptsim
+/// coverage-report`): its README renders again byte for byte from its
+/// `sweeps.json` (by `--render`, as a user would), and its command is the
+/// one in `reports/regenerate.sh`; the catalogue it lists is the current
+/// one; the cheapest scenario and algorithm (fewest events), plain and
+/// guided, run again give the same tallies and the same run digest; and
+/// guided reached more targets than plain. The other sweeps are not run
+/// again here (all of them take about half an hour on two cores):
+/// `reports/regenerate.sh` runs them.
+#[test]
+fn the_coverage_report_renders_from_its_sweeps() {
+    use ckptsim::sweep::coverage_report::{spec, Report, SweepCoverage};
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("reports/coverage");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let command = command_at_the_top(&readme);
+    assert!(command.starts_with("ckptsim coverage-report "), "{command}");
+    let script = std::fs::read_to_string(root.join("reports/regenerate.sh")).unwrap();
+    assert!(
+        script.contains(&command.replacen("ckptsim", "$c", 1)),
+        "reports/regenerate.sh lacks {command}"
+    );
+    let text = std::fs::read_to_string(dir.join("sweeps.json")).unwrap();
+    let report: Report = serde_json::from_str(&text).unwrap();
+    assert!(
+        report.to_json() == text,
+        "sweeps.json is not as the command writes it"
+    );
+    assert_eq!(report.command, command);
+    let catalogue: Vec<&str> = ckptsim::coverage::CATALOGUE
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        report.targets, catalogue,
+        "the catalogue changed: run reports/regenerate.sh"
+    );
+
+    // Rendered again from sweeps.json and the notes alone.
+    let tmp = std::env::temp_dir().join(format!("ckptsim-coverage-report-{}", std::process::id()));
+    std::fs::remove_dir_all(&tmp).ok();
+    let mut inputs = vec!["reports/coverage/sweeps.json".to_string()];
+    inputs.extend(report.notes.clone());
+    for f in &inputs {
+        std::fs::create_dir_all(tmp.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), tmp.join(f)).unwrap();
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .current_dir(&tmp)
+        .args(["coverage-report", "--render", "reports/coverage"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rendered = std::fs::read_to_string(tmp.join("reports/coverage/README.md")).unwrap();
+    std::fs::remove_dir_all(&tmp).ok();
+    assert!(
+        rendered == readme,
+        "reports/coverage/README.md differs when rendered from sweeps.json: run reports/regenerate.sh"
+    );
+
+    // The cheapest pair, plain and guided, bit for bit.
+    let cheapest = report
+        .sweeps
+        .iter()
+        .min_by_key(|s| {
+            let pair = report
+                .sweeps
+                .iter()
+                .filter(|x| (&x.scenario, &x.algorithm) == (&s.scenario, &s.algorithm));
+            pair.map(|x| x.events).sum::<u64>()
+        })
+        .unwrap();
+    let seeds = ckptsim::sweep::SeedRange::parse(&report.seeds).unwrap();
+    let scenario = ckptsim::scenario::load(&root.join(&cheapest.scenario)).unwrap();
+    let algorithm = Algorithm::from_name(&cheapest.algorithm).unwrap();
+    for guided in [false, true] {
+        let s = spec(&cheapest.scenario, &scenario, algorithm, seeds, guided);
+        let results = ckptsim::sweep::run(&s, 2, &|_, _| {});
+        let again = SweepCoverage::of(&cheapest.scenario, algorithm, guided, &results);
+        let stored = report
+            .sweeps
+            .iter()
+            .find(|x| {
+                (&x.scenario, &x.algorithm, x.guided) == (&again.scenario, &again.algorithm, guided)
+            })
+            .unwrap();
+        assert_eq!(
+            &again, stored,
+            "run again: {} {} guided={guided}",
+            again.scenario, again.algorithm
+        );
+    }
+
+    // The claim: guided reaches strictly more targets than plain.
+    let reached = |guided: bool| -> usize {
+        report
+            .sweeps
+            .iter()
+            .filter(|s| s.guided == guided)
+            .map(|s| s.targets.values().filter(|[_, hit]| *hit > 0).count())
+            .sum()
+    };
+    assert!(
+        reached(true) > reached(false),
+        "guided {} plain {}",
+        reached(true),
+        reached(false)
+    );
+}

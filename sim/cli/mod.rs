@@ -18,6 +18,7 @@ use crate::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary, SweepTiming}
 use crate::wallclock::Stopwatch;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use coverage::*;
 use explore::*;
 use run::*;
 use stalls::*;
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod coverage;
 mod explore;
 mod flink;
 mod run;
@@ -94,6 +96,10 @@ enum Command {
     /// Run several algorithms on the same seeds and write a comparison
     /// report (README with tables, results.json, results.csv, SVG charts).
     Compare(CompareArgs),
+    /// The coverage of scenarios under every exactly-once algorithm with
+    /// --swarm, plain and --guided, and why each target never hit was
+    /// missed (reports/coverage/); or, with --render, its README again.
+    CoverageReport(CoverageReportArgs),
     /// Sweep every mutant where it applies and print the kill matrix.
     Mutants(MutantsArgs),
     /// Search generated topologies with forced alignment for checkpoint
@@ -266,6 +272,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         } => merge(&files, json, allow_missing, require_coverage),
         Command::Stalls(a) => stalls_cmd(a),
         Command::Compare(a) => compare_cmd(a),
+        Command::CoverageReport(a) => coverage_report_cmd(a),
         Command::Mutants(a) => mutants_cmd(a),
         Command::Explore(a) => explore_args_cmd(a),
         Command::Shrink(a) => shrink_cmd(a),
