@@ -110,6 +110,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::LingeringTransactionsKept,
     Mutant::TriggerBacksOffAfterFailover,
     Mutant::TriggersWhileTriggering,
+    Mutant::RestartNeverGivesUp,
 ];
 
 impl Mutant {

@@ -257,6 +257,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("limits.max_time", Kind::Duration),
     ("limits.checkpoint_gap", Kind::Duration),
     ("limits.transaction_open", Kind::Duration),
+    ("limits.restart_loop", Kind::Int),
     ("swarm.latency_max", Kind::DurationRange),
     ("swarm.buffer_records", Kind::IntRange),
     ("swarm.buffer_credits", Kind::IntRange),

@@ -201,6 +201,48 @@ fn fixed_delay_gives_up_with_a_clear_job_failed_outcome() {
     assert!(e.verdict.passed);
 }
 
+/// A task that fails in every attempt (`repeat = true`: its crash is
+/// armed again at each restart): fixed-delay gives up after its attempts;
+/// a strategy that keeps restarting (failure-rate over a short window)
+/// makes a restart loop, which the progress check names and liveness
+/// leaves to it.
+#[test]
+fn a_task_failing_in_every_attempt_gives_up_or_loops() {
+    let always = "[[faults.crashes]]\ntask = \"count[1]\"\non = \"trigger\"\ndelay = \"0s\"\nrepeat = true\n";
+    let sc = job(&format!("max_restarts = 4\n{always}"), "");
+    let e = check_alg(&sc, 1, Algorithm::Aligned, &[]);
+    let RunOutcome::JobFailed(reason) = &e.output.outcome else {
+        panic!("{:?}", e.output.outcome);
+    };
+    assert!(reason.contains("gave up after 4 attempts"), "{reason}");
+    assert_eq!(e.output.counters.recoveries, 4);
+    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+    let looping = job(
+        &format!("{always}\n[faults.restart]\nstrategy = \"failure-rate\"\nmax_failures = 2\ninterval = \"5ms\"\n"),
+        "",
+    );
+    let e = check_alg(&looping, 1, Algorithm::Aligned, &[]);
+    assert_eq!(failed_checks(&e), ["progress"]);
+    let v = e.verdict.violations().next().unwrap();
+    assert!(
+        v.message.starts_with("restart loop: ")
+            && v.message.contains("with no checkpoint completed between them (restart_loop 10; restart strategy failure-rate"),
+        "{}",
+        v.message
+    );
+    // The loop is judged at the restart past the bound: the eleventh.
+    assert_eq!(v.time_ns, e.output.restarts[10].time_ns);
+    assert!(v
+        .message
+        .contains("the job was still restarting when the run ended at 20s"));
+    // A scenario that expects the loop raises the bound.
+    let mut allowed = ckptsim::scenario::ScenarioData::clone(&looping);
+    allowed.limits.restart_loop = 100_000;
+    let allowed = ckptsim::scenario::check(&allowed, "faults").unwrap();
+    let e = check_alg(&allowed, 1, Algorithm::Aligned, &[]);
+    assert_eq!(failed_checks(&e), ["liveness"]);
+}
+
 #[test]
 fn failure_rate_gives_up_only_when_failures_are_dense() {
     let dense = job(

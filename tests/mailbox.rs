@@ -86,7 +86,7 @@ fn the_mailbox_mutants_are_caught() {
             "flip27-split-loss",
             "consistent-cut",
         ),
-        (Mutant::IdleTaskIgnoresMail, "flip27", "liveness"),
+        (Mutant::IdleTaskIgnoresMail, "flip27", "progress"),
         (
             Mutant::MailsSurviveRestart,
             "flip27-split-loss",

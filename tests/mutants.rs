@@ -120,6 +120,13 @@ fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
             "progress",
             20,
         ),
+        ("failing-task", Mutant::RestartNeverGivesUp, "progress", 3),
+        (
+            "flip27-timing",
+            Mutant::TriggersWhileTriggering,
+            "consistent-cut",
+            20,
+        ),
     ] {
         let sc = load(scenario);
         let alg = if scenario == "recovery-checkpoints" {

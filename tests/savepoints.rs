@@ -302,6 +302,7 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
             operator: ckptsim::scenario::OperatorId(2),
             subtask: 0,
             trigger: None,
+            repeat: false,
         }];
         let e = execute_job(
             &crate::common::valid(&s),

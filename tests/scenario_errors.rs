@@ -446,6 +446,7 @@ fn valid_scenario_parses_with_defaults_applied() {
             operator: OperatorId(2),
             subtask: 1,
             trigger: None,
+            repeat: false,
         }]
     );
     assert_eq!(

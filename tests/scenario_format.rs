@@ -282,10 +282,11 @@ fn assert_every_key_written(text: &str, what: &str) {
     }
     assert_eq!(keys(&faults), sorted(&expected), "{what}: faults");
     for crash in array(faults.get("crashes")) {
-        // At a time, or after an event (`checkpoint` and `of` when set).
+        // At a time, or after an event (`checkpoint`, `of` and `repeat`
+        // when set).
         let mut k = keys(&crash);
         if k.contains(&"on".to_string()) {
-            k.retain(|key| key != "checkpoint" && key != "of");
+            k.retain(|key| key != "checkpoint" && key != "of" && key != "repeat");
             assert_eq!(k, sorted(&["on", "task", "delay"]));
         } else {
             assert_eq!(k, sorted(&["at", "task"]));
@@ -297,7 +298,8 @@ fn assert_every_key_written(text: &str, what: &str) {
             "max_events",
             "max_time",
             "checkpoint_gap",
-            "transaction_open"
+            "transaction_open",
+            "restart_loop"
         ])
     );
     assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));

@@ -200,18 +200,21 @@ pub fn sample() -> ScenarioData {
                     operator: OperatorId(6),
                     subtask: 2,
                     trigger: None,
+                    repeat: false,
                 },
                 CrashSpec {
                     at: SimTime(1),
                     operator: OperatorId(0),
                     subtask: 0,
                     trigger: None,
+                    repeat: false,
                 },
                 CrashSpec {
                     at: SimTime(1),
                     operator: OperatorId(5),
                     subtask: 3,
                     trigger: None,
+                    repeat: false,
                 },
                 CrashSpec {
                     at: SimTime::ZERO,
@@ -223,6 +226,7 @@ pub fn sample() -> ScenarioData {
                         of: Some((OperatorId(0), 1)),
                         delay: SimDuration::from_micros(250),
                     }),
+                    repeat: false,
                 },
                 CrashSpec {
                     at: SimTime::ZERO,
@@ -234,6 +238,7 @@ pub fn sample() -> ScenarioData {
                         of: None,
                         delay: SimDuration::ZERO,
                     }),
+                    repeat: true,
                 },
             ],
             random: Some(RandomCrashes {
@@ -373,6 +378,7 @@ pub fn sample() -> ScenarioData {
             max_time: SimTime(90_000_000_000),
             checkpoint_gap: SimDuration::from_secs(45),
             transaction_open: SimDuration::from_secs(200),
+            restart_loop: 7,
         },
         expect: Expect {
             guarantee: Guarantee::AtLeastOnce,

@@ -33,7 +33,10 @@ pub fn check(input: &Input) -> Finding {
     let run = input.run;
     let c = &run.counters;
     let mut violations = Vec::new();
-    if let Some(why) = not_live(&run.outcome) {
+    let looping = super::progress::restart_loop(run, input.scenario.limits.restart_loop).is_some();
+    // A restart loop is the progress check's verdict (one cause, one
+    // verdict): the job cannot finish while it loops.
+    if let Some(why) = not_live(&run.outcome).filter(|_| !looping) {
         let quiet = run.fault_phase_end;
         let stuck = if run.end_time > quiet && c.checkpoints_in_quiet_phase == 0 {
             format!(

@@ -15,6 +15,14 @@
 //!   blocks every `read_committed` reader of a Kafka topic; a restarted
 //!   sink must abort what its failed attempt left behind). Not judged for
 //!   an algorithm that takes no checkpoints (`none`): nothing commits.
+//! - **Restarts stop**: a job that did not end (finish, fail, stop) may
+//!   not have ended its run in more than `restart_loop` restarts with no
+//!   checkpoint completed after the first of them: a restart loop, as a
+//!   task that fails in every attempt under a restart strategy that never
+//!   gives up (it makes no progress and never reports failed). A run of
+//!   restarts the job got out of is not a loop: injected faults may cause
+//!   many. Liveness leaves a run in a restart loop to this check (one
+//!   cause, one verdict).
 //!
 //! A violation names what stopped, where and since when. The first few of
 //! each kind are named, the rest counted.
@@ -174,8 +182,72 @@ fn transactions(input: &Input) -> (Vec<Violation>, u64) {
     (first_of(found), judged)
 }
 
+/// A restart loop: the job did not end (finish, fail, stop) and its last
+/// restarts, more than `restart_loop` of them, came with no checkpoint
+/// completed between them: (restarts in the loop, first, last, the one
+/// past the bound). A run of restarts the job got out of (a checkpoint
+/// completed after it, or the job finished) is not a loop, however long:
+/// injected faults may cause many.
+pub fn restart_loop(run: &crate::runtime::RunOutput, bound: u32) -> Option<(usize, u64, u64, u64)> {
+    use crate::runtime::RunOutcome;
+    if !matches!(
+        run.outcome,
+        RunOutcome::TimeLimit | RunOutcome::EventLimit | RunOutcome::Stalled
+    ) {
+        return None;
+    }
+    let last_completion = run
+        .checkpoint_stats
+        .iter()
+        .filter(|c| c.outcome == Outcome::Completed)
+        .map(|c| c.end_ns)
+        .max();
+    // Restarts at the instant of a completion follow it.
+    let tail: Vec<u64> = run
+        .restarts
+        .iter()
+        .map(|r| r.time_ns)
+        .filter(|&t| last_completion.is_none_or(|c| t >= c))
+        .collect();
+    (tail.len() > bound as usize).then(|| {
+        (
+            tail.len(),
+            tail[0],
+            tail[tail.len() - 1],
+            tail[bound as usize],
+        )
+    })
+}
+
+/// A restart loop, as a violation; and how many restarts were judged.
+fn restarts(input: &Input) -> (Vec<Violation>, u64) {
+    let run = input.run;
+    let bound = input.scenario.limits.restart_loop;
+    let judged = run.restarts.len() as u64;
+    let Some((n, first, last, past)) = restart_loop(run, bound) else {
+        return (Vec::new(), judged);
+    };
+    let f = &input.scenario.faults;
+    let message = format!(
+        "restart loop: {n} restarts from {} to {} with no checkpoint completed between them (restart_loop {bound}; restart strategy {}, max_restarts {}), and the job was still restarting when the run ended at {}",
+        SimDuration(first),
+        SimDuration(last),
+        f.restart.name(),
+        f.max_restarts,
+        SimDuration(run.end_time.0)
+    );
+    let v = Violation {
+        check: CheckId::Progress,
+        time_ns: past,
+        message,
+    };
+    (vec![v], judged)
+}
+
 pub fn check(input: &Input) -> Finding {
     let (mut violations, windows) = checkpoint_gaps(input);
+    let (loops, restarts_judged) = restarts(input);
+    violations.extend(loops);
     let (txns, judged) = transactions(input);
     violations.extend(txns);
     violations.sort_by_key(|v| v.time_ns);
@@ -184,6 +256,7 @@ pub fn check(input: &Input) -> Finding {
         reach: vec![
             ("checkpoint windows judged", windows),
             ("transactions judged", judged),
+            ("restarts judged", restarts_judged),
         ],
     }
 }

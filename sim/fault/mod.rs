@@ -43,6 +43,7 @@ pub fn plan_crashes(scenario: &Scenario, seed: u64) -> Vec<CrashSpec> {
                     operator,
                     subtask,
                     trigger: None,
+                    repeat: false,
                 });
                 added += 1;
             }

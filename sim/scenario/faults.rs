@@ -189,12 +189,21 @@ impl Validator<'_, '_> {
             let keys = TriggerKeys::of(c.at, c.on, &c.checkpoint, &c.of, c.delay);
             let trigger = v.crash_trigger(&keys);
             let at = v.at_or_on(&keys);
+            let repeat = c.repeat.unwrap_or(false);
+            if repeat && (c.on.is_none() || c.checkpoint.is_some()) {
+                let help = help(
+                    "repeat needs `on` without `checkpoint`: an event that happens again in every attempt",
+                );
+                v.report("repeat", "`repeat` needs a crash after an event of any checkpoint", help);
+                return None;
+            }
             let (operator, subtask) = task?;
             Some(CrashSpec {
                 at: at?,
                 operator,
                 subtask,
                 trigger: trigger?,
+                repeat,
             })
         });
         self.at = "faults".into();

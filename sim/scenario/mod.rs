@@ -623,6 +623,9 @@ pub struct CrashSpec {
     pub subtask: u32,
     /// A crash relative to an event of the run, instead of at `at`.
     pub trigger: Option<CrashTrigger>,
+    /// `repeat = true` (with a trigger): armed again at every restart, so
+    /// the task fails in every attempt (a task that always fails).
+    pub repeat: bool,
 }
 
 /// `on = …`: the crash happens `delay` after the first time the event

@@ -924,6 +924,10 @@ section! {
         /// stay open or pre-committed before it is committed or aborted.
         #[key("duration, > 0", "`\"5m\"`")]
         transaction_open: Positive = Duration(SimDuration::from_secs(300)),
+        /// A progress bound (the `progress` check): the most failovers in a row with no
+        /// checkpoint completed between them (more is a restart loop).
+        #[key("integer, ≥ 1", "`10`")]
+        restart_loop: u32 = 10,
     }
 }
 

@@ -35,6 +35,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("edges", include_str!("../../scenarios/edges.toml")),
     ("expiring", include_str!("../../scenarios/expiring.toml")),
+    (
+        "failing-task",
+        include_str!("../../scenarios/failing-task.toml"),
+    ),
     ("faults", include_str!("../../scenarios/faults.toml")),
     ("flip27", include_str!("../../scenarios/flip27.toml")),
     (

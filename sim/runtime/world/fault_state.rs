@@ -59,6 +59,7 @@ impl Faults {
                 operator,
                 subtask,
                 trigger: None,
+                repeat: false,
             });
         }
         let fx = FaultState::new(scenario, seed, exec);

@@ -6,7 +6,7 @@
 
 use super::fault_state::take_fired;
 use super::fault_state::Fate;
-use super::{JobStatus, Status, World};
+use super::{JobStatus, Mutant, Status, World};
 use crate::engine::{SimDuration, SimTime};
 use crate::fault::planned_faults_end;
 use crate::fault::restart::{Decision, RestartTracker};
@@ -218,6 +218,12 @@ impl World<'_> {
     pub(super) fn decide_restart(&mut self, reason: &str) -> Option<SimDuration> {
         match self.faults.fx.restart.on_failure(self.net.now) {
             Decision::Restart(delay) => Some(delay),
+            Decision::GiveUp(_) if self.plan.cfg.mutants.has(Mutant::RestartNeverGivesUp) => {
+                // Mutant: the strategy's limit is not enforced; the job
+                // restarts after the configured delay, forever.
+                crate::mutant::fired(Mutant::RestartNeverGivesUp);
+                Some(self.plan.scenario.faults.restart_delay)
+            }
             Decision::GiveUp(why) => {
                 self.rec.counters.restart_strategy_gave_up += 1;
                 self.job.status = JobStatus::Failed;
@@ -761,6 +767,14 @@ mod mutants {
             modelled_on: "a JobManager failover that does not recover the completed-checkpoint store from HA, restarting with empty state",
             caught_by: "exactly-once-output",
             applies: &[("faults", "aligned")],
+        });
+        pub const RestartNeverGivesUp: Mutant = Mutant::declare(&MutantInfo {
+            name: "restart-never-gives-up",
+            part: "restart strategy",
+            what: "the restart strategy never gives up: a job with a task that fails in every attempt restarts forever instead of failing",
+            modelled_on: "restart strategies whose attempt limit is lost on the way to the scheduler (a failure that does not count as an attempt, an unbounded default), leaving a job in a restart loop that never reports failed",
+            caught_by: "progress",
+            applies: &[("failing-task", "aligned")],
         });
     }
 }

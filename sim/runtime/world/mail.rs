@@ -148,7 +148,7 @@ mod mutants {
             part: "task mailbox",
             what: "a mail put while the task thread waits for input does not wake it: a reader waiting for a split never applies the assignment that answers its request, and the job never ends",
             modelled_on: "the mailbox's suspended default action (MailboxProcessor.suspendDefaultAction): a task waiting on its input must still be woken by a new mail, or it waits forever",
-            caught_by: "liveness",
+            caught_by: "progress",
             applies: &[("flip27", "aligned")],
         });
         pub const MailsSurviveRestart: Mutant = Mutant::declare(&MutantInfo {

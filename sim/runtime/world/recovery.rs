@@ -68,6 +68,23 @@ impl World<'_> {
         true
     }
 
+    /// A restart arms again every `repeat = true` crash that fired (or
+    /// came to nothing) in an earlier attempt: the task fails in every
+    /// attempt, as one whose code always throws.
+    pub(super) fn rearm_repeating_crashes(&mut self) {
+        for i in 0..self.faults.first_crash_point {
+            let c = &self.faults.crash_plan[i];
+            let i = i as u32;
+            if c.repeat
+                && c.trigger.is_some()
+                && self.faults.log.crashes[i as usize] != Fate::Pending
+                && !self.faults.armed_crashes.contains(&i)
+            {
+                self.faults.armed_crashes.push(i);
+            }
+        }
+    }
+
     pub(super) fn crash(&mut self, index: u32) {
         let c = self.faults.crash_plan[index as usize].clone();
         let t = self.plan.exec.task_of(c.operator, c.subtask);
@@ -260,6 +277,7 @@ impl World<'_> {
             None => self.rec.counters.recoveries_from_scratch += 1,
         }
         self.job.status = JobStatus::Running;
+        self.rearm_repeating_crashes();
         self.crash_trigger(TriggerEvent::Restart, None, from_checkpoint.unwrap_or(0));
         for t in 0..self.tasks.list.len() as TaskId {
             self.net.poke(t);

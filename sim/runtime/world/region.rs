@@ -222,6 +222,7 @@ impl World<'_> {
         self.rec.counters.recoveries += 1;
         self.rec.counters.tasks_restarted += tasks.len() as u64;
         self.rec.counters.checkpoints_after_last_recovery = 0;
+        self.rearm_repeating_crashes();
         let from = latest.as_ref().map_or(0, |c| c.id);
         self.rec
             .restart_notes

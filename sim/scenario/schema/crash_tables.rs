@@ -19,6 +19,8 @@ table! {
         of: Option<String> = None,
         #[serde(skip_serializing_if = "Option::is_none")]
         delay: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        repeat: Option<bool> = None,
     }
 }
 

@@ -181,6 +181,7 @@ fn crash(c: &CrashSpec, names: &Names) -> Crash {
             checkpoint: tr.checkpoint.map(int),
             of: tr.of.and_then(|(o, n)| names.task(o, n)),
             delay: Some(Duration(tr.delay)),
+            repeat: c.repeat.then_some(true),
             ..Crash::default()
         },
     }
