@@ -111,6 +111,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::TriggerBacksOffAfterFailover,
     Mutant::TriggersWhileTriggering,
     Mutant::RestartNeverGivesUp,
+    Mutant::SubsumedCheckpointsKept,
 ];
 
 impl Mutant {

@@ -32,13 +32,14 @@ pub enum CheckId {
     LateCommit,
     ChannelOrder,
     Progress,
+    Resources,
     FailureAccounting,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 12] = [
+    pub const ALL: [CheckId; 13] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -49,6 +50,7 @@ impl CheckId {
         CheckId::LateCommit,
         CheckId::ChannelOrder,
         CheckId::Progress,
+        CheckId::Resources,
         CheckId::FailureAccounting,
         CheckId::Panic,
     ];
@@ -66,6 +68,7 @@ impl CheckId {
             CheckId::LateCommit => "late-commit",
             CheckId::ChannelOrder => "channel-order",
             CheckId::Progress => "progress",
+            CheckId::Resources => "resources",
             CheckId::FailureAccounting => "failure-accounting",
             CheckId::Panic => "panic",
         }
@@ -82,6 +85,7 @@ impl CheckId {
             CheckId::Protocol => "per task and checkpoint at most one snapshot, one decline, and one cancellation marker per output and cause; never notified complete after an abort; completed ids increase; restores succeed; no commit or sink write is refused; no savepoint enters the completed-checkpoint store or is restored by a failover",
             CheckId::Commit => "what completed checkpoints promise is committed: at the end, everything each sink task read before the snapshot of the last checkpoint it was notified of (or restored from) is committed, whatever the ending",
             CheckId::Progress => "checkpoints complete within `checkpoint_gap` where no fault interferes, every sink transaction is committed or aborted within `transaction_open` and none is left open when the job finishes, and a job that did not end is not in a restart loop (more than `restart_loop` restarts with no checkpoint completed)",
+            CheckId::Resources => "the completed-checkpoint store never holds more checkpoints than `retained` allows: each completion subsumes (discards) the oldest beyond it",
             CheckId::ChannelOrder => "the records of every channel are read in the order they were sent, and after a restore its restored in-flight records before anything new on it",
             CheckId::LateCommit => "every transaction is committed when its commit falls due: at the first notification of a checkpoint at or above the one it was pre-committed for, at the restore of a snapshot that held it, or at once for a committable of a checkpoint its committer knew complete",
             CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",

@@ -460,3 +460,33 @@ fn the_fault_timeline_names_each_fault_restart_and_what_never_fired() {
         assert!(text.contains(&needle), "no `{needle}` in {text:#?}");
     }
 }
+
+/// The completed-checkpoint store keeps what `retained` allows and no
+/// more: at three, it holds three and subsumes the rest; a store that
+/// never subsumes is what the resources check names, with its numbers.
+#[test]
+fn the_store_retains_what_the_policy_allows() {
+    let mut s = ckptsim::scenario::ScenarioData::clone(&load("wordcount"));
+    s.checkpoint.retained = 3;
+    let sc = ckptsim::scenario::check(&s, "wordcount").unwrap();
+    let e = check_alg(&sc, 1, Algorithm::Aligned, &[]);
+    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+    assert_eq!(e.output.retained_peak, 3);
+    assert_eq!(e.output.retained_over, None);
+    assert!(e.output.subsumed > 0);
+    let e = check_alg(
+        &sc,
+        1,
+        Algorithm::Aligned,
+        &[Mutant::SubsumedCheckpointsKept],
+    );
+    let v = e.verdict.violations().next().unwrap();
+    assert_eq!(v.check.name(), "resources");
+    assert!(
+        v.message.starts_with("the completed-checkpoint store held more than 3 checkpoints (retained 3) once checkpoint 4 completed at "),
+        "{}",
+        v.message
+    );
+    assert!(e.output.retained_peak > 4);
+    assert_eq!(e.output.subsumed, 0);
+}

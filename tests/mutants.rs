@@ -121,6 +121,7 @@ fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
             20,
         ),
         ("failing-task", Mutant::RestartNeverGivesUp, "progress", 3),
+        ("wordcount", Mutant::SubsumedCheckpointsKept, "resources", 3),
         (
             "flip27-timing",
             Mutant::TriggersWhileTriggering,

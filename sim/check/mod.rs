@@ -19,6 +19,7 @@ pub mod liveness;
 pub mod oracle;
 pub mod progress;
 pub mod protocol;
+pub mod resources;
 pub mod routing;
 pub mod state;
 
@@ -108,6 +109,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::LateCommit => late_commit::check,
         CheckId::ChannelOrder => channel_order::check,
         CheckId::Progress => progress::check,
+        CheckId::Resources => resources::check,
         CheckId::FailureAccounting => failure_accounting::check,
         CheckId::Panic => return None,
     })

@@ -321,6 +321,12 @@ pub struct RunOutput {
     /// Every restart, global or of a region, in order: what the oracle's
     /// examples name as the replay that wrote a record again.
     pub restarts: Vec<RestartNote>,
+    /// The most checkpoints the completed-checkpoint store held, and the
+    /// first completion that left it holding more than `retained`.
+    pub retained_peak: usize,
+    pub retained_over: Option<CheckpointId>,
+    /// Checkpoints the store subsumed.
+    pub subsumed: u64,
     /// Every crash of a task that took effect, in order, where its task was
     /// (what `flink-export` injects into a real job).
     pub crash_points: Vec<CrashPoint>,

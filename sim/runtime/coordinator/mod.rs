@@ -155,6 +155,13 @@ pub struct Coordinator {
     pub next_id: CheckpointId,
     pub pending: BTreeMap<CheckpointId, Pending>,
     pub retained: VecDeque<Rc<Completed>>,
+    /// The most checkpoints the store held after a completion; and the
+    /// first completion that left it holding more than `retained`. For the
+    /// resources check.
+    pub retained_peak: usize,
+    pub retained_over: Option<CheckpointId>,
+    /// Checkpoints subsumed (dropped from the store by a newer completion).
+    pub subsumed: u64,
     pub last_completion: Option<SimTime>,
     pub last_completed_id: CheckpointId,
     /// Consecutive counted failures (Flink's `CheckpointFailureManager`).
@@ -183,6 +190,9 @@ impl Coordinator {
             next_id: 1,
             pending: BTreeMap::new(),
             retained: VecDeque::new(),
+            retained_peak: 0,
+            retained_over: None,
+            subsumed: 0,
             last_completion: None,
             last_completed_id: 0,
             failure_counter: 0,
@@ -538,8 +548,19 @@ impl Coordinator {
         self.last_completed_id = c.id;
         self.completed_ids.push(c.id);
         self.retained.push_back(Rc::new(c));
-        while self.retained.len() > self.cfg.retained.max(1) {
-            self.retained.pop_front();
+        if self.cfg.mutants.has(Mutant::SubsumedCheckpointsKept) && self.retained.len() > 1 {
+            // Mutant: the store never subsumes; every completed
+            // checkpoint (and what it refers to) is kept.
+            fired(Mutant::SubsumedCheckpointsKept);
+        } else {
+            while self.retained.len() > self.cfg.retained.max(1) {
+                self.retained.pop_front();
+                self.subsumed += 1;
+            }
+        }
+        self.retained_peak = self.retained_peak.max(self.retained.len());
+        if self.retained.len() > self.cfg.retained.max(1) && self.retained_over.is_none() {
+            self.retained_over = Some(self.last_completed_id);
         }
     }
 
@@ -697,6 +718,14 @@ mod mutants {
             modelled_on: "CheckpointCoordinator.isTriggering and the request queue it guards: triggering two checkpoints concurrently lets operator-coordinator checkpoints and held events interleave (the split bookkeeping of FLIP-27 enumerators breaks)",
             caught_by: "consistent-cut",
             applies: &[("flip27-timing", "aligned")],
+        });
+        pub const SubsumedCheckpointsKept: Mutant = Mutant::declare(&MutantInfo {
+            name: "subsumed-checkpoints-kept",
+            part: "completed-checkpoint store",
+            what: "a completion does not subsume the oldest retained checkpoint: the store, and the checkpoint data it refers to, grows with every checkpoint",
+            modelled_on: "completed-checkpoint stores whose subsumption or discard is skipped or fails silently (checkpoint directories that grow without bound until storage or the JobManager's memory runs out); recovery still uses the latest, so no output is wrong",
+            caught_by: "resources",
+            applies: &[("wordcount", "aligned")],
         });
         pub const PeriodicTriggerStopsOnAbort: Mutant = Mutant::declare(&MutantInfo {
             name: "periodic-trigger-stops-on-abort",

@@ -91,6 +91,9 @@ impl World<'_> {
             tasks: self.task_reports(),
             failovers: std::mem::take(&mut self.rec.failovers),
             restarts: std::mem::take(&mut self.rec.restart_notes),
+            retained_peak: self.coord.retained_peak,
+            retained_over: self.coord.retained_over,
+            subsumed: self.coord.subsumed,
             crash_points: std::mem::take(&mut self.rec.crash_points),
             tolerable_failures: self.plan.scenario.checkpoint.tolerable_failures,
         }
