@@ -181,3 +181,24 @@ fn concurrent_checkpoints_keep_every_split_in_the_cut() {
     assert!(c.checkpoints_expired_waiting_for_events > 0, "{c:?}");
     assert!(c.committables_through_network > 0, "{c:?}");
 }
+
+/// A committer restored from checkpoint N knows N complete, as Flink's
+/// `CommitterOperator` takes the restored checkpoint id: a committable of
+/// N that comes back as restored in-flight data (chandy-lamport captures
+/// the unchained writer → committer edge) is committed at once, not at
+/// the next notification (late-commit failed on this seed before).
+#[test]
+fn a_restored_committer_commits_restored_committables_at_once() {
+    let sc = load("flip27-timing");
+    let (drawn, draw) =
+        ckptsim::swarm::draw(&sc, &ckptsim::swarm::default_ranges(&sc), 177).unwrap();
+    assert!(draw.to_string().contains("committer=unchained"), "{draw}");
+    let e = crate::common::check_alg(
+        &drawn,
+        177,
+        ckptsim::scenario::Algorithm::ChandyLamport,
+        &[],
+    );
+    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+    assert!(e.output.counters.recoveries > 0);
+}

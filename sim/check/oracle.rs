@@ -174,6 +174,7 @@ impl Exec<'_> {
             max_parallelism: self.scenario.max_parallelism,
             attempt: 0,
             now: self.now,
+            restored: None,
             store: &mut self.store,
             out: &mut self.out,
             mutants: Mutants::NONE,

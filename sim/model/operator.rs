@@ -34,6 +34,9 @@ pub struct Context<'a> {
     /// How many times the job has been restarted (0 for the first run).
     pub attempt: u32,
     pub now: SimTime,
+    /// In `restore`: the checkpoint (or savepoint) being restored, when
+    /// known (Flink's `getRestoredCheckpointId`); it completed.
+    pub restored: Option<CheckpointId>,
     /// The external system sinks write to; it survives crashes.
     pub store: &'a mut ExternalStore,
     pub(crate) out: &'a mut Vec<Record>,
@@ -910,6 +913,7 @@ mod tests {
             max_parallelism: 128,
             attempt: 0,
             now: SimTime::ZERO,
+            restored: None,
             store,
             out: &mut out,
             mutants,

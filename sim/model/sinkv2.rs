@@ -207,12 +207,16 @@ impl Operator for SinkCommitter {
             return Ok(());
         }
         let state: CommitterState = decode(state, "sink-committer")?;
-        // The restored checkpoint completed: what it holds is due now.
+        // The restored checkpoint completed (Flink's CommitterOperator
+        // takes it as the last completed one): what it holds is due now,
+        // and so is a committable of it that arrives later (from restored
+        // in-flight data, where the edge's channel state was captured).
         self.last_completed = state
             .pending
             .iter()
             .map(|&(cp, _)| cp)
             .filter(|&cp| cp != EOI)
+            .chain(ctx.restored)
             .max()
             .unwrap_or(0);
         self.pending = state.pending;

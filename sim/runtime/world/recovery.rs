@@ -451,6 +451,7 @@ impl World<'_> {
             let bytes = union.as_deref().unwrap_or(own);
             let result = {
                 let (member, mut ctx) = self.ctx_parts(t, m);
+                ctx.restored = latest.map(|c| c.id);
                 member.op.restore(bytes, &mut ctx)
             };
             if let Err(e) = result {

@@ -19,6 +19,7 @@ impl World<'_> {
             max_parallelism: self.plan.scenario.max_parallelism,
             attempt: self.net.attempt,
             now: self.net.now,
+            restored: None,
             store: &mut self.tasks.store,
             out: &mut self.tasks.out,
             mutants: self.plan.cfg.mutants,
