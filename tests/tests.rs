@@ -91,6 +91,9 @@
 //! - `opstate`: list state with split and union redistribution, and
 //!   broadcast state, through crashes and rescaled savepoints; the list
 //!   modes mixed up and an unsnapshotted broadcast table are caught.
+//! - `outputs_security`: what ckptsim writes cannot be turned against its
+//!   user: scenario text stays in one literal of an exported Java job (a
+//!   lexer with javac's unicode-escape pass, and javac where installed).
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
@@ -124,6 +127,7 @@ mod mailbox;
 mod mutants;
 mod opstate;
 mod order;
+mod outputs_security;
 mod properties;
 mod recovery;
 mod reports;

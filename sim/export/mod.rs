@@ -34,6 +34,10 @@ use std::sync::Arc;
 mod java;
 pub mod real;
 
+/// A string as the one Java literal the generated job holds it in (no
+/// input can leave it; the proof is at the function).
+pub use java::string as java_string;
+
 /// The Flink version `run.sh` fetches by default (`--flink-release`
 /// chooses another).
 pub const FLINK_VERSION: &str = "2.3.0";

@@ -53,11 +53,21 @@ else:
 PY
 fi
 
-classes="$here/real/classes"
+# Only what this script and the job made is deleted or written, and never
+# through a link: a link planted at any of these paths is refused.
+real="$here/real"
+for p in "$real" "$real/classes" "$real/store" "$real/checkpoints" \
+    "$real/run.json" "$real/rest.jsonl" "$real/crashes.tsv" "$real/flink.log"; do
+    if [ -L "$p" ]; then
+        echo "run.sh: $p is a symbolic link; remove it (run.sh deletes only what it created)" >&2
+        exit 2
+    fi
+done
+classes="$real/classes"
 rm -rf "$classes"
 mkdir -p "$classes"
 javac -nowarn -d "$classes" -cp "$home/lib/*" "$here"/java/*.java
-rm -rf "$here/real/store" "$here/real/checkpoints"
+rm -rf "$real/store" "$real/checkpoints"
 # Every task manager's network buffers are direct memory.
 exec java -Xmx1g -XX:MaxDirectMemorySize=${CKPTSIM_FLINK_DIRECT_MEMORY:-2g} -XX:+UseSerialGC \
     -Dckptsim.out="$here" -Dlog4j.configurationFile="$here/log4j2.properties" \

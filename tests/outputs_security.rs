@@ -1,0 +1,388 @@
+//! What ckptsim writes cannot be turned against its user: text of a
+//! scenario stays inside one Java string literal of an exported job (a Java
+//! lexer here applies javac's unicode-escape pass first, JLS §3.3, and
+//! `javac` itself checks where it is installed).
+
+use crate::common::{load, stderr, stdout};
+use ckptsim::export::{self, java_string, Options};
+use ckptsim::scenario::{self, ScenarioData};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::Config;
+
+/// A piece of Java source as the tokenizer sees it.
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// Everything outside literals and comments, unit by unit.
+    Code(Vec<u16>),
+    /// A string literal's value (escapes applied).
+    Str(Vec<u16>),
+    /// A character literal's value.
+    Chr(Vec<u16>),
+    /// A comment's text.
+    Comment(Vec<u16>),
+}
+
+const BS: u16 = b'\\' as u16;
+const CR: u16 = b'\r' as u16;
+const LF: u16 = b'\n' as u16;
+
+/// JLS §3.3: the UTF-16 units javac tokenizes. A backslash begins a
+/// unicode escape (`\` `u`+ four hex digits) only if an even number of raw
+/// backslashes precede it; a translated unit takes part in no escape.
+fn unicode_pass(src: &str) -> Result<Vec<u16>, String> {
+    let raw: Vec<u16> = src.encode_utf16().collect();
+    let (mut out, mut i, mut run) = (Vec::new(), 0, 0usize);
+    while i < raw.len() {
+        let c = raw[i];
+        if c == BS && run % 2 == 0 && raw.get(i + 1) == Some(&(b'u' as u16)) {
+            let mut j = i + 1;
+            while raw.get(j) == Some(&(b'u' as u16)) {
+                j += 1;
+            }
+            let hex = raw.get(j..j + 4).ok_or("a unicode escape cut short")?;
+            let hex = String::from_utf16(hex).map_err(|e| e.to_string())?;
+            if !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(format!("a malformed unicode escape at {i}: {hex}"));
+            }
+            out.push(u16::from_str_radix(&hex, 16).unwrap());
+            (i, run) = (j + 4, 0);
+            continue;
+        }
+        run = if c == BS { run + 1 } else { 0 };
+        out.push(c);
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// Java's tokens (JLS §3.7, §3.10.5-7) as far as literals and comments go.
+fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
+    let u = unicode_pass(src)?;
+    let (mut toks, mut code, mut i) = (Vec::new(), Vec::new(), 0);
+    let at = |i: usize| u.get(i).copied();
+    let is = |c: Option<u16>, ch: char| c == Some(ch as u16);
+    while i < u.len() {
+        let c = u[i];
+        let flush = |toks: &mut Vec<Tok>, code: &mut Vec<u16>| {
+            if !code.is_empty() {
+                toks.push(Tok::Code(std::mem::take(code)));
+            }
+        };
+        if c == b'/' as u16 && is(at(i + 1), '/') {
+            flush(&mut toks, &mut code);
+            let end = (i..u.len()).find(|&k| u[k] == CR || u[k] == LF);
+            let end = end.unwrap_or(u.len());
+            toks.push(Tok::Comment(u[i + 2..end].to_vec()));
+            i = end;
+        } else if c == b'/' as u16 && is(at(i + 1), '*') {
+            flush(&mut toks, &mut code);
+            let end = (i + 2..u.len().saturating_sub(1))
+                .find(|&k| is(at(k), '*') && is(at(k + 1), '/'))
+                .ok_or("an unterminated comment")?;
+            toks.push(Tok::Comment(u[i + 2..end].to_vec()));
+            i = end + 2;
+        } else if c == b'"' as u16 || c == b'\'' as u16 {
+            flush(&mut toks, &mut code);
+            if c == b'"' as u16 && is(at(i + 1), '"') && is(at(i + 2), '"') {
+                return Err("a text block".into());
+            }
+            let (value, end) = literal(&u, i)?;
+            toks.push(match c == b'"' as u16 {
+                true => Tok::Str(value),
+                false => Tok::Chr(value),
+            });
+            i = end;
+        } else {
+            code.push(c);
+            i += 1;
+        }
+    }
+    if !code.is_empty() {
+        toks.push(Tok::Code(code));
+    }
+    Ok(toks)
+}
+
+/// The literal opening at `u[start]`: its value and the index after it.
+fn literal(u: &[u16], start: usize) -> Result<(Vec<u16>, usize), String> {
+    let quote = u[start];
+    let (mut value, mut i) = (Vec::new(), start + 1);
+    loop {
+        let c = *u.get(i).ok_or("an unterminated literal")?;
+        if c == CR || c == LF {
+            return Err(format!("a line break in a literal at {i}"));
+        }
+        if c == quote {
+            return Ok((value, i + 1));
+        }
+        if c != BS {
+            value.push(c);
+            i += 1;
+            continue;
+        }
+        let e = *u.get(i + 1).ok_or("an escape cut short")?;
+        let simple = match char::from_u32(e.into()) {
+            Some('b') => Some(8),
+            Some('t') => Some(9),
+            Some('n') => Some(10),
+            Some('f') => Some(12),
+            Some('r') => Some(13),
+            Some('s') => Some(32),
+            Some('"') => Some(34),
+            Some('\'') => Some(39),
+            Some('\\') => Some(92),
+            _ => None,
+        };
+        if let Some(v) = simple {
+            value.push(v);
+            i += 2;
+            continue;
+        }
+        // Octal: up to three digits when the first is 0-3, else two.
+        let octal = |k: usize| {
+            u.get(k)
+                .filter(|&&d| (b'0' as u16..=b'7' as u16).contains(&d))
+        };
+        let Some(&first) = octal(i + 1) else {
+            return Err(format!("an invalid escape at {i}"));
+        };
+        let most = if first <= b'3' as u16 { 3 } else { 2 };
+        let mut v = 0u16;
+        let mut k = i + 1;
+        while k < i + 1 + most {
+            let Some(&d) = octal(k) else { break };
+            v = v * 8 + (d - b'0' as u16);
+            k += 1;
+        }
+        value.push(v);
+        i = k;
+    }
+}
+
+/// Text meant to leave a literal: quotes, backslashes, comment ends,
+/// unicode escapes (single, doubled, with many `u`s, surrogate-range),
+/// line breaks, control characters, non-ASCII, shell metacharacters.
+fn hostile() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        any::<char>().prop_map(String::from),
+        "[ -~]{0,4}",
+        prop::sample::select(vec![
+            "\"",
+            "\\",
+            "\\\\",
+            "*/",
+            "/*",
+            "//",
+            "'",
+            "\\u000a",
+            "\\u000A",
+            "\\\\u000a",
+            "\\\\\\u0022",
+            "\\uuu0022",
+            "\\u005c",
+            "\\u005cu0022",
+            "\\uD800",
+            "\\udfff",
+            "\\u",
+            "\\u12",
+            "\n",
+            "\r",
+            "\r\n",
+            "\t",
+            "\0",
+            "\u{7}",
+            "\u{1b}[31m",
+            "\u{7f}",
+            "\u{85}",
+            "\u{2028}",
+            "\u{feff}",
+            "\u{fffd}",
+            "\u{1F600}",
+            "\u{10FFFF}",
+            "$(id)",
+            "`id`",
+            "'\\''",
+            "\\0",
+            "\\377",
+            "9",
+        ])
+        .prop_map(String::from),
+    ];
+    prop::collection::vec(piece, 0..16).prop_map(|v| v.concat())
+}
+
+fn units(s: &str) -> Vec<u16> {
+    s.encode_utf16().collect()
+}
+
+/// A statement holding `literal` among fixed code and a comment.
+fn holder(literal: &str) -> String {
+    format!("class T {{ String a = {literal}; char c = 'x'; }} /* end */ // tail\nint z;")
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 512, failure_persistence: None, ..Config::default() })]
+
+    /// Any text is one string literal whose value is the text, and nothing
+    /// around it changes.
+    #[test]
+    fn any_text_is_one_java_literal(s in hostile()) {
+        let got = tokenize(&holder(&java_string(&s)))
+            .map_err(|e| TestCaseError::fail(format!("{s:?}: {e}")))?;
+        let mut want = tokenize(&holder("\"x\"")).unwrap();
+        want[1] = Tok::Str(units(&s));
+        prop_assert_eq!(got, want, "{:?} as {}", s, java_string(&s));
+    }
+}
+
+/// tiny without its crash, its name and operator ids replaced.
+fn tiny_named(name: &str, ids: &[String]) -> Result<scenario::Scenario, String> {
+    let mut data = ScenarioData::clone(&load("tiny"));
+    data.faults.crashes.clear();
+    data.name = name.to_string();
+    for (op, id) in data.operators.iter_mut().zip(ids) {
+        op.id = id.clone();
+    }
+    scenario::check(&data, "tiny").map_err(|e| e.to_string())
+}
+
+/// The exported job's files that are code: the Java sources and run.sh.
+fn code_files(s: &scenario::Scenario) -> Vec<(String, String)> {
+    let e = export::export(s, &Options::new(0, s.checkpoint.algorithm)).unwrap();
+    let code = |n: &str| n.ends_with(".java") || n.ends_with(".sh");
+    e.files.into_iter().filter(|(n, _)| code(n)).collect()
+}
+
+const BENIGN: [&str; 4] = ["Qa0Q", "Qb1Q", "Qc2Q", "Qd3Q"];
+
+fn an_id() -> impl Strategy<Value = String> {
+    prop_oneof![3 => "[A-Za-z0-9_-]{1,10}", 1 => hostile()]
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 48, failure_persistence: None, ..Config::default() })]
+
+    /// The scenario's name and operator ids (every scenario text that
+    /// reaches the job) through an export: the code outside literals, the
+    /// comments and run.sh are a benign export's; each literal holds what
+    /// the benign one does, the ids replaced. An id the validator refuses
+    /// never reaches an export.
+    #[test]
+    fn scenario_text_stays_in_the_literals_of_an_export(
+        name in hostile(),
+        ids in prop::collection::vec(an_id(), 4),
+    ) {
+        let name = format!("n{name}");
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        prop_assume!(distinct.len() == 4);
+        let hostile = match tiny_named(&name, &ids) {
+            Ok(s) => s,
+            Err(e) => {
+                let plain = |id: &String| {
+                    !id.is_empty()
+                        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                };
+                prop_assert!(!ids.iter().all(plain), "{ids:?} refused: {e}");
+                prop_assert!(e.contains("operator id"), "{e}");
+                return Ok(());
+            }
+        };
+        let benign = tiny_named("benign", &BENIGN.map(String::from)).unwrap();
+        let (got, want) = (code_files(&hostile), code_files(&benign));
+        prop_assert_eq!(got.len(), want.len());
+        for ((file, text), (_, benign_text)) in got.iter().zip(&want) {
+            if !file.ends_with(".java") {
+                prop_assert_eq!(text, benign_text, "{}", file);
+                continue;
+            }
+            let t = tokenize(text).map_err(|e| TestCaseError::fail(format!("{file}: {e}")))?;
+            let b = tokenize(benign_text).unwrap();
+            prop_assert_eq!(t.len(), b.len(), "{}", file);
+            for (x, y) in t.iter().zip(&b) {
+                let want = match y {
+                    Tok::Str(v) => {
+                        let mut v = String::from_utf16(v).unwrap();
+                        for (from, to) in BENIGN.iter().zip(&ids) {
+                            v = v.replace(from, to);
+                        }
+                        Tok::Str(units(&v))
+                    }
+                    other => other.clone(),
+                };
+                prop_assert_eq!(x, &want, "{}", file);
+            }
+        }
+    }
+}
+
+/// With a JDK installed: javac compiles the literals, and the program
+/// prints each value's UTF-16 units as they were given.
+#[test]
+fn javac_reads_every_literal_as_written() {
+    let Ok(javac) = which("javac") else {
+        eprintln!("no javac on PATH: the lexer's property stands alone");
+        return;
+    };
+    let java = javac.with_file_name("java");
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut texts: Vec<String> = (0..60)
+        .map(|_| hostile().new_tree(&mut runner).unwrap().current())
+        .collect();
+    texts.extend([
+        "\\u000a".into(),
+        "x\nimport static java.lang.Runtime.getRuntime;\n//".into(),
+    ]);
+    let literals: Vec<String> = texts.iter().map(|t| java_string(t)).collect();
+    let src = format!(
+        "public final class T {{\n  public static void main(String[] a) {{\n    String[] s = {{ {} }};\n    \
+         for (String x : s) {{\n      StringBuilder b = new StringBuilder();\n      \
+         for (char c : x.toCharArray()) b.append(String.format(\"%04x \", (int) c));\n      \
+         System.out.println(b.toString().trim());\n    }}\n  }}\n}}\n",
+        literals.join(",\n      ")
+    );
+    let dir = temp("javac");
+    std::fs::write(dir.join("T.java"), src).unwrap();
+    let o = std::process::Command::new(&javac)
+        .args(["-encoding", "US-ASCII", "-d"])
+        .arg(&dir)
+        .arg(dir.join("T.java"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = std::process::Command::new(java)
+        .arg("-cp")
+        .arg(&dir)
+        .arg("T")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    let want: Vec<String> = texts
+        .iter()
+        .map(|t| {
+            let hex: Vec<String> = t.encode_utf16().map(|u| format!("{u:04x}")).collect();
+            hex.join(" ")
+        })
+        .collect();
+    assert_eq!(printed, want);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn which(program: &str) -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+/// A new, empty folder of this test process.
+fn temp(what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ckptsim-outsec-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
