@@ -713,7 +713,9 @@ impl SweepSummary {
     /// Adds one seed's result (of this sweep) to the tallies.
     fn add(&mut self, r: &SeedResult) {
         self.seeds_run += 1;
-        self.events += r.events;
+        // Result lines are input: a total saturates at u64::MAX rather
+        // than wrapping to a plausible small number.
+        self.events = self.events.saturating_add(r.events);
         let mut kinds: Vec<&str> = r.warnings.iter().map(|w| w.kind.as_str()).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -732,7 +734,7 @@ impl SweepSummary {
         for (k, v) in &r.counters {
             let add = v.as_u64().unwrap_or(0);
             let entry = self.counters.entry(k.clone()).or_insert(Value::from(0u64));
-            *entry = Value::from(entry.as_u64().unwrap_or(0) + add);
+            *entry = Value::from(entry.as_u64().unwrap_or(0).saturating_add(add));
         }
         if r.passed {
             self.seeds_passed += 1;

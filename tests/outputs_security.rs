@@ -1,9 +1,10 @@
 //! What ckptsim writes cannot be turned against its user: text of a
 //! scenario stays inside one Java string literal of an exported job (a Java
 //! lexer here applies javac's unicode-escape pass first, JLS §3.3, and
-//! `javac` itself checks where it is installed).
+//! `javac` itself checks where it is installed); counters summed from result
+//! lines saturate instead of wrapping.
 
-use crate::common::{load, stderr, stdout};
+use crate::common::{ckptsim, load, stderr, stdout};
 use ckptsim::export::{self, java_string, Options};
 use ckptsim::scenario::{self, ScenarioData};
 use proptest::prelude::*;
@@ -385,4 +386,37 @@ fn temp(what: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Two result lines at `u64::MAX` events and records: `merge` reports the
+/// saturated total, not a wrapped small one.
+#[test]
+fn merged_counters_saturate() {
+    let dir = temp("merge");
+    let lines = dir.join("s.jsonl");
+    let o = ckptsim(&[
+        "sweep",
+        "scenarios/tiny.toml",
+        "--seeds",
+        "0..2",
+        "--out",
+        lines.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut text = String::new();
+    for line in std::fs::read_to_string(&lines).unwrap().lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["events"] = u64::MAX.into();
+        v["counters"]["records_emitted"] = u64::MAX.into();
+        text.push_str(&format!("{v}\n"));
+    }
+    std::fs::write(&lines, text).unwrap();
+    let o = ckptsim(&["merge", lines.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["summary"]["events"], u64::MAX, "{v}");
+    assert_eq!(v["summary"]["counters"]["records_emitted"], u64::MAX);
+    let o = ckptsim(&["merge", lines.to_str().unwrap()]);
+    assert!(stdout(&o).contains(&u64::MAX.to_string()), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -93,7 +93,8 @@
 //!   modes mixed up and an unsnapshotted broadcast table are caught.
 //! - `outputs_security`: what ckptsim writes cannot be turned against its
 //!   user: scenario text stays in one literal of an exported Java job (a
-//!   lexer with javac's unicode-escape pass, and javac where installed).
+//!   lexer with javac's unicode-escape pass, and javac where installed);
+//!   summed counters saturate.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.

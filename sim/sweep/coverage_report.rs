@@ -91,7 +91,10 @@ impl SweepCoverage {
             seeds_run: results.len() as u64,
             seeds_failed: results.iter().filter(|r| !r.passed).count() as u64,
             draws_reused: results.iter().filter(|r| r.draw_seed.is_some()).count() as u64,
-            events: results.iter().map(|r| r.events).sum(),
+            events: results
+                .iter()
+                .map(|r| r.events)
+                .fold(0, u64::saturating_add),
             digest: digest.finalize().to_hex().to_string(),
             needs,
             targets: coverage
@@ -365,7 +368,9 @@ fn guided_vs_plain(w: &mut String, r: &Report) {
     let _ = writeln!(
         w,
         "| seeds that re-ran an earlier seed's draw | 0 | {} |",
-        mode(true).map(|s| s.draws_reused).sum::<u64>()
+        mode(true)
+            .map(|s| s.draws_reused)
+            .fold(0, u64::saturating_add)
     );
     let _ = writeln!(
         w,
@@ -421,8 +426,8 @@ fn applicable(r: &Report, scenario: Option<&str>, target: &str) -> u64 {
         .iter()
         .filter(|s| scenario.is_none_or(|x| s.scenario == x))
         .filter_map(|s| s.targets.get(target))
-        .map(|[a, _]| a)
-        .sum()
+        .map(|[a, _]| *a)
+        .fold(0, u64::saturating_add)
 }
 
 /// Why a target no sweep of `scenario` (of any, when `None`) hit was
