@@ -9,7 +9,7 @@ use ckptsim::savepoint::{read_dir, write_dir, Image, OperatorState};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ckptsim-hostile-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
@@ -46,7 +46,7 @@ fn originals(test: &str) -> (PathBuf, PathBuf) {
 }
 
 /// Refused by both commands with exit code 2, naming `file` and `field`.
-fn refused(dir: &Path, scenario: &str, file: &str, field: &str) {
+pub(crate) fn refused(dir: &Path, scenario: &str, file: &str, field: &str) {
     let d = dir.to_str().unwrap();
     for args in [
         vec!["verify-snapshot", d],

@@ -50,6 +50,10 @@
 //!   within bounds; the inputs it found, replayed.
 //! - `hostile`: crafted savepoint directories (lying values, edited
 //!   metadata, FIFOs, devices) refused with exit 2, naming file and field.
+//! - `snapshot_truth`: savepoints that contradict the external store they
+//!   carry (offsets rewound below committed records, pre-committed
+//!   transactions dropped, checkpoint ids beyond the snapshot's,
+//!   transactions listed twice) refused with exit 2, naming file and field.
 //! - `checks`: the check registry: every check in every verdict, no
 //!   violation dropped.
 //! - `judge`: the judge itself: savepoint requests always resolved, warnings
@@ -140,6 +144,7 @@ mod scenario_rules;
 mod scenario_sample;
 mod seeds;
 mod sinkv2;
+mod snapshot_truth;
 mod snapshots;
 mod stalls;
 mod structure;

@@ -250,6 +250,17 @@ pub fn sink_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
         .collect())
 }
 
+/// A 2PC sink state's open transaction, pending list and sequence counter.
+pub type SinkStateParts = (Option<TxnId>, Vec<(CheckpointId, TxnId)>, u64);
+
+/// A 2PC sink state's parts: its open transaction, its pending
+/// `(checkpoint, transaction)` list and its sequence counter (the next
+/// transaction's number), or why the bytes are not such state.
+pub fn sink_state_parts(state: &[u8]) -> Result<SinkStateParts, String> {
+    let s: TwoPhaseState = decode(state, "sink-2pc")?;
+    Ok((s.current, s.pending, s.next_seq))
+}
+
 /// The transactions a 2PC sink state lists as pending (pre-committed).
 pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
     postcard::from_bytes::<TwoPhaseState>(state)

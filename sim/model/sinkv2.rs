@@ -264,6 +264,12 @@ pub fn committer_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
     Ok(s.pending.into_iter().map(|(_, t)| t).collect())
 }
 
+/// The checkpoint a writer state was taken for (the last it handed a
+/// committable over for), or why the bytes are not such state.
+pub fn writer_checkpoint(state: &[u8]) -> Result<CheckpointId, String> {
+    decode::<WriterState>(state, "sink-writer").map(|s| s.checkpoint)
+}
+
 /// One writer state from several (a rescale): the highest sequence number
 /// and checkpoint id; an error names the state that does not decode.
 pub fn merge_writer_states(states: &[&[u8]]) -> Result<Vec<u8>, String> {

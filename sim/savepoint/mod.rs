@@ -10,6 +10,7 @@
 //! as a versioned directory with checksums; [`rescale::assign`] maps it onto
 //! a job with any parallelism.
 
+mod outside;
 pub mod rescale;
 pub mod verify;
 
@@ -576,8 +577,9 @@ fn read_file(
 
 /// Reads a snapshot directory: only regular files of bounded size, the
 /// metadata's own checksum and every file's size and checksum, then every
-/// decoded value range-checked ([`verify`]). Nothing in the directory is
-/// trusted before that.
+/// decoded value range-checked ([`verify`]) and the operators' state
+/// checked against the external store the directory carries
+/// (`outside`). Nothing in the directory is trusted before that.
 pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
     let meta_path = dir.join(METADATA);
     let metadata = read_metadata(&meta_path)?;
@@ -613,7 +615,9 @@ pub fn read_dir(dir: &Path) -> Result<Image, SnapshotError> {
         channels,
         store,
     };
-    verify::check(&image).map_err(|verify::Bad(part, message)| {
+    // Whole first, then against the outside world it carries.
+    let checked = verify::check(&image).and_then(|()| outside::check(&image));
+    checked.map_err(|verify::Bad(part, message)| {
         let path = match part {
             verify::Part::Metadata => meta_path.clone(),
             verify::Part::Operator(i) => dir.join(&metadata.operators[i].file.file),

@@ -1,0 +1,189 @@
+//! A snapshot that contradicts the outside world it carries is refused
+//! before anything runs: each state below is crafted from a real savepoint,
+//! written and signed again as the writer signs it, and refused with exit
+//! code 2 by `verify-snapshot` and `run --from-savepoint` alike, naming the
+//! state file and the field.
+
+use crate::common::{ckptsim, stderr};
+use crate::hostile::{refused, temp};
+use ckptsim::model::store::{TxnId, TxnState};
+use ckptsim::savepoint::{read_dir, write_dir, Image, OperatorState};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A 2PC sink subtask's state as `docs/savepoints.md` describes it.
+#[derive(Serialize, Deserialize)]
+struct TwoPhase {
+    current: Option<TxnId>,
+    pending: Vec<(u64, TxnId)>,
+    next_seq: u64,
+}
+
+/// A Sink V2 writer subtask's state.
+#[derive(Serialize, Deserialize)]
+struct Writer {
+    next_seq: u64,
+    checkpoint: u64,
+}
+
+/// The savepoint `ckptsim savepoint SCENARIO --at AT` writes (seed 3).
+fn savepoint(scenario: &str, at: &str, name: &str) -> PathBuf {
+    let dir = temp(&format!("truth-{name}"));
+    let o = ckptsim(&[
+        "savepoint",
+        scenario,
+        "--at",
+        at,
+        "--out",
+        dir.to_str().unwrap(),
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    dir
+}
+
+fn state_of<'a>(i: &'a mut Image, uid: &str) -> &'a mut OperatorState {
+    let op = i.operators.iter_mut().find(|o| o.uid == uid).unwrap();
+    &mut op.state
+}
+
+/// Edits every 2PC sink subtask state of `uid` with `edit`.
+fn edit_sink(i: &mut Image, uid: &str, edit: impl Fn(&mut TwoPhase)) {
+    let OperatorState::Sink2pc { subtasks } = state_of(i, uid) else {
+        panic!("{uid} is a 2PC sink");
+    };
+    for s in subtasks.iter_mut().filter(|s| !s.is_empty()) {
+        let mut state: TwoPhase = postcard::from_bytes(s).unwrap();
+        edit(&mut state);
+        *s = postcard::to_stdvec(&state).unwrap();
+    }
+}
+
+fn offsets(i: &mut Image) -> &mut Vec<(u32, u64)> {
+    match state_of(i, "source") {
+        OperatorState::Source { offsets } => offsets,
+        _ => panic!("the source holds offsets"),
+    }
+}
+
+type Edit = fn(&mut Image);
+
+#[test]
+fn snapshots_that_contradict_their_store_are_refused() {
+    let wc_dir = savepoint("scenarios/wordcount.toml", "300ms", "wordcount");
+    let v2_dir = savepoint("scenarios/sink-v2.toml", "150ms", "sink-v2");
+    let wordcount = read_dir(&wc_dir).unwrap();
+    let sink_v2 = read_dir(&v2_dir).unwrap();
+    // The originals are what the cases need: committed records from the
+    // first partition and a pre-committed transaction per sink subtask.
+    let first = offsets(&mut wordcount.clone())[0];
+    assert!(first.1 > 0, "{first:?}");
+    let mut precommitted = 0;
+    let mut probe = wordcount.clone();
+    let OperatorState::Sink2pc { subtasks } = state_of(&mut probe, "sink") else {
+        panic!("the sink is a 2PC sink");
+    };
+    for s in subtasks.iter() {
+        let s: TwoPhase = postcard::from_bytes(s).unwrap();
+        for (_, t) in &s.pending {
+            assert_eq!(wordcount.store.state(*t), Some(TxnState::PreCommitted));
+            precommitted += 1;
+        }
+    }
+    assert!(
+        precommitted > 0,
+        "the savepoint lists no pending transaction"
+    );
+
+    let wc = "scenarios/wordcount.toml";
+    let v2 = "scenarios/sink-v2.toml";
+    let cases: Vec<(&str, &Image, &str, Edit, &str, &str)> = vec![
+        (
+            "offset-rewound",
+            &wordcount,
+            wc,
+            |i| offsets(i)[0].1 = 0,
+            "source.state",
+            "`offsets[0]`: partition 0 restarts at offset 0, but the external store already committed a record from its offset",
+        ),
+        (
+            "offset-dropped",
+            &wordcount,
+            wc,
+            |i| {
+                offsets(i).remove(0);
+            },
+            "source.state",
+            "`offsets`: partition 0 has no offset (a restore reads it from 0), but the external store already committed",
+        ),
+        (
+            "pending-dropped",
+            &wordcount,
+            wc,
+            |i| edit_sink(i, "sink", |s| {
+                s.pending.pop();
+            }),
+            "sink.state",
+            "`subtasks[0]`: does not list txn(sink 3 subtask 0 attempt ",
+        ),
+        (
+            "pending-listed-twice",
+            &wordcount,
+            wc,
+            |i| edit_sink(i, "sink", |s| {
+                let last = *s.pending.last().unwrap();
+                s.pending.push(last);
+            }),
+            "sink.state",
+            "`subtasks[0]`: lists txn(sink 3 subtask 0 attempt ",
+        ),
+        (
+            "pending-checkpoint-beyond",
+            &wordcount,
+            wc,
+            |i| {
+                let id = i.meta.id;
+                edit_sink(i, "sink", move |s| s.pending.last_mut().unwrap().0 = id + 1)
+            },
+            "sink.state",
+            "`subtasks[0]`: checkpoint id 5 is beyond the snapshot's own id 4",
+        ),
+        (
+            "writer-checkpoint-beyond",
+            &sink_v2,
+            v2,
+            |i| {
+                let id = i.meta.id;
+                let OperatorState::SinkWriter { subtasks } = state_of(i, "writer") else {
+                    panic!("the writer holds writer state");
+                };
+                let mut w: Writer = postcard::from_bytes(&subtasks[0]).unwrap();
+                assert_eq!(w.checkpoint, id);
+                w.checkpoint = id + 7;
+                subtasks[0] = postcard::to_stdvec(&w).unwrap();
+            },
+            "writer.state",
+            "is beyond the snapshot's own id",
+        ),
+    ];
+    for (name, original, scenario, edit, file, field) in cases {
+        let mut image = original.clone();
+        edit(&mut image);
+        let dir = temp(&format!("truth-{name}"));
+        write_dir(&dir, &image).unwrap();
+        refused(&dir, scenario, file, field);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+    // The originals themselves are consistent.
+    for (dir, scenario) in [(&wc_dir, wc), (&v2_dir, v2)] {
+        let o = ckptsim(&[
+            "verify-snapshot",
+            dir.to_str().unwrap(),
+            "--scenario",
+            scenario,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
