@@ -1,10 +1,12 @@
-//! A snapshot that contradicts the outside world it carries is refused
-//! before anything runs: each state below is crafted from a real savepoint,
-//! written and signed again as the writer signs it, and refused with exit
-//! code 2 by `verify-snapshot` and `run --from-savepoint` alike, naming the
-//! state file and the field.
+//! A restored run and the world its snapshot describes. A snapshot that
+//! contradicts the outside world it carries is refused before anything
+//! runs: each state below is crafted from a real savepoint, written and
+//! signed again as the writer signs it, and refused with exit code 2 by
+//! `verify-snapshot` and `run --from-savepoint` alike, naming the state
+//! file and the field. A restored run whose output could not be judged is
+//! `incomplete`, never a pass.
 
-use crate::common::{ckptsim, stderr};
+use crate::common::{ckptsim, stderr, stdout};
 use crate::hostile::{refused, temp};
 use ckptsim::model::store::{TxnId, TxnState};
 use ckptsim::savepoint::{read_dir, write_dir, Image, OperatorState};
@@ -186,4 +188,53 @@ fn snapshots_that_contradict_their_store_are_refused() {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         std::fs::remove_dir_all(dir).unwrap();
     }
+}
+
+#[test]
+fn a_restored_run_whose_sink_cannot_be_judged_is_incomplete() {
+    let dir = savepoint("scenarios/windows.toml", "200ms", "windows");
+    let d = dir.to_str().unwrap();
+    let windows = [
+        "run",
+        "scenarios/windows.toml",
+        "--from-savepoint",
+        d,
+        "--parallelism",
+        "window=4",
+        "--seed",
+        "1",
+    ];
+    let o = ckptsim(&windows);
+    let out = stdout(&o);
+    // Nothing failed: exit 0, as for every incomplete verdict.
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("sinks not compared: 1"), "{out}");
+    assert!(
+        out.contains("incomplete   sink `sink` not judged: its input depends on arrival order"),
+        "{out}"
+    );
+    assert!(out.contains("verdict      INCOMPLETE\n"), "{out}");
+    assert!(!out.contains("verdict      PASS"), "{out}");
+    let o = ckptsim(&[&windows[..], &["--json"]].concat());
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["verdict"], "incomplete", "{json}");
+    assert_eq!(json["unjudged"], serde_json::json!(["sink"]), "{json}");
+
+    // A restored run whose every sink is judged still passes.
+    let wc = savepoint("scenarios/wordcount.toml", "300ms", "judged");
+    let o = ckptsim(&[
+        "run",
+        "scenarios/wordcount.toml",
+        "--from-savepoint",
+        wc.to_str().unwrap(),
+        "--parallelism",
+        "count=5",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["verdict"], "pass", "{json}");
+    assert!(json.get("unjudged").is_none(), "{json}");
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(wc).unwrap();
 }

@@ -49,6 +49,10 @@ pub struct Verdict {
     pub guarantee: Guarantee,
     pub expected: Guarantee,
     pub passed: bool,
+    /// Sinks whose output the oracle could not judge (ids): a run that
+    /// passed with one is `incomplete`, never a pass.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<String>,
 }
 
 impl Verdict {
@@ -160,5 +164,6 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
         checks,
         guarantee: input.output.guarantee,
         expected: run.expected,
+        unjudged: oracle.unjudged_names(),
     }
 }

@@ -525,6 +525,16 @@ impl Oracle {
         Oracle::build_keeping(scenario, workload, factory, schedule, true)
     }
 
+    /// The ids of the sinks whose output is not compared
+    /// ([`Oracle::unjudged`]), in operator order.
+    pub fn unjudged_names(&self) -> Vec<String> {
+        let names = self
+            .unjudged
+            .iter()
+            .map(|&s| self.names[s as usize].clone());
+        names.collect()
+    }
+
     /// Whether this oracle's verdict found committed values different but
     /// could not name the first difference (it kept only their digest).
     pub fn values_differ(&self, verdict: &super::Verdict) -> bool {

@@ -44,6 +44,10 @@ pub struct Summary {
     pub guarantee: String,
     pub expected_guarantee: String,
     pub verdict: &'static str,
+    /// Sinks whose output could not be judged: the verdict is then
+    /// `incomplete`, never `pass`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<String>,
     pub violations: Vec<Violation>,
     pub checks: Vec<CheckResult>,
     pub counters: Counters,
@@ -167,12 +171,15 @@ impl Summary {
             checkpoints: o.checkpoint_stats.clone(),
             guarantee: e.verdict.guarantee.name().to_string(),
             expected_guarantee: e.verdict.expected.name().to_string(),
-            // A run a machine limit ended passed what it ran, no more.
+            // A run a machine limit ended passed what it ran, no more; so
+            // did one with a sink whose output could not be judged.
             verdict: match (&o.outcome, e.verdict.passed) {
                 (_, false) => "fail",
                 (RunOutcome::WallLimit | RunOutcome::MemoryLimit, true) => "incomplete",
+                (_, true) if !e.verdict.unjudged.is_empty() => "incomplete",
                 (_, true) => "pass",
             },
+            unjudged: e.verdict.unjudged.clone(),
             violations: e.verdict.violations().cloned().collect(),
             checks: e.verdict.checks.clone(),
             counters: o.counters.clone(),
@@ -241,6 +248,12 @@ impl Summary {
             self.guarantee, self.expected_guarantee
         );
         let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
+        for sink in &self.unjudged {
+            let _ = writeln!(
+                w,
+                "incomplete   sink `{sink}` not judged: its input depends on arrival order, and the oracle has no schedule for a run restored from a snapshot file (docs/checkers.md)"
+            );
+        }
         let verdict = paint::verdict(&self.verdict.to_uppercase());
         let _ = writeln!(w, "verdict      {verdict}");
         if self.verdict != "pass" {
