@@ -1,7 +1,12 @@
 //! Every file ckptsim reads is untrusted: only a regular file (links
-//! followed; a FIFO, device, socket or directory is never opened) of at most
-//! a given size is read, checked before reading and again while reading.
+//! followed; a FIFO, device, socket or directory is never read) of at most
+//! a given size is read, checked before opening, again on what was opened
+//! (so a FIFO swapped in meanwhile is refused, not waited on), and while
+//! reading. Names that come from files are printed only through
+//! [`printable`], so that none can move a terminal's cursor or rewrite what
+//! it shows.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -46,14 +51,64 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     if md.len() > limit {
         return Err(ReadError::TooLarge { limit });
     }
-    let mut bytes = Vec::with_capacity(md.len() as usize);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+    let file = open_without_waiting(path).map_err(io)?;
+    // What was opened, not what the path named a moment ago.
+    let md = file.metadata().map_err(io)?;
+    if !md.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    let mut bytes = Vec::with_capacity(md.len().min(limit) as usize);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
         .map_err(io)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
     }
     Ok(bytes)
+}
+
+/// Opens `path` for reading without waiting for a writer: a FIFO put in
+/// place of the file since it was checked opens at once (and is refused),
+/// where a plain open would block until something writes to it.
+#[cfg(unix)]
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// `name` with every control character (C0, DEL, C1: escape sequences, line
+/// breaks, carriage returns, backspaces) written as `\u{..}`: a name from a
+/// file or a path, fit to print on a terminal.
+pub fn printable(name: &str) -> Cow<'_, str> {
+    escape_controls(name, |_| false)
+}
+
+/// `text` (a message of several lines) with every control character but
+/// line breaks and tabs written as `\u{..}`.
+pub fn printable_text(text: &str) -> Cow<'_, str> {
+    escape_controls(text, |c| c == '\n' || c == '\t')
+}
+
+fn escape_controls(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && !keep(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c.is_control() && !keep(c) {
+            true => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The text of the regular file at `path` (UTF-8, at most `limit` bytes),
@@ -99,5 +154,13 @@ mod tests {
             "not UTF-8 text (byte 0 is not)"
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("plain name"), "plain name");
+        assert_eq!(printable("a\u{1b}[2Jb\nc\r"), "a\\u{1b}[2Jb\\u{a}c\\u{d}");
+        assert_eq!(printable("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(printable_text("a\n\tb\u{7}"), "a\n\tb\\u{7}");
     }
 }

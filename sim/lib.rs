@@ -10,7 +10,7 @@
 //!
 //! 1. [`engine`], [`verdict`], [`wallclock`], [`panics`], [`input`],
 //!    [`program`]: nothing of the crate;
-//! 2. [`mutant`];
+//! 2. [`mutant`], [`safe_fs`];
 //! 3. [`protocol`] (the algorithm registry and the barrier handlers);
 //! 4. [`scenario`];
 //! 5. [`strategies`];
@@ -34,7 +34,10 @@
 //!   the runtime and the checkers both report.
 //! - [`wallclock`]: the one wall-clock reader, for timing reports; nothing it
 //!   returns feeds a run.
-//! - [`input`]: every file ckptsim reads: regular, of bounded size.
+//! - [`input`]: every file ckptsim reads: regular, of bounded size; names
+//!   from files made printable.
+//! - [`safe_fs`]: every output folder ckptsim writes: only its own files,
+//!   never through a link.
 //! - [`program`]: the name of the program that runs ckptsim's commands,
 //!   as replay lines write it (`ckptsim`, or a user's own binary).
 //! - [`panics`]: a panic of one seed's run becomes that seed's failure
@@ -100,6 +103,7 @@ pub mod program;
 pub mod protocol;
 pub mod report;
 pub mod runtime;
+pub mod safe_fs;
 pub mod savepoint;
 pub mod scenario;
 pub mod shrink;

@@ -765,7 +765,11 @@ impl SweepSummary {
     pub fn to_text(&self, timing: Option<&SweepTiming>) -> String {
         let mut s = String::new();
         let w = &mut s;
-        let _ = writeln!(w, "scenario     {}", self.scenario);
+        let _ = writeln!(
+            w,
+            "scenario     {}",
+            crate::input::printable(&self.scenario)
+        );
         let mut alg = self.algorithm.clone();
         if !self.mutants.is_empty() {
             let _ = write!(alg, "  (mutants: {})", self.mutants.join(", "));

@@ -1,8 +1,10 @@
 //! What ckptsim writes cannot be turned against its user: text of a
 //! scenario stays inside one Java string literal of an exported job (a Java
 //! lexer here applies javac's unicode-escape pass first, JLS §3.3, and
-//! `javac` itself checks where it is installed); counters summed from result
-//! lines saturate instead of wrapping.
+//! `javac` itself checks where it is installed); no command writes through a
+//! link planted in its output folder; no read of a FIFO or device hangs, and
+//! names from files reach the terminal without control sequences; counters
+//! summed from result lines saturate instead of wrapping.
 
 use crate::common::{ckptsim, load, stderr, stdout};
 use ckptsim::export::{self, java_string, Options};
@@ -419,4 +421,288 @@ fn merged_counters_saturate() {
     let o = ckptsim(&["merge", lines.to_str().unwrap()]);
     assert!(stdout(&o).contains(&u64::MAX.to_string()), "{}", stdout(&o));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A new export folder with `links` planted (name in it → target).
+#[cfg(unix)]
+fn planted(what: &str, links: &[(&str, &std::path::Path)]) -> std::path::PathBuf {
+    let dir = temp(what);
+    for (name, target) in links {
+        let at = dir.join(name);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, at).unwrap();
+    }
+    dir
+}
+
+/// A victim file outside every output folder, and a check that it is as
+/// it was.
+struct Victim(std::path::PathBuf);
+
+impl Victim {
+    fn new(what: &str) -> Victim {
+        let dir = temp(&format!("victim-{what}"));
+        std::fs::write(dir.join("file"), "the victim's own text\n").unwrap();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/keep"), "kept\n").unwrap();
+        Victim(dir)
+    }
+    fn file(&self) -> std::path::PathBuf {
+        self.0.join("file")
+    }
+    fn sub(&self) -> std::path::PathBuf {
+        self.0.join("sub")
+    }
+    fn unchanged(&self) {
+        let file = std::fs::read_to_string(self.file()).unwrap();
+        assert_eq!(file, "the victim's own text\n");
+        let names: Vec<_> = std::fs::read_dir(self.sub())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            ["keep"],
+            "something was written into the victim's folder"
+        );
+        assert_eq!(
+            std::fs::read_to_string(self.0.join("sub/keep")).unwrap(),
+            "kept\n"
+        );
+    }
+}
+
+/// Exit 2, naming `what` in the message.
+fn refused(o: &std::process::Output, what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}{}", stdout(o));
+    assert!(err.contains(what), "no {what} in: {err}");
+}
+
+/// `flink-export --out DIR` with a link planted in DIR (a file, the
+/// `real` and `java` folders), or DIR not its own: exit 2, nothing written
+/// outside DIR. An earlier export is replaced file by file.
+#[cfg(unix)]
+#[test]
+fn flink_export_never_writes_through_a_planted_link() {
+    let victim = Victim::new("export");
+    let export = |dir: &std::path::Path| {
+        ckptsim(&[
+            "flink-export",
+            "scenarios/tiny.toml",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+    };
+    for (what, name, target) in [
+        ("file", "run.sh", victim.file()),
+        ("java", "java", victim.sub()),
+        ("real", "real", victim.sub()),
+        ("data", "data/a.txt", victim.file()),
+    ] {
+        let dir = planted(&format!("export-{what}"), &[(name, &target)]);
+        if what == "data" {
+            // data/ itself is real here: an earlier export, then the link.
+            std::fs::write(dir.join("export.json"), "{}").unwrap();
+        }
+        refused(&export(&dir), "symbolic link");
+        refused(&export(&dir), name.split('/').next_back().unwrap());
+        victim.unchanged();
+    }
+    let dir = temp("export-foreign");
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    refused(&export(&dir), "notes.txt");
+    // An earlier export, written again: replaced, a hard link's other name
+    // keeps its content.
+    let dir = temp("export-again");
+    assert_eq!(export(&dir).status.code(), Some(0));
+    std::fs::hard_link(dir.join("run.sh"), victim.0.join("hard")).unwrap();
+    std::fs::write(dir.join("run.sh"), "changed").unwrap();
+    let o = export(&dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(victim.0.join("hard")).unwrap(),
+        "changed"
+    );
+    assert!(std::fs::read_to_string(dir.join("run.sh"))
+        .unwrap()
+        .starts_with("#!/bin/sh"));
+}
+
+/// The generated run.sh refuses a link at a path it deletes or the job
+/// writes, before anything else (no JDK needed to see it).
+#[cfg(unix)]
+#[test]
+fn run_sh_deletes_nothing_through_a_link() {
+    let victim = Victim::new("run-sh");
+    let dir = temp("run-sh");
+    let o = ckptsim(&[
+        "flink-export",
+        "scenarios/tiny.toml",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for (name, target) in [("real", victim.sub()), ("real/classes", victim.sub())] {
+        let _ = std::fs::remove_dir_all(dir.join("real"));
+        if name != "real" {
+            std::fs::create_dir(dir.join("real")).unwrap();
+        }
+        std::os::unix::fs::symlink(&target, dir.join(name)).unwrap();
+        let o = std::process::Command::new("sh")
+            .arg(dir.join("run.sh"))
+            .env("CKPTSIM_FLINK_HOME", temp("run-sh-home"))
+            .output()
+            .unwrap();
+        refused(&o, "symbolic link");
+        victim.unchanged();
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+}
+
+/// `stalls`, `compare` and `coverage-report --render` with a link planted
+/// where they write: exit 2, the victim unchanged.
+#[cfg(unix)]
+#[test]
+fn report_folders_are_never_written_through_a_link() {
+    let victim = Victim::new("reports");
+    let dir = planted("stalls", &[("runs.csv", &victim.file())]);
+    let out = dir.to_str().unwrap();
+    refused(
+        &ckptsim(&["stalls", "--cases", "1", "--out", out]),
+        "runs.csv",
+    );
+    let dir = planted("stalls-shapes", &[("shapes", &victim.sub())]);
+    let out = dir.to_str().unwrap();
+    refused(
+        &ckptsim(&["stalls", "--cases", "1", "--out", out]),
+        "shapes",
+    );
+    let dir = planted("compare", &[("results.csv", &victim.file())]);
+    let args = ["compare", "scenarios/tiny.toml", "--seeds", "0..1", "--out"];
+    refused(
+        &ckptsim(&[&args[..], &[dir.to_str().unwrap()]].concat()),
+        "results.csv",
+    );
+    let dir = planted("coverage", &[("README.md", &victim.file())]);
+    std::fs::copy("reports/coverage/sweeps.json", dir.join("sweeps.json")).unwrap();
+    refused(
+        &ckptsim(&["coverage-report", "--render", dir.to_str().unwrap()]),
+        "README.md",
+    );
+    let linked = temp("linked-out").join("out");
+    std::os::unix::fs::symlink(victim.sub(), &linked).unwrap();
+    let args = ["compare", "scenarios/tiny.toml", "--seeds", "0..1", "--out"];
+    refused(
+        &ckptsim(&[&args[..], &[linked.to_str().unwrap()]].concat()),
+        "symbolic link",
+    );
+    victim.unchanged();
+}
+
+/// Runs ckptsim; its exit code and output, or a failure if it ran longer
+/// than about 20 s (polled: no wall clock in this crate's code).
+fn exit_within(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..1000 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            let text = format!("{}{}", stdout(&o), stderr(&o));
+            return (status.code(), text);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("ckptsim {args:?} still running after 20 s");
+}
+
+/// A copy of the recorded real run with `file` replaced by what `make`
+/// puts there.
+#[cfg(unix)]
+fn recorded_with(what: &str, file: &str, make: &dyn Fn(&std::path::Path)) -> std::path::PathBuf {
+    let dir = temp(what);
+    let o = std::process::Command::new("cp")
+        .args(["-R", "tests/flink/wordcount-7/."])
+        .arg(&dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let _ = std::fs::remove_file(dir.join(file));
+    make(&dir.join(file));
+    dir
+}
+
+/// `flink-check` on a folder whose files are FIFOs or links to
+/// `/dev/zero`: exit 2 at once, naming the file; a link to another file of
+/// the user's is read but its lines are never echoed.
+#[cfg(unix)]
+#[test]
+fn flink_check_refuses_fifos_and_devices_at_once() {
+    let fifo = |p: &std::path::Path| {
+        let o = std::process::Command::new("mkfifo")
+            .arg(p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "mkfifo: {}", stderr(&o));
+    };
+    let zero = |p: &std::path::Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+    for file in [
+        "simulated.json",
+        "export.json",
+        "expected.tsv",
+        "real/run.json",
+    ] {
+        for (kind, make) in [
+            ("fifo", &fifo as &dyn Fn(&std::path::Path)),
+            ("zero", &zero),
+        ] {
+            let what = format!("check-{kind}-{}", file.replace('/', "-"));
+            let dir = recorded_with(&what, file, make);
+            let (code, text) = exit_within(&["flink-check", dir.to_str().unwrap()]);
+            assert_eq!(code, Some(2), "{file} as {kind}: {text}");
+            assert!(
+                text.contains("not a regular file"),
+                "{file} as {kind}: {text}"
+            );
+        }
+    }
+    let secret = temp("secret").join("secret.txt");
+    std::fs::write(&secret, "SECRET-FIRST-LINE\tof\tthe user's\n").unwrap();
+    let link = |p: &std::path::Path| std::os::unix::fs::symlink(&secret, p).unwrap();
+    let dir = recorded_with("check-secret", "expected.tsv", &link);
+    let (code, text) = exit_within(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+}
+
+/// Names from an export's files and from paths reach the terminal with
+/// their control characters escaped.
+#[cfg(unix)]
+#[test]
+fn names_reach_the_terminal_without_control_sequences() {
+    let evil = "wordcount\u{1b}]0;owned\u{7}\u{1b}[2J\r";
+    let edit = |p: &std::path::Path| {
+        let text = std::fs::read_to_string("tests/flink/wordcount-7/export.json").unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["scenario"] = evil.into();
+        std::fs::write(p, v.to_string()).unwrap();
+    };
+    let dir = recorded_with("check-evil-name", "export.json", &edit);
+    let (code, text) = exit_within(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("wordcount\\u{1b}]0;owned"), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    let missing = temp("evil-path").join("x\u{1b}[31m");
+    let (code, text) = exit_within(&["flink-check", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
 }

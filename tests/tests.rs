@@ -98,7 +98,8 @@
 //! - `outputs_security`: what ckptsim writes cannot be turned against its
 //!   user: scenario text stays in one literal of an exported Java job (a
 //!   lexer with javac's unicode-escape pass, and javac where installed);
-//!   summed counters saturate.
+//!   no command writes through a link planted in its output; FIFOs and
+//!   devices are refused at once; summed counters saturate.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.

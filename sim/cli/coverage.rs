@@ -63,12 +63,9 @@ pub(crate) fn coverage_report_cmd(a: CoverageReportArgs) -> Result<u8> {
             clock.elapsed_ns() as f64 / 1e9
         );
     });
-    std::fs::create_dir_all(&out)
-        .map_err(|e| UsageError(format!("error: cannot create {}: {e}", out.display())))?;
-    let json = report.to_json();
-    let path = out.join(SWEEPS_FILE);
-    std::fs::write(&path, json)
-        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+    let dir = out_dir(&out)?;
+    dir.write(SWEEPS_FILE, report.to_json().as_bytes())
+        .map_err(|e| UsageError(format!("error: {e}")))?;
     write_report(&out, &report, true)
 }
 
@@ -130,6 +127,13 @@ fn plan(a: &CoverageReportArgs) -> Result<Plan> {
     })
 }
 
+/// The report's folder: new, empty or an earlier report's (README.md,
+/// sweeps.json), never written through a link.
+fn out_dir(dir: &Path) -> Result<crate::safe_fs::OutDir> {
+    let own = |name: &str| name == "README.md" || name == SWEEPS_FILE;
+    crate::safe_fs::OutDir::open(dir, &own).map_err(|e| UsageError(format!("error: {e}")).into())
+}
+
 /// Writes DIR/README.md from the report (and the notes file it names).
 fn write_report(dir: &Path, report: &Report, print: bool) -> Result<u8> {
     let notes = report
@@ -141,9 +145,9 @@ fn write_report(dir: &Path, report: &Report, print: bool) -> Result<u8> {
         })
         .transpose()?;
     let readme = coverage_report::render(report, notes.as_deref());
-    let path = dir.join("README.md");
-    std::fs::write(&path, &readme)
-        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+    let path = out_dir(dir)?
+        .write("README.md", readme.as_bytes())
+        .map_err(|e| UsageError(format!("error: {e}")))?;
     if print {
         emit(&format!("wrote        {}\n", path.display()));
     }

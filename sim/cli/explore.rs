@@ -243,8 +243,10 @@ fn verdict(summary: &SweepSummary, require_coverage: bool) -> u8 {
 /// `--trace-failures DIR`: each failing seed once more with its trace, as a
 /// Perfetto file `DIR/seed-N.json`.
 fn trace_failures(spec: &SweepSpec, summary: &SweepSummary, dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| UsageError(format!("error: cannot create {}: {e}", dir.display())))?;
+    // New, empty or an earlier run's traces; never written through a link.
+    let own = |name: &str| name.starts_with("seed-") && name.ends_with(".json");
+    let out =
+        crate::safe_fs::OutDir::open(dir, &own).map_err(|e| UsageError(format!("error: {e}")))?;
     for f in summary
         .failures
         .iter()
@@ -262,9 +264,9 @@ fn trace_failures(spec: &SweepSpec, summary: &SweepSummary, dir: &Path) -> Resul
             record_trace: true,
         };
         let e = execute(&scenario, &cfg);
-        let path = dir.join(format!("seed-{}.json", f.seed));
-        let file = std::fs::File::create(&path)
-            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+        let (path, file) = out
+            .create(&format!("seed-{}.json", f.seed))
+            .map_err(|e| UsageError(format!("error: {e}")))?;
         let mut w = std::io::BufWriter::new(file);
         trace::write_perfetto(&scenario, &e.output, &mut w)
             .and_then(|()| std::io::Write::flush(&mut w))

@@ -2,6 +2,7 @@
 
 use super::{load_scenario, mutants_or_replay, parse_algorithm, UsageError};
 use crate::export::{self, real, Options};
+use crate::safe_fs::{OutDir, WriteError};
 use anyhow::Result;
 use std::path::Path;
 
@@ -96,23 +97,7 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         }
         UsageError(msg)
     })?;
-    let fail = |e: std::io::Error, p: &Path| {
-        UsageError(format!("error: cannot write {}: {e}", p.display()))
-    };
-    for (name, text) in &exported.files {
-        let p = out.join(name);
-        if let Some(dir) = p.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| fail(e, dir))?;
-        }
-        std::fs::write(&p, text).map_err(|e| fail(e, &p))?;
-    }
-    // A real run of an earlier export is not this export's.
-    for stale in ["run.json", "rest.jsonl", "crashes.tsv"] {
-        let p = out.join("real").join(stale);
-        if p.is_file() {
-            std::fs::remove_file(&p).map_err(|e| fail(e, &p))?;
-        }
-    }
+    write_export(out, &exported.files).map_err(|e| UsageError(format!("error: {e}")))?;
     let crashes = exported.manifest.crashes.len();
     println!(
         "exported {} (seed {}, {}{}) to {}: {} files, {} crash{} injected\n  run it:   sh {}/run.sh\n  check it: {} flink-check {}",
@@ -131,12 +116,40 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
     Ok(0)
 }
 
+/// The export's files into `out`: a new or empty folder, or an earlier
+/// export (every entry one an export writes, `real/` of its run included),
+/// never through a link. A real run of an earlier export, and its data files
+/// of sources this one lacks, are not this export's: removed.
+fn write_export(out: &Path, files: &[(String, String)]) -> Result<(), WriteError> {
+    let top = |name: &str| name.split('/').next().unwrap_or(name).to_string();
+    let own: Vec<String> = files.iter().map(|(n, _)| top(n)).collect();
+    let dir = OutDir::open(out, &|name| {
+        name == "real" || name == "expected.tsv" || own.iter().any(|o| o == name)
+    })?;
+    for stale in [
+        "real/run.json",
+        "real/rest.jsonl",
+        "real/crashes.tsv",
+        "expected.tsv",
+    ] {
+        dir.remove(stale)?;
+    }
+    for data in dir.files_in("data")? {
+        dir.remove(&format!("data/{data}"))?;
+    }
+    for (name, text) in files {
+        dir.write(name, text.as_bytes())?;
+    }
+    Ok(())
+}
+
 pub(super) fn check(dir: &Path, json: bool) -> Result<u8> {
     let run = real::read(dir).map_err(|e| UsageError(format!("{}: error: {e}", dir.display())))?;
     if json {
         println!("{}", serde_json::to_string(&run.report)?);
     } else {
-        print!("{}", run.text());
+        // Names and messages in it come from the folder's files.
+        print!("{}", crate::input::printable_text(&run.text()));
     }
     Ok(if run.report.verdict == "pass" { 0 } else { 1 })
 }

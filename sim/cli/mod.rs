@@ -207,12 +207,14 @@ pub fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => match e.downcast::<UsageError>() {
+            // Messages name paths and names from files: printed with their
+            // control characters escaped.
             Ok(UsageError(msg)) => {
-                eprintln!("{msg}");
+                eprintln!("{}", crate::input::printable_text(&msg));
                 ExitCode::from(2)
             }
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", crate::input::printable_text(&format!("{e:#}")));
                 ExitCode::from(2)
             }
         },

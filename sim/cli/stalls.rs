@@ -72,6 +72,8 @@ pub(crate) fn stalls_cmd(a: StallsArgs) -> Result<u8> {
         algorithms,
         flink_version: a.flink_version,
     };
+    // A link in the folder is refused before the search, not after it.
+    crate::safe_fs::OutDir::check_links(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
     let command = stalls_command_line(&a, &spec);
     let jobs = jobs(a.jobs);
     let bar = progress_bar(spec.cases, "{bar:40} {pos}/{len} cases  eta {eta}");

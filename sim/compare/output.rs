@@ -31,19 +31,17 @@ type Named<'a> = (&'a str, f64);
 /// files written, in a fixed order: `results.json`, `results.csv`, the
 /// charts, `README.md`.
 pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    // Never through a link: `safe_fs` refuses one in the folder.
+    let out = crate::safe_fs::OutDir::open(dir, &is_report_name)?;
     // A previous report's files go first: none of them is left stale.
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if is_report_file(&path) {
-            std::fs::remove_file(&path)?;
+    for name in out.files_in(".")? {
+        if is_report_name(&name) {
+            out.remove(&name)?;
         }
     }
     let mut files = Vec::new();
     let mut put = |name: &str, contents: &str| -> io::Result<()> {
-        let path = dir.join(name);
-        std::fs::write(&path, contents)?;
-        files.push(path);
+        files.push(out.write(name, contents.as_bytes())?);
         Ok(())
     };
     let mut json = serde_json::to_string_pretty(c).map_err(io::Error::other)?;
@@ -64,19 +62,28 @@ pub fn write(c: &Comparison, dir: &Path, notes: Option<&str>) -> io::Result<Vec<
 
 /// A file a report writes: `README.md`, `results.json`, `results.csv`, a
 /// chart (`*.svg`).
+fn is_report_name(name: &str) -> bool {
+    ["README.md", "results.json", "results.csv"].contains(&name) || name.ends_with(".svg")
+}
+
+/// A report's file, a regular one (not a link).
 fn is_report_file(path: &Path) -> bool {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    path.is_file()
-        && (["README.md", "results.json", "results.csv"].contains(&name) || name.ends_with(".svg"))
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+    regular && is_report_name(name)
 }
 
 /// Whether `dir` may receive a report: it does not exist, or holds only a
 /// previous report's files (which [`write()`] replaces). Otherwise the first
 /// other entry, for the message.
 pub fn check_out_dir(dir: &Path) -> Result<(), String> {
+    // A link, at the folder or in it, is refused as `write` would.
+    if std::fs::symlink_metadata(dir).is_ok() {
+        crate::safe_fs::OutDir::check_links(dir).map_err(|e| e.to_string())?;
+    }
     if !dir.exists() {
         return Ok(());
     }

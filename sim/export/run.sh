@@ -14,6 +14,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 version=${CKPTSIM_FLINK_VERSION:-2.3.0}
 home=${CKPTSIM_FLINK_HOME:-${HOME:-/tmp}/.cache/ckptsim/flink-$version}
 
+# Only what this script and the job made is deleted or written, and never
+# through a link: a link planted at any of these paths is refused.
+real="$here/real"
+for p in "$real" "$real/classes" "$real/store" "$real/checkpoints" \
+    "$real/run.json" "$real/rest.jsonl" "$real/crashes.tsv" "$real/flink.log"; do
+    if [ -L "$p" ]; then
+        echo "run.sh: $p is a symbolic link; remove it (run.sh deletes only what it created)" >&2
+        exit 2
+    fi
+done
+
 if ! command -v javac >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
         echo "run.sh: installing a JDK (openjdk-17-jdk-headless)" >&2
@@ -53,16 +64,6 @@ else:
 PY
 fi
 
-# Only what this script and the job made is deleted or written, and never
-# through a link: a link planted at any of these paths is refused.
-real="$here/real"
-for p in "$real" "$real/classes" "$real/store" "$real/checkpoints" \
-    "$real/run.json" "$real/rest.jsonl" "$real/crashes.tsv" "$real/flink.log"; do
-    if [ -L "$p" ]; then
-        echo "run.sh: $p is a symbolic link; remove it (run.sh deletes only what it created)" >&2
-        exit 2
-    fi
-done
 classes="$real/classes"
 rm -rf "$classes"
 mkdir -p "$classes"

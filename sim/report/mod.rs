@@ -211,7 +211,11 @@ impl Summary {
     pub fn to_text(&self, wall: bool) -> String {
         let mut s = String::new();
         let w = &mut s;
-        let _ = writeln!(w, "scenario     {}", self.scenario);
+        let _ = writeln!(
+            w,
+            "scenario     {}",
+            crate::input::printable(&self.scenario)
+        );
         let _ = writeln!(w, "seed         {}", self.seed);
         let mut alg = self.algorithm.clone();
         if !self.mutants.is_empty() {

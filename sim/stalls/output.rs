@@ -3,7 +3,9 @@
 //! and optionally one reproducer explained and hand-written notes),
 //! `runs.csv` and `runs.json` (every run), `shapes/shape-N.toml` (a
 //! scenario per shape that stalls as recorded in its header). Nothing here
-//! reads a clock: the same search writes the same bytes.
+//! reads a clock: the same search writes the same bytes. The folder is new,
+//! empty or an earlier catalogue, and nothing is written through a link
+//! (`safe_fs`).
 
 use super::{Class, Explained, Search};
 use std::fmt::Write as _;
@@ -18,19 +20,17 @@ pub fn write(
     notes: Option<&str>,
     explained: Option<&Explained>,
 ) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir.join("shapes"))?;
+    let own = |name: &str| ["README.md", "runs.csv", "runs.json", "shapes"].contains(&name);
+    let out = crate::safe_fs::OutDir::open(dir, &own)?;
     let mut files = Vec::new();
     let mut put = |name: String, text: String| -> std::io::Result<()> {
-        let p = dir.join(name);
-        std::fs::write(&p, text)?;
-        files.push(p);
+        files.push(out.write(&name, text.as_bytes())?);
         Ok(())
     };
     // Old examples of a previous search would read as this one's.
-    for e in std::fs::read_dir(dir.join("shapes"))? {
-        let p = e?.path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            std::fs::remove_file(p)?;
+    for name in out.files_in("shapes")? {
+        if name.ends_with(".toml") {
+            out.remove(&format!("shapes/{name}"))?;
         }
     }
     for (i, shape) in s.shapes().iter().enumerate() {
