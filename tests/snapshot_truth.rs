@@ -4,7 +4,8 @@
 //! signed again as the writer signs it, and refused with exit code 2 by
 //! `verify-snapshot` and `run --from-savepoint` alike, naming the state
 //! file and the field. A restored run whose output could not be judged is
-//! `incomplete`, never a pass.
+//! `incomplete`, never a pass. A restored run's faults are those after the
+//! snapshot on the job's clock, counted from the restore.
 
 use crate::common::{ckptsim, stderr, stdout};
 use crate::hostile::{refused, temp};
@@ -237,4 +238,95 @@ fn a_restored_run_whose_sink_cannot_be_judged_is_incomplete() {
     assert!(json.get("unjudged").is_none(), "{json}");
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(wc).unwrap();
+}
+
+/// wordcount with two crashes on the job's clock instead of random ones:
+/// one before a savepoint at 300 ms, one after it.
+fn wordcount_with_crashes(dir: &std::path::Path) -> PathBuf {
+    let text = std::fs::read_to_string("scenarios/wordcount.toml").unwrap();
+    let random = "[faults.random]\nmean_interval = \"500ms\"\nwindow_start = \"0s\"\nwindow_end = \"1.5s\"\nmax_crashes = 3\n";
+    assert!(text.contains(random), "scenarios/wordcount.toml changed");
+    let crashes = "[[faults.crashes]]\nat = \"100ms\"\ntask = \"count[1]\"\n\n[[faults.crashes]]\nat = \"650ms\"\ntask = \"count[0]\"\n";
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("wordcount-crashes.toml");
+    std::fs::write(&path, text.replace(random, crashes)).unwrap();
+    path
+}
+
+#[test]
+fn a_restored_runs_faults_come_after_the_snapshot_on_the_jobs_clock() {
+    let work = temp("truth-faults");
+    let scenario = wordcount_with_crashes(&work);
+    let sc = scenario.to_str().unwrap();
+    let sp = work.join("sp");
+    let o = ckptsim(&[
+        "savepoint",
+        sc,
+        "--at",
+        "300ms",
+        "--out",
+        sp.to_str().unwrap(),
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The first run crashed at 100 ms and took the savepoint after it.
+    let first = stdout(&o);
+    assert!(
+        first.contains("faults       1 crash, 1 recovery"),
+        "{first}"
+    );
+    let completed = read_dir(&sp).unwrap().meta.completed_at_ns;
+    assert!(
+        (300_000_000..650_000_000).contains(&completed),
+        "{completed}"
+    );
+
+    let o = ckptsim(&[
+        "run",
+        sc,
+        "--from-savepoint",
+        sp.to_str().unwrap(),
+        "--parallelism",
+        "count=2",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The crash at 650 ms on the job's clock happens, 650 ms - completed
+    // after the restore; the one at 100 ms was the first run's.
+    assert_eq!(json["crashes"], 1, "{json}");
+    let at = 650_000_000 - completed;
+    let timeline = json["timeline"].as_array().unwrap();
+    assert!(
+        timeline.iter().any(
+            |e| e["time_ns"] == at && e["what"].as_str().unwrap().contains("crash of count[0]")
+        ),
+        "{json}"
+    );
+    assert_eq!(json["warnings"], serde_json::json!([]), "{json}");
+    assert_eq!(
+        json["restored_faults"]["shifted_by_ns"], completed,
+        "{json}"
+    );
+    assert_eq!(json["restored_faults"]["dropped"], 1, "{json}");
+
+    // The text says which faults the restored run took, and warns of none.
+    let o = ckptsim(&["run", sc, "--from-savepoint", sp.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("  relative to the restore: the scenario's fault times"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 planned at or before the snapshot (the first run's) dropped"),
+        "{out}"
+    );
+    assert!(!out.contains("never happened"), "{out}");
+    assert!(
+        stderr(&o).contains("  faults: relative to the restore"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(work).unwrap();
 }

@@ -135,6 +135,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         summary.append_replay(&format!(" --draw-seed {n}"));
     }
     summary.append_replay(&prepared.replay);
+    summary.restored_faults = prepared.restored_faults.clone();
     let mut failed = !execution.verdict.passed;
     if let Some(dir) = &checkpoint_dir {
         retain(dir, &scenario, &prepared, seed, &execution)?;
@@ -252,6 +253,11 @@ pub(crate) struct Prepared {
     pub(crate) replay: String,
     /// What the restore did, for the person reading.
     pub(crate) notes: Vec<String>,
+    /// The job's clock when this run starts (0, or the restored
+    /// snapshot's job time), written into the snapshots it takes.
+    pub(crate) job_time_ns: u64,
+    /// A restored run: how its faults were placed.
+    pub(crate) restored_faults: Option<crate::report::RestoredFaults>,
 }
 
 impl Prepared {
@@ -313,6 +319,8 @@ pub(crate) fn prepare(
         generation: 0,
         replay,
         notes: Vec::new(),
+        job_time_ns: 0,
+        restored_faults: None,
     };
     if let Some(dir) = &r.from {
         let image = savepoint::read_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
@@ -337,6 +345,7 @@ pub(crate) fn prepare(
         prepared
             .notes
             .extend(plan.notes.iter().map(|n| format!("  {n}")));
+        restored_faults(&mut prepared, &image, path)?;
         prepared.input_seed = Some(image.meta.input_seed);
         prepared.generation = plan.restore.generation;
         prepared.job.restore = Some(Arc::new(plan.restore));
@@ -346,6 +355,27 @@ pub(crate) fn prepare(
         }
     }
     Ok(prepared)
+}
+
+/// A restored run's faults come after the snapshot on the job's clock
+/// (`fault::after_restore`): the scenario is changed so, validated again,
+/// and the summary says so.
+fn restored_faults(prepared: &mut Prepared, image: &Image, path: &Path) -> Result<()> {
+    let at = image.job_time_ns();
+    let mut edit = scenario::ScenarioData::clone(&prepared.scenario);
+    let dropped = crate::fault::after_restore(&mut edit.faults, SimTime(at)) as u64;
+    prepared.scenario = scenario::check(&edit, &path.display().to_string())
+        .map_err(|e| UsageError(format!("{e}")))?;
+    prepared.job_time_ns = at;
+    prepared.notes.push(format!(
+        "  faults: relative to the restore, the scenario's times {} earlier; {dropped} planned at or before the snapshot dropped",
+        SimDuration(at).readable()
+    ));
+    prepared.restored_faults = Some(crate::report::RestoredFaults {
+        shifted_by_ns: at,
+        dropped,
+    });
+    Ok(())
 }
 
 /// `verify-snapshot`: the directory read and checked as a restore reads
@@ -461,7 +491,7 @@ pub(crate) fn retain(
         return Ok(());
     };
     let input_seed = prepared.input_seed.unwrap_or(seed);
-    let image = Image::from_run(
+    let mut image = Image::from_run(
         scenario,
         snap,
         &e.output.store,
@@ -469,6 +499,7 @@ pub(crate) fn retain(
         prepared.generation,
     )
     .map_err(|e| UsageError(format!("error: {e}")))?;
+    image.meta.started_at_ns = prepared.job_time_ns;
     let out = dir.join(format!("chk-{}", snap.id));
     savepoint::write_dir(&out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
     eprintln!(
@@ -541,6 +572,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     }
     let shown = a.scenario.display().to_string();
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
+    summary.restored_faults = prepared.restored_faults.clone();
     summary.replay = format!(
         "{} savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
         crate::program::name(),
@@ -567,7 +599,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
             "note: {failed_attempts} savepoint attempt(s) failed before this one and were retried"
         );
     }
-    let image = Image::from_run(
+    let mut image = Image::from_run(
         &scenario,
         snap,
         &e.output.store,
@@ -575,6 +607,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         prepared.generation,
     )
     .map_err(|e| UsageError(format!("error: {e}")))?;
+    image.meta.started_at_ns = prepared.job_time_ns;
     savepoint::write_dir(&a.out, &image).map_err(|e| UsageError(format!("error: {e}")))?;
     emit(&format!(
         "savepoint    {} requested at {}, completed at {}{}; written to {} ({}, {} bytes of state, {})\n",

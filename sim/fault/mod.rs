@@ -1,11 +1,13 @@
 //! Fault plans. Every crash time is a virtual time chosen before the run,
 //! from the scenario's explicit list and from the seed's fault stream, so two
-//! algorithms run on the same seed meet the same crashes.
+//! algorithms run on the same seed meet the same crashes. A job restored
+//! from a snapshot file takes the faults that come after the snapshot on
+//! the job's clock ([`after_restore`]).
 
 pub mod restart;
 
 use crate::engine::{SimRng, SimTime, Stream};
-use crate::scenario::{CrashSpec, OperatorId, Scenario, WorkerCrash};
+use crate::scenario::{CrashSpec, FaultSpec, OperatorId, RandomCrashes, Scenario, WorkerCrash};
 
 /// Slot length for random crashes: each 1 ms slot of the window crashes with
 /// probability `1ms / mean_interval` (integer arithmetic, no exponentials).
@@ -152,4 +154,86 @@ pub fn planned_faults_end(
                 .unwrap_or(SimTime::ZERO),
         )
         .max(slow.max().unwrap_or(SimTime::ZERO))
+}
+
+/// The faults of a job restored at `at` on the job's clock (when its
+/// snapshot completed, counted from the job's first start), on the restored
+/// run's clock, whose time 0 is the restore: a planned time `t` after `at`
+/// becomes `t - at`; one at or before `at` was the first run's past and is
+/// dropped; a random table draws afresh (from the restored run's seed, with
+/// its whole `max_crashes`) over what remains of its window; a straggler,
+/// latency spike or partition keeps what remains of its span. Faults
+/// triggered by an event, and rates, are unchanged. Returns how many planned
+/// faults were dropped.
+pub fn after_restore(faults: &mut FaultSpec, at: SimTime) -> usize {
+    let before = count_timed(faults);
+    let point = |t: SimTime| (t > at).then(|| SimTime(t.0 - at.0));
+    // A span keeps what remains of it after the restore.
+    let span = |from: SimTime, until: SimTime| {
+        (until > at).then(|| {
+            (
+                SimTime(from.0.saturating_sub(at.0)),
+                SimTime(until.0 - at.0),
+            )
+        })
+    };
+    faults
+        .crashes
+        .retain_mut(|c| c.trigger.is_some() || point(c.at).map(|t| c.at = t).is_some());
+    faults
+        .worker_crashes
+        .retain_mut(|c| c.trigger.is_some() || point(c.at).map(|t| c.at = t).is_some());
+    faults.slow_tasks.retain_mut(|s| {
+        s.trigger.is_some()
+            || span(s.from, s.until)
+                .map(|(f, u)| (s.from, s.until) = (f, u))
+                .is_some()
+    });
+    faults.latency_spikes.retain_mut(|s| {
+        s.trigger.is_some()
+            || span(s.from, s.until)
+                .map(|(f, u)| (s.from, s.until) = (f, u))
+                .is_some()
+    });
+    faults.partitions.retain_mut(|p| {
+        p.trigger.is_some()
+            || span(p.from, p.until)
+                .map(|(f, u)| (p.from, p.until) = (f, u))
+                .is_some()
+    });
+    let window = |r: &mut Option<RandomCrashes>| {
+        let Some(t) = r else { return };
+        match span(t.window_start, t.window_end) {
+            Some((start, end)) => (t.window_start, t.window_end) = (start, end),
+            None => *r = None,
+        }
+    };
+    window(&mut faults.random);
+    window(&mut faults.random_workers);
+    if let Some(c) = &mut faults.coordinator {
+        c.crashes = c.crashes.iter().filter_map(|&t| point(t)).collect();
+        window(&mut c.random);
+    }
+    before - count_timed(faults)
+}
+
+/// Faults planned at a time (not on an event), and random tables.
+fn count_timed(f: &FaultSpec) -> usize {
+    let timed = |t: &Option<crate::scenario::CrashTrigger>| t.is_none();
+    f.crashes.iter().filter(|c| timed(&c.trigger)).count()
+        + f.worker_crashes
+            .iter()
+            .filter(|c| timed(&c.trigger))
+            .count()
+        + f.slow_tasks.iter().filter(|s| timed(&s.trigger)).count()
+        + f.latency_spikes
+            .iter()
+            .filter(|s| timed(&s.trigger))
+            .count()
+        + f.partitions.iter().filter(|p| timed(&p.trigger)).count()
+        + usize::from(f.random.is_some())
+        + usize::from(f.random_workers.is_some())
+        + f.coordinator
+            .as_ref()
+            .map_or(0, |c| c.crashes.len() + usize::from(c.random.is_some()))
 }

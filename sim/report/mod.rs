@@ -65,9 +65,25 @@ pub struct Summary {
     pub timeline: Vec<crate::runtime::output::FaultEvent>,
     /// Timeline entries beyond the most a run keeps.
     pub timeline_dropped: u64,
+    /// A run restored from a snapshot file: how its faults were placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_faults: Option<RestoredFaults>,
     /// The tasks, one entry per chain of operators, with each operator's
     /// state in the latest completed checkpoint.
     pub tasks: Vec<crate::runtime::TaskReport>,
+}
+
+/// How a restored run's faults were placed (`fault::after_restore`): the
+/// scenario's planned times on the job's clock, moved back by the job's
+/// time at the snapshot, so time 0 is the restore; random tables drawn
+/// afresh over what remains of their windows.
+#[derive(Clone, Debug, Serialize)]
+pub struct RestoredFaults {
+    /// The job's clock at the snapshot: subtracted from every planned time.
+    pub shifted_by_ns: u64,
+    /// Planned faults (and random tables) at or before it, the first
+    /// run's: dropped.
+    pub dropped: u64,
 }
 
 /// Median and 99th percentile of one metric.
@@ -189,6 +205,7 @@ impl Summary {
             warnings: o.warnings.clone(),
             timeline: o.fault_timeline.clone(),
             timeline_dropped: o.fault_events_dropped,
+            restored_faults: None,
             tasks: o.tasks.clone(),
         }
     }
@@ -307,6 +324,14 @@ impl Summary {
             }
         }
         let _ = writeln!(w);
+        if let Some(r) = &self.restored_faults {
+            let _ = writeln!(
+                w,
+                "  relative to the restore: the scenario's fault times {} earlier (the job's clock at the snapshot), random windows drawn afresh over what remains of them; {} planned at or before the snapshot (the first run's) dropped",
+                SimDuration(r.shifted_by_ns).readable(),
+                r.dropped
+            );
+        }
         // The fault timeline: the first entries, then how many more.
         const SHOWN: usize = 24;
         for e in self.timeline.iter().take(SHOWN) {

@@ -57,6 +57,12 @@ pub struct Meta {
     /// 0 for a job started from scratch, +1 per restore.
     pub generation: u32,
     pub completed_at_ns: u64,
+    /// The job's clock when the run that took the snapshot started: 0 for
+    /// a job started from scratch; a restored run starts at its snapshot's
+    /// `started_at_ns + completed_at_ns`. Its faults are planned on the
+    /// job's clock (`fault::after_restore`). Written only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub started_at_ns: u64,
     pub stop: bool,
     pub drain: bool,
     /// Number of key groups: fixed for the job's lifetime.
@@ -83,6 +89,10 @@ pub struct SourceInput {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 
@@ -388,6 +398,7 @@ impl Image {
                 input_seed,
                 generation,
                 completed_at_ns: snap.completed_at.0,
+                started_at_ns: 0,
                 stop: snap.stop,
                 drain: snap.drain,
                 max_parallelism: scenario.max_parallelism,
@@ -397,6 +408,14 @@ impl Image {
             channels,
             store: store.clone(),
         })
+    }
+
+    /// The job's clock when the snapshot completed: when a run restored
+    /// from it starts.
+    pub fn job_time_ns(&self) -> u64 {
+        self.meta
+            .started_at_ns
+            .saturating_add(self.meta.completed_at_ns)
     }
 
     /// In-flight records the image holds.

@@ -162,6 +162,17 @@ fn meta(meta: &super::Meta) -> Checked {
     if meta.completed_at_ns > MAX_DURATION.nanos() {
         return Err(bad(m, "completed_at_ns", "beyond the longest run"));
     }
+    // Each generation before this one ran at most the longest run.
+    if meta.started_at_ns > u64::from(meta.generation) * MAX_DURATION.nanos() {
+        return Err(bad(
+            m,
+            "started_at_ns",
+            format!(
+                "beyond {} longest runs (one per generation before this one)",
+                meta.generation
+            ),
+        ));
+    }
     if !(1..=MAX_PARALLELISM).contains(&meta.max_parallelism) {
         return Err(bad(
             m,
