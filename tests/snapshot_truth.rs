@@ -22,6 +22,24 @@ struct TwoPhase {
     next_seq: u64,
 }
 
+/// A Sink V2 committer subtask's state.
+#[derive(Serialize, Deserialize)]
+struct Committer {
+    pending: Vec<(u64, TxnId)>,
+}
+
+/// Empties every Sink V2 committer subtask's list of committables.
+fn drop_committables(i: &mut Image) {
+    let OperatorState::SinkCommitter { subtasks } = state_of(i, "committer") else {
+        panic!("the committer holds committer state");
+    };
+    for s in subtasks.iter_mut().filter(|s| !s.is_empty()) {
+        let mut state: Committer = postcard::from_bytes(s).unwrap();
+        state.pending.clear();
+        *s = postcard::to_stdvec(&state).unwrap();
+    }
+}
+
 /// A Sink V2 writer subtask's state.
 #[derive(Serialize, Deserialize)]
 struct Writer {
@@ -99,6 +117,18 @@ fn snapshots_that_contradict_their_store_are_refused() {
         "the savepoint lists no pending transaction"
     );
 
+    // The Sink V2 savepoint's committer holds the savepoint's committables.
+    let mut probe = sink_v2.clone();
+    let OperatorState::SinkCommitter { subtasks } = state_of(&mut probe, "committer") else {
+        panic!("the committer holds committer state");
+    };
+    let committables: usize = subtasks
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| postcard::from_bytes::<Committer>(s).unwrap().pending.len())
+        .sum();
+    assert!(committables > 0, "the committer lists no committable");
+
     let wc = "scenarios/wordcount.toml";
     let v2 = "scenarios/sink-v2.toml";
     let cases: Vec<(&str, &Image, &str, Edit, &str, &str)> = vec![
@@ -151,6 +181,14 @@ fn snapshots_that_contradict_their_store_are_refused() {
             },
             "sink.state",
             "`subtasks[0]`: checkpoint id 5 is beyond the snapshot's own id 4",
+        ),
+        (
+            "committables-dropped",
+            &sink_v2,
+            v2,
+            drop_committables,
+            "writer.state",
+            "but no committer lists it and none is in flight: a restore would never commit it",
         ),
         (
             "writer-checkpoint-beyond",

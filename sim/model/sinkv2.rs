@@ -264,10 +264,11 @@ pub fn committer_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
     Ok(s.pending.into_iter().map(|(_, t)| t).collect())
 }
 
-/// The checkpoint a writer state was taken for (the last it handed a
-/// committable over for), or why the bytes are not such state.
-pub fn writer_checkpoint(state: &[u8]) -> Result<CheckpointId, String> {
-    decode::<WriterState>(state, "sink-writer").map(|s| s.checkpoint)
+/// A writer state's sequence counter (the next transaction's number) and
+/// the checkpoint it was taken for (the last it handed a committable over
+/// for), or why the bytes are not such state.
+pub fn writer_state_parts(state: &[u8]) -> Result<(u64, CheckpointId), String> {
+    decode::<WriterState>(state, "sink-writer").map(|s| (s.next_seq, s.checkpoint))
 }
 
 /// One writer state from several (a rescale): the highest sequence number

@@ -3,8 +3,9 @@
 //! job fails and the checkers blame the job for a lie of the directory.
 //! [`check`] refuses, naming the operator's state file and field: a
 //! transaction listed twice; a checkpoint id in a sink's state beyond the
-//! snapshot's own; a 2PC sink's pre-committed transaction dropped from its
-//! state (a restore would never commit it: loss); a source offset rewound
+//! snapshot's own; a pre-committed transaction dropped from a 2PC sink's
+//! state or from every Sink V2 committer's (a restore would never commit
+//! it: loss); a source offset rewound
 //! below records the store already committed from it (a restore would
 //! commit them again: duplicates). It runs after [`super::verify::check`]
 //! has found the image whole, and never changes the image.
@@ -13,7 +14,7 @@ use super::verify::{Bad, Part};
 use super::{Image, OperatorState};
 use crate::model::kinds::Role;
 use crate::model::operator::sink_state_parts;
-use crate::model::sinkv2::{committer_txns, writer_checkpoint};
+use crate::model::sinkv2::{committable_txn, committer_txns, writer_state_parts};
 use crate::model::store::{TxnId, TxnState};
 use std::collections::BTreeMap;
 
@@ -37,9 +38,7 @@ pub(super) fn check(image: &Image) -> Checked {
             }
             OperatorState::SinkWriter { subtasks } => {
                 for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
-                    let field = format!("subtasks[{j}]");
-                    let cp = writer_checkpoint(s).map_err(|e| bad(i, &field, e))?;
-                    beyond_snapshot(image, i, &field, cp)?;
+                    sink_writer(image, i, j, s)?;
                 }
             }
             _ => {}
@@ -104,6 +103,70 @@ fn sink_2pc(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
     for &(cp, _) in &pending {
         beyond_snapshot(image, i, &field, cp)?;
     }
+    let listed: Vec<TxnId> = current
+        .into_iter()
+        .chain(pending.iter().map(|&(_, t)| t))
+        .collect();
+    let attempt = listed.iter().map(|t| t.attempt).max();
+    match dropped(image, (i, j, next_seq), attempt, &listed) {
+        None => Ok(()),
+        Some((id, records)) => Err(bad(
+            i,
+            &field,
+            format!(
+                "does not list {id} as pending, but the external store holds it pre-committed ({records} records, opened before the snapshot by the attempt that took it): a restore would never commit it, and its records would be lost"
+            ),
+        )),
+    }
+}
+
+/// Subtask `j` of Sink V2 writer `i`: its checkpoint id is not beyond the
+/// snapshot's, and every transaction the attempt that took the snapshot
+/// opened before it and pre-committed (handed over as a committable) is
+/// listed by a committer or in flight to one: a committer's state keeps a
+/// committable until it is committed.
+fn sink_writer(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
+    let field = format!("subtasks[{j}]");
+    let (next_seq, cp) = writer_state_parts(state).map_err(|e| bad(i, &field, e))?;
+    beyond_snapshot(image, i, &field, cp)?;
+    let mut listed = Vec::new();
+    for op in &image.operators {
+        if let OperatorState::SinkCommitter { subtasks } = &op.state {
+            for s in subtasks.iter().filter(|s| !s.is_empty()) {
+                // Decoded whole by `listed_once` already.
+                listed.extend(committer_txns(s).unwrap_or_default());
+            }
+        }
+    }
+    let in_flight = image.channels.iter().flat_map(|c| &c.records);
+    listed.extend(
+        in_flight
+            .filter_map(|r| committable_txn(r, i as u32))
+            .map(|(t, _)| t),
+    );
+    match dropped(image, (i, j, next_seq), None, &listed) {
+        None => Ok(()),
+        Some((id, records)) => Err(bad(
+            i,
+            &field,
+            format!(
+                "pre-committed {id} ({records} records) before the snapshot, but no committer lists it and none is in flight: a restore would never commit it, and its records would be lost"
+            ),
+        )),
+    }
+}
+
+/// A transaction of sink subtask `(i, j)` the store holds pre-committed
+/// that `listed` lacks, opened before the snapshot (numbered below
+/// `next_seq`) by the attempt that took it: `attempt` if known, else the
+/// latest of this generation that opened one before it. Returns it with
+/// its record count.
+fn dropped(
+    image: &Image,
+    (i, j, next_seq): (usize, usize, u64),
+    attempt: Option<u32>,
+    listed: &[TxnId],
+) -> Option<(TxnId, usize)> {
     let (sink, subtask) = (i as u32, j as u32);
     // This generation's attempts only: an earlier job's leftovers are not
     // this state's to list.
@@ -115,36 +178,17 @@ fn sink_2pc(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
             && id.seq < next_seq
             && attempts.contains(&u64::from(id.attempt))
     };
-    let listed: Vec<TxnId> = current
-        .into_iter()
-        .chain(pending.iter().map(|&(_, t)| t))
-        .collect();
-    // The attempt that took the snapshot: its listed transactions', or,
-    // with none listed, the latest that opened one before it.
-    let attempt = listed.iter().map(|t| t.attempt).max().or_else(|| {
+    let attempt = attempt.or_else(|| {
         let opened = image.store.transactions().map(|(id, ..)| id);
         opened.filter(|id| mine(id)).map(|id| id.attempt).max()
-    });
-    let Some(attempt) = attempt else {
-        return Ok(());
-    };
-    let dropped = image.store.transactions().find(|(id, state, _)| {
+    })?;
+    let found = image.store.transactions().find(|(id, state, _)| {
         *state == TxnState::PreCommitted
             && id.attempt == attempt
             && mine(id)
             && !listed.contains(id)
     });
-    match dropped {
-        None => Ok(()),
-        Some((id, _, records)) => Err(bad(
-            i,
-            &field,
-            format!(
-                "does not list {id} as pending, but the external store holds it pre-committed ({} records, opened before the snapshot by the attempt that took it): a restore would never commit it, and its records would be lost",
-                records.len()
-            ),
-        )),
-    }
+    found.map(|(id, _, records)| (id, records.len()))
 }
 
 /// Per global partition, the highest offset a record committed by a
