@@ -231,6 +231,8 @@ pub fn reproducer_text(spec: &ExploreSpec, found: &Found, origin: &str) -> Strin
         true => vec![0],
         false => found.choices.clone(),
     };
+    // A line break in the path would end the comment: escaped.
+    let origin = crate::input::printable(origin);
     let mut h = String::new();
     h.push_str(&format!(
         "# Found by exhaustive exploration: schedule {} of {origin}; exactly these checks fail: {}.\n",

@@ -494,10 +494,15 @@ pub fn shrink(
 /// machine-readable `# ckptsim:` arguments and `# expect-fail:` check) and
 /// the scenario.
 pub fn reproducer_text(shrunk: &Shrunk, origin: &str, args: &str) -> String {
+    // A path or a panic message with a line break would end its comment
+    // line and make the rest TOML of the reproducer: control characters
+    // are escaped.
+    let origin = crate::input::printable(origin);
     let mut h = String::new();
     match &shrunk.execution {
         Err(p) => h.push_str(&format!(
-            "# Shrunk reproducer: the run panics (a bug of ckptsim itself): {p}.\n"
+            "# Shrunk reproducer: the run panics (a bug of ckptsim itself): {}.\n",
+            crate::input::printable(&p.to_string())
         )),
         Ok(_) => h.push_str(&format!(
             "# Shrunk reproducer: exactly these checks fail: {}.\n",

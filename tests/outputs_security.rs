@@ -1,7 +1,8 @@
 //! What ckptsim writes cannot be turned against its user: text of a
 //! scenario stays inside one Java string literal of an exported job (a Java
 //! lexer here applies javac's unicode-escape pass first, JLS §3.3, and
-//! `javac` itself checks where it is installed); no command writes through a
+//! `javac` itself checks where it is installed), and a path cannot add TOML
+//! to a reproducer's header; no command writes through a
 //! link planted in its output folder; no read of a FIFO or device hangs, and
 //! names from files reach the terminal without control sequences; counters
 //! summed from result lines saturate instead of wrapping.
@@ -705,4 +706,33 @@ fn names_reach_the_terminal_without_control_sequences() {
     let (code, text) = exit_within(&["flink-check", missing.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{text}");
     assert!(!text.contains('\u{1b}'), "{text:?}");
+}
+
+/// A path with a line break and TOML in it, in the header of a reproducer
+/// `explore` writes: escaped, so that the file is the scenario it found.
+#[cfg(unix)]
+#[test]
+fn a_path_cannot_add_toml_to_a_reproducer() {
+    let dir = temp("toml-header");
+    let path = dir.join("a\nname = \"injected\"\n[limits]\nb.toml");
+    std::fs::copy("scenarios/tiny.toml", &path).unwrap();
+    let found = dir.join("found.toml");
+    let o = ckptsim(&[
+        "explore",
+        path.to_str().unwrap(),
+        "--mutant",
+        "aligned-no-block",
+        "--out",
+        found.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&found).unwrap();
+    let parsed = scenario::parse_str(&text, "found.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.name, "tiny");
+    let header: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("version"))
+        .collect();
+    assert!(header.iter().all(|l| l.starts_with('#')), "{text}");
+    assert!(text.contains("a\\u{a}name"), "{text}");
 }

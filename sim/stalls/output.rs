@@ -20,6 +20,10 @@ pub fn write(
     notes: Option<&str>,
     explained: Option<&Explained>,
 ) -> std::io::Result<Vec<PathBuf>> {
+    // The command names paths: a line break in one would end the shapes'
+    // comment lines.
+    let command = crate::input::printable(command);
+    let command: &str = &command;
     let own = |name: &str| ["README.md", "runs.csv", "runs.json", "shapes"].contains(&name);
     let out = crate::safe_fs::OutDir::open(dir, &own)?;
     let mut files = Vec::new();
