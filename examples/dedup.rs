@@ -181,6 +181,7 @@ static DEDUP: OperatorKindInfo = OperatorKindInfo {
         check,
     },
     role: Role::Transform,
+    holds: false,
     state,
     create,
     flink: |_| Flink::Refused("a registered kind is Rust code the Flink job does not have"),

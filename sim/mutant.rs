@@ -112,6 +112,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::TriggersWhileTriggering,
     Mutant::RestartNeverGivesUp,
     Mutant::SubsumedCheckpointsKept,
+    Mutant::AbortedPauseKept,
+    Mutant::NotificationsSkipped,
 ];
 
 impl Mutant {

@@ -258,6 +258,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("limits.checkpoint_gap", Kind::Duration),
     ("limits.transaction_open", Kind::Duration),
     ("limits.restart_loop", Kind::Int),
+    ("limits.blocked_input", Kind::Duration),
+    ("limits.output_latency", Kind::Duration),
     ("swarm.latency_max", Kind::DurationRange),
     ("swarm.buffer_records", Kind::IntRange),
     ("swarm.buffer_credits", Kind::IntRange),

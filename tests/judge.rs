@@ -490,3 +490,71 @@ fn the_store_retains_what_the_policy_allows() {
     assert!(e.output.retained_peak > 4);
     assert_eq!(e.output.subsumed, 0);
 }
+
+/// A paused source is released by its checkpoint's abort: a source that
+/// stays paused past the timeout and the slowest RPC is named with when it
+/// was paused and when it resumed. Back-to-back expiring checkpoints keep
+/// a source paused for one after the other, each pause its own, and a
+/// trigger that arrives after its checkpoint's abort (it waited for
+/// operator events) pauses nothing.
+#[test]
+fn a_pause_lasts_no_longer_than_its_checkpoint() {
+    let sc = load("timeouts");
+    let e = check_alg(&sc, 0, Algorithm::StopTheWorld, &[Mutant::AbortedPauseKept]);
+    let v = e.verdict.violations().next().unwrap();
+    assert_eq!(v.check.name(), "progress");
+    assert!(
+        v.message.starts_with("the source source[0], paused since ")
+            && v.message.contains("longer than a pause may last (the checkpoint timeout plus the slowest RPC: 150.2ms)"),
+        "{}",
+        v.message
+    );
+    let e = check_alg(&sc, 0, Algorithm::StopTheWorld, &[]);
+    assert!(e.verdict.passed);
+    assert!(e.output.holds.judged > 0 && e.output.holds.long.is_empty());
+    // Triggers that reached a source after their checkpoint's abort.
+    let sc = load("flip27-timing");
+    let spec = ckptsim::swarm::default_ranges(&sc);
+    for draw in [48, 96, 117] {
+        let (drawn, _) = ckptsim::swarm::draw(&sc, &spec, draw).unwrap();
+        let e = check_alg(&drawn, draw, Algorithm::StopTheWorld, &[]);
+        assert!(
+            e.verdict.passed,
+            "draw {draw}: {:?}",
+            e.verdict.violations().next()
+        );
+    }
+}
+
+/// Committed output keeps up with the checkpoints: a record is committed
+/// within `output_latency` (after the slowest RPC) of the completion of
+/// the first checkpoint triggered after its source emitted it; a
+/// coordinator that skips notifications lets it lag, and the message names
+/// the record, the covering checkpoint's completion and the commit.
+#[test]
+fn committed_output_lags_no_more_than_the_bound() {
+    let sc = load("wordcount");
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[Mutant::NotificationsSkipped]);
+    let v = e.verdict.violations().next().unwrap();
+    assert_eq!(v.check.name(), "progress");
+    assert!(
+        v.message
+            .starts_with("committed output lagged: the record ")
+            && v.message
+                .contains("after the checkpoint that covered it completed at ")
+            && v.message
+                .contains("(output_latency 20ms after the slowest RPC, 5ms)"),
+        "{}",
+        v.message
+    );
+    let e = check_alg(&sc, 0, Algorithm::Aligned, &[]);
+    assert!(e.verdict.passed);
+    let judged = e
+        .verdict
+        .checks
+        .iter()
+        .flat_map(|f| f.reach.iter())
+        .find(|(k, _)| *k == "committed records judged")
+        .map(|(_, n)| *n);
+    assert!(judged.is_some_and(|n| n > 0), "{judged:?}");
+}

@@ -122,6 +122,8 @@ fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
         ),
         ("failing-task", Mutant::RestartNeverGivesUp, "progress", 3),
         ("wordcount", Mutant::SubsumedCheckpointsKept, "resources", 3),
+        ("timeouts", Mutant::AbortedPauseKept, "progress", 3),
+        ("wordcount", Mutant::NotificationsSkipped, "progress", 3),
         (
             "flip27-timing",
             Mutant::TriggersWhileTriggering,
@@ -132,6 +134,8 @@ fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
         let sc = load(scenario);
         let alg = if scenario == "recovery-checkpoints" {
             ckptsim::scenario::Algorithm::Unaligned
+        } else if mutant.name() == "aborted-pause-kept" {
+            ckptsim::scenario::Algorithm::StopTheWorld
         } else {
             sc.checkpoint.algorithm
         };

@@ -177,6 +177,10 @@ impl OperatorFactory for Factory {
 /// channels, so the result depends on which input each count task reads.
 fn wordcount(crashes: bool) -> Arc<Scenario> {
     let mut text = std::fs::read_to_string(scenario_path("wordcount")).unwrap();
+    // The count's implementation is swapped for operators that hold
+    // records (a window) behind the kind `keyed-count`, which says it
+    // emits as it reads: lift the bound on committed output that relies on it.
+    text = text.replace("output_latency = \"20ms\"", "");
     if !crashes {
         text = text.replace("[faults.random]", "[faults.random_off]");
         let start = text.find("[faults.random_off]").unwrap();

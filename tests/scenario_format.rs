@@ -299,7 +299,9 @@ fn assert_every_key_written(text: &str, what: &str) {
             "max_time",
             "checkpoint_gap",
             "transaction_open",
-            "restart_loop"
+            "restart_loop",
+            "blocked_input",
+            "output_latency"
         ])
     );
     assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));

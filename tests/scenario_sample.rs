@@ -379,6 +379,8 @@ pub fn sample() -> ScenarioData {
             checkpoint_gap: SimDuration::from_secs(45),
             transaction_open: SimDuration::from_secs(200),
             restart_loop: 7,
+            blocked_input: SimDuration::from_secs(30),
+            output_latency: SimDuration::from_secs(120),
         },
         expect: Expect {
             guarantee: Guarantee::AtLeastOnce,

@@ -71,6 +71,7 @@ static TOY_RULES: OperatorKindInfo = OperatorKindInfo {
         check: |_| Ok(()),
     },
     role: Role::Transform,
+    holds: true,
     state: |_| StateLayout::Broadcast,
     create,
     flink: |_| Flink::Refused("a test's kind"),

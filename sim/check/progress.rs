@@ -182,6 +182,208 @@ fn transactions(input: &Input) -> (Vec<Violation>, u64) {
     (first_of(found), judged)
 }
 
+/// Inputs held on purpose (an aligned barrier blocking a channel, a paused
+/// source) longer than the bound with no fault in the hold, or still held
+/// when a run that did not end stopped: the violations, and how many holds
+/// were judged.
+fn holds(input: &Input) -> (Vec<Violation>, u64) {
+    let run = input.run;
+    if run.fault_events_dropped > 0 {
+        return (Vec::new(), 0);
+    }
+    use crate::runtime::output::Holds;
+    let blocked = Holds::blocked_bound(input.scenario);
+    let paused = Holds::pause_bound(input.scenario);
+    let end = run.end_time.0;
+    let cut_short = matches!(
+        run.outcome,
+        crate::runtime::RunOutcome::TimeLimit
+            | crate::runtime::RunOutcome::EventLimit
+            | crate::runtime::RunOutcome::Stalled
+    );
+    let faults: Vec<u64> = run.fault_timeline.iter().map(|f| f.time_ns).collect();
+    let mut found = Vec::new();
+    for h in &run.holds.long {
+        // A hold still open when a job ended (finished, failed, stopped)
+        // ended with it.
+        if h.until_ns.is_none() && !cut_short {
+            continue;
+        }
+        let bound = if h.paused { paused } else { blocked };
+        let to = h.until_ns.unwrap_or(end);
+        let start = faults
+            .iter()
+            .copied()
+            .filter(|&f| f >= h.since_ns && f <= to)
+            .max()
+            .unwrap_or(h.since_ns);
+        if to.saturating_sub(start) <= bound {
+            continue;
+        }
+        let since = if start > h.since_ns {
+            format!(
+                "since {} (after a fault at {})",
+                SimDuration(h.since_ns),
+                SimDuration(start)
+            )
+        } else {
+            format!("since {}", SimDuration(h.since_ns))
+        };
+        let until = match h.until_ns {
+            Some(u) => format!("until {}", SimDuration(u)),
+            None => format!("and still when the run ended at {}", SimDuration(end)),
+        };
+        found.push(Violation {
+            check: CheckId::Progress,
+            time_ns: start.saturating_add(bound),
+            message: format!(
+                "{} {since} {until}: {} with no fault, longer than {}",
+                h.what,
+                SimDuration(to - start),
+                if h.paused {
+                    format!(
+                        "a pause may last (the checkpoint timeout plus the slowest RPC: {})",
+                        SimDuration(bound)
+                    )
+                } else {
+                    format!(
+                        "an alignment may block a channel (blocked_input {})",
+                        SimDuration(bound)
+                    )
+                }
+            ),
+        });
+    }
+    found.sort_by_key(|v| v.time_ns);
+    (first_of(found), run.holds.judged)
+}
+
+/// Sinks whose records pass only through operators that emit as they read
+/// (no window, buffer or loop upstream): by operator index.
+fn prompt_sinks(input: &Input) -> Vec<bool> {
+    let ops = &input.scenario.operators;
+    // Fixpoint: an operator holds, or is fed by one that holds.
+    let mut late: Vec<bool> = ops.iter().map(|o| o.kind.info().holds).collect();
+    loop {
+        let mut changed = false;
+        for e in &input.scenario.edges {
+            let (f, t) = (e.from.0 as usize, e.to.0 as usize);
+            if f < late.len() && t < late.len() && late[f] && !late[t] {
+                late[t] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    late.iter().map(|l| !l).collect()
+}
+
+/// Committed records of sinks fed only by operators that emit as they read,
+/// committed later than `output_latency` after the completion of the first
+/// checkpoint triggered after their source emitted them (that checkpoint
+/// covers them: its barrier left the source behind them), with no fault in
+/// between (after a fault: the first checkpoint triggered after it). The
+/// violations, and how many records were judged.
+fn output_latency(input: &Input) -> (Vec<Violation>, u64) {
+    let run = input.run;
+    let info = run.config.algorithm.info();
+    // Without coordinated checkpoints, with a fault timeline cut short, in
+    // a run restored from another's snapshot (its records' times are the
+    // other run's), or when checkpoints captured in-flight records (a record
+    // may then be overtaken by any number of barriers: only its way through
+    // the channels bounds its commit), nothing is judged.
+    if !info.checkpoints
+        || info.coordination.is_local()
+        || run.fault_events_dropped > 0
+        || run.schedule.is_none()
+        || run.counters.in_flight_records_persisted > 0
+    {
+        return (Vec::new(), 0);
+    }
+    // The notification's way to the sink is part of it.
+    let cp = &input.scenario.checkpoint;
+    let rpc = cp.rpc_latency_max.0.max(cp.rpc_latency.0);
+    let slack = input.scenario.limits.output_latency.0;
+    let prompt = prompt_sinks(input);
+    // A plain savepoint notifies nobody: it commits nothing.
+    let plain_savepoints: Vec<u64> = run
+        .savepoints
+        .iter()
+        .filter(|sp| !sp.stop)
+        .flat_map(|sp| sp.attempts.iter().map(|a| a.0))
+        .collect();
+    // (trigger, completion) of every completed checkpoint, by trigger.
+    let mut done: Vec<(u64, u64)> = run
+        .checkpoint_stats
+        .iter()
+        .filter(|c| c.outcome == Outcome::Completed && !plain_savepoints.contains(&c.id))
+        .map(|c| (c.trigger_ns, c.end_ns))
+        .collect();
+    done.sort_unstable();
+    // The earliest completion among checkpoints triggered at or after `t`.
+    let mut earliest = vec![u64::MAX; done.len() + 1];
+    for i in (0..done.len()).rev() {
+        earliest[i] = earliest[i + 1].min(done[i].1);
+    }
+    let covered_by = |t: u64| {
+        let i = done.partition_point(|&(trigger, _)| trigger < t);
+        earliest[i]
+    };
+    let mut faults: Vec<u64> = run.fault_timeline.iter().map(|f| f.time_ns).collect();
+    faults.sort_unstable();
+    let mut found = Vec::new();
+    let mut judged = 0;
+    for r in run.store.committed().iter() {
+        if !prompt.get(r.sink as usize).copied().unwrap_or(false) {
+            continue;
+        }
+        let (emitted, committed) = (r.emitted_at.0, r.committed_at.0);
+        // From the last fault before the commit, if one came after the
+        // record was emitted.
+        let last_fault = faults[..faults.partition_point(|&f| f <= committed)]
+            .last()
+            .copied()
+            .filter(|&f| f >= emitted);
+        let from = last_fault.unwrap_or(emitted);
+        let cover = covered_by(from);
+        if cover == u64::MAX {
+            continue; // committed by the end of the job, or never covered
+        }
+        judged += 1;
+        let due = cover.saturating_add(rpc).saturating_add(slack);
+        if committed <= due {
+            continue;
+        }
+        let since = match last_fault {
+            Some(f) => format!("after a fault at {}", SimDuration(f)),
+            None => format!("emitted at {}", SimDuration(emitted)),
+        };
+        found.push(Violation {
+            check: CheckId::Progress,
+            time_ns: due,
+            message: format!(
+                "committed output lagged: the record {}:{} of sink {} ({since}) was committed only at {}, {} after the checkpoint that covered it completed at {} (output_latency {} after the slowest RPC, {})",
+                r.lineage.partition,
+                r.lineage.offset,
+                input
+                    .scenario
+                    .operators
+                    .get(r.sink as usize)
+                    .map_or("?", |o| o.id.as_str()),
+                SimDuration(committed),
+                SimDuration(committed - cover),
+                SimDuration(cover),
+                SimDuration(slack),
+                SimDuration(rpc)
+            ),
+        });
+    }
+    found.sort_by_key(|v| v.time_ns);
+    (first_of(found), judged)
+}
+
 /// A restart loop: the job did not end (finish, fail, stop) and its last
 /// restarts, more than `restart_loop` of them, came with no checkpoint
 /// completed between them: (restarts in the loop, first, last, the one
@@ -250,6 +452,10 @@ pub fn check(input: &Input) -> Finding {
     violations.extend(loops);
     let (txns, judged) = transactions(input);
     violations.extend(txns);
+    let (held, holds_judged) = holds(input);
+    violations.extend(held);
+    let (lagged, records_judged) = output_latency(input);
+    violations.extend(lagged);
     violations.sort_by_key(|v| v.time_ns);
     Finding {
         violations,
@@ -257,6 +463,8 @@ pub fn check(input: &Input) -> Finding {
             ("checkpoint windows judged", windows),
             ("transactions judged", judged),
             ("restarts judged", restarts_judged),
+            ("holds judged", holds_judged),
+            ("committed records judged", records_judged),
         ],
     }
 }

@@ -327,6 +327,9 @@ pub struct RunOutput {
     pub retained_over: Option<CheckpointId>,
     /// Checkpoints the store subsumed.
     pub subsumed: u64,
+    /// Inputs held on purpose (blocked by an alignment, a paused source):
+    /// how many, and the long ones whole.
+    pub holds: Holds,
     /// Every crash of a task that took effect, in order, where its task was
     /// (what `flink-export` injects into a real job).
     pub crash_points: Vec<CrashPoint>,
@@ -491,6 +494,48 @@ pub struct CrashPoint {
     pub attempt: u32,
     pub records: u64,
     pub time_ns: u64,
+}
+
+/// The inputs tasks held on purpose in a run (aligned barriers blocking
+/// their channels, `stop-the-world` pauses), for the progress check: how
+/// many holds ended, and whole those longer than the run's bound.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holds {
+    pub judged: u64,
+    pub long: Vec<HoldSpan>,
+}
+
+impl Holds {
+    /// The longest an aligned barrier may block a channel with no fault
+    /// in the block, in ns: `[limits] blocked_input`. An alignment lasts
+    /// until the checkpoint's last barrier arrives, however slow the other
+    /// channels are: an expired checkpoint does not release it (Flink's
+    /// barrier handlers do not either), so no timeout bounds it.
+    pub fn blocked_bound(s: &crate::scenario::Scenario) -> u64 {
+        s.limits.blocked_input.0
+    }
+
+    /// The longest a `stop-the-world` source may stay paused with no fault
+    /// in the pause, in ns: the checkpoint timeout plus the slowest RPC
+    /// (its completion or its abort, once it expired, resumes it).
+    pub fn pause_bound(s: &crate::scenario::Scenario) -> u64 {
+        let cp = &s.checkpoint;
+        let rpc = cp.rpc_latency_max.0.max(cp.rpc_latency.0);
+        cp.timeout.0.saturating_add(rpc)
+    }
+}
+
+/// One long hold: what was held, since when and until when (`None`: still
+/// held when the run ended).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldSpan {
+    /// `"input 1 of map[0] (from source[2]), blocked"`, `"the source
+    /// source[0], paused"`.
+    pub what: String,
+    /// A paused source (else a blocked channel).
+    pub paused: bool,
+    pub since_ns: u64,
+    pub until_ns: Option<u64>,
 }
 
 /// One restart of a run: the attempt its tasks (and their transactions)

@@ -928,6 +928,20 @@ section! {
         /// checkpoint completed between them (more is a restart loop).
         #[key("integer, ≥ 1", "`10`")]
         restart_loop: u32 = 10,
+        /// A progress bound (the `progress` check): the longest an aligned barrier may block
+        /// an input channel while no fault happened. An alignment lasts until the
+        /// checkpoint's last barrier arrives, however slow the other channels: an expired
+        /// checkpoint does not release it, so set it above the slowest alignment the job
+        /// may have. (A `stop-the-world` pause is bounded by the checkpoint `timeout` plus
+        /// `rpc_latency_max`: its abort resumes it.)
+        #[key("duration, > 0", "`\"1m\"`")]
+        blocked_input: Positive = Duration(SimDuration::from_secs(60)),
+        /// A progress bound (the `progress` check): the longest from a source emitting a
+        /// record to its result's commit, while no fault happened, for sinks whose records
+        /// pass only through operators that emit as they read; at least the checkpoint
+        /// `timeout` plus twice the effective `checkpoint_gap`.
+        #[key("duration, > 0", "`\"10m\"`")]
+        output_latency: Positive = Duration(SimDuration::from_secs(600)),
     }
 }
 

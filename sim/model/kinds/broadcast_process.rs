@@ -14,6 +14,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: true,
     state: |_| StateLayout::Broadcast,
     create: |s| match *s.kind {
         OperatorKind::BroadcastProcess { rules } => {

@@ -13,6 +13,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: true,
     state: |k| match *k {
         OperatorKind::Buffer { redistribution, .. } => StateLayout::List(redistribution),
         ref k => not_mine(k),

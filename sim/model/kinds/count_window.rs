@@ -13,6 +13,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: true,
     state: |_| StateLayout::KeyedBytes,
     create: |s| match *s.kind {
         OperatorKind::CountWindow { size } => {

@@ -12,6 +12,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: false,
     state: |_| StateLayout::Stateless,
     create: |s| match *s.kind {
         OperatorKind::FlatMap { copies } => Box::new(FlatMap { copies }),

@@ -11,6 +11,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: false,
     state: |_| StateLayout::Keyed,
     create: |_| Box::<crate::model::operator::KeyedCount>::default(),
     flink: |_| value_state("KEYED_COUNT"),

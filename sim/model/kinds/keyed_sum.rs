@@ -11,6 +11,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Transform,
+    holds: false,
     state: |_| StateLayout::Keyed,
     create: |_| Box::<crate::model::operator::KeyedSum>::default(),
     flink: |_| super::keyed_count::value_state("KEYED_SUM"),

@@ -67,6 +67,11 @@ pub struct OperatorKindInfo {
     pub kind: KindInfo,
     /// What it is in the job. A registered kind is a [`Role::Transform`].
     pub role: Role,
+    /// It may keep a record it read and emit what follows from it later,
+    /// when other records came or input ended (a window, a buffer, a loop):
+    /// the progress check then cannot bound the time from a source to the
+    /// commit of the records through it. `false`: it emits as it reads.
+    pub holds: bool,
     /// The layout of its state, given its keys (or `params`).
     pub state: fn(&OperatorKind) -> StateLayout,
     /// A fresh instance for one subtask (at the start, at every restart,

@@ -11,6 +11,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Sink(SinkRole::Transactional),
+    holds: false,
     state: |_| StateLayout::Sink2pc,
     create: |_| Box::<crate::model::operator::TwoPhaseCommitSink>::default(),
     flink: |_| Flink::Maps {

@@ -13,6 +13,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Sink(SinkRole::Direct),
+    holds: false,
     state: |_| StateLayout::Stateless,
     create: |s| match *s.kind {
         OperatorKind::SinkAtLeastOnce { batch } => {

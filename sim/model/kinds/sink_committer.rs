@@ -11,6 +11,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Committer,
+    holds: false,
     state: |_| StateLayout::SinkCommitter,
     create: |s| {
         // Validation gives a committer writers as its only inputs.

@@ -11,6 +11,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Sink(SinkRole::Writer),
+    holds: false,
     state: |_| StateLayout::SinkWriter,
     create: |_| Box::<crate::model::sinkv2::SinkWriter>::default(),
     flink: |_| Flink::Maps {

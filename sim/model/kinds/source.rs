@@ -12,6 +12,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         check: no_params,
     },
     role: Role::Source,
+    holds: false,
     state: |k| match k {
         OperatorKind::Source(src) if src.split_assignment == SplitAssignment::Enumerator => {
             StateLayout::SplitSource

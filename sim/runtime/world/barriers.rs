@@ -68,6 +68,7 @@ impl World<'_> {
             HandlerAction::Block(i) => {
                 self.take_blocking_barrier(t, i);
                 self.tasks.list[ti].blocked[i as usize] = true;
+                self.hold(t, Some(i));
             }
             HandlerAction::Unblock(i) => self.unblock(t, i),
             HandlerAction::UnblockAll => {
@@ -75,6 +76,9 @@ impl World<'_> {
                     .blocked
                     .iter_mut()
                     .for_each(|b| *b = false);
+                for i in 0..self.tasks.list[ti].blocked.len() as u32 {
+                    self.release(t, Some(i));
+                }
                 for i in 0..self.tasks.list[ti].needs_resume.len() as u32 {
                     self.resume_input(t, i);
                 }
@@ -119,6 +123,7 @@ impl World<'_> {
         let ti = t as usize;
         self.take_blocking_barrier(t, i);
         self.tasks.list[ti].blocked[i as usize] = false;
+        self.release(t, Some(i));
         if self.plan.cfg.mutants.has(Mutant::ObsoleteBarrierNoResume)
             && self.tasks.list[ti].needs_resume[i as usize]
         {

@@ -65,9 +65,7 @@ impl World<'_> {
                         continue;
                     }
                     self.coordinators_completed(id);
-                    for t in 0..self.tasks.list.len() as TaskId {
-                        self.send_notify_complete(at, t, id);
-                    }
+                    self.notify_tasks_complete(at, id);
                 }
                 CoordAction::Aborted {
                     id,
@@ -434,6 +432,23 @@ impl World<'_> {
     }
 }
 
+impl World<'_> {
+    /// Sends checkpoint `id`'s completion notification to every task.
+    fn notify_tasks_complete(&mut self, at: SimTime, id: CheckpointId) {
+        if id.is_multiple_of(2)
+            && self.coord.final_id != Some(id)
+            && self.plan.cfg.mutants.has(Mutant::NotificationsSkipped)
+        {
+            // Mutant: the tasks hear of it only with the next.
+            fired(Mutant::NotificationsSkipped);
+            return;
+        }
+        for t in 0..self.tasks.list.len() as TaskId {
+            self.send_notify_complete(at, t, id);
+        }
+    }
+}
+
 /// The mutants that break this file's code, declared next to it (the
 /// registry, [`crate::mutant::MUTANTS`], lists each once).
 mod mutants {
@@ -447,6 +462,14 @@ mod mutants {
             what: "tasks finish at the final checkpoint without its checkpoint-complete notification, so the last transactions are never committed",
             modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (no notification for the final checkpoint)",
             caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const NotificationsSkipped: Mutant = Mutant::declare(&MutantInfo {
+            name: "notifications-skipped",
+            part: "notification delivery",
+            what: "the coordinator sends no completion notification for every other checkpoint (the even ids, but the final one): the tasks commit its transactions only at the next notification, so committed output lags the checkpoints that made it committable by an interval",
+            modelled_on: "completion notifications treated as optional (Flink's are best effort, and the next one subsumes a missed one) and dropped or delayed behind other coordinator work: exactly-once holds and each task commits at the first notification it gets, so only the freshness of committed output shows it",
+            caught_by: "progress",
             applies: &[("wordcount", "aligned")],
         });
     }

@@ -94,6 +94,7 @@ impl World<'_> {
             retained_peak: self.coord.retained_peak,
             retained_over: self.coord.retained_over,
             subsumed: self.coord.subsumed,
+            holds: self.take_holds(),
             crash_points: std::mem::take(&mut self.rec.crash_points),
             tolerable_failures: self.plan.scenario.checkpoint.tolerable_failures,
         }

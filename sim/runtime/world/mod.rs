@@ -55,6 +55,7 @@ mod degraded;
 mod fault_state;
 mod faults;
 mod finish;
+mod holds;
 mod iteration;
 mod job;
 mod local;
@@ -267,7 +268,11 @@ impl<'a> World<'a> {
             ledger: commit_ledger::CommitLedger::new(exec.tasks.len()),
             files: channel_files::ChannelFiles::new(&scenario, &exec),
             faults,
-            rec: recorder::Recorder::new(ScheduleLog::new(exec.instances())),
+            rec: recorder::Recorder::new(
+                ScheduleLog::new(exec.instances()),
+                crate::runtime::output::Holds::blocked_bound(&scenario)
+                    .min(crate::runtime::output::Holds::pause_bound(&scenario)),
+            ),
             ops: operator_coordinator_state::Coordinators::new(&scenario, &exec, &cfg),
             recovery: recovery_state::Recovery::new(exec.channels.len(), partitions),
             sp: savepoint_state::Savepoints::new(&scenario.savepoints),

@@ -9,11 +9,14 @@
 //! counters the warnings and limits read at the end.
 
 use crate::engine::{Fingerprint, SimTime};
+use crate::model::graph::TaskId;
 use crate::runtime::counters::Counters;
+use crate::runtime::output::Holds;
 use crate::runtime::output::{
     CrashPoint, Evidence, FaultEvent, RestartNote, TimelineMark, TraceEntry,
 };
 use crate::runtime::schedule::ScheduleLog;
+use std::collections::BTreeMap;
 
 /// What a run records (see the module's docs).
 pub(super) struct Recorder {
@@ -37,11 +40,13 @@ pub(super) struct Recorder {
     pub(super) input_end: SimTime,
     /// When a sink last finished taking in records (throughput).
     pub(super) sink_end: SimTime,
+    /// Inputs held on purpose, for the progress check.
+    pub(super) holds: HoldLog,
 }
 
 impl Recorder {
     /// Nothing recorded yet; `schedule` has one log per subtask instance.
-    pub(super) fn new(schedule: ScheduleLog) -> Recorder {
+    pub(super) fn new(schedule: ScheduleLog, hold_bound: u64) -> Recorder {
         Recorder {
             fp: Fingerprint::default(),
             trace: Vec::new(),
@@ -57,6 +62,30 @@ impl Recorder {
             schedule_partial: false,
             input_end: SimTime::ZERO,
             sink_end: SimTime::ZERO,
+            holds: HoldLog::new(hold_bound),
+        }
+    }
+}
+
+/// The source's own input (a pause), as a hold's input index.
+pub(super) const PAUSE: u32 = u32::MAX;
+
+/// The holds of a run in progress (`holds.rs` records them).
+pub(super) struct HoldLog {
+    /// Open holds: (task, input or [`PAUSE`]) → since (ns).
+    pub(super) open: BTreeMap<(TaskId, u32), u64>,
+    /// Holds at least this long are kept whole (ns).
+    pub(super) keep_over: u64,
+    pub(super) out: Holds,
+}
+
+impl HoldLog {
+    /// Keeps whole the holds longer than `keep_over` ns.
+    pub(super) fn new(keep_over: u64) -> HoldLog {
+        HoldLog {
+            open: BTreeMap::new(),
+            keep_over,
+            out: Holds::default(),
         }
     }
 }

@@ -363,6 +363,7 @@ impl World<'_> {
             } else {
                 None
             };
+            self.release_all(t);
             let mut fresh = self.fresh_task(t);
             if self.plan.cfg.mutants.has(Mutant::MailsSurviveRestart)
                 && !self.tasks.list[ti].mailbox.is_empty()

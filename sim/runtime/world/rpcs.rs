@@ -27,8 +27,21 @@ impl World<'_> {
         self.tasks.list[t as usize].last_alignment_ns = 0;
         if self.stop_the_world() {
             // Pause, and send the drain marker behind the last records.
+            let task = &self.tasks.list[t as usize];
+            if task.aborted.contains(&b.id) || task.paused.is_some_and(|p| p > b.id) {
+                // Its abort came first, or a newer checkpoint's trigger did
+                // (this one waited for operator events): there is nothing
+                // to pause for, and the newer pause must not become this
+                // one's (its abort would end it mid-drain).
+                self.forward_drain_marker(t, b);
+                return;
+            }
             self.rec.counters.sources_paused += 1;
+            // A pause belongs to its checkpoint: one still paused for an
+            // older checkpoint (its abort not yet here) starts anew.
+            self.release(t, None);
             self.tasks.list[t as usize].paused = Some(b.id);
+            self.hold(t, None);
             self.forward_drain_marker(t, b);
             return;
         }
@@ -42,6 +55,7 @@ impl World<'_> {
         let task = &mut self.tasks.list[t as usize];
         if task.paused.is_some_and(|p| id >= p) {
             task.paused = None;
+            self.release(t, None);
             self.net.poke(t);
         }
     }
@@ -112,7 +126,15 @@ impl World<'_> {
                 return;
             }
         }
-        self.resume_source(t, id);
+        if self.plan.cfg.mutants.has(Mutant::AbortedPauseKept)
+            && self.tasks.list[ti].paused.is_some()
+        {
+            // Mutant: the source stays paused until a later checkpoint
+            // completes.
+            fired(Mutant::AbortedPauseKept);
+        } else {
+            self.resume_source(t, id);
+        }
         for m in (0..self.tasks.list[ti].members.len()).rev() {
             let inst = self.tasks.list[ti].members[m].inst;
             self.rec.schedule.push(inst, Step::Aborted(id));
@@ -158,5 +180,23 @@ impl World<'_> {
                 }
             }
         }
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const AbortedPauseKept: Mutant = Mutant::declare(&MutantInfo {
+            name: "aborted-pause-kept",
+            part: "stop-the-world sources",
+            what: "a source paused for a stop-the-world checkpoint is not resumed when that checkpoint is aborted (it expired): it stays paused until a later checkpoint completes, and every expired checkpoint stops the input for a timeout and an interval more",
+            modelled_on: "holds released only on the happy path: an input blocked or paused for a checkpoint must be released by its abort as by its completion (Flink's CheckpointBarrierHandler releasing blocked channels on a cancellation marker or an abort notification)",
+            caught_by: "progress",
+            applies: &[("timeouts", "stop-the-world")],
+        });
     }
 }
