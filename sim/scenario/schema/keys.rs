@@ -255,7 +255,7 @@ macro_rules! section {
             /// Every key checked, in order, at the validator's current table
             /// (unused by tables whose keys are all checked by hand).
             #[allow(dead_code)]
-            pub(super) fn check(&self, v: &mut Validator) -> $spec {
+            pub(in crate::scenario) fn check(&self, v: &mut Validator) -> $spec {
                 let d = $file::default();
                 $spec { $($key: <$ty as Check>::check(v, stringify!($key), &self.$key, &d.$key),)* }
             }
