@@ -13,6 +13,7 @@ pub mod opstate;
 pub mod record;
 pub mod registry;
 pub mod sinkv2;
+pub mod state;
 pub mod store;
 pub mod workload;
 

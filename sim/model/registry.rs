@@ -16,11 +16,15 @@
 //! sink (those talk to the workload and the external store, whose
 //! contracts the checkers rely on). Its state layout decides what
 //! savepoints keep and how a restore at another parallelism moves it:
-//! keyed state, split or union list state and broadcast state move as a
-//! built-in's do; `Opaque` bytes are restored at the same parallelism only,
-//! since ckptsim cannot split bytes it does not know.
+//! keyed state (of the kind's own serde types with
+//! [`ValueState`]), split or union list state and
+//! broadcast state move as a built-in's do; `Opaque` bytes are restored at
+//! the same parallelism only, since ckptsim cannot split bytes it does not
+//! know. A kind with two inputs tells them apart with
+//! [`Inputs`].
 
 pub use super::kinds::{
     find, register, Fidelity, Flink, Java, OperatorKindInfo, Role, Setup, StateLayout,
 };
+pub use super::state::{Inputs, ValueState};
 pub use crate::scenario::registry::{all_kinds, KindInfo, ParamError, Params};

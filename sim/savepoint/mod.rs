@@ -128,8 +128,9 @@ pub enum OperatorState {
     /// transactions are dealt round-robin to the new subtasks).
     Sink2pc { subtasks: Vec<Vec<u8>> },
     /// Keyed state whose values are the operator's own encoding, one byte
-    /// string per key group, sorted (a count window's open windows); moved
-    /// by key group like `Keyed`.
+    /// string per key group, sorted (a count window's open windows, a
+    /// registered kind's `model::state::ValueState`); moved by key group
+    /// like `Keyed`.
     KeyedBytes {
         key_groups: Vec<crate::model::operator::KeyGroupBytes>,
     },

@@ -243,8 +243,9 @@ impl<'a> Plan<'a> {
                             op.kind,
                             subtasks.len()
                         ),
-                        "ckptsim cannot split the state of a registered operator kind: \
-                         restore it at its old parallelism",
+                        "ckptsim cannot split a kind's opaque bytes: restore it at its old \
+                         parallelism, or keep its state in model::state::ValueState (layout \
+                         KeyedBytes), whose key groups move",
                     ));
                 }
                 all(subtasks.clone())

@@ -11,6 +11,7 @@ use crate::model::flip27::EnumeratorState;
 use crate::model::operator::{count_window_entries, sink_txns, KeyGroupBytes, KeyGroupState};
 use crate::model::record::{key_group, Lineage, Record};
 use crate::model::sinkv2::{committer_txns, merge_writer_states};
+use crate::model::state::value_state_keys;
 use crate::model::store::TxnId;
 use crate::model::ExternalStore;
 use crate::protocol::Algorithm;
@@ -221,15 +222,9 @@ fn operator_entry(image: &Image, i: usize) -> Checked {
         .iter()
         .any(|k| std::ptr::eq(*k, info));
     // A registered kind declares its layout by its params, which the image
-    // does not hold: any layout but the native ones (and `KeyedBytes`,
-    // whose entries are a count window's).
-    let native = [
-        "source",
-        "sink-2pc",
-        "sink-writer",
-        "sink-committer",
-        "keyed-bytes",
-    ];
+    // does not hold: any layout but the native ones (its `KeyedBytes` are
+    // a `model::state::ValueState`'s).
+    let native = ["source", "sink-2pc", "sink-writer", "sink-committer"];
     let fits = match builtin {
         false => !native.contains(&variant(&op.state)),
         true => variant(&op.state) == expected,
@@ -554,9 +549,13 @@ impl OpCheck<'_> {
     }
 
     /// A count window's key groups: each key in its group, each window's
-    /// lineage in the sources' partitions.
+    /// lineage in the sources' partitions. A registered kind's are a
+    /// `ValueState`'s: each key in its group, once.
     fn keyed_bytes(&self, groups: &[KeyGroupBytes], partitions: &Partitions) -> Checked {
         self.key_groups("key_groups", groups.iter().map(|(kg, _)| *kg))?;
+        if self.op.kind != "count-window" {
+            return self.value_state(groups);
+        }
         for (j, (kg, bytes)) in groups.iter().enumerate() {
             let field = format!("key_groups[{j}]");
             let entries = count_window_entries(bytes).map_err(|e| bad(self.part, &field, e))?;
@@ -566,6 +565,24 @@ impl OpCheck<'_> {
                 partitions
                     .lineage(lineage)
                     .map_err(|e| bad(self.part, &field, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `model::state::ValueState`'s key groups: each key in its group,
+    /// once (the values are the kind's: its `restore` judges them).
+    fn value_state(&self, groups: &[KeyGroupBytes]) -> Checked {
+        for (j, (kg, bytes)) in groups.iter().enumerate() {
+            let field = format!("key_groups[{j}]");
+            let keys = value_state_keys(bytes).map_err(|e| bad(self.part, &field, e))?;
+            let mut seen = BTreeSet::new();
+            for (k, key) in keys.into_iter().enumerate() {
+                let field = format!("{field}.entries[{k}]");
+                self.owned(&field, *kg, key)?;
+                if !seen.insert(key) {
+                    return Err(bad(self.part, &field, format!("key {key} is listed twice")));
+                }
             }
         }
         Ok(())

@@ -142,7 +142,8 @@ pub enum StateLayout {
     /// (`model::operator::keyed_state`): moves by key group.
     Keyed,
     /// Keyed state of the kind's own values, one byte string per key group
-    /// (`model::operator::keyed_byte_state`): moves by key group.
+    /// (`model::operator::keyed_byte_state`; a registered kind's are a
+    /// `model::state::ValueState`'s): moves by key group.
     KeyedBytes,
     /// Operator list state of records (`model::opstate::ListState`): split
     /// (dealt in contiguous chunks) or union (every subtask gets every
