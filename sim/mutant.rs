@@ -14,6 +14,7 @@
 //! sits below them): the registry only lists the constants.
 //!
 //! `ckptsim mutants` sweeps every mutant on the scenarios where it applies
+//! (or on the user's own, `mutants FILE...`)
 //! and prints the kill matrix; a mutant that survives is a finding about the
 //! checkers (or about the scenarios that should reach it).
 

@@ -442,3 +442,46 @@ fn a_users_operator_kind_checks_its_params_where_they_are_written() {
     assert!(err.contains("did you mean `dedup`?"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `mutants FILE` from a user's program (its own operator kind in the
+/// file): ckptsim's mutants run over the user's scenario, and a kill's
+/// replay line names this program and runs as printed.
+#[test]
+fn mutants_run_over_a_users_scenario_from_the_users_program() {
+    let bin = example("dedup");
+    let o = run(
+        &bin,
+        &[
+            "mutants",
+            "examples/dedup.toml",
+            "--only",
+            "no-source-rewind",
+            "--seeds",
+            "0..20",
+            "--shrink-budget",
+            "0",
+            "--jobs",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &m["rows"][0];
+    assert_eq!(row["killed"], true, "{m}");
+    assert_eq!(row["scenario"], "examples/dedup.toml");
+    let replay = row["replay"].as_str().unwrap();
+    assert!(
+        replay.starts_with(&format!(
+            "{} run examples/dedup.toml --seed ",
+            bin.display()
+        )),
+        "{replay}"
+    );
+    let again = Command::new("sh")
+        .args(["-c", replay])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{replay}: {}", text(&again));
+}

@@ -151,3 +151,127 @@ fn mutants_of_the_new_checks_are_killed_by_their_check_alone() {
         assert!(crate::common::check_alg(&sc, seed, alg, &[]).verdict.passed);
     }
 }
+
+/// `mutants FILE...` tries every mutant on the user's own scenario (here a
+/// copy of a shipped one, under a name that needs shell quoting): the
+/// table and the survivors name that file, a kill's replay line runs as
+/// printed and fails again, a mutant the scenario never exercises is
+/// untested rather than a survivor, and one declared only for algorithms
+/// the scenario cannot run is not applicable.
+#[test]
+fn mutants_over_a_users_scenario_name_it_and_replay_as_printed() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-mutants-own-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    let shipped = crate::common::scenario_path("savepoints");
+    std::fs::copy(&shipped, dir.join("my job.toml")).unwrap();
+    let mutants = |extra: &[&str]| {
+        let mut args = vec![
+            "mutants",
+            "my job.toml",
+            "--seeds",
+            "0..6",
+            "--shrink-budget",
+            "0",
+            "--jobs",
+            "2",
+        ];
+        for m in [
+            "no-source-rewind",
+            "chain-notifies-head-only",
+            "upsert-batch-reordered",
+            "line-ignores-orphans",
+        ] {
+            args.extend(["--only", m]);
+        }
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let o = mutants(&["--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |name: &str| {
+        m["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}: {m}"))
+            .clone()
+    };
+    let killed = row("no-source-rewind");
+    assert_eq!(killed["killed"], true, "{killed}");
+    assert_eq!(killed["scenario"], "my job.toml");
+    let replay = killed["replay"].as_str().unwrap();
+    assert!(replay.contains(" run 'my job.toml' --seed "), "{replay}");
+    // As from a shell where ckptsim is installed (on PATH).
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let again = std::process::Command::new("sh")
+        .args(["-c", replay])
+        .env("PATH", path)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{replay}");
+    assert!(
+        crate::common::stdout(&again).contains("exactly-once-output"),
+        "{}",
+        crate::common::stdout(&again)
+    );
+    let survivor = row("chain-notifies-head-only");
+    assert_eq!(survivor["killed"], false);
+    assert!(survivor["seeds_fired"].as_u64().unwrap() > 0, "{survivor}");
+    assert_eq!(
+        survivor["tried"],
+        serde_json::json!(["my job.toml (aligned)"])
+    );
+    let untested = row("upsert-batch-reordered");
+    assert_eq!(untested["untested"], true, "{untested}");
+    assert_eq!(untested["seeds_fired"], 0);
+    assert_eq!(
+        (m["killed"].as_u64(), m["survived"].as_u64()),
+        (Some(1), Some(1))
+    );
+    // Uncoordinated checkpointing cannot run a scenario with savepoints.
+    assert_eq!(
+        m["not_applicable"],
+        serde_json::json!(["line-ignores-orphans"])
+    );
+
+    let o = mutants(&[]);
+    let out = crate::common::stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("survivor chain-notifies-head-only: ")
+            && out.contains(" — tried my job.toml (aligned); it took effect in "),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nuntested 1: upsert-batch-reordered ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nnot applicable 1: line-ignores-orphans ("),
+        "{out}"
+    );
+    assert!(out.contains("killed 1/2 over seeds 0..6"), "{out}");
+    assert!(!out.contains("scenarios/"), "{out}");
+
+    // A file that is not a scenario, or files with --scenarios: exit 2.
+    let o = mutants(&["no-such.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::common::stderr(&o).starts_with("no-such.toml: error: "));
+    let o = mutants(&["--scenarios", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -503,6 +503,10 @@ fn print_compared(c: &crate::compare::Comparison, files: &[PathBuf], out: &Path)
 
 #[derive(clap::Args)]
 pub(crate) struct MutantsArgs {
+    /// Scenario files (TOML) to try every mutant on instead of the shipped
+    /// ones, each under every algorithm the mutant is declared for.
+    #[arg(value_name = "SCENARIO", conflicts_with = "scenarios")]
+    pub(crate) files: Vec<PathBuf>,
     /// Seeds to try per scenario: A..B (B excluded) or A..=B.
     #[arg(long, default_value = "0..1000")]
     pub(crate) seeds: String,
@@ -542,8 +546,17 @@ pub(crate) fn mutants_cmd(a: MutantsArgs) -> Result<u8> {
         shrink_budget: a.shrink_budget,
         only: a.only,
     };
-    let m = crate::killmatrix::build(&spec, &a.scenarios)
-        .map_err(|e| UsageError(format!("error: {e}")))?;
+    let m = match a.files.is_empty() {
+        true => crate::killmatrix::build(&spec, &a.scenarios),
+        false => {
+            let mut given = Vec::new();
+            for f in &a.files {
+                given.push((f.display().to_string(), load_scenario(f)?));
+            }
+            crate::killmatrix::build_on(&spec, &given)
+        }
+    }
+    .map_err(|e| UsageError(format!("error: {e}")))?;
     if a.json {
         emit(&format!("{}\n", serde_json::to_string(&m)?));
     } else {

@@ -100,7 +100,8 @@ enum Command {
     /// --swarm, plain and --guided, and why each target never hit was
     /// missed (reports/coverage/); or, with --render, its README again.
     CoverageReport(CoverageReportArgs),
-    /// Sweep every mutant where it applies and print the kill matrix.
+    /// Sweep every mutant where it applies (or over the given scenarios)
+    /// and print the kill matrix.
     Mutants(MutantsArgs),
     /// Search generated topologies with forced alignment for checkpoint
     /// stalls (frozen data flow) and write a catalogue of their shapes
