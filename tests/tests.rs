@@ -120,6 +120,7 @@ mod exhaustive;
 mod extremes;
 mod faults;
 mod flink;
+mod flink_keys;
 mod flip27;
 mod flow;
 mod fuzz;

@@ -36,6 +36,7 @@ pub use keys::*;
 mod crash_tables;
 pub use crash_tables::*;
 pub mod docs;
+pub mod flink;
 mod limits;
 pub use limits::*;
 mod from_scenario;

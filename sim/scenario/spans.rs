@@ -12,7 +12,8 @@
 //! and deserialization runs again: each refused value is one error, its key
 //! takes its default, and everything else is still validated. A syntax
 //! error, an unknown key or a value of the wrong TOML type stops with that
-//! one error.
+//! one error. Before any of it, the `[flink]` table's keys are rewritten as
+//! the keys they stand for (`schema::flink`), placed at the Flink key.
 //!
 //! This module reads untrusted input: it must never panic, whatever the text.
 
@@ -23,7 +24,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml_edit::{Item, TableLike, Value};
 
-use super::schema::File;
+use super::schema::{flink, File};
 use super::validate::{join, key_of, unsupported_version, validate, Problem};
 use super::{Scenario, FORMAT_VERSION};
 
@@ -236,7 +237,8 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         return Err(ScenarioErrors(shapes));
     }
     let mut table = document.as_table().clone();
-    let index = SpanIndex::new(document.as_table());
+    let mut index = SpanIndex::new(document.as_table());
+    let aliased = read_flink_keys(source, &mut table, document.as_table(), &mut index)?;
     // Values serde refuses, each taken out of the document (so that it
     // gets its default) before deserializing again.
     let mut refused: Vec<Problem> = Vec::new();
@@ -280,13 +282,54 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     let missing = |p: &Problem| p.message.starts_with("missing required key");
     problems.retain(|p| !(missing(p) && refused.iter().any(|r| r.path == p.path)));
     // Refused values first: at the same place, what depends on them follows.
+    // A problem of a key written Flink's way names that key too.
+    let flink_help = |p: &Problem| {
+        let (_, _, key) = aliased.iter().find(|(path, _, _)| *path == p.path)?;
+        let written = format!("written as Flink's `{key}` in [flink]");
+        Some(match &p.help {
+            Some(help) => format!("{help} ({written})"),
+            None => written,
+        })
+    };
     let mut errors: Vec<ScenarioError> = refused
         .into_iter()
         .chain(problems)
-        .map(|p| source.error(Some(index.locate(&p.path)), p.message, p.help))
+        .map(|p| {
+            let help = flink_help(&p).or(p.help);
+            source.error(Some(index.locate(&p.path)), p.message, help)
+        })
         .collect();
     errors.sort_by_key(|e| (e.line, e.column));
     Err(ScenarioErrors(errors))
+}
+
+/// Flink's keys (`[flink]`) become in `table` the keys they stand for,
+/// each placed at the Flink key's value in `index`; the keys set.
+fn read_flink_keys(
+    source: &Source,
+    table: &mut toml_edit::Table,
+    original: &toml_edit::Table,
+    index: &mut SpanIndex,
+) -> Result<Vec<flink::Set>, ScenarioErrors> {
+    let native_line = |path: &str| {
+        let span = index.paths.get(path)?;
+        Some(source.position(span.start).0)
+    };
+    let aliased = flink::translate(table, original, &native_line).map_err(|found| {
+        let mut errors: Vec<ScenarioError> = found
+            .into_iter()
+            .map(|(span, message, help)| source.error(span, message, help))
+            .collect();
+        errors.sort_by_key(|e| (e.line, e.column));
+        ScenarioErrors(errors)
+    })?;
+    for (path, span, _) in &aliased {
+        if let Some(span) = span {
+            index.values.insert(span.start, path.clone());
+            index.paths.insert(path.clone(), span.clone());
+        }
+    }
+    Ok(aliased)
 }
 
 /// A value where the schema has a table (`[faults]`) or an array of tables
@@ -430,8 +473,32 @@ fn unknown_key_help(message: &str) -> Option<String> {
     }
     let mut quoted = message.split('`').skip(1).step_by(2);
     let unknown = quoted.next()?;
+    let in_flink = format!(
+        "Flink's configuration keys (`{unknown}.…`) go in a [flink] table; docs/scenarios.md lists those ckptsim reads"
+    );
+    if unknown == "restart-strategy" {
+        return Some(format!("{RESTART_HELP}; or {in_flink}"));
+    }
+    if flink::FLINK_ROOTS.contains(&unknown) {
+        return Some(in_flink);
+    }
     if let Some(close) = closest(unknown, quoted) {
-        return Some(format!("did you mean `{close}`?"));
+        return Some(format!("did you mean `{close}`?{}", flink_spelling(close)));
+    }
+    // A Flink key's last part (`min-pause`, `buffers-per-channel`) written
+    // in ckptsim's table: name ckptsim's key and Flink's.
+    let last = |a: &&flink::Alias| a.flink.rsplit('.').next().unwrap_or_default();
+    let leaves = flink::ALIASES.iter().map(|a| last(&a));
+    let by_leaf = match closest(unknown, leaves) {
+        Some(close) if unknown.contains('-') => flink::ALIASES.iter().find(|a| last(a) == close),
+        _ => flink::ALIASES.iter().find(|a| last(a) == unknown),
+    };
+    if let Some(a) = by_leaf {
+        return Some(format!(
+            "did you mean `{}`? (Flink's `{}`, which a [flink] table takes as it is)",
+            a.native.rsplit('.').next().unwrap_or_default(),
+            a.flink
+        ));
     }
     // Flink keeps the restart strategy in the job's configuration; here it
     // belongs to the fault model.
@@ -442,17 +509,36 @@ fn unknown_key_help(message: &str) -> Option<String> {
         "failure_rate",
         "failure-rate",
     ];
-    restart.iter().any(|w| unknown.contains(w)).then(|| {
-        "restart settings are in [faults] (`restart_delay`, `max_restarts`, `failover`) \
-         and [faults.restart] (`strategy`, `max_backoff`, `backoff_multiplier`, \
-         `reset_threshold`, `max_failures`, `interval`)"
-            .to_string()
-    })
+    restart
+        .iter()
+        .any(|w| unknown.contains(w))
+        .then(|| RESTART_HELP.to_string())
+}
+
+/// Where restart settings are.
+const RESTART_HELP: &str =
+    "restart settings are in [faults] (`restart_delay`, `max_restarts`, `failover`) \
+     and [faults.restart] (`strategy`, `max_backoff`, `backoff_multiplier`, \
+     `reset_threshold`, `max_failures`, `interval`)";
+
+/// " (Flink's `execution.checkpointing.min-pause`)" when the ckptsim key
+/// named `key` (in any table) has exactly one Flink spelling.
+fn flink_spelling(key: &str) -> String {
+    let mut names = flink::ALIASES
+        .iter()
+        .filter(|a| a.native.rsplit('.').next() == Some(key));
+    match (names.next(), names.next()) {
+        (Some(a), None) => format!(" (Flink's `{}`)", a.flink),
+        _ => String::new(),
+    }
 }
 
 /// The candidate closest to `word` by edit distance, if within 2 (and not
 /// equal). Ties go to the earliest candidate.
-fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+pub(super) fn closest<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
     let mut best: Option<(usize, &str)> = None;
     for candidate in candidates {
         let distance = edit_distance(word, candidate);

@@ -1,7 +1,9 @@
 //! docs/scenarios.md's key tables, generated from the schema: each table
 //! between `<!-- keys: NAME … -->` and `<!-- /keys -->` lists the keys its
 //! file tables declare with `#[key(type, default)]`, in declaration order,
-//! each with its doc comment as its meaning. The schema is the one
+//! each with its doc comment as its meaning; the table `flink` lists
+//! Flink's keys and their counterparts (`schema::flink::ALIASES`). The
+//! schema is the one
 //! declaration of a key; this module never reads a row back from the docs.
 
 use super::*;
@@ -49,6 +51,8 @@ pub fn render(tables: &[&[Option<KeyDoc>]]) -> String {
 }
 
 const START: &str = "<!-- keys: ";
+/// The marker name of the table of Flink's keys.
+pub const FLINK: &str = "flink";
 const END: &str = "<!-- /keys -->";
 
 /// `text` (docs/scenarios.md) with every key table generated again from
@@ -65,7 +69,10 @@ pub fn with_key_tables(text: &str) -> Result<String, String> {
             continue;
         };
         let name = rest.split_whitespace().next().unwrap_or_default();
-        let Some((_, keys)) = tables.iter().find(|(n, _)| *n == name) else {
+        // Flink's keys: the table of counterparts (`schema::flink`).
+        let flink = (name == FLINK).then(super::flink::render);
+        let found = tables.iter().find(|(n, _)| *n == name);
+        let Some(table) = flink.or_else(|| found.map(|(_, keys)| render(keys))) else {
             return Err(format!(
                 "docs/scenarios.md: no key table `{name}` in the schema"
             ));
@@ -75,7 +82,7 @@ pub fn with_key_tables(text: &str) -> Result<String, String> {
                 "docs/scenarios.md: key table `{name}` has no `{END}`"
             ));
         }
-        out.push_str(&render(keys));
+        out.push_str(&table);
         out.push_str(END);
         out.push('\n');
     }
