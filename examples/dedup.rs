@@ -20,7 +20,8 @@
 //!
 //!   cargo run --release --example dedup -- list
 //!   cargo run --release --example dedup -- sweep examples/dedup.toml --seeds 0..1000
-//!   cargo run --release --example dedup -- sweep examples/dedup.toml --vary operators.dedup.params.snapshot=delta --seeds 0..200
+//!   cargo run --release --example dedup -- sweep examples/dedup-delta.toml --seeds 0..200
+//!   cargo run --release --example dedup -- compare examples/dedup.toml --algorithms aligned --vary operators.dedup.params.snapshot=full,delta --seeds 0..20 --out /tmp/dedup-compare
 //!   cargo run --release --example dedup -- sweep examples/dedup-union.toml --seeds 0..200
 //!
 //! The replay lines it prints name this program, so they run this code.

@@ -2,7 +2,10 @@
 # Regenerates every report under reports/ (run from the repository root).
 set -e
 cargo build --release --quiet
-c=target/release/ckptsim
+# Found on PATH, the program names itself `ckptsim` in the commands the
+# reports print (a path would name that path).
+PATH="$PWD/target/release:$PATH"
+c=ckptsim
 $c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned,aligned-timeout --seeds 0..10 --out reports/aligned-vs-unaligned-backpressure --notes reports/notes/aligned-vs-unaligned-backpressure.md
 $c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned --seeds 0..5 --vary operators.sink.cost=200us,1ms,10ms --out reports/alignment-vs-record-cost --notes reports/notes/alignment-vs-record-cost.md
 $c compare scenarios/throughput.toml --algorithms none,aligned,stop-the-world --seeds 0..5 --vary checkpoint.interval=1s,500ms,200ms,100ms,50ms,20ms --out reports/stop-the-world-vs-aligned --notes reports/notes/stop-the-world-vs-aligned.md

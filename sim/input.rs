@@ -97,6 +97,21 @@ pub fn printable_text(text: &str) -> Cow<'_, str> {
     escape_controls(text, |c| c == '\n' || c == '\t')
 }
 
+/// `word` as one word of a POSIX shell command line: as it is when it holds
+/// only characters no shell treats specially, else in single quotes (a
+/// quote inside as `'\''`). Control characters are escaped as
+/// [`printable`] does first, so a printed command cannot rewrite a
+/// terminal (such a word then names something else, which is better than
+/// a line that moves the cursor).
+pub fn shell_word(word: &str) -> Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./+:@%,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return Cow::Borrowed(word);
+    }
+    let shown = printable(word);
+    Cow::Owned(format!("'{}'", shown.replace('\'', "'\\''")))
+}
+
 fn escape_controls(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && !keep(c)) {
         return Cow::Borrowed(text);
@@ -162,5 +177,20 @@ mod tests {
         assert_eq!(printable("a\u{1b}[2Jb\nc\r"), "a\\u{1b}[2Jb\\u{a}c\\u{d}");
         assert_eq!(printable("\u{9b}31m"), "\\u{9b}31m");
         assert_eq!(printable_text("a\n\tb\u{7}"), "a\n\tb\\u{7}");
+    }
+
+    #[test]
+    fn shell_words_stay_one_word() {
+        assert_eq!(
+            shell_word("target/release/ckptsim"),
+            "target/release/ckptsim"
+        );
+        assert_eq!(shell_word("ckptsim"), "ckptsim");
+        assert_eq!(shell_word("my dir/ckptsim"), "'my dir/ckptsim'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$(rm -rf x)"), "'$(rm -rf x)'");
+        assert_eq!(shell_word("a=b"), "'a=b'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("a\nb"), "'a\\u{a}b'");
     }
 }

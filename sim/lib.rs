@@ -39,7 +39,8 @@
 //! - [`safe_fs`]: every output folder ckptsim writes: only its own files,
 //!   never through a link.
 //! - [`program`]: the name of the program that runs ckptsim's commands,
-//!   as replay lines write it (`ckptsim`, or a user's own binary).
+//!   as replay lines write it (the command line's `argv[0]`, so that a
+//!   printed line runs as printed; `ckptsim` in the library).
 //! - [`panics`]: a panic of one seed's run becomes that seed's failure
 //!   (kind `panic`) in the commands that run many seeds.
 //! - [`scenario`]: TOML → the typed file format (serde) → validated

@@ -1,7 +1,9 @@
 //! The name of the program that runs ckptsim's commands, as replay lines
-//! and reproducers write it: `ckptsim`, or a user's own binary built on
-//! `cli::main_with` (its replay lines must run the user's code, not the
-//! built-in binary). Set once, before any command runs.
+//! and reproducers write it: the command line sets it to its `argv[0]` (as
+//! one shell word), so a printed line runs as printed from the same shell,
+//! and a user's binary built on `cli::main_with` names itself (its replay
+//! lines must run the user's code, not the built-in binary). `ckptsim` in
+//! the library. Set once, before any command runs.
 
 use std::sync::OnceLock;
 

@@ -1,7 +1,10 @@
 //! Every folder ckptsim writes a command's files into (`flink-export`,
-//! `stalls`, `compare`, `coverage-report`, `sweep --trace-failures`): it
-//! writes only files it creates itself, never through a link or into a file
-//! it did not make.
+//! `stalls`, `compare`, `coverage-report`, `sweep --trace-failures`,
+//! `savepoint --out`, `--checkpoint-dir`): it writes only files it creates
+//! itself, never through a link or into a file it did not make. A single
+//! file a command writes (`sweep --out FILE`, `shrink --out`, `explore
+//! --out`, `run --trace`, `--perfetto`) is [`write_file`]d: written anew
+//! next to its path and renamed over it, a link at the path refused.
 //!
 //! A folder is taken only if it is new, empty, or holds nothing but what the
 //! command writes (an earlier run's output); the folder itself and every
@@ -221,6 +224,71 @@ impl OutDir {
     }
 }
 
+const FILE_LINK: &str = "is a symbolic link; ckptsim does not write through a link it did not create (remove the link, or name another file)";
+
+/// Refuses `path` as a file to write if it is a symbolic link or anything
+/// but a regular file (a check before a long run that will write there).
+pub fn check_file(path: &Path) -> Result<(), WriteError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(error(path, FILE_LINK)),
+        Ok(m) if !m.is_file() => Err(error(path, "exists and is not a regular file")),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(error(path, format!("cannot read: {e}"))),
+    }
+}
+
+/// Writes the file `path` with what `fill` writes: into a new file next
+/// to it (created with `O_CREAT | O_EXCL`, so never through a link), then
+/// renamed over `path` (a rename replaces the name, never what a link
+/// there points to, nor another name of a hard-linked file). A link or a
+/// non-regular file at `path` is refused and left as it is; on a failure
+/// the new file is removed and `path` is unchanged.
+pub fn write_file_with(
+    path: &Path,
+    fill: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
+    check_file(path)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| error(path, "names no file"))?
+        .to_string_lossy();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    // A name of its own per write (process and counter): `O_EXCL` then
+    // fails only on a name someone else planted.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = dir.join(format!(".{name}.ckptsim-{}-{n}.tmp", std::process::id()));
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| error(&temp, format!("cannot create: {e}")))?;
+    let mut out = std::io::BufWriter::new(file);
+    let written = fill(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| error(path, format!("cannot write: {e}")))
+        .and_then(|()| {
+            // Checked again just before the rename: a link planted while
+            // the file was written is refused too (the rename would only
+            // replace it, but the user did not ask for that).
+            check_file(path)?;
+            std::fs::rename(&temp, path).map_err(|e| error(path, format!("cannot write: {e}")))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Writes the file `path` with `bytes`, as [`write_file_with`] does.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_file_with(path, &|w| w.write_all(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +334,43 @@ mod tests {
         }
         let e = OutDir::open(&dir, &|n| n == "a").unwrap_err();
         assert!(e.why.contains("does not write"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_single_file_is_replaced_never_written_through() {
+        let dir = temp("file");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.jsonl");
+        write_file(&path, b"one").unwrap();
+        write_file(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        std::fs::hard_link(&path, dir.join("other")).unwrap();
+        write_file(&path, b"three").unwrap();
+        assert_eq!(std::fs::read(dir.join("other")).unwrap(), b"two");
+        assert_eq!(std::fs::read(&path).unwrap(), b"three");
+        #[cfg(unix)]
+        {
+            let victim = dir.join("victim");
+            std::fs::write(&victim, b"victim").unwrap();
+            let link = dir.join("link");
+            std::os::unix::fs::symlink(&victim, &link).unwrap();
+            let e = write_file(&link, b"x").unwrap_err();
+            assert!(e.why.contains("symbolic link"), "{e}");
+            assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        assert!(write_file(&dir, b"x").is_err(), "a folder");
+        // Nothing is left behind but what was named.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["link", "other", "out.jsonl", "victim"]);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -58,7 +58,14 @@ impl SeedRange {
         let a: u64 = a.trim().parse().map_err(|_| bad())?;
         let b: u64 = b.trim().parse().map_err(|_| bad())?;
         let end = if inclusive {
-            b.checked_add(1).ok_or_else(bad)?
+            // The range is held with its end excluded, a u64: the last seed
+            // it can include is one below u64::MAX.
+            b.checked_add(1).ok_or_else(|| {
+                format!(
+                    "seed range `{text}` ends at {b}: the highest seed a range can include is {} (u64::MAX - 1); `run --seed {b}` runs that seed alone",
+                    u64::MAX - 1
+                )
+            })?
         } else {
             b
         };
@@ -804,23 +811,43 @@ impl SweepSummary {
         self.warning_lines(w);
         self.coverage.to_text(w);
         self.failure_lines(w);
-        let verdict = if self.seeds_failed == 0 {
-            "PASS"
-        } else {
-            "FAIL"
-        };
-        let _ = writeln!(w, "verdict      {}", crate::report::paint::verdict(verdict));
+        let _ = writeln!(
+            w,
+            "verdict      {}",
+            crate::report::paint::verdict(&self.verdict().to_uppercase())
+        );
         s
+    }
+
+    /// Seeds ended by `--max-wall` or `--max-memory`: judged only on what
+    /// they ran.
+    pub fn seeds_incomplete(&self) -> u64 {
+        ["wall-limit", "memory-limit"]
+            .iter()
+            .filter_map(|k| self.outcomes.get(*k))
+            .fold(0, |a: u64, n| a.saturating_add(*n))
+    }
+
+    /// `fail` when a seed failed; else `incomplete` when a seed was ended
+    /// by a limit of the command line (as a single run's verdict is: such
+    /// a seed is not a pass), `pass` otherwise; as a run's `--json` writes
+    /// it (the text writes it in capitals, as a run's does). The exit code
+    /// stays 0 for `incomplete`, as a single run's does.
+    pub fn verdict(&self) -> &'static str {
+        if self.seeds_failed > 0 {
+            "fail"
+        } else if self.seeds_incomplete() > 0 {
+            "incomplete"
+        } else {
+            "pass"
+        }
     }
 
     /// Guarantees and outcomes per seed, failed checks and panics.
     fn outcome_lines(&self, w: &mut String) {
         let _ = writeln!(w, "guarantees   {}", join_counts(&self.guarantees));
         let _ = writeln!(w, "outcomes     {}", join_counts(&self.outcomes));
-        let cut: u64 = ["wall-limit", "memory-limit"]
-            .iter()
-            .filter_map(|k| self.outcomes.get(*k))
-            .sum();
+        let cut = self.seeds_incomplete();
         if cut > 0 {
             let _ = writeln!(
                 w,

@@ -154,6 +154,107 @@ fn a_caught_mutant_exits_1_with_a_replay_line_that_replays() {
     );
 }
 
+/// Colour follows the conventions: `CLICOLOR_FORCE` colours even into a
+/// pipe, `NO_COLOR` wins over it, `CLICOLOR=0` or a pipe alone give plain
+/// text.
+#[test]
+fn colour_follows_no_color_and_clicolor_force() {
+    let run = |env: &[(&str, &str)]| {
+        let mut c = crate::common::ckptsim_command();
+        c.args(["run", "scenarios/wordcount.toml", "--seed", "3"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        text(&o).0
+    };
+    let forced = run(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains("\x1b[1;32mPASS\x1b[0m"), "{forced:?}");
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
+    assert!(!run(&[("CLICOLOR", "0")]).contains('\x1b'));
+    assert!(!run(&[]).contains('\x1b'));
+}
+
+/// A replay line names the program as it was invoked and runs as printed
+/// from the same shell: by a relative path as after `cargo build --release`
+/// (`target/release/ckptsim run …`), by its bare name when a shell found
+/// it on `PATH`, and by a path that needs quoting.
+#[test]
+fn replay_lines_run_as_printed() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"));
+    // The binary's path relative to the repository's root, as the README's
+    // commands reach it.
+    let relative = match exe.strip_prefix(root) {
+        Ok(r) => r.to_path_buf(),
+        Err(_) => {
+            let up = root.components().count() - 1;
+            let mut r = std::path::PathBuf::from("../".repeat(up));
+            r.push(exe.strip_prefix("/").unwrap());
+            r
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("ckptsim-replay-{}", std::process::id()));
+    let spaced = dir.join("my bin");
+    std::fs::create_dir_all(&spaced).unwrap();
+    let linked = spaced.join("ckptsim");
+    std::fs::remove_file(&linked).ok();
+    std::os::unix::fs::symlink(exe, &linked).unwrap();
+    let path = format!(
+        "{}:{}",
+        exe.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sh = |line: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(root)
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let fp = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("fingerprint"))
+            .map(str::to_string)
+    };
+    let args = "run scenarios/alignment-crash.toml --seed 0 --mutant no-source-rewind";
+    for (program, shown) in [
+        (
+            relative.display().to_string(),
+            relative.display().to_string(),
+        ),
+        ("ckptsim".to_string(), "ckptsim".to_string()),
+        (
+            format!("'{}'", linked.display()),
+            format!("'{}'", linked.display()),
+        ),
+    ] {
+        let first = sh(&format!("{program} {args}"));
+        let (out, err) = text(&first);
+        assert_eq!(first.status.code(), Some(1), "{program}: {out}{err}");
+        let replay = out
+            .lines()
+            .find_map(|l| l.strip_prefix("replay       "))
+            .expect("a replay line");
+        assert_eq!(
+            replay,
+            format!("{shown} run scenarios/alignment-crash.toml --seed 0 --algorithm aligned --mutant no-source-rewind")
+        );
+        let again = sh(replay);
+        let (again_out, again_err) = text(&again);
+        assert_eq!(again.status.code(), Some(1), "{replay}: {again_err}");
+        assert!(fp(&out).is_some());
+        assert_eq!(fp(&out), fp(&again_out), "{replay} fails the same way");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn list_names_everything() {
     let o = ckptsim(&["list"]);
@@ -405,8 +506,8 @@ fn every_algorithm_runs_from_the_command_line() {
 
 #[test]
 fn list_survives_a_closed_pipe() {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    use std::process::Stdio;
+    let mut child = crate::common::ckptsim_command()
         .arg("list")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -775,13 +876,82 @@ fn a_mistyped_vary_key_or_operator_gets_did_you_mean() {
     assert!(ckptsim::compare::apply(&sc, "network.buffer_credits", "4").is_ok());
 }
 
+/// A `--vary` value takes the type the schema gives its key, whatever the
+/// file holds there or whether it sets the key at all: a flag the file
+/// does not set, a count, a duration.
+#[test]
+fn vary_values_take_the_keys_type() {
+    let sc = ckptsim::scenario::load(&crate::common::scenario_path("wordcount")).unwrap();
+    assert!(!sc.checkpoint.during_recovery);
+    let on = ckptsim::compare::apply(&sc, "checkpoint.during_recovery", "true").unwrap();
+    assert!(on.checkpoint.during_recovery);
+    let off = ckptsim::compare::apply(&on, "checkpoint.during_recovery", "false").unwrap();
+    assert!(!off.checkpoint.during_recovery);
+    assert!(ckptsim::compare::apply(&sc, "network.buffer_credits", "1_000").is_ok());
+    let err = ckptsim::compare::apply(&sc, "checkpoint.during_recovery", "maybe").unwrap_err();
+    assert!(
+        err.starts_with("--vary checkpoint.during_recovery=maybe: "),
+        "{err}"
+    );
+    let err = ckptsim::compare::apply(&sc, "checkpoint.interval", "soon").unwrap_err();
+    assert!(
+        err.starts_with("--vary checkpoint.interval=soon: "),
+        "{err}"
+    );
+    let err = ckptsim::compare::apply(&sc, "checkpoint.nonsense", "1").unwrap_err();
+    assert!(
+        err.starts_with("--vary checkpoint.nonsense: no key `nonsense` in [checkpoint]"),
+        "{err}"
+    );
+}
+
+/// `compare --vary` checks every value before any run: a bad one exits 2
+/// naming the key and value, and nothing ran or was written.
+#[test]
+fn vary_refuses_a_bad_value_before_any_run() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-vary-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let out = dir.join("cmp").display().to_string();
+    let compare = |vary: &str| {
+        ckptsim(&[
+            "compare",
+            "scenarios/wordcount.toml",
+            "--algorithms",
+            "aligned",
+            "--seeds",
+            "0..2",
+            "--vary",
+            vary,
+            "--out",
+            &out,
+        ])
+    };
+    let o = compare("checkpoint.interval=100ms,never");
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with("error: --vary checkpoint.interval=never: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("compare:"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(!dir.exists());
+    // A flag the file does not set varies like any key.
+    let o = compare("checkpoint.during_recovery=false,true");
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let readme = std::fs::read_to_string(dir.join("cmp/README.md")).unwrap();
+    assert!(readme.contains("| aligned | true |"), "{readme}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `mutants` works from any directory (the shipped scenarios are built in)
 /// and its table names the scenario and seed that killed each mutant.
 #[test]
 fn mutants_runs_from_any_directory_and_names_what_killed_each() {
     let dir = std::env::temp_dir().join(format!("ckptsim-elsewhere-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    let o = crate::common::ckptsim_command()
         .args([
             "mutants",
             "--seeds",

@@ -131,9 +131,20 @@ pub fn assert_caught(scenario: &Scenario, m: Mutant, seeds: u64, by: &str) {
     assert!(failed.contains(&by), "{}: {failed:?}", m.info().name);
 }
 
+/// The `ckptsim` binary as a shell finds it on `PATH`: its `argv[0]` is
+/// `ckptsim`, so the replay lines it prints name `ckptsim` (a binary run by
+/// its path names that path: `cli::replay_lines_run_as_printed`).
+pub fn ckptsim_command() -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"));
+    // Plain text whatever the test's own environment says about colour.
+    command.arg0("ckptsim").env_remove("CLICOLOR_FORCE");
+    command
+}
+
 /// Runs the `ckptsim` binary in the repository's root.
 pub fn ckptsim(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    ckptsim_command()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

@@ -58,7 +58,7 @@ fn files() -> &'static Files {
             assert!(made.success());
         }
         let savepoint = dir.join("savepoint");
-        let o = Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        let o = crate::common::ckptsim_command()
             .args([
                 "savepoint",
                 "scenarios/wordcount.toml",
@@ -315,7 +315,7 @@ fn command(pick: &[usize], case: u64) -> Vec<String> {
 
 /// Runs the binary; its exit code, or the reason it broke the contract.
 fn invoke(args: &[String]) -> Result<i32, String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    let mut child = crate::common::ckptsim_command()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())

@@ -485,3 +485,46 @@ fn mutants_run_over_a_users_scenario_from_the_users_program() {
         .unwrap();
     assert_eq!(again.status.code(), Some(1), "{replay}: {}", text(&again));
 }
+
+/// Every command an example's header shows (`cargo run --release --example
+/// NAME -- ARGS`) is one its binary accepts and runs: exit 0 or 1, never 2.
+/// Seed ranges shrink to three seeds and `--out` goes to a scratch folder,
+/// so the test runs each line quickly; a line with a placeholder (`SEED`)
+/// is left to its reader.
+#[test]
+fn the_commands_in_example_headers_run() {
+    let dir = scratch("headers");
+    let mut ran = 0;
+    for file in ["dedup", "early_snapshot"] {
+        let source =
+            std::fs::read_to_string(format!("{}/examples/{file}.rs", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let prefix = format!("cargo run --release --example {file} -- ");
+        for line in source.lines().filter_map(|l| l.strip_prefix("//!")) {
+            let Some(args) = line.trim().strip_prefix(&prefix) else {
+                continue;
+            };
+            let mut args: Vec<String> = args.split_whitespace().map(String::from).collect();
+            if args.iter().any(|a| a == "SEED") {
+                continue;
+            }
+            for i in 1..args.len() {
+                match args[i - 1].as_str() {
+                    "--seeds" => args[i] = "0..3".to_string(),
+                    "--out" => args[i] = dir.join(format!("out-{ran}")).display().to_string(),
+                    _ => {}
+                }
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = run(&example(file), &args);
+            assert!(
+                matches!(o.status.code(), Some(0 | 1)),
+                "{file}: {line}\n{}",
+                stderr(&o)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 6, "only {ran} header commands found");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -6,7 +6,6 @@ use crate::common::load;
 use ckptsim::mutant::Mutants;
 use ckptsim::scenario::Algorithm;
 use ckptsim::sweep::{self, Guidance, SeedRange, SweepSpec, SweepSummary};
-use std::process::Command;
 
 /// `sweep scenarios/NAME.toml --seeds 0..SEEDS --swarm [--guided]`.
 fn spec(name: &str, algorithm: Algorithm, seeds: u64, guided: bool) -> SweepSpec {
@@ -28,7 +27,7 @@ fn spec(name: &str, algorithm: Algorithm, seeds: u64, guided: bool) -> SweepSpec
 }
 
 fn ckptsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    crate::common::ckptsim_command()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .output()

@@ -185,6 +185,22 @@ fn a_run_past_the_wall_clock_limit_ends_incomplete_not_failed() {
     let text = stdout(&out);
     assert!(text.contains("outcomes     wall-limit 3"), "{text}");
     assert!(text.contains("incomplete   3 seeds"), "{text}");
+    // Every seed cut short: the sweep is not a pass either (exit 0, as for
+    // a single incomplete run).
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains("verdict      INCOMPLETE"), "{text}");
+    assert!(!text.contains("PASS"), "{text}");
+    let out = ckptsim(&[
+        "sweep",
+        "scenarios/wordcount.toml",
+        "--seeds",
+        "0..2",
+        "--max-wall",
+        "1ms",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["verdict"], "incomplete", "{v}");
     let out = ckptsim(&["run", "scenarios/bench.toml", "--max-wall", "0s"]);
     assert_eq!(out.status.code(), Some(2));
 }

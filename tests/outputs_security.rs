@@ -601,10 +601,164 @@ fn report_folders_are_never_written_through_a_link() {
     victim.unchanged();
 }
 
+/// Single files named on the command line (`sweep --out`, `shrink --out`,
+/// `explore --out`, `run --trace`, `--perfetto`) and snapshot folders
+/// (`savepoint --out`, `run --checkpoint-dir`) with a link planted at the
+/// path: exit 2 before the run, the victim unchanged and the link left as
+/// it was. A regular file there is replaced, not written into.
+#[cfg(unix)]
+#[test]
+fn single_files_and_snapshot_folders_are_never_written_through_a_link() {
+    let victim = Victim::new("files");
+    let dir = planted(
+        "files",
+        &[
+            ("sweep.jsonl", &victim.file()),
+            ("repro.toml", &victim.file()),
+            ("found.toml", &victim.file()),
+            ("t.jsonl", &victim.file()),
+            ("t.json", &victim.file()),
+            ("sp", &victim.sub()),
+            ("cp", &victim.sub()),
+        ],
+    );
+    let at = |name: &str| dir.join(name).display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["sweep", "scenarios/tiny.toml", "--seeds", "0..1", "--out"]
+                .into_iter()
+                .map(String::from)
+                .chain([at("sweep.jsonl")])
+                .collect(),
+            "sweep.jsonl",
+        ),
+        (
+            [
+                "shrink",
+                "scenarios/alignment-crash.toml",
+                "--seed",
+                "0",
+                "--mutant",
+                "no-source-rewind",
+                "--out",
+            ]
+            .into_iter()
+            .map(String::from)
+            .chain([at("repro.toml")])
+            .collect(),
+            "repro.toml",
+        ),
+        (
+            ["explore", "scenarios/tiny.toml", "--depth", "2", "--out"]
+                .into_iter()
+                .map(String::from)
+                .chain([at("found.toml")])
+                .collect(),
+            "found.toml",
+        ),
+        (
+            ["run", "scenarios/tiny.toml", "--trace"]
+                .into_iter()
+                .map(String::from)
+                .chain([at("t.jsonl")])
+                .collect(),
+            "t.jsonl",
+        ),
+        (
+            ["run", "scenarios/tiny.toml", "--perfetto"]
+                .into_iter()
+                .map(String::from)
+                .chain([at("t.json")])
+                .collect(),
+            "t.json",
+        ),
+        (
+            [
+                "savepoint",
+                "scenarios/wordcount.toml",
+                "--at",
+                "300ms",
+                "--out",
+            ]
+            .into_iter()
+            .map(String::from)
+            .chain([at("sp")])
+            .collect(),
+            "sp",
+        ),
+        (
+            [
+                "run",
+                "scenarios/wordcount.toml",
+                "--cancel-at",
+                "300ms",
+                "--checkpoint-dir",
+            ]
+            .into_iter()
+            .map(String::from)
+            .chain([at("cp")])
+            .collect(),
+            "cp",
+        ),
+    ];
+    for (args, name) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ckptsim(&args);
+        refused(&o, "symbolic link");
+        refused(&o, name);
+        assert!(std::fs::symlink_metadata(dir.join(name))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+    victim.unchanged();
+    // A regular file is replaced: a hard link's other name keeps its text.
+    let file = dir.join("plain.jsonl");
+    std::fs::write(&file, "old\n").unwrap();
+    std::fs::hard_link(&file, dir.join("other-name")).unwrap();
+    let o = ckptsim(&[
+        "sweep",
+        "scenarios/tiny.toml",
+        "--seeds",
+        "0..1",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with('{'));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("other-name")).unwrap(),
+        "old\n"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Paths a command prints outside its errors (what it wrote, how to replay
+/// it) reach the terminal with their control characters escaped.
+#[cfg(unix)]
+#[test]
+fn printed_paths_carry_no_control_sequences() {
+    let dir = temp("printed");
+    let out = dir.join("found\u{1b}[2J.toml");
+    let (code, text) = exit_within(&[
+        "explore",
+        "scenarios/tiny.toml",
+        "--mutant",
+        "aligned-no-block",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("found\\u{1b}[2J.toml"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(out.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Runs ckptsim; its exit code and output, or a failure if it ran longer
 /// than about 20 s (polled: no wall clock in this crate's code).
 fn exit_within(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    let mut child = crate::common::ckptsim_command()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::null())

@@ -483,7 +483,7 @@ fn assert_regenerates_identically(root: &std::path::Path, dir: &std::path::Path,
             std::fs::copy(&input, &copy).unwrap();
         }
     }
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    let o = crate::common::ckptsim_command()
         .current_dir(&tmp)
         .args(&args)
         .output()
@@ -604,7 +604,7 @@ fn the_coverage_report_renders_from_its_sweeps() {
         std::fs::create_dir_all(tmp.join(f).parent().unwrap()).unwrap();
         std::fs::copy(root.join(f), tmp.join(f)).unwrap();
     }
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    let o = crate::common::ckptsim_command()
         .current_dir(&tmp)
         .args(["coverage-report", "--render", "reports/coverage"])
         .output()

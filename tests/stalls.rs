@@ -201,7 +201,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn the_command_is_deterministic_and_refuses_bad_flags() {
     let tmp = std::env::temp_dir().join(format!("ckptsim-stalls-{}", std::process::id()));
     let run = |jobs: &str, out: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        let o = crate::common::ckptsim_command()
             .args([
                 "stalls", "--cases", "40", "--seed", "4", "--jobs", jobs, "--out",
             ])
@@ -241,7 +241,7 @@ fn the_command_is_deterministic_and_refuses_bad_flags() {
         (&["--cases", "x"][..], "--cases"),
         (&["--explain", "/nonexistent.toml"][..], "/nonexistent.toml"),
     ] {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+        let o = crate::common::ckptsim_command()
             .arg("stalls")
             .args(args)
             .args(["--out", "/tmp/never-written"])

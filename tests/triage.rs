@@ -8,7 +8,7 @@ use ckptsim::mutant::{Mutant, Mutants};
 use ckptsim::sweep::{self, SeedRange, Shard, SweepSpec, SweepSummary};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// wordcount under `no-source-rewind`: sources keep their pre-failure
 /// offsets on restore, so every seed whose crash took effect fails
@@ -125,7 +125,7 @@ fn causes_do_not_depend_on_jobs_or_shards() {
 }
 
 fn ckptsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ckptsim"))
+    crate::common::ckptsim_command()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .output()

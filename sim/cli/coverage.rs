@@ -149,7 +149,7 @@ fn write_report(dir: &Path, report: &Report, print: bool) -> Result<u8> {
         .write("README.md", readme.as_bytes())
         .map_err(|e| UsageError(format!("error: {e}")))?;
     if print {
-        emit(&format!("wrote        {}\n", path.display()));
+        emit(&format!("wrote        {}\n", super::shown(&path)));
     }
     Ok(0)
 }

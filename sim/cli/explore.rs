@@ -74,6 +74,9 @@ pub(crate) struct SweepArgs {
 
 pub(crate) fn sweep_cmd(a: SweepArgs) -> Result<u8> {
     // Refused before the sweep runs, not after.
+    if let Some(out) = &a.out {
+        crate::safe_fs::check_file(out).map_err(|e| UsageError(format!("error: {e}")))?;
+    }
     let shrink_failures = a
         .shrink_failures
         .then(|| super::triage::ShrinkFailures::new(a.repro_dir, a.out.as_deref(), a.shrink_budget))
@@ -168,8 +171,8 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
             text.push_str(&serde_json::to_string(r)?);
             text.push('\n');
         }
-        std::fs::write(path, text)
-            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
+        crate::safe_fs::write_file(path, text.as_bytes())
+            .map_err(|e| UsageError(format!("error: {e}")))?;
     }
     let summary = SweepSummary::of(&results).map_err(|e| UsageError(format!("error: {}", e.0)))?;
     // Stopped early: the seeds above the last failing one did not run.
@@ -195,6 +198,7 @@ pub(crate) fn sweep(spec: &SweepSpec, jobs: Option<usize>, o: SweepOutputs) -> R
     if o.json {
         let mut v = serde_json::json!({
             "summary": summary,
+            "verdict": summary.verdict(),
             "timing": timing,
             "stopped_at": stopped.map(|(_, seed)| seed),
         });
@@ -310,6 +314,7 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
         (None, None) => (loaded, false),
     };
     let (path, out, budget) = (&a.scenario, &a.out, a.budget);
+    crate::safe_fs::check_file(out).map_err(|e| UsageError(format!("error: {e}")))?;
     let mut shrunk = crate::shrink::shrink(&sc, seed, algorithm, mutants, budget)
         .map_err(|e| UsageError(format!("error: {e}")))?;
     // Standalone: the file names its algorithm, seed and mutants, so that
@@ -334,10 +339,15 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
         drawn.unwrap_or_default()
     );
     let text = crate::shrink::reproducer_text(&shrunk, &origin, &args);
-    std::fs::write(out, text)
-        .map_err(|e| UsageError(format!("error: cannot write {}: {e}", out.display())))?;
+    crate::safe_fs::write_file(out, text.as_bytes())
+        .map_err(|e| UsageError(format!("error: {e}")))?;
     let mut report = String::new();
     let _ = writeln!(report, "shrunk       fails {}", shrunk.target.join(", "));
+    if shrunk.first != shrunk.target {
+        // Shrinking keeps the target check (the first the seed failed);
+        // the seed's other failures may go with what was removed.
+        let _ = writeln!(report, "seed failed  {}", shrunk.first.join(", "));
+    }
     if let Err(p) = &shrunk.execution {
         let _ = writeln!(report, "panic        {p}");
     }
@@ -348,12 +358,12 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     for s in &shrunk.steps {
         let _ = writeln!(report, "  - {s}");
     }
-    let _ = writeln!(report, "wrote        {}", out.display());
+    let _ = writeln!(report, "wrote        {}", super::shown(out));
     let _ = writeln!(
         report,
         "replay       {} run {}",
         crate::program::name(),
-        out.display()
+        crate::input::shell_word(&out.display().to_string())
     );
     emit(&report);
     Ok(0)
@@ -434,6 +444,8 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
         mutants,
         command,
     };
+    // Every axis value applies (its type, its range) before any run starts.
+    compare::varied(&spec).map_err(|e| UsageError(format!("error: {e}")))?;
     compare::output::check_out_dir(&a.out).map_err(|e| UsageError(format!("error: {e}")))?;
     let jobs = super::jobs(a.jobs);
     let total = (spec.algorithms.len() as u64)
@@ -487,7 +499,7 @@ fn print_compared(c: &crate::compare::Comparison, files: &[PathBuf], out: &Path)
         .filter(|f| f.extension().is_some_and(|e| e == "svg"));
     text.push_str(&format!(
         "\nreport  {} (README.md, results.json, results.csv, {})\n",
-        out.join("README.md").display(),
+        super::shown(&out.join("README.md")),
         crate::engine::count(charts.count() as u64, "chart")
     ));
     emit(&text);
@@ -589,6 +601,7 @@ pub(crate) fn merge(
     if json {
         let v = serde_json::json!({
             "summary": summary,
+            "verdict": summary.verdict(),
             "sweep": merged.identity,
             "missing": merged.missing,
         });
@@ -694,9 +707,12 @@ pub(crate) fn explore_cmd(
     out: Option<&Path>,
 ) -> Result<u8> {
     use std::fmt::Write as _;
+    if let Some(out) = out {
+        crate::safe_fs::check_file(out).map_err(|e| UsageError(format!("error: {e}")))?;
+    }
     let r = crate::exhaustive::explore(spec);
     let mut text = String::new();
-    let _ = writeln!(text, "scenario     {}", path.display());
+    let _ = writeln!(text, "scenario     {}", super::shown(path));
     let _ = writeln!(text, "seed         {}", spec.seed);
     let _ = writeln!(text, "algorithm    {}", spec.algorithm.name());
     let span = match spec.from {
@@ -749,19 +765,22 @@ pub(crate) fn explore_cmd(
         for m in spec.mutants.names() {
             args.push_str(&format!(" --mutant {m}"));
         }
-        let origin = format!("ckptsim explore {} {args}", path.display());
+        let origin = format!(
+            "{} explore {} {args}",
+            crate::program::name(),
+            path.display()
+        );
         match out {
             Some(out) => {
                 let file = crate::exhaustive::reproducer_text(spec, first, &origin);
-                std::fs::write(out, file).map_err(|e| {
-                    UsageError(format!("error: cannot write {}: {e}", out.display()))
-                })?;
-                let _ = writeln!(text, "wrote        {}", out.display());
+                crate::safe_fs::write_file(out, file.as_bytes())
+                    .map_err(|e| UsageError(format!("error: {e}")))?;
+                let _ = writeln!(text, "wrote        {}", super::shown(out));
                 let _ = writeln!(
                     text,
                     "replay       {} run {}",
                     crate::program::name(),
-                    out.display()
+                    crate::input::shell_word(&out.display().to_string())
                 );
             }
             None => {

@@ -100,18 +100,18 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
     write_export(out, &exported.files).map_err(|e| UsageError(format!("error: {e}")))?;
     let crashes = exported.manifest.crashes.len();
     println!(
-        "exported {} (seed {}, {}{}) to {}: {} files, {} crash{} injected\n  run it:   sh {}/run.sh\n  check it: {} flink-check {}",
-        exported.manifest.scenario,
+        "exported {} (seed {}, {}{}) to {}: {} files, {} crash{} injected\n  run it:   sh {}\n  check it: {} flink-check {}",
+        crate::input::printable(&exported.manifest.scenario),
         opts.seed,
         algorithm.name(),
         if repeat { ", repeating sources" } else { "" },
-        out.display(),
+        super::shown(out),
         exported.files.len(),
         crashes,
         if crashes == 1 { "" } else { "es" },
-        out.display(),
+        crate::input::shell_word(&out.join("run.sh").display().to_string()),
         crate::program::name(),
-        out.display(),
+        crate::input::shell_word(&out.display().to_string()),
     );
     Ok(0)
 }

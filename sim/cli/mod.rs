@@ -186,16 +186,33 @@ pub fn main_with(registry: Registry) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if let Some(program) = std::env::args_os().next() {
-        crate::program::set_name(&program.to_string_lossy());
-    }
     main()
+}
+
+/// A path as printed outside errors: its control characters escaped.
+pub(crate) fn shown(path: &Path) -> String {
+    crate::input::printable(&path.display().to_string()).into_owned()
+}
+
+/// Names the program in replay lines and reproducers as it was invoked
+/// (`argv[0]`), so that a printed line runs as printed from the same shell
+/// (`cargo run` invokes `target/release/ckptsim`, a user's program its own
+/// path): one shell word, quoted when it needs to be. A name without `/`
+/// was found on `PATH` and is printed as it is.
+fn name_program() {
+    if let Some(program) = std::env::args_os().next() {
+        let program = program.to_string_lossy();
+        if !program.is_empty() {
+            crate::program::set_name(&crate::input::shell_word(&program));
+        }
+    }
 }
 
 /// The `ckptsim` command line: parses the arguments, runs the command,
 /// exits 0 (passed), 1 (a violation found) or 2 (bad input).
 pub fn main() -> ExitCode {
     crate::engine::heap::keep_freed_memory();
+    name_program();
     crate::report::paint::set(crate::report::paint::wanted());
     let cli = match parse_args() {
         Ok(c) => c,

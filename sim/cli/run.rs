@@ -86,6 +86,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     if let Some(dir) = &checkpoint_dir {
         savepoint::check_new_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
     }
+    for file in [&trace, &perfetto].into_iter().flatten() {
+        crate::safe_fs::check_file(file).map_err(|e| UsageError(format!("error: {e}")))?;
+    }
     let scenario = load_scenario(&path)?;
     let algorithm = parse_algorithm(job.algorithm, &scenario)?;
     refuse_local(algorithm, restore.from.is_some(), checkpoint_dir.is_some())?;
@@ -189,12 +192,7 @@ fn write_traces(
     perfetto: Option<&Path>,
 ) -> Result<()> {
     let write = |path: &Path, f: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
-        let file = std::fs::File::create(path)
-            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))?;
-        let mut out = std::io::BufWriter::new(file);
-        f(&mut out)
-            .and_then(|()| std::io::Write::flush(&mut out))
-            .map_err(|e| UsageError(format!("error: cannot write {}: {e}", path.display())))
+        crate::safe_fs::write_file_with(path, f).map_err(|e| UsageError(format!("error: {e}")))
     };
     if let Some(p) = jsonl {
         write(p, &|w| trace::write_jsonl(scenario, &execution.output, w))?;
@@ -349,7 +347,11 @@ pub(crate) fn prepare(
         prepared.input_seed = Some(image.meta.input_seed);
         prepared.generation = plan.restore.generation;
         prepared.job.restore = Some(Arc::new(plan.restore));
-        prepared.replay = format!(" --from-savepoint {}{}", dir.display(), prepared.replay);
+        prepared.replay = format!(
+            " --from-savepoint {}{}",
+            crate::input::shell_word(&dir.display().to_string()),
+            prepared.replay
+        );
         if r.allow_non_restored_state {
             prepared.replay.push_str(" --allow-non-restored-state");
         }
@@ -574,10 +576,11 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
     summary.restored_faults = prepared.restored_faults.clone();
     summary.replay = format!(
-        "{} savepoint {shown} --at {} --out {}{}{} --seed {} --algorithm {}{}",
+        "{} savepoint {} --at {} --out {}{}{} --seed {} --algorithm {}{}",
         crate::program::name(),
+        crate::input::shell_word(&shown),
         a.at,
-        a.out.display(),
+        crate::input::shell_word(&a.out.display().to_string()),
         if a.stop { " --stop" } else { "" },
         if a.drain { " --drain" } else { "" },
         a.seed,

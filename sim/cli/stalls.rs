@@ -178,7 +178,11 @@ fn search_text(search: &stalls::Search, out: &Path) -> String {
         );
     }
     let _ = writeln!(text, "unpredicted      {}", search.unpredicted().len());
-    let _ = writeln!(text, "wrote            {}", out.join("README.md").display());
+    let _ = writeln!(
+        text,
+        "wrote            {}",
+        super::shown(&out.join("README.md"))
+    );
     text
 }
 

@@ -109,7 +109,11 @@ pub(crate) fn shrink_groups(
             Ok(shrunk) => {
                 let path = s.dir.join(format!("cause-{}-seed-{seed}.toml", i + 1));
                 write_new(&path, &reproducer(spec, seed, &shrunk))?;
-                r.replay = Some(format!("{} run {}", crate::program::name(), path.display()));
+                r.replay = Some(format!(
+                    "{} run {}",
+                    crate::program::name(),
+                    crate::input::shell_word(&path.display().to_string())
+                ));
                 r.path = Some(path.display().to_string());
                 r.events = shrunk_cause(spec, seed, &shrunk);
                 r.fails = shrunk.target.clone();
@@ -187,7 +191,7 @@ pub(crate) fn reproducers_text(dir: &Path, reps: &[Reproducer], wall_ns: u64) ->
         w,
         "reproducers  one seed per failure cause shrunk, in {:.1} s, written to {}",
         wall_ns as f64 / 1e9,
-        dir.display()
+        super::shown(dir)
     );
     for r in reps {
         let _ = write!(w, "  cause {}: seed {}", r.group, r.seed);
@@ -209,7 +213,7 @@ pub(crate) fn reproducers_text(dir: &Path, reps: &[Reproducer], wall_ns: u64) ->
             }
             None => {}
         }
-        let _ = writeln!(w, "    wrote   {path}");
+        let _ = writeln!(w, "    wrote   {}", crate::input::printable(path));
         let _ = writeln!(w, "    replay  {replay}");
     }
     w

@@ -21,7 +21,7 @@ use crate::runtime::RunConfig;
 use crate::scenario::{self, did_you_mean, schema::File, Algorithm, Scenario};
 use crate::sweep::SeedRange;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One configuration axis: a key path in the scenario file and its values.
@@ -53,21 +53,96 @@ impl Vary {
     }
 }
 
-/// "did you mean" for `k` among the keys of `t`.
-fn keys_like(k: &str, t: &toml::Table) -> String {
-    let keys: Vec<&str> = t.keys().map(String::as_str).collect();
-    did_you_mean(k, &keys, "keys")
-}
-
 /// Sets `key` to `value` in the scenario's file form ([`File`], as a
 /// `toml::Value`: no text is written or parsed) and validates the result
-/// like a file. Integer keys take integer values; others take the value as
-/// a string (durations, names).
+/// like a file. The key may be one the file does not set, if the schema
+/// knows it. The value takes the type the schema gives the key, not the
+/// type of the file's current value: it is read as a TOML boolean, integer
+/// or float where it looks like one and as a string otherwise, and the
+/// first reading the schema accepts is the one used (`true` for a flag,
+/// `100` for a count, `100ms` for a duration, quotes optional).
 pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, String> {
-    let mut doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
+    let doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
+    let edited = key.rsplit('.').next().unwrap_or(key);
+    let mut type_error = None;
+    let mut value_error = None;
+    for reading in readings(value) {
+        let whole = toml::Value::Table(with_value(&doc, key, reading)?);
+        // Whether the schema takes this type for the key (deserializing
+        // checks types and names, not values).
+        let typed = File::deserialize(whole.clone()).is_ok();
+        match scenario::from_value(whole, edited, "varied") {
+            Ok(sc) => return Ok(sc),
+            Err(e) if typed => {
+                value_error.get_or_insert(e);
+            }
+            Err(e) => {
+                type_error.get_or_insert(e);
+            }
+        }
+    }
+    if value_error.is_none() {
+        if let Some(unknown) = type_error.as_ref().and_then(|e| unknown_key(key, e)) {
+            return Err(unknown);
+        }
+    }
+    let e = value_error
+        .or(type_error)
+        .map_or(String::new(), |e| e.to_string());
+    Err(format!("--vary {key}={value}: {e}"))
+}
+
+/// A key the schema does not know (serde's "unknown field `k`, expected
+/// one of `a`, …" for the key itself), said as where it was looked for,
+/// with the closest known key.
+fn unknown_key(key: &str, e: &scenario::ScenarioErrors) -> Option<String> {
+    let k = key.rsplit('.').next().unwrap_or(key);
+    let message = &e.0.first()?.message;
+    let expected = message.strip_prefix(&format!("unknown field `{k}`, expected "))?;
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let hint = did_you_mean(k, &known, "keys");
     let parts: Vec<&str> = key.split('.').collect();
-    let slot: &mut toml::Value = match parts.as_slice() {
-        ["operators", id, k] | ["operators", id, "params", k] => {
+    Some(match parts.as_slice() {
+        ["operators", id, ..] => format!("--vary {key}: operator `{id}` has no key `{k}`; {hint}"),
+        [table, _] => format!("--vary {key}: no key `{k}` in [{table}]; {hint}"),
+        _ => format!("--vary {key}: no key `{k}`; {hint}"),
+    })
+}
+
+/// The ways a `--vary` value may be read, in the order tried: a boolean,
+/// an integer (`_` separators allowed) or a float where it looks like one,
+/// then always a string (a `"`-quoted value only as that string).
+fn readings(value: &str) -> Vec<toml::Value> {
+    let mut out = Vec::new();
+    if let Some(quoted) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        return vec![toml::Value::String(quoted.to_string())];
+    }
+    match value {
+        "true" => out.push(toml::Value::Boolean(true)),
+        "false" => out.push(toml::Value::Boolean(false)),
+        _ => {}
+    }
+    let digits = value.replace('_', "");
+    if let Ok(n) = digits.parse::<i64>() {
+        out.push(toml::Value::Integer(n));
+    } else if let Ok(x) = digits.parse::<f64>() {
+        if x.is_finite() && value.chars().any(|c| c.is_ascii_digit()) {
+            out.push(toml::Value::Float(x));
+        }
+    }
+    out.push(toml::Value::String(value.to_string()));
+    out
+}
+
+/// `doc` with `key` (`KEY` at the top level, `table.key`,
+/// `operators.ID.key` or `operators.ID.params.key`) set to `value`; a
+/// table on the way that the file does not have is added. Whether the
+/// schema knows the key is the deserializer's to say.
+fn with_value(doc: &toml::Table, key: &str, value: toml::Value) -> Result<toml::Table, String> {
+    let mut doc = doc.clone();
+    let parts: Vec<&str> = key.split('.').collect();
+    let table: &mut toml::Table = match parts.as_slice() {
+        ["operators", id, rest @ ..] if matches!(rest, [_] | ["params", _]) => {
             let ops = doc
                 .get_mut("operators")
                 .and_then(|v| v.as_array_mut())
@@ -86,52 +161,47 @@ pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, St
                         did_you_mean(id, &ids, "operators")
                     )
                 })?;
-            let mut op = op.as_table_mut().ok_or("an operator is not a table")?;
-            if parts.len() == 4 {
-                op = op
-                    .get_mut("params")
-                    .and_then(|p| p.as_table_mut())
-                    .ok_or_else(|| format!("--vary {key}: operator `{id}` has no params"))?;
+            let op = op.as_table_mut().ok_or("an operator is not a table")?;
+            match rest {
+                ["params", _] => subtable(op, "params", key)?,
+                _ => op,
             }
-            if !op.contains_key(*k) {
-                return Err(format!(
-                    "--vary {key}: operator `{id}` has no key `{k}`; {}",
-                    keys_like(k, op)
-                ));
-            }
-            &mut op[*k]
         }
-        [table, k] => {
-            let t = doc
-                .get_mut(*table)
-                .and_then(|t| t.as_table_mut())
-                .ok_or_else(|| format!("--vary {key}: no table [{table}]"))?;
-            if !t.contains_key(*k) {
-                return Err(format!(
-                    "--vary {key}: no key `{k}` in [{table}]; {}",
-                    keys_like(k, t)
-                ));
-            }
-            &mut t[*k]
-        }
+        [_] => &mut doc,
+        [table, _] => subtable(&mut doc, table, key)?,
         _ => {
             return Err(format!(
-                "--vary {key}: expected table.key, operators.ID.key or operators.ID.params.key"
+                "--vary {key}: expected KEY, table.key, operators.ID.key or operators.ID.params.key"
             ))
         }
     };
-    *slot = match slot {
-        toml::Value::Integer(_) => toml::Value::Integer(
-            value
-                .replace('_', "")
-                .parse()
-                .map_err(|_| format!("--vary {key}: `{value}` is not an integer"))?,
-        ),
-        _ => toml::Value::String(value.to_string()),
-    };
-    let edited = parts.last().copied().unwrap_or(key);
-    scenario::from_value(toml::Value::Table(doc), edited, "varied")
-        .map_err(|e| format!("--vary {key}={value}: {e}"))
+    table.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(doc)
+}
+
+/// The table `name` of `t`, added empty if `t` has none.
+fn subtable<'a>(
+    t: &'a mut toml::Table,
+    name: &str,
+    key: &str,
+) -> Result<&'a mut toml::Table, String> {
+    t.entry(name.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| format!("--vary {key}: `{name}` is not a table"))
+}
+
+/// Every axis value applied to the scenario, in order; the first that does
+/// not apply is an error, before any run.
+pub fn varied(spec: &CompareSpec) -> Result<Vec<(Option<String>, Scenario)>, String> {
+    match &spec.vary {
+        Some(vary) => vary
+            .values
+            .iter()
+            .map(|v| Ok((Some(v.clone()), apply(&spec.scenario, &vary.key, v)?)))
+            .collect(),
+        None => Ok(vec![(None, spec.scenario.clone())]),
+    }
 }
 
 /// The metrics of one run (one algorithm, one seed, one axis value).
@@ -155,6 +225,10 @@ pub struct RunMetrics {
     /// their last one (replays after a failure count, as in Flink's
     /// `numRecordsInPerSecond`; `records_replayed` says how many).
     pub throughput_rps: f64,
+    /// Records the sources emitted per virtual second, until the last
+    /// source ran out of input (`report::input_rps`): what the job read,
+    /// which a window or a filter does not thin out as it does the sinks'.
+    pub input_rps: f64,
     /// Source emit → committed, over committed records.
     pub latency_p50_ns: u64,
     pub latency_p99_ns: u64,
@@ -236,6 +310,10 @@ pub const METRICS: &[(&str, &str)] = &[
     (
         "throughput_rps",
         "throughput (records into the sinks per virtual second, per run)",
+    ),
+    (
+        "input_rps",
+        "input throughput (records the sources emitted per virtual second, per run)",
     ),
     ("latency_p50_ms", "end-to-end latency p50 (ms, per run)"),
     ("latency_p99_ms", "end-to-end latency p99 (ms, per run)"),
@@ -377,6 +455,7 @@ impl RunMetrics {
             state_bytes: Vec::new(),
             in_flight_bytes: Vec::new(),
             throughput_rps: 0.0,
+            input_rps: 0.0,
             latency_p50_ns: 0,
             latency_p99_ns: 0,
             recovery_ns: Vec::new(),
@@ -413,11 +492,11 @@ impl RunMetrics {
             .map(|r| r.committed_at.since(r.emitted_at).0)
             .collect();
         latency.sort_unstable();
-        // Measured where the job delivers, not where it reads: records the
-        // sinks took in per virtual second until they took in their last one
-        // (sources fill channel buffers long before backpressure slows them,
-        // so a source-side rate overstates what the sinks can absorb).
-        let secs = o.sink_end.0.max(1) as f64 / 1e9;
+        // Throughput is measured where the job delivers (sources fill
+        // channel buffers long before backpressure slows them, so a
+        // source-side rate overstates what the sinks can absorb), and the
+        // input rate next to it (a window emits fewer records than it reads,
+        // so the sinks' rate alone understates what it processed).
         RunMetrics {
             algorithm: algorithm.name().to_string(),
             seed,
@@ -431,7 +510,8 @@ impl RunMetrics {
             start_delay_ns: done.iter().map(|s| s.start_delay_max_ns).collect(),
             state_bytes: done.iter().map(|s| s.state_bytes).collect(),
             in_flight_bytes: done.iter().map(|s| s.in_flight_bytes).collect(),
-            throughput_rps: o.counters.sink_records_in as f64 / secs,
+            throughput_rps: crate::report::output_rps(o),
+            input_rps: crate::report::input_rps(o),
             latency_p50_ns: percentile(&latency, 50),
             latency_p99_ns: percentile(&latency, 99),
             recovery_ns: o.recovery_ns.clone(),
@@ -487,6 +567,7 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
         pooled(&|r| r.in_flight_bytes.iter().map(|&v| kib(v)).collect()),
     );
     put("throughput_rps", pooled(&|r| vec![r.throughput_rps]));
+    put("input_rps", pooled(&|r| vec![r.input_rps]));
     put(
         "latency_p50_ms",
         pooled(&|r| {
@@ -543,18 +624,8 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
 /// Panics are caught per run and not printed (see [`crate::panics`]).
 pub fn compare(spec: &CompareSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<Comparison, String> {
     let _capture = panics::Capture::install();
-    let values: Vec<Option<String>> = match &spec.vary {
-        Some(v) => v.values.iter().cloned().map(Some).collect(),
-        None => vec![None],
-    };
-    let mut scenarios = Vec::new();
-    for v in &values {
-        let sc = match (v, &spec.vary) {
-            (Some(value), Some(vary)) => apply(&spec.scenario, &vary.key, value)?,
-            _ => spec.scenario.clone(),
-        };
-        scenarios.push((v.clone(), sc));
-    }
+    let scenarios = varied(spec)?;
+    let values: Vec<Option<String>> = scenarios.iter().map(|(v, _)| v.clone()).collect();
     let mut jobs = Vec::new();
     for (v, sc) in &scenarios {
         for &a in &spec.algorithms {

@@ -276,7 +276,9 @@ fn cell(s: Stat, f: fn(&Stat) -> f64) -> String {
     }
 }
 
-fn csv(c: &Comparison) -> String {
+/// `results.csv`'s header: the axis key after the algorithm when varying,
+/// the uncoordinated families' columns when `local`.
+fn csv_header(c: &Comparison, local: bool) -> Vec<String> {
     let mut header: Vec<String> = vec!["algorithm".to_string()];
     if let Some(v) = &c.vary {
         header.push(v.key.clone());
@@ -295,6 +297,7 @@ fn csv(c: &Comparison) -> String {
             "state_kib_p50",
             "in_flight_kib_p50",
             "throughput_rps",
+            "input_rps",
             "latency_p50_ms",
             "latency_p99_ms",
             "recovery_p50_ms",
@@ -303,7 +306,6 @@ fn csv(c: &Comparison) -> String {
         ]
         .map(String::from),
     );
-    let local = super::has_local(c.runs.iter().map(|r| &r.algorithm));
     if local {
         header.extend(
             [
@@ -315,6 +317,12 @@ fn csv(c: &Comparison) -> String {
         );
     }
     header.extend(["failed_checks", "panic", "replay"].map(String::from));
+    header
+}
+
+fn csv(c: &Comparison) -> String {
+    let local = super::has_local(c.runs.iter().map(|r| &r.algorithm));
+    let header = csv_header(c, local);
     let mut out = String::new();
     let mut line = |fields: &[String]| {
         let fields: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
@@ -347,6 +355,7 @@ fn csv(c: &Comparison) -> String {
             cell(run_stat(&r.state_bytes, 1024.0), |s| s.p50),
             cell(run_stat(&r.in_flight_bytes, 1024.0), |s| s.p50),
             format!("{:.3}", r.throughput_rps),
+            format!("{:.3}", r.input_rps),
             latency(r.latency_p50_ns),
             latency(r.latency_p99_ns),
             cell(run_stat(&r.recovery_ns, 1e6), |s| s.p50),
@@ -408,6 +417,7 @@ mod tests {
             state_bytes: vec![64 * 1024; n],
             in_flight_bytes: in_flight_kib.iter().map(|v| v * 1024).collect(),
             throughput_rps: throughput,
+            input_rps: throughput * 2.0,
             latency_p50_ns: if throughput > 0.0 { 3_000_000 } else { 0 },
             latency_p99_ns: if throughput > 0.0 {
                 40_000_000 + seed
@@ -582,7 +592,7 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), c.runs.len() + 1);
         let columns = lines[0].split(',').count();
-        assert_eq!(columns, if c.vary.is_some() { 22 } else { 21 });
+        assert_eq!(columns, if c.vary.is_some() { 23 } else { 22 });
         for l in &lines {
             assert_eq!(l.split(',').count(), columns, "{l}");
         }
@@ -774,7 +784,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             row,
-            "unaligned,4,false,unknown,,,,,,,,,,,,,,,panic,simulator-panic mutant: failover of a crash (at sim/runtime/world.rs:10:13),ckptsim run scenarios/test.toml --seed 4 --algorithm unaligned"
+            "unaligned,4,false,unknown,,,,,,,,,,,,,,,,panic,simulator-panic mutant: failover of a crash (at sim/runtime/world.rs:10:13),ckptsim run scenarios/test.toml --seed 4 --algorithm unaligned"
         );
     }
 
@@ -794,7 +804,9 @@ mod tests {
         // A run with no checkpoints leaves those cells empty.
         let none = text.lines().find(|l| l.starts_with("none,")).unwrap();
         assert!(
-            none.starts_with("none,,1,true,exactly-once,0,0,,,,,,,10000.000,3.000,40.000,,100,"),
+            none.starts_with(
+                "none,,1,true,exactly-once,0,0,,,,,,,10000.000,20000.000,3.000,40.000,,100,"
+            ),
             "{none}"
         );
     }

@@ -838,7 +838,7 @@ fn run_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
 fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> String {
     let mut s = format!(
         "# {} exported to Flink {}\n\nSeed {}, algorithm `{}`{}. Run it with `sh run.sh`; \
-         check it with `ckptsim flink-check .`.\n\n| key | maps | to |\n|---|---|---|\n",
+         check it with `{} flink-check .`.\n\n| key | maps | to |\n|---|---|---|\n",
         scenario.name,
         release(opts),
         opts.seed,
@@ -847,7 +847,8 @@ fn mapping_md(scenario: &Scenario, opts: &Options, mapping: &[Mapping]) -> Strin
             format!(", sources repeated for {} ms", opts.duration_ms)
         } else {
             String::new()
-        }
+        },
+        crate::program::name()
     );
     for m in mapping {
         let _ = writeln!(s, "| `{}` | {} | {} |", m.key, m.fidelity.name(), m.flink);

@@ -34,6 +34,10 @@ pub struct Summary {
     pub records_emitted: u64,
     pub records_committed: u64,
     pub records_replayed: u64,
+    /// Records the sources emitted per virtual second ([`input_rps`]).
+    pub input_rps: f64,
+    /// Records the sinks took in per virtual second ([`output_rps`]).
+    pub output_rps: f64,
     /// Completed checkpoints that persisted in-flight data.
     pub checkpoints_unaligned: u64,
     /// Distributions over completed checkpoints (DESIGN.md §6).
@@ -144,11 +148,34 @@ fn completed(stats: &[CheckpointStats], f: impl Fn(&CheckpointStats) -> u64) -> 
     v
 }
 
-/// The one-line command that replays a run.
+/// Input throughput: records the sources emitted (read from their
+/// partitions, replays after a failure included, as Flink's
+/// `numRecordsOutPerSecond` of a source counts them) per virtual second,
+/// until the last source ran out of input, or to the end of a run whose
+/// sources did not. Unlike [`output_rps`] it does not fall when an
+/// operator emits fewer records than it reads (a window, a filter).
+pub fn input_rps(o: &crate::runtime::RunOutput) -> f64 {
+    let until = match o.outcome {
+        RunOutcome::Finished if o.input_end.0 > 0 => o.input_end,
+        _ => o.end_time,
+    };
+    o.counters.records_emitted as f64 / (until.0.max(1) as f64 / 1e9)
+}
+
+/// Output throughput: records the sinks took in per virtual second, until
+/// they took in their last one (replays count, as in Flink's
+/// `numRecordsInPerSecond`).
+pub fn output_rps(o: &crate::runtime::RunOutput) -> f64 {
+    o.counters.sink_records_in as f64 / (o.sink_end.0.max(1) as f64 / 1e9)
+}
+
+/// The one-line command that replays a run, as a shell runs it (the path
+/// quoted when it needs to be).
 pub fn replay_command(path: &str, seed: u64, algorithm: &str, mutants: &[&str]) -> String {
     let mut s = format!(
-        "{} run {path} --seed {seed} --algorithm {algorithm}",
-        crate::program::name()
+        "{} run {} --seed {seed} --algorithm {algorithm}",
+        crate::program::name(),
+        crate::input::shell_word(path)
     );
     for m in mutants {
         let _ = write!(s, " --mutant {m}");
@@ -182,6 +209,8 @@ impl Summary {
             records_emitted: o.counters.records_emitted,
             records_committed: o.store.committed().len() as u64,
             records_replayed: o.counters.records_replayed,
+            input_rps: input_rps(o),
+            output_rps: output_rps(o),
             checkpoints_unaligned: o.counters.unaligned_checkpoints,
             checkpoint_metrics: CheckpointMetrics::of(&o.checkpoint_stats),
             checkpoints: o.checkpoint_stats.clone(),
@@ -350,6 +379,11 @@ impl Summary {
             w,
             "records      {} emitted ({} replayed), {} committed",
             self.records_emitted, self.records_replayed, self.records_committed
+        );
+        let _ = writeln!(
+            w,
+            "throughput   in {:.0} rec/s from the sources, out {:.0} rec/s into the sinks (virtual time)",
+            self.input_rps, self.output_rps
         );
         let tasks: u32 = self.tasks.iter().map(|t| t.subtasks).sum();
         let chains = self.tasks.iter().filter(|t| t.operators.len() > 1).count();

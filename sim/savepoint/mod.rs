@@ -487,6 +487,13 @@ fn io_error(path: &Path, e: std::io::Error, action: &str) -> SnapshotError {
 /// is never written over another. The commands check it before the job
 /// runs, and [`write_dir`] again before it writes.
 pub fn check_new_dir(dir: &Path) -> Result<(), SnapshotError> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(SnapshotError::new(
+            Some(dir),
+            "is a symbolic link; ckptsim writes a snapshot only into a folder it creates or an empty one, never through a link",
+            Some("remove the link, or name a new directory"),
+        ));
+    }
     if let Ok(mut entries) = std::fs::read_dir(dir) {
         if entries.next().is_some() {
             return Err(SnapshotError::new(
@@ -502,10 +509,13 @@ pub fn check_new_dir(dir: &Path) -> Result<(), SnapshotError> {
 /// Writes `image` into `dir`, which must not exist or be empty.
 pub fn write_dir(dir: &Path, image: &Image) -> Result<(), SnapshotError> {
     check_new_dir(dir)?;
-    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e, "create the directory"))?;
+    // An empty folder (or a new one), no entry of it a link, each file
+    // created anew: nothing is written through a link.
+    let out = crate::safe_fs::OutDir::open(dir, &|_| false)
+        .map_err(|e| SnapshotError::new(Some(&e.path), e.why, None))?;
     let write = |name: &str, bytes: &[u8]| -> Result<FileEntry, SnapshotError> {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(|e| io_error(&path, e, "write"))?;
+        out.write(name, bytes)
+            .map_err(|e| SnapshotError::new(Some(&e.path), e.why, None))?;
         Ok(FileEntry {
             file: name.to_string(),
             bytes: bytes.len() as u64,

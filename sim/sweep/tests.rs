@@ -25,6 +25,23 @@ fn seed_ranges_parse() {
     assert!(SeedRange::parse("7..5").is_err());
     assert!(SeedRange::parse("x..5").is_err());
     assert!(SeedRange::parse("10").is_err());
+    // The highest seed a range holds is u64::MAX - 1; at u64::MAX the
+    // message says so instead of calling the syntax wrong.
+    let top = u64::MAX - 1;
+    assert_eq!(
+        SeedRange::parse(&format!("{top}..={top}")),
+        Ok(SeedRange {
+            start: top,
+            end: u64::MAX
+        })
+    );
+    let max = u64::MAX;
+    let e = SeedRange::parse(&format!("{max}..={max}")).unwrap_err();
+    assert!(
+        e.contains("the highest seed a range can include is 18446744073709551614")
+            && !e.contains("expected A..B"),
+        "{e}"
+    );
 }
 
 #[test]
