@@ -82,6 +82,28 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
     edges += &(edge(&prev, "count", "hash") + &edge("count", "sink", "forward"));
     let chain = job("chain-1000", "", &ops, &edges, &crash("100ms"));
 
+    // A chain of 50,000 maps at parallelism 1: one task of 50,002
+    // operators, where building the job (parse, validation, chaining,
+    // channels) must stay linear in the operators.
+    let mut ops = source(1, 100, 10, "40us");
+    let mut edges = String::new();
+    let mut prev = "source".to_string();
+    for i in 0..50_000 {
+        let id = format!("m{i}");
+        ops += &op(&id, "map", 1, "cost = \"1us\"");
+        edges += &edge(&prev, &id, "forward");
+        prev = id;
+    }
+    ops += &op("sink", "sink-2pc", 1, "cost = \"2us\"");
+    edges += &edge(&prev, "sink", "forward");
+    let long_chain = job(
+        "chain-50000",
+        "",
+        &ops,
+        &edges,
+        "[checkpoint]\nalgorithm = \"aligned\"\ninterval = \"200ms\"\n",
+    );
+
     // 100,000 completed checkpoints: one every millisecond for 100 s.
     let checkpoints = job(
         "checkpoints-100k",
@@ -100,6 +122,7 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
         &crash("2s"),
     );
     let mut cases = vec![("wide-1000", wide), ("chain-1000", chain)];
+    cases.push(("chain-50000", long_chain));
     cases.push(("checkpoints-100k", checkpoints));
     cases.push(("keys-10k-per-group", keys));
     cases
@@ -179,9 +202,25 @@ fn main() {
         let sc = scenario::load(&path).expect("shipped scenario parses");
         cases.push((name.to_string(), sc, runs));
     }
+    // Per operator, what building a job of many operators costs: parse and
+    // validation (median of three), then the run's whole time.
+    let mut per_operator = Vec::new();
     for (name, text) in scaling_cases() {
+        let runs = (runs / 3).max(3);
+        let mut parse: Vec<u64> = (0..3)
+            .map(|_| {
+                let watch = Stopwatch::start();
+                let sc = scenario::parse_str(&text, name).expect("scaling case parses");
+                std::hint::black_box(sc);
+                watch.elapsed_ns()
+            })
+            .collect();
+        parse.sort_unstable();
         let sc = scenario::parse_str(&text, name).expect("scaling case parses");
-        cases.push((name.to_string(), sc, (runs / 3).max(3)));
+        if sc.operators.len() >= 10_000 && name.contains(only.as_str()) {
+            per_operator.push((name, sc.operators.len(), parse[1], sc.clone()));
+        }
+        cases.push((name.to_string(), sc, runs));
     }
     let mut table = String::new();
     let _ = writeln!(
@@ -228,6 +267,17 @@ fn main() {
             per_event / ref_event,
             per_work / ref_work,
             if m.passed { "pass" } else { "FAIL" }
+        );
+    }
+    for (name, n, parse_ns, sc) in per_operator {
+        let m = measure(&sc, 3);
+        println!(
+            "{name}: {n} operators: parse and validation {:.1} ms ({:.2} µs per operator), \
+             run {:.1} ms ({:.2} µs per operator)",
+            parse_ns as f64 / 1e6,
+            parse_ns as f64 / 1e3 / n as f64,
+            m.total_ns as f64 / 1e6,
+            m.total_ns as f64 / 1e3 / n as f64,
         );
     }
     let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench.toml");

@@ -117,58 +117,22 @@ impl ExecGraph {
 
     fn with_chains(scenario: &Scenario, job: &JobGraph, chained: &[bool]) -> ExecGraph {
         let n = scenario.operators.len();
-        let is_member = |op: usize| {
-            (0..scenario.edges.len()).any(|e| chained[e] && scenario.edges[e].to.0 as usize == op)
-        };
-        // Each chain, from its head in file order: members in preorder
-        // (edges in file order), so each comes after the one that feeds it.
-        let mut tasks = Vec::new();
-        let mut first_task = vec![0; n];
-        let mut member = vec![0; n];
-        for head in (0..n).filter(|&op| !is_member(op)) {
-            let mut chain: Vec<OperatorId> = Vec::new();
-            let mut links: Vec<Vec<u32>> = Vec::new();
-            let mut stack = vec![(head, None::<usize>)];
-            while let Some((op, parent)) = stack.pop() {
-                let index = chain.len();
-                chain.push(OperatorId(op as u32));
-                links.push(Vec::new());
-                if let Some(p) = parent {
-                    links[p].push(index as u32);
-                }
-                member[op] = index as u32;
-                let next = (0..scenario.edges.len())
-                    .filter(|&e| chained[e] && scenario.edges[e].from.0 as usize == op)
-                    .map(|e| scenario.edges[e].to.0 as usize);
-                let next: Vec<usize> = next.collect();
-                for &m in next.iter().rev() {
-                    stack.push((m, Some(index)));
-                }
-            }
-            let first = tasks.len() as TaskId;
-            for &op in &chain {
-                first_task[op.0 as usize] = first;
-            }
-            let names: Vec<&str> = chain.iter().map(|&o| scenario.op(o).id.as_str()).collect();
-            let name = names.join("->");
-            for s in 0..scenario.operators[head].parallelism {
-                tasks.push(TaskInfo {
-                    operator: OperatorId(head as u32),
-                    subtask: s,
-                    chain: chain.clone(),
-                    chained: links.clone(),
-                    name: format!("{name}[{s}]"),
-                    inputs: Vec::new(),
-                    outputs: Vec::new(),
-                });
-            }
+        // Indexed once, so that building the graph stays linear in its
+        // operators and edges: each operator's edges in file order, and
+        // whether a chained edge leads into it.
+        let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut in_chain = vec![false; n];
+        for (i, e) in scenario.edges.iter().enumerate() {
+            out_edges[e.from.0 as usize].push(i);
+            in_chain[e.to.0 as usize] |= chained[i];
         }
+        let (mut tasks, first_task, member) = chain_tasks(scenario, &out_edges, &in_chain, chained);
         let mut channels: Vec<ChannelInfo> = Vec::new();
         // Edges in a fixed order: by upstream operator in topological order,
         // then in file order, so channel ids never depend on petgraph internals.
         for &op in &job.topo {
-            let edges = scenario.edges.iter().zip(chained);
-            for e in edges.filter(|(e, &c)| e.from == op && !c).map(|(e, _)| e) {
+            let unchained = out_edges[op.0 as usize].iter().filter(|&&e| !chained[e]);
+            for e in unchained.map(|&e| &scenario.edges[e]) {
                 let up = scenario.op(e.from).parallelism;
                 let down = scenario.op(e.to).parallelism;
                 for s in 0..up {
@@ -229,4 +193,56 @@ impl ExecGraph {
     pub fn chained_tasks(&self) -> usize {
         self.tasks.iter().filter(|t| t.chain.len() > 1).count()
     }
+}
+
+/// The tasks of a job: each chain, from its head in file order, members in
+/// preorder (edges in file order), so each comes after the one that feeds
+/// it; one task per subtask of its head. Also, per operator, its chain's
+/// first task and its index in the chain.
+fn chain_tasks(
+    scenario: &Scenario,
+    out_edges: &[Vec<usize>],
+    in_chain: &[bool],
+    chained: &[bool],
+) -> (Vec<TaskInfo>, Vec<TaskId>, Vec<u32>) {
+    let n = scenario.operators.len();
+    let mut tasks = Vec::new();
+    let mut first_task = vec![0; n];
+    let mut member = vec![0; n];
+    for head in (0..n).filter(|&op| !in_chain[op]) {
+        let mut chain: Vec<OperatorId> = Vec::new();
+        let mut links: Vec<Vec<u32>> = Vec::new();
+        let mut stack = vec![(head, None::<usize>)];
+        while let Some((op, parent)) = stack.pop() {
+            let index = chain.len();
+            chain.push(OperatorId(op as u32));
+            links.push(Vec::new());
+            if let Some(p) = parent {
+                links[p].push(index as u32);
+            }
+            member[op] = index as u32;
+            let next = out_edges[op].iter().filter(|&&e| chained[e]);
+            for &e in next.rev() {
+                stack.push((scenario.edges[e].to.0 as usize, Some(index)));
+            }
+        }
+        let first = tasks.len() as TaskId;
+        for &op in &chain {
+            first_task[op.0 as usize] = first;
+        }
+        let names: Vec<&str> = chain.iter().map(|&o| scenario.op(o).id.as_str()).collect();
+        let name = names.join("->");
+        for s in 0..scenario.operators[head].parallelism {
+            tasks.push(TaskInfo {
+                operator: OperatorId(head as u32),
+                subtask: s,
+                chain: chain.clone(),
+                chained: links.clone(),
+                name: format!("{name}[{s}]"),
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            });
+        }
+    }
+    (tasks, first_task, member)
 }

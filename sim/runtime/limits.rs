@@ -94,8 +94,11 @@ fn records_into(scenario: &Scenario) -> (Vec<f64>, f64) {
     let mut into = vec![0f64; ops.len()];
     let mut out = vec![0f64; ops.len()];
     let mut pending: Vec<usize> = vec![0; ops.len()];
+    // Each operator's edges in file order, indexed once (linear in the job).
+    let mut from: Vec<Vec<&crate::scenario::EdgeSpec>> = vec![Vec::new(); ops.len()];
     for e in &scenario.edges {
         pending[e.to.0 as usize] += 1;
+        from[e.from.0 as usize].push(e);
     }
     let mut ready: Vec<usize> = (0..ops.len()).filter(|&i| pending[i] == 0).collect();
     let mut keys = 0f64;
@@ -108,7 +111,7 @@ fn records_into(scenario: &Scenario) -> (Vec<f64>, f64) {
             }
             None => into[i] * f64::from(op.kind.copies_per_record()),
         };
-        for e in scenario.edges.iter().filter(|e| e.from.0 as usize == i) {
+        for e in &from[i] {
             let to = e.to.0 as usize;
             let fan = match e.partitioning {
                 Partitioning::Broadcast => f64::from(ops[to].parallelism),

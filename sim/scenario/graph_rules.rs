@@ -22,15 +22,19 @@ impl Validator<'_, '_> {
         let mut has_input = vec![false; n];
         // Feedback edges are checked once every other edge is in.
         let mut feedback = Vec::new();
-        for (k, &(index, from, to, partitioning, back)) in edges.iter().enumerate() {
+        // The first edge of each `from -> to`, by its ends.
+        let mut first_edge = std::collections::BTreeMap::new();
+        for &(index, from, to, partitioning, back) in edges {
             self.at = format!("edges[{index}]");
             has_input[to] = true;
             if back {
                 feedback.push((index, from, to, partitioning));
             }
-            if self.duplicate_edge(&edges[..k], from, to) {
+            if let Some(&first) = first_edge.get(&(from, to)) {
+                self.duplicate_edge(first, from, to);
                 continue;
             }
+            first_edge.insert((from, to), index);
             self.edge_ends(from, to, partitioning);
             self.edge_partitioning(from, to, partitioning);
             if !back {
@@ -58,16 +62,12 @@ impl Validator<'_, '_> {
         self.ops[i].kind.as_ref().is_some_and(test)
     }
 
-    /// Whether `from -> to` repeats one of `before` (reported).
-    fn duplicate_edge(&mut self, before: &[KnownEdge], from: usize, to: usize) -> bool {
-        let Some(&(first, ..)) = before.iter().find(|e| (e.1, e.2) == (from, to)) else {
-            return false;
-        };
+    /// `from -> to` repeats edge `first` of the file: reported.
+    fn duplicate_edge(&mut self, first: usize, from: usize, to: usize) {
         let (a, b) = (self.op_name(from), self.op_name(to));
         let help = (self.line_of)(&format!("edges[{first}]"))
             .map(|line| format!("the first {a} -> {b} edge is on line {line}; remove one"));
         self.report("", format!("duplicate edge {a} -> {b}"), help);
-        true
     }
 
     /// What may feed what: sources read no inputs, sinks write no outputs
@@ -297,23 +297,26 @@ impl Validator<'_, '_> {
 
 /// Shortest path `start ..= goal` following `successors` (BFS, so the
 /// result is deterministic for a given edge order).
+///
+/// Its cost is what it visits, not the size of the graph: it runs once per
+/// edge, so a job of many operators must not pay for all of them each time.
 fn shortest_path(successors: &[Vec<usize>], start: usize, goal: usize) -> Option<Vec<usize>> {
-    let mut parent: Vec<Option<usize>> = vec![None; successors.len()];
+    // Each visited operator, with the one it was reached from.
+    let mut parent: std::collections::BTreeMap<usize, Option<usize>> =
+        std::collections::BTreeMap::from([(start, None)]);
     let mut queue = std::collections::VecDeque::from([start]);
-    let mut visited = vec![false; successors.len()];
-    visited[start] = true;
     while let Some(node) = queue.pop_front() {
         if node == goal {
             let mut path = vec![goal];
-            while let Some(p) = parent[*path.last()?] {
+            while let Some(&Some(p)) = parent.get(path.last()?) {
                 path.push(p);
             }
             path.reverse();
             return Some(path);
         }
         for &next in &successors[node] {
-            if !std::mem::replace(&mut visited[next], true) {
-                parent[next] = Some(node);
+            if let std::collections::btree_map::Entry::Vacant(v) = parent.entry(next) {
+                v.insert(Some(node));
                 queue.push_back(next);
             }
         }

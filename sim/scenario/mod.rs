@@ -849,6 +849,10 @@ impl ScenarioData {
     /// input and `chaining = "always"`, and the upstream one is not
     /// `chaining = "never"`.
     pub fn chained_edges(&self) -> Vec<bool> {
+        let mut inputs = vec![0usize; self.operators.len()];
+        for e in &self.edges {
+            inputs[e.to.0 as usize] += 1;
+        }
         self.edges
             .iter()
             .map(|e| {
@@ -860,7 +864,7 @@ impl ScenarioData {
                     && from.parallelism == to.parallelism
                     && to.chaining == Chaining::Always
                     && from.chaining != Chaining::Never
-                    && self.edges.iter().filter(|x| x.to == e.to).count() == 1
+                    && inputs[e.to.0 as usize] == 1
             })
             .collect()
     }

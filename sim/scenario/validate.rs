@@ -86,6 +86,7 @@ pub fn validate(
         problems: Vec::new(),
         line_of,
         ops: Vec::new(),
+        by_id: std::collections::BTreeMap::new(),
         at: String::new(),
     };
     let scenario = v.scenario(file);
@@ -204,6 +205,9 @@ pub(super) struct Validator<'a, 'f> {
     problems: Vec<Problem>,
     pub(super) line_of: &'a dyn Fn(&str) -> Option<usize>,
     pub(super) ops: Vec<Op<'f>>,
+    /// The index in `ops` of each referable operator, by id (a lookup per
+    /// edge end that stays logarithmic in jobs of many operators).
+    pub(super) by_id: std::collections::BTreeMap<&'f str, usize>,
     /// The table being checked: its keys are reported as `at.key`.
     pub(super) at: String,
 }
@@ -529,7 +533,7 @@ impl<'f> Validator<'_, 'f> {
                     );
                     v.report("id", message, None);
                 }
-                match v.ops.iter().position(|o| o.referable && o.id == id) {
+                match v.by_id.get(id).copied() {
                     Some(first) => {
                         let help = (v.line_of)(&format!("operators[{first}].id")).map(|line| {
                             format!("operator ids must be unique; `{id}` is first defined on line {line}")
@@ -573,6 +577,9 @@ impl<'f> Validator<'_, 'f> {
                 kind,
                 parallelism,
             };
+            if referable {
+                v.by_id.insert(id, v.ops.len());
+            }
             v.ops.push(op);
             Some(spec)
         })
@@ -645,7 +652,7 @@ impl<'f> Validator<'_, 'f> {
     /// An operator by name; an unknown one is reported at `key` with the
     /// known ids (in file order) and the closest match.
     pub(super) fn resolve(&mut self, name: &str, key: &str) -> Option<usize> {
-        if let Some(i) = self.ops.iter().position(|op| op.referable && op.id == name) {
+        if let Some(&i) = self.by_id.get(name) {
             return Some(i);
         }
         let ops = self.ops.iter().filter(|op| op.referable);

@@ -80,7 +80,7 @@ mod warnings;
 use channel_files::writes_done;
 use fault_state::Fate;
 use job::JobStatus;
-use tasks::{CancelCause, Member, PartialAck, Status, Task};
+use tasks::{CancelCause, ChainFrame, Member, PartialAck, Status, Task};
 
 use super::config::{JobOptions, Restore, RunConfig};
 use super::coordinator::{

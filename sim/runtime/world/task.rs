@@ -393,29 +393,63 @@ impl World<'_> {
 
     /// What member `m` of task `t` emitted (in `out`): each record through
     /// the members chained after it, one record at a time as Flink's
-    /// chained outputs push it, then out on `m`'s own edges.
+    /// chained outputs push it, then out on `m`'s own edges. Flink's
+    /// chained outputs recurse, one call per member; here an explicit stack
+    /// of [`ChainFrame`]s does the same steps in the same order, so that a
+    /// chain of any length runs in constant native stack.
     pub(super) fn emit_from(&mut self, t: TaskId, m: usize) {
+        let mut stack = std::mem::take(&mut self.tasks.chain_stack);
+        self.enter_chain(t, m, &mut stack);
+        while let Some(f) = stack.last_mut() {
+            let successors = &self.plan.exec.tasks[t as usize].chained[f.member];
+            if f.next_successor == successors.len() {
+                // Every successor took the batch: it leaves on `member`'s
+                // own edges.
+                let f = stack.pop().expect("a frame is on the stack");
+                let spare = std::mem::replace(&mut self.tasks.out, f.batch);
+                self.tasks.chain_bufs.push(spare);
+                self.route_out(t, f.member);
+                continue;
+            }
+            let c = successors[f.next_successor] as usize;
+            if f.next_record == 0 {
+                let n = f.batch.len() as u64;
+                self.fed(t, c, n);
+            }
+            let f = stack.last_mut().expect("a frame is on the stack");
+            let r = f.batch[f.next_record];
+            f.next_record += 1;
+            if f.next_record == f.batch.len() {
+                f.next_successor += 1;
+                f.next_record = 0;
+            }
+            let (member, mut ctx) = self.ctx_parts(t, c);
+            member.op.process(r, &mut ctx);
+            self.received_by(t, c, &r);
+            self.enter_chain(t, c, &mut stack);
+        }
+        self.tasks.chain_stack = stack;
+    }
+
+    /// Member `m` of task `t` emitted what `out` holds: nothing to do if
+    /// empty; out on its edges if nothing is chained after it; otherwise a
+    /// frame that pushes it through its successors.
+    fn enter_chain(&mut self, t: TaskId, m: usize, stack: &mut Vec<ChainFrame>) {
         if self.tasks.out.is_empty() {
             return;
         }
-        let next = self.plan.exec.tasks[t as usize].chained[m].len();
-        if next > 0 {
-            let spare = self.tasks.chain_bufs.pop().unwrap_or_default();
-            let batch = std::mem::replace(&mut self.tasks.out, spare);
-            for i in 0..next {
-                let c = self.plan.exec.tasks[t as usize].chained[m][i] as usize;
-                self.fed(t, c, batch.len() as u64);
-                for &r in &batch {
-                    let (member, mut ctx) = self.ctx_parts(t, c);
-                    member.op.process(r, &mut ctx);
-                    self.received_by(t, c, &r);
-                    self.emit_from(t, c);
-                }
-            }
-            let spare = std::mem::replace(&mut self.tasks.out, batch);
-            self.tasks.chain_bufs.push(spare);
+        if self.plan.exec.tasks[t as usize].chained[m].is_empty() {
+            self.route_out(t, m);
+            return;
         }
-        self.route_out(t, m);
+        let spare = self.tasks.chain_bufs.pop().unwrap_or_default();
+        let batch = std::mem::replace(&mut self.tasks.out, spare);
+        stack.push(ChainFrame {
+            member: m,
+            batch,
+            next_successor: 0,
+            next_record: 0,
+        });
     }
 
     /// Member `c` of task `t` is about to process `n` records from the

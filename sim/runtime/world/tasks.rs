@@ -137,6 +137,17 @@ pub(super) struct PartialAck {
     pub(super) writes: Vec<(SimTime, u64)>,
 }
 
+/// A chained member pushing what it emitted through the members chained
+/// after it: record `next_record` of `batch` goes to its successor
+/// `next_successor` next (each successor takes the whole batch, one record
+/// at a time, before the following one).
+pub(super) struct ChainFrame {
+    pub(super) member: usize,
+    pub(super) batch: Vec<Record>,
+    pub(super) next_successor: usize,
+    pub(super) next_record: usize,
+}
+
 /// Every task and the scratch of a step (see the module's docs).
 pub(super) struct Tasks {
     /// By task id.
@@ -150,6 +161,9 @@ pub(super) struct Tasks {
     pub(super) out: Vec<Record>,
     /// Spare buffers for records passed between chained operators.
     pub(super) chain_bufs: Vec<Vec<Record>>,
+    /// The chained members a step is pushing records through, innermost
+    /// last (`World::emit_from`; kept for its allocation).
+    pub(super) chain_stack: Vec<ChainFrame>,
     /// The cost of this step's records in chained operators after the head.
     pub(super) chain_cost: u64,
     /// Records that reached a sink operator in this step.
@@ -181,6 +195,7 @@ impl Tasks {
             since: Vec::new(),
             out: Vec::with_capacity(64),
             chain_bufs: Vec::new(),
+            chain_stack: Vec::new(),
             chain_cost: 0,
             sink_records: 0,
             actions: Vec::with_capacity(8),
