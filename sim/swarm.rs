@@ -63,9 +63,13 @@ impl std::error::Error for InvalidDraw {}
 /// The ranges `--swarm` uses for a scenario without a `[swarm]` table:
 /// around the scenario's own values. The checkpoint timeout is left alone
 /// (too short a timeout makes every checkpoint expire: a configuration
-/// error, not a finding), and crashes stay below the restart limit. Every
-/// range is ordered and stays within the limits on values, whatever the
-/// scenario holds.
+/// error, not a finding: drawn down to a quarter of the scenario's, but not
+/// below four intervals, it still ended 12 of 200 seeds of `backpressure`
+/// in a restart loop of expiring checkpoints). Crashes stay at most three,
+/// and the restart limit is drawn last, from one to the scenario's, so that
+/// some seeds see the restart strategy give up (a failed job is judged for
+/// duplicates, not for liveness). Every range is ordered and stays within
+/// the limits on values, whatever the scenario holds.
 pub fn default_ranges(s: &Scenario) -> SwarmSpec {
     let n = &s.network;
     let cp = &s.checkpoint;
@@ -141,6 +145,12 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             .iter()
             .any(|o| matches!(o.kind, crate::scenario::OperatorKind::SinkCommitter))
             .then(|| CommitterPlacement::ALL.to_vec()),
+        // Where the strategy counts restarts and allows more than one.
+        max_restarts: (!matches!(
+            s.faults.restart,
+            crate::scenario::RestartStrategy::FailureRate { .. }
+        ) && s.faults.max_restarts > 1)
+            .then_some((1, s.faults.max_restarts)),
     }
 }
 
@@ -352,8 +362,8 @@ fn draw_late_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
 }
 
 /// Drawn after the Flink release, so that every draw before them stays
-/// what it was: the bound on pending checkpoints and where Sink V2
-/// committers run.
+/// what it was: the bound on pending checkpoints, where Sink V2
+/// committers run and (last of all) the restart limit.
 fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     if let (Some(r), Some(_)) = (spec.max_concurrent, out.checkpoint.interval) {
         out.checkpoint.max_concurrent = d.int("max_concurrent", r);
@@ -364,6 +374,9 @@ fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             .knobs
             .push(("committer".to_string(), place.name().to_string()));
         place_committers(out, place);
+    }
+    if let Some(r) = spec.max_restarts {
+        out.faults.max_restarts = d.int("max_restarts", r);
     }
 }
 

@@ -524,6 +524,7 @@ fn swarm_round_trips() {
         operator_event_loss_percent: Some((1, 7)),
         source_rate: Some((10, 5_000)),
         max_concurrent: Some((1, 4)),
+        max_restarts: Some((0, 9)),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,

@@ -769,6 +769,9 @@ swarm! {
         /// `[checkpoint] max_concurrent`, where the scenario's algorithm
         /// allows more than one pending checkpoint.
         max_concurrent: I,
+        /// `[faults] max_restarts`, drawn last of all, where the restart
+        /// strategy counts restarts (fixed and exponential delay).
+        max_restarts: I,
     }
 }
 
