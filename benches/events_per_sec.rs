@@ -68,16 +68,22 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
         &crash("500ms"),
     );
 
+    // `n` maps at parallelism `p` after the source, each forward to the
+    // next (all chained): their operators, their edges and the last one.
+    let maps = |n: usize, p: u32| {
+        let (mut ops, mut edges, mut prev) = (String::new(), String::new(), "source".to_string());
+        for i in 0..n {
+            let id = format!("m{i}");
+            ops += &op(&id, "map", p, "cost = \"1us\"");
+            edges += &edge(&prev, &id, "forward");
+            prev = id;
+        }
+        (ops, edges, prev)
+    };
+
     // A chain of 1,000 maps (one task per subtask, 1,000 operators each).
-    let mut ops = source(2, 5_000, 1_000, "40us");
-    let mut edges = String::new();
-    let mut prev = "source".to_string();
-    for i in 0..1_000 {
-        let id = format!("m{i}");
-        ops += &op(&id, "map", 2, "cost = \"1us\"");
-        edges += &edge(&prev, &id, "forward");
-        prev = id;
-    }
+    let (chained, mut edges, prev) = maps(1_000, 2);
+    let mut ops = source(2, 5_000, 1_000, "40us") + &chained;
     ops += &count_sink(2);
     edges += &(edge(&prev, "count", "hash") + &edge("count", "sink", "forward"));
     let chain = job("chain-1000", "", &ops, &edges, &crash("100ms"));
@@ -85,15 +91,8 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
     // A chain of 50,000 maps at parallelism 1: one task of 50,002
     // operators, where building the job (parse, validation, chaining,
     // channels) must stay linear in the operators.
-    let mut ops = source(1, 100, 10, "40us");
-    let mut edges = String::new();
-    let mut prev = "source".to_string();
-    for i in 0..50_000 {
-        let id = format!("m{i}");
-        ops += &op(&id, "map", 1, "cost = \"1us\"");
-        edges += &edge(&prev, &id, "forward");
-        prev = id;
-    }
+    let (chained, mut edges, prev) = maps(50_000, 1);
+    let mut ops = source(1, 100, 10, "40us") + &chained;
     ops += &op("sink", "sink-2pc", 1, "cost = \"2us\"");
     edges += &edge(&prev, "sink", "forward");
     let long_chain = job(
