@@ -7,12 +7,12 @@ cargo build --release --quiet
 PATH="$PWD/target/release:$PATH"
 c=ckptsim
 $c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned,aligned-timeout --seeds 0..10 --out reports/aligned-vs-unaligned-backpressure --notes reports/notes/aligned-vs-unaligned-backpressure.md
-$c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned --seeds 0..5 --vary operators.sink.cost=200us,1ms,10ms --out reports/alignment-vs-record-cost --notes reports/notes/alignment-vs-record-cost.md
-$c compare scenarios/throughput.toml --algorithms none,aligned,stop-the-world --seeds 0..5 --vary checkpoint.interval=1s,500ms,200ms,100ms,50ms,20ms --out reports/stop-the-world-vs-aligned --notes reports/notes/stop-the-world-vs-aligned.md
-$c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned --seeds 0..5 --vary network.buffer_credits=1,2,4,8,16 --out reports/unaligned-size-vs-credits --notes reports/notes/unaligned-size-vs-credits.md
+$c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned --seeds 0..5 --vary 'operators.sink.cost=200us,1ms,10ms' --out reports/alignment-vs-record-cost --notes reports/notes/alignment-vs-record-cost.md
+$c compare scenarios/throughput.toml --algorithms none,aligned,stop-the-world --seeds 0..5 --vary 'checkpoint.interval=1s,500ms,200ms,100ms,50ms,20ms' --out reports/stop-the-world-vs-aligned --notes reports/notes/stop-the-world-vs-aligned.md
+$c compare scenarios/checkpointing-time.toml --algorithms aligned,unaligned --seeds 0..5 --vary 'network.buffer_credits=1,2,4,8,16' --out reports/unaligned-size-vs-credits --notes reports/notes/unaligned-size-vs-credits.md
 $c compare scenarios/checkpointing-time-flink.toml --algorithms aligned,unaligned,aligned-timeout --seeds 0..10 --out reports/flink-defaults-fidelity --notes reports/notes/flink-defaults-fidelity.md
-$c compare scenarios/checkpointing-time-flink.toml --algorithms aligned-timeout --seeds 0..10 --vary checkpoint.alignment_timeout=50ms,100ms,200ms,500ms,1s,2s --out reports/flink-defaults-alignment-timeout --notes reports/notes/flink-defaults-alignment-timeout.md
-$c compare scenarios/checkmate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --vary operators.source.hot_key_percent=0,50,90 --out reports/checkmate --notes reports/notes/checkmate.md
+$c compare scenarios/checkpointing-time-flink.toml --algorithms aligned-timeout --seeds 0..10 --vary 'checkpoint.alignment_timeout=50ms,100ms,200ms,500ms,1s,2s' --out reports/flink-defaults-alignment-timeout --notes reports/notes/flink-defaults-alignment-timeout.md
+$c compare scenarios/checkmate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --vary 'operators.source.hot_key_percent=0,50,90' --out reports/checkmate --notes reports/notes/checkmate.md
 $c compare scenarios/iterate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --out reports/checkmate-cyclic --notes reports/notes/checkmate-cyclic.md
 $c stalls --cases 200 --seed 0 --algorithms unaligned,aligned-timeout --explain tests/regressions/unaligned-forced-alignment-deadlock.toml --notes reports/notes/unaligned-forced-alignment-deadlock.md --out reports/unaligned-forced-alignment-deadlock
 # Every scenario under every exactly-once algorithm, plain and guided swarm: about 35 minutes on two cores.

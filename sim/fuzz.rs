@@ -232,9 +232,13 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
 /// signs the directory again as its writer would (the file's size and
 /// checksum in `_metadata`, then `_metadata`'s own checksum), so that the
 /// new content reaches the decoders and the range checks instead of the
-/// checksums.
+/// checksums. Both files are written as [`crate::safe_fs::write_file`]
+/// writes, never through a link.
 pub fn replace_file(dir: &Path, file: &Path, bytes: &[u8], resign: bool) -> std::io::Result<()> {
-    std::fs::write(file, bytes)?;
+    let write = |path: &Path, bytes: &[u8]| -> std::io::Result<()> {
+        Ok(crate::safe_fs::write_file(path, bytes)?)
+    };
+    write(file, bytes)?;
     if !resign {
         return Ok(());
     }
@@ -267,5 +271,5 @@ pub fn replace_file(dir: &Path, file: &Path, bytes: &[u8], resign: bool) -> std:
         let own = blake3::hash(serde_json::to_string(&meta)?.as_bytes());
         meta["metadata_blake3"] = own.to_hex().to_string().into();
     }
-    std::fs::write(&meta_path, serde_json::to_string_pretty(&meta)?)
+    write(&meta_path, serde_json::to_string_pretty(&meta)?.as_bytes())
 }

@@ -239,7 +239,7 @@ fn try_at(
         format!(
             "{} run {} --seed {seed} --algorithm {} --mutant {}",
             crate::program::name(),
-            shell_word(&row.scenario),
+            crate::input::shell_word(&row.scenario),
             at.alg.name(),
             info.name
         )
@@ -251,16 +251,6 @@ fn try_at(
         }
     }
     true
-}
-
-/// `text` as one shell word: as it is when it needs no quoting (every
-/// shipped scenario's path), else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The mutants `spec` asks for, in registry order.

@@ -467,7 +467,17 @@ fn assert_regenerates_identically(root: &std::path::Path, dir: &std::path::Path,
         dir.file_name().unwrap().to_string_lossy()
     ));
     std::fs::remove_dir_all(&tmp).ok();
-    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    // The printed command's words: none holds a space, and a quoted one
+    // is in single quotes.
+    let args: Vec<&str> = command
+        .split_whitespace()
+        .skip(1)
+        .map(|w| {
+            w.strip_prefix('\'')
+                .and_then(|w| w.strip_suffix('\''))
+                .unwrap_or(w)
+        })
+        .collect();
     let out = args[args.iter().position(|a| *a == "--out").unwrap() + 1];
     assert_eq!(
         root.join(out),

@@ -106,17 +106,26 @@ fn plan(a: &CoverageReportArgs) -> Result<Plan> {
     let seeds = SeedRange::parse(&a.seeds).map_err(|e| UsageError(format!("error: {e}")))?;
     let mut command = format!("{} coverage-report", crate::program::name());
     for p in &a.scenarios {
-        command.push_str(&format!(" {}", p.display()));
+        command.push_str(&format!(
+            " {}",
+            crate::input::shell_word(&p.display().to_string())
+        ));
     }
     command.push_str(&format!(" --seeds {}", a.seeds));
     if let Some(list) = &a.algorithms {
-        command.push_str(&format!(" --algorithms {list}"));
+        command.push_str(&format!(" --algorithms {}", crate::input::shell_word(list)));
     }
     if let Some(out) = &a.out {
-        command.push_str(&format!(" --out {}", out.display()));
+        command.push_str(&format!(
+            " --out {}",
+            crate::input::shell_word(&out.display().to_string())
+        ));
     }
     if let Some(n) = &a.notes {
-        command.push_str(&format!(" --notes {}", n.display()));
+        command.push_str(&format!(
+            " --notes {}",
+            crate::input::shell_word(&n.display().to_string())
+        ));
     }
     Ok(Plan {
         scenarios,

@@ -471,12 +471,12 @@ fn compare_command_line(a: &CompareArgs, algs: &[Algorithm], mutants: Mutants) -
     let mut command = format!(
         "{} compare {} --algorithms {} --seeds {}",
         crate::program::name(),
-        a.scenario.display(),
+        crate::input::shell_word(&a.scenario.display().to_string()),
         algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
         a.seeds
     );
     if let Some(v) = &a.vary {
-        command.push_str(&format!(" --vary {v}"));
+        command.push_str(&format!(" --vary {}", crate::input::shell_word(v)));
     }
     for m in mutants.names() {
         command.push_str(&format!(" --mutant {m}"));
@@ -484,9 +484,15 @@ fn compare_command_line(a: &CompareArgs, algs: &[Algorithm], mutants: Mutants) -
     if a.swarm {
         command.push_str(" --swarm");
     }
-    command.push_str(&format!(" --out {}", a.out.display()));
+    command.push_str(&format!(
+        " --out {}",
+        crate::input::shell_word(&a.out.display().to_string())
+    ));
     if let Some(n) = &a.notes {
-        command.push_str(&format!(" --notes {}", n.display()));
+        command.push_str(&format!(
+            " --notes {}",
+            crate::input::shell_word(&n.display().to_string())
+        ));
     }
     command
 }

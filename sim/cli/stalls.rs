@@ -145,12 +145,21 @@ fn stalls_command_line(a: &StallsArgs, spec: &StallSpec) -> String {
         command.push_str(&format!(" --flink-version {}", spec.flink_version.name()));
     }
     if let Some(p) = &a.explain {
-        command.push_str(&format!(" --explain {}", p.display()));
+        command.push_str(&format!(
+            " --explain {}",
+            crate::input::shell_word(&p.display().to_string())
+        ));
     }
     if let Some(p) = &a.notes {
-        command.push_str(&format!(" --notes {}", p.display()));
+        command.push_str(&format!(
+            " --notes {}",
+            crate::input::shell_word(&p.display().to_string())
+        ));
     }
-    command.push_str(&format!(" --out {}", a.out.display()));
+    command.push_str(&format!(
+        " --out {}",
+        crate::input::shell_word(&a.out.display().to_string())
+    ));
     command
 }
 

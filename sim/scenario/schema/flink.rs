@@ -578,12 +578,9 @@ fn shown(value: &Value) -> String {
 /// A duration as Flink's `TimeUtils.parseDuration` reads it: an integer
 /// and an optional unit (milliseconds without one).
 pub fn flink_duration(text: &str) -> Result<SimDuration, String> {
-    let t = text.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(digits);
     let bad = || format!("\"{text}\" is not a duration such as \"10 s\", \"500 ms\" or \"1 min\"");
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (n, unit) = number_and_unit::<u64>(text).ok_or_else(bad)?;
+    let scale: u64 = match unit.as_str() {
         "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1_000_000,
         "ns" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => 1,
         "µs" | "us" | "micro" | "micros" | "microsecond" | "microseconds" => 1_000,
@@ -601,12 +598,9 @@ pub fn flink_duration(text: &str) -> Result<SimDuration, String> {
 /// A size as Flink's `MemorySize.parse` reads it: an integer and an
 /// optional binary unit (bytes without one).
 pub fn flink_size(text: &str) -> Result<i64, String> {
-    let t = text.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(digits);
     let bad = || format!("\"{text}\" is not a size such as \"32 kb\" or \"1 mb\"");
-    let n: i64 = number.parse().map_err(|_| bad())?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+    let (n, unit) = number_and_unit::<i64>(text).ok_or_else(bad)?;
+    let shift = match unit.as_str() {
         "" | "b" | "bytes" => 0,
         "k" | "kb" | "kibibytes" => 10,
         "m" | "mb" | "mebibytes" => 20,
@@ -616,6 +610,15 @@ pub fn flink_size(text: &str) -> Result<i64, String> {
     };
     n.checked_mul(1 << shift)
         .ok_or_else(|| format!("\"{text}\" is too large a size"))
+}
+
+/// A value as Flink's `TimeUtils` and `MemorySize` split it: leading
+/// digits, then the unit in lower case, trimmed (empty without one).
+fn number_and_unit<N: std::str::FromStr>(text: &str) -> Option<(N, String)> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    Some((number.parse().ok()?, unit.trim().to_ascii_lowercase()))
 }
 
 /// An unknown key of `[flink]`: a ckptsim key written there, a Flink key
