@@ -106,6 +106,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::AlignedTriggerUrgent,
     Mutant::IdleTaskIgnoresMail,
     Mutant::MailsSurviveRestart,
+    Mutant::OneMailPerStep,
     Mutant::RecoveredCommitDeferred,
     Mutant::NewDataBeforeRecovered,
     Mutant::LingeringTransactionsKept,

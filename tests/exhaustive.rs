@@ -311,13 +311,15 @@ fn sampled_schedules_are_reproducible_and_find_a_bug() {
     );
 }
 
-/// A FLIP-27 source pushing splits, a 2 ms map chained to it, unaligned
+/// A FLIP-27 source pushing splits, a 3 ms map chained to it, unaligned
 /// checkpoints every 10 ms: small enough that explore's first 12 choices
-/// are all mail orders.
+/// are all mail orders, and slow enough that a split assignment waiting
+/// one step (the most Flink's mailbox lets a mail wait) meets the next
+/// trigger.
 const PUSHED_SPLITS: &str = r#"
 version = 1
 name = "tiny-mail"
-description = "FLIP-27 source pushing splits -> a 2 ms map, chained -> 2PC sink; unaligned every 10 ms"
+description = "FLIP-27 source pushing splits -> a 3 ms map, chained -> 2PC sink; unaligned every 10 ms"
 
 [network]
 buffer_records = 1
@@ -341,7 +343,7 @@ push_splits = true
 id = "slow"
 kind = "map"
 parallelism = 1
-cost = "2ms"
+cost = "3ms"
 
 [[operators]]
 id = "sink"

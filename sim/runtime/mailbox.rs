@@ -9,7 +9,14 @@
 //! every ordinary mail already queued; urgent mails keep their order among
 //! themselves. The mailbox decides order only: it never runs a mail, reads
 //! a clock or draws randomness (`world/mail.rs` runs them).
+//!
+//! It also counts the default actions (steps) its thread starts, so that
+//! a mail's wait is known in steps: Flink's `MailboxProcessor` runs every
+//! mail queued between two default actions, so a mail may wait for the
+//! step that was starting when it came (a race Flink does not fix), never
+//! through a second one. [`Mailbox::step_starts`] reports a mail that does.
 
+use crate::engine::SimTime;
 use crate::model::flip27::OperatorEvent;
 use crate::model::CheckpointId;
 use crate::protocol::Barrier;
@@ -43,42 +50,99 @@ impl Mail {
             Mail::Aborted { .. } => "checkpoint aborted",
         }
     }
+
+    /// The mail with what it carries, for the checks' messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Mail::Event(e) => format!("operator event {e:?}"),
+            Mail::Trigger(b) => format!("checkpoint trigger {}", b.id),
+            Mail::Complete(id) => format!("checkpoint complete {id}"),
+            Mail::Aborted { id, .. } => format!("checkpoint aborted {id}"),
+        }
+    }
 }
 
 /// One task's mailbox.
 #[derive(Clone, Debug, Default)]
 pub struct Mailbox {
-    queue: VecDeque<Mail>,
+    /// The mails, each with the step count and the time when it was put.
+    queue: VecDeque<(Mail, u64, SimTime)>,
     /// The first `urgent` mails of `queue` are urgent.
     urgent: usize,
+    /// Default actions (steps) the thread started.
+    steps: u64,
+    /// The most mails queued at once.
+    peak: usize,
+}
+
+/// A mail still queued when its task's thread starts a second default
+/// action after the mail was put.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overdue {
+    pub mail: Mail,
+    /// When it was put.
+    pub queued_at: SimTime,
+    /// Default actions that started while it waited, this one included.
+    pub steps: u64,
+    /// Mails queued at that moment.
+    pub queued: usize,
 }
 
 impl Mailbox {
-    /// Puts an ordinary mail behind every mail queued.
-    pub fn put(&mut self, mail: Mail) {
-        self.queue.push_back(mail);
+    /// Puts an ordinary mail behind every mail queued, at time `now`.
+    pub fn put(&mut self, mail: Mail, now: SimTime) {
+        self.queue.push_back((mail, self.steps, now));
+        self.peak = self.peak.max(self.queue.len());
     }
 
     /// Puts an urgent mail ahead of every ordinary mail queued, behind the
     /// urgent ones. Returns how many mails it overtook.
-    pub fn put_urgent(&mut self, mail: Mail) -> usize {
+    pub fn put_urgent(&mut self, mail: Mail, now: SimTime) -> usize {
         let overtaken = self.queue.len() - self.urgent;
-        self.queue.insert(self.urgent, mail);
+        self.queue.insert(self.urgent, (mail, self.steps, now));
         self.urgent += 1;
+        self.peak = self.peak.max(self.queue.len());
         overtaken
     }
 
     /// Puts a mail at the very front, ahead of urgent mails too.
-    pub fn put_first(&mut self, mail: Mail) {
-        self.queue.push_front(mail);
+    pub fn put_first(&mut self, mail: Mail, now: SimTime) {
+        self.queue.push_front((mail, self.steps, now));
         self.urgent += 1;
+        self.peak = self.peak.max(self.queue.len());
     }
 
     /// The next mail to run.
     pub fn take(&mut self) -> Option<Mail> {
-        let mail = self.queue.pop_front()?;
+        let (mail, _, _) = self.queue.pop_front()?;
         self.urgent = self.urgent.saturating_sub(1);
         Some(mail)
+    }
+
+    /// The thread starts a default action (a step). Returns the mail that
+    /// waited longest if it was already queued when an earlier step
+    /// started: it has waited through a whole default action.
+    pub fn step_starts(&mut self) -> Option<Overdue> {
+        let steps = self.steps;
+        self.steps += 1;
+        let &(mail, put_at, queued_at) = self.queue.iter().min_by_key(|(_, at, _)| *at)?;
+        (put_at < steps).then_some(Overdue {
+            mail,
+            queued_at,
+            steps: self.steps - put_at,
+            queued: self.queue.len(),
+        })
+    }
+
+    /// Whether a mail queued now was already queued when an earlier step
+    /// started (it must not wait for another).
+    pub fn waited_a_step(&self) -> bool {
+        self.queue.iter().any(|&(_, at, _)| at < self.steps)
+    }
+
+    /// The most mails that were queued at once.
+    pub fn peak(&self) -> usize {
+        self.peak
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,15 +155,16 @@ impl Mailbox {
 
     /// The mails queued, in the order they will run.
     pub fn iter(&self) -> impl Iterator<Item = &Mail> {
-        self.queue.iter()
+        self.queue.iter().map(|(mail, _, _)| mail)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SimTime;
     use crate::protocol::BarrierKind;
+
+    const T: SimTime = SimTime::ZERO;
 
     fn trigger(id: CheckpointId) -> Mail {
         Mail::Trigger(Barrier {
@@ -117,10 +182,10 @@ mod tests {
     fn ordinary_mails_run_in_the_order_they_were_put() {
         let mut m = Mailbox::default();
         for s in 0..3 {
-            m.put(Mail::Event(OperatorEvent::AddSplit(s)));
+            m.put(Mail::Event(OperatorEvent::AddSplit(s)), T);
         }
-        m.put(trigger(1));
-        m.put(Mail::Complete(1));
+        m.put(trigger(1), T);
+        m.put(Mail::Complete(1), T);
         let order = drain(&mut m);
         assert_eq!(order[0], Mail::Event(OperatorEvent::AddSplit(0)));
         assert_eq!(order[3], trigger(1));
@@ -131,12 +196,12 @@ mod tests {
     #[test]
     fn an_urgent_mail_overtakes_every_ordinary_mail_queued() {
         let mut m = Mailbox::default();
-        m.put(Mail::Event(OperatorEvent::AddSplit(7)));
-        m.put(Mail::Complete(1));
-        assert_eq!(m.put_urgent(trigger(2)), 2);
-        m.put(Mail::Event(OperatorEvent::AddSplit(8)));
+        m.put(Mail::Event(OperatorEvent::AddSplit(7)), T);
+        m.put(Mail::Complete(1), T);
+        assert_eq!(m.put_urgent(trigger(2), T), 2);
+        m.put(Mail::Event(OperatorEvent::AddSplit(8)), T);
         // A second urgent mail goes behind the first, ahead of the rest.
-        assert_eq!(m.put_urgent(trigger(3)), 3);
+        assert_eq!(m.put_urgent(trigger(3), T), 3);
         let order = drain(&mut m);
         assert_eq!(
             order,
@@ -153,11 +218,11 @@ mod tests {
     #[test]
     fn taking_an_urgent_mail_leaves_the_rest_in_order() {
         let mut m = Mailbox::default();
-        m.put(Mail::Complete(1));
-        m.put_urgent(trigger(2));
+        m.put(Mail::Complete(1), T);
+        m.put_urgent(trigger(2), T);
         assert_eq!(m.take(), Some(trigger(2)));
-        m.put_urgent(trigger(3));
-        m.put(Mail::Complete(2));
+        m.put_urgent(trigger(3), T);
+        m.put(Mail::Complete(2), T);
         assert_eq!(
             drain(&mut m),
             vec![trigger(3), Mail::Complete(1), Mail::Complete(2)]
@@ -167,9 +232,9 @@ mod tests {
     #[test]
     fn a_mail_put_first_runs_before_urgent_ones() {
         let mut m = Mailbox::default();
-        m.put_urgent(trigger(2));
-        m.put(Mail::Complete(1));
-        m.put_first(Mail::Event(OperatorEvent::NoMoreSplits));
+        m.put_urgent(trigger(2), T);
+        m.put(Mail::Complete(1), T);
+        m.put_first(Mail::Event(OperatorEvent::NoMoreSplits), T);
         assert_eq!(m.len(), 3);
         assert_eq!(
             drain(&mut m),
@@ -179,5 +244,24 @@ mod tests {
                 Mail::Complete(1)
             ]
         );
+    }
+
+    #[test]
+    fn a_mail_may_wait_for_the_step_it_came_in_never_for_a_second() {
+        let mut m = Mailbox::default();
+        assert_eq!(m.step_starts(), None);
+        let at = SimTime(5);
+        m.put(Mail::Complete(1), at);
+        // The step starting now is the one Flink's race lets it wait for.
+        assert_eq!(m.step_starts(), None);
+        assert!(m.waited_a_step());
+        m.put_urgent(trigger(2), T);
+        let late = m.step_starts().expect("waited through a whole step");
+        assert_eq!(late.mail, Mail::Complete(1));
+        assert_eq!((late.queued_at, late.steps, late.queued), (at, 2, 2));
+        drain(&mut m);
+        assert!(!m.waited_a_step());
+        assert_eq!(m.step_starts(), None);
+        assert_eq!(m.peak(), 2);
     }
 }

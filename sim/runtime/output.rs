@@ -359,10 +359,45 @@ pub struct Evidence {
     pub cuts: Vec<super::cut_evidence::CompletedCut>,
     /// Each channel's name, by channel id, for the checks' messages.
     pub channel_names: Vec<String>,
+    /// Mails still queued when their task's thread started a second default
+    /// action after they were put, and the most mails queued at a task at
+    /// once (the resources check).
+    pub mails: MailWaits,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.
     pub violations: Vec<Violation>,
+}
+
+/// How long mails waited in the task mailboxes, in default actions (steps)
+/// of their task's thread: Flink's `MailboxProcessor` runs every queued
+/// mail between two default actions, so none waits through a whole one.
+#[derive(Clone, Debug, Default)]
+pub struct MailWaits {
+    /// The most mails queued at one task at once.
+    pub peak: usize,
+    /// Steps that started with a mail queued since before the last step.
+    pub overdue: u64,
+    /// The first [`MailWaits::KEPT`] of them.
+    pub first: Vec<OverdueMail>,
+}
+
+/// A step of task `task` started at `time_ns` while `mail` (put at
+/// `queued_ns`) was still queued, `steps` step starts after it was put,
+/// with `queued` mails in the mailbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverdueMail {
+    pub time_ns: u64,
+    pub task: TaskId,
+    pub mail: String,
+    pub queued_ns: u64,
+    pub steps: u64,
+    pub queued: usize,
+}
+
+impl MailWaits {
+    /// Examples kept: the check names at most this many.
+    pub const KEPT: usize = 5;
 }
 
 /// Misrouted keyed reads: how many, and the first [`Misrouted::KEPT`].

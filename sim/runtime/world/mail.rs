@@ -17,6 +17,7 @@
 use super::*;
 use crate::model::flip27::OperatorEvent;
 use crate::runtime::mailbox::Mail;
+use crate::runtime::output::{MailWaits, OverdueMail};
 
 impl World<'_> {
     /// A mail reaches task `t`: it runs now if the thread is free, or waits
@@ -29,13 +30,16 @@ impl World<'_> {
         }
         let urgent = self.is_urgent(&mail);
         let split = matches!(mail, Mail::Event(OperatorEvent::AddSplit(_)));
+        let now = self.net.now;
         let mailbox = &mut self.tasks.list[ti].mailbox;
         if urgent {
-            let overtaken = mailbox.put_urgent(mail);
+            let overtaken = mailbox.put_urgent(mail, now);
             self.rec.counters.mails_overtaken += overtaken as u64;
         } else {
-            mailbox.put(mail);
+            mailbox.put(mail, now);
         }
+        let waits = &mut self.rec.evidence.mails;
+        waits.peak = waits.peak.max(mailbox.len());
         if self.net.sched[ti].busy_until > self.net.now {
             self.rec.counters.mails_waited += 1;
             self.rec.counters.splits_waiting_in_mailbox += u64::from(split);
@@ -69,6 +73,27 @@ impl World<'_> {
             && self.out_kind(*b) == BarrierKind::Unaligned
     }
 
+    /// Task `t`'s thread starts a default action (a step): a mail queued
+    /// since before its last step is overdue, the resources check's
+    /// evidence.
+    pub(super) fn step_starts(&mut self, t: TaskId) {
+        let Some(late) = self.tasks.list[t as usize].mailbox.step_starts() else {
+            return;
+        };
+        let waits = &mut self.rec.evidence.mails;
+        waits.overdue += 1;
+        if waits.first.len() < MailWaits::KEPT {
+            waits.first.push(OverdueMail {
+                time_ns: self.net.now.nanos(),
+                task: t,
+                mail: late.mail.describe(),
+                queued_ns: late.queued_at.nanos(),
+                steps: late.steps,
+                queued: late.queued,
+            });
+        }
+    }
+
     /// Task `t`'s thread runs the mails queued, in the mailbox's order,
     /// while the task runs.
     pub(super) fn run_mails(&mut self, t: TaskId) {
@@ -79,6 +104,22 @@ impl World<'_> {
             };
             self.run_mail(t, mail);
         }
+    }
+
+    /// Before a step, task `t`'s thread runs every mail queued
+    /// (`MailboxProcessor.processMail` between two default actions).
+    pub(super) fn run_mails_before_step(&mut self, t: TaskId) {
+        if self.plan.cfg.mutants.has(Mutant::OneMailPerStep) {
+            // Mutant: one mail per default action; the rest wait.
+            if self.tasks.list[t as usize].mailbox.len() > 1 {
+                fired(Mutant::OneMailPerStep);
+            }
+            if let Some(mail) = self.tasks.list[t as usize].mailbox.take() {
+                self.run_mail(t, mail);
+            }
+            return;
+        }
+        self.run_mails(t);
     }
 
     /// Under `explore --mail-orders` (`[replay] mail_orders`) only: whether
@@ -95,6 +136,11 @@ impl World<'_> {
         }
         let ti = t as usize;
         let task = &self.tasks.list[ti];
+        if task.mailbox.waited_a_step() {
+            // A mail waits for one step at most: Flink's mailbox runs it
+            // before the next default action.
+            return false;
+        }
         let idle_source =
             task.is_source && (task.input_ended || task.paused.is_some() || task.stopped);
         let stalled = self.net.sched[ti].full_outputs > 0 && !self.priority_input(ti);
@@ -150,6 +196,14 @@ mod mutants {
             modelled_on: "the mailbox's suspended default action (MailboxProcessor.suspendDefaultAction): a task waiting on its input must still be woken by a new mail, or it waits forever",
             caught_by: "progress",
             applies: &[("flip27", "aligned")],
+        });
+        pub const OneMailPerStep: Mutant = Mutant::declare(&MutantInfo {
+            name: "one-mail-per-step",
+            part: "task mailbox",
+            what: "between two default actions the task thread runs one mail, not every mail queued: when several mails reach a busy task (a trigger, the notification of the last checkpoint, split assignments), the later ones wait through further steps, and under steady input a backlog builds",
+            modelled_on: "MailboxProcessor.processMail in single-step mode (one mail per loop, as runMailboxStep takes) in the task's main loop; Flink's loop drains every mail queued before the next default action",
+            caught_by: "resources",
+            applies: &[("flip27-split-loss", "aligned")],
         });
         pub const MailsSurviveRestart: Mutant = Mutant::declare(&MutantInfo {
             name: "mails-survive-restart",

@@ -35,6 +35,7 @@ impl World<'_> {
         let Some(mails_wait) = self.may_step(t) else {
             return;
         };
+        self.step_starts(t);
         self.step(t);
         if mails_wait {
             self.mails_after_step(t);
@@ -93,7 +94,7 @@ impl World<'_> {
         // the default action is suspended by backpressure.
         let mails_wait = !self.tasks.list[ti].mailbox.is_empty() && self.mails_wait_a_step(t);
         if !mails_wait && !self.tasks.list[ti].mailbox.is_empty() {
-            self.run_mails(t);
+            self.run_mails_before_step(t);
             if self.tasks.list[ti].status != Status::Running {
                 return None;
             }
