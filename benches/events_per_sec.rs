@@ -120,7 +120,22 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
         &(edge("source", "count", "hash") + &edge("count", "sink", "forward")),
         &crash("2s"),
     );
+    // Wide fan-in: 6,072 source subtasks rebalancing into 4 maps and 4
+    // two-phase-commit sinks, backpressured (the sinks are the slowest),
+    // buffers shipped by the 2 ms flush timeout: every map has 6,072 input
+    // channels, most of them ready at once, and the input it reads next
+    // must be found without visiting them all.
+    let fan_in = format!(
+        "version = 1\nname = \"fan-in-6000\"\noperator_chaining = false\n\
+         [network]\nflush_timeout = \"2ms\"\n{}{}{}",
+        source(6_072, 20, 64, "40us")
+            + &op("map", "map", 4, "cost = \"20us\"")
+            + &op("sink", "sink-2pc", 4, "cost = \"50us\""),
+        edge("source", "map", "rebalance") + &edge("map", "sink", "forward"),
+        "[checkpoint]\nalgorithm = \"aligned\"\ninterval = \"50ms\"\n",
+    );
     let mut cases = vec![("wide-1000", wide), ("chain-1000", chain)];
+    cases.push(("fan-in-6000", fan_in));
     cases.push(("chain-50000", long_chain));
     cases.push(("checkpoints-100k", checkpoints));
     cases.push(("keys-10k-per-group", keys));

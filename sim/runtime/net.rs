@@ -225,7 +225,7 @@ pub struct Net {
     /// Mutant `aligned-no-block`: barriers are handed out without blocking.
     pub nonblocking_barriers: bool,
     /// Stamps for `Channel::avail`, in the order channels became available.
-    avail_clock: u64,
+    pub(super) avail_clock: u64,
     /// The receivers' buffers and the gates' floating buffers.
     pub credit: CreditState,
     /// A broken credit balance not yet reported (a protocol violation;
@@ -702,16 +702,18 @@ impl Net {
                 _ => {}
             }
             let fresh = !self.during_recovery || c.recovered.is_empty();
-            if fresh && c.in_queue.is_empty() {
-                self.avail_clock += 1;
-                c.avail = self.avail_clock;
-            }
+            let joins = fresh && c.in_queue.is_empty();
             if priority {
                 c.in_queue.insert(c.in_priority, msg);
                 c.in_priority += 1;
-                self.priority_gained(ch);
             } else {
                 c.in_queue.push_back(msg);
+            }
+            if joins {
+                self.stamp_avail(ch);
+            }
+            if priority {
+                self.priority_gained(ch);
             }
             self.input_gained(ch);
             self.poke(to);
@@ -749,22 +751,22 @@ impl Net {
                     .read(self.now, ch, c.received, first, max_records as u64);
                 *seq += max_records as u64;
                 c.received += max_records as u64;
-                self.avail_clock += 1;
-                c.avail = self.avail_clock;
+                let pb = pb.clone();
+                self.stamp_avail(ch);
                 return Some(Msg::Data {
                     seq: first,
                     buf: part,
-                    pb: pb.clone(),
+                    pb,
                 });
             }
         }
         let msg = c.in_queue.pop_front()?;
         c.in_priority = c.in_priority.saturating_sub(1);
         if !c.in_queue.is_empty() || (self.during_recovery && !c.recovered.is_empty()) {
-            self.avail_clock += 1;
-            c.avail = self.avail_clock;
+            self.stamp_avail(ch);
         }
         if let Msg::Data { seq, buf, .. } = &msg {
+            let c = &mut self.channels[ch as usize];
             self.order
                 .read(self.now, ch, c.received, *seq, buf.len() as u64);
             c.received += buf.len() as u64;

@@ -56,11 +56,20 @@ impl InputBits {
 }
 
 /// Per task: inputs that may have something to read, and inputs that may
-/// have a priority event at their head.
+/// have a priority event at their head; under Flink's input order, also
+/// the inputs by the time they joined the queue of channels with data.
 #[derive(Clone, Debug, Default)]
 pub struct Gates {
     pub(super) readable: Vec<InputBits>,
     pub(super) priority: Vec<InputBits>,
+    /// `input_order = "fifo"`: per task, `(avail, input)` for every input
+    /// that gained something or took a new `Channel::avail` stamp, in
+    /// stamp order. An entry is current while its channel holds something
+    /// and still has that stamp; stale ones are dropped when a pick passes
+    /// them. The oldest current entry the task may read is the input
+    /// `scheduler::Fifo` picks among all ready inputs, found without
+    /// visiting every ready input (Flink's `inputChannelsWithData` queue).
+    pub(super) by_age: Option<Vec<std::collections::BTreeSet<(u64, u32)>>>,
 }
 
 impl Gates {
@@ -70,6 +79,12 @@ impl Gates {
         Gates {
             priority: readable.clone(),
             readable,
+            by_age: None,
         }
+    }
+
+    /// Keeps the inputs of every task by age too (Flink's input order).
+    pub fn keep_age(&mut self) {
+        self.by_age = Some(vec![Default::default(); self.readable.len()]);
     }
 }

@@ -13,6 +13,55 @@ impl Net {
         if let Some(bits) = self.gates.readable.get_mut(c.to as usize) {
             bits.set(c.input_index);
         }
+        self.aged(ch);
+    }
+
+    /// Channel `ch` took a new `avail` stamp: it joins the back of its
+    /// gate's queue of channels with data.
+    #[inline]
+    pub(super) fn stamp_avail(&mut self, ch: ChannelId) {
+        self.avail_clock += 1;
+        self.channels[ch as usize].avail = self.avail_clock;
+        self.aged(ch);
+    }
+
+    #[inline]
+    fn aged(&mut self, ch: ChannelId) {
+        let c = &self.channels[ch as usize];
+        if let Some(ages) = self.gates.by_age.as_mut() {
+            if let Some(set) = ages.get_mut(c.to as usize) {
+                set.insert((c.avail, c.input_index));
+            }
+        }
+    }
+
+    /// Under Flink's input order (`Gates::keep_age`): the input of `task`
+    /// that `scheduler::Fifo` would pick among every ready input, the one
+    /// `readable` allows that joined the queue of channels with data
+    /// first; `None` if no input is ready, `Some(None)` without ages.
+    pub fn oldest_ready(
+        &mut self,
+        task: usize,
+        inputs: &[ChannelId],
+        readable: impl Fn(usize) -> bool,
+    ) -> Option<Option<u32>> {
+        let set = self.gates.by_age.as_mut()?.get_mut(task)?;
+        let channels = &self.channels;
+        let mut stale = Vec::new();
+        let mut found = None;
+        for &(avail, i) in set.iter() {
+            let c = &channels[inputs[i as usize] as usize];
+            if c.avail != avail || (c.in_queue.is_empty() && c.recovered.is_empty()) {
+                stale.push((avail, i));
+            } else if readable(i as usize) {
+                found = Some(i);
+                break;
+            }
+        }
+        for e in stale {
+            set.remove(&e);
+        }
+        Some(found)
     }
 
     /// Channel `ch` gained a priority event.

@@ -41,8 +41,7 @@ impl Net {
         c.sent += n;
         c.arrived += n;
         if self.during_recovery && n > 0 && c.in_queue.is_empty() {
-            self.avail_clock += 1;
-            c.avail = self.avail_clock;
+            self.stamp_avail(ch);
         }
     }
 
@@ -83,8 +82,7 @@ impl Net {
             }
         }
         if self.during_recovery && !(c.recovered.is_empty() && c.in_queue.is_empty()) {
-            self.avail_clock += 1;
-            c.avail = self.avail_clock;
+            self.stamp_avail(ch);
         }
         Some(buf)
     }

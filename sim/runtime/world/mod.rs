@@ -253,13 +253,18 @@ impl<'a> World<'a> {
             || !scenario.replay.crash_points.is_empty()
             || super::scheduler::recording();
         super::scheduler::install(scripted.then_some(scenario.replay.choices.as_slice()));
-        let net = network(&scenario, &exec, &cfg, scripted);
+        let mut net = network(&scenario, &exec, &cfg, scripted);
         let faults = fault_state::Faults::new(&scenario, cfg.seed, &exec);
         crate::mutant::reset_fired();
         let scheduler: Box<dyn super::scheduler::Scheduler> = match scenario.network.input_order {
             _ if scripted => Box::new(super::scheduler::Scripted),
             crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),
-            crate::scenario::InputOrder::Fifo => Box::new(super::scheduler::Fifo),
+            crate::scenario::InputOrder::Fifo => {
+                // Flink's order picks the oldest ready input without
+                // visiting every ready one (`World::next_input`).
+                net.gates.keep_age();
+                Box::new(super::scheduler::Fifo)
+            }
         };
         let cp = &scenario.checkpoint;
         let mut w = World {

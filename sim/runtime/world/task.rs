@@ -119,6 +119,19 @@ impl World<'_> {
             return None;
         }
         self.tasks.ready.clear();
+        let blocked = &self.tasks.list[ti].blocked;
+        let inputs = &self.plan.exec.tasks[ti].inputs;
+        let oldest =
+            self.net
+                .oldest_ready(ti, inputs, readable(self.net.blocking_barriers, blocked));
+        if let Some(oldest) = oldest {
+            // Flink's input order: the pick `scheduler::Fifo` makes among
+            // every ready input, found by age.
+            if oldest.is_none() {
+                self.loop_idle(t);
+            }
+            return oldest;
+        }
         let readable = readable(self.net.blocking_barriers, &self.tasks.list[ti].blocked);
         let inputs = &self.plan.exec.tasks[ti].inputs;
         self.net
