@@ -153,6 +153,12 @@ impl Sched {
 }
 
 impl Channel {
+    /// The receiver has something to read: a message, or restored buffers.
+    #[inline]
+    pub(super) fn holds_input(&self) -> bool {
+        !(self.in_queue.is_empty() && self.recovered.is_empty())
+    }
+
     /// Queued data buffers at which the sender stops taking input.
     #[inline]
     fn out_limit(&self, output_buffers: u32) -> u32 {

@@ -51,7 +51,7 @@ impl Net {
         let mut found = None;
         for &(avail, i) in set.iter() {
             let c = &channels[inputs[i as usize] as usize];
-            if c.avail != avail || (c.in_queue.is_empty() && c.recovered.is_empty()) {
+            if c.avail != avail || !c.holds_input() {
                 stale.push((avail, i));
             } else if readable(i as usize) {
                 found = Some(i);
@@ -102,7 +102,7 @@ impl Net {
             bits.scan(
                 |i| {
                     let c = &channels[inputs[i as usize] as usize];
-                    !(c.in_queue.is_empty() && c.recovered.is_empty())
+                    c.holds_input()
                 },
                 |i| {
                     if readable(i as usize) {
