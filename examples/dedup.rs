@@ -33,7 +33,7 @@ use ckptsim::model::record::subtask_for_key;
 use ckptsim::model::registry::{
     Flink, KindInfo, OperatorKindInfo, ParamError, Params, Role, Setup, StateLayout,
 };
-use ckptsim::model::{CheckpointId, Context, Lineage, Operator, Record};
+use ckptsim::model::{CheckpointId, Context, Operator, Record};
 use ckptsim::scenario::{OperatorKind, Redistribution};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
@@ -59,8 +59,7 @@ fn entries(seen: &Seen) -> Vec<Record> {
         .map(|(key, value)| Record {
             key,
             value,
-            lineage: Lineage::default(),
-            emitted_at: Default::default(),
+            ..Record::default()
         })
         .collect()
 }

@@ -6,8 +6,9 @@
 //! in keyed state (`model::state::ValueState`), which ckptsim splits by key
 //! group when a savepoint is restored at another parallelism. On an order
 //! it emits `(customer, orders so far)`, on a payment `(customer, -payments
-//! so far)`; its keyed state, compared with the oracle's, is the number of
-//! orders not yet paid.
+//! so far)`, each record carrying a `Line` (a serde struct) as its payload;
+//! its keyed state, compared with the oracle's, is the number of orders not
+//! yet paid.
 //!
 //! `params.payments` chooses where it counts payments:
 //!
@@ -40,6 +41,17 @@ struct Account {
     payments: i64,
 }
 
+/// What each output record carries: a type of the job's own, compared
+/// with the oracle's like the record's value.
+#[derive(Serialize, Deserialize)]
+struct Line {
+    customer: u64,
+    /// "order" or "payment".
+    what: String,
+    /// The customer's how-manieth order or payment.
+    nth: i64,
+}
+
 struct OpenOrders {
     /// Which input a record arrived on (the scenario's edges in order).
     inputs: Inputs,
@@ -55,7 +67,17 @@ impl OpenOrders {
         let account = self.accounts.entry(r.key);
         account.orders += 1;
         let value = account.orders;
-        ctx.emit(Record { value, ..r });
+        let line = Line {
+            customer: r.key,
+            what: "order".into(),
+            nth: value,
+        };
+        let payload = ctx.payload(&line);
+        ctx.emit(Record {
+            value,
+            payload,
+            ..r
+        });
     }
 
     /// A payment: one more paid order for its customer.
@@ -65,8 +87,17 @@ impl OpenOrders {
             None => &mut self.accounts.entry(r.key).payments,
         };
         *paid += 1;
-        let value = -*paid;
-        ctx.emit(Record { value, ..r });
+        let line = Line {
+            customer: r.key,
+            what: "payment".into(),
+            nth: *paid,
+        };
+        let payload = ctx.payload(&line);
+        ctx.emit(Record {
+            value: -*paid,
+            payload,
+            ..r
+        });
     }
 
     fn paid(&self, key: u64, account: &Account) -> i64 {

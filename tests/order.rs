@@ -118,14 +118,13 @@ impl Operator for CountWindow {
             .into_iter()
             .map(|(k, (key, value, partition, offset))| {
                 let lineage = ckptsim::model::Lineage { partition, offset };
-                let emitted_at = ckptsim::engine::SimTime::ZERO;
                 (
                     k,
                     Record {
                         key,
                         value,
                         lineage,
-                        emitted_at,
+                        ..Record::default()
                     },
                 )
             })

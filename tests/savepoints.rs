@@ -482,11 +482,11 @@ mod cli {
         );
         let meta = dir.join("_metadata");
         let text = std::fs::read_to_string(&meta).unwrap();
-        std::fs::write(&meta, text.replace("\"version\": 2", "\"version\": 7")).unwrap();
+        std::fs::write(&meta, text.replace("\"version\": 3", "\"version\": 7")).unwrap();
         refused(
             &restore(&dir, &[]),
             &format!(
-                "error: {}: format version 7 is not supported (this ckptsim reads version 2)",
+                "error: {}: format version 7 is not supported (this ckptsim reads version 3)",
                 meta.display()
             ),
         );

@@ -207,6 +207,28 @@ fn snapshots_that_contradict_their_store_are_refused() {
             "writer.state",
             "is beyond the snapshot's own id",
         ),
+        (
+            "payload-unknown",
+            &wordcount,
+            wc,
+            |i| {
+                // An in-flight record naming a payload the store's table
+                // does not hold: a restored operator could not read it.
+                let record = ckptsim::model::Record {
+                    payload: ckptsim::model::Payload(0x1234),
+                    ..Default::default()
+                };
+                i.channels.push(ckptsim::savepoint::ChannelRecords {
+                    from: "split".into(),
+                    from_subtask: 0,
+                    to: "count".into(),
+                    to_subtask: 0,
+                    records: vec![record],
+                });
+            },
+            "channels.state",
+            "`[0].records[0].payload`: payload 0000000000001234 is not in the store's payload table",
+        ),
     ];
     for (name, original, scenario, edit, file, field) in cases {
         let mut image = original.clone();

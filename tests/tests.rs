@@ -14,6 +14,8 @@
 //!   at-least-once), reachability, and their performance ordering.
 //! - `mutants`: deliberate bugs are caught by the checkers.
 //! - `snapshots`: insta snapshots of each shipped scenario's summary.
+//! - `payloads`: records carry values of the user's own type, judged like
+//!   their values.
 //! - `user_operator`: a user-defined operator under the simulator.
 //! - `order`: order-dependent user operators (a dedup, a count window) are
 //!   judged correctly; their buggy variants are caught.
@@ -135,6 +137,7 @@ mod mutants;
 mod opstate;
 mod order;
 mod outputs_security;
+mod payloads;
 mod properties;
 mod recovery;
 mod reports;

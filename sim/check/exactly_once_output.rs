@@ -68,6 +68,19 @@ pub fn check(input: &Input) -> Finding {
             })
             .collect();
     }
+    // Payloads are compared by name: a name two different values share
+    // could hide a difference, so such a run is not passed.
+    let collisions = run.store.payloads.collisions() + input.oracle.payload_collisions();
+    if collisions > 0 {
+        violations.push(Violation {
+            check: crate::verdict::CheckId::ExactlyOnceOutput,
+            time_ns: input.end_ns(),
+            message: format!(
+                "{} of different payloads share a name, so the output cannot be judged on its payloads (a 64-bit name; a limit of the judge, not a fault of the job)",
+                crate::engine::count(collisions, "pair")
+            ),
+        });
+    }
     let mut reach = vec![
         ("records committed", run.store.committed().len() as u64),
         ("records replayed", c.records_replayed),
@@ -75,6 +88,9 @@ pub fn check(input: &Input) -> Finding {
         ("recovery commits", c.recovery_commits),
         ("in-flight records replayed", c.in_flight_records_replayed),
     ];
+    if !run.store.payloads.is_empty() {
+        reach.push(("payloads", run.store.payloads.len() as u64));
+    }
     if !input.oracle.unjudged.is_empty() {
         reach.push(("sinks not compared", input.oracle.unjudged.len() as u64));
     }

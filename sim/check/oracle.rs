@@ -24,7 +24,8 @@ use crate::model::graph::ExecGraph;
 use crate::model::kinds::{Role, SinkRole, StateLayout};
 use crate::model::record::subtask_for_key;
 use crate::model::{
-    Context, ExternalStore, JobGraph, Operator, OperatorFactory, Record, SourcePoll, Workload,
+    Context, ExternalStore, JobGraph, Operator, OperatorFactory, Payload, Record, SourcePoll,
+    Workload,
 };
 use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
@@ -49,7 +50,9 @@ pub struct Oracle {
     /// last value per key in the order the sink task reads its key's
     /// records (the replayed schedule's order, or channel order without
     /// one).
-    upsert_tables: BTreeMap<u32, BTreeMap<u64, i64>>,
+    upsert_tables: BTreeMap<u32, UpsertTable>,
+    /// Distinct payloads of its execution that got a name already taken.
+    payload_collisions: u64,
     /// First flat lineage index of each global partition.
     partition_base: Vec<usize>,
     total_records: usize,
@@ -62,7 +65,7 @@ pub struct Oracle {
     /// The expected multiset itself (unsorted), kept only by an oracle
     /// built to name a difference the digests found
     /// ([`Oracle::build_detailed`]).
-    values: Option<Vec<(u32, u64, i64)>>,
+    values: Option<Vec<(u32, u64, i64, Payload)>>,
     pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
     /// Operators downstream (transitively) of an operator whose output
     /// depends on arrival order (e.g. running sums): without the run's
@@ -121,6 +124,9 @@ const VALUES_DIFFER: &str =
 
 /// Records a source emits per poll when no schedule says otherwise.
 const ORACLE_POLL: usize = 1024;
+
+/// An upsert sink's table: per key, the value and payload of its row.
+pub type UpsertTable = BTreeMap<u64, (i64, Payload)>;
 
 /// The oracle's execution: channel queues and the expected sink arrivals.
 struct Exec<'a> {
@@ -370,7 +376,7 @@ impl Exec<'_> {
                 .zip(&cursor)
                 .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
             for r in read_runs(queues, &runs).chain(rest) {
-                table.insert(r.key, r.value);
+                table.insert(r.key, (r.value, r.payload));
             }
         }
         let Some((_, &upto)) = marks.range(..=known).next_back() else {
@@ -578,6 +584,7 @@ impl Oracle {
             now: SimTime::ZERO,
         };
         let order_sensitive = oracle.run_operators(&mut x, &job, schedule);
+        oracle.payload_collisions = x.store.payloads.collisions();
         if !oracle.replayed {
             oracle.mark_order_dependent(scenario, &job, &order_sensitive);
         }
@@ -624,6 +631,7 @@ impl Oracle {
             slot_digests: vec![MultisetDigest::default(); sinks.len()],
             upsert,
             upsert_tables: BTreeMap::new(),
+            payload_collisions: 0,
             sinks,
             partition_base,
             total_records: total,
@@ -783,14 +791,14 @@ impl Oracle {
         if self.upsert[slot] {
             // Arrival order; a replayed schedule's reading order overrides it.
             let table = self.upsert_tables.entry(self.sinks[slot]).or_default();
-            table.insert(r.key, r.value);
+            table.insert(r.key, (r.value, r.payload));
             return;
         }
         // (A lineage outside the input: the run's committed copy of it
         // counts as a stray duplicate.)
-        self.slot_digests[slot].add(self.sinks[slot], r.key, r.value);
+        self.slot_digests[slot].add(self.sinks[slot], r.key, r.value, r.payload);
         if let Some(values) = &mut self.values {
-            values.push((self.sinks[slot], r.key, r.value));
+            values.push((self.sinks[slot], r.key, r.value, r.payload));
         }
     }
 
@@ -800,14 +808,19 @@ impl Oracle {
 
     /// The expected `(sink, key, value)` multiset, unsorted: kept only by
     /// an oracle built with [`Oracle::build_detailed`] (empty otherwise).
-    pub fn expected_values(&self) -> &[(u32, u64, i64)] {
+    /// Distinct payloads of the oracle's run that got a name already taken.
+    pub fn payload_collisions(&self) -> u64 {
+        self.payload_collisions
+    }
+
+    pub fn expected_values(&self) -> &[(u32, u64, i64, Payload)] {
         self.values.as_deref().unwrap_or(&[])
     }
 
     /// The table upsert sink `sink` (an operator index) leaves in a
     /// failure-free run, and whether it is compared by keys only (its
     /// values depend on arrival order).
-    pub fn upsert_table(&self, sink: u32) -> Option<(&BTreeMap<u64, i64>, bool)> {
+    pub fn upsert_table(&self, sink: u32) -> Option<(&UpsertTable, bool)> {
         let keys_only = self.upsert_keys_only.contains(&sink);
         self.upsert_tables.get(&sink).map(|t| (t, keys_only))
     }
@@ -848,9 +861,11 @@ impl MultisetDigest {
         self.b = self.b.wrapping_add(other.b);
     }
 
-    fn add(&mut self, sink: u32, key: u64, value: i64) {
+    fn add(&mut self, sink: u32, key: u64, value: i64, payload: Payload) {
         use crate::engine::rng::splitmix64;
-        let h = splitmix64(u64::from(sink) ^ splitmix64(key ^ splitmix64(value as u64)));
+        // A payload's name is a hash already; none adds nothing.
+        let value = splitmix64(value as u64) ^ payload.0;
+        let h = splitmix64(u64::from(sink) ^ splitmix64(key ^ value));
         self.count += 1;
         self.a = self.a.wrapping_add(h);
         self.b = self.b.wrapping_add(splitmix64(h ^ 0x5DEE_CE66_D1CE_4E5B));

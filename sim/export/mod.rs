@@ -531,12 +531,12 @@ fn expected(scenario: &Scenario, seed: u64) -> String {
     let mut rows: Vec<(String, u64, i64)> = oracle
         .expected_values()
         .iter()
-        .map(|&(sink, key, value)| (scenario.operators[sink as usize].id.clone(), key, value))
+        .map(|&(sink, key, value, _)| (scenario.operators[sink as usize].id.clone(), key, value))
         .collect();
     // Upsert sinks: the table they leave, one row per key.
     for (i, op) in scenario.operators.iter().enumerate() {
         if let Some((table, _)) = oracle.upsert_table(i as u32) {
-            rows.extend(table.iter().map(|(&k, &v)| (op.id.clone(), k, v)));
+            rows.extend(table.iter().map(|(&k, &(v, _))| (op.id.clone(), k, v)));
         }
     }
     rows.sort();

@@ -10,6 +10,7 @@ pub mod keyed;
 pub mod kinds;
 pub mod operator;
 pub mod opstate;
+pub mod payload;
 pub mod record;
 pub mod registry;
 pub mod sinkv2;
@@ -19,6 +20,6 @@ pub mod workload;
 
 pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};
 pub use operator::{CheckpointId, Context, Operator, OperatorFactory, SourcePoll};
-pub use record::{Lineage, Record, RecordSizes};
+pub use record::{Lineage, Payload, Record, RecordSizes};
 pub use store::ExternalStore;
 pub use workload::Workload;

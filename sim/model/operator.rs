@@ -9,7 +9,7 @@
 //! whatever the simulator hands it.
 
 use super::flip27::OperatorEvent;
-use super::record::{key_group, Lineage, Record};
+use super::record::{key_group, Lineage, Payload, Record};
 use super::store::{ExternalStore, TxnId};
 use super::workload::Workload;
 use crate::engine::SimTime;
@@ -48,6 +48,23 @@ impl Context<'_> {
     #[inline]
     pub fn emit(&mut self, record: Record) {
         self.out.push(record);
+    }
+
+    /// A payload holding `value`, serialised with postcard, for a record to
+    /// carry (`Record { payload, ..r }`). Equal values give equal payloads,
+    /// in the simulation and the oracle alike; keep hash-ordered containers
+    /// out of `T`, the bytes must be the same on every run.
+    pub fn payload<T: serde::Serialize>(&mut self, value: &T) -> Payload {
+        let bytes = postcard::to_stdvec(value)
+            .expect("a payload type serialises with postcard (no sequence of unknown length)");
+        self.store.payloads.put(bytes)
+    }
+
+    /// The value a record's payload holds: `None` for a record without
+    /// one, or whose payload is not a `T`.
+    pub fn read<T: serde::de::DeserializeOwned>(&self, payload: Payload) -> Option<T> {
+        let bytes = self.store.payloads.get(payload)?;
+        postcard::from_bytes(bytes).ok()
     }
 
     /// Whether a deliberate bug is switched on (see `crate::mutant`). Call
@@ -309,6 +326,7 @@ pub(crate) fn poll_round_robin(
                         offset: *offset,
                     },
                     emitted_at: ctx.now,
+                    payload: Payload::NONE,
                 });
                 *offset += 1;
                 emitted += 1;
@@ -746,6 +764,7 @@ impl Operator for CountWindow {
                 value: sum,
                 lineage,
                 emitted_at: SimTime(at),
+                payload: Payload::NONE,
             });
         }
     }
@@ -906,6 +925,7 @@ mod tests {
                 offset,
             },
             emitted_at: SimTime::ZERO,
+            payload: Payload::NONE,
         }
     }
 

@@ -248,6 +248,7 @@ mod tests {
                 offset,
             },
             emitted_at: crate::engine::SimTime::ZERO,
+            payload: crate::model::Payload::NONE,
         }
     }
 

@@ -17,13 +17,37 @@ pub struct Lineage {
 }
 
 /// One stream record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     pub key: u64,
     pub value: i64,
     pub lineage: Lineage,
     /// Virtual time the source emitted the originating record (for latency).
     pub emitted_at: SimTime,
+    /// A value of the user's own type, if an operator attached one
+    /// ([`crate::model::Context::payload`]); sources attach none.
+    pub payload: Payload,
+}
+
+/// A record's payload: the serialised bytes of a value of the user's type,
+/// named by their content. The bytes live in the run's payload table
+/// ([`crate::model::payload::Payloads`], kept with the external store so
+/// that it survives crashes and travels in savepoints); a record carries
+/// only the name, so records stay small and copyable, and two records
+/// with equal payloads have equal names in the simulation and the oracle
+/// alike.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Payload(pub u64);
+
+impl Payload {
+    /// No payload.
+    pub const NONE: Payload = Payload(0);
+
+    pub fn is_none(self) -> bool {
+        self == Payload::NONE
+    }
 }
 
 /// The size in bytes of every record, by its lineage: a record derived from
@@ -189,7 +213,7 @@ mod tests {
             key: 0,
             value: 0,
             lineage: l(partition, offset),
-            emitted_at: SimTime::ZERO,
+            ..Record::default()
         };
         assert_eq!(x.total(&[r(0, 1), r(2, 1)]), x.of(l(0, 1)) + RECORD_BYTES);
         // One size everywhere is fixed.

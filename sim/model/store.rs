@@ -2,7 +2,8 @@
 //! a key-value store). It lives outside the job, so it survives every crash.
 //! Only committed data is visible to the checker.
 
-use super::record::{Lineage, Record};
+use super::payload::Payloads;
+use super::record::{Lineage, Payload, Record};
 use crate::engine::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -66,6 +67,8 @@ pub struct CommittedRecord {
     pub lineage: Lineage,
     pub emitted_at: SimTime,
     pub committed_at: SimTime,
+    /// The record's payload, if it carried one.
+    pub payload: Payload,
 }
 
 /// What happened to a commit request.
@@ -114,6 +117,9 @@ pub struct ExternalStore {
     /// commit check, small however long the run).
     #[serde(skip)]
     precommitted: BTreeMap<TxnId, u64>,
+    /// The bytes of the records' payloads (`crate::model::payload`): like
+    /// the store, they survive crashes and travel in savepoints.
+    pub payloads: Payloads,
 }
 
 impl ExternalStore {
@@ -423,6 +429,7 @@ impl Committed {
                     lineage: r.lineage,
                     emitted_at: r.emitted_at,
                     committed_at: b.at,
+                    payload: r.payload,
                 };
                 (c, b.txn)
             })
@@ -471,6 +478,7 @@ impl<'de> Deserialize<'de> for Committed {
                 value: r.value,
                 lineage: r.lineage,
                 emitted_at: r.emitted_at,
+                payload: r.payload,
             };
             c.push(r.sink, r.committed_at, record);
         }
@@ -491,6 +499,7 @@ mod tests {
                 offset,
             },
             emitted_at: SimTime::ZERO,
+            payload: Payload::NONE,
         }
     }
 

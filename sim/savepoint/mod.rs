@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 /// `format` in `_metadata`.
 pub const FORMAT: &str = "ckptsim-snapshot";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The metadata file in a snapshot directory.
 pub const METADATA: &str = "_metadata";
 

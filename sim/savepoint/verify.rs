@@ -133,7 +133,59 @@ pub(super) fn check(image: &Image) -> Checked {
         operator(image, i, &partitions)?;
     }
     channels(image, &partitions)?;
-    store(image, &partitions)
+    store(image, &partitions)?;
+    payloads(image)
+}
+
+/// Every payload a record of the snapshot names is in the store's payload
+/// table, under the name of its bytes.
+fn payloads(image: &Image) -> Checked {
+    let table = &image.store.payloads;
+    for (name, bytes) in table.iter() {
+        if crate::model::payload::name_of(bytes) != name {
+            return Err(bad(
+                Part::External,
+                &format!("payloads[{:016x}]", name.0),
+                "the bytes kept under this name have another name",
+            ));
+        }
+    }
+    let missing = |part, field: String, records: &[Record]| -> Checked {
+        match records.iter().position(|r| !table.contains(r.payload)) {
+            Some(i) => Err(bad(
+                part,
+                &format!("{field}[{i}].payload"),
+                format!(
+                    "payload {:016x} is not in the store's payload table",
+                    records[i].payload.0
+                ),
+            )),
+            None => Ok(()),
+        }
+    };
+    for (i, ch) in image.channels.iter().enumerate() {
+        missing(Part::Channels, format!("[{i}].records"), &ch.records)?;
+    }
+    for (id, _, records) in image.store.transactions() {
+        missing(
+            Part::External,
+            format!("transactions[{id}].records"),
+            records,
+        )?;
+    }
+    for (i, r) in image.store.committed().iter().enumerate() {
+        if !table.contains(r.payload) {
+            return Err(bad(
+                Part::External,
+                &format!("committed[{i}].payload"),
+                format!(
+                    "payload {:016x} is not in the store's payload table",
+                    r.payload.0
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The metadata's own numbers: generation, id, completion time, max

@@ -3,6 +3,7 @@
 //! tasks, and final keyed state; each example says where the record went.
 
 use super::{MultisetDigest, Oracle, OutputDiff, MAX_EXAMPLES, VALUES_DIFFER};
+use crate::model::Payload;
 use crate::runtime::RunOutput;
 use crate::verdict::{CheckId, Violation};
 use std::collections::BTreeMap;
@@ -176,7 +177,7 @@ impl Oracle {
                 _ => strays += 1,
             }
             if !self.lineage_only.contains(&r.sink) {
-                digest.add(r.sink, r.key, r.value);
+                digest.add(r.sink, r.key, r.value, r.payload);
             }
         }
         (actual, digest, strays)
@@ -185,7 +186,7 @@ impl Oracle {
     /// Only when the digests differ are the values collected and sorted, to
     /// name the first difference.
     fn first_value_difference(&self, run: &RunOutput) -> String {
-        let mut values: Vec<(u32, u64, i64)> = run
+        let mut values: Vec<(u32, u64, i64, Payload)> = run
             .store
             .committed()
             .iter()
@@ -193,7 +194,7 @@ impl Oracle {
                 let slot = self.sinks.iter().position(|&s| s == r.sink);
                 !slot.is_some_and(|slot| self.upsert[slot]) && !self.lineage_only.contains(&r.sink)
             })
-            .map(|r| (r.sink, r.key, r.value))
+            .map(|r| (r.sink, r.key, r.value, r.payload))
             .collect();
         values.sort_unstable();
         match &self.values {
@@ -204,8 +205,20 @@ impl Oracle {
                     .iter()
                     .zip(&expected)
                     .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("committed (sink {}, key {}, value {}) where the oracle has (sink {}, key {}, value {})", a.0, a.1, a.2, b.0, b.1, b.2))
-                    .unwrap_or_else(|| format!("{} values committed, {} expected", values.len(), expected.len()))
+                    .map(|(a, b)| {
+                        format!(
+                            "committed ({}) where the oracle has ({})",
+                            output_value(a),
+                            output_value(b)
+                        )
+                    })
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{} values committed, {} expected",
+                            values.len(),
+                            expected.len()
+                        )
+                    })
             }
             None => format!("{} values committed, their digest differs", values.len()),
         }
@@ -376,4 +389,15 @@ fn restarted(run: &RunOutput) -> String {
         named.push(format!("{} more", run.restarts.len() - 3));
     }
     format!("; the run restarted: {}", named.join(", "))
+}
+
+/// One committed value as the verdict names it: a payload by its name.
+fn output_value(&(sink, key, value, payload): &(u32, u64, i64, Payload)) -> String {
+    match payload.is_none() {
+        true => format!("sink {sink}, key {key}, value {value}"),
+        false => format!(
+            "sink {sink}, key {key}, value {value}, payload {:016x}",
+            payload.0
+        ),
+    }
 }

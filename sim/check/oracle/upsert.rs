@@ -5,6 +5,7 @@
 //! the value of its last write must be the failure-free run's.
 
 use super::Oracle;
+use crate::model::Payload;
 use crate::runtime::RunOutput;
 use crate::scenario::Guarantee;
 use crate::verdict::{CheckId, Violation};
@@ -57,7 +58,9 @@ const MAX_EXAMPLES: usize = 5;
 
 /// A row of an upsert table while the writes are read: its value and the
 /// lineages (partition, offset) written to it so far.
-type Row = (i64, BTreeSet<(u32, u64)>);
+type Row = ((i64, Payload), BTreeSet<(u32, u64)>);
+/// A row's value: the record's value and payload.
+type Cell = (i64, Payload);
 
 impl Oracle {
     /// Compares the upsert sinks' writes with the failure-free run: `None`
@@ -90,10 +93,10 @@ impl Oracle {
             }
             let lineage = (r.lineage.partition, r.lineage.offset);
             let row = rows.entry((r.sink, r.key)).or_default();
-            if row.1.contains(&lineage) && row.0 != r.value {
+            if row.1.contains(&lineage) && row.0 != (r.value, r.payload) {
                 diff.regressions += 1;
             }
-            row.0 = r.value;
+            row.0 = (r.value, r.payload);
             row.1.insert(lineage);
         }
         for (i, (&a, &e)) in actual.iter().zip(&self.expected).enumerate() {
@@ -115,7 +118,7 @@ impl Oracle {
                 continue;
             }
             let expected = self.upsert_tables.get(&sink).unwrap_or(&empty);
-            let table: BTreeMap<u64, i64> = rows
+            let table: BTreeMap<u64, Cell> = rows
                 .range((sink, 0)..=(sink, u64::MAX))
                 .map(|(&(_, key), &(value, _))| (key, value))
                 .collect();
@@ -150,8 +153,8 @@ impl Oracle {
 /// Compares a run's final table with the expected one: keys compared (the
 /// union), keys differing, and the first differences described.
 pub(crate) fn compare_tables(
-    actual: &BTreeMap<u64, i64>,
-    expected: &BTreeMap<u64, i64>,
+    actual: &BTreeMap<u64, Cell>,
+    expected: &BTreeMap<u64, Cell>,
 ) -> (u64, u64, Vec<String>) {
     let keys: BTreeSet<u64> = actual.keys().chain(expected.keys()).copied().collect();
     let mut differing = 0;
@@ -163,7 +166,11 @@ pub(crate) fn compare_tables(
         }
         differing += 1;
         if examples.len() < MAX_EXAMPLES {
-            let show = |v: Option<&i64>| v.map_or("no row".to_string(), |v| format!("{v}"));
+            let show = |v: Option<&Cell>| match v {
+                None => "no row".to_string(),
+                Some((v, p)) if p.is_none() => format!("{v}"),
+                Some((v, p)) => format!("{v} (payload {:016x})", p.0),
+            };
             examples.push(format!(
                 "key {key} holds {} where the failure-free run has {}",
                 show(a),
@@ -175,16 +182,16 @@ pub(crate) fn compare_tables(
 }
 
 /// A table with every value 0: its keys only.
-fn keys_of(table: &BTreeMap<u64, i64>) -> BTreeMap<u64, i64> {
-    table.keys().map(|&k| (k, 0)).collect()
+fn keys_of(table: &BTreeMap<u64, Cell>) -> BTreeMap<u64, Cell> {
+    table.keys().map(|&k| (k, (0, Payload::NONE))).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn table(rows: &[(u64, i64)]) -> BTreeMap<u64, i64> {
-        rows.iter().copied().collect()
+    fn table(rows: &[(u64, i64)]) -> BTreeMap<u64, Cell> {
+        rows.iter().map(|&(k, v)| (k, (v, Payload::NONE))).collect()
     }
 
     #[test]
