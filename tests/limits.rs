@@ -132,7 +132,7 @@ fn a_run_whose_history_outgrows_the_limit_ends_with_its_own_outcome_the_same_way
             "run",
             path.to_str().unwrap(),
             "--max-memory",
-            "6MiB",
+            "7MiB",
             "--json",
         ])
     };

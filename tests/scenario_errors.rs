@@ -394,6 +394,9 @@ fn valid_scenario_parses_with_defaults_applied() {
             initial_splits: 2,
             discovery_interval: SimDuration::from_millis(20),
             push_splits: false,
+            event_time_step: SimDuration::from_millis(1),
+            out_of_orderness: SimDuration::ZERO,
+            partition_skew: SimDuration::ZERO,
         })
     );
     assert_eq!(source.parallelism, 2);
@@ -968,5 +971,34 @@ fn a_duration_given_as_a_number_says_what_a_duration_is() {
             "invalid type: integer `50`, expected a duration such as \"500ms\" (a string)"
         ),
         "{err}"
+    );
+}
+
+#[test]
+fn event_time_is_in_whole_milliseconds() {
+    let error = only_error(&edit(
+        "key_distribution = \"cyclic\"",
+        "key_distribution = \"cyclic\"\nout_of_orderness = \"1500us\"",
+    ));
+    assert_eq!(at(&error), (18, 20));
+    assert_eq!(
+        error.message,
+        "out_of_orderness (1.5ms) is not a whole number of milliseconds"
+    );
+    assert!(help(&error).contains("milliseconds, as Flink's"));
+    // Whole milliseconds parse, a step of 0 does not.
+    let text = edit(
+        "key_distribution = \"cyclic\"",
+        "key_distribution = \"cyclic\"\nevent_time_step = \"5ms\"\npartition_skew = \"2s\"",
+    );
+    parse_str(&text, "base.toml").unwrap_or_else(|e| panic!("{e}"));
+    let error = only_error(&edit(
+        "key_distribution = \"cyclic\"",
+        "key_distribution = \"cyclic\"\nevent_time_step = \"0ms\"",
+    ));
+    assert!(
+        error.message.contains("event_time_step"),
+        "{}",
+        error.message
     );
 }

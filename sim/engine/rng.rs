@@ -35,6 +35,8 @@ pub enum Stream {
     OperatorEvents = 12,
     /// The uncoordinated families' checkpoint timers (their jitter).
     LocalTimers = 13,
+    /// Event timestamps: their disorder and the skew between partitions.
+    EventTimes = 14,
 }
 
 /// A deterministic random stream.

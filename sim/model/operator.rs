@@ -292,6 +292,10 @@ pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
 /// skipping partitions at their end or whose next record is not there yet
 /// (a rate). Returns how many it emitted and, of the partitions it had to
 /// skip for their rate, when the first next record is there.
+/// The timestamp of a count window's result: Flink's count windows are
+/// `GlobalWindows`, whose `maxTimestamp()` is `Long.MAX_VALUE`.
+const GLOBAL_WINDOW_END: i64 = i64::MAX;
+
 pub(crate) fn poll_round_robin(
     workload: &Workload,
     offsets: &mut [(u32, u64)],
@@ -326,6 +330,7 @@ pub(crate) fn poll_round_robin(
                         offset: *offset,
                     },
                     emitted_at: ctx.now,
+                    timestamp: workload.timestamp(*partition, *offset),
                     payload: Payload::NONE,
                 });
                 *offset += 1;
@@ -738,6 +743,7 @@ impl Operator for CountWindow {
             w.sum = 0;
             ctx.emit(Record {
                 value: sum,
+                timestamp: GLOBAL_WINDOW_END,
                 ..record
             });
         }
@@ -764,6 +770,7 @@ impl Operator for CountWindow {
                 value: sum,
                 lineage,
                 emitted_at: SimTime(at),
+                timestamp: GLOBAL_WINDOW_END,
                 payload: Payload::NONE,
             });
         }
@@ -925,6 +932,7 @@ mod tests {
                 offset,
             },
             emitted_at: SimTime::ZERO,
+            timestamp: 0,
             payload: Payload::NONE,
         }
     }

@@ -248,6 +248,7 @@ mod tests {
                 offset,
             },
             emitted_at: crate::engine::SimTime::ZERO,
+            timestamp: 0,
             payload: crate::model::Payload::NONE,
         }
     }

@@ -24,6 +24,11 @@ pub struct Record {
     pub lineage: Lineage,
     /// Virtual time the source emitted the originating record (for latency).
     pub emitted_at: SimTime,
+    /// The record's event timestamp in milliseconds (Flink's
+    /// `StreamRecord.getTimestamp`): a source record's from its partition
+    /// (`Workload::timestamp`); a derived record keeps its input's unless
+    /// the operator sets another (a window's result, its window's end).
+    pub timestamp: i64,
     /// A value of the user's own type, if an operator attached one
     /// ([`crate::model::Context::payload`]); sources attach none.
     pub payload: Payload,

@@ -48,6 +48,7 @@ fn committable(txn: TxnId, checkpoint: CheckpointId, ctx: &Context) -> Record {
             offset: (u64::from(txn.subtask) << 32) | u64::from(txn.attempt),
         },
         emitted_at: ctx.now,
+        timestamp: 0,
         payload: crate::model::Payload::NONE,
     }
 }

@@ -67,6 +67,8 @@ pub struct CommittedRecord {
     pub lineage: Lineage,
     pub emitted_at: SimTime,
     pub committed_at: SimTime,
+    /// The record's event timestamp (milliseconds).
+    pub timestamp: i64,
     /// The record's payload, if it carried one.
     pub payload: Payload,
 }
@@ -429,6 +431,7 @@ impl Committed {
                     lineage: r.lineage,
                     emitted_at: r.emitted_at,
                     committed_at: b.at,
+                    timestamp: r.timestamp,
                     payload: r.payload,
                 };
                 (c, b.txn)
@@ -478,6 +481,7 @@ impl<'de> Deserialize<'de> for Committed {
                 value: r.value,
                 lineage: r.lineage,
                 emitted_at: r.emitted_at,
+                timestamp: r.timestamp,
                 payload: r.payload,
             };
             c.push(r.sink, r.committed_at, record);
@@ -499,6 +503,7 @@ mod tests {
                 offset,
             },
             emitted_at: SimTime::ZERO,
+            timestamp: 0,
             payload: Payload::NONE,
         }
     }

@@ -2,6 +2,7 @@
 //! seed's workload stream before the run. Two runs with the same seed (any
 //! algorithm, any faults) read identical logs.
 
+use crate::engine::rng::splitmix64;
 use crate::engine::{SimRng, SimTime, Stream};
 use crate::scenario::{KeyDistribution, OperatorKind, Scenario};
 
@@ -13,7 +14,22 @@ pub struct Workload {
     /// Per global partition: the most records it offers per second of
     /// virtual time (0: no limit).
     rates: Vec<u64>,
+    /// Per global partition: how its records' timestamps are made.
+    clocks: Vec<EventClock>,
+    /// Salt of the timestamps' draws (the seed's [`Stream::EventTimes`]).
+    salt: u64,
 }
+
+/// How one partition stamps its records with event time (milliseconds):
+/// record `o` is at `start + o × step`, less a draw in `0..=jitter`.
+#[derive(Clone, Copy, Debug)]
+struct EventClock {
+    start: i64,
+    step: i64,
+    jitter: u64,
+}
+
+const MS: u64 = 1_000_000;
 
 impl Workload {
     pub fn generate(scenario: &Scenario, seed: u64) -> Workload {
@@ -21,6 +37,8 @@ impl Workload {
         let mut partitions = Vec::new();
         let mut first_partition = Vec::with_capacity(scenario.operators.len());
         let mut rates = Vec::new();
+        let mut clocks = Vec::new();
+        let salt = SimRng::new(seed, Stream::EventTimes).next_u64();
         for op in &scenario.operators {
             first_partition.push(partitions.len() as u32);
             let OperatorKind::Source(src) = &op.kind else {
@@ -29,6 +47,16 @@ impl Workload {
             let n = src.partitions as u64;
             for p in 0..n {
                 rates.push(src.rate_of(p as u32));
+                // A draw of a hash, not of the workload stream: the keys
+                // and values of every seed stay what they were.
+                let skew = src.partition_skew.nanos() / MS;
+                let global = clocks.len() as u64;
+                let late = src.out_of_orderness.nanos() / MS;
+                clocks.push(EventClock {
+                    start: (late + splitmix64(salt ^ splitmix64(global)) % (skew + 1)) as i64,
+                    step: (src.event_time_step.nanos() / MS) as i64,
+                    jitter: late,
+                });
                 let records = src.records_of(p as u32);
                 let mut log = Vec::with_capacity(records as usize);
                 let hot = u64::from(src.hot_key_percent);
@@ -61,7 +89,24 @@ impl Workload {
             partitions,
             first_partition,
             rates,
+            clocks,
+            salt,
         }
+    }
+
+    /// The event timestamp (milliseconds) of partition `global`'s record at
+    /// `offset`: a function of the seed, the partition and the offset, so
+    /// the same record has the same timestamp in every run and replay.
+    pub fn timestamp(&self, global: u32, offset: u64) -> i64 {
+        let Some(c) = self.clocks.get(global as usize) else {
+            return 0;
+        };
+        let in_order = c.start.saturating_add(c.step.saturating_mul(offset as i64));
+        let late = match c.jitter {
+            0 => 0,
+            j => splitmix64(self.salt ^ splitmix64((u64::from(global) << 40) ^ offset)) % (j + 1),
+        };
+        in_order - late as i64
     }
 
     /// From when partition `global`'s record at `offset` is there to read
@@ -139,5 +184,50 @@ mod tests {
             assert!((low..=high).contains(&share), "{percent}%: {share}");
         }
         assert!(hot_share(&plain) < 0.05);
+    }
+
+    #[test]
+    fn timestamps_follow_the_step_within_the_disorder_and_the_skew() {
+        let plain = Workload::generate(&source(""), 7);
+        // By default: one millisecond a record, in order, no skew.
+        assert!((0..100).all(|o| plain.timestamp(1, o) == o as i64));
+        let keys =
+            "event_time_step = \"3ms\"\nout_of_orderness = \"40ms\"\npartition_skew = \"500ms\"";
+        let w = Workload::generate(&source(keys), 7);
+        assert_eq!(
+            w.partitions, plain.partitions,
+            "keys and values are unchanged"
+        );
+        let mut late = 0;
+        for p in 0..2u32 {
+            let start = w.timestamp(p, 0) - 40;
+            let mut max_seen = i64::MIN;
+            for o in 0..5000u64 {
+                let t = w.timestamp(p, o);
+                assert!(t >= 0);
+                // Never more than the disorder below the largest before it.
+                assert!(
+                    t > max_seen.saturating_sub(3 + 40),
+                    "partition {p} offset {o}: {t} after {max_seen}"
+                );
+                late += u64::from(t < max_seen);
+                max_seen = max_seen.max(t);
+            }
+            assert!(
+                (-40..=500).contains(&start),
+                "partition {p} starts at {start}"
+            );
+        }
+        assert!(late > 1000, "{late} records out of order");
+        assert_ne!(
+            w.timestamp(0, 0),
+            w.timestamp(1, 0),
+            "the partitions are skewed"
+        );
+        // Same seed, same timestamps; another seed, others.
+        let again = Workload::generate(&source(keys), 7);
+        let other = Workload::generate(&source(keys), 8);
+        assert!((0..200).all(|o| w.timestamp(1, o) == again.timestamp(1, o)));
+        assert!((0..200).any(|o| w.timestamp(1, o) != other.timestamp(1, o)));
     }
 }

@@ -86,10 +86,27 @@ pub struct SourceInput {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hot_key_percent: u32,
     pub value_max: u64,
+    /// Event time (milliseconds): the step per record, the most a record
+    /// lies below its place, and the skew between partitions. Written
+    /// only when not the default (1, 0, 0).
+    #[serde(default = "one_ms", skip_serializing_if = "is_one_ms")]
+    pub event_time_step_ms: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub out_of_orderness_ms: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub partition_skew_ms: u64,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn one_ms() -> u64 {
+    1
+}
+
+fn is_one_ms(n: &u64) -> bool {
+    *n == 1
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -253,6 +270,9 @@ pub fn source_inputs(s: &Scenario) -> Vec<SourceInput> {
                 key_distribution: key_distribution_name(src.key_distribution).to_string(),
                 hot_key_percent: src.hot_key_percent,
                 value_max: src.value_max,
+                event_time_step_ms: src.event_time_step.nanos() / 1_000_000,
+                out_of_orderness_ms: src.out_of_orderness.nanos() / 1_000_000,
+                partition_skew_ms: src.partition_skew.nanos() / 1_000_000,
             }),
             _ => None,
         })

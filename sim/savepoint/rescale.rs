@@ -101,8 +101,18 @@ fn same_sources(image: &Image, scenario: &Scenario) -> Result<(), SnapshotError>
                     0 => String::new(),
                     n => format!(", {n}% on key 0"),
                 };
+                let time = match (
+                    s.event_time_step_ms,
+                    s.out_of_orderness_ms,
+                    s.partition_skew_ms,
+                ) {
+                    (1, 0, 0) => String::new(),
+                    (step, late, skew) => format!(
+                        ", event time {step} ms a record, {late} ms out of order, {skew} ms skew"
+                    ),
+                };
                 format!(
-                    "{} ({records}, {} keys {}{hot}, values ≤ {})",
+                    "{} ({records}, {} keys {}{hot}, values ≤ {}{time})",
                     s.uid, s.keys, s.key_distribution, s.value_max
                 )
             })

@@ -341,6 +341,18 @@ operators! {
         /// at once to its reader, and a reader that ran out is told there
         /// are no more once every split is found.
         push_splits: bool = false,
+        /// Event time: a partition's records are stamped with timestamps
+        /// (milliseconds, as Flink's) that advance by this much per record
+        /// (`model::workload`); a whole number of milliseconds.
+        event_time_step: Positive = ms(1),
+        /// Event time: each record's timestamp lies up to this much below
+        /// its place in order (a draw per record): the disorder a
+        /// bounded-out-of-orderness watermark strategy allows for.
+        out_of_orderness: Dur = Duration::default(),
+        /// Event time: each partition's timestamps start up to this much
+        /// after the earliest's (a draw per partition): skew between
+        /// partitions (splits).
+        partition_skew: Dur = Duration::default(),
     }), check super::kinds::source;
     /// `value = value * mul + add`.
     Map = "map", "value = value * mul + add" {

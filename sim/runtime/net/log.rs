@@ -131,6 +131,7 @@ mod tests {
                 offset: i,
             },
             emitted_at: crate::engine::SimTime::ZERO,
+            timestamp: 0,
             payload: crate::model::Payload::NONE,
         }
     }

@@ -49,6 +49,7 @@ fn rec(offset: u64) -> Record {
             offset,
         },
         emitted_at: SimTime::ZERO,
+        timestamp: 0,
         payload: crate::model::Payload::NONE,
     }
 }
