@@ -1,0 +1,413 @@
+//! Event time's building blocks, as Flink's code has them: the
+//! bounded-out-of-orderness watermark generator, the combination of
+//! per-split watermarks in a source reader, and the valve that combines a
+//! task's input channels' watermarks and watermark statuses.
+//!
+//! Timestamps and watermarks are milliseconds in an `i64`, as Flink's
+//! `long`s; [`MIN_WATERMARK`] is where every watermark starts and
+//! [`MAX_WATERMARK`] the one a finished input sends. docs/event-time.md
+//! says how they are wired into tasks, channels, checkpoints and the
+//! judge.
+
+use std::collections::BTreeSet;
+
+/// Where every watermark starts (Flink's `Long.MIN_VALUE`).
+pub const MIN_WATERMARK: i64 = i64::MIN;
+/// The watermark of an input that has ended (`Watermark.MAX_WATERMARK`).
+pub const MAX_WATERMARK: i64 = i64::MAX;
+
+/// Flink's `BoundedOutOfOrdernessWatermarks`: it remembers the largest
+/// timestamp seen, and a periodic emit offers that less the bound, less
+/// one (a record at the watermark's timestamp would be late).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundedOutOfOrderness {
+    bound: i64,
+    max_timestamp: i64,
+}
+
+impl BoundedOutOfOrderness {
+    pub fn new(bound_ms: i64) -> BoundedOutOfOrderness {
+        let bound = bound_ms.max(0);
+        BoundedOutOfOrderness {
+            bound,
+            // Flink's start: the first periodic emit is Long.MIN_VALUE.
+            max_timestamp: MIN_WATERMARK.saturating_add(bound).saturating_add(1),
+        }
+    }
+
+    /// `onEvent`: a record with this timestamp was read.
+    pub fn on_event(&mut self, timestamp: i64) {
+        self.max_timestamp = self.max_timestamp.max(timestamp);
+    }
+
+    /// `onPeriodicEmit`: the watermark it offers now.
+    pub fn current(&self) -> i64 {
+        self.max_timestamp
+            .saturating_sub(self.bound)
+            .saturating_sub(1)
+    }
+}
+
+/// One split's watermark in a reader (Flink's `PartialWatermark`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Partial {
+    watermark: i64,
+    idle: bool,
+}
+
+/// Flink's `CombinedWatermarkStatus`, behind the `WatermarkOutputMultiplexer`
+/// of a FLIP-27 reader: the reader's watermark is the smallest of its
+/// active splits' and never goes back; with every split idle the reader is
+/// idle and its watermark stays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CombinedWatermark {
+    partials: Vec<Partial>,
+    combined: i64,
+    idle: bool,
+}
+
+impl Default for CombinedWatermark {
+    fn default() -> CombinedWatermark {
+        CombinedWatermark {
+            partials: Vec::new(),
+            combined: MIN_WATERMARK,
+            idle: false,
+        }
+    }
+}
+
+impl CombinedWatermark {
+    /// A new split output (`registerNewOutput`): it starts active at
+    /// [`MIN_WATERMARK`], so it holds the reader back until it emits.
+    pub fn add_split(&mut self) -> usize {
+        self.partials.push(Partial {
+            watermark: MIN_WATERMARK,
+            idle: false,
+        });
+        self.partials.len() - 1
+    }
+
+    /// Split `i` offers a watermark (its own never goes back) and is active.
+    pub fn offer(&mut self, i: usize, watermark: i64) {
+        if let Some(p) = self.partials.get_mut(i) {
+            p.watermark = p.watermark.max(watermark);
+            p.idle = false;
+        }
+    }
+
+    /// Split `i` is marked idle (or active again).
+    pub fn set_idle(&mut self, i: usize, idle: bool) {
+        if let Some(p) = self.partials.get_mut(i) {
+            p.idle = idle;
+        }
+    }
+
+    /// `updateCombinedWatermark`: the new combined watermark if it
+    /// advanced. Without splits, or with all idle, nothing (and `idle`
+    /// says whether all are idle).
+    pub fn update(&mut self) -> Option<i64> {
+        if self.partials.is_empty() {
+            return None;
+        }
+        let active = self.partials.iter().filter(|p| !p.idle);
+        let min = active.map(|p| p.watermark).min();
+        self.idle = min.is_none();
+        let min = min?;
+        (min > self.combined).then(|| {
+            self.combined = min;
+            min
+        })
+    }
+
+    /// Every split is idle (after the last [`CombinedWatermark::update`]).
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+
+    /// The combined watermark so far.
+    pub fn combined(&self) -> i64 {
+        self.combined
+    }
+}
+
+/// What a valve emits after an input: a new watermark, a new status, or
+/// both (a watermark first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValveOutput {
+    pub watermark: Option<i64>,
+    /// `Some(true)`: the task's output became idle; `Some(false)`: active.
+    pub idle: Option<bool>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ChannelStatus {
+    watermark: i64,
+    idle: bool,
+    /// Its watermark takes part in the minimum: active and not behind the
+    /// last output (a channel active again below it is not, until it
+    /// catches up).
+    aligned: bool,
+}
+
+/// Flink's `StatusWatermarkValve`: a task's input watermark is the smallest
+/// watermark of its aligned input channels, emitted only when it grows.
+/// A watermark of an idle channel, or arriving while every channel is
+/// idle, is ignored, as are watermarks below the channel's own. A channel
+/// going idle no longer holds the minimum back; when the last one goes
+/// idle the largest watermark of all is flushed and the output goes idle.
+/// A channel active again joins the minimum only once it has caught up
+/// with the output. The minimum is kept in a sorted set, so a task with
+/// thousands of inputs pays log n per watermark.
+#[derive(Clone, Debug)]
+pub struct Valve {
+    channels: Vec<ChannelStatus>,
+    /// `(watermark, channel)` of the aligned channels.
+    aligned: BTreeSet<(i64, u32)>,
+    last_output: i64,
+    idle: bool,
+}
+
+impl Valve {
+    /// A valve over `channels` inputs, each active at [`MIN_WATERMARK`].
+    pub fn new(channels: usize) -> Valve {
+        Valve {
+            channels: vec![
+                ChannelStatus {
+                    watermark: MIN_WATERMARK,
+                    idle: false,
+                    aligned: true,
+                };
+                channels
+            ],
+            aligned: (0..channels as u32).map(|c| (MIN_WATERMARK, c)).collect(),
+            last_output: MIN_WATERMARK,
+            idle: false,
+        }
+    }
+
+    /// The last watermark the valve emitted.
+    pub fn output(&self) -> i64 {
+        self.last_output
+    }
+
+    /// Whether the valve's output is idle.
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+
+    /// The channel's own watermark (what holds a task back, for a stall's
+    /// evidence).
+    pub fn channel(&self, channel: usize) -> Option<(i64, bool)> {
+        self.channels.get(channel).map(|c| (c.watermark, c.idle))
+    }
+
+    /// The aligned channel with the smallest watermark: the one holding
+    /// the output back.
+    pub fn holding_back(&self) -> Option<usize> {
+        self.aligned.first().map(|&(_, c)| c as usize)
+    }
+
+    /// `inputWatermark`: channel `channel` delivered `watermark`.
+    pub fn input_watermark(&mut self, channel: usize, watermark: i64) -> ValveOutput {
+        let Some(&c) = self.channels.get(channel) else {
+            return ValveOutput::default();
+        };
+        if self.idle || c.idle || watermark <= c.watermark {
+            return ValveOutput::default();
+        }
+        let mut status = c;
+        status.watermark = watermark;
+        if c.aligned {
+            self.aligned.remove(&(c.watermark, channel as u32));
+            self.aligned.insert((watermark, channel as u32));
+        } else if watermark >= self.last_output {
+            status.aligned = true;
+            self.aligned.insert((watermark, channel as u32));
+        }
+        self.channels[channel] = status;
+        ValveOutput {
+            watermark: self.new_min(),
+            idle: None,
+        }
+    }
+
+    /// `inputWatermarkStatus`: channel `channel` became idle or active.
+    pub fn input_status(&mut self, channel: usize, idle: bool) -> ValveOutput {
+        let Some(&c) = self.channels.get(channel) else {
+            return ValveOutput::default();
+        };
+        let mut out = ValveOutput::default();
+        if idle && !c.idle {
+            self.channels[channel].idle = true;
+            self.unalign(channel);
+            if self.channels.iter().all(|c| c.idle) {
+                if c.watermark == self.last_output {
+                    out.watermark = self.flush_max();
+                }
+                self.idle = true;
+                out.idle = Some(true);
+            } else if c.watermark == self.last_output {
+                out.watermark = self.new_min();
+            }
+        } else if !idle && c.idle {
+            self.channels[channel].idle = false;
+            if c.watermark >= self.last_output {
+                self.channels[channel].aligned = true;
+                self.aligned.insert((c.watermark, channel as u32));
+            }
+            if self.idle {
+                self.idle = false;
+                out.idle = Some(false);
+            }
+        }
+        out
+    }
+
+    fn unalign(&mut self, channel: usize) {
+        let c = &mut self.channels[channel];
+        if c.aligned {
+            c.aligned = false;
+            self.aligned.remove(&(c.watermark, channel as u32));
+        }
+    }
+
+    /// `findAndOutputNewMinWatermarkAcrossAlignedSubpartitions`.
+    fn new_min(&mut self) -> Option<i64> {
+        let &(min, _) = self.aligned.first()?;
+        (min > self.last_output).then(|| {
+            self.last_output = min;
+            min
+        })
+    }
+
+    /// `findAndOutputMaxWatermarkAcrossAllSubpartitions`.
+    fn flush_max(&mut self) -> Option<i64> {
+        let max = self.channels.iter().map(|c| c.watermark).max()?;
+        (max > self.last_output).then(|| {
+            self.last_output = max;
+            max
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bounded_out_of_orderness_offers_the_largest_timestamp_less_the_bound_less_one() {
+        let mut g = BoundedOutOfOrderness::new(40);
+        assert_eq!(g.current(), MIN_WATERMARK);
+        g.on_event(100);
+        g.on_event(70);
+        assert_eq!(g.current(), 59);
+        g.on_event(200);
+        assert_eq!(g.current(), 159);
+        assert_eq!(BoundedOutOfOrderness::new(0).current(), MIN_WATERMARK);
+    }
+
+    #[test]
+    fn a_reader_waits_for_its_slowest_active_split() {
+        let mut c = CombinedWatermark::default();
+        assert_eq!(c.update(), None, "no split, no watermark");
+        let (a, b) = (c.add_split(), c.add_split());
+        c.offer(a, 50);
+        assert_eq!(c.update(), None, "split b has not emitted");
+        c.offer(b, 30);
+        assert_eq!(c.update(), Some(30));
+        c.set_idle(b, true);
+        assert_eq!(c.update(), Some(50), "an idle split no longer holds back");
+        c.set_idle(a, true);
+        assert_eq!(c.update(), None);
+        assert!(c.is_idle());
+        c.offer(b, 40);
+        assert_eq!(c.update(), None, "never backwards");
+        assert_eq!(c.combined(), 50);
+    }
+
+    #[test]
+    fn the_valve_emits_the_minimum_only_when_it_grows() {
+        let mut v = Valve::new(2);
+        assert_eq!(v.input_watermark(0, 10).watermark, None);
+        assert_eq!(v.input_watermark(1, 5).watermark, Some(5));
+        assert_eq!(v.holding_back(), Some(1));
+        assert_eq!(v.input_watermark(1, 4).watermark, None, "behind its own");
+        assert_eq!(v.input_watermark(1, 20).watermark, Some(10));
+        // Channel 0 goes idle: 20 is the new minimum.
+        assert_eq!(v.input_status(0, true).watermark, Some(20));
+        // Back, but behind: it does not hold the output back until it
+        // catches up.
+        assert_eq!(v.input_status(0, false), ValveOutput::default());
+        assert_eq!(v.input_watermark(1, 30).watermark, Some(30));
+        assert_eq!(v.input_watermark(0, 25).watermark, None);
+        assert_eq!(v.input_watermark(0, 35).watermark, None);
+        assert_eq!(v.input_watermark(1, 40).watermark, Some(35));
+    }
+
+    #[test]
+    fn the_last_channel_going_idle_flushes_the_largest_watermark() {
+        let mut v = Valve::new(2);
+        v.input_watermark(0, 10);
+        v.input_watermark(1, 50);
+        assert_eq!(v.output(), 10);
+        let out = v.input_status(1, true);
+        assert_eq!(out, ValveOutput::default(), "channel 0 still holds at 10");
+        let out = v.input_status(0, true);
+        assert_eq!(
+            out,
+            ValveOutput {
+                watermark: Some(50),
+                idle: Some(true)
+            }
+        );
+        assert_eq!(v.input_watermark(0, 60), ValveOutput::default(), "idle");
+        let out = v.input_status(0, false);
+        assert_eq!(out.idle, Some(false));
+    }
+
+    /// The valve's set of aligned channels against a recomputation from
+    /// the channels alone: aligned = active and not behind the output.
+    fn naive_min(v: &Valve) -> Option<i64> {
+        v.channels
+            .iter()
+            .filter(|c| !c.idle && c.watermark >= v.last_output)
+            .map(|c| c.watermark)
+            .min()
+    }
+
+    proptest! {
+        #[test]
+        fn the_valve_never_goes_back_and_keeps_its_minimum_right(
+            channels in 1usize..6,
+            inputs in proptest::collection::vec((0usize..6, 0u8..4, 0i64..100), 0..80),
+        ) {
+            let mut v = Valve::new(channels);
+            let mut last = MIN_WATERMARK;
+            for (c, what, w) in inputs {
+                let c = c % channels;
+                let out = match what {
+                    0 => v.input_status(c, true),
+                    1 => v.input_status(c, false),
+                    _ => v.input_watermark(c, w),
+                };
+                if let Some(w) = out.watermark {
+                    prop_assert!(w > last, "{w} after {last}");
+                    last = w;
+                }
+                prop_assert_eq!(v.output(), last);
+                prop_assert_eq!(v.is_idle(), v.channels.iter().all(|c| c.idle));
+                // The kept minimum is the recomputed one, never below
+                // the output (an aligned channel is not behind it).
+                let kept = v.aligned.first().map(|&(w, _)| w);
+                prop_assert_eq!(kept, naive_min(&v));
+                if let Some(m) = kept {
+                    prop_assert!(m >= v.output(), "{m} below {}", v.output());
+                }
+                for (i, ch) in v.channels.iter().enumerate() {
+                    prop_assert_eq!(ch.aligned, v.aligned.contains(&(ch.watermark, i as u32)));
+                }
+            }
+        }
+    }
+}
