@@ -61,6 +61,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::AckBeforeChannelStateWritten,
     Mutant::CheckpointDuringRecovery,
     Mutant::RecoveredBuffersPersistedTwice,
+    Mutant::ChannelStateDropsPayload,
     Mutant::ChannelFileResultEarly,
     Mutant::AbortStopsNewerCapture,
     Mutant::StorageLosesStateWrite,

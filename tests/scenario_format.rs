@@ -158,6 +158,7 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "event_time_step",
                 "out_of_orderness",
                 "partition_skew",
+                "payloads",
             ],
             "map" => &["mul", "add"],
             "filter" => &["modulus", "keep_below"],

@@ -322,6 +322,10 @@ pub(crate) fn poll_round_robin(
         }
         match record {
             Some(&(key, value)) => {
+                let payload = match workload.carries_payloads(*partition) {
+                    true => ctx.payload(&(*partition, *offset)),
+                    false => Payload::NONE,
+                };
                 ctx.emit(Record {
                     key,
                     value,
@@ -331,7 +335,7 @@ pub(crate) fn poll_round_robin(
                     },
                     emitted_at: ctx.now,
                     timestamp: workload.timestamp(*partition, *offset),
-                    payload: Payload::NONE,
+                    payload,
                 });
                 *offset += 1;
                 emitted += 1;

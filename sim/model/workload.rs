@@ -16,6 +16,8 @@ pub struct Workload {
     rates: Vec<u64>,
     /// Per global partition: how its records' timestamps are made.
     clocks: Vec<EventClock>,
+    /// Per global partition: its records carry payloads (`payloads`).
+    payloads: Vec<bool>,
     /// Salt of the timestamps' draws (the seed's [`Stream::EventTimes`]).
     salt: u64,
 }
@@ -38,6 +40,7 @@ impl Workload {
         let mut first_partition = Vec::with_capacity(scenario.operators.len());
         let mut rates = Vec::new();
         let mut clocks = Vec::new();
+        let mut payloads = Vec::new();
         let salt = SimRng::new(seed, Stream::EventTimes).next_u64();
         for op in &scenario.operators {
             first_partition.push(partitions.len() as u32);
@@ -47,6 +50,7 @@ impl Workload {
             let n = src.partitions as u64;
             for p in 0..n {
                 rates.push(src.rate_of(p as u32));
+                payloads.push(src.payloads);
                 // A draw of a hash, not of the workload stream: the keys
                 // and values of every seed stay what they were.
                 let skew = src.partition_skew.nanos() / MS;
@@ -90,8 +94,14 @@ impl Workload {
             first_partition,
             rates,
             clocks,
+            payloads,
             salt,
         }
+    }
+
+    /// Whether partition `global`'s records carry payloads.
+    pub fn carries_payloads(&self, global: u32) -> bool {
+        self.payloads.get(global as usize).copied().unwrap_or(false)
     }
 
     /// The event timestamp (milliseconds) of partition `global`'s record at

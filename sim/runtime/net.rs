@@ -258,6 +258,8 @@ pub struct Net {
     pub skip_recovered: bool,
     /// Mutant `recovered-buffers-persisted-twice`.
     pub persist_recovered_twice: bool,
+    /// Mutant `channel-state-drops-payload`.
+    pub strip_payloads: bool,
     /// Restored records persisted again by a checkpoint during recovery.
     pub recovered_persisted: u64,
     /// Per task: the inputs with something to read (see `net/gate.rs`).
@@ -355,6 +357,7 @@ impl Net {
             during_recovery: false,
             skip_recovered: false,
             persist_recovered_twice: false,
+            strip_payloads: false,
             recovered_persisted: 0,
             gates: Gates::default(),
             stamps: Vec::new(),

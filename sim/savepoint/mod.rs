@@ -95,6 +95,9 @@ pub struct SourceInput {
     pub out_of_orderness_ms: u64,
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub partition_skew_ms: u64,
+    /// Its records carry payloads. Written only when they do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub payloads: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -273,6 +276,7 @@ pub fn source_inputs(s: &Scenario) -> Vec<SourceInput> {
                 event_time_step_ms: src.event_time_step.nanos() / 1_000_000,
                 out_of_orderness_ms: src.out_of_orderness.nanos() / 1_000_000,
                 partition_skew_ms: src.partition_skew.nanos() / 1_000_000,
+                payloads: src.payloads,
             }),
             _ => None,
         })

@@ -111,8 +111,9 @@ fn same_sources(image: &Image, scenario: &Scenario) -> Result<(), SnapshotError>
                         ", event time {step} ms a record, {late} ms out of order, {skew} ms skew"
                     ),
                 };
+                let payloads = if s.payloads { ", with payloads" } else { "" };
                 format!(
-                    "{} ({records}, {} keys {}{hot}, values ≤ {}{time})",
+                    "{} ({records}, {} keys {}{hot}, values ≤ {}{time}{payloads})",
                     s.uid, s.keys, s.key_distribution, s.value_max
                 )
             })

@@ -353,6 +353,11 @@ operators! {
         /// after the earliest's (a draw per partition): skew between
         /// partitions (splits).
         partition_skew: Dur = Duration::default(),
+        /// Each record carries a payload (`model::payload`): its partition
+        /// and offset, serialised, a stand-in for a record body of the
+        /// job's own type, so payloads travel through channels, channel
+        /// state, savepoints and sinks and are judged with the values.
+        payloads: bool = false,
     }), check super::kinds::source;
     /// `value = value * mul + add`.
     Map = "map", "value = value * mul + add" {

@@ -25,6 +25,22 @@ impl Net {
     /// buffers, ahead of any new data. Called before the sender's restored
     /// output channel state goes out, which continues the numbering.
     pub fn restore_input(&mut self, ch: ChannelId, records: &[Record]) {
+        let stripped: Vec<Record>;
+        let records = match self.strip_payloads && records.iter().any(|r| !r.payload.is_none()) {
+            true => {
+                // Mutant: the records come back without their payloads.
+                fired(Mutant::ChannelStateDropsPayload);
+                stripped = records
+                    .iter()
+                    .map(|&r| Record {
+                        payload: crate::model::Payload::NONE,
+                        ..r
+                    })
+                    .collect();
+                &stripped[..]
+            }
+            false => records,
+        };
         let mut rest = records;
         while !rest.is_empty() {
             let (chunk, tail) = rest.split_at(self.buffer_len(ch, rest));
@@ -122,6 +138,14 @@ mod mutants {
             modelled_on: "FLINK-20654 (a checkpoint started before a recovered channel's state was consumed skipped its recovered buffers), and the in-flight data-loss race found while stabilising checkpointing during recovery (FLIP-547)",
             caught_by: "consistent-cut",
             applies: &[("backpressure", "unaligned"), ("recovery-checkpoints", "unaligned")],
+        });
+        pub const ChannelStateDropsPayload: Mutant = Mutant::declare(&MutantInfo {
+            name: "channel-state-drops-payload",
+            part: "channel state restore",
+            what: "restored input channel state comes back without its records' payloads: each in-flight record is read with its key, value and lineage but not its body",
+            modelled_on: "in-flight data read back with another serializer than the one that wrote it (a record type changed between snapshot and restore, which unaligned checkpoints cannot migrate and Flink must refuse): the records deserialize, but not as they were",
+            caught_by: "exactly-once-output",
+            applies: &[("backpressure", "unaligned")],
         });
         pub const RecoveredBuffersPersistedTwice: Mutant = Mutant::declare(&MutantInfo {
             name: "recovered-buffers-persisted-twice",
