@@ -249,6 +249,10 @@ pub struct SeedResult {
     /// (`--draw-seed`); absent when it drew its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_seed: Option<u64>,
+    /// Sinks whose output could not be judged (`check::oracle::Unjudged`):
+    /// a seed that passed with one is incomplete, not a pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<String>,
 }
 
 /// Runs one seed of a sweep. A panic of the run is caught and becomes the
@@ -336,6 +340,7 @@ fn failed_unrun(
         coverage: SeedCoverage::default(),
         cause: None,
         draw_seed: spec.parent(seed),
+        unjudged: Vec::new(),
     }
 }
 
@@ -413,6 +418,7 @@ fn run_seed_unguarded(spec: &SweepSpec, seed: u64) -> SeedResult {
         coverage,
         cause,
         draw_seed: spec.parent(seed),
+        unjudged: e.verdict.unjudged.clone(),
     }
 }
 
@@ -538,6 +544,10 @@ pub struct SweepSummary {
     /// Seeds of a guided sweep that re-ran an earlier seed's draw.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub draws_reused: u64,
+    /// Seeds that passed with a sink whose output could not be judged
+    /// (`check::oracle::Unjudged`): incomplete, not passes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seeds_unjudged: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -691,6 +701,7 @@ impl SweepSummary {
             coverage: Coverage::default(),
             cause_groups: Vec::new(),
             draws_reused: 0,
+            seeds_unjudged: 0,
         };
         for r in sorted {
             // One sweep: the same scenario content (any path), algorithm,
@@ -745,6 +756,7 @@ impl SweepSummary {
         }
         if r.passed {
             self.seeds_passed += 1;
+            self.seeds_unjudged += u64::from(!r.unjudged.is_empty());
         } else {
             self.seeds_failed += 1;
             for c in &r.failed_checks {
@@ -836,7 +848,7 @@ impl SweepSummary {
     pub fn verdict(&self) -> &'static str {
         if self.seeds_failed > 0 {
             "fail"
-        } else if self.seeds_incomplete() > 0 {
+        } else if self.seeds_incomplete() > 0 || self.seeds_unjudged > 0 {
             "incomplete"
         } else {
             "pass"
@@ -853,6 +865,14 @@ impl SweepSummary {
                 w,
                 "incomplete   {cut} seed{} ended by --max-wall or --max-memory: judged only on what they ran",
                 if cut == 1 { "" } else { "s" }
+            );
+        }
+        if self.seeds_unjudged > 0 {
+            let n = self.seeds_unjudged;
+            let _ = writeln!(
+                w,
+                "incomplete   {n} seed{} passed with a sink not judged (a run's verdict says why; docs/checkers.md)",
+                if n == 1 { "" } else { "s" }
             );
         }
         if !self.failures_by_check.is_empty() {

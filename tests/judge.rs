@@ -558,3 +558,69 @@ fn committed_output_lags_no_more_than_the_bound() {
         .map(|(_, n)| *n);
     assert!(judged.is_some_and(|n| n > 0), "{judged:?}");
 }
+
+/// Under at-least-once, a replayed record read twice by a count window
+/// shifts every later window onto other closing records, so the window's
+/// results carry other lineages than the failure-free run's: neither a
+/// loss nor a duplicate can be told by lineage. Such a sink is not judged
+/// (the verdict is `incomplete`, with the reason), never called broken;
+/// a run that replayed nothing is judged as before, and a sweep counts
+/// the seeds that passed with a sink not judged.
+#[test]
+fn a_window_under_at_least_once_with_replays_is_incomplete_not_broken() {
+    let windows = load("windows");
+    let (mut unjudged, mut judged) = (0, 0);
+    for seed in 0..40 {
+        let cfg = RunConfig {
+            seed,
+            algorithm: Algorithm::AtLeastOnce,
+            mutants: Mutants::NONE,
+            record_trace: false,
+        };
+        let e = execute(&windows, &cfg);
+        assert!(
+            e.verdict.passed,
+            "seed {seed}: {:?}",
+            e.verdict.violations().next()
+        );
+        if e.output.counters.records_replayed > 0 {
+            assert_eq!(e.verdict.unjudged, ["sink"], "seed {seed}");
+            assert!(e.verdict.unjudged_reasons[0].contains("other lineages"));
+            unjudged += 1;
+        } else {
+            assert!(e.verdict.unjudged.is_empty(), "seed {seed}");
+            judged += 1;
+        }
+    }
+    assert!(
+        unjudged > 0 && judged > 0,
+        "{unjudged} unjudged, {judged} judged"
+    );
+    let path = scenario_path("windows");
+    let out = crate::common::ckptsim(&[
+        "sweep",
+        path.to_str().unwrap(),
+        "--algorithm",
+        "at-least-once",
+        "--seeds",
+        "0..40",
+    ]);
+    let text = crate::common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!(
+            "incomplete   {unjudged} seeds passed with a sink not judged"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("verdict      INCOMPLETE"), "{text}");
+    // Exactly-once runs of the same job are judged in full.
+    let cfg = RunConfig {
+        seed: 3,
+        algorithm: Algorithm::Aligned,
+        mutants: Mutants::NONE,
+        record_trace: false,
+    };
+    let e = execute(&windows, &cfg);
+    assert!(e.verdict.passed && e.verdict.unjudged.is_empty());
+}

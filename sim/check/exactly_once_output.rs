@@ -91,6 +91,10 @@ pub fn check(input: &Input) -> Finding {
     if !run.store.payloads.is_empty() {
         reach.push(("payloads", run.store.payloads.len() as u64));
     }
+    if input.oracle.duplicating {
+        // At-least-once with replays: lineages only (docs/checkers.md).
+        reach.push(("values not compared (duplicates allowed)", 1));
+    }
     if !input.oracle.unjudged.is_empty() {
         reach.push(("sinks not compared", input.oracle.unjudged.len() as u64));
     }

@@ -53,6 +53,9 @@ pub struct Verdict {
     /// passed with one is `incomplete`, never a pass.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<String>,
+    /// Why each of `unjudged` is not judged, in the same order.
+    #[serde(skip)]
+    pub unjudged_reasons: Vec<&'static str>,
 }
 
 impl Verdict {
@@ -165,5 +168,6 @@ pub fn judge(scenario: &Scenario, oracle: &Oracle, run: &RunOutput) -> Verdict {
         guarantee: input.output.guarantee,
         expected: run.expected,
         unjudged: oracle.unjudged_names(),
+        unjudged_reasons: oracle.unjudged_reasons(),
     }
 }

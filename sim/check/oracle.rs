@@ -97,6 +97,41 @@ pub struct Oracle {
     /// says which records they must commit. Their output is not compared;
     /// the check's details count them.
     pub unjudged: std::collections::BTreeSet<u32>,
+    /// Why each sink of `unjudged` is not judged.
+    pub unjudged_why: BTreeMap<u32, Unjudged>,
+    /// Sinks downstream of an operator whose output lineages depend on
+    /// arrival order (`Operator::lineage_follows_input`; a count window:
+    /// which record closes a window, and so the lineage its result
+    /// carries): a replayed duplicate may shift every later result onto
+    /// other lineages.
+    reorderable: std::collections::BTreeSet<u32>,
+    /// The run may duplicate and replayed records
+    /// ([`Oracle::duplicates_reorder`]): a duplicate read by a stateful
+    /// operator changes later values, so values are not compared, only
+    /// lineages.
+    pub duplicating: bool,
+}
+
+/// Why a sink's output is not compared with the oracle's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unjudged {
+    /// Its input depends on arrival order, and the run was restored from a
+    /// snapshot file: the order before the snapshot was another run's.
+    RestoredFromFile,
+    /// Its input depends on arrival order, and the run may duplicate (an
+    /// at-least-once guarantee) and replayed records: a duplicate read by
+    /// such an operator moves its results onto other lineages, so neither
+    /// a loss nor a duplicate can be told by lineage.
+    DuplicatesReordered,
+}
+
+impl Unjudged {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Unjudged::RestoredFromFile => "its input depends on arrival order, and the oracle has no schedule for a run restored from a snapshot file",
+            Unjudged::DuplicatesReordered => "its input depends on arrival order, and the run may duplicate and replayed records: a duplicate read by that operator moves its results onto other lineages, so losses and duplicates cannot be told by lineage",
+        }
+    }
 }
 
 /// The records of `runs` (`(channel, from, n)`), in order.
@@ -541,6 +576,53 @@ impl Oracle {
         names.collect()
     }
 
+    /// Why each sink of [`Oracle::unjudged_names`] is not judged, in the
+    /// same order.
+    pub fn unjudged_reasons(&self) -> Vec<&'static str> {
+        let why = |s: &u32| self.unjudged_why.get(s).copied();
+        let reasons = self.unjudged.iter().map(why);
+        reasons
+            .map(|w| w.unwrap_or(Unjudged::RestoredFromFile).reason())
+            .collect()
+    }
+
+    /// The run may duplicate (its expected guarantee is at-least-once) and
+    /// replayed records: the sinks below an operator whose output lineages
+    /// depend on arrival order are not judged (their lineages moved), the
+    /// verdict says so instead of calling the output broken, and values
+    /// are not compared (a duplicate's effect on state changes later
+    /// values: that is what at-least-once allows).
+    pub fn duplicates_reorder(&mut self) {
+        self.duplicating = true;
+        for (slot, &sink) in self.sinks.iter().enumerate() {
+            if !self.upsert[slot] && self.reorderable.contains(&sink) {
+                self.unjudged.insert(sink);
+                self.unjudged_why
+                    .entry(sink)
+                    .or_insert(Unjudged::DuplicatesReordered);
+            }
+        }
+        self.merge_digests();
+    }
+
+    /// The sinks downstream (through any path) of an operator whose output
+    /// lineages depend on arrival order.
+    fn mark_reorderable(&mut self, scenario: &Scenario, job: &JobGraph, moves_lineage: &[bool]) {
+        let mut below = vec![false; scenario.operators.len()];
+        for &op in &job.topo {
+            below[op.0 as usize] = scenario.edges.iter().any(|e| {
+                e.to == op
+                    && !e.feedback
+                    && (below[e.from.0 as usize] || moves_lineage[e.from.0 as usize])
+            });
+        }
+        for &sink in &self.sinks {
+            if below[sink as usize] {
+                self.reorderable.insert(sink);
+            }
+        }
+    }
+
     /// Whether this oracle's verdict found committed values different but
     /// could not name the first difference (it kept only their digest).
     pub fn values_differ(&self, verdict: &super::Verdict) -> bool {
@@ -583,7 +665,8 @@ impl Oracle {
             routed: 0,
             now: SimTime::ZERO,
         };
-        let order_sensitive = oracle.run_operators(&mut x, &job, schedule);
+        let (order_sensitive, moves_lineage) = oracle.run_operators(&mut x, &job, schedule);
+        oracle.mark_reorderable(scenario, &job, &moves_lineage);
         oracle.payload_collisions = x.store.payloads.collisions();
         if !oracle.replayed {
             oracle.mark_order_dependent(scenario, &job, &order_sensitive);
@@ -592,12 +675,20 @@ impl Oracle {
         if let Some(schedule) = schedule {
             oracle.promise_scheduled_sinks(&mut x, schedule);
         }
-        for (slot, d) in oracle.slot_digests.iter().enumerate() {
-            if !oracle.lineage_only.contains(&oracle.sinks[slot]) {
-                oracle.digest.merge(d);
+        oracle.merge_digests();
+        oracle
+    }
+
+    /// The expected values' digest: every sink's, but those judged by
+    /// lineage only and those not judged.
+    fn merge_digests(&mut self) {
+        self.digest = MultisetDigest::default();
+        for (slot, d) in self.slot_digests.iter().enumerate() {
+            let sink = self.sinks[slot];
+            if !self.lineage_only.contains(&sink) && !self.unjudged.contains(&sink) {
+                self.digest.merge(d);
             }
         }
-        oracle
     }
 
     /// An oracle that has seen nothing yet: one slot per sink, one entry per
@@ -645,20 +736,25 @@ impl Oracle {
             sink_notifications: 0,
             lineage_only: std::collections::BTreeSet::new(),
             unjudged: std::collections::BTreeSet::new(),
+            unjudged_why: BTreeMap::new(),
+            reorderable: std::collections::BTreeSet::new(),
+            duplicating: false,
         }
     }
 
     /// Runs every non-sink task in topological order (sinks are not run:
     /// what reaches them is counted) and keeps the keyed operators' state;
-    /// per operator, whether its output depends on its input's order.
+    /// per operator, whether its output depends on its input's order, and
+    /// whether the lineages it emits do.
     fn run_operators(
         &mut self,
         x: &mut Exec<'_>,
         job: &JobGraph,
         schedule: Option<&[Vec<Step>]>,
-    ) -> Vec<bool> {
+    ) -> (Vec<bool>, Vec<bool>) {
         let scenario = x.scenario;
         let mut order_sensitive = vec![false; scenario.operators.len()];
+        let mut moves_lineage = vec![false; scenario.operators.len()];
         let order: Vec<u32> = (job.topo.iter())
             .flat_map(|&op| (0..scenario.op(op).parallelism).map(move |s| (op, s)))
             .map(|(op, s)| x.exec.task_of(op, s))
@@ -676,6 +772,7 @@ impl Oracle {
         for task in tasks {
             let op = x.exec.tasks[task.t as usize].operator;
             order_sensitive[op.0 as usize] |= !task.op.order_insensitive_output();
+            moves_lineage[op.0 as usize] |= !task.op.lineage_follows_input();
             if scenario.op(op).kind.is_keyed() {
                 self.keyed_state
                     .entry(op.0)
@@ -683,7 +780,7 @@ impl Oracle {
                     .append(&mut task.op.keyed_state());
             }
         }
-        order_sensitive
+        (order_sensitive, moves_lineage)
     }
 
     /// Without a schedule: the operators whose input values depend on
@@ -723,6 +820,7 @@ impl Oracle {
             });
             if !self.upsert[slot] && order_sensitive_input {
                 self.unjudged.insert(sink);
+                self.unjudged_why.insert(sink, Unjudged::RestoredFromFile);
             }
         }
     }

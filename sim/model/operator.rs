@@ -169,6 +169,19 @@ pub trait Operator {
     fn order_insensitive_output(&self) -> bool {
         true
     }
+
+    /// Whether every record this operator emits carries the lineage of the
+    /// input record it was processing when it emitted it (maps, filters,
+    /// running counts and sums: a duplicate input gives outputs with the
+    /// duplicate's lineage); false when which input's lineage an output
+    /// carries depends on arrival order (a count window's closing record,
+    /// a dedup's first record of a pair). Decides whether a run that may
+    /// duplicate can be judged by lineage below this operator. The
+    /// default follows [`Operator::order_insensitive_output`]: output that
+    /// does not depend on order cannot move lineages either.
+    fn lineage_follows_input(&self) -> bool {
+        self.order_insensitive_output()
+    }
 }
 
 /// Builds operator instances for subtasks; the simulator calls it at start
@@ -475,6 +488,9 @@ impl Operator for KeyedSum {
     }
     fn order_insensitive_output(&self) -> bool {
         false
+    }
+    fn lineage_follows_input(&self) -> bool {
+        true // one running sum per input, with its lineage
     }
 }
 

@@ -206,6 +206,9 @@ impl Operator for BroadcastProcess {
     fn order_insensitive_output(&self) -> bool {
         false // a record's value depends on the rules that arrived before it
     }
+    fn lineage_follows_input(&self) -> bool {
+        true // each record goes out once, with its own lineage
+    }
 }
 
 /// The mutants that break this file's code, declared next to it (the

@@ -52,6 +52,9 @@ pub struct Summary {
     /// `incomplete`, never `pass`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<String>,
+    /// Why each of `unjudged` is not judged.
+    #[serde(skip)]
+    pub unjudged_reasons: Vec<&'static str>,
     pub violations: Vec<Violation>,
     pub checks: Vec<CheckResult>,
     pub counters: Counters,
@@ -225,6 +228,7 @@ impl Summary {
                 (_, true) => "pass",
             },
             unjudged: e.verdict.unjudged.clone(),
+            unjudged_reasons: e.verdict.unjudged_reasons.clone(),
             violations: e.verdict.violations().cloned().collect(),
             checks: e.verdict.checks.clone(),
             counters: o.counters.clone(),
@@ -298,10 +302,12 @@ impl Summary {
             self.guarantee, self.expected_guarantee
         );
         let _ = writeln!(w, "fingerprint  {}", self.fingerprint);
-        for sink in &self.unjudged {
+        for (i, sink) in self.unjudged.iter().enumerate() {
+            let why = self.unjudged_reasons.get(i).copied();
+            let why = why.unwrap_or(crate::check::oracle::Unjudged::RestoredFromFile.reason());
             let _ = writeln!(
                 w,
-                "incomplete   sink `{sink}` not judged: its input depends on arrival order, and the oracle has no schedule for a run restored from a snapshot file (docs/checkers.md)"
+                "incomplete   sink `{sink}` not judged: {why} (docs/checkers.md)"
             );
         }
         let verdict = paint::verdict(&self.verdict.to_uppercase());

@@ -135,6 +135,7 @@ impl Oracle {
         if finished
             && diff.violations.is_empty()
             && (run.order_insensitive || self.replayed)
+            && !self.duplicating
             && digest != self.digest
         {
             let first = self.first_value_difference(run);
