@@ -94,8 +94,10 @@ pub struct Oracle {
     /// arrival order (an operator that says so, or one downstream of it),
     /// in a job started from a snapshot file: without the history before
     /// the snapshot, which was another run's, no failure-free execution
-    /// says which records they must commit. Their output is not compared;
-    /// the check's details count them.
+    /// says which records they must commit. Also, in a run that may
+    /// duplicate and replayed, the sinks below an operator whose lineages
+    /// depend on arrival order ([`Unjudged`] says which case). Their
+    /// output is not compared; the check's details count them.
     pub unjudged: std::collections::BTreeSet<u32>,
     /// Why each sink of `unjudged` is not judged.
     pub unjudged_why: BTreeMap<u32, Unjudged>,
@@ -118,10 +120,10 @@ pub enum Unjudged {
     /// Its input depends on arrival order, and the run was restored from a
     /// snapshot file: the order before the snapshot was another run's.
     RestoredFromFile,
-    /// Its input depends on arrival order, and the run may duplicate (an
-    /// at-least-once guarantee) and replayed records: a duplicate read by
-    /// such an operator moves its results onto other lineages, so neither
-    /// a loss nor a duplicate can be told by lineage.
+    /// The lineages of its input depend on arrival order, and the run may
+    /// duplicate (an at-least-once guarantee) and replayed records: a
+    /// duplicate read by such an operator moves its results onto other
+    /// lineages, so neither a loss nor a duplicate can be told by lineage.
     DuplicatesReordered,
 }
 
@@ -129,7 +131,7 @@ impl Unjudged {
     pub fn reason(self) -> &'static str {
         match self {
             Unjudged::RestoredFromFile => "its input depends on arrival order, and the oracle has no schedule for a run restored from a snapshot file",
-            Unjudged::DuplicatesReordered => "its input depends on arrival order, and the run may duplicate and replayed records: a duplicate read by that operator moves its results onto other lineages, so losses and duplicates cannot be told by lineage",
+            Unjudged::DuplicatesReordered => "an operator above it gives its results the lineage of a record chosen by arrival order (a window's closing record), and the run may duplicate and replayed records: a duplicate moves those results onto other lineages, so losses and duplicates cannot be told by lineage",
         }
     }
 }
@@ -608,13 +610,21 @@ impl Oracle {
     /// The sinks downstream (through any path) of an operator whose output
     /// lineages depend on arrival order.
     fn mark_reorderable(&mut self, scenario: &Scenario, job: &JobGraph, moves_lineage: &[bool]) {
-        let mut below = vec![false; scenario.operators.len()];
+        // In topological order, each operator passes on what it is below
+        // or does itself: linear in the job's size.
+        let n = scenario.operators.len();
+        let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for e in scenario.edges.iter().filter(|e| !e.feedback) {
+            out[e.from.0 as usize].push(e.to.0 as usize);
+        }
+        let mut below = vec![false; n];
         for &op in &job.topo {
-            below[op.0 as usize] = scenario.edges.iter().any(|e| {
-                e.to == op
-                    && !e.feedback
-                    && (below[e.from.0 as usize] || moves_lineage[e.from.0 as usize])
-            });
+            let op = op.0 as usize;
+            if below[op] || moves_lineage[op] {
+                for &to in &out[op] {
+                    below[to] = true;
+                }
+            }
         }
         for &sink in &self.sinks {
             if below[sink as usize] {
