@@ -424,6 +424,7 @@ pub use super::kinds::{Filter, FlatMap, Map};
 // ---------------------------------------------------------------- keyed
 
 use super::keyed::{KeyedSnapshot, KeyedState};
+pub use super::kinds::KeyedSum;
 
 /// Per-key running count; emits `(key, count)`.
 #[derive(Default)]
@@ -453,44 +454,6 @@ impl Operator for KeyedCount {
     }
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
         self.counts.to_map()
-    }
-}
-
-/// Per-key running sum; emits `(key, sum)`. Running sums depend on arrival
-/// order, so only lineage (not values) is compared at the sink.
-#[derive(Default)]
-pub struct KeyedSum {
-    sums: KeyedState,
-}
-
-impl Operator for KeyedSum {
-    #[inline]
-    fn process(&mut self, record: Record, ctx: &mut Context) {
-        let s = self.sums.entry(record.key, ctx.max_parallelism);
-        *s = s.wrapping_add(record.value);
-        ctx.emit(Record {
-            value: *s,
-            ..record
-        });
-    }
-    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
-        self.sums
-            .snapshot(ctx.mutants.has(Mutant::KeyedSnapshotStaleGroup))
-    }
-    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
-        self.sums.restore(state, "keyed-sum")
-    }
-    fn snapshot_is_read_only(&self) -> bool {
-        true
-    }
-    fn keyed_state(&self) -> BTreeMap<u64, i64> {
-        self.sums.to_map()
-    }
-    fn order_insensitive_output(&self) -> bool {
-        false
-    }
-    fn lineage_follows_input(&self) -> bool {
-        true // one running sum per input, with its lineage
     }
 }
 

@@ -71,21 +71,7 @@ pub(super) fn source(
         v.report("initial_splits", message, None);
     }
     src.initial_splits = src.initial_splits.min(src.partitions);
-    // Event time is in milliseconds, as Flink's timestamps.
-    for (key, d) in [
-        ("event_time_step", src.event_time_step),
-        ("out_of_orderness", src.out_of_orderness),
-        ("partition_skew", src.partition_skew),
-    ] {
-        if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
-            let message = format!(
-                "{key} ({}) is not a whole number of milliseconds",
-                d.readable()
-            );
-            let help = "event time is in milliseconds, as Flink's timestamps are";
-            v.report(key, message, Some(help.to_string()));
-        }
-    }
+    event_time_in_milliseconds(v, &src);
     // One length and one rate per partition, in place of
     // records_per_partition and records_per_second.
     let partitions = src.partitions as usize;
@@ -108,6 +94,25 @@ pub(super) fn source(
         src.partition_rates = each.check(v, list, partitions);
     }
     OperatorKind::Source(src)
+}
+
+/// Event time is in milliseconds, as Flink's timestamps: a source's
+/// event-time durations are whole milliseconds.
+fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec) {
+    for (key, d) in [
+        ("event_time_step", src.event_time_step),
+        ("out_of_orderness", src.out_of_orderness),
+        ("partition_skew", src.partition_skew),
+    ] {
+        if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
+            let message = format!(
+                "{key} ({}) is not a whole number of milliseconds",
+                d.readable()
+            );
+            let help = "event time is in milliseconds, as Flink's timestamps are";
+            v.report(key, message, Some(help.to_string()));
+        }
+    }
 }
 
 /// A source key that lists one value per partition (`list`), in place of

@@ -34,6 +34,7 @@ mod source;
 
 pub use self::filter::Filter;
 pub use self::flat_map::FlatMap;
+pub use self::keyed_sum::KeyedSum;
 pub use self::map::Map;
 use super::operator::Operator;
 use super::workload::Workload;
