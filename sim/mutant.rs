@@ -117,6 +117,9 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::SubsumedCheckpointsKept,
     Mutant::AbortedPauseKept,
     Mutant::NotificationsSkipped,
+    Mutant::WindowClockNotRestored,
+    Mutant::SplitWatermarkAtFirstRecord,
+    Mutant::SplitlessSourceNoFinalWatermark,
 ];
 
 impl Mutant {

@@ -34,12 +34,13 @@ pub enum CheckId {
     Progress,
     Resources,
     FailureAccounting,
+    Watermarks,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 13] = [
+    pub const ALL: [CheckId; 14] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -52,6 +53,7 @@ impl CheckId {
         CheckId::Progress,
         CheckId::Resources,
         CheckId::FailureAccounting,
+        CheckId::Watermarks,
         CheckId::Panic,
     ];
 
@@ -70,6 +72,7 @@ impl CheckId {
             CheckId::Progress => "progress",
             CheckId::Resources => "resources",
             CheckId::FailureAccounting => "failure-accounting",
+            CheckId::Watermarks => "watermarks",
             CheckId::Panic => "panic",
         }
     }
@@ -89,6 +92,7 @@ impl CheckId {
             CheckId::ChannelOrder => "the records of every channel are read in the order they were sent, and after a restore its restored in-flight records before anything new on it",
             CheckId::LateCommit => "every transaction is committed when its commit falls due: at the first notification of a checkpoint at or above the one it was pre-committed for, at the restore of a snapshot that held it, or at once for a committable of a checkpoint its committer knew complete",
             CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",
+            CheckId::Watermarks => "event time: no operator's watermark ever goes back (within a deployment: a redeployed task starts again at Long.MIN_VALUE, as Flink's does), and when the job finishes every operator's watermark has reached MAX_WATERMARK; a watermark held back is named with the channel holding it",
             CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
         }
     }

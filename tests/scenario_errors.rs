@@ -397,6 +397,8 @@ fn valid_scenario_parses_with_defaults_applied() {
             event_time_step: SimDuration::from_millis(1),
             out_of_orderness: SimDuration::ZERO,
             partition_skew: SimDuration::ZERO,
+            watermark_interval: SimDuration::ZERO,
+            watermark_bound: SimDuration::ZERO,
             payloads: false,
         })
     );

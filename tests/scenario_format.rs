@@ -158,12 +158,15 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "event_time_step",
                 "out_of_orderness",
                 "partition_skew",
+                "watermark_interval",
+                "watermark_bound",
                 "payloads",
             ],
             "map" => &["mul", "add"],
             "filter" => &["modulus", "keep_below"],
             "flat-map" => &["copies"],
             "count-window" => &["size"],
+            "event-time-window" => &["window_size", "window_slide", "allowed_lateness"],
             "sink-at-least-once" => &["batch"],
             "sink-upsert" => &["buffer_rows"],
             "buffer" => &["capacity", "redistribution"],
@@ -623,8 +626,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 16]);
-    expected.extend(["[[edges]]"; 21]);
+    expected.extend(["[[operators]]"; 17]);
+    expected.extend(["[[edges]]"; 23]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([

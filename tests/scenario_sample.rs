@@ -65,6 +65,8 @@ pub fn sample() -> ScenarioData {
                     event_time_step: SimDuration::from_millis(3),
                     out_of_orderness: SimDuration::from_millis(40),
                     partition_skew: SimDuration::from_millis(500),
+                    watermark_interval: SimDuration::from_millis(50),
+                    watermark_bound: SimDuration::from_millis(25),
                     payloads: true,
                 }),
                 2,
@@ -106,6 +108,9 @@ pub fn sample() -> ScenarioData {
                     event_time_step: SimDuration::from_millis(2),
                     out_of_orderness: SimDuration::from_millis(5),
                     partition_skew: SimDuration::from_millis(7),
+                    watermark_interval: SimDuration::ZERO,
+                    // Not written: `out_of_orderness`, its default.
+                    watermark_bound: SimDuration::from_millis(5),
                     payloads: true,
                 }),
                 1,
@@ -128,6 +133,15 @@ pub fn sample() -> ScenarioData {
                 OperatorKind::MinLabel {
                     nodes: 500,
                     degree: 3,
+                },
+                2,
+            ),
+            op(
+                "event-window",
+                OperatorKind::EventTimeWindow {
+                    window_size: SimDuration::from_millis(300),
+                    window_slide: SimDuration::from_millis(100),
+                    allowed_lateness: SimDuration::from_millis(20),
                 },
                 2,
             ),
@@ -163,6 +177,8 @@ pub fn sample() -> ScenarioData {
                 ..edge(15, 15, Partitioning::Hash)
             },
             edge(15, 7, Partitioning::Rebalance),
+            edge(0, 16, Partitioning::Hash),
+            edge(16, 7, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,

@@ -102,6 +102,9 @@
 //!   lexer with javac's unicode-escape pass, and javac where installed);
 //!   no command writes through a link planted in its output; FIFOs and
 //!   devices are refused at once; summed counters saturate.
+//! - `event_time`: watermarks among the records, through valves, into
+//!   event-time windows judged exactly through crashes; late records; the
+//!   watermarks check; the event-time mutants caught.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
@@ -117,6 +120,7 @@ mod cluster;
 mod contract;
 mod coverage;
 mod determinism;
+mod event_time;
 mod examples;
 mod exhaustive;
 mod extremes;

@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod resources;
 pub mod routing;
 pub mod state;
+pub mod watermarks;
 
 use crate::runtime::{RunOutcome, RunOutput};
 use crate::scenario::{Guarantee, Scenario};
@@ -118,6 +119,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Progress => progress::check,
         CheckId::Resources => resources::check,
         CheckId::FailureAccounting => failure_accounting::check,
+        CheckId::Watermarks => watermarks::check,
         CheckId::Panic => return None,
     })
 }

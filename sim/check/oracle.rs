@@ -34,6 +34,7 @@ use crate::verdict::Violation;
 use std::collections::{BTreeMap, VecDeque};
 
 mod compare;
+mod event_time;
 mod resume;
 mod upsert;
 pub use upsert::UpsertDiff;
@@ -185,6 +186,10 @@ struct Exec<'a> {
     /// `Emit` steps (a partition with a rate offers only what is there by
     /// then), the end of time while draining a source after its schedule.
     now: SimTime,
+    /// The job's event time.
+    time: crate::model::event_time::JobTime,
+    /// Per channel: it closes an iteration's loop (no watermarks on it).
+    feedback: Vec<bool>,
 }
 
 /// One task's operator in the oracle, with its routing state.
@@ -192,6 +197,12 @@ struct TaskRun {
     t: u32,
     op: Box<dyn Operator>,
     rr: Vec<u32>,
+    /// The operator's event-time clock (its timer service's watermark,
+    /// part of its state), and the last watermark it sent on since it
+    /// last (re)started.
+    watermark: i64,
+    sent: i64,
+    time: Option<Box<event_time::OracleTime>>,
 }
 
 impl Exec<'_> {
@@ -201,6 +212,9 @@ impl Exec<'_> {
             t,
             op: self.factory.create(info.operator.0, info.subtask),
             rr: vec![info.subtask; info.outputs.len()],
+            watermark: crate::model::event_time::MIN_WATERMARK,
+            sent: crate::model::event_time::MIN_WATERMARK,
+            time: self.task_time(t),
         }
     }
 
@@ -218,6 +232,7 @@ impl Exec<'_> {
             attempt: 0,
             now: self.now,
             restored: None,
+            watermark: task.watermark,
             store: &mut self.store,
             out: &mut self.out,
             mutants: Mutants::NONE,
@@ -237,11 +252,14 @@ impl Exec<'_> {
         let info = &self.exec.tasks[task.t as usize];
         for (e, edge) in info.outputs.iter().enumerate() {
             for &r in &out {
+                let watermark = self.time.on && r.is_watermark();
                 let mut deliver = |ch: u32| {
                     let to = self.exec.channels[ch as usize].to as usize;
                     match self.sink_slot[to] {
                         Some(slot) => {
-                            oracle.arrive(slot, r);
+                            if !watermark {
+                                oracle.arrive(slot, r);
+                            }
                             if self.sink_queues {
                                 self.queues[ch as usize].push_back(r);
                             }
@@ -249,6 +267,14 @@ impl Exec<'_> {
                         None => self.queues[ch as usize].push_back(r),
                     }
                 };
+                if watermark {
+                    for &ch in &edge.channels {
+                        if !self.feedback[ch as usize] {
+                            deliver(ch);
+                        }
+                    }
+                    continue;
+                }
                 match edge.partitioning {
                     Partitioning::Forward => deliver(edge.channels[0]),
                     Partitioning::Hash => {
@@ -280,6 +306,10 @@ impl Exec<'_> {
             let Some(r) = self.queues[ch as usize].pop_front() else {
                 return;
             };
+            if self.time.on && r.is_watermark() {
+                self.input_watermark(task, ch, r.timestamp, oracle);
+                continue;
+            }
             let from = self.exec.channels[ch as usize].from_op.0;
             self.call(task, |op, ctx| op.process_from(from, r, ctx));
             self.route(task, oracle);
@@ -297,6 +327,7 @@ impl Exec<'_> {
             match self.call(task, |op, ctx| op.poll_source(max, ctx)) {
                 SourcePoll::Emitted(k) => {
                     left = left.saturating_sub(k as u64);
+                    self.source_records_timed(task);
                     self.route(task, oracle);
                 }
                 SourcePoll::Idle | SourcePoll::IdleUntil(_) => {
@@ -320,6 +351,7 @@ impl Exec<'_> {
             if !self.claimed.insert(split) {
                 return;
             }
+            self.split_assigned(task, split);
         }
         self.call(task, |op, ctx| op.handle_operator_event(event, ctx));
         self.out.clear(); // nothing to emit
@@ -413,6 +445,9 @@ impl Exec<'_> {
                 .zip(&cursor)
                 .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
             for r in read_runs(queues, &runs).chain(rest) {
+                if r.is_watermark() {
+                    continue;
+                }
                 table.insert(r.key, (r.value, r.payload));
             }
         }
@@ -674,7 +709,12 @@ impl Oracle {
             claimed: std::collections::BTreeSet::new(),
             routed: 0,
             now: SimTime::ZERO,
+            time: crate::model::event_time::JobTime::new(scenario),
+            feedback: Vec::new(),
         };
+        x.feedback = (0..x.exec.channels.len() as u32)
+            .map(|ch| x.is_feedback(ch))
+            .collect();
         let (order_sensitive, moves_lineage) = oracle.run_operators(&mut x, &job, schedule);
         oracle.mark_reorderable(scenario, &job, &moves_lineage);
         oracle.payload_collisions = x.store.payloads.collisions();

@@ -9,7 +9,7 @@
 //! says how they are wired into tasks, channels, checkpoints and the
 //! judge.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where every watermark starts (Flink's `Long.MIN_VALUE`).
 pub const MIN_WATERMARK: i64 = i64::MIN;
@@ -53,6 +53,8 @@ impl BoundedOutOfOrderness {
 struct Partial {
     watermark: i64,
     idle: bool,
+    /// Released (`unregisterOutput`): it no longer takes part.
+    released: bool,
 }
 
 /// Flink's `CombinedWatermarkStatus`, behind the `WatermarkOutputMultiplexer`
@@ -83,8 +85,17 @@ impl CombinedWatermark {
         self.partials.push(Partial {
             watermark: MIN_WATERMARK,
             idle: false,
+            released: false,
         });
         self.partials.len() - 1
+    }
+
+    /// Split `i` finished (`unregisterOutput`): it no longer holds the
+    /// reader back.
+    pub fn release(&mut self, i: usize) {
+        if let Some(p) = self.partials.get_mut(i) {
+            p.released = true;
+        }
     }
 
     /// Split `i` offers a watermark (its own never goes back) and is active.
@@ -106,10 +117,10 @@ impl CombinedWatermark {
     /// advanced. Without splits, or with all idle, nothing (and `idle`
     /// says whether all are idle).
     pub fn update(&mut self) -> Option<i64> {
-        if self.partials.is_empty() {
+        if self.partials.iter().all(|p| p.released) {
             return None;
         }
-        let active = self.partials.iter().filter(|p| !p.idle);
+        let active = self.partials.iter().filter(|p| !p.idle && !p.released);
         let min = active.map(|p| p.watermark).min();
         self.idle = min.is_none();
         let min = min?;
@@ -127,6 +138,168 @@ impl CombinedWatermark {
     /// The combined watermark so far.
     pub fn combined(&self) -> i64 {
         self.combined
+    }
+}
+
+/// A job's event time, from its scenario: which sources emit watermarks,
+/// how often and with what bound, and how long each partition is.
+#[derive(Clone, Debug, Default)]
+pub struct JobTime {
+    /// Some source emits watermarks: every task keeps a valve and every
+    /// source sends [`MAX_WATERMARK`] when its input ends.
+    pub on: bool,
+    /// Per operator: a source's watermark interval (ns; 0: none) and its
+    /// strategy's bound (ms).
+    sources: Vec<(u64, i64)>,
+    /// Per global partition: its records (its last one releases its split).
+    lengths: Vec<u64>,
+    /// Per operator: a static source's partitions (first, count,
+    /// parallelism), which its subtasks hold from the start.
+    statics: Vec<Option<(u32, u32, u32)>>,
+}
+
+impl JobTime {
+    pub fn new(scenario: &crate::scenario::Scenario) -> JobTime {
+        let mut sources = Vec::new();
+        let mut lengths = Vec::new();
+        let mut statics = Vec::new();
+        for op in &scenario.operators {
+            let Some(src) = op.kind.source_spec() else {
+                sources.push((0, 0));
+                statics.push(None);
+                continue;
+            };
+            let fixed = src.split_assignment == crate::scenario::SplitAssignment::Static;
+            let first = lengths.len() as u32;
+            statics.push(fixed.then_some((first, src.partitions, op.parallelism)));
+            let ms = src.watermark_bound.nanos() / 1_000_000;
+            sources.push((
+                src.watermark_interval.nanos(),
+                i64::try_from(ms).unwrap_or(i64::MAX),
+            ));
+            lengths.extend((0..src.partitions).map(|p| src.records_of(p)));
+        }
+        JobTime {
+            on: sources.iter().any(|&(interval, _)| interval > 0),
+            sources,
+            lengths,
+            statics,
+        }
+    }
+
+    /// The splits a fresh subtask of source `op` holds: a static source's
+    /// partitions (`i % parallelism == subtask`) that have records; a
+    /// FLIP-27 reader's come as they are assigned.
+    pub fn initial_splits(&self, op: u32, subtask: u32) -> Vec<u32> {
+        let Some(Some((first, n, parallelism))) = self.statics.get(op as usize) else {
+            return Vec::new();
+        };
+        (*first + subtask..*first + *n)
+            .step_by((*parallelism).max(1) as usize)
+            .filter(|&p| self.lengths.get(p as usize).is_some_and(|&l| l > 0))
+            .collect()
+    }
+
+    /// The splits a restored source subtask holds: those of its state's
+    /// offsets that have records left.
+    pub fn restored_splits(&self, offsets: &[(u32, u64)]) -> Vec<u32> {
+        offsets
+            .iter()
+            .filter(|&&(p, o)| self.lengths.get(p as usize).is_some_and(|&l| o < l))
+            .map(|&(p, _)| p)
+            .collect()
+    }
+
+    /// Operator `op`'s watermark interval (ns; 0: it emits none).
+    pub fn interval(&self, op: u32) -> u64 {
+        self.sources.get(op as usize).map_or(0, |s| s.0)
+    }
+
+    /// A fresh watermark state for a subtask of source `op`.
+    pub fn source(&self, op: u32) -> SourceWatermarks {
+        SourceWatermarks::new(self.sources.get(op as usize).map_or(0, |s| s.1))
+    }
+
+    /// Whether `offset` is the last record of global partition `partition`.
+    pub fn is_last(&self, partition: u32, offset: u64) -> bool {
+        self.lengths
+            .get(partition as usize)
+            .is_some_and(|&n| offset + 1 == n)
+    }
+}
+
+/// A source subtask's watermarks, as Flink's `SourceOperator` makes them
+/// with a watermark strategy and per-split watermarks
+/// (`ProgressiveTimestampsAndWatermarks`): a bounded-out-of-orderness
+/// generator per split, registered when the split is added to the reader
+/// or restored with it (FLINK-26018, FLINK-32828: a split registered only
+/// at its first record let the others' watermark run ahead of it) and
+/// released after its last record (`SourceReaderBase` releases a finished
+/// split's output), their watermarks combined by a [`CombinedWatermark`]
+/// on each periodic emit. A record of a split not registered registers it
+/// (a source of the user's own, whose splits the task cannot know).
+/// Nothing of it is in a checkpoint: a restored source starts again at
+/// [`MIN_WATERMARK`].
+#[derive(Clone, Debug)]
+pub struct SourceWatermarks {
+    bound: i64,
+    /// Per split (global partition): its place in `combined` and its
+    /// generator.
+    splits: BTreeMap<u32, (usize, BoundedOutOfOrderness)>,
+    combined: CombinedWatermark,
+    /// A split was ever added.
+    had_splits: bool,
+}
+
+impl SourceWatermarks {
+    pub fn new(bound_ms: i64) -> SourceWatermarks {
+        SourceWatermarks {
+            bound: bound_ms,
+            splits: BTreeMap::new(),
+            combined: CombinedWatermark::default(),
+            had_splits: false,
+        }
+    }
+
+    /// Whether the reader ever held a split.
+    pub fn had_splits(&self) -> bool {
+        self.had_splits
+    }
+
+    /// Split `partition` was added to the reader (or restored with it):
+    /// it holds the reader back until it emits.
+    pub fn add_split(&mut self, partition: u32) {
+        let combined = &mut self.combined;
+        let bound = self.bound;
+        self.had_splits = true;
+        self.splits
+            .entry(partition)
+            .or_insert_with(|| (combined.add_split(), BoundedOutOfOrderness::new(bound)));
+    }
+
+    /// A record of split `partition` with `timestamp` was emitted; `last`:
+    /// it was the split's last record, and the split is released.
+    pub fn on_record(&mut self, partition: u32, timestamp: i64, last: bool) {
+        self.add_split(partition);
+        let Some((i, generator)) = self.splits.get_mut(&partition) else {
+            return;
+        };
+        generator.on_event(timestamp);
+        if last {
+            // Its last watermark first: what it read counts.
+            self.combined.offer(*i, generator.current());
+            self.combined.release(*i);
+            self.splits.remove(&partition);
+        }
+    }
+
+    /// The periodic emit (`onPeriodicEmit`): every split offers its
+    /// generator's watermark; the reader's combined watermark if it grew.
+    pub fn periodic(&mut self) -> Option<i64> {
+        for (i, generator) in self.splits.values() {
+            self.combined.offer(*i, generator.current());
+        }
+        self.combined.update()
     }
 }
 
@@ -324,6 +497,26 @@ mod tests {
         c.offer(b, 40);
         assert_eq!(c.update(), None, "never backwards");
         assert_eq!(c.combined(), 50);
+    }
+
+    #[test]
+    fn a_source_combines_its_splits_and_releases_the_finished_ones() {
+        let mut s = SourceWatermarks::new(10);
+        assert_eq!(s.periodic(), None, "no split yet");
+        s.add_split(9);
+        assert_eq!(s.periodic(), None, "split 9 holds the reader at MIN");
+        s.on_record(9, 500, true);
+        s.on_record(3, 100, false);
+        s.on_record(5, 40, false);
+        assert_eq!(s.periodic(), Some(29), "the slower split");
+        s.on_record(5, 60, false);
+        assert_eq!(s.periodic(), Some(49));
+        assert_eq!(s.periodic(), None, "only when it grows");
+        // Split 5 ends: it no longer holds the reader back.
+        s.on_record(5, 61, true);
+        assert_eq!(s.periodic(), Some(89));
+        s.on_record(3, 80, true);
+        assert_eq!(s.periodic(), None, "every split finished");
     }
 
     #[test]

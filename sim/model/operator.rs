@@ -37,6 +37,10 @@ pub struct Context<'a> {
     /// In `restore`: the checkpoint (or savepoint) being restored, when
     /// known (Flink's `getRestoredCheckpointId`); it completed.
     pub restored: Option<CheckpointId>,
+    /// The operator's current event-time watermark (its timer service's,
+    /// Flink's `currentWatermark`): [`crate::model::event_time::MIN_WATERMARK`]
+    /// until one arrives, and again after a restore (no checkpoint holds it).
+    pub watermark: i64,
     /// The external system sinks write to; it survives crashes.
     pub store: &'a mut ExternalStore,
     pub(crate) out: &'a mut Vec<Record>,
@@ -101,6 +105,13 @@ pub enum SourcePoll {
 pub trait Operator {
     /// Processes one input record, emitting any number of records.
     fn process(&mut self, record: Record, ctx: &mut Context);
+
+    /// The operator's input watermark advanced to `watermark` (Flink's
+    /// `processWatermark`; `ctx.watermark` already holds it): event-time
+    /// timers up to it fire here, emitting what they emit. The task then
+    /// forwards the watermark downstream itself; an operator never emits
+    /// one.
+    fn process_watermark(&mut self, _watermark: i64, _ctx: &mut Context) {}
 
     /// Processes one record that came from operator `from` (an operator
     /// with several kinds of input tells them apart here, as Flink's
@@ -936,6 +947,7 @@ mod tests {
             attempt: 0,
             now: SimTime::ZERO,
             restored: None,
+            watermark: i64::MIN,
             store,
             out: &mut out,
             mutants,

@@ -16,6 +16,13 @@ pub struct Lineage {
     pub offset: u64,
 }
 
+impl Lineage {
+    /// The partition named by a stream element that is not a record: a
+    /// watermark travelling among a channel's records
+    /// ([`Record::watermark`]). No source has it.
+    pub const ELEMENT: u32 = u32::MAX;
+}
+
 /// One stream record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -45,6 +52,34 @@ pub struct Record {
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct Payload(pub u64);
+
+impl Record {
+    /// A watermark as a stream element (Flink serialises a `Watermark`
+    /// into the same buffers as records): it keeps its place among the
+    /// records of a channel, has a sequence number like them, and is
+    /// captured, restored and logged with them; the tasks and the oracle
+    /// take it out of the stream before any operator sees it
+    /// (docs/event-time.md).
+    pub const fn watermark(timestamp: i64) -> Record {
+        Record {
+            key: 0,
+            value: 0,
+            lineage: Lineage {
+                partition: Lineage::ELEMENT,
+                offset: 0,
+            },
+            emitted_at: SimTime(u64::MAX),
+            timestamp,
+            payload: Payload::NONE,
+        }
+    }
+
+    /// Whether this element is a watermark, not a record.
+    #[inline]
+    pub fn is_watermark(&self) -> bool {
+        self.lineage.partition == Lineage::ELEMENT && self.emitted_at.0 == u64::MAX
+    }
+}
 
 impl Payload {
     /// No payload.

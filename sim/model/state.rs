@@ -218,6 +218,7 @@ mod tests {
             attempt: 0,
             now: SimTime::ZERO,
             restored: None,
+            watermark: i64::MIN,
             store: &mut store,
             out: &mut out,
             mutants: Mutants::NONE,

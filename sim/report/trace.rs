@@ -217,6 +217,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
     match e.ev {
         Ev::Wake { task }
         | Ev::LocalTimer { task }
+        | Ev::WatermarkTimer { task }
         | Ev::Flush { task }
         | Ev::FailureDetected { task }
         | Ev::ToSubtask { task, .. }

@@ -13,6 +13,8 @@ pub enum Ev {
     /// The uncoordinated families: a task's timer for its next basic
     /// checkpoint.
     LocalTimer { task: TaskId },
+    /// A source task's periodic watermark timer (event time).
+    WatermarkTimer { task: TaskId },
     /// The head message on a channel's wire arrives.
     Deliver { ch: ChannelId },
     /// A task's flush timer fires: ship partially filled buffers.
@@ -164,6 +166,7 @@ impl Ev {
             Ev::SubtaskCheckpointed { task, id } => (34, task.into(), id),
             Ev::CoordinatorTick { slot, generation } => (35, slot.into(), generation.into()),
             Ev::LocalTimer { task } => (36, task.into(), 0),
+            Ev::WatermarkTimer { task } => (37, task.into(), 0),
         }
     }
 
@@ -205,6 +208,7 @@ impl Ev {
             Ev::SubtaskCheckpointed { .. } => "subtask-checkpointed",
             Ev::CoordinatorTick { .. } => "coordinator-tick",
             Ev::LocalTimer { .. } => "local-timer",
+            Ev::WatermarkTimer { .. } => "watermark-timer",
         }
     }
 }

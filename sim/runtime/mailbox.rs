@@ -38,6 +38,8 @@ pub enum Mail {
         id: CheckpointId,
         latest_completed: CheckpointId,
     },
+    /// A source's periodic watermark emit (its processing-time timer).
+    Watermark,
 }
 
 impl Mail {
@@ -48,6 +50,7 @@ impl Mail {
             Mail::Trigger(_) => "checkpoint trigger",
             Mail::Complete(_) => "checkpoint complete",
             Mail::Aborted { .. } => "checkpoint aborted",
+            Mail::Watermark => "periodic watermark",
         }
     }
 
@@ -58,6 +61,7 @@ impl Mail {
             Mail::Trigger(b) => format!("checkpoint trigger {}", b.id),
             Mail::Complete(id) => format!("checkpoint complete {id}"),
             Mail::Aborted { id, .. } => format!("checkpoint aborted {id}"),
+            Mail::Watermark => "periodic watermark".to_string(),
         }
     }
 }

@@ -363,6 +363,9 @@ pub struct Evidence {
     /// action after they were put, and the most mails queued at a task at
     /// once (the resources check).
     pub mails: MailWaits,
+    /// Watermarks emitted, any that went back, and each task's at the end
+    /// (the watermarks check).
+    pub watermarks: crate::runtime::watermarks::WatermarkEvidence,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.

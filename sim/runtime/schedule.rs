@@ -35,11 +35,15 @@ pub enum Step {
     Complete(CheckpointId),
     /// `notify_checkpoint_aborted`.
     Aborted(CheckpointId),
-    /// `end_of_input` (non-source tasks).
+    /// `end_of_input` (non-source tasks); at a source with event time, its
+    /// input ended and it sent `MAX_WATERMARK`.
     EndOfInput,
     /// An event from the operator's coordinator (a FLIP-27 reader's split
     /// assignment).
     Event(crate::model::flip27::OperatorEvent),
+    /// A source's periodic watermark emit ran (event time): the oracle's
+    /// source emits its own combined watermark here, if it grew.
+    Watermark,
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),

@@ -254,11 +254,32 @@ impl Validator<'_, '_> {
                 self.report(&format!("operators[{i}].id"), message, Some(help));
             }
         }
+        self.windows_need_watermarks();
         let kinds_known = self.ops.iter().all(|op| op.kind.is_some());
         let mut kinds = self.ops.iter().filter_map(|op| op.kind.as_ref());
         if !self.ops.is_empty() && kinds_known && !kinds.any(OperatorKind::is_source) {
             let help = help("add an [[operators]] table with kind = \"source\"");
             self.report("", "the job has no source operator", help);
+        }
+    }
+
+    /// An event-time window fires on watermarks: some source must emit them.
+    fn windows_need_watermarks(&mut self) {
+        let watermarks = self.ops.iter().any(|op| match &op.kind {
+            Some(OperatorKind::Source(s)) => {
+                s.watermark_interval > crate::engine::SimDuration::ZERO
+            }
+            _ => false,
+        });
+        for i in 0..self.ops.len() {
+            let window = self.is_kind(i, |k| matches!(k, OperatorKind::EventTimeWindow { .. }));
+            if window && !watermarks && self.ops[i].referable {
+                let id = self.op_name(i);
+                let message =
+                    format!("event-time window `{id}` never fires: no source emits watermarks");
+                let help = help("set watermark_interval on a source (e.g. watermark_interval = \"200ms\", Flink's default)");
+                self.report(&format!("operators[{i}].kind"), message, help);
+            }
         }
     }
 

@@ -71,7 +71,9 @@ pub(super) fn source(
         v.report("initial_splits", message, None);
     }
     src.initial_splits = src.initial_splits.min(src.partitions);
-    event_time_in_milliseconds(v, &src);
+    let bound = super::schema::Duration(src.out_of_orderness);
+    src.watermark_bound = v.dur("watermark_bound", op.watermark_bound.flatten(), bound);
+    event_time_in_milliseconds(v, &src, op.watermark_bound.flatten().is_some());
     // One length and one rate per partition, in place of
     // records_per_partition and records_per_second.
     let partitions = src.partitions as usize;
@@ -98,12 +100,18 @@ pub(super) fn source(
 
 /// Event time is in milliseconds, as Flink's timestamps: a source's
 /// event-time durations are whole milliseconds.
-fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec) {
+fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec, bound_written: bool) {
+    // An unwritten bound is `out_of_orderness`: one error is enough.
+    let bound = bound_written.then_some(("watermark_bound", src.watermark_bound));
     for (key, d) in [
         ("event_time_step", src.event_time_step),
         ("out_of_orderness", src.out_of_orderness),
         ("partition_skew", src.partition_skew),
-    ] {
+        ("watermark_interval", src.watermark_interval),
+    ]
+    .into_iter()
+    .chain(bound)
+    {
         if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
             let message = format!(
                 "{key} ({}) is not a whole number of milliseconds",
@@ -197,4 +205,52 @@ pub(super) fn custom(
         }
     }
     OperatorKind::Custom(schema::CustomOperator { info, params })
+}
+
+/// An event-time window's own check: `window_slide` defaults to
+/// `window_size`; every
+/// duration is whole milliseconds.
+pub(super) fn event_time_window(
+    v: &mut Validator,
+    op: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    let OperatorKind::EventTimeWindow {
+        window_size: size,
+        allowed_lateness,
+        ..
+    } = kind
+    else {
+        return kind;
+    };
+    let slide = match op.window_slide.flatten() {
+        Some(d) if d.0 == crate::engine::SimDuration::ZERO => {
+            v.report("window_slide", "window_slide must be greater than 0", None);
+            size
+        }
+        d => v.dur("window_slide", d, super::schema::Duration(size)),
+    };
+    for (key, d) in [
+        ("window_size", size),
+        ("window_slide", slide),
+        ("allowed_lateness", allowed_lateness),
+    ] {
+        if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
+            let message = format!(
+                "{key} ({}) is not a whole number of milliseconds",
+                d.readable()
+            );
+            v.report(
+                key,
+                message,
+                Some("event time is in milliseconds, as Flink's timestamps are".into()),
+            );
+        }
+    }
+    OperatorKind::EventTimeWindow {
+        window_size: size,
+        window_slide: slide,
+        allowed_lateness,
+    }
 }

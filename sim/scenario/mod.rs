@@ -292,6 +292,7 @@ impl OperatorKind {
                 OperatorKind::KeyedCount
                     | OperatorKind::KeyedSum
                     | OperatorKind::CountWindow { .. }
+                    | OperatorKind::EventTimeWindow { .. }
                     | OperatorKind::MinLabel { .. }
             ),
         }

@@ -353,6 +353,18 @@ operators! {
         /// after the earliest's (a draw per partition): skew between
         /// partitions (splits).
         partition_skew: Dur = Duration::default(),
+        /// Event time: the source emits watermarks every this much
+        /// processing time (Flink's `pipeline.auto-watermark-interval`),
+        /// each split's own from a bounded-out-of-orderness generator,
+        /// combined over the reader's splits; 0: no watermarks (the
+        /// source has no watermark strategy). A whole number of
+        /// milliseconds.
+        watermark_interval: Dur = Duration::default(),
+        /// Event time: the watermark strategy's bound
+        /// (`WatermarkStrategy.forBoundedOutOfOrderness`); by default
+        /// `out_of_orderness`, so no record is late at the source. A
+        /// whole number of milliseconds.
+        watermark_bound: Opt<Dur> = None,
         /// Each record carries a payload (`model::payload`): its partition
         /// and offset, serialised, a stand-in for a record body of the
         /// job's own type, so payloads travel through channels, channel
@@ -385,6 +397,20 @@ operators! {
          flushes open windows at end of input" {
         size: u32 = 10,
     };
+    /// Per-key event-time windows (Flink's `WindowOperator` with an
+    /// `EventTimeTrigger`): tumbling windows of `window_size`, or sliding
+    /// ones every `window_slide`; a window's sum is emitted when the watermark passes
+    /// its end, and again for each record up to `allowed_lateness` later;
+    /// later records are dropped. Needs a source with watermarks.
+    EventTimeWindow = "event-time-window",
+        "per-key event-time windows of `window_size` (sliding every `window_slide`) in keyed state with \
+         their timers; emits (key, window sum) when the watermark passes a window's end, \
+         again per record up to `allowed_lateness` later; drops later records" {
+        window_size: Positive = ms(1000),
+        /// By default `window_size` (tumbling windows).
+        window_slide: Opt<Dur> = None,
+        allowed_lateness: Dur = Duration::default(),
+    }, check super::kinds::event_time_window;
     /// Connected components by min-label propagation over `nodes` nodes of
     /// `degree` neighbours each (`model::iterate`): the operator of an
     /// iteration, fed back to itself over a feedback edge.

@@ -34,6 +34,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/checkpointing-time-flink.toml"),
     ),
     ("edges", include_str!("../../scenarios/edges.toml")),
+    (
+        "event-time",
+        include_str!("../../scenarios/event-time.toml"),
+    ),
     ("expiring", include_str!("../../scenarios/expiring.toml")),
     (
         "failing-task",

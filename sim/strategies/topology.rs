@@ -168,6 +168,7 @@ impl Topology {
                     K::SinkAtLeastOnce { .. }
                     | K::SinkUpsert { .. }
                     | K::CountWindow { .. }
+                    | K::EventTimeWindow { .. }
                     | K::MinLabel { .. }
                     | K::Buffer { .. }
                     | K::BroadcastProcess { .. }

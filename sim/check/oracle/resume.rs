@@ -121,6 +121,8 @@ impl Exec<'_> {
                 self.route(task, oracle);
             }
             Step::Event(event) => self.operator_event(task, event),
+            Step::Watermark => self.periodic_watermark(task, oracle),
+            Step::EndOfInput if r.is_source => self.end_of_event_time(task, oracle),
             Step::EndOfInput => {
                 if !r.ended && !r.is_source {
                     self.call(task, |op, ctx| op.end_of_input(ctx));
@@ -138,6 +140,7 @@ impl Exec<'_> {
                 // offsets (sources are replayed through their restore).
                 let t = task.t;
                 task.rr = self.fresh(t).rr;
+                self.restart_event_time(task);
                 if from.is_none() {
                     *task = self.fresh(t);
                     r.ended = false;
@@ -147,6 +150,7 @@ impl Exec<'_> {
                         *task = self.fresh(t);
                         // A failed restore is the run's protocol violation.
                         let _ = self.call(task, |op, ctx| op.restore(state, ctx));
+                        self.restore_source_splits(task, state);
                         self.out.clear(); // emitted during restore: dropped
                         r.exhausted = false;
                     }
@@ -180,6 +184,7 @@ impl Exec<'_> {
                 // A reader that waits for splits after the end: stop.
                 r.exhausted |= self.routed == before;
             }
+            self.end_of_event_time(&mut r.task, oracle);
             self.now = SimTime::ZERO;
         } else {
             self.drain(r, oracle);

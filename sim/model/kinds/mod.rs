@@ -19,6 +19,7 @@
 mod broadcast_process;
 mod buffer;
 mod count_window;
+mod event_time_window;
 mod filter;
 mod flat_map;
 mod keyed_count;
@@ -32,6 +33,7 @@ mod sink_upsert;
 mod sink_writer;
 mod source;
 
+pub use self::event_time_window::EventTimeWindow;
 pub use self::filter::Filter;
 pub use self::flat_map::FlatMap;
 pub use self::keyed_sum::KeyedSum;
@@ -52,6 +54,7 @@ pub static REGISTRY: &[&OperatorKindInfo] = &[
     &keyed_count::KIND,
     &keyed_sum::KIND,
     &count_window::KIND,
+    &event_time_window::KIND,
     &min_label::KIND,
     &buffer::KIND,
     &broadcast_process::KIND,

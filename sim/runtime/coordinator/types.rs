@@ -39,6 +39,10 @@ pub struct TaskSnapshot {
     /// Where each chained operator's schedule stood at the snapshot
     /// (`runtime::schedule`; empty for snapshots from files).
     pub log_pos: Vec<crate::runtime::schedule::LogPos>,
+    /// Each chained operator's event-time clock at the snapshot (its
+    /// timer service's watermark; empty without event time and for
+    /// snapshots from files: every clock starts at `MIN_WATERMARK`).
+    pub watermarks: Vec<i64>,
 }
 
 impl TaskSnapshot {

@@ -212,6 +212,10 @@ impl World<'_> {
                 self.rec.schedule.read(head, i as u32, buf.len() as u64);
                 let from = self.plan.exec.channels[ch as usize].from_op.0;
                 for &r in &buf {
+                    if self.plan.time.on && r.is_watermark() {
+                        self.input_watermark(t, i as u32, r.timestamp);
+                        continue;
+                    }
                     self.process_record(t, from, r);
                 }
                 self.rec.counters.records_processed += buf.len() as u64;
@@ -270,6 +274,7 @@ impl World<'_> {
         self.tasks.store.precommit_scope = None;
         snapshot.states = states;
         snapshot.log_pos = log_pos;
+        snapshot.watermarks = self.member_clocks(t);
         self.note_promised(t, b.id);
         self.rec.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace

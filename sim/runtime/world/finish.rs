@@ -31,6 +31,7 @@ impl World<'_> {
         let warnings = self.warnings(&outcome);
         self.close_fault_timeline(&warnings);
         let (keyed_state, order_insensitive) = self.keyed_state();
+        self.watermarks_at_end();
         RunOutput {
             outcome,
             events,

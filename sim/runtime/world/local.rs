@@ -152,6 +152,7 @@ impl World<'_> {
         let snapshot = TaskSnapshot {
             states,
             log_pos,
+            watermarks: self.member_clocks(t),
             ..TaskSnapshot::default()
         };
         // The log's new part is written with the state.

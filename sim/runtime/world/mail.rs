@@ -170,6 +170,7 @@ impl World<'_> {
                 id,
                 latest_completed,
             } => self.notify_aborted(t, id, latest_completed),
+            Mail::Watermark => self.periodic_watermark(t),
         }
     }
 }

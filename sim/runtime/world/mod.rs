@@ -37,10 +37,13 @@
 //! - `recovery_time.rs`, `warnings.rs`, `finish.rs`: what a run measures and
 //!   reports, and the end of a run.
 //!
+//! - `event_time.rs`: watermarks at the tasks (a source's periodic emit as
+//!   a mail, valves, the members' event-time clocks, `MAX_WATERMARK`); its
+//!   state lives with each task (`Task::time`, `Member::watermark`).
+//!
 //! Where the next mechanisms go: the task mailbox is a field of `Tasks`
-//! (`tasks.rs`, see its docs); the timer service (event time, timers,
-//! watermarks) is a component of its own, a `timers.rs` beside the others
-//! and one field of `World`, which `dispatch` hands its timer events.
+//! (`tasks.rs`, see its docs); timers go with event time, per task, their
+//! processing-time firings as mails.
 //!
 //! It must never grow fields of its own beyond one per component: state
 //! belongs to a component.
@@ -52,6 +55,7 @@ mod commit_ledger;
 mod commits;
 mod coordination;
 mod degraded;
+mod event_time;
 mod fault_state;
 mod faults;
 mod finish;
@@ -340,6 +344,8 @@ impl<'a> World<'a> {
                     op: self.plan.factory.create(op.0, info.subtask),
                     cost: spec.cost.0,
                     is_sink: spec.kind.is_sink(),
+                    watermark: crate::model::event_time::MIN_WATERMARK,
+                    sent_watermark: crate::model::event_time::MIN_WATERMARK,
                 }
             })
             .collect();
@@ -402,6 +408,7 @@ impl<'a> World<'a> {
             deploy_attempt: self.net.attempt,
             declined: BTreeSet::new(),
             cancel_sent: BTreeSet::new(),
+            time: self.task_time(t),
         }
     }
 
@@ -493,6 +500,7 @@ impl<'a> World<'a> {
         self.schedule_planned_faults();
         self.start_coordinators();
         for t in 0..self.tasks.list.len() as TaskId {
+            self.arm_watermark_timer(t);
             self.net.poke(t);
         }
     }
@@ -581,6 +589,7 @@ impl<'a> World<'a> {
             Ev::Ack { task, id } if self.is_local() => self.local_ack(task, id),
             Ev::Ack { task, id } => self.ack(task, id),
             Ev::LocalTimer { task } => self.local_timer(task),
+            Ev::WatermarkTimer { task } => self.watermark_timer(task),
             Ev::Decline { id, .. } => self.declined(id),
             Ev::CheckpointTimeout { id } => self.expired(id),
             Ev::Finalized { id } => self.finalized(id),

@@ -126,6 +126,7 @@ impl World<'_> {
             let (member, mut ctx) = self.ctx_parts(t, 0);
             member.op.handle_operator_event(event, &mut ctx);
         }
+        self.split_assigned(t, event);
         let inst = self.tasks.list[t as usize].members[0].inst;
         self.rec.schedule.push(inst, Step::Event(event));
         self.tasks.out.clear();

@@ -35,6 +35,8 @@ pub(super) struct Plan<'a> {
     /// A source partition has a rate: when a source polls changes what it
     /// emits, so its schedule keeps each poll's time.
     pub(super) rated_sources: bool,
+    /// The job's event time (`model::event_time::JobTime`).
+    pub(super) time: crate::model::event_time::JobTime,
 }
 
 impl<'a> Plan<'a> {
@@ -77,6 +79,7 @@ impl<'a> Plan<'a> {
             sink_tasks,
             expected: scenario.expected_guarantee(cfg.algorithm),
             rated_sources: rated_sources(&scenario),
+            time: crate::model::event_time::JobTime::new(&scenario),
             scenario,
             exec,
             cfg,

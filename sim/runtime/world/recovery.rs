@@ -373,6 +373,7 @@ impl World<'_> {
                 fresh.mailbox = std::mem::take(&mut self.tasks.list[ti].mailbox);
             }
             self.tasks.list[ti] = fresh;
+            self.arm_watermark_timer(t);
             self.files.forget(t);
             let snap = snapshot_of(t);
             for m in 0..self.tasks.list[ti].members.len() {
@@ -393,6 +394,12 @@ impl World<'_> {
                 false => self.tasks.list[ti].members.len(),
             };
             self.restore_members(t, members, &states, latest);
+            if let Some(s) = snap {
+                self.restore_clocks(t, &s.watermarks);
+                if self.tasks.list[ti].is_source && self.tasks.list[ti].time.is_some() {
+                    self.restore_source_splits(t, states.first().map_or(&[][..], Vec::as_slice));
+                }
+            }
             self.note_restored(t, latest.filter(|_| snap.is_some()).map(|c| c.id_of(ti)));
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {

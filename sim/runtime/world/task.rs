@@ -12,6 +12,7 @@ impl World<'_> {
         let task = &mut self.tasks.list[t as usize];
         let (subtask, parallelism) = (task.subtask, task.parallelism);
         let member = &mut task.members[m];
+        let watermark = member.watermark;
         let ctx = Context {
             subtask,
             parallelism,
@@ -20,6 +21,7 @@ impl World<'_> {
             attempt: self.net.attempt,
             now: self.net.now,
             restored: None,
+            watermark,
             store: &mut self.tasks.store,
             out: &mut self.tasks.out,
             mutants: self.plan.cfg.mutants,
@@ -313,11 +315,17 @@ impl World<'_> {
             [self.plan.exec.tasks[t as usize].inputs[input as usize] as usize]
             .from_op
             .0;
+        let mut watermarks = 0;
         for &r in &buf {
+            if self.plan.time.on && r.is_watermark() {
+                watermarks += 1;
+                self.input_watermark(t, input, r.timestamp);
+                continue;
+            }
             self.process_record(t, from, r);
         }
         self.net.recycle(buf);
-        self.rec.counters.records_processed += n;
+        self.rec.counters.records_processed += n - watermarks;
         if self.plan.committers[t as usize].is_some_and(|(m, _)| m == 0) {
             self.rec.counters.committables_through_network += n;
         }
@@ -399,6 +407,7 @@ impl World<'_> {
     #[inline]
     fn received_by(&mut self, t: TaskId, m: usize, r: &Record) {
         if let Some((c, writer)) = self.plan.committers[t as usize] {
+            debug_assert!(!r.is_watermark());
             if c == m {
                 self.note_committable(t, writer, r);
             }
@@ -437,9 +446,14 @@ impl World<'_> {
                 f.next_successor += 1;
                 f.next_record = 0;
             }
-            let (member, mut ctx) = self.ctx_parts(t, c);
-            member.op.process(r, &mut ctx);
-            self.received_by(t, c, &r);
+            if self.plan.time.on && r.is_watermark() {
+                // The member before forwarded its watermark.
+                self.emit_watermark(t, c, r.timestamp);
+            } else {
+                let (member, mut ctx) = self.ctx_parts(t, c);
+                member.op.process(r, &mut ctx);
+                self.received_by(t, c, &r);
+            }
             self.enter_chain(t, c, &mut stack);
         }
         self.tasks.chain_stack = stack;
@@ -512,6 +526,16 @@ impl World<'_> {
                 continue;
             }
             for &r in &out {
+                if self.plan.time.on && r.is_watermark() {
+                    // Every channel, whatever the partitioning
+                    // (`RecordWriterOutput.emitWatermark` broadcasts).
+                    for &ch in &edge.channels {
+                        if !self.is_feedback(ch) {
+                            self.net.emit(ch, r);
+                        }
+                    }
+                    continue;
+                }
                 match edge.partitioning {
                     Partitioning::Forward => self.net.emit(edge.channels[0], r),
                     Partitioning::Hash => {
@@ -594,6 +618,7 @@ impl World<'_> {
                     self.recovery_emitted(t, l.partition, l.offset);
                 }
                 self.rec.counters.records_emitted += n as u64;
+                self.source_records_timed(t);
                 self.emit_from(t, 0);
                 self.busy(t, n as u64, 0);
             }
@@ -654,6 +679,9 @@ impl World<'_> {
         // Through the chain in order: each member's input ends once the
         // member feeding it has flushed (Flink's `finishOperators`).
         let source = self.tasks.list[ti].is_source;
+        if source {
+            self.end_of_event_time(t);
+        }
         let members = self.tasks.list[ti].members.len();
         for m in usize::from(source)..members {
             let inst = self.tasks.list[ti].members[m].inst;

@@ -38,6 +38,12 @@ pub(super) struct Member {
     /// Virtual time per record.
     pub(super) cost: u64,
     pub(super) is_sink: bool,
+    /// Its event-time clock: its timer service's watermark, what
+    /// `Context::watermark` says (`MIN_WATERMARK` when deployed, then the
+    /// restored snapshot's).
+    pub(super) watermark: i64,
+    /// The last watermark it sent on (this deployment).
+    pub(super) sent_watermark: i64,
 }
 
 pub(super) struct Task {
@@ -106,6 +112,16 @@ pub(super) struct Task {
     /// markers for (the protocol check: at most once each).
     pub(super) declined: BTreeSet<CheckpointId>,
     pub(super) cancel_sent: BTreeSet<(CheckpointId, CancelCause)>,
+    /// Event time: its valve or its source's watermarks (`None` without).
+    pub(super) time: Option<Box<TaskTime>>,
+}
+
+/// A task's event time (`world/event_time.rs`), reset with the task.
+pub(super) struct TaskTime {
+    /// A source task: its splits' watermarks.
+    pub(super) source: Option<crate::model::event_time::SourceWatermarks>,
+    /// A task with inputs: the valve over its input channels (by input).
+    pub(super) valve: Option<crate::model::event_time::Valve>,
 }
 
 /// Why a task sends a cancellation marker. Flink sends one of each for the

@@ -1,0 +1,144 @@
+//! Event time in the oracle, as the tasks have it (docs/event-time.md):
+//! watermarks are elements in the oracle's channel queues, at the places
+//! the run's schedule puts them. A source emits its combined watermark
+//! where its schedule ran a periodic emit (`Step::Watermark`) and
+//! `MAX_WATERMARK` after its last record; a task's valve takes watermarks
+//! out of its input before the operator; a new input watermark goes to
+//! the operator's `process_watermark`, then out on every channel. A
+//! restart starts the task's event time again at `MIN_WATERMARK`, as a
+//! redeployed task's does.
+
+use super::{Exec, Oracle, TaskRun};
+use crate::model::event_time::{SourceWatermarks, Valve, MAX_WATERMARK, MIN_WATERMARK};
+use crate::model::Record;
+
+/// A task's event time in the oracle.
+pub(super) struct OracleTime {
+    source: Option<SourceWatermarks>,
+    valve: Option<Valve>,
+}
+
+impl Exec<'_> {
+    /// Task `t`'s event time when it starts or restarts (`None` without).
+    pub(super) fn task_time(&self, t: u32) -> Option<Box<OracleTime>> {
+        if !self.time.on {
+            return None;
+        }
+        let info = &self.exec.tasks[t as usize];
+        let is_source = self.scenario.op(info.operator).kind.is_source();
+        let valve = (!is_source).then(|| {
+            let mut valve = Valve::new(info.inputs.len());
+            for (i, &ch) in info.inputs.iter().enumerate() {
+                if self.feedback[ch as usize] {
+                    valve.input_status(i, true); // no watermarks on it
+                }
+            }
+            valve
+        });
+        let source = is_source.then(|| {
+            let mut source = self.time.source(info.operator.0);
+            for p in self.time.initial_splits(info.operator.0, info.subtask) {
+                source.add_split(p);
+            }
+            source
+        });
+        Some(Box::new(OracleTime { source, valve }))
+    }
+
+    /// A split assigned to a source joins its watermarks.
+    pub(super) fn split_assigned(&self, task: &mut TaskRun, split: u32) {
+        if let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) {
+            source.add_split(split);
+        }
+    }
+
+    /// A source restored from `state` holds its restored splits.
+    pub(super) fn restore_source_splits(&self, task: &mut TaskRun, state: &[u8]) {
+        let Some(offsets) = crate::model::operator::source_offsets(state) else {
+            return;
+        };
+        let op = self.exec.tasks[task.t as usize].operator.0;
+        let mut source = self.time.source(op);
+        for p in self.time.restored_splits(&offsets) {
+            source.add_split(p);
+        }
+        if let Some(time) = task.time.as_mut() {
+            time.source = Some(source);
+        }
+    }
+
+    /// The records a source just emitted (in `out`) feed its generators.
+    pub(super) fn source_records_timed(&mut self, task: &mut TaskRun) {
+        let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) else {
+            return;
+        };
+        for r in &self.out {
+            let l = r.lineage;
+            source.on_record(
+                l.partition,
+                r.timestamp,
+                self.time.is_last(l.partition, l.offset),
+            );
+        }
+    }
+
+    /// The schedule's periodic emit at a source.
+    pub(super) fn periodic_watermark(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
+        let w = task
+            .time
+            .as_mut()
+            .and_then(|x| x.source.as_mut())
+            .and_then(|s| s.periodic());
+        if let Some(w) = w {
+            self.advance_watermark(task, w, oracle);
+        }
+    }
+
+    /// A source's input ended.
+    pub(super) fn end_of_event_time(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
+        if task.time.is_some() && task.sent < MAX_WATERMARK {
+            self.advance_watermark(task, MAX_WATERMARK, oracle);
+        }
+    }
+
+    /// A watermark read from input channel `ch`: through the valve.
+    pub(super) fn input_watermark(
+        &mut self,
+        task: &mut TaskRun,
+        ch: u32,
+        w: i64,
+        oracle: &mut Oracle,
+    ) {
+        let inputs = &self.exec.tasks[task.t as usize].inputs;
+        let Some(input) = inputs.iter().position(|&c| c == ch) else {
+            return;
+        };
+        let out = task
+            .time
+            .as_mut()
+            .and_then(|x| x.valve.as_mut())
+            .and_then(|v| v.input_watermark(input, w).watermark);
+        if let Some(w) = out {
+            self.advance_watermark(task, w, oracle);
+        }
+    }
+
+    /// The operator's clock advances to `w` if it is later, then the
+    /// watermark goes out.
+    fn advance_watermark(&mut self, task: &mut TaskRun, w: i64, oracle: &mut Oracle) {
+        task.sent = w;
+        if w > task.watermark {
+            task.watermark = w;
+            self.call(task, |op, ctx| op.process_watermark(w, ctx));
+        }
+        self.out.push(Record::watermark(w));
+        self.route(task, oracle);
+    }
+
+    /// A restart: the valve and a source's generators start again; the
+    /// operator's clock is its state's, kept (as its restore gives it).
+    pub(super) fn restart_event_time(&self, task: &mut TaskRun) {
+        task.time = self.task_time(task.t);
+        task.sent = MIN_WATERMARK;
+    }
+}

@@ -1,0 +1,78 @@
+//! Watermarks: event time never goes back, and it reaches its end.
+//!
+//! The runtime compares every watermark an operator emits with the one
+//! before it in the same deployment (`runtime::watermarks`): a watermark
+//! that goes back lets a window fire on data it already judged complete.
+//! When the job finished, every task's input watermark must have reached
+//! `MAX_WATERMARK`: every source ended, so every channel carried its end
+//! of event time; a task short of it lost a watermark, and the channel
+//! holding it back is named. Without event time in the job there is
+//! nothing to judge (both counters stay 0).
+
+use super::{Finding, Input};
+use crate::engine::SimDuration;
+use crate::model::event_time::{MAX_WATERMARK, MIN_WATERMARK};
+use crate::verdict::{CheckId, Violation};
+
+/// A watermark for a message.
+fn text(w: i64) -> String {
+    match w {
+        MIN_WATERMARK => "Long.MIN_VALUE".to_string(),
+        MAX_WATERMARK => "MAX_WATERMARK".to_string(),
+        w => format!("{w}"),
+    }
+}
+
+pub fn check(input: &Input) -> Finding {
+    let ev = &input.run.evidence.watermarks;
+    let mut violations: Vec<Violation> = ev
+        .first_backwards
+        .iter()
+        .map(|b| Violation {
+            check: CheckId::Watermarks,
+            time_ns: b.time_ns,
+            message: format!(
+                "operator {} emitted watermark {} at {} after {}: its watermark went back",
+                b.operator,
+                text(b.watermark),
+                SimDuration(b.time_ns),
+                text(b.before)
+            ),
+        })
+        .collect();
+    if ev.backwards > ev.first_backwards.len() as u64 {
+        if let Some(last) = violations.last_mut() {
+            let more = ev.backwards - ev.first_backwards.len() as u64;
+            last.message.push_str(&format!(" ({more} more went back)"));
+        }
+    }
+    if input.finished && ev.on {
+        let short = ev.at_end.iter().filter(|t| t.watermark < MAX_WATERMARK);
+        for t in short.take(5) {
+            let held = match t.holding_back {
+                Some((ch, w)) => format!(
+                    ", held back by {} at {}",
+                    input.run.evidence.channel_names[ch as usize],
+                    text(w)
+                ),
+                None => String::new(),
+            };
+            violations.push(Violation {
+                check: CheckId::Watermarks,
+                time_ns: input.end_ns(),
+                message: format!(
+                    "the job finished with task {} at watermark {}{held}: its event time never reached its end (MAX_WATERMARK)",
+                    t.task,
+                    text(t.watermark)
+                ),
+            });
+        }
+    }
+    Finding {
+        violations,
+        reach: vec![
+            ("watermarks emitted", ev.emitted),
+            ("operators that reached MAX_WATERMARK", ev.reached_max),
+        ],
+    }
+}

@@ -1,0 +1,49 @@
+//! What a run leaves for the watermarks check: every watermark an
+//! operator emitted was checked against the one before it (per deployment:
+//! a redeployed task starts again at `MIN_WATERMARK`, as Flink's does), and,
+//! at the end, each operator's watermark and the input channel holding it
+//! back.
+
+/// The watermarks check's evidence.
+#[derive(Clone, Debug, Default)]
+pub struct WatermarkEvidence {
+    /// Event time is on in the job.
+    pub on: bool,
+    /// Watermarks operators emitted (each compared with the one before).
+    pub emitted: u64,
+    /// Watermarks that went back, and the first [`WatermarkEvidence::KEPT`].
+    pub backwards: u64,
+    pub first_backwards: Vec<Backwards>,
+    /// Operators (chain members) that reached `MAX_WATERMARK`.
+    pub reached_max: u64,
+    /// At the end of a run: per task with inputs, the head operator's
+    /// watermark, and the input channel (by channel id) holding it back.
+    pub at_end: Vec<TaskWatermark>,
+}
+
+impl WatermarkEvidence {
+    /// Examples kept.
+    pub const KEPT: usize = 5;
+}
+
+/// An operator emitted `watermark` after `before`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Backwards {
+    pub time_ns: u64,
+    /// The operator (`id[subtask]`).
+    pub operator: String,
+    pub before: i64,
+    pub watermark: i64,
+}
+
+/// A task's input watermark when the run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskWatermark {
+    /// The task (`id[subtask]` of its head).
+    pub task: String,
+    pub watermark: i64,
+    /// Its input ended (end of data on every input).
+    pub input_ended: bool,
+    /// The channel whose watermark is the smallest, and that watermark.
+    pub holding_back: Option<(u32, i64)>,
+}

@@ -1,0 +1,334 @@
+//! Event time in the tasks (docs/event-time.md), as Flink's tasks do it.
+//!
+//! A source task with a watermark interval arms a processing-time timer
+//! that puts a mail in its mailbox: the periodic emit runs between two
+//! default actions, so a busy or backpressured source emits late. Its
+//! watermarks come from [`SourceWatermarks`] (a generator per split,
+//! combined), fed with every record it emits. A task with inputs keeps a
+//! [`Valve`] over its input channels; watermarks travel in the channels'
+//! buffers as elements among the records ([`Record::watermark`]), and the
+//! task takes each out of the stream before its head operator: a new input
+//! watermark goes to the operator's `process_watermark`, then, forwarded
+//! by the task, through the chain member by member and out on every
+//! channel of every output edge, whatever the partitioning. A source whose
+//! input ends sends `MAX_WATERMARK`. None of this is in a checkpoint: a
+//! redeployed task starts again at `MIN_WATERMARK`.
+
+use super::*;
+use crate::model::event_time::{SourceWatermarks, Valve, MAX_WATERMARK, MIN_WATERMARK};
+use crate::model::flip27::OperatorEvent;
+use crate::runtime::watermarks::{Backwards, TaskWatermark, WatermarkEvidence};
+use tasks::TaskTime;
+
+impl World<'_> {
+    /// Task `t`'s event time when (re)deployed: `None` without event time.
+    pub(super) fn task_time(&self, t: TaskId) -> Option<Box<TaskTime>> {
+        if !self.plan.time.on {
+            return None;
+        }
+        let info = &self.plan.exec.tasks[t as usize];
+        let is_source = self.plan.scenario.op(info.operator).kind.is_source();
+        let valve = (!is_source).then(|| {
+            let mut valve = Valve::new(info.inputs.len());
+            // A feedback channel carries no watermarks (an iteration's
+            // tail forwards none): idle from the start, it never holds
+            // the task back.
+            for (i, &ch) in info.inputs.iter().enumerate() {
+                if self.is_feedback(ch) {
+                    valve.input_status(i, true);
+                }
+            }
+            valve
+        });
+        let source = is_source.then(|| {
+            let mut source = self.plan.time.source(info.operator.0);
+            for p in self.plan.time.initial_splits(info.operator.0, info.subtask) {
+                self.add_split(&mut source, p);
+            }
+            source
+        });
+        Some(Box::new(TaskTime { source, valve }))
+    }
+
+    /// A split joins a source's watermarks when it is assigned.
+    fn add_split(&self, source: &mut SourceWatermarks, p: u32) {
+        if self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::SplitWatermarkAtFirstRecord)
+        {
+            fired(Mutant::SplitWatermarkAtFirstRecord);
+            return; // Mutant: it joins with its first record.
+        }
+        source.add_split(p);
+    }
+
+    /// Source task `t` was restored from `state`: its watermarks hold the
+    /// restored splits that have records left.
+    pub(super) fn restore_source_splits(&mut self, t: TaskId, state: &[u8]) {
+        let Some(offsets) = crate::model::operator::source_offsets(state) else {
+            return;
+        };
+        let op = self.plan.exec.tasks[t as usize].operator.0;
+        let mut source = self.plan.time.source(op);
+        for p in self.plan.time.restored_splits(&offsets) {
+            self.add_split(&mut source, p);
+        }
+        if let Some(time) = self.tasks.list[t as usize].time.as_mut() {
+            time.source = Some(source);
+        }
+    }
+
+    /// An operator event reached source task `t`: an assigned split joins
+    /// its watermarks.
+    pub(super) fn split_assigned(&mut self, t: TaskId, event: OperatorEvent) {
+        let OperatorEvent::AddSplit(p) = event else {
+            return;
+        };
+        let mut time = self.tasks.list[t as usize].time.take();
+        if let Some(source) = time.as_mut().and_then(|x| x.source.as_mut()) {
+            self.add_split(source, p);
+        }
+        self.tasks.list[t as usize].time = time;
+    }
+
+    /// Channel `ch` closes an iteration's loop.
+    pub(super) fn is_feedback(&self, ch: ChannelId) -> bool {
+        let Some(loops) = self.loops.as_ref() else {
+            return false;
+        };
+        let c = &self.plan.exec.channels[ch as usize];
+        loops.feedback_in[c.to as usize][c.input_index as usize]
+    }
+
+    /// A deployed source task with a watermark interval arms its timer.
+    pub(super) fn arm_watermark_timer(&mut self, t: TaskId) {
+        let op = self.plan.exec.tasks[t as usize].operator.0;
+        let interval = self.plan.time.interval(op);
+        if interval > 0 && self.tasks.list[t as usize].is_source {
+            let at = self.net.now.plus(SimDuration(interval));
+            self.net.schedule(at, Ev::WatermarkTimer { task: t });
+        }
+    }
+
+    /// The timer fires: the periodic emit goes to the task's mailbox, and
+    /// the timer is armed again.
+    pub(super) fn watermark_timer(&mut self, t: TaskId) {
+        let task = &self.tasks.list[t as usize];
+        if task.status != Status::Running || task.input_ended {
+            return;
+        }
+        self.post(t, Mail::Watermark);
+        self.arm_watermark_timer(t);
+    }
+
+    /// The periodic emit, run as a mail: the source's combined watermark,
+    /// if it grew, out through the chain.
+    pub(super) fn periodic_watermark(&mut self, t: TaskId) {
+        let task = &mut self.tasks.list[t as usize];
+        if task.input_ended || task.stopped {
+            return;
+        }
+        let inst = task.members[0].inst;
+        let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) else {
+            return;
+        };
+        let w = source.periodic();
+        self.rec.schedule.push(inst, Step::Watermark);
+        if let Some(w) = w {
+            self.emit_watermark(t, 0, w);
+            self.emit_from(t, 0);
+        }
+    }
+
+    /// The records source task `t` just emitted (in `tasks.out`) feed its
+    /// splits' generators.
+    pub(super) fn source_records_timed(&mut self, t: TaskId) {
+        let task = &mut self.tasks.list[t as usize];
+        let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) else {
+            return;
+        };
+        for r in &self.tasks.out {
+            let l = r.lineage;
+            source.on_record(
+                l.partition,
+                r.timestamp,
+                self.plan.time.is_last(l.partition, l.offset),
+            );
+        }
+    }
+
+    /// Source task `t`'s input ended: `MAX_WATERMARK` out through the chain
+    /// (Flink's `advanceToEndOfEventTime`), before the operators finish.
+    pub(super) fn end_of_event_time(&mut self, t: TaskId) {
+        let time = self.tasks.list[t as usize].time.as_ref();
+        let splitless = time
+            .and_then(|x| x.source.as_ref())
+            .is_some_and(|s| !s.had_splits());
+        if splitless
+            && self
+                .plan
+                .cfg
+                .mutants
+                .has(Mutant::SplitlessSourceNoFinalWatermark)
+        {
+            fired(Mutant::SplitlessSourceNoFinalWatermark);
+            return; // Mutant: a source that read nothing sends no MAX_WATERMARK.
+        }
+        if self.tasks.list[t as usize].time.is_some() {
+            // In the schedule: a source restored from a checkpoint taken
+            // after its end sends it again.
+            let inst = self.tasks.list[t as usize].members[0].inst;
+            self.rec.schedule.push(inst, Step::EndOfInput);
+            self.emit_watermark(t, 0, MAX_WATERMARK);
+            self.emit_from(t, 0);
+        }
+    }
+
+    /// A watermark read from task `t`'s input `input`: through the valve;
+    /// a new input watermark to the head operator and on.
+    pub(super) fn input_watermark(&mut self, t: TaskId, input: u32, w: i64) {
+        let task = &mut self.tasks.list[t as usize];
+        let Some(valve) = task.time.as_mut().and_then(|x| x.valve.as_mut()) else {
+            return;
+        };
+        if let Some(out) = valve.input_watermark(input as usize, w).watermark {
+            self.emit_watermark(t, 0, out);
+            self.emit_from(t, 0);
+        }
+    }
+
+    /// Member `m` of task `t` receives watermark `w` (its input's, or the
+    /// member before it's): its clock advances to it if it is later (its
+    /// `process_watermark` runs then, and what timers emit goes to
+    /// `tasks.out`), and the watermark goes on behind them; the caller
+    /// sends `tasks.out` on. A watermark below the last one the member sent
+    /// on in this deployment is the check's evidence.
+    pub(super) fn emit_watermark(&mut self, t: TaskId, m: usize, w: i64) {
+        let member = &self.tasks.list[t as usize].members[m];
+        let (before, clock) = (member.sent_watermark, member.watermark);
+        let ev = &mut self.rec.evidence.watermarks;
+        ev.emitted += 1;
+        if w < before {
+            ev.backwards += 1;
+            if ev.first_backwards.len() < WatermarkEvidence::KEPT {
+                let operator = self.member_name(t, m);
+                let time_ns = self.net.now.0;
+                self.rec
+                    .evidence
+                    .watermarks
+                    .first_backwards
+                    .push(Backwards {
+                        time_ns,
+                        operator,
+                        before,
+                        watermark: w,
+                    });
+            }
+        }
+        if w == MAX_WATERMARK && before != MAX_WATERMARK {
+            self.rec.evidence.watermarks.reached_max += 1;
+        }
+        let member = &mut self.tasks.list[t as usize].members[m];
+        member.sent_watermark = w;
+        if w > clock {
+            member.watermark = w;
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.process_watermark(w, &mut ctx);
+        }
+        self.tasks.out.push(Record::watermark(w));
+    }
+
+    /// Task `t`'s members' clocks, for its snapshot (none without event
+    /// time).
+    pub(super) fn member_clocks(&self, t: TaskId) -> Vec<i64> {
+        let task = &self.tasks.list[t as usize];
+        match task.time {
+            None => Vec::new(),
+            Some(_) => task.members.iter().map(|m| m.watermark).collect(),
+        }
+    }
+
+    /// A restored task's members take their clocks from its snapshot:
+    /// Flink's window operators keep their progress in their state
+    /// (FLINK-24501, FLINK-36663), so a record late before the failure is
+    /// late after it.
+    pub(super) fn restore_clocks(&mut self, t: TaskId, clocks: &[i64]) {
+        if self.plan.cfg.mutants.has(Mutant::WindowClockNotRestored) && !clocks.is_empty() {
+            fired(Mutant::WindowClockNotRestored);
+            return; // Mutant: every clock starts again at MIN_WATERMARK.
+        }
+        let members = &mut self.tasks.list[t as usize].members;
+        for (m, &w) in members.iter_mut().zip(clocks) {
+            m.watermark = w;
+        }
+    }
+
+    /// `id[subtask]` of member `m` of task `t`.
+    fn member_name(&self, t: TaskId, m: usize) -> String {
+        let task = &self.tasks.list[t as usize];
+        let op = task.members[m].index;
+        format!(
+            "{}[{}]",
+            self.plan.scenario.operators[op as usize].id, task.subtask
+        )
+    }
+
+    /// At the end of the run: each task's input watermark and what holds
+    /// it back, for the check.
+    pub(super) fn watermarks_at_end(&mut self) {
+        self.rec.evidence.watermarks.on = self.plan.time.on;
+        for t in 0..self.tasks.list.len() as TaskId {
+            let task = &self.tasks.list[t as usize];
+            let Some(valve) = task.time.as_ref().and_then(|x| x.valve.as_ref()) else {
+                continue;
+            };
+            let holding_back = valve.holding_back().map(|i| {
+                let ch = self.plan.exec.tasks[t as usize].inputs[i];
+                (ch, valve.channel(i).map_or(MIN_WATERMARK, |c| c.0))
+            });
+            let entry = TaskWatermark {
+                task: self.member_name(t, 0),
+                watermark: valve.output(),
+                input_ended: task.input_ended,
+                holding_back,
+            };
+            self.rec.evidence.watermarks.at_end.push(entry);
+        }
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const WindowClockNotRestored: Mutant = Mutant::declare(&MutantInfo {
+            name: "window-clock-not-restored",
+            part: "event time",
+            what: "a restored operator's event-time clock (its timer service's watermark) starts again at Long.MIN_VALUE instead of the checkpoint's: until the watermark catches up, records the failure-free run dropped as late join their windows again, which fire a second time",
+            modelled_on: "FLINK-36663 (the window timer service did not restore its watermark, so sliding windows emitted extra results after a restore)",
+            caught_by: "exactly-once-output",
+            applies: &[("event-time", "aligned")],
+        });
+        pub const SplitlessSourceNoFinalWatermark: Mutant = Mutant::declare(&MutantInfo {
+            name: "splitless-source-no-final-watermark",
+            part: "event time",
+            what: "a source subtask that holds no split in its deployment (none assigned, or every one finished before the checkpoint it was restored from) ends its input without sending MAX_WATERMARK: the tasks it feeds wait for its channel forever, their event time never reaches its end and their last windows never fire",
+            modelled_on: "FLINK-3121 (Kafka source subtasks that read no partition never emitted a watermark, blocking event time downstream) and FLINK-39167 (the final watermark of a source whose output was never initialised was lost)",
+            caught_by: "watermarks",
+            applies: &[("event-time", "aligned")],
+        });
+        pub const SplitWatermarkAtFirstRecord: Mutant = Mutant::declare(&MutantInfo {
+            name: "split-watermark-at-first-record",
+            part: "event time",
+            what: "a source's split joins the reader's combined watermark only with its first record, not when it is assigned or restored: until a slow split emits, the watermark follows the others' and runs ahead of it, and its records arrive late",
+            modelled_on: "FLINK-26018 (per-split outputs were created at a split's first record, so the first fetched split pushed the watermark past the others) and FLINK-32828 (the same for the splits restored from a checkpoint)",
+            caught_by: "exactly-once-output",
+            applies: &[("event-time", "aligned")],
+        });
+    }
+}
