@@ -80,6 +80,11 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         .as_ref()
         .map_or(SimDuration::from_secs(2), |r| SimDuration(r.window_end.0));
     let max_crashes = 3.min(s.faults.max_restarts);
+    let event_time = s.operators.iter().any(|o| {
+        o.kind
+            .source_spec()
+            .is_some_and(|src| src.watermark_interval > SimDuration::ZERO)
+    });
     // `[lo, hi]` with `hi` capped at the longest duration, and never below `lo`.
     let range =
         |lo: SimDuration, hi: u64| Some((lo, SimDuration(hi.min(MAX_DURATION.0).max(lo.0))));
@@ -151,7 +156,16 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             crate::scenario::RestartStrategy::FailureRate { .. }
         ) && s.faults.max_restarts > 1)
             .then_some((1, s.faults.max_restarts)),
+        // Where a source emits watermarks.
+        watermark_interval: event_time.then_some((ms(1), ms(200))),
+        out_of_orderness: event_time.then_some((SimDuration::ZERO, ms(100))),
+        partition_skew: event_time.then_some((SimDuration::ZERO, ms(1000))),
+        watermark_bound_percent: event_time.then_some((0, 150)),
     }
+}
+
+fn ms(n: u64) -> SimDuration {
+    SimDuration::from_millis(n)
 }
 
 /// The default range of `source_rate`: from a rate at which the longest
@@ -223,6 +237,7 @@ pub fn draw(
     draw_random_crashes(&mut out, spec, &mut d);
     draw_fault_kinds(&mut out, spec, &mut d);
     draw_late_knobs(&mut out, spec, &mut d);
+    draw_event_time(&mut out, spec, &mut d);
     match check(&out, &s.name) {
         Ok(valid) => Ok((valid, d.draw)),
         Err(errors) => Err(InvalidDraw {
@@ -377,6 +392,43 @@ fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     }
     if let Some(r) = spec.max_restarts {
         out.faults.max_restarts = d.int("max_restarts", r);
+    }
+}
+
+/// Event time, after everything else (a scenario without it draws what it
+/// always drew): whole milliseconds, as event time is.
+fn draw_event_time(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    let whole_ms = |d: &mut Drawer, knob: &str, r: Option<(SimDuration, SimDuration)>| {
+        r.map(|(lo, hi)| {
+            let n = d.pick(lo.0 / 1_000_000, hi.0 / 1_000_000);
+            d.draw.knobs.push((knob.to_string(), format!("{n}ms")));
+            ms(n)
+        })
+    };
+    let interval = whole_ms(d, "watermark_interval", spec.watermark_interval);
+    let disorder = whole_ms(d, "out_of_orderness", spec.out_of_orderness);
+    let skew = whole_ms(d, "partition_skew", spec.partition_skew);
+    let percent = spec
+        .watermark_bound_percent
+        .map(|r| d.int("watermark_bound_percent", r));
+    for op in &mut out.operators {
+        let crate::scenario::OperatorKind::Source(src) = &mut op.kind else {
+            continue;
+        };
+        if let Some(i) = interval.filter(|_| src.watermark_interval > SimDuration::ZERO) {
+            src.watermark_interval = i.max(ms(1));
+        }
+        if let Some(o) = disorder {
+            src.out_of_orderness = o;
+            src.watermark_bound = o;
+        }
+        if let Some(p) = skew {
+            src.partition_skew = p;
+        }
+        if let Some(p) = percent {
+            let bound = src.out_of_orderness.0 / 1_000_000 * u64::from(p) / 100;
+            src.watermark_bound = ms(bound);
+        }
     }
 }
 

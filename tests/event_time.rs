@@ -98,6 +98,26 @@ fn a_split_holds_the_watermark_from_its_assignment() {
 }
 
 #[test]
+fn a_stalled_watermark_is_named_with_the_channel_and_the_time() {
+    let mut d = ScenarioData::clone(&load("event-time"));
+    d.limits.watermark_stall = ckptsim::engine::SimDuration::from_millis(500);
+    let sc = valid(&d);
+    let e = check(&sc, 0, &[Mutant::SplitlessSourceNoFinalWatermark]);
+    let stall = e
+        .verdict
+        .violations()
+        .find(|v| v.message.contains("stood still"))
+        .unwrap_or_else(|| panic!("{:?}", e.verdict.violations().collect::<Vec<_>>()))
+        .message
+        .clone();
+    assert!(stall.contains("held back by channel clicks["), "{stall}");
+    // The same bound without the mutant: event time moves.
+    let fine = check(&sc, 0, &[]);
+    assert!(fine.verdict.passed, "{:?}", failed_checks(&fine));
+    assert!(reach(&fine, "watermarks", "reads judged for a stall") > 0);
+}
+
+#[test]
 fn a_lost_final_watermark_is_named_with_the_channel_holding_it_back() {
     let e = check(
         &load("event-time"),
@@ -118,4 +138,65 @@ fn a_lost_final_watermark_is_named_with_the_channel_holding_it_back() {
             && message.contains("held back by channel clicks["),
         "{message}"
     );
+}
+
+#[test]
+fn a_retained_unaligned_checkpoint_with_watermarks_in_flight_verifies_and_restores() {
+    use crate::common::{ckptsim, stderr, stdout};
+    let dir = std::env::temp_dir().join(format!("ckptsim-et-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Watermarks every millisecond, small buffers: the channel state of an
+    // unaligned checkpoint holds some.
+    let text = std::fs::read_to_string("scenarios/event-time.toml")
+        .unwrap()
+        .replace(
+            "watermark_interval = \"20ms\"",
+            "watermark_interval = \"1ms\"",
+        )
+        .replace(
+            "interval = \"25ms\"",
+            "interval = \"25ms\"\nretain_on_cancel = true",
+        )
+        .replace(
+            "buffer_records = 8",
+            "buffer_records = 2\noutput_buffers = 1",
+        );
+    let file = dir.join("event-time.toml");
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+    let mut found = false;
+    for seed in 0..30u64 {
+        let chk = dir.join(format!("chk-{seed}"));
+        let seed = seed.to_string();
+        let o = ckptsim(&[
+            "run",
+            file,
+            "--seed",
+            &seed,
+            "--algorithm",
+            "unaligned",
+            "--cancel-at",
+            "60ms",
+            "--checkpoint-dir",
+            chk.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let Some(taken) = std::fs::read_dir(&chk).unwrap().flatten().next() else {
+            continue;
+        };
+        let image = ckptsim::savepoint::read_dir(&taken.path()).unwrap();
+        let in_flight = image.channels.iter().flat_map(|c| &c.records);
+        if !in_flight.into_iter().any(|r| r.is_watermark()) {
+            continue;
+        }
+        found = true;
+        let path = taken.path();
+        let o = ckptsim(&["verify-snapshot", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        let o = ckptsim(&["run", file, "--from-savepoint", path.to_str().unwrap()]);
+        assert_ne!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        break;
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(found, "no retained checkpoint held a watermark in flight");
 }

@@ -308,7 +308,8 @@ fn assert_every_key_written(text: &str, what: &str) {
             "transaction_open",
             "restart_loop",
             "blocked_input",
-            "output_latency"
+            "output_latency",
+            "watermark_stall"
         ])
     );
     assert_eq!(keys(&table(&doc["expect"])), sorted(&["guarantee"]));
@@ -532,6 +533,10 @@ fn swarm_round_trips() {
         source_rate: Some((10, 5_000)),
         max_concurrent: Some((1, 4)),
         max_restarts: Some((0, 9)),
+        watermark_interval: Some((SimDuration::from_millis(1), SimDuration::from_millis(200))),
+        out_of_orderness: Some((SimDuration::ZERO, SimDuration::from_millis(40))),
+        partition_skew: Some((SimDuration::from_millis(3), SimDuration::from_secs(1))),
+        watermark_bound_percent: Some((0, 150)),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,

@@ -405,6 +405,7 @@ pub fn sample() -> ScenarioData {
             restart_loop: 7,
             blocked_input: SimDuration::from_secs(30),
             output_latency: SimDuration::from_secs(120),
+            watermark_stall: SimDuration::from_secs(45),
         },
         expect: Expect {
             guarantee: Guarantee::AtLeastOnce,

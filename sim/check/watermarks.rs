@@ -68,11 +68,34 @@ pub fn check(input: &Input) -> Finding {
             });
         }
     }
+    for s in &ev.first_stalls {
+        let held = match s.holding_back {
+            Some((ch, w)) => format!(
+                ", held back by {} at {}",
+                input.run.evidence.channel_names[ch as usize],
+                text(w)
+            ),
+            None => String::new(),
+        };
+        violations.push(Violation {
+            check: CheckId::Watermarks,
+            time_ns: s.time_ns,
+            message: format!(
+                "task {} read records from {} to {} with its watermark at {}{held}, no fault in between: event time stood still longer than [limits] watermark_stall ({})",
+                s.task,
+                SimDuration(s.since_ns),
+                SimDuration(s.time_ns),
+                text(s.watermark),
+                input.scenario.limits.watermark_stall
+            ),
+        });
+    }
     Finding {
         violations,
         reach: vec![
             ("watermarks emitted", ev.emitted),
             ("operators that reached MAX_WATERMARK", ev.reached_max),
+            ("reads judged for a stall", ev.stall_checks),
         ],
     }
 }

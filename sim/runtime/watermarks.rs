@@ -19,6 +19,23 @@ pub struct WatermarkEvidence {
     /// At the end of a run: per task with inputs, the head operator's
     /// watermark, and the input channel (by channel id) holding it back.
     pub at_end: Vec<TaskWatermark>,
+    /// Reads at which a task's watermark was judged against
+    /// `[limits] watermark_stall`; the stalls found, the first kept.
+    pub stall_checks: u64,
+    pub stalls: u64,
+    pub first_stalls: Vec<Stall>,
+}
+
+/// Task `task` was still reading records at `time_ns` with its input
+/// watermark at `watermark` since `since_ns`, with no fault in between.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    pub time_ns: u64,
+    pub task: String,
+    pub since_ns: u64,
+    pub watermark: i64,
+    /// The channel holding it back, and that channel's watermark.
+    pub holding_back: Option<(u32, i64)>,
 }
 
 impl WatermarkEvidence {

@@ -94,17 +94,34 @@ impl Partitions {
         }
     }
 
+    /// A channel's in-flight elements: records, and watermarks in their
+    /// exact form (`Record::watermark`), which travel among them.
+    fn channel_records(&self, part: Part, field: &str, elements: &[Record]) -> Checked {
+        for (i, r) in elements.iter().enumerate() {
+            if r.lineage.partition == crate::model::Lineage::ELEMENT {
+                if *r != Record::watermark(r.timestamp) {
+                    let message = "names no source partition and is no watermark";
+                    return Err(bad(part, &format!("{field}[{i}]"), message));
+                }
+                continue;
+            }
+            self.record(part, &format!("{field}[{i}]"), r)?;
+        }
+        Ok(())
+    }
+
     fn records(&self, part: Part, field: &str, records: &[Record]) -> Checked {
         for (i, r) in records.iter().enumerate() {
-            self.lineage(r.lineage)
-                .map_err(|e| bad(part, &format!("{field}[{i}]"), e))?;
-            if r.emitted_at.0 > MAX_DURATION.nanos() {
-                return Err(bad(
-                    part,
-                    &format!("{field}[{i}].emitted_at"),
-                    "beyond the longest run",
-                ));
-            }
+            self.record(part, &format!("{field}[{i}]"), r)?;
+        }
+        Ok(())
+    }
+
+    fn record(&self, part: Part, field: &str, r: &Record) -> Checked {
+        self.lineage(r.lineage).map_err(|e| bad(part, field, e))?;
+        if r.emitted_at.0 > MAX_DURATION.nanos() {
+            let field = format!("{field}.emitted_at");
+            return Err(bad(part, &field, "beyond the longest run"));
         }
         Ok(())
     }
@@ -322,7 +339,7 @@ fn channels(image: &Image, partitions: &Partitions) -> Checked {
                 ));
             }
         }
-        partitions.records(c, &format!("[{i}].records"), &ch.records)?;
+        partitions.channel_records(c, &format!("[{i}].records"), &ch.records)?;
     }
     Ok(())
 }

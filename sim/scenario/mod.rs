@@ -773,6 +773,15 @@ swarm! {
         /// `[faults] max_restarts`, drawn last of all, where the restart
         /// strategy counts restarts (fixed and exponential delay).
         max_restarts: I,
+        /// Event time, drawn after everything else where a source emits
+        /// watermarks: every such source's `watermark_interval`, every
+        /// source's `out_of_orderness` and `partition_skew` (whole
+        /// milliseconds), and the strategy's bound as a percentage of the
+        /// drawn disorder (below 100: late records).
+        watermark_interval: D,
+        out_of_orderness: D,
+        partition_skew: D,
+        watermark_bound_percent: I,
     }
 }
 

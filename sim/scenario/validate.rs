@@ -66,6 +66,7 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "keep_below" | "seed" => (0..=I64, false),
         "records_per_second" => (0..=1_000_000_000, false),
         "source_rate" => (1..=1_000_000_000, false),
+        "watermark_bound_percent" => (0..=1_000, false),
         "records_per_partition" | "keys" | "value_max" | "modulus" | "nodes" => (1..=I64, false),
         "degree" => (1..=8, false),
         "storage_bytes_per_sec" | "max_events" => (1..=I64, false),

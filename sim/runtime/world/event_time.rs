@@ -17,7 +17,7 @@
 use super::*;
 use crate::model::event_time::{SourceWatermarks, Valve, MAX_WATERMARK, MIN_WATERMARK};
 use crate::model::flip27::OperatorEvent;
-use crate::runtime::watermarks::{Backwards, TaskWatermark, WatermarkEvidence};
+use crate::runtime::watermarks::{Backwards, Stall, TaskWatermark, WatermarkEvidence};
 use tasks::TaskTime;
 
 impl World<'_> {
@@ -47,7 +47,12 @@ impl World<'_> {
             }
             source
         });
-        Some(Box::new(TaskTime { source, valve }))
+        Some(Box::new(TaskTime {
+            source,
+            valve,
+            advanced_at: self.net.now,
+            stall_noted: false,
+        }))
     }
 
     /// A split joins a source's watermarks when it is assigned.
@@ -127,7 +132,9 @@ impl World<'_> {
     /// if it grew, out through the chain.
     pub(super) fn periodic_watermark(&mut self, t: TaskId) {
         let task = &mut self.tasks.list[t as usize];
-        if task.input_ended || task.stopped {
+        // A source that is paused (stop-the-world drains behind it) or
+        // stopped emits nothing, watermarks included.
+        if task.input_ended || task.stopped || task.paused.is_some() {
             return;
         }
         let inst = task.members[0].inst;
@@ -194,6 +201,9 @@ impl World<'_> {
             return;
         };
         if let Some(out) = valve.input_watermark(input as usize, w).watermark {
+            if let Some(time) = self.tasks.list[t as usize].time.as_mut() {
+                time.advanced_at = self.net.now;
+            }
             self.emit_watermark(t, 0, out);
             self.emit_from(t, 0);
         }
@@ -265,6 +275,54 @@ impl World<'_> {
         }
     }
 
+    /// Task `t` read records: if its input watermark has not moved for
+    /// longer than `[limits] watermark_stall`, counted from the last fault
+    /// if that is later, event time stalled (noted once per deployment, for
+    /// the check).
+    pub(super) fn watch_watermark(&mut self, t: TaskId) {
+        let now = self.net.now;
+        let bound = self.plan.scenario.limits.watermark_stall;
+        let quiet_since = self.rec.last_fault_ns;
+        let Some(time) = self.tasks.list[t as usize].time.as_mut() else {
+            return;
+        };
+        let Some(valve) = time.valve.as_ref() else {
+            return;
+        };
+        self.rec.evidence.watermarks.stall_checks += 1;
+        // Since it last advanced, or since the last fault if later.
+        let since = time.advanced_at.0.max(quiet_since);
+        if time.stall_noted
+            || valve.output() == MAX_WATERMARK
+            || now.0.saturating_sub(since) <= bound.0
+        {
+            return;
+        }
+        time.stall_noted = true;
+        let watermark = valve.output();
+        let holding_back = self.holding_back(t);
+        let task = self.member_name(t, 0);
+        let ev = &mut self.rec.evidence.watermarks;
+        ev.stalls += 1;
+        if ev.first_stalls.len() < WatermarkEvidence::KEPT {
+            ev.first_stalls.push(Stall {
+                time_ns: now.0,
+                task,
+                since_ns: since,
+                watermark,
+                holding_back,
+            });
+        }
+    }
+
+    /// The input channel holding task `t`'s watermark back, with its own.
+    fn holding_back(&self, t: TaskId) -> Option<(u32, i64)> {
+        let valve = self.tasks.list[t as usize].time.as_ref()?.valve.as_ref()?;
+        let i = valve.holding_back()?;
+        let ch = self.plan.exec.tasks[t as usize].inputs[i];
+        Some((ch, valve.channel(i).map_or(MIN_WATERMARK, |c| c.0)))
+    }
+
     /// `id[subtask]` of member `m` of task `t`.
     fn member_name(&self, t: TaskId, m: usize) -> String {
         let task = &self.tasks.list[t as usize];
@@ -284,10 +342,7 @@ impl World<'_> {
             let Some(valve) = task.time.as_ref().and_then(|x| x.valve.as_ref()) else {
                 continue;
             };
-            let holding_back = valve.holding_back().map(|i| {
-                let ch = self.plan.exec.tasks[t as usize].inputs[i];
-                (ch, valve.channel(i).map_or(MIN_WATERMARK, |c| c.0))
-            });
+            let holding_back = self.holding_back(t);
             let entry = TaskWatermark {
                 task: self.member_name(t, 0),
                 watermark: valve.output(),

@@ -24,6 +24,8 @@ pub(super) struct Recorder {
     pub(super) trace: Vec<TraceEntry>,
     pub(super) timeline: Vec<TimelineMark>, // trace
     pub(super) fault_timeline: Vec<FaultEvent>,
+    /// When the last fault was noted (the timeline may stop keeping them).
+    pub(super) last_fault_ns: u64,
     pub(super) fault_events_dropped: u64,
     pub(super) counters: Counters,
     pub(super) evidence: Evidence,
@@ -52,6 +54,7 @@ impl Recorder {
             trace: Vec::new(),
             timeline: Vec::new(), // trace
             fault_timeline: Vec::new(),
+            last_fault_ns: 0,
             fault_events_dropped: 0,
             counters: Counters::default(),
             evidence: Evidence::default(),

@@ -324,6 +324,9 @@ impl World<'_> {
             }
             self.process_record(t, from, r);
         }
+        if self.plan.time.on && n > watermarks {
+            self.watch_watermark(t);
+        }
         self.net.recycle(buf);
         self.rec.counters.records_processed += n - watermarks;
         if self.plan.committers[t as usize].is_some_and(|(m, _)| m == 0) {

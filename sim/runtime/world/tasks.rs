@@ -122,6 +122,10 @@ pub(super) struct TaskTime {
     pub(super) source: Option<crate::model::event_time::SourceWatermarks>,
     /// A task with inputs: the valve over its input channels (by input).
     pub(super) valve: Option<crate::model::event_time::Valve>,
+    /// When its input watermark last advanced (or it was deployed), and
+    /// whether a stall was noted since (once per deployment).
+    pub(super) advanced_at: SimTime,
+    pub(super) stall_noted: bool,
 }
 
 /// Why a task sends a cancellation marker. Flink sends one of each for the

@@ -16,6 +16,7 @@ impl World<'_> {
     /// Adds `what` at the current time to the fault timeline (the summary's
     /// `timeline`), up to `MAX_FAULT_EVENTS` entries.
     pub(super) fn note_fault(&mut self, what: impl FnOnce() -> String) {
+        self.rec.last_fault_ns = self.net.now.0;
         if self.rec.fault_timeline.len() < crate::runtime::output::MAX_FAULT_EVENTS {
             let what = what();
             self.rec

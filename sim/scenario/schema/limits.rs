@@ -37,5 +37,11 @@ section! {
         /// `timeout` plus twice the effective `checkpoint_gap`.
         #[key("duration, > 0", "`\"10m\"`")]
         output_latency: Positive = Duration(SimDuration::from_secs(600)),
+        /// A progress bound (the `watermarks` check): the longest a task may read records
+        /// while its input watermark stays where it is and no fault happened (event time
+        /// only; a task whose watermark waits for a slow input, by design, needs it above
+        /// that wait).
+        #[key("duration, > 0", "`\"10m\"`")]
+        watermark_stall: Positive = Duration(SimDuration::from_secs(600)),
     }
 }
