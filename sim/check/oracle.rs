@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, VecDeque};
 mod compare;
 mod event_time;
 mod resume;
+mod sinks;
 mod upsert;
 pub use upsert::UpsertDiff;
 
@@ -135,15 +136,6 @@ impl Unjudged {
             Unjudged::DuplicatesReordered => "an operator above it gives its results the lineage of a record chosen by arrival order (a window's closing record), and the run may duplicate and replayed records: a duplicate moves those results onto other lineages, so losses and duplicates cannot be told by lineage",
         }
     }
-}
-
-/// The records of `runs` (`(channel, from, n)`), in order.
-fn read_runs<'a>(
-    queues: &'a [VecDeque<Record>],
-    runs: &'a [(u32, usize, usize)],
-) -> impl Iterator<Item = &'a Record> + 'a {
-    runs.iter()
-        .flat_map(|&(ch, from, n)| queues[ch as usize].range(from..from + n))
 }
 
 /// Outcome of the output comparison.
@@ -377,93 +369,6 @@ impl Exec<'_> {
             }
         }
         self.operator_event(task, OperatorEvent::NoMoreSplits);
-    }
-
-    /// A sink task's schedule, counted, not run: what it read before the
-    /// snapshot of the last checkpoint it was notified of (or restored
-    /// from) is promised. A Sink V2 writer's checkpoints are known from
-    /// its committer's schedule (`commits`): the committer commits.
-    fn replay_sink(
-        &mut self,
-        t: usize,
-        slot: usize,
-        steps: &[Step],
-        commits: Option<&[Step]>,
-        oracle: &mut Oracle,
-    ) {
-        let inputs = self.exec.tasks[t].inputs.clone();
-        // What the sink read, in order, as runs `(channel, from, n)` of its
-        // channels' queues (read in place, not copied).
-        let mut runs: Vec<(u32, usize, usize)> = Vec::new();
-        let mut cursor = vec![0usize; inputs.len()];
-        let mut total = 0;
-        let mut marks: BTreeMap<u64, usize> = BTreeMap::new();
-        let mut known = 0;
-        for &step in steps {
-            match step {
-                Step::Read { input, n } => {
-                    let Some(&ch) = inputs.get(input as usize) else {
-                        continue;
-                    };
-                    let at = &mut cursor[input as usize];
-                    let left = self.queues[ch as usize].len() - *at;
-                    let n = usize::try_from(n).unwrap_or(usize::MAX).min(left);
-                    if n > 0 {
-                        runs.push((ch, *at, n));
-                        *at += n;
-                        total += n;
-                    }
-                }
-                Step::Snapshot(id) => {
-                    marks.insert(id, total);
-                }
-                Step::Complete(id) if commits.is_none() => {
-                    known = known.max(id);
-                    oracle.sink_notifications += 1;
-                }
-                Step::Restart(Some(id)) if commits.is_none() => known = known.max(id),
-                _ => {}
-            }
-        }
-        for &step in commits.unwrap_or_default() {
-            match step {
-                Step::Complete(id) => {
-                    known = known.max(id);
-                    oracle.sink_notifications += 1;
-                }
-                Step::Restart(Some(id)) => known = known.max(id),
-                _ => {}
-            }
-        }
-        if oracle.upsert[slot] {
-            // The table follows the sink's reading order; whatever the
-            // schedule never read is read after it, channel after channel.
-            let table = oracle.upsert_tables.entry(oracle.sinks[slot]).or_default();
-            let queues = &self.queues;
-            let rest = inputs
-                .iter()
-                .zip(&cursor)
-                .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
-            for r in read_runs(queues, &runs).chain(rest) {
-                if r.is_watermark() {
-                    continue;
-                }
-                table.insert(r.key, (r.value, r.payload));
-            }
-        }
-        let Some((_, &upto)) = marks.range(..=known).next_back() else {
-            return;
-        };
-        for r in read_runs(&self.queues, &runs).take(upto) {
-            let p = r.lineage.partition as usize;
-            if p < oracle.partition_base.len()
-                && oracle.partition_base[p] + (r.lineage.offset as usize)
-                    < oracle.partition_end(r.lineage.partition)
-            {
-                let i = oracle.flat(slot, r.lineage.partition, r.lineage.offset);
-                oracle.promised[i] += 1;
-            }
-        }
     }
 
     /// The committer task that commits what Sink V2 writer task `t` wrote

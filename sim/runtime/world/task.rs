@@ -330,7 +330,7 @@ impl World<'_> {
         self.net.recycle(buf);
         self.rec.counters.records_processed += n - watermarks;
         if self.plan.committers[t as usize].is_some_and(|(m, _)| m == 0) {
-            self.rec.counters.committables_through_network += n;
+            self.rec.counters.committables_through_network += n - watermarks;
         }
         n
     }
