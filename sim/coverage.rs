@@ -89,11 +89,13 @@ pub enum Need {
     Iteration,
     /// Savepoints taken by hand (`[[savepoints]]`).
     Savepoints,
+    /// A source that emits watermarks (event time).
+    EventTime,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 30] = [
+    pub const ALL: [Need; 31] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -124,6 +126,7 @@ impl Need {
         Need::UnionState,
         Need::Iteration,
         Need::Savepoints,
+        Need::EventTime,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -159,6 +162,7 @@ impl Need {
             Need::UnionState => "union-state",
             Need::Iteration => "iteration",
             Need::Savepoints => "savepoints",
+            Need::EventTime => "event-time",
         }
     }
 
@@ -195,6 +199,7 @@ impl Need {
             Need::UnionState => "a `buffer` with `redistribution = \"union\"`",
             Need::Iteration => "a feedback edge",
             Need::Savepoints => "`[[savepoints]]`",
+            Need::EventTime => "a source with `watermark_interval`",
         }
     }
 
@@ -267,6 +272,10 @@ impl Need {
             }),
             Need::Iteration => s.edges.iter().any(|e| e.feedback),
             Need::Savepoints => !s.savepoints.is_empty(),
+            Need::EventTime => kinds().any(|k| {
+                k.source_spec()
+                    .is_some_and(|src| src.watermark_interval > crate::engine::SimDuration::ZERO)
+            }),
         }
     }
 }
@@ -468,6 +477,12 @@ targets! {
             "a mail reached a task whose thread was busy, and waited";
         "mail-overtaken", "mails_overtaken", [UrgentTrigger],
             "an urgent trigger overtook mails in a task's mailbox";
+    }
+    "event time" {
+        "watermark-restored", "watermarks_restored", [EventTime, ChannelState, Crashes],
+            "a restore put watermarks back among a channel's in-flight records";
+        "clock-restored", "clocks_restored", [EventTime, Checkpoints, Crashes],
+            "a restore gave an operator back an event-time clock past Long.MIN_VALUE";
     }
     "savepoints" {
         "savepoint-completed", "savepoints_completed", [Savepoints],

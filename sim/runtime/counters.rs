@@ -124,6 +124,11 @@ counters! {
     /// Records of channel state restored, and processed again after restore.
     in_flight_records_restored,
     in_flight_records_replayed,
+    /// Event time: watermarks restored among a channel's in-flight records,
+    /// and operators restored with an event-time clock past
+    /// `Long.MIN_VALUE`.
+    watermarks_restored,
+    clocks_restored,
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,

@@ -272,6 +272,15 @@ impl World<'_> {
         let members = &mut self.tasks.list[t as usize].members;
         for (m, &w) in members.iter_mut().zip(clocks) {
             m.watermark = w;
+            self.rec.counters.clocks_restored += u64::from(w > MIN_WATERMARK);
+        }
+    }
+
+    /// Restored in-flight elements: the watermarks among them (coverage).
+    pub(super) fn count_restored_watermarks(&mut self, elements: &[Record]) {
+        if self.plan.time.on {
+            let n = elements.iter().filter(|r| r.is_watermark()).count();
+            self.rec.counters.watermarks_restored += n as u64;
         }
     }
 

@@ -427,11 +427,13 @@ impl World<'_> {
             for cs in &snap.inputs {
                 self.net.restore_input(cs.ch, &cs.records);
                 restored += cs.records.len() as u64;
+                self.count_restored_watermarks(&cs.records);
             }
         }
         for &t in tasks {
             let Some(snap) = snapshot_of(t) else { continue };
             for cs in &snap.outputs {
+                self.count_restored_watermarks(&cs.records);
                 self.net.restore_output(cs.ch, &cs.records);
                 self.recovery.out_left[cs.ch as usize] += cs.records.len() as u64;
                 restored += cs.records.len() as u64;
