@@ -10,6 +10,9 @@ macro_rules! counters {
     ($( $(#[$doc:meta])* $name:ident, )*) => {
         /// Reachability counters: evidence that the interesting situations happened.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+        /// Read back (a recorded run's `simulated.json`, a sweep's
+        /// results), a counter the file predates is 0.
+        #[serde(default)]
         pub struct Counters {
             $( $(#[$doc])* pub $name: u64, )*
         }
@@ -304,5 +307,17 @@ mod tests {
         for ((name, a), (_, b)) in sum.iter().zip(one.iter()) {
             assert_eq!(a, 2 * b, "{name}");
         }
+    }
+
+    #[test]
+    fn a_file_written_before_a_counter_existed_reads_it_as_zero() {
+        let mut v = serde_json::to_value(Counters {
+            crashes: 3,
+            ..Counters::default()
+        })
+        .unwrap();
+        v.as_object_mut().unwrap().remove("watermarks_restored");
+        let read: Counters = serde_json::from_value(v).unwrap();
+        assert_eq!((read.crashes, read.watermarks_restored), (3, 0));
     }
 }
