@@ -23,6 +23,14 @@ fn text(w: i64) -> String {
     }
 }
 
+/// ", held back by <channel> at <watermark>", or nothing.
+fn held_back(input: &Input, holding_back: Option<(u32, i64)>) -> String {
+    holding_back.map_or(String::new(), |(ch, w)| {
+        let name = &input.run.evidence.channel_names[ch as usize];
+        format!(", held back by {name} at {}", text(w))
+    })
+}
+
 pub fn check(input: &Input) -> Finding {
     let ev = &input.run.evidence.watermarks;
     let mut violations: Vec<Violation> = ev
@@ -49,14 +57,7 @@ pub fn check(input: &Input) -> Finding {
     if input.finished && ev.on {
         let short = ev.at_end.iter().filter(|t| t.watermark < MAX_WATERMARK);
         for t in short.take(5) {
-            let held = match t.holding_back {
-                Some((ch, w)) => format!(
-                    ", held back by {} at {}",
-                    input.run.evidence.channel_names[ch as usize],
-                    text(w)
-                ),
-                None => String::new(),
-            };
+            let held = held_back(input, t.holding_back);
             violations.push(Violation {
                 check: CheckId::Watermarks,
                 time_ns: input.end_ns(),
@@ -69,14 +70,7 @@ pub fn check(input: &Input) -> Finding {
         }
     }
     for s in &ev.first_stalls {
-        let held = match s.holding_back {
-            Some((ch, w)) => format!(
-                ", held back by {} at {}",
-                input.run.evidence.channel_names[ch as usize],
-                text(w)
-            ),
-            None => String::new(),
-        };
+        let held = held_back(input, s.holding_back);
         violations.push(Violation {
             check: CheckId::Watermarks,
             time_ns: s.time_ns,

@@ -109,10 +109,7 @@ impl Exec<'_> {
         w: i64,
         oracle: &mut Oracle,
     ) {
-        let inputs = &self.exec.tasks[task.t as usize].inputs;
-        let Some(input) = inputs.iter().position(|&c| c == ch) else {
-            return;
-        };
+        let input = self.exec.channels[ch as usize].input_index as usize;
         let out = task
             .time
             .as_mut()
