@@ -483,6 +483,10 @@ targets! {
             "a restore put watermarks back among a channel's in-flight records";
         "clock-restored", "clocks_restored", [EventTime, Checkpoints, Crashes],
             "a restore gave an operator back an event-time clock past Long.MIN_VALUE";
+        "split-idled", "splits_idled", [EventTime],
+            "a source's idleness timer marked a split idle";
+        "status-restored", "statuses_restored", [EventTime, ChannelState, Crashes],
+            "a restore put a watermark status back among a channel's in-flight records";
     }
     "savepoints" {
         "savepoint-completed", "savepoints_completed", [Savepoints],

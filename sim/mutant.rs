@@ -120,6 +120,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::WindowClockNotRestored,
     Mutant::SplitWatermarkAtFirstRecord,
     Mutant::SplitlessSourceNoFinalWatermark,
+    Mutant::IdlenessClockRunsUnderBackpressure,
+    Mutant::ChannelStateDropsWatermarkStatus,
 ];
 
 impl Mutant {

@@ -161,6 +161,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         out_of_orderness: event_time.then_some((SimDuration::ZERO, ms(100))),
         partition_skew: event_time.then_some((SimDuration::ZERO, ms(1000))),
         watermark_bound_percent: event_time.then_some((0, 150)),
+        idle_timeout: event_time.then_some((ms(5), ms(500))),
     }
 }
 
@@ -411,6 +412,17 @@ fn draw_event_time(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     let percent = spec
         .watermark_bound_percent
         .map(|r| d.int("watermark_bound_percent", r));
+    // On half the seeds: idleness is a choice of the job, and both are
+    // worth testing.
+    let idle = spec.idle_timeout.map(|range| match d.pick(0, 1) {
+        0 => {
+            d.draw
+                .knobs
+                .push(("idle_timeout".to_string(), "0ms".to_string()));
+            SimDuration::ZERO
+        }
+        _ => whole_ms(d, "idle_timeout", Some(range)).unwrap_or_default(),
+    });
     for op in &mut out.operators {
         let crate::scenario::OperatorKind::Source(src) = &mut op.kind else {
             continue;
@@ -428,6 +440,9 @@ fn draw_event_time(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
         if let Some(p) = percent {
             let bound = src.out_of_orderness.0 / 1_000_000 * u64::from(p) / 100;
             src.watermark_bound = ms(bound);
+        }
+        if let Some(t) = idle.filter(|_| src.watermark_interval > SimDuration::ZERO) {
+            src.idle_timeout = t;
         }
     }
 }

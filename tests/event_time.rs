@@ -186,7 +186,7 @@ fn a_retained_unaligned_checkpoint_with_watermarks_in_flight_verifies_and_restor
         };
         let image = ckptsim::savepoint::read_dir(&taken.path()).unwrap();
         let in_flight = image.channels.iter().flat_map(|c| &c.records);
-        if !in_flight.into_iter().any(|r| r.is_watermark()) {
+        if !in_flight.into_iter().any(|r| r.is_element()) {
             continue;
         }
         found = true;
@@ -199,4 +199,69 @@ fn a_retained_unaligned_checkpoint_with_watermarks_in_flight_verifies_and_restor
     }
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(found, "no retained checkpoint held a watermark in flight");
+}
+
+#[test]
+fn idle_splits_and_an_idle_reader_are_exact_through_crashes() {
+    let sc = load("event-time-idle");
+    for a in exactly_once() {
+        let counters = sweep(&sc, "scenarios/event-time-idle.toml", a, 0..seeds_or(3));
+        assert!(counters.crashes > 0, "{}", a.name());
+        assert!(
+            counters.splits_idled > 0,
+            "{}: no split went idle",
+            a.name()
+        );
+    }
+    let e = check(&sc, 1, &[]);
+    assert!(reach(&e, "watermarks", "watermark statuses sent") > 0);
+}
+
+#[test]
+fn a_split_with_a_record_waiting_is_not_idle() {
+    // FLINK-35886: the idleness clock ran on while the task was
+    // backpressured.
+    let sc = load("event-time-idle");
+    assert_caught(
+        &sc,
+        Mutant::IdlenessClockRunsUnderBackpressure,
+        50,
+        "watermarks",
+    );
+    let e = check(&sc, 0, &[Mutant::IdlenessClockRunsUnderBackpressure]);
+    let message = e
+        .verdict
+        .violations()
+        .find(|v| v.message.contains("idle"))
+        .unwrap()
+        .message
+        .clone();
+    assert!(
+        message.starts_with("source source[") && message.contains("had been there to read since"),
+        "{message}"
+    );
+}
+
+#[test]
+fn idle_statuses_in_flight_are_channel_state() {
+    let sc = load("event-time-idle");
+    let unaligned = ckptsim::scenario::Algorithm::Unaligned;
+    let seed = (0..200)
+        .find(|&seed| {
+            let e = check_alg(&sc, seed, unaligned, &[]);
+            assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+            e.output.counters.statuses_restored > 0
+        })
+        .expect("a restore with a watermark status in flight");
+    let e = check_alg(
+        &sc,
+        seed,
+        unaligned,
+        &[Mutant::ChannelStateDropsWatermarkStatus],
+    );
+    assert!(
+        failed_checks(&e).contains(&"consistent-cut"),
+        "seed {seed}: {:?}",
+        failed_checks(&e)
+    );
 }

@@ -399,6 +399,7 @@ fn valid_scenario_parses_with_defaults_applied() {
             partition_skew: SimDuration::ZERO,
             watermark_interval: SimDuration::ZERO,
             watermark_bound: SimDuration::ZERO,
+            idle_timeout: SimDuration::ZERO,
             payloads: false,
         })
     );
@@ -1004,4 +1005,25 @@ fn event_time_is_in_whole_milliseconds() {
         "{}",
         error.message
     );
+}
+
+#[test]
+fn idleness_needs_periodic_watermarks() {
+    let error = only_error(&edit(
+        "key_distribution = \"cyclic\"",
+        "key_distribution = \"cyclic\"\nidle_timeout = \"100ms\"",
+    ));
+    assert_eq!(at(&error).0, 18);
+    assert!(
+        error
+            .message
+            .contains("idle_timeout needs watermark_interval"),
+        "{}",
+        error.message
+    );
+    let text = edit(
+        "key_distribution = \"cyclic\"",
+        "key_distribution = \"cyclic\"\nwatermark_interval = \"10ms\"\nidle_timeout = \"100ms\"",
+    );
+    parse_str(&text, "base.toml").unwrap_or_else(|e| panic!("{e}"));
 }

@@ -160,6 +160,7 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "partition_skew",
                 "watermark_interval",
                 "watermark_bound",
+                "idle_timeout",
                 "payloads",
             ],
             "map" => &["mul", "add"],
@@ -537,6 +538,7 @@ fn swarm_round_trips() {
         out_of_orderness: Some((SimDuration::ZERO, SimDuration::from_millis(40))),
         partition_skew: Some((SimDuration::from_millis(3), SimDuration::from_secs(1))),
         watermark_bound_percent: Some((0, 150)),
+        idle_timeout: Some((SimDuration::from_millis(5), SimDuration::from_millis(90))),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,

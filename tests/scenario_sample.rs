@@ -67,6 +67,7 @@ pub fn sample() -> ScenarioData {
                     partition_skew: SimDuration::from_millis(500),
                     watermark_interval: SimDuration::from_millis(50),
                     watermark_bound: SimDuration::from_millis(25),
+                    idle_timeout: SimDuration::from_millis(300),
                     payloads: true,
                 }),
                 2,
@@ -111,6 +112,7 @@ pub fn sample() -> ScenarioData {
                     watermark_interval: SimDuration::ZERO,
                     // Not written: `out_of_orderness`, its default.
                     watermark_bound: SimDuration::from_millis(5),
+                    idle_timeout: SimDuration::ZERO,
                     payloads: true,
                 }),
                 1,

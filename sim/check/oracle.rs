@@ -244,7 +244,7 @@ impl Exec<'_> {
         let info = &self.exec.tasks[task.t as usize];
         for (e, edge) in info.outputs.iter().enumerate() {
             for &r in &out {
-                let watermark = self.time.on && r.is_watermark();
+                let watermark = self.time.on && r.is_element();
                 let mut deliver = |ch: u32| {
                     let to = self.exec.channels[ch as usize].to as usize;
                     match self.sink_slot[to] {
@@ -298,8 +298,8 @@ impl Exec<'_> {
             let Some(r) = self.queues[ch as usize].pop_front() else {
                 return;
             };
-            if self.time.on && r.is_watermark() {
-                self.input_watermark(task, ch, r.timestamp, oracle);
+            if self.time.on && r.is_element() {
+                self.input_element(task, ch, r, oracle);
                 continue;
             }
             let from = self.exec.channels[ch as usize].from_op.0;

@@ -6,8 +6,12 @@
 //! When the job finished, every task's input watermark must have reached
 //! `MAX_WATERMARK`: every source ended, so every channel carried its end
 //! of event time; a task short of it lost a watermark, and the channel
-//! holding it back is named. Without event time in the job there is
-//! nothing to judge (both counters stay 0).
+//! holding it back is named. A split a source marks idle must have had
+//! no record there to read for the idle timeout (`withIdleness` marks a
+//! split idle when no record *came* for that long): one whose next record
+//! was waiting was not idle, and the watermark runs ahead of the records
+//! the source holds (FLINK-35886). Without event time in the job there is
+//! nothing to judge (the counters stay 0).
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;
@@ -84,12 +88,55 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
+    for i in &ev.first_idle_while_ready {
+        violations.push(Violation {
+            check: CheckId::Watermarks,
+            time_ns: i.time_ns,
+            message: format!(
+                "source {} marked split {} idle at {} although its record at offset {} had been there to read since {}, longer than its idle_timeout ({}): a split with a record waiting is not idle, and the watermark runs ahead of it",
+                i.source,
+                i.split,
+                SimDuration(i.time_ns),
+                i.offset,
+                SimDuration(i.ready_ns),
+                SimDuration(i.timeout_ns)
+            ),
+        });
+    }
+    if ev.idle_while_ready > ev.first_idle_while_ready.len() as u64 {
+        if let Some(last) = violations.last_mut() {
+            let more = ev.idle_while_ready - ev.first_idle_while_ready.len() as u64;
+            last.message
+                .push_str(&format!(" ({more} more such splits)"));
+        }
+    }
+    for i in &ev.first_ignored {
+        let name = &input.run.evidence.channel_names[i.channel as usize];
+        violations.push(Violation {
+            check: CheckId::Watermarks,
+            time_ns: i.time_ns,
+            message: format!(
+                "task {} read watermark {} at {} on {name}, which it held idle: a sender sends no watermark while idle, so the status it holds is stale (a status lost, or one restored from in-flight data that the redeployed sender never took back), and the channel's event time is ignored",
+                i.task,
+                text(i.watermark),
+                SimDuration(i.time_ns),
+            ),
+        });
+    }
+    if ev.ignored > ev.first_ignored.len() as u64 {
+        if let Some(last) = violations.last_mut() {
+            let more = ev.ignored - ev.first_ignored.len() as u64;
+            last.message.push_str(&format!(" ({more} more ignored)"));
+        }
+    }
     Finding {
         violations,
         reach: vec![
             ("watermarks emitted", ev.emitted),
             ("operators that reached MAX_WATERMARK", ev.reached_max),
             ("reads judged for a stall", ev.stall_checks),
+            ("splits marked idle (judged)", ev.splits_idled),
+            ("watermark statuses sent", ev.statuses),
         ],
     }
 }

@@ -142,30 +142,43 @@ impl CombinedWatermark {
 }
 
 /// A job's event time, from its scenario: which sources emit watermarks,
-/// how often and with what bound, and how long each partition is.
+/// how often, with what bound and idleness, and how long each partition is.
 #[derive(Clone, Debug, Default)]
 pub struct JobTime {
     /// Some source emits watermarks: every task keeps a valve and every
     /// source sends [`MAX_WATERMARK`] when its input ends.
     pub on: bool,
-    /// Per operator: a source's watermark interval (ns; 0: none) and its
-    /// strategy's bound (ms).
-    sources: Vec<(u64, i64)>,
-    /// Per global partition: its records (its last one releases its split).
+    /// Per operator: a source's watermark strategy.
+    sources: Vec<Strategy>,
+    /// Per global partition: its records (its last one releases its split)
+    /// and its rate (records per second; 0: no limit).
     lengths: Vec<u64>,
+    rates: Vec<u64>,
     /// Per operator: a static source's partitions (first, count,
     /// parallelism), which its subtasks hold from the start.
     statics: Vec<Option<(u32, u32, u32)>>,
+}
+
+/// A source's watermark strategy.
+#[derive(Clone, Copy, Debug, Default)]
+struct Strategy {
+    /// The periodic emit's interval (ns; 0: no watermarks).
+    interval: u64,
+    /// Bounded out-of-orderness (ms).
+    bound: i64,
+    /// `withIdleness` (ns; 0: none).
+    idle_timeout: u64,
 }
 
 impl JobTime {
     pub fn new(scenario: &crate::scenario::Scenario) -> JobTime {
         let mut sources = Vec::new();
         let mut lengths = Vec::new();
+        let mut rates = Vec::new();
         let mut statics = Vec::new();
         for op in &scenario.operators {
             let Some(src) = op.kind.source_spec() else {
-                sources.push((0, 0));
+                sources.push(Strategy::default());
                 statics.push(None);
                 continue;
             };
@@ -173,16 +186,19 @@ impl JobTime {
             let first = lengths.len() as u32;
             statics.push(fixed.then_some((first, src.partitions, op.parallelism)));
             let ms = src.watermark_bound.nanos() / 1_000_000;
-            sources.push((
-                src.watermark_interval.nanos(),
-                i64::try_from(ms).unwrap_or(i64::MAX),
-            ));
+            sources.push(Strategy {
+                interval: src.watermark_interval.nanos(),
+                bound: i64::try_from(ms).unwrap_or(i64::MAX),
+                idle_timeout: src.idle_timeout.nanos(),
+            });
             lengths.extend((0..src.partitions).map(|p| src.records_of(p)));
+            rates.extend((0..src.partitions).map(|p| src.rate_of(p)));
         }
         JobTime {
-            on: sources.iter().any(|&(interval, _)| interval > 0),
+            on: sources.iter().any(|s| s.interval > 0),
             sources,
             lengths,
+            rates,
             statics,
         }
     }
@@ -201,23 +217,29 @@ impl JobTime {
     }
 
     /// The splits a restored source subtask holds: those of its state's
-    /// offsets that have records left.
-    pub fn restored_splits(&self, offsets: &[(u32, u64)]) -> Vec<u32> {
+    /// offsets that have records left, with their next offsets.
+    pub fn restored_splits(&self, offsets: &[(u32, u64)]) -> Vec<(u32, u64)> {
         offsets
             .iter()
             .filter(|&&(p, o)| self.lengths.get(p as usize).is_some_and(|&l| o < l))
-            .map(|&(p, _)| p)
+            .copied()
             .collect()
     }
 
     /// Operator `op`'s watermark interval (ns; 0: it emits none).
     pub fn interval(&self, op: u32) -> u64 {
-        self.sources.get(op as usize).map_or(0, |s| s.0)
+        self.sources.get(op as usize).map_or(0, |s| s.interval)
+    }
+
+    /// Operator `op`'s idle timeout (ns; 0: no idleness).
+    pub fn idle_timeout(&self, op: u32) -> u64 {
+        self.sources.get(op as usize).map_or(0, |s| s.idle_timeout)
     }
 
     /// A fresh watermark state for a subtask of source `op`.
     pub fn source(&self, op: u32) -> SourceWatermarks {
-        SourceWatermarks::new(self.sources.get(op as usize).map_or(0, |s| s.1))
+        let s = self.sources.get(op as usize).copied().unwrap_or_default();
+        SourceWatermarks::new(s.bound, s.idle_timeout)
     }
 
     /// Whether `offset` is the last record of global partition `partition`.
@@ -226,6 +248,24 @@ impl JobTime {
             .get(partition as usize)
             .is_some_and(|&n| offset + 1 == n)
     }
+
+    /// From when partition `partition`'s record at `offset` is there to
+    /// read (`None`: it has no such record).
+    pub fn ready_at(&self, partition: u32, offset: u64) -> Option<u64> {
+        let length = *self.lengths.get(partition as usize)?;
+        let rate = self.rates.get(partition as usize).copied().unwrap_or(0);
+        (offset < length).then(|| crate::model::workload::ready_at(rate, offset).0)
+    }
+}
+
+/// One split of a reader: its place in the combination, its generator,
+/// its idleness (with `withIdleness`) and the offset of its next record.
+#[derive(Clone, Debug)]
+pub struct SplitWatermark {
+    index: usize,
+    generator: BoundedOutOfOrderness,
+    pub idleness: Option<crate::model::idleness::Idleness>,
+    pub next_offset: u64,
 }
 
 /// A source subtask's watermarks, as Flink's `SourceOperator` makes them
@@ -236,27 +276,38 @@ impl JobTime {
 /// at its first record let the others' watermark run ahead of it) and
 /// released after its last record (`SourceReaderBase` releases a finished
 /// split's output), their watermarks combined by a [`CombinedWatermark`]
-/// on each periodic emit. A record of a split not registered registers it
-/// (a source of the user's own, whose splits the task cannot know).
-/// Nothing of it is in a checkpoint: a restored source starts again at
-/// [`MIN_WATERMARK`].
+/// on each periodic emit. With idleness (`withIdleness`), each generator
+/// and the main output's are wrapped with an idleness timer
+/// ([`crate::model::idleness`]) and the task's output status follows
+/// [`SourceStatus`](crate::model::idleness::SourceStatus). A record of a
+/// split not registered registers it (a source of the user's own, whose
+/// splits the task cannot know). Nothing of it is in a checkpoint: a
+/// restored source starts again at [`MIN_WATERMARK`], active.
 #[derive(Clone, Debug)]
 pub struct SourceWatermarks {
     bound: i64,
-    /// Per split (global partition): its place in `combined` and its
-    /// generator.
-    splits: BTreeMap<u32, (usize, BoundedOutOfOrderness)>,
+    idle_timeout: u64,
+    /// Per split (global partition).
+    splits: BTreeMap<u32, SplitWatermark>,
     combined: CombinedWatermark,
+    /// The main output's idleness (with `withIdleness`).
+    main: Option<crate::model::idleness::Idleness>,
+    status: crate::model::idleness::SourceStatus,
     /// A split was ever added.
     had_splits: bool,
 }
 
 impl SourceWatermarks {
-    pub fn new(bound_ms: i64) -> SourceWatermarks {
+    pub fn new(bound_ms: i64, idle_timeout_ns: u64) -> SourceWatermarks {
+        let idleness =
+            (idle_timeout_ns > 0).then(|| crate::model::idleness::Idleness::new(idle_timeout_ns));
         SourceWatermarks {
             bound: bound_ms,
+            idle_timeout: idle_timeout_ns,
             splits: BTreeMap::new(),
             combined: CombinedWatermark::default(),
+            main: idleness,
+            status: Default::default(),
             had_splits: false,
         }
     }
@@ -266,40 +317,91 @@ impl SourceWatermarks {
         self.had_splits
     }
 
-    /// Split `partition` was added to the reader (or restored with it):
-    /// it holds the reader back until it emits.
-    pub fn add_split(&mut self, partition: u32) {
+    /// The status the task's output last sent is idle.
+    pub fn is_idle(&self) -> bool {
+        self.status.is_idle()
+    }
+
+    /// Split `partition` (its next record at `offset`) was added to the
+    /// reader (or restored with it): it holds the reader back until it
+    /// emits.
+    pub fn add_split(&mut self, partition: u32, offset: u64) {
         let combined = &mut self.combined;
-        let bound = self.bound;
+        let (bound, idle) = (self.bound, self.idle_timeout);
         self.had_splits = true;
         self.splits
             .entry(partition)
-            .or_insert_with(|| (combined.add_split(), BoundedOutOfOrderness::new(bound)));
+            .or_insert_with(|| SplitWatermark {
+                index: combined.add_split(),
+                generator: BoundedOutOfOrderness::new(bound),
+                idleness: (idle > 0).then(|| crate::model::idleness::Idleness::new(idle)),
+                next_offset: offset,
+            });
     }
 
-    /// A record of split `partition` with `timestamp` was emitted; `last`:
-    /// it was the split's last record, and the split is released.
-    pub fn on_record(&mut self, partition: u32, timestamp: i64, last: bool) {
-        self.add_split(partition);
-        let Some((i, generator)) = self.splits.get_mut(&partition) else {
+    /// The split `partition`, while the reader holds it.
+    pub fn split(&self, partition: u32) -> Option<&SplitWatermark> {
+        self.splits.get(&partition)
+    }
+
+    /// A record of split `partition` at `offset` with `timestamp` was
+    /// emitted; `last`: it was the split's last record, and the split is
+    /// released.
+    pub fn on_record(&mut self, partition: u32, offset: u64, timestamp: i64, last: bool) {
+        self.add_split(partition, offset);
+        let Some(split) = self.splits.get_mut(&partition) else {
             return;
         };
-        generator.on_event(timestamp);
+        split.generator.on_event(timestamp);
+        split.next_offset = offset + 1;
+        if let Some(idleness) = split.idleness.as_mut() {
+            idleness.on_event();
+        }
         if last {
             // Its last watermark first: what it read counts.
-            self.combined.offer(*i, generator.current());
-            self.combined.release(*i);
+            self.combined.offer(split.index, split.generator.current());
+            self.combined.release(split.index);
             self.splits.remove(&partition);
         }
     }
 
-    /// The periodic emit (`onPeriodicEmit`): every split offers its
-    /// generator's watermark; the reader's combined watermark if it grew.
-    pub fn periodic(&mut self) -> Option<i64> {
-        for (i, generator) in self.splits.values() {
-            self.combined.offer(*i, generator.current());
+    /// The periodic emit (`emitImmediateWatermark`): each split's
+    /// generator offers its watermark, or, if `idle(split, idleness)` says
+    /// its timeout passed, marks it idle; then the main output's; what the
+    /// task's output sends goes to `out` (a watermark if the combination
+    /// grew, a status if it changed). `idle` is the idleness timer's
+    /// verdict (the run's clock, or the run's decisions in the oracle);
+    /// [`crate::model::idleness::MAIN_OUTPUT`] names the main output.
+    pub fn periodic(
+        &mut self,
+        idle: &mut dyn FnMut(u32, &mut crate::model::idleness::Idleness) -> bool,
+        out: &mut Vec<crate::model::Element>,
+    ) {
+        for (&p, split) in self.splits.iter_mut() {
+            let idleness = split.idleness.as_mut();
+            match idleness.map(|i| (idle(p, i), i)) {
+                Some((true, idleness)) => {
+                    if !idleness.idle_now {
+                        idleness.idle_now = true;
+                        self.combined.set_idle(split.index, true);
+                    }
+                }
+                _ => self.combined.offer(split.index, split.generator.current()),
+            }
         }
-        self.combined.update()
+        match self.combined.update() {
+            Some(w) => self.status.split_watermark(w, out),
+            None if self.combined.is_idle() => self.status.splits_idle(out),
+            None => {}
+        }
+        // Without idleness the main output's generator just emits (its
+        // watermark, `MIN_WATERMARK`, forwards nothing).
+        let quiet = self.main.as_mut().is_some_and(|main| {
+            let quiet = idle(crate::model::idleness::MAIN_OUTPUT, main);
+            main.idle_now |= quiet;
+            quiet
+        });
+        self.status.main(quiet, out);
     }
 }
 
@@ -466,6 +568,8 @@ impl Valve {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::idleness::MAIN_OUTPUT;
+    use crate::model::Element;
     use proptest::prelude::*;
 
     #[test]
@@ -499,24 +603,73 @@ mod tests {
         assert_eq!(c.combined(), 50);
     }
 
+    /// A periodic emit with the idleness timers' verdicts `idle`: what the
+    /// source's output sends.
+    fn emit(s: &mut SourceWatermarks, idle: &[u32]) -> Vec<Element> {
+        let mut out = Vec::new();
+        s.periodic(&mut |p, i| i.idle_now || idle.contains(&p), &mut out);
+        out
+    }
+
+    fn watermark(s: &mut SourceWatermarks) -> Option<i64> {
+        match emit(s, &[])[..] {
+            [] => None,
+            [Element::Watermark(w)] => Some(w),
+            ref other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_source_combines_its_splits_and_releases_the_finished_ones() {
-        let mut s = SourceWatermarks::new(10);
-        assert_eq!(s.periodic(), None, "no split yet");
-        s.add_split(9);
-        assert_eq!(s.periodic(), None, "split 9 holds the reader at MIN");
-        s.on_record(9, 500, true);
-        s.on_record(3, 100, false);
-        s.on_record(5, 40, false);
-        assert_eq!(s.periodic(), Some(29), "the slower split");
-        s.on_record(5, 60, false);
-        assert_eq!(s.periodic(), Some(49));
-        assert_eq!(s.periodic(), None, "only when it grows");
+        let mut s = SourceWatermarks::new(10, 0);
+        assert_eq!(watermark(&mut s), None, "no split yet");
+        s.add_split(9, 0);
+        assert_eq!(watermark(&mut s), None, "split 9 holds the reader at MIN");
+        s.on_record(9, 0, 500, true);
+        s.on_record(3, 0, 100, false);
+        s.on_record(5, 0, 40, false);
+        assert_eq!(watermark(&mut s), Some(29), "the slower split");
+        s.on_record(5, 1, 60, false);
+        assert_eq!(watermark(&mut s), Some(49));
+        assert_eq!(watermark(&mut s), None, "only when it grows");
         // Split 5 ends: it no longer holds the reader back.
-        s.on_record(5, 61, true);
-        assert_eq!(s.periodic(), Some(89));
-        s.on_record(3, 80, true);
-        assert_eq!(s.periodic(), None, "every split finished");
+        s.on_record(5, 2, 61, true);
+        assert_eq!(watermark(&mut s), Some(89));
+        s.on_record(3, 1, 80, true);
+        assert_eq!(watermark(&mut s), None, "every split finished");
+    }
+
+    #[test]
+    fn an_idle_split_leaves_the_minimum_and_the_source_goes_idle_with_all() {
+        let (wm, idle, active) = (
+            Element::Watermark,
+            Element::Status { idle: true },
+            Element::Status { idle: false },
+        );
+        let mut s = SourceWatermarks::new(0, 1);
+        s.add_split(1, 0);
+        s.add_split(2, 0);
+        s.on_record(1, 0, 10, false);
+        s.on_record(2, 0, 50, false);
+        assert_eq!(emit(&mut s, &[]), vec![wm(9)]);
+        s.on_record(2, 1, 70, false);
+        assert_eq!(emit(&mut s, &[1]), vec![wm(69)], "split 1 idle: 2 alone");
+        assert_eq!(
+            emit(&mut s, &[2]),
+            vec![],
+            "every split idle, the main output not yet"
+        );
+        assert_eq!(emit(&mut s, &[MAIN_OUTPUT]), vec![idle]);
+        assert!(s.is_idle());
+        assert_eq!(emit(&mut s, &[]), vec![], "idle stays idle");
+        // A record on split 1: active again with the next newer watermark.
+        s.on_record(1, 1, 60, false);
+        assert_eq!(emit(&mut s, &[]), vec![], "split 1 at 59 is not past 69");
+        assert!(s.is_idle(), "active only with a newer watermark");
+        s.on_record(1, 2, 120, false);
+        // 1 is active (119), 2 still idle: the minimum is 119.
+        assert_eq!(emit(&mut s, &[]), vec![active, wm(119)]);
+        assert_eq!(s.split(1).map(|x| x.next_offset), Some(3));
     }
 
     #[test]

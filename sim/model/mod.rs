@@ -6,6 +6,7 @@ pub mod event_time;
 pub mod facts;
 pub mod flip27;
 pub mod graph;
+pub mod idleness;
 pub mod iterate;
 pub mod keyed;
 pub mod kinds;
@@ -21,6 +22,6 @@ pub mod workload;
 
 pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};
 pub use operator::{CheckpointId, Context, Operator, OperatorFactory, SourcePoll};
-pub use record::{Lineage, Payload, Record, RecordSizes};
+pub use record::{Element, Lineage, Payload, Record, RecordSizes};
 pub use store::ExternalStore;
 pub use workload::Workload;

@@ -74,11 +74,50 @@ impl Record {
         }
     }
 
-    /// Whether this element is a watermark, not a record.
+    /// A watermark status as a stream element (Flink's `WatermarkStatus`,
+    /// serialised among the records like a watermark): `idle` marks the
+    /// channel's sender idle, else active again.
+    pub const fn watermark_status(idle: bool) -> Record {
+        let mut r = Record::watermark(0);
+        r.lineage.offset = if idle { Element::IDLE } else { Element::ACTIVE };
+        r
+    }
+
+    /// Whether this is a stream element (a watermark or a watermark
+    /// status), not a record.
     #[inline]
-    pub fn is_watermark(&self) -> bool {
+    pub fn is_element(&self) -> bool {
         self.lineage.partition == Lineage::ELEMENT && self.emitted_at.0 == u64::MAX
     }
+
+    /// The stream element this is, if it is one.
+    #[inline]
+    pub fn element(&self) -> Option<Element> {
+        if !self.is_element() {
+            return None;
+        }
+        Some(match self.lineage.offset {
+            Element::IDLE => Element::Status { idle: true },
+            Element::ACTIVE => Element::Status { idle: false },
+            _ => Element::Watermark(self.timestamp),
+        })
+    }
+}
+
+/// A stream element that is not a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    Watermark(i64),
+    /// A watermark status: idle, or active again.
+    Status {
+        idle: bool,
+    },
+}
+
+impl Element {
+    /// The lineage offsets that mark a status element.
+    const IDLE: u64 = 1;
+    const ACTIVE: u64 = 2;
 }
 
 impl Payload {

@@ -124,13 +124,10 @@ impl Workload {
     /// at rate `r` is there from `o / r` seconds; without a rate, from the
     /// start).
     pub fn ready_at(&self, global: u32, offset: u64) -> SimTime {
-        match self.rates.get(global as usize).copied().unwrap_or(0) {
-            0 => SimTime::ZERO,
-            rate => {
-                let ns = u128::from(offset) * 1_000_000_000;
-                SimTime(u64::try_from(ns.div_ceil(u128::from(rate))).unwrap_or(u64::MAX))
-            }
-        }
+        ready_at(
+            self.rates.get(global as usize).copied().unwrap_or(0),
+            offset,
+        )
     }
 
     pub fn partition(&self, global: u32) -> &[(u64, i64)] {
@@ -159,6 +156,18 @@ impl Workload {
         (first.saturating_add(subtask)..end)
             .step_by(parallelism.max(1) as usize)
             .collect()
+    }
+}
+
+/// From when the record at `offset` of a partition offering `rate`
+/// records per second (0: no limit) is there to read.
+pub fn ready_at(rate: u64, offset: u64) -> SimTime {
+    match rate {
+        0 => SimTime::ZERO,
+        rate => {
+            let ns = u128::from(offset) * 1_000_000_000;
+            SimTime(u64::try_from(ns.div_ceil(u128::from(rate))).unwrap_or(u64::MAX))
+        }
     }
 }
 

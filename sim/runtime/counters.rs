@@ -132,6 +132,10 @@ counters! {
     /// `Long.MIN_VALUE`.
     watermarks_restored,
     clocks_restored,
+    /// Event time: watermark statuses restored among a channel's in-flight
+    /// records, and splits a source's idleness timers marked idle.
+    statuses_restored,
+    splits_idled,
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,

@@ -137,11 +137,49 @@ pub struct Sched {
     pub flush_pending: bool,
     /// Output channels whose queue is at `output_buffers`.
     pub full_outputs: u32,
+    /// The task's input activity clock: stopped while the task is
+    /// backpressured (some output full) or paused by its checkpoint
+    /// protocol (`clock_stops` counts the reasons), since `stopped_since`;
+    /// `stopped_ns` stopped before.
+    pub clock_stops: u8,
+    pub stopped_since: Option<SimTime>,
+    pub stopped_ns: u64,
     /// Timeoutable barriers still waiting in this task's output queues.
     pub held_barriers: u32,
 }
 
 impl Sched {
+    /// The task's input activity clock (Flink's `PausableRelativeClock`
+    /// behind an idleness timer, FLINK-35886: it hides the time execution
+    /// was blocked, by backpressure or by the runtime): the time `now`
+    /// less the time it was stopped.
+    pub fn activity_clock(&self, now: SimTime) -> u64 {
+        let current = self
+            .stopped_since
+            .map_or(0, |since| now.0.saturating_sub(since.0));
+        now.0
+            .saturating_sub(self.stopped_ns)
+            .saturating_sub(current)
+    }
+
+    /// One more reason stops the activity clock.
+    pub fn stop_clock(&mut self, now: SimTime) {
+        self.clock_stops += 1;
+        if self.clock_stops == 1 {
+            self.stopped_since = Some(now);
+        }
+    }
+
+    /// One reason less: the clock runs again when none is left.
+    pub fn start_clock(&mut self, now: SimTime) {
+        self.clock_stops = self.clock_stops.saturating_sub(1);
+        if self.clock_stops == 0 {
+            if let Some(since) = self.stopped_since.take() {
+                self.stopped_ns += now.0.saturating_sub(since.0);
+            }
+        }
+    }
+
     /// A (re)deployed task: alive, idle, nothing pending.
     fn fresh(now: SimTime) -> Sched {
         Sched {
@@ -260,6 +298,8 @@ pub struct Net {
     pub persist_recovered_twice: bool,
     /// Mutant `channel-state-drops-payload`.
     pub strip_payloads: bool,
+    /// Mutant: restored channel state without its watermark statuses.
+    pub strip_statuses: bool,
     /// Restored records persisted again by a checkpoint during recovery.
     pub recovered_persisted: u64,
     /// Per task: the inputs with something to read (see `net/gate.rs`).
@@ -358,6 +398,7 @@ impl Net {
             skip_recovered: false,
             persist_recovered_twice: false,
             strip_payloads: false,
+            strip_statuses: false,
             recovered_persisted: 0,
             gates: Gates::default(),
             stamps: Vec::new(),
@@ -559,7 +600,11 @@ impl Net {
         if matches!(msg, Msg::Data { .. }) {
             c.queued_data += 1;
             if c.queued_data == out_limit {
-                self.sched[c.from as usize].full_outputs += 1;
+                let s = &mut self.sched[c.from as usize];
+                s.full_outputs += 1;
+                if s.full_outputs == 1 {
+                    s.stop_clock(self.now);
+                }
             }
         }
         if front {
@@ -633,6 +678,7 @@ impl Net {
                 let s = &mut self.sched[from as usize];
                 s.full_outputs -= 1;
                 if s.full_outputs == 0 {
+                    s.start_clock(self.now);
                     self.poke(from);
                 }
             }
@@ -814,6 +860,8 @@ impl Net {
         let s = &mut self.sched[task as usize];
         s.alive = false;
         s.full_outputs = 0;
+        s.clock_stops = 0;
+        s.stopped_since = None;
     }
 
     /// Gives channel `ch` its edge's settings (before anything is sent):

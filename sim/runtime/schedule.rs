@@ -44,6 +44,11 @@ pub enum Step {
     /// A source's periodic watermark emit ran (event time): the oracle's
     /// source emits its own combined watermark here, if it grew.
     Watermark,
+    /// At the next periodic emit, the idleness timer of this split (a
+    /// global partition; `idleness::MAIN_OUTPUT`: the main output's) found
+    /// its timeout passed: a decision of processing time, which the
+    /// oracle follows (idle until the split's next record).
+    Idle(u32),
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),

@@ -24,6 +24,40 @@ pub struct WatermarkEvidence {
     pub stall_checks: u64,
     pub stalls: u64,
     pub first_stalls: Vec<Stall>,
+    /// Watermark statuses tasks announced (idle or active again).
+    pub statuses: u64,
+    /// Splits the idleness timers marked idle; those whose next record had
+    /// been there to read for the idle timeout, the first kept.
+    pub splits_idled: u64,
+    pub idle_while_ready: u64,
+    pub first_idle_while_ready: Vec<IdleWhileReady>,
+    /// Watermarks that reached a task on a channel it held idle (ignored
+    /// by its valve), the first kept.
+    pub ignored: u64,
+    pub first_ignored: Vec<Ignored>,
+}
+
+/// At `time_ns`, task `task` read `watermark` on `channel`, which its
+/// valve held idle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ignored {
+    pub time_ns: u64,
+    pub task: String,
+    pub channel: u32,
+    pub watermark: i64,
+}
+
+/// At `time_ns`, source `source` marked split `split` idle although its
+/// record at `offset` had been there to read since `ready_ns`, longer than
+/// the idle timeout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleWhileReady {
+    pub time_ns: u64,
+    pub source: String,
+    pub split: u32,
+    pub offset: u64,
+    pub ready_ns: u64,
+    pub timeout_ns: u64,
 }
 
 /// Task `task` was still reading records at `time_ns` with its input

@@ -74,6 +74,15 @@ pub(super) fn source(
     let bound = super::schema::Duration(src.out_of_orderness);
     src.watermark_bound = v.dur("watermark_bound", op.watermark_bound.flatten(), bound);
     event_time_in_milliseconds(v, &src, op.watermark_bound.flatten().is_some());
+    if src.idle_timeout.nanos() > 0
+        && src.watermark_interval.nanos() == 0
+        && v.clean(&["idle_timeout"])
+    {
+        let message = "idle_timeout needs watermark_interval: idleness is found at the periodic watermark emits".to_string();
+        let help =
+            "set watermark_interval (e.g. \"200ms\", Flink's default), or remove idle_timeout";
+        v.report("idle_timeout", message, Some(help.to_string()));
+    }
     // One length and one rate per partition, in place of
     // records_per_partition and records_per_second.
     let partitions = src.partitions as usize;

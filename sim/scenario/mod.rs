@@ -782,6 +782,9 @@ swarm! {
         out_of_orderness: D,
         partition_skew: D,
         watermark_bound_percent: I,
+        /// Event time, drawn last: on half the seeds every watermark
+        /// source's `idle_timeout` (whole milliseconds), off on the others.
+        idle_timeout: D,
     }
 }
 

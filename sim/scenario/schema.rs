@@ -367,6 +367,15 @@ operators! {
         /// `out_of_orderness`, so no record is late at the source. A
         /// whole number of milliseconds.
         watermark_bound: Opt<Dur> = None,
+        /// Event time: the watermark strategy's idleness
+        /// (`WatermarkStrategy.withIdleness`): a split from which no record
+        /// came for this much processing time, not counting time the task
+        /// was backpressured, is marked idle and leaves the reader's
+        /// combined watermark until its next record; when every split is,
+        /// the source sends an idle watermark status. 0: no idleness.
+        /// Needs a `watermark_interval` (idleness is found at the periodic
+        /// emits).
+        idle_timeout: Dur = Duration::default(),
         /// Each record carries a payload (`model::payload`): its partition
         /// and offset, serialised, a stand-in for a record body of the
         /// job's own type, so payloads travel through channels, channel

@@ -38,6 +38,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "event-time",
         include_str!("../../scenarios/event-time.toml"),
     ),
+    (
+        "event-time-idle",
+        include_str!("../../scenarios/event-time-idle.toml"),
+    ),
     ("expiring", include_str!("../../scenarios/expiring.toml")),
     (
         "failing-task",

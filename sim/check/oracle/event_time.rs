@@ -6,16 +6,25 @@
 //! out of its input before the operator; a new input watermark goes to
 //! the operator's `process_watermark`, then out on every channel. A
 //! restart starts the task's event time again at `MIN_WATERMARK`, as a
-//! redeployed task's does.
+//! redeployed task's does. Watermark statuses travel as elements too:
+//! a source's idleness follows the run's decisions (`Step::Idle`: the
+//! timers read processing time, which the oracle has not), and from there
+//! the statuses, the valves and the dropped watermarks of an idle output
+//! follow as in the run.
 
 use super::{Exec, Oracle, TaskRun};
 use crate::model::event_time::{SourceWatermarks, Valve, MAX_WATERMARK, MIN_WATERMARK};
-use crate::model::Record;
+use crate::model::{Element, Record};
 
 /// A task's event time in the oracle.
 pub(super) struct OracleTime {
     source: Option<SourceWatermarks>,
     valve: Option<Valve>,
+    /// The status its output announced last.
+    idle: bool,
+    /// A source's splits (or main output) the run found idle at its next
+    /// periodic emit.
+    idled: Vec<u32>,
 }
 
 impl Exec<'_> {
@@ -38,17 +47,22 @@ impl Exec<'_> {
         let source = is_source.then(|| {
             let mut source = self.time.source(info.operator.0);
             for p in self.time.initial_splits(info.operator.0, info.subtask) {
-                source.add_split(p);
+                source.add_split(p, 0);
             }
             source
         });
-        Some(Box::new(OracleTime { source, valve }))
+        Some(Box::new(OracleTime {
+            source,
+            valve,
+            idle: false,
+            idled: Vec::new(),
+        }))
     }
 
     /// A split assigned to a source joins its watermarks.
     pub(super) fn split_assigned(&self, task: &mut TaskRun, split: u32) {
         if let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) {
-            source.add_split(split);
+            source.add_split(split, 0);
         }
     }
 
@@ -59,8 +73,8 @@ impl Exec<'_> {
         };
         let op = self.exec.tasks[task.t as usize].operator.0;
         let mut source = self.time.source(op);
-        for p in self.time.restored_splits(&offsets) {
-            source.add_split(p);
+        for (p, offset) in self.time.restored_splits(&offsets) {
+            source.add_split(p, offset);
         }
         if let Some(time) = task.time.as_mut() {
             time.source = Some(source);
@@ -76,39 +90,94 @@ impl Exec<'_> {
             let l = r.lineage;
             source.on_record(
                 l.partition,
+                l.offset,
                 r.timestamp,
                 self.time.is_last(l.partition, l.offset),
             );
         }
     }
 
-    /// The schedule's periodic emit at a source.
+    /// The run found split `split` idle at its source's next periodic
+    /// emit.
+    pub(super) fn split_idle(&mut self, task: &mut TaskRun, split: u32) {
+        if let Some(time) = task.time.as_mut() {
+            time.idled.push(split);
+        }
+    }
+
+    /// The schedule's periodic emit at a source: idle where the run found
+    /// it, or still idle without a record since.
     pub(super) fn periodic_watermark(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
-        let w = task
-            .time
-            .as_mut()
-            .and_then(|x| x.source.as_mut())
-            .and_then(|s| s.periodic());
-        if let Some(w) = w {
-            self.advance_watermark(task, w, oracle);
+        let Some(time) = task.time.as_mut() else {
+            return;
+        };
+        let idled = std::mem::take(&mut time.idled);
+        let Some(source) = time.source.as_mut() else {
+            return;
+        };
+        let mut out = Vec::new();
+        source.periodic(
+            &mut |p, idleness| idleness.idle_now || idled.contains(&p),
+            &mut out,
+        );
+        self.emit_elements(task, &out, oracle);
+    }
+
+    /// What a source or a valve emitted, out in order.
+    fn emit_elements(&mut self, task: &mut TaskRun, out: &[Element], oracle: &mut Oracle) {
+        for &e in out {
+            match e {
+                Element::Watermark(w) => self.advance_watermark(task, w, oracle),
+                Element::Status { idle } => {
+                    let Some(time) = task.time.as_mut() else {
+                        continue;
+                    };
+                    if time.idle != idle {
+                        time.idle = idle;
+                        self.out.push(Record::watermark_status(idle));
+                        self.route(task, oracle);
+                    }
+                }
+            }
         }
     }
 
     /// A source's input ended.
     pub(super) fn end_of_event_time(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
-        if task.time.is_some() && task.sent < MAX_WATERMARK {
+        // An output announced idle sends no watermark, this one included.
+        let active = task.time.as_ref().is_some_and(|x| !x.idle);
+        if active && task.sent < MAX_WATERMARK {
             self.advance_watermark(task, MAX_WATERMARK, oracle);
         }
     }
 
-    /// A watermark read from input channel `ch`: through the valve.
-    pub(super) fn input_watermark(
+    /// A stream element read from input channel `ch`.
+    pub(super) fn input_element(
         &mut self,
         task: &mut TaskRun,
         ch: u32,
-        w: i64,
+        r: Record,
         oracle: &mut Oracle,
     ) {
+        match r.element() {
+            Some(Element::Watermark(w)) => self.input_watermark(task, ch, w, oracle),
+            Some(Element::Status { idle }) => {
+                let input = self.exec.channels[ch as usize].input_index as usize;
+                let Some(valve) = task.time.as_mut().and_then(|x| x.valve.as_mut()) else {
+                    return;
+                };
+                let out = valve.input_status(input, idle);
+                let elements: Vec<Element> = (out.watermark.map(Element::Watermark).into_iter())
+                    .chain(out.idle.map(|idle| Element::Status { idle }))
+                    .collect();
+                self.emit_elements(task, &elements, oracle);
+            }
+            None => {}
+        }
+    }
+
+    /// A watermark read from input channel `ch`: through the valve.
+    fn input_watermark(&mut self, task: &mut TaskRun, ch: u32, w: i64, oracle: &mut Oracle) {
         let input = self.exec.channels[ch as usize].input_index as usize;
         let out = task
             .time

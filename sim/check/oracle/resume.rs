@@ -122,6 +122,7 @@ impl Exec<'_> {
             }
             Step::Event(event) => self.operator_event(task, event),
             Step::Watermark => self.periodic_watermark(task, oracle),
+            Step::Idle(split) => self.split_idle(task, split),
             Step::EndOfInput if r.is_source => self.end_of_event_time(task, oracle),
             Step::EndOfInput => {
                 if !r.ended && !r.is_source {

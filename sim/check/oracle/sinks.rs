@@ -84,7 +84,7 @@ impl Exec<'_> {
                 .zip(&cursor)
                 .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
             for r in read_runs(queues, &runs).chain(rest) {
-                if r.is_watermark() {
+                if r.is_element() {
                     continue;
                 }
                 table.insert(r.key, (r.value, r.payload));

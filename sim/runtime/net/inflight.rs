@@ -69,10 +69,19 @@ impl Net {
     /// Takes the channel state captured for checkpoint `id`, if any.
     pub fn take_capture(&mut self, ch: ChannelId, id: CheckpointId) -> Option<Capture> {
         let c = &mut self.channels[ch as usize];
-        match &c.capture {
-            Some(cap) if cap.id == id => c.capture.take(),
-            _ => None,
+        let mut cap = match &c.capture {
+            Some(cap) if cap.id == id => c.capture.take()?,
+            _ => return None,
+        };
+        let status = |r: &crate::model::Record| {
+            matches!(r.element(), Some(crate::model::Element::Status { .. }))
+        };
+        if self.strip_statuses && cap.records.iter().any(status) {
+            // Mutant: the state keeps the records, not the statuses.
+            crate::mutant::fired(crate::mutant::Mutant::ChannelStateDropsWatermarkStatus);
+            cap.records.retain(|r| !status(r));
         }
+        Some(cap)
     }
 
     /// Drops any capture for checkpoints up to `id` (aborted).
@@ -146,5 +155,23 @@ impl Net {
         }
         self.push_out(ch, Msg::Barrier(b.as_unaligned()), true);
         Some(cap)
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const ChannelStateDropsWatermarkStatus: Mutant = Mutant::declare(&MutantInfo {
+            name: "channel-state-drops-watermark-status",
+            part: "unaligned capture",
+            what: "in-flight data persisted by an unaligned checkpoint leaves out the watermark statuses among the records: after a restore, a channel whose sender had gone idle holds its receiver's watermark back as if active, or one active again stays idle",
+            modelled_on: "a channel state that keeps only records (not every stream element): Flink persists in-flight buffers as serialised, watermark statuses included",
+            caught_by: "consistent-cut",
+            applies: &[("event-time-idle", "unaligned")],
+        });
     }
 }

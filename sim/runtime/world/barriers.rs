@@ -212,8 +212,8 @@ impl World<'_> {
                 self.rec.schedule.read(head, i as u32, buf.len() as u64);
                 let from = self.plan.exec.channels[ch as usize].from_op.0;
                 for &r in &buf {
-                    if self.plan.time.on && r.is_watermark() {
-                        self.input_watermark(t, i as u32, r.timestamp);
+                    if self.plan.time.on && r.is_element() {
+                        self.input_element(t, i as u32, &r);
                         continue;
                     }
                     self.process_record(t, from, r);

@@ -17,7 +17,10 @@
 use super::*;
 use crate::model::event_time::{SourceWatermarks, Valve, MAX_WATERMARK, MIN_WATERMARK};
 use crate::model::flip27::OperatorEvent;
-use crate::runtime::watermarks::{Backwards, Stall, TaskWatermark, WatermarkEvidence};
+use crate::model::Element;
+use crate::runtime::watermarks::{
+    Backwards, IdleWhileReady, Ignored, Stall, TaskWatermark, WatermarkEvidence,
+};
 use tasks::TaskTime;
 
 impl World<'_> {
@@ -43,7 +46,7 @@ impl World<'_> {
         let source = is_source.then(|| {
             let mut source = self.plan.time.source(info.operator.0);
             for p in self.plan.time.initial_splits(info.operator.0, info.subtask) {
-                self.add_split(&mut source, p);
+                self.add_split(&mut source, p, 0);
             }
             source
         });
@@ -52,11 +55,13 @@ impl World<'_> {
             valve,
             advanced_at: self.net.now,
             stall_noted: false,
+            idle: false,
         }))
     }
 
-    /// A split joins a source's watermarks when it is assigned.
-    fn add_split(&self, source: &mut SourceWatermarks, p: u32) {
+    /// A split (its next record at `offset`) joins a source's watermarks
+    /// when it is assigned.
+    fn add_split(&self, source: &mut SourceWatermarks, p: u32, offset: u64) {
         if self
             .plan
             .cfg
@@ -66,7 +71,7 @@ impl World<'_> {
             fired(Mutant::SplitWatermarkAtFirstRecord);
             return; // Mutant: it joins with its first record.
         }
-        source.add_split(p);
+        source.add_split(p, offset);
     }
 
     /// Source task `t` was restored from `state`: its watermarks hold the
@@ -77,8 +82,8 @@ impl World<'_> {
         };
         let op = self.plan.exec.tasks[t as usize].operator.0;
         let mut source = self.plan.time.source(op);
-        for p in self.plan.time.restored_splits(&offsets) {
-            self.add_split(&mut source, p);
+        for (p, offset) in self.plan.time.restored_splits(&offsets) {
+            self.add_split(&mut source, p, offset);
         }
         if let Some(time) = self.tasks.list[t as usize].time.as_mut() {
             time.source = Some(source);
@@ -93,7 +98,7 @@ impl World<'_> {
         };
         let mut time = self.tasks.list[t as usize].time.take();
         if let Some(source) = time.as_mut().and_then(|x| x.source.as_mut()) {
-            self.add_split(source, p);
+            self.add_split(source, p, 0);
         }
         self.tasks.list[t as usize].time = time;
     }
@@ -129,24 +134,119 @@ impl World<'_> {
     }
 
     /// The periodic emit, run as a mail: the source's combined watermark,
-    /// if it grew, out through the chain.
+    /// if it grew, and its status, if it changed, out through the chain.
+    /// The idleness timers read the task's input activity clock; a split
+    /// they mark idle is in the schedule (the oracle follows it) and is
+    /// judged (it must have had no record ready for the timeout).
     pub(super) fn periodic_watermark(&mut self, t: TaskId) {
-        let task = &mut self.tasks.list[t as usize];
+        let task = &self.tasks.list[t as usize];
         // A source that is paused (stop-the-world drains behind it) or
         // stopped emits nothing, watermarks included.
         if task.input_ended || task.stopped || task.paused.is_some() {
             return;
         }
         let inst = task.members[0].inst;
-        let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) else {
+        let mut time = self.tasks.list[t as usize].time.take();
+        let Some(source) = time.as_mut().and_then(|x| x.source.as_mut()) else {
+            self.tasks.list[t as usize].time = time;
             return;
         };
-        let w = source.periodic();
+        let clock = if self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::IdlenessClockRunsUnderBackpressure)
+        {
+            fired(Mutant::IdlenessClockRunsUnderBackpressure);
+            self.net.now.0 // Mutant: backpressured time counts as idle.
+        } else {
+            self.net.sched[t as usize].activity_clock(self.net.now)
+        };
+        let mut idled = Vec::new();
+        let mut out = Vec::new();
+        source.periodic(
+            &mut |p, idleness| {
+                let idle = idleness.timer.check_if_idle(clock);
+                if idle && !idleness.idle_now {
+                    idled.push(p);
+                }
+                idle
+            },
+            &mut out,
+        );
+        let readiness: Vec<_> = idled
+            .iter()
+            .filter_map(|&p| Some((p, source.split(p).map(|s| s.next_offset)?)))
+            .collect();
+        self.tasks.list[t as usize].time = time;
+        for &p in &idled {
+            self.rec.schedule.push(inst, Step::Idle(p));
+        }
         self.rec.schedule.push(inst, Step::Watermark);
-        if let Some(w) = w {
-            self.emit_watermark(t, 0, w);
+        self.judge_idleness(t, &readiness);
+        self.emit_elements(t, &out);
+    }
+
+    /// Elements a source's periodic emit or a valve sent, through the
+    /// chain and out.
+    fn emit_elements(&mut self, t: TaskId, out: &[Element]) {
+        for &e in out {
+            match e {
+                Element::Watermark(w) => self.emit_watermark(t, 0, w),
+                Element::Status { idle } => self.emit_status(t, idle),
+            }
+        }
+        if !out.is_empty() {
             self.emit_from(t, 0);
         }
+    }
+
+    /// Splits of source task `t` just marked idle, with their next offsets:
+    /// a split whose next record had been there to read for the idle
+    /// timeout was not idle (`withIdleness`: no record *came* for the
+    /// timeout); the watermark then runs ahead of records the source has.
+    fn judge_idleness(&mut self, t: TaskId, splits: &[(u32, u64)]) {
+        let op = self.plan.exec.tasks[t as usize].operator.0;
+        let timeout = self.plan.time.idle_timeout(op);
+        let now = self.net.now.0;
+        for &(p, offset) in splits {
+            self.rec.evidence.watermarks.splits_idled += 1;
+            self.rec.counters.splits_idled += 1;
+            let Some(ready) = self.plan.time.ready_at(p, offset) else {
+                continue;
+            };
+            if now.saturating_sub(ready) < timeout || ready > now {
+                continue;
+            }
+            let source = self.member_name(t, 0);
+            let ev = &mut self.rec.evidence.watermarks;
+            ev.idle_while_ready += 1;
+            if ev.first_idle_while_ready.len() < WatermarkEvidence::KEPT {
+                ev.first_idle_while_ready.push(IdleWhileReady {
+                    time_ns: now,
+                    source,
+                    split: p,
+                    offset,
+                    ready_ns: ready,
+                    timeout_ns: timeout,
+                });
+            }
+        }
+    }
+
+    /// Task `t`'s outputs announce watermark status `idle` if it changed
+    /// (`RecordWriterOutput.emitWatermarkStatus`): out through the chain,
+    /// broadcast on every channel.
+    fn emit_status(&mut self, t: TaskId, idle: bool) {
+        let Some(time) = self.tasks.list[t as usize].time.as_mut() else {
+            return;
+        };
+        if time.idle == idle {
+            return;
+        }
+        time.idle = idle;
+        self.rec.evidence.watermarks.statuses += 1;
+        self.tasks.out.push(Record::watermark_status(idle));
     }
 
     /// The records source task `t` just emitted (in `tasks.out`) feed its
@@ -160,6 +260,7 @@ impl World<'_> {
             let l = r.lineage;
             source.on_record(
                 l.partition,
+                l.offset,
                 r.timestamp,
                 self.plan.time.is_last(l.partition, l.offset),
             );
@@ -183,21 +284,72 @@ impl World<'_> {
             fired(Mutant::SplitlessSourceNoFinalWatermark);
             return; // Mutant: a source that read nothing sends no MAX_WATERMARK.
         }
-        if self.tasks.list[t as usize].time.is_some() {
+        if let Some(time) = self.tasks.list[t as usize].time.as_ref() {
             // In the schedule: a source restored from a checkpoint taken
             // after its end sends it again.
+            let idle = time.idle;
             let inst = self.tasks.list[t as usize].members[0].inst;
             self.rec.schedule.push(inst, Step::EndOfInput);
-            self.emit_watermark(t, 0, MAX_WATERMARK);
-            self.emit_from(t, 0);
+            // An output announced idle sends no watermark, this one
+            // included (`RecordWriterOutput.emitWatermark`).
+            if !idle {
+                self.emit_watermark(t, 0, MAX_WATERMARK);
+                self.emit_from(t, 0);
+            }
         }
+    }
+
+    /// A stream element read from task `t`'s input `input`.
+    pub(super) fn input_element(&mut self, t: TaskId, input: u32, r: &Record) {
+        match r.element() {
+            Some(Element::Watermark(w)) => self.input_watermark(t, input, w),
+            Some(Element::Status { idle }) => self.input_status(t, input, idle),
+            None => {}
+        }
+    }
+
+    /// A watermark status read from task `t`'s input `input`: through the
+    /// valve (`inputWatermarkStatus`); what it emits, a watermark before a
+    /// status, through the chain and out.
+    fn input_status(&mut self, t: TaskId, input: u32, idle: bool) {
+        let task = &mut self.tasks.list[t as usize];
+        let Some(time) = task.time.as_mut() else {
+            return;
+        };
+        let Some(valve) = time.valve.as_mut() else {
+            return;
+        };
+        let out = valve.input_status(input as usize, idle);
+        let mut elements = Vec::new();
+        if let Some(w) = out.watermark {
+            time.advanced_at = self.net.now;
+            elements.push(Element::Watermark(w));
+        }
+        if let Some(idle) = out.idle {
+            elements.push(Element::Status { idle });
+        }
+        self.emit_elements(t, &elements);
     }
 
     /// A watermark read from task `t`'s input `input`: through the valve;
     /// a new input watermark to the head operator and on.
-    pub(super) fn input_watermark(&mut self, t: TaskId, input: u32, w: i64) {
+    fn input_watermark(&mut self, t: TaskId, input: u32, w: i64) {
         let task = &mut self.tasks.list[t as usize];
         let Some(valve) = task.time.as_mut().and_then(|x| x.valve.as_mut()) else {
+            return;
+        };
+        if valve.channel(input as usize).is_some_and(|(_, idle)| idle) {
+            // A sender sends no watermark while its output is idle: the
+            // receiver's idle view of this channel is stale, and the
+            // valve ignores the channel's event time.
+            self.watermark_on_idle_channel(t, input, w);
+            return;
+        }
+        let valve = self.tasks.list[t as usize]
+            .time
+            .as_mut()
+            .and_then(|x| x.valve.as_mut());
+        let Some(valve) = valve else {
             return;
         };
         if let Some(out) = valve.input_watermark(input as usize, w).watermark {
@@ -206,6 +358,23 @@ impl World<'_> {
             }
             self.emit_watermark(t, 0, out);
             self.emit_from(t, 0);
+        }
+    }
+
+    /// Watermark `w` reached task `t` on input `input`, which its valve
+    /// holds idle: the check's evidence (the valve ignores it, as Flink's).
+    fn watermark_on_idle_channel(&mut self, t: TaskId, input: u32, w: i64) {
+        let ch = self.plan.exec.tasks[t as usize].inputs[input as usize];
+        let task = self.member_name(t, 0);
+        let ev = &mut self.rec.evidence.watermarks;
+        ev.ignored += 1;
+        if ev.first_ignored.len() < WatermarkEvidence::KEPT {
+            ev.first_ignored.push(Ignored {
+                time_ns: self.net.now.0,
+                task,
+                channel: ch,
+                watermark: w,
+            });
         }
     }
 
@@ -276,11 +445,17 @@ impl World<'_> {
         }
     }
 
-    /// Restored in-flight elements: the watermarks among them (coverage).
+    /// Restored in-flight elements: the watermarks and the watermark
+    /// statuses among them (coverage).
     pub(super) fn count_restored_watermarks(&mut self, elements: &[Record]) {
         if self.plan.time.on {
-            let n = elements.iter().filter(|r| r.is_watermark()).count();
-            self.rec.counters.watermarks_restored += n as u64;
+            for r in elements {
+                match r.element() {
+                    Some(Element::Watermark(_)) => self.rec.counters.watermarks_restored += 1,
+                    Some(Element::Status { .. }) => self.rec.counters.statuses_restored += 1,
+                    None => {}
+                }
+            }
         }
     }
 
@@ -385,6 +560,14 @@ mod mutants {
             modelled_on: "FLINK-3121 (Kafka source subtasks that read no partition never emitted a watermark, blocking event time downstream) and FLINK-39167 (the final watermark of a source whose output was never initialised was lost)",
             caught_by: "watermarks",
             applies: &[("event-time", "aligned")],
+        });
+        pub const IdlenessClockRunsUnderBackpressure: Mutant = Mutant::declare(&MutantInfo {
+            name: "idleness-clock-runs-under-backpressure",
+            part: "event time",
+            what: "a source's idleness timers count the time its task is backpressured: a split whose records wait behind a full output is marked idle, the watermark runs ahead of the records the source holds, and they arrive late",
+            modelled_on: "FLINK-35886 (watermark idleness timeout accounting when a subtask is backpressured or blocked)",
+            caught_by: "watermarks",
+            applies: &[("event-time-idle", "aligned")],
         });
         pub const SplitWatermarkAtFirstRecord: Mutant = Mutant::declare(&MutantInfo {
             name: "split-watermark-at-first-record",

@@ -239,6 +239,7 @@ fn network(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig, scripted: boo
     net.skip_recovered = cfg.mutants.has(Mutant::CheckpointDuringRecovery);
     net.persist_recovered_twice = cfg.mutants.has(Mutant::RecoveredBuffersPersistedTwice);
     net.strip_payloads = cfg.mutants.has(Mutant::ChannelStateDropsPayload);
+    net.strip_statuses = cfg.mutants.has(Mutant::ChannelStateDropsWatermarkStatus);
     net
 }
 

@@ -40,7 +40,12 @@ impl World<'_> {
             // A pause belongs to its checkpoint: one still paused for an
             // older checkpoint (its abort not yet here) starts anew.
             self.release(t, None);
-            self.tasks.list[t as usize].paused = Some(b.id);
+            let was = self.tasks.list[t as usize].paused.replace(b.id);
+            if was.is_none() {
+                // A paused source's idleness clock stops (the runtime
+                // blocks it, as backpressure does).
+                self.net.sched[t as usize].stop_clock(self.net.now);
+            }
             self.hold(t, None);
             self.forward_drain_marker(t, b);
             return;
@@ -55,6 +60,7 @@ impl World<'_> {
         let task = &mut self.tasks.list[t as usize];
         if task.paused.is_some_and(|p| id >= p) {
             task.paused = None;
+            self.net.sched[t as usize].start_clock(self.net.now);
             self.release(t, None);
             self.net.poke(t);
         }

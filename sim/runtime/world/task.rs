@@ -317,9 +317,9 @@ impl World<'_> {
             .0;
         let mut watermarks = 0;
         for &r in &buf {
-            if self.plan.time.on && r.is_watermark() {
+            if self.plan.time.on && r.is_element() {
                 watermarks += 1;
-                self.input_watermark(t, input, r.timestamp);
+                self.input_element(t, input, &r);
                 continue;
             }
             self.process_record(t, from, r);
@@ -410,7 +410,7 @@ impl World<'_> {
     #[inline]
     fn received_by(&mut self, t: TaskId, m: usize, r: &Record) {
         if let Some((c, writer)) = self.plan.committers[t as usize] {
-            debug_assert!(!r.is_watermark());
+            debug_assert!(!r.is_element());
             if c == m {
                 self.note_committable(t, writer, r);
             }
@@ -449,9 +449,13 @@ impl World<'_> {
                 f.next_successor += 1;
                 f.next_record = 0;
             }
-            if self.plan.time.on && r.is_watermark() {
-                // The member before forwarded its watermark.
-                self.emit_watermark(t, c, r.timestamp);
+            if let Some(e) = r.element().filter(|_| self.plan.time.on) {
+                // The member before forwarded its watermark, or its status
+                // (the chain shares one: it goes on as it is).
+                match e {
+                    crate::model::Element::Watermark(w) => self.emit_watermark(t, c, w),
+                    crate::model::Element::Status { .. } => self.tasks.out.push(r),
+                }
             } else {
                 let (member, mut ctx) = self.ctx_parts(t, c);
                 member.op.process(r, &mut ctx);
@@ -529,7 +533,7 @@ impl World<'_> {
                 continue;
             }
             for &r in &out {
-                if self.plan.time.on && r.is_watermark() {
+                if self.plan.time.on && r.is_element() {
                     // Every channel, whatever the partitioning
                     // (`RecordWriterOutput.emitWatermark` broadcasts).
                     for &ch in &edge.channels {

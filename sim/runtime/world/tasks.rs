@@ -126,6 +126,10 @@ pub(super) struct TaskTime {
     /// whether a stall was noted since (once per deployment).
     pub(super) advanced_at: SimTime,
     pub(super) stall_noted: bool,
+    /// The watermark status the task's outputs last announced (Flink's
+    /// `RecordWriterOutput.announcedStatus`, the same along the chain):
+    /// a redeployed task starts active.
+    pub(super) idle: bool,
 }
 
 /// Why a task sends a cancellation marker. Flink sends one of each for the
