@@ -265,3 +265,31 @@ fn idle_statuses_in_flight_are_channel_state() {
         failed_checks(&e)
     );
 }
+
+#[test]
+fn a_restored_idle_status_makes_the_window_ignore_its_source() {
+    // reports/findings/idle-status-after-restore, confirmed on Flink 2.2.1
+    // and 2.3.0: an idle status in unaligned channel state outlives the
+    // redeployed sender, which starts active without saying so.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/reports/findings/idle-status-after-restore/idle-status-after-restore.toml"
+    );
+    let sc = ckptsim::scenario::load(std::path::Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    let unaligned = check_alg(&sc, 12, ckptsim::scenario::Algorithm::Unaligned, &[]);
+    let message = unaligned
+        .verdict
+        .violations()
+        .find(|v| v.check == ckptsim::verdict::CheckId::Watermarks)
+        .unwrap_or_else(|| panic!("{:?}", failed_checks(&unaligned)))
+        .message
+        .clone();
+    assert!(
+        message.contains("on channel source[1] -> window[0], which it held idle"),
+        "{message}"
+    );
+    assert!(unaligned.output.counters.statuses_restored > 0);
+    // No channel state, no stale status.
+    let aligned = check_alg(&sc, 12, ckptsim::scenario::Algorithm::Aligned, &[]);
+    assert!(aligned.verdict.passed, "{:?}", failed_checks(&aligned));
+}
