@@ -60,25 +60,34 @@ struct Partial {
 /// Flink's `CombinedWatermarkStatus`, behind the `WatermarkOutputMultiplexer`
 /// of a FLIP-27 reader: the reader's watermark is the smallest of its
 /// active splits' and never goes back; with every split idle the reader is
-/// idle and its watermark stays.
+/// idle, and its watermark stays (before Flink 2.2) or becomes the largest
+/// of the splits' (`flush_idle`, FLINK-38454).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CombinedWatermark {
     partials: Vec<Partial>,
     combined: i64,
     idle: bool,
+    flush_idle: bool,
 }
 
 impl Default for CombinedWatermark {
     fn default() -> CombinedWatermark {
-        CombinedWatermark {
-            partials: Vec::new(),
-            combined: MIN_WATERMARK,
-            idle: false,
-        }
+        CombinedWatermark::new(false)
     }
 }
 
 impl CombinedWatermark {
+    /// `flush_idle`: every split idle flushes the largest watermark (Flink
+    /// 2.2 on).
+    pub fn new(flush_idle: bool) -> CombinedWatermark {
+        CombinedWatermark {
+            partials: Vec::new(),
+            combined: MIN_WATERMARK,
+            idle: false,
+            flush_idle,
+        }
+    }
+
     /// A new split output (`registerNewOutput`): it starts active at
     /// [`MIN_WATERMARK`], so it holds the reader back until it emits.
     pub fn add_split(&mut self) -> usize {
@@ -114,19 +123,24 @@ impl CombinedWatermark {
     }
 
     /// `updateCombinedWatermark`: the new combined watermark if it
-    /// advanced. Without splits, or with all idle, nothing (and `idle`
-    /// says whether all are idle).
+    /// advanced. Without splits nothing; with all idle, nothing, or with
+    /// `flush_idle` the largest of theirs if that advanced (`idle` says
+    /// whether all are idle).
     pub fn update(&mut self) -> Option<i64> {
         if self.partials.iter().all(|p| p.released) {
             return None;
         }
-        let active = self.partials.iter().filter(|p| !p.idle && !p.released);
-        let min = active.map(|p| p.watermark).min();
+        let live = || self.partials.iter().filter(|p| !p.released);
+        let min = live().filter(|p| !p.idle).map(|p| p.watermark).min();
         self.idle = min.is_none();
-        let min = min?;
-        (min > self.combined).then(|| {
-            self.combined = min;
-            min
+        let candidate = match min {
+            Some(min) => min,
+            None if self.flush_idle => live().map(|p| p.watermark).max()?,
+            None => return None,
+        };
+        (candidate > self.combined).then(|| {
+            self.combined = candidate;
+            candidate
         })
     }
 
@@ -157,6 +171,8 @@ pub struct JobTime {
     /// Per operator: a static source's partitions (first, count,
     /// parallelism), which its subtasks hold from the start.
     statics: Vec<Option<(u32, u32, u32)>>,
+    /// Readers flush their idle splits' largest watermark (Flink 2.2 on).
+    flush_idle: bool,
 }
 
 /// A source's watermark strategy.
@@ -200,6 +216,7 @@ impl JobTime {
             lengths,
             rates,
             statics,
+            flush_idle: scenario.checkpoint.flink_version.flushes_idle_splits(),
         }
     }
 
@@ -239,7 +256,7 @@ impl JobTime {
     /// A fresh watermark state for a subtask of source `op`.
     pub fn source(&self, op: u32) -> SourceWatermarks {
         let s = self.sources.get(op as usize).copied().unwrap_or_default();
-        SourceWatermarks::new(s.bound, s.idle_timeout)
+        SourceWatermarks::new(s.bound, s.idle_timeout, self.flush_idle)
     }
 
     /// Whether `offset` is the last record of global partition `partition`.
@@ -298,14 +315,14 @@ pub struct SourceWatermarks {
 }
 
 impl SourceWatermarks {
-    pub fn new(bound_ms: i64, idle_timeout_ns: u64) -> SourceWatermarks {
+    pub fn new(bound_ms: i64, idle_timeout_ns: u64, flush_idle: bool) -> SourceWatermarks {
         let idleness =
             (idle_timeout_ns > 0).then(|| crate::model::idleness::Idleness::new(idle_timeout_ns));
         SourceWatermarks {
             bound: bound_ms,
             idle_timeout: idle_timeout_ns,
             splits: BTreeMap::new(),
-            combined: CombinedWatermark::default(),
+            combined: CombinedWatermark::new(flush_idle),
             main: idleness,
             status: Default::default(),
             had_splits: false,
@@ -389,10 +406,14 @@ impl SourceWatermarks {
                 _ => self.combined.offer(split.index, split.generator.current()),
             }
         }
-        match self.combined.update() {
-            Some(w) => self.status.split_watermark(w, out),
-            None if self.combined.is_idle() => self.status.splits_idle(out),
-            None => {}
+        // The multiplexer emits an advanced watermark, then marks the
+        // output idle if every split is (before Flink 2.2 the two exclude
+        // each other: an idle combination never advances).
+        if let Some(w) = self.combined.update() {
+            self.status.split_watermark(w, out);
+        }
+        if self.combined.is_idle() {
+            self.status.splits_idle(out);
         }
         // Without idleness the main output's generator just emits (its
         // watermark, `MIN_WATERMARK`, forwards nothing).
@@ -621,7 +642,7 @@ mod tests {
 
     #[test]
     fn a_source_combines_its_splits_and_releases_the_finished_ones() {
-        let mut s = SourceWatermarks::new(10, 0);
+        let mut s = SourceWatermarks::new(10, 0, false);
         assert_eq!(watermark(&mut s), None, "no split yet");
         s.add_split(9, 0);
         assert_eq!(watermark(&mut s), None, "split 9 holds the reader at MIN");
@@ -640,13 +661,35 @@ mod tests {
     }
 
     #[test]
+    fn from_flink_2_2_every_split_idle_flushes_the_largest_watermark() {
+        // FLINK-38454: split 1 at 5 and split 2 at 4 both go idle; the
+        // result no longer depends on which went first.
+        for first in [0usize, 1] {
+            let (mut old, mut new) = (CombinedWatermark::new(false), CombinedWatermark::new(true));
+            for c in [&mut old, &mut new] {
+                let ids = [c.add_split(), c.add_split()];
+                c.offer(ids[0], 5);
+                c.offer(ids[1], 4);
+                assert_eq!(c.update(), Some(4));
+                c.set_idle(ids[first], true);
+                c.update();
+                c.set_idle(ids[1 - first], true);
+                c.update();
+                assert!(c.is_idle());
+            }
+            assert_eq!(new.combined(), 5, "the largest, whichever went idle first");
+            assert_eq!(old.combined(), if first == 1 { 5 } else { 4 });
+        }
+    }
+
+    #[test]
     fn an_idle_split_leaves_the_minimum_and_the_source_goes_idle_with_all() {
         let (wm, idle, active) = (
             Element::Watermark,
             Element::Status { idle: true },
             Element::Status { idle: false },
         );
-        let mut s = SourceWatermarks::new(0, 1);
+        let mut s = SourceWatermarks::new(0, 1, false);
         s.add_split(1, 0);
         s.add_split(2, 0);
         s.on_record(1, 0, 10, false);

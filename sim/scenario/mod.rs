@@ -517,6 +517,16 @@ impl FlinkVersion {
     pub fn urgent_unaligned_trigger(self) -> bool {
         self >= FlinkVersion::V2_1
     }
+
+    /// Whether a source reader whose splits are all idle flushes the
+    /// largest of their watermarks (FLINK-38454, Flink 2.2:
+    /// `CombinedWatermarkStatus.updateCombinedWatermark` takes the maximum
+    /// when every partial is idle, and the multiplexer then marks the
+    /// output idle in the same update); before, the combined watermark
+    /// stays where the last active split left it.
+    pub fn flushes_idle_splits(self) -> bool {
+        self >= FlinkVersion::V2_2
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

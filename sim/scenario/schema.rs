@@ -639,11 +639,12 @@ section! {
         /// [ARCHITECTURE.md](ARCHITECTURE.md#how-failure-and-recovery-flow).
         #[key("boolean", "`false`")]
         during_recovery: bool = false,
-        /// The Flink release whose task-thread behaviour the run follows where releases
-        /// differ: from `"2.1"` the trigger of an unaligned checkpoint at a source task is an
-        /// urgent mail that runs ahead of the mails already queued in the task's mailbox
-        /// (operator events, notifications; FLINK-35051); up to `"2.0"` it runs in order.
-        /// `--swarm` draws it (`[swarm] flink_version`). See
+        /// The Flink release whose behaviour the run follows where releases differ: from
+        /// `"2.1"` the trigger of an unaligned checkpoint at a source task is an urgent mail
+        /// that runs ahead of the mails already queued in the task's mailbox (operator
+        /// events, notifications; FLINK-35051); up to `"2.0"` it runs in order. From `"2.2"`
+        /// a source reader whose splits are all idle flushes the largest of their watermarks
+        /// (FLINK-38454); up to `"2.1"` its watermark stays. `--swarm` draws it (`[swarm] flink_version`). See
         /// [ARCHITECTURE.md](ARCHITECTURE.md#the-task-thread-and-its-mailbox).
         #[key("`\"1.20\"`, `\"2.0\"`, `\"2.1\"`, `\"2.2\"` or `\"2.3\"`", "`\"2.3\"`")]
         #[serde(deserialize_with = "name")]
