@@ -335,7 +335,10 @@ impl World<'_> {
     /// a new input watermark to the head operator and on.
     fn input_watermark(&mut self, t: TaskId, input: u32, w: i64) {
         let task = &mut self.tasks.list[t as usize];
-        let Some(valve) = task.time.as_mut().and_then(|x| x.valve.as_mut()) else {
+        let Some(time) = task.time.as_mut() else {
+            return;
+        };
+        let Some(valve) = time.valve.as_mut() else {
             return;
         };
         if valve.channel(input as usize).is_some_and(|(_, idle)| idle) {
@@ -345,20 +348,12 @@ impl World<'_> {
             self.watermark_on_idle_channel(t, input, w);
             return;
         }
-        let valve = self.tasks.list[t as usize]
-            .time
-            .as_mut()
-            .and_then(|x| x.valve.as_mut());
-        let Some(valve) = valve else {
+        let Some(out) = valve.input_watermark(input as usize, w).watermark else {
             return;
         };
-        if let Some(out) = valve.input_watermark(input as usize, w).watermark {
-            if let Some(time) = self.tasks.list[t as usize].time.as_mut() {
-                time.advanced_at = self.net.now;
-            }
-            self.emit_watermark(t, 0, out);
-            self.emit_from(t, 0);
-        }
+        time.advanced_at = self.net.now;
+        self.emit_watermark(t, 0, out);
+        self.emit_from(t, 0);
     }
 
     /// Watermark `w` reached task `t` on input `input`, which its valve
