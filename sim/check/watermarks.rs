@@ -16,6 +16,7 @@
 use super::{Finding, Input};
 use crate::engine::SimDuration;
 use crate::model::event_time::{MAX_WATERMARK, MIN_WATERMARK};
+use crate::runtime::watermarks::WatermarkEvidence;
 use crate::verdict::{CheckId, Violation};
 
 /// A watermark for a message.
@@ -37,98 +38,14 @@ fn held_back(input: &Input, holding_back: Option<(u32, i64)>) -> String {
 
 pub fn check(input: &Input) -> Finding {
     let ev = &input.run.evidence.watermarks;
-    let mut violations: Vec<Violation> = ev
-        .first_backwards
-        .iter()
-        .map(|b| Violation {
-            check: CheckId::Watermarks,
-            time_ns: b.time_ns,
-            message: format!(
-                "operator {} emitted watermark {} at {} after {}: its watermark went back",
-                b.operator,
-                text(b.watermark),
-                SimDuration(b.time_ns),
-                text(b.before)
-            ),
-        })
-        .collect();
-    if ev.backwards > ev.first_backwards.len() as u64 {
-        if let Some(last) = violations.last_mut() {
-            let more = ev.backwards - ev.first_backwards.len() as u64;
-            last.message.push_str(&format!(" ({more} more went back)"));
-        }
-    }
+    let mut violations = Vec::new();
+    backwards(ev, &mut violations);
     if input.finished && ev.on {
-        let short = ev.at_end.iter().filter(|t| t.watermark < MAX_WATERMARK);
-        for t in short.take(5) {
-            let held = held_back(input, t.holding_back);
-            violations.push(Violation {
-                check: CheckId::Watermarks,
-                time_ns: input.end_ns(),
-                message: format!(
-                    "the job finished with task {} at watermark {}{held}: its event time never reached its end (MAX_WATERMARK)",
-                    t.task,
-                    text(t.watermark)
-                ),
-            });
-        }
+        short_of_the_end(input, &mut violations);
     }
-    for s in &ev.first_stalls {
-        let held = held_back(input, s.holding_back);
-        violations.push(Violation {
-            check: CheckId::Watermarks,
-            time_ns: s.time_ns,
-            message: format!(
-                "task {} read records from {} to {} with its watermark at {}{held}, no fault in between: event time stood still longer than [limits] watermark_stall ({})",
-                s.task,
-                SimDuration(s.since_ns),
-                SimDuration(s.time_ns),
-                text(s.watermark),
-                input.scenario.limits.watermark_stall
-            ),
-        });
-    }
-    for i in &ev.first_idle_while_ready {
-        violations.push(Violation {
-            check: CheckId::Watermarks,
-            time_ns: i.time_ns,
-            message: format!(
-                "source {} marked split {} idle at {} although its record at offset {} had been there to read since {}, longer than its idle_timeout ({}): a split with a record waiting is not idle, and the watermark runs ahead of it",
-                i.source,
-                i.split,
-                SimDuration(i.time_ns),
-                i.offset,
-                SimDuration(i.ready_ns),
-                SimDuration(i.timeout_ns)
-            ),
-        });
-    }
-    if ev.idle_while_ready > ev.first_idle_while_ready.len() as u64 {
-        if let Some(last) = violations.last_mut() {
-            let more = ev.idle_while_ready - ev.first_idle_while_ready.len() as u64;
-            last.message
-                .push_str(&format!(" ({more} more such splits)"));
-        }
-    }
-    for i in &ev.first_ignored {
-        let name = &input.run.evidence.channel_names[i.channel as usize];
-        violations.push(Violation {
-            check: CheckId::Watermarks,
-            time_ns: i.time_ns,
-            message: format!(
-                "task {} read watermark {} at {} on {name}, which it held idle: a sender sends no watermark while idle, so the status it holds is stale (a status lost, or one restored from in-flight data that the redeployed sender never took back), and the channel's event time is ignored",
-                i.task,
-                text(i.watermark),
-                SimDuration(i.time_ns),
-            ),
-        });
-    }
-    if ev.ignored > ev.first_ignored.len() as u64 {
-        if let Some(last) = violations.last_mut() {
-            let more = ev.ignored - ev.first_ignored.len() as u64;
-            last.message.push_str(&format!(" ({more} more ignored)"));
-        }
-    }
+    stalls(input, &mut violations);
+    idle_while_ready(ev, &mut violations);
+    ignored(input, &mut violations);
     Finding {
         violations,
         reach: vec![
@@ -139,4 +56,106 @@ pub fn check(input: &Input) -> Finding {
             ("watermark statuses sent", ev.statuses),
         ],
     }
+}
+
+fn violation(time_ns: u64, message: String) -> Violation {
+    Violation {
+        check: CheckId::Watermarks,
+        time_ns,
+        message,
+    }
+}
+
+/// The examples kept (`kept` of `all`) are in `violations`: the last one
+/// says how many more there were.
+fn and_more(violations: &mut [Violation], all: u64, kept: usize, what: &str) {
+    let more = all.saturating_sub(kept as u64);
+    if let Some(last) = violations.last_mut().filter(|_| more > 0) {
+        last.message.push_str(&format!(" ({more} more {what})"));
+    }
+}
+
+/// Watermarks that went back within a deployment.
+fn backwards(ev: &WatermarkEvidence, violations: &mut Vec<Violation>) {
+    for b in &ev.first_backwards {
+        let message = format!(
+            "operator {} emitted watermark {} at {} after {}: its watermark went back",
+            b.operator,
+            text(b.watermark),
+            SimDuration(b.time_ns),
+            text(b.before)
+        );
+        violations.push(violation(b.time_ns, message));
+    }
+    and_more(
+        violations,
+        ev.backwards,
+        ev.first_backwards.len(),
+        "went back",
+    );
+}
+
+/// A finished job's tasks short of `MAX_WATERMARK`.
+fn short_of_the_end(input: &Input, violations: &mut Vec<Violation>) {
+    let ev = &input.run.evidence.watermarks;
+    let short = ev.at_end.iter().filter(|t| t.watermark < MAX_WATERMARK);
+    for t in short.take(5) {
+        let held = held_back(input, t.holding_back);
+        let message = format!(
+            "the job finished with task {} at watermark {}{held}: its event time never reached its end (MAX_WATERMARK)",
+            t.task,
+            text(t.watermark)
+        );
+        violations.push(violation(input.end_ns(), message));
+    }
+}
+
+/// Tasks that read records with their watermark standing still.
+fn stalls(input: &Input, violations: &mut Vec<Violation>) {
+    for s in &input.run.evidence.watermarks.first_stalls {
+        let held = held_back(input, s.holding_back);
+        let message = format!(
+            "task {} read records from {} to {} with its watermark at {}{held}, no fault in between: event time stood still longer than [limits] watermark_stall ({})",
+            s.task,
+            SimDuration(s.since_ns),
+            SimDuration(s.time_ns),
+            text(s.watermark),
+            input.scenario.limits.watermark_stall
+        );
+        violations.push(violation(s.time_ns, message));
+    }
+}
+
+/// Splits marked idle while a record of theirs waited.
+fn idle_while_ready(ev: &WatermarkEvidence, violations: &mut Vec<Violation>) {
+    for i in &ev.first_idle_while_ready {
+        let message = format!(
+            "source {} marked split {} idle at {} although its record at offset {} had been there to read since {}, longer than its idle_timeout ({}): a split with a record waiting is not idle, and the watermark runs ahead of it",
+            i.source,
+            i.split,
+            SimDuration(i.time_ns),
+            i.offset,
+            SimDuration(i.ready_ns),
+            SimDuration(i.timeout_ns)
+        );
+        violations.push(violation(i.time_ns, message));
+    }
+    let kept = ev.first_idle_while_ready.len();
+    and_more(violations, ev.idle_while_ready, kept, "such splits");
+}
+
+/// Watermarks read on a channel held idle.
+fn ignored(input: &Input, violations: &mut Vec<Violation>) {
+    let ev = &input.run.evidence.watermarks;
+    for i in &ev.first_ignored {
+        let name = &input.run.evidence.channel_names[i.channel as usize];
+        let message = format!(
+            "task {} read watermark {} at {} on {name}, which it held idle: a sender sends no watermark while idle, so the status it holds is stale (a status lost, or one restored from in-flight data that the redeployed sender never took back), and the channel's event time is ignored",
+            i.task,
+            text(i.watermark),
+            SimDuration(i.time_ns),
+        );
+        violations.push(violation(i.time_ns, message));
+    }
+    and_more(violations, ev.ignored, ev.first_ignored.len(), "ignored");
 }
