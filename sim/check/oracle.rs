@@ -833,12 +833,7 @@ impl Oracle {
 
     /// A record reached sink slot `slot`.
     fn arrive(&mut self, slot: usize, r: Record) {
-        let p = r.lineage.partition as usize;
-        if p < self.partition_base.len()
-            && self.partition_base[p] + (r.lineage.offset as usize)
-                < self.partition_end(r.lineage.partition)
-        {
-            let idx = self.flat(slot, r.lineage.partition, r.lineage.offset);
+        if let Some(idx) = self.slot_index(slot, r.lineage) {
             self.expected[idx] += 1;
         }
         if self.upsert[slot] {
@@ -857,6 +852,15 @@ impl Oracle {
 
     fn flat(&self, slot: usize, partition: u32, offset: u64) -> usize {
         slot * self.total_records + self.partition_base[partition as usize] + offset as usize
+    }
+
+    /// Where sink slot `slot`'s count of the source record `l` is, if the
+    /// input has that record (a lineage out of range is a bug of a user's
+    /// operator, counted elsewhere).
+    fn slot_index(&self, slot: usize, l: crate::model::Lineage) -> Option<usize> {
+        let base = *self.partition_base.get(l.partition as usize)?;
+        (base + (l.offset as usize) < self.partition_end(l.partition))
+            .then(|| self.flat(slot, l.partition, l.offset))
     }
 
     /// The expected `(sink, key, value)` multiset, unsorted: kept only by

@@ -23,12 +23,8 @@ impl Oracle {
             let Some(slot) = self.sinks.iter().position(|&s| s == r.sink) else {
                 continue;
             };
-            let p = r.lineage.partition as usize;
-            if p < self.partition_base.len()
-                && self.partition_base[p] + (r.lineage.offset as usize)
-                    < self.partition_end(r.lineage.partition)
-            {
-                actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+            if let Some(i) = self.slot_index(slot, r.lineage) {
+                actual[i] += 1;
             }
         }
         let mut missing = 0u64;
@@ -166,16 +162,9 @@ impl Oracle {
             if self.unjudged.contains(&r.sink) {
                 continue;
             }
-            match slot {
-                Some(slot)
-                    if (r.lineage.partition as usize) < self.partition_base.len()
-                        && self.partition_base[r.lineage.partition as usize]
-                            + (r.lineage.offset as usize)
-                            < self.partition_end(r.lineage.partition) =>
-                {
-                    actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
-                }
-                _ => strays += 1,
+            match slot.and_then(|slot| self.slot_index(slot, r.lineage)) {
+                Some(i) => actual[i] += 1,
+                None => strays += 1,
             }
             if !self.lineage_only.contains(&r.sink) {
                 digest.add(r.sink, r.key, r.value, r.payload);

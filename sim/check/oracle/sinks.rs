@@ -94,12 +94,7 @@ impl Exec<'_> {
             return;
         };
         for r in read_runs(&self.queues, &runs).take(upto) {
-            let p = r.lineage.partition as usize;
-            if p < oracle.partition_base.len()
-                && oracle.partition_base[p] + (r.lineage.offset as usize)
-                    < oracle.partition_end(r.lineage.partition)
-            {
-                let i = oracle.flat(slot, r.lineage.partition, r.lineage.offset);
+            if let Some(i) = oracle.slot_index(slot, r.lineage) {
                 oracle.promised[i] += 1;
             }
         }

@@ -82,12 +82,8 @@ impl Oracle {
                 continue;
             }
             diff.writes += 1;
-            let p = r.lineage.partition as usize;
-            if p < self.partition_base.len()
-                && self.partition_base[p] + (r.lineage.offset as usize)
-                    < self.partition_end(r.lineage.partition)
-            {
-                actual[self.flat(slot, r.lineage.partition, r.lineage.offset)] += 1;
+            if let Some(i) = self.slot_index(slot, r.lineage) {
+                actual[i] += 1;
             } else {
                 diff.repeated += 1;
             }
