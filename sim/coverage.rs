@@ -487,6 +487,10 @@ targets! {
             "a source's idleness timer marked a split idle";
         "status-restored", "statuses_restored", [EventTime, ChannelState, Crashes],
             "a restore put a watermark status back among a channel's in-flight records";
+        "timer-restored", "timers_restored", [EventTime, Checkpoints, Crashes],
+            "a restore gave a keyed operator back its timers";
+        "processing-timer-fired", "processing_time_calls", [EventTime],
+            "a task's processing-time service called its operator (a mail)";
     }
     "savepoints" {
         "savepoint-completed", "savepoints_completed", [Savepoints],

@@ -122,6 +122,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::SplitlessSourceNoFinalWatermark,
     Mutant::IdlenessClockRunsUnderBackpressure,
     Mutant::ChannelStateDropsWatermarkStatus,
+    Mutant::TimersNotInSnapshot,
+    Mutant::RestoredProcessingTimersNotArmed,
 ];
 
 impl Mutant {

@@ -85,6 +85,10 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             .source_spec()
             .is_some_and(|src| src.watermark_interval > SimDuration::ZERO)
     });
+    let timers = s
+        .operators
+        .iter()
+        .any(|o| matches!(o.kind, crate::scenario::OperatorKind::KeyedProcess { .. }));
     // `[lo, hi]` with `hi` capped at the longest duration, and never below `lo`.
     let range =
         |lo: SimDuration, hi: u64| Some((lo, SimDuration(hi.min(MAX_DURATION.0).max(lo.0))));
@@ -162,6 +166,9 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         partition_skew: event_time.then_some((SimDuration::ZERO, ms(1000))),
         watermark_bound_percent: event_time.then_some((0, 150)),
         idle_timeout: event_time.then_some((ms(5), ms(500))),
+        // Where a keyed process function runs.
+        timer_delay: timers.then_some((SimDuration::ZERO, ms(200))),
+        processing_delay: timers.then_some((ms(1), ms(100))),
     }
 }
 
@@ -239,6 +246,7 @@ pub fn draw(
     draw_fault_kinds(&mut out, spec, &mut d);
     draw_late_knobs(&mut out, spec, &mut d);
     draw_event_time(&mut out, spec, &mut d);
+    draw_timers(&mut out, spec, &mut d);
     match check(&out, &s.name) {
         Ok(valid) => Ok((valid, d.draw)),
         Err(errors) => Err(InvalidDraw {
@@ -443,6 +451,48 @@ fn draw_event_time(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
         }
         if let Some(t) = idle.filter(|_| src.watermark_interval > SimDuration::ZERO) {
             src.idle_timeout = t;
+        }
+    }
+}
+
+/// Timers, after event time (a scenario without a keyed process function
+/// draws what it always drew): whole milliseconds.
+fn draw_timers(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    let mut whole_ms = |knob: &str, (lo, hi): (SimDuration, SimDuration)| {
+        let n = d.pick(lo.0 / 1_000_000, hi.0 / 1_000_000);
+        d.draw.knobs.push((knob.to_string(), format!("{n}ms")));
+        ms(n)
+    };
+    let delay = spec.timer_delay.map(|r| whole_ms("timer_delay", r));
+    // On half the seeds: processing-time timers are a choice of the job.
+    let processing = spec.processing_delay.map(|r| match d.pick(0, 1) {
+        0 => {
+            d.draw
+                .knobs
+                .push(("processing_delay".to_string(), "0ms".to_string()));
+            SimDuration::ZERO
+        }
+        _ => {
+            let n = d.pick(r.0 .0 / 1_000_000, r.1 .0 / 1_000_000);
+            d.draw
+                .knobs
+                .push(("processing_delay".to_string(), format!("{n}ms")));
+            ms(n)
+        }
+    });
+    for op in &mut out.operators {
+        let crate::scenario::OperatorKind::KeyedProcess {
+            timer_delay,
+            processing_delay,
+        } = &mut op.kind
+        else {
+            continue;
+        };
+        if let Some(t) = delay {
+            *timer_delay = t;
+        }
+        if let Some(p) = processing {
+            *processing_delay = p;
         }
     }
 }

@@ -35,12 +35,13 @@ pub enum CheckId {
     Resources,
     FailureAccounting,
     Watermarks,
+    Timers,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 14] = [
+    pub const ALL: [CheckId; 15] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -54,6 +55,7 @@ impl CheckId {
         CheckId::Resources,
         CheckId::FailureAccounting,
         CheckId::Watermarks,
+        CheckId::Timers,
         CheckId::Panic,
     ];
 
@@ -73,6 +75,7 @@ impl CheckId {
             CheckId::Resources => "resources",
             CheckId::FailureAccounting => "failure-accounting",
             CheckId::Watermarks => "watermarks",
+            CheckId::Timers => "timers",
             CheckId::Panic => "panic",
         }
     }
@@ -93,6 +96,7 @@ impl CheckId {
             CheckId::LateCommit => "every transaction is committed when its commit falls due: at the first notification of a checkpoint at or above the one it was pre-committed for, at the restore of a snapshot that held it, or at once for a committable of a checkpoint its committer knew complete",
             CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",
             CheckId::Watermarks => "event time: no operator's watermark ever goes back (within a deployment: a redeployed task starts again at Long.MIN_VALUE, as Flink's does), and when the job finishes every operator's watermark has reached MAX_WATERMARK; a watermark held back is named with the channel holding it",
+            CheckId::Timers => "every timer fires exactly once in effect: the timers that fired in the run's effective schedules are, key by key and time by time, those the failure-free oracle fires replaying them (none lost by a restore or a rescale, none firing twice into the output); and no task starts a step with a processing-time timer past due and no mail queued to fire it",
             CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
         }
     }

@@ -168,6 +168,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "flat-map" => &["copies"],
             "count-window" => &["size"],
             "event-time-window" => &["window_size", "window_slide", "allowed_lateness"],
+            "keyed-process" => &["timer_delay", "processing_delay"],
             "sink-at-least-once" => &["batch"],
             "sink-upsert" => &["buffer_rows"],
             "buffer" => &["capacity", "redistribution"],
@@ -539,6 +540,8 @@ fn swarm_round_trips() {
         partition_skew: Some((SimDuration::from_millis(3), SimDuration::from_secs(1))),
         watermark_bound_percent: Some((0, 150)),
         idle_timeout: Some((SimDuration::from_millis(5), SimDuration::from_millis(90))),
+        timer_delay: Some((SimDuration::ZERO, SimDuration::from_millis(60))),
+        processing_delay: Some((SimDuration::from_millis(1), SimDuration::from_millis(30))),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,
@@ -633,8 +636,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 17]);
-    expected.extend(["[[edges]]"; 23]);
+    expected.extend(["[[operators]]"; 18]);
+    expected.extend(["[[edges]]"; 25]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([

@@ -64,8 +64,8 @@ fn every_listed_kind_is_parsed() {
         assert_eq!(name_of(&kind), *name);
         let mut text = format!("{MINIMAL}\n[[operators]]\nid = \"x\"\nkind = \"{name}\"\n");
         text.push_str("parallelism = 2\n");
-        // An event-time window needs a source with watermarks.
-        if *name == "event-time-window" {
+        // An event-time window or timer needs a source with watermarks.
+        if matches!(*name, "event-time-window" | "keyed-process") {
             text = text.replacen(
                 "parallelism = 2\n",
                 "parallelism = 2\nwatermark_interval = \"200ms\"\n",

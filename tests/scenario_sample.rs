@@ -147,6 +147,14 @@ pub fn sample() -> ScenarioData {
                 },
                 2,
             ),
+            op(
+                "process",
+                OperatorKind::KeyedProcess {
+                    timer_delay: SimDuration::from_millis(15),
+                    processing_delay: SimDuration::from_millis(4),
+                },
+                2,
+            ),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -181,6 +189,8 @@ pub fn sample() -> ScenarioData {
             edge(15, 7, Partitioning::Rebalance),
             edge(0, 16, Partitioning::Hash),
             edge(16, 7, Partitioning::Rebalance),
+            edge(0, 17, Partitioning::Hash),
+            edge(17, 7, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,

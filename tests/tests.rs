@@ -105,6 +105,9 @@
 //! - `event_time`: watermarks among the records, through valves, into
 //!   event-time windows judged exactly through crashes; late records; the
 //!   watermarks check; the event-time mutants caught.
+//! - `timers`: a keyed process function's event-time and processing-time
+//!   timers through crashes and a rescaled savepoint; the timers check and
+//!   its mutants.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
@@ -159,6 +162,7 @@ mod stalls;
 mod structure;
 mod sweep;
 mod targets;
+mod timers;
 mod toy_algorithm;
 mod toy_kind;
 mod traces;

@@ -22,6 +22,7 @@ pub mod protocol;
 pub mod resources;
 pub mod routing;
 pub mod state;
+pub mod timers;
 pub mod watermarks;
 
 use crate::runtime::{RunOutcome, RunOutput};
@@ -120,6 +121,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Resources => resources::check,
         CheckId::FailureAccounting => failure_accounting::check,
         CheckId::Watermarks => watermarks::check,
+        CheckId::Timers => timers::check,
         CheckId::Panic => return None,
     })
 }

@@ -69,6 +69,11 @@ pub struct Oracle {
     /// ([`Oracle::build_detailed`]).
     values: Option<Vec<(u32, u64, i64, Payload)>>,
     pub keyed_state: BTreeMap<u32, BTreeMap<u64, i64>>,
+    /// The timers that fired while the oracle replayed the run's schedules,
+    /// and after them (draining a task's input to its end), each sorted
+    /// (the `timers` check).
+    pub timers_fired: Vec<crate::model::timers::FiredTimer>,
+    pub timers_fired_after: Vec<crate::model::timers::FiredTimer>,
     /// Operators downstream (transitively) of an operator whose output
     /// depends on arrival order (e.g. running sums): without the run's
     /// schedule their input values, and so their state values, depend on
@@ -168,6 +173,8 @@ struct Exec<'a> {
     sink_slot: Vec<Option<usize>>,
     store: ExternalStore,
     out: Vec<Record>,
+    /// The timers that fired in the operator call just made.
+    fired: Vec<crate::model::timers::FiredTimer>,
     /// Queue what reaches sinks too (to replay the sinks' schedules).
     sink_queues: bool,
     /// Splits a FLIP-27 reader was given, over every reader run so far.
@@ -180,6 +187,8 @@ struct Exec<'a> {
     now: SimTime,
     /// The job's event time.
     time: crate::model::event_time::JobTime,
+    /// A task's input is drained to its end, past its schedule.
+    past_schedule: bool,
     /// Per channel: it closes an iteration's loop (no watermarks on it).
     feedback: Vec<bool>,
 }
@@ -195,6 +204,8 @@ struct TaskRun {
     watermark: i64,
     sent: i64,
     time: Option<Box<event_time::OracleTime>>,
+    /// The processing time its schedule last logged (`Step::Clock`).
+    clock: Option<SimTime>,
 }
 
 impl Exec<'_> {
@@ -207,7 +218,17 @@ impl Exec<'_> {
             watermark: crate::model::event_time::MIN_WATERMARK,
             sent: crate::model::event_time::MIN_WATERMARK,
             time: self.task_time(t),
+            clock: None,
         }
+    }
+
+    /// The timers the operator call just made fired.
+    fn note_fired(&mut self, oracle: &mut Oracle) {
+        let to = match self.past_schedule {
+            false => &mut oracle.timers_fired,
+            true => &mut oracle.timers_fired_after,
+        };
+        to.append(&mut self.fired);
     }
 
     fn call<R>(
@@ -222,11 +243,12 @@ impl Exec<'_> {
             operator: info.operator.0,
             max_parallelism: self.scenario.max_parallelism,
             attempt: 0,
-            now: self.now,
+            now: task.clock.unwrap_or(self.now),
             restored: None,
             watermark: task.watermark,
             store: &mut self.store,
             out: &mut self.out,
+            fired: &mut self.fired,
             mutants: Mutants::NONE,
         };
         f(task.op.as_mut(), &mut ctx)
@@ -235,6 +257,9 @@ impl Exec<'_> {
     /// Routes what the operator emitted: onto channel queues, or, for a
     /// sink, into the expected arrivals.
     fn route(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
+        if !self.fired.is_empty() {
+            self.note_fired(oracle); // a timer fired in any call
+        }
         if self.out.is_empty() {
             return;
         }
@@ -610,11 +635,13 @@ impl Oracle {
             sink_slot,
             store: ExternalStore::default(),
             out: Vec::new(),
+            fired: Vec::new(),
             sink_queues: schedule.is_some(),
             claimed: std::collections::BTreeSet::new(),
             routed: 0,
             now: SimTime::ZERO,
             time: crate::model::event_time::JobTime::new(scenario),
+            past_schedule: false,
             feedback: Vec::new(),
         };
         x.feedback = (0..x.exec.channels.len() as u32)
@@ -631,6 +658,8 @@ impl Oracle {
             oracle.promise_scheduled_sinks(&mut x, schedule);
         }
         oracle.merge_digests();
+        oracle.timers_fired.sort_unstable();
+        oracle.timers_fired_after.sort_unstable();
         oracle
     }
 
@@ -684,6 +713,8 @@ impl Oracle {
             digest: MultisetDigest::default(),
             values: keep_values.then(Vec::new),
             keyed_state: BTreeMap::new(),
+            timers_fired: Vec::new(),
+            timers_fired_after: Vec::new(),
             order_dependent: std::collections::BTreeSet::new(),
             replayed,
             upsert_keys_only: std::collections::BTreeSet::new(),

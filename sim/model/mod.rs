@@ -18,6 +18,7 @@ pub mod registry;
 pub mod sinkv2;
 pub mod state;
 pub mod store;
+pub mod timers;
 pub mod workload;
 
 pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};

@@ -44,6 +44,8 @@ pub struct Context<'a> {
     /// The external system sinks write to; it survives crashes.
     pub store: &'a mut ExternalStore,
     pub(crate) out: &'a mut Vec<Record>,
+    /// The timers that fired during this call (for the `timers` check).
+    pub(crate) fired: &'a mut Vec<crate::model::timers::FiredTimer>,
     pub(crate) mutants: Mutants,
 }
 
@@ -82,6 +84,22 @@ impl Context<'_> {
         }
         on
     }
+
+    /// A timer of this operator fired (`onTimer` runs now).
+    pub fn timer_fired(&mut self, key: u64, domain: crate::model::timers::Domain, time: i64) {
+        self.fired.push(crate::model::timers::FiredTimer {
+            operator: self.operator,
+            key,
+            domain,
+            time,
+        });
+    }
+
+    /// Processing time in milliseconds (Flink's
+    /// `currentProcessingTime`): the simulated clock.
+    pub fn processing_time(&self) -> i64 {
+        i64::try_from(self.now.nanos() / 1_000_000).unwrap_or(i64::MAX)
+    }
 }
 
 /// What a source did when polled.
@@ -112,6 +130,30 @@ pub trait Operator {
     /// forwards the watermark downstream itself; an operator never emits
     /// one.
     fn process_watermark(&mut self, _watermark: i64, _ctx: &mut Context) {}
+
+    /// The task's processing-time service calls at `time` (ms): the
+    /// operator's processing-time timers due by then fire (a mail of the
+    /// task's thread, `InternalTimerServiceImpl.onProcessingTime`).
+    fn on_processing_time(&mut self, _time: i64, _ctx: &mut Context) {}
+
+    /// The earliest processing-time timer the operator holds (ms), which
+    /// the task's processing-time service is armed for.
+    fn next_processing_timer(&self) -> Option<i64> {
+        None
+    }
+
+    /// Whether the operator reads processing time (`Context::now`) to
+    /// decide what it does; its schedule then records the time of each
+    /// step, which the oracle replays.
+    fn uses_processing_time(&self) -> bool {
+        false
+    }
+
+    /// How many timers the operator holds (coverage: counted after a
+    /// restore).
+    fn timers_held(&self) -> u64 {
+        0
+    }
 
     /// Processes one record that came from operator `from` (an operator
     /// with several kinds of input tells them apart here, as Flink's
@@ -950,6 +992,7 @@ mod tests {
             watermark: i64::MIN,
             store,
             out: &mut out,
+            fired: &mut Vec::new(),
             mutants,
         };
         f(sink, &mut ctx);

@@ -221,6 +221,7 @@ mod tests {
             watermark: i64::MIN,
             store: &mut store,
             out: &mut out,
+            fired: &mut Vec::new(),
             mutants: Mutants::NONE,
         };
         f(&ctx)

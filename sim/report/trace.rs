@@ -218,6 +218,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         Ev::Wake { task }
         | Ev::LocalTimer { task }
         | Ev::WatermarkTimer { task }
+        | Ev::ProcessingTimer { task, .. }
         | Ev::Flush { task }
         | Ev::FailureDetected { task }
         | Ev::ToSubtask { task, .. }

@@ -136,6 +136,10 @@ counters! {
     /// records, and splits a source's idleness timers marked idle.
     statuses_restored,
     splits_idled,
+    /// Timers operators held after a restore, and the calls of tasks'
+    /// processing-time services (mails that fired processing-time timers).
+    timers_restored,
+    processing_time_calls,
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,

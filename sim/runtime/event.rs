@@ -15,6 +15,9 @@ pub enum Ev {
     LocalTimer { task: TaskId },
     /// A source task's periodic watermark timer (event time).
     WatermarkTimer { task: TaskId },
+    /// The processing-time service of a task's chain member fires (the
+    /// timer it was armed for, `world/timers.rs`).
+    ProcessingTimer { task: TaskId, member: u32 },
     /// The head message on a channel's wire arrives.
     Deliver { ch: ChannelId },
     /// A task's flush timer fires: ship partially filled buffers.
@@ -167,6 +170,7 @@ impl Ev {
             Ev::CoordinatorTick { slot, generation } => (35, slot.into(), generation.into()),
             Ev::LocalTimer { task } => (36, task.into(), 0),
             Ev::WatermarkTimer { task } => (37, task.into(), 0),
+            Ev::ProcessingTimer { task, member } => (38, task.into(), member.into()),
         }
     }
 
@@ -209,6 +213,7 @@ impl Ev {
             Ev::CoordinatorTick { .. } => "coordinator-tick",
             Ev::LocalTimer { .. } => "local-timer",
             Ev::WatermarkTimer { .. } => "watermark-timer",
+            Ev::ProcessingTimer { .. } => "processing-timer",
         }
     }
 }

@@ -40,6 +40,9 @@ pub enum Mail {
     },
     /// A source's periodic watermark emit (its processing-time timer).
     Watermark,
+    /// The processing-time service of chain member `member` calls at
+    /// `time` (ms): its timers due by then fire.
+    ProcessingTime { member: u32, time: i64 },
 }
 
 impl Mail {
@@ -51,6 +54,7 @@ impl Mail {
             Mail::Complete(_) => "checkpoint complete",
             Mail::Aborted { .. } => "checkpoint aborted",
             Mail::Watermark => "periodic watermark",
+            Mail::ProcessingTime { .. } => "processing-time timer",
         }
     }
 
@@ -62,6 +66,9 @@ impl Mail {
             Mail::Complete(id) => format!("checkpoint complete {id}"),
             Mail::Aborted { id, .. } => format!("checkpoint aborted {id}"),
             Mail::Watermark => "periodic watermark".to_string(),
+            Mail::ProcessingTime { member, time } => {
+                format!("processing-time timer at {time} ms of chain member {member}")
+            }
         }
     }
 }

@@ -366,6 +366,9 @@ pub struct Evidence {
     /// Watermarks emitted, any that went back, and each task's at the end
     /// (the watermarks check).
     pub watermarks: crate::runtime::watermarks::WatermarkEvidence,
+    /// Timers that fired in effect, and processing-time timers past due
+    /// (the timers check).
+    pub timers: crate::runtime::timers::TimerEvidence,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.

@@ -17,6 +17,8 @@
 //! its data. Every input is then judged in each channel's FIFO order,
 //! whatever its operators depend on.
 
+use crate::engine::SimTime;
+use crate::model::timers::FiredTimer;
 use crate::model::{CheckpointId, TaskId};
 
 /// One step of a task's schedule.
@@ -49,6 +51,13 @@ pub enum Step {
     /// its timeout passed: a decision of processing time, which the
     /// oracle follows (idle until the split's next record).
     Idle(u32),
+    /// The processing time (ms) the steps after it ran at, logged for a
+    /// task whose operator reads it (`Operator::uses_processing_time`)
+    /// whenever it changed: the oracle's `Context::now`.
+    Clock(i64),
+    /// The task's processing-time service called at this time (ms): the
+    /// processing-time timers due by then fired (a mail).
+    ProcessingTime(i64),
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),
@@ -64,6 +73,8 @@ pub struct LogPos {
 struct Segment {
     parent: Option<LogPos>,
     steps: Vec<Step>,
+    /// The timers that fired, each after the first `n` steps.
+    fired: Vec<(u32, FiredTimer)>,
 }
 
 /// Every task's schedule, as a tree of segments.
@@ -75,6 +86,10 @@ pub struct ScheduleLog {
     pub logged: u64,
     /// Per task: how many times it was redeployed.
     restarts: Vec<u32>,
+    /// Per task: its operator reads processing time, and the time (ms) it
+    /// last logged (`Step::Clock`).
+    clocked: Vec<bool>,
+    clock: Vec<i64>,
 }
 
 impl ScheduleLog {
@@ -84,12 +99,39 @@ impl ScheduleLog {
                 .map(|_| Segment {
                     parent: None,
                     steps: Vec::new(),
+                    fired: Vec::new(),
                 })
                 .collect(),
             current: (0..tasks as u32).collect(),
             logged: 0,
             restarts: vec![0; tasks],
+            clocked: vec![false; tasks],
+            clock: vec![i64::MIN; tasks],
         }
+    }
+
+    /// Task `t`'s operator reads processing time: its steps are clocked.
+    pub fn clocked(&mut self, t: TaskId) {
+        self.clocked[t as usize] = true;
+    }
+
+    /// A clocked task's steps from now run at `now` (nothing for another).
+    #[inline]
+    pub fn clock(&mut self, t: TaskId, now: SimTime) {
+        if !self.clocked[t as usize] {
+            return;
+        }
+        let ms = i64::try_from(now.nanos() / 1_000_000).unwrap_or(i64::MAX);
+        if self.clock[t as usize] != ms {
+            self.clock[t as usize] = ms;
+            self.push(t, Step::Clock(ms));
+        }
+    }
+
+    /// A timer of task `t`'s operator fired.
+    pub fn fired(&mut self, t: TaskId, timer: FiredTimer) {
+        let seg = &mut self.segments[self.current[t as usize] as usize];
+        seg.fired.push((seg.steps.len() as u32, timer));
     }
 
     #[inline]
@@ -97,9 +139,11 @@ impl ScheduleLog {
         &mut self.segments[self.current[t as usize] as usize].steps
     }
 
-    /// `n` records read from `input` (merged with a read just before).
+    /// `n` records read from `input` at `now` (merged with a read just
+    /// before).
     #[inline]
-    pub fn read(&mut self, t: TaskId, input: u32, n: u64) {
+    pub fn read(&mut self, t: TaskId, input: u32, n: u64, now: SimTime) {
+        self.clock(t, now);
         let steps = self.steps(t);
         match steps.last_mut() {
             Some(Step::Read { input: i, n: m }) if *i == input => *m += n,
@@ -148,9 +192,11 @@ impl ScheduleLog {
         };
         self.current[t as usize] = self.segments.len() as u32;
         self.restarts[t as usize] += 1;
+        self.clock[t as usize] = i64::MIN;
         self.segments.push(Segment {
             parent,
             steps: vec![Step::Restart(from)],
+            fired: Vec::new(),
         });
     }
 
@@ -165,9 +211,9 @@ impl ScheduleLog {
         (self.restarts[t as usize], taken)
     }
 
-    /// Task `t`'s effective schedule: its current segment preceded by the
-    /// prefixes its restores continued from.
-    pub fn effective(&self, t: TaskId) -> Vec<Step> {
+    /// The segments of task `t`'s effective schedule, first first, each
+    /// with the length of it that is effective.
+    fn chain(&self, t: TaskId) -> Vec<(u32, u32)> {
         let mut chain = Vec::new();
         let mut seg = self.current[t as usize];
         let mut len = self.segments[seg as usize].steps.len() as u32;
@@ -181,10 +227,31 @@ impl ScheduleLog {
                 None => break,
             }
         }
+        chain.reverse();
+        chain
+    }
+
+    /// Task `t`'s effective schedule: its current segment preceded by the
+    /// prefixes its restores continued from.
+    pub fn effective(&self, t: TaskId) -> Vec<Step> {
         let mut out = Vec::new();
-        for &(seg, len) in chain.iter().rev() {
+        for (seg, len) in self.chain(t) {
             out.extend_from_slice(&self.segments[seg as usize].steps[..len as usize]);
         }
+        out
+    }
+
+    /// The timers of every task that fired in its effective schedule
+    /// (after a step of it), sorted.
+    pub fn effective_fired(&self) -> Vec<FiredTimer> {
+        let mut out = Vec::new();
+        for t in 0..self.current.len() as TaskId {
+            for (seg, len) in self.chain(t) {
+                let fired = &self.segments[seg as usize].fired;
+                out.extend(fired.iter().filter(|f| f.0 <= len).map(|f| f.1));
+            }
+        }
+        out.sort_unstable();
         out
     }
 
@@ -203,14 +270,14 @@ mod tests {
     #[test]
     fn a_restart_continues_from_the_restored_position() {
         let mut log = ScheduleLog::new(1);
-        log.read(0, 0, 2);
-        log.read(0, 0, 3);
-        log.read(0, 1, 1);
+        log.read(0, 0, 2, SimTime::ZERO);
+        log.read(0, 0, 3, SimTime::ZERO);
+        log.read(0, 1, 1, SimTime::ZERO);
         log.push(0, Step::Snapshot(1));
         let at = log.pos(0);
-        log.read(0, 1, 4); // lost with the failure
+        log.read(0, 1, 4, SimTime::ZERO); // lost with the failure
         log.restart(0, Some(1), Some(at));
-        log.read(0, 1, 2);
+        log.read(0, 1, 2, SimTime::ZERO);
         assert_eq!(
             log.effective(0),
             vec![

@@ -425,7 +425,7 @@ fn state_of(kind: &str) -> &'static str {
     match kind {
         "source" => "source",
         "keyed-count" | "keyed-sum" | "min-label" => "keyed",
-        "count-window" | "event-time-window" => "keyed-bytes",
+        "count-window" | "event-time-window" | "keyed-process" => "keyed-bytes",
         "buffer" => "list",
         "broadcast-process" => "broadcast",
         "sink-2pc" => "sink-2pc",

@@ -272,11 +272,16 @@ impl Validator<'_, '_> {
             _ => false,
         });
         for i in 0..self.ops.len() {
-            let window = self.is_kind(i, |k| matches!(k, OperatorKind::EventTimeWindow { .. }));
-            if window && !watermarks && self.ops[i].referable {
+            let what = match self.ops[i].kind {
+                Some(OperatorKind::EventTimeWindow { .. }) => "event-time window",
+                Some(OperatorKind::KeyedProcess { .. }) => "keyed process function",
+                _ => continue,
+            };
+            if !watermarks && self.ops[i].referable {
                 let id = self.op_name(i);
-                let message =
-                    format!("event-time window `{id}` never fires: no source emits watermarks");
+                let message = format!(
+                    "{what} `{id}` never fires its event-time timers: no source emits watermarks"
+                );
                 let help = help("set watermark_interval on a source (e.g. watermark_interval = \"200ms\", Flink's default)");
                 self.report(&format!("operators[{i}].kind"), message, help);
             }

@@ -121,7 +121,7 @@ fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec, bound_
     .into_iter()
     .chain(bound)
     {
-        if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
+        if !d.nanos().is_multiple_of(1_000_000) && v.clean(&[key]) {
             let message = format!(
                 "{key} ({}) is not a whole number of milliseconds",
                 d.readable()
@@ -245,21 +245,45 @@ pub(super) fn event_time_window(
         ("window_slide", slide),
         ("allowed_lateness", allowed_lateness),
     ] {
-        if d.nanos() % 1_000_000 != 0 && v.clean(&[key]) {
-            let message = format!(
-                "{key} ({}) is not a whole number of milliseconds",
-                d.readable()
-            );
-            v.report(
-                key,
-                message,
-                Some("event time is in milliseconds, as Flink's timestamps are".into()),
-            );
-        }
+        whole_ms(v, key, d);
     }
     OperatorKind::EventTimeWindow {
         window_size: size,
         window_slide: slide,
         allowed_lateness,
+    }
+}
+
+/// A keyed process function's own check: its delays are whole
+/// milliseconds.
+pub(super) fn keyed_process(
+    v: &mut Validator,
+    _: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    if let OperatorKind::KeyedProcess {
+        timer_delay,
+        processing_delay,
+    } = kind
+    {
+        whole_ms(v, "timer_delay", timer_delay);
+        whole_ms(v, "processing_delay", processing_delay);
+    }
+    kind
+}
+
+/// Event time and timers are in milliseconds, as Flink's are.
+fn whole_ms(v: &mut Validator, key: &str, d: crate::engine::SimDuration) {
+    if !d.nanos().is_multiple_of(1_000_000) && v.clean(&[key]) {
+        let message = format!(
+            "{key} ({}) is not a whole number of milliseconds",
+            d.readable()
+        );
+        v.report(
+            key,
+            message,
+            Some("event time is in milliseconds, as Flink's timestamps are".into()),
+        );
     }
 }

@@ -293,6 +293,7 @@ impl OperatorKind {
                     | OperatorKind::KeyedSum
                     | OperatorKind::CountWindow { .. }
                     | OperatorKind::EventTimeWindow { .. }
+                    | OperatorKind::KeyedProcess { .. }
                     | OperatorKind::MinLabel { .. }
             ),
         }
@@ -795,6 +796,11 @@ swarm! {
         /// Event time, drawn last: on half the seeds every watermark
         /// source's `idle_timeout` (whole milliseconds), off on the others.
         idle_timeout: D,
+        /// Timers, drawn after event time where a keyed process function
+        /// runs: every one's `timer_delay`, and on half the seeds its
+        /// `processing_delay` (whole milliseconds), none on the others.
+        timer_delay: D,
+        processing_delay: D,
     }
 }
 

@@ -422,6 +422,18 @@ operators! {
         window_slide: Opt<Dur> = None,
         allowed_lateness: Dur = Duration::default(),
     }, check super::kinds::event_time_window;
+    /// Per-key running sum with timers (Flink's `KeyedProcessFunction`):
+    /// every record registers an event-time timer `timer_delay` after its
+    /// timestamp and, with `processing_delay`, a processing-time timer that
+    /// long after it is processed; a timer that fires emits (key, sum).
+    KeyedProcess = "keyed-process",
+        "per-key running sum with timers in keyed state (a KeyedProcessFunction): each record \
+         registers an event-time timer `timer_delay` after its timestamp and, with \
+         `processing_delay`, a processing-time timer; a timer that fires emits (key, sum)" {
+        timer_delay: Dur = ms(10),
+        /// 0 (the default): no processing-time timers.
+        processing_delay: Dur = Duration::default(),
+    }, check super::kinds::keyed_process;
     /// Connected components by min-label propagation over `nodes` nodes of
     /// `degree` neighbours each (`model::iterate`): the operator of an
     /// iteration, fed back to itself over a feedback edge.

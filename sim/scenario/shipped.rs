@@ -42,6 +42,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "event-time-idle",
         include_str!("../../scenarios/event-time-idle.toml"),
     ),
+    (
+        "event-time-timers",
+        include_str!("../../scenarios/event-time-timers.toml"),
+    ),
     ("expiring", include_str!("../../scenarios/expiring.toml")),
     (
         "failing-task",

@@ -169,6 +169,7 @@ impl Topology {
                     | K::SinkUpsert { .. }
                     | K::CountWindow { .. }
                     | K::EventTimeWindow { .. }
+                    | K::KeyedProcess { .. }
                     | K::MinLabel { .. }
                     | K::Buffer { .. }
                     | K::BroadcastProcess { .. }

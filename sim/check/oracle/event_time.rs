@@ -196,6 +196,7 @@ impl Exec<'_> {
         if w > task.watermark {
             task.watermark = w;
             self.call(task, |op, ctx| op.process_watermark(w, ctx));
+            self.note_fired(oracle);
         }
         self.out.push(Record::watermark(w));
         self.route(task, oracle);

@@ -123,6 +123,12 @@ impl Exec<'_> {
             Step::Event(event) => self.operator_event(task, event),
             Step::Watermark => self.periodic_watermark(task, oracle),
             Step::Idle(split) => self.split_idle(task, split),
+            Step::Clock(ms) => task.clock = Some(SimTime(ms_to_ns(ms))),
+            Step::ProcessingTime(ms) => {
+                self.call(task, |op, ctx| op.on_processing_time(ms, ctx));
+                self.note_fired(oracle);
+                self.route(task, oracle);
+            }
             Step::EndOfInput if r.is_source => self.end_of_event_time(task, oracle),
             Step::EndOfInput => {
                 if !r.ended && !r.is_source {
@@ -176,6 +182,13 @@ impl Exec<'_> {
     /// The end of `r`'s input: a source emits the rest of its input, any
     /// other task reads what is queued and ends.
     pub(super) fn end(&mut self, r: &mut Resume, oracle: &mut Oracle) {
+        self.past_schedule = true;
+        self.end_input(r, oracle);
+        self.past_schedule = false;
+        r.done = true;
+    }
+
+    fn end_input(&mut self, r: &mut Resume, oracle: &mut Oracle) {
         if r.is_source {
             self.end_of_splits(&mut r.task);
             self.now = SimTime(u64::MAX); // every record is there
@@ -195,6 +208,10 @@ impl Exec<'_> {
                 r.ended = true;
             }
         }
-        r.done = true;
     }
+}
+
+/// Milliseconds of processing time as the simulation's nanoseconds.
+fn ms_to_ns(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000)
 }

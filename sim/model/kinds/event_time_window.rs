@@ -161,6 +161,7 @@ impl Operator for EventTimeWindow {
                 break;
             }
             self.queue.pop_first();
+            ctx.timer_fired(key, crate::model::timers::Domain::Event, time);
             let cleanup = self.cleanup_time(end);
             let Some(kw) = self.state.get(key) else {
                 continue;
@@ -201,6 +202,10 @@ impl Operator for EventTimeWindow {
         true
     }
 
+    fn timers_held(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
     fn keyed_state(&self) -> BTreeMap<u64, i64> {
         self.state
             .to_map(|kw| kw.windows.values().fold(0, |s, a| s.wrapping_add(a.sum)))
@@ -232,6 +237,7 @@ mod tests {
                 watermark,
                 store: &mut store,
                 out: &mut out,
+                fired: &mut Vec::new(),
                 mutants: Mutants::NONE,
             };
             match record {

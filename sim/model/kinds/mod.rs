@@ -23,6 +23,7 @@ mod event_time_window;
 mod filter;
 mod flat_map;
 mod keyed_count;
+mod keyed_process;
 mod keyed_sum;
 mod map;
 mod min_label;
@@ -55,6 +56,7 @@ pub static REGISTRY: &[&OperatorKindInfo] = &[
     &keyed_sum::KIND,
     &count_window::KIND,
     &event_time_window::KIND,
+    &keyed_process::KIND,
     &min_label::KIND,
     &buffer::KIND,
     &broadcast_process::KIND,

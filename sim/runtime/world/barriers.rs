@@ -209,7 +209,9 @@ impl World<'_> {
             if let Some(Msg::Data { buf, .. }) = self.net.take_input(ch, usize::MAX) {
                 fired(Mutant::UnalignedLateSnapshot);
                 let head = self.tasks.list[ti].members[0].inst;
-                self.rec.schedule.read(head, i as u32, buf.len() as u64);
+                self.rec
+                    .schedule
+                    .read(head, i as u32, buf.len() as u64, self.net.now);
                 let from = self.plan.exec.channels[ch as usize].from_op.0;
                 for &r in &buf {
                     if self.plan.time.on && r.is_element() {
@@ -661,6 +663,7 @@ impl World<'_> {
     pub(super) fn forward_drain_marker(&mut self, t: TaskId, b: Barrier) {
         let ti = t as usize;
         self.pre_barrier(t, b.id);
+        self.quiesce_timers(t, b.id);
         self.tasks.list[ti].started.insert(b.id);
         self.tasks.list[ti].closed.insert(b.id);
         for i in 0..self.plan.task_outputs[ti].len() {

@@ -410,6 +410,7 @@ impl World<'_> {
             member.watermark = w;
             let (member, mut ctx) = self.ctx_parts(t, m);
             member.op.process_watermark(w, &mut ctx);
+            self.note_fired(t, m);
         }
         self.tasks.out.push(Record::watermark(w));
     }
@@ -545,7 +546,7 @@ mod mutants {
             part: "event time",
             what: "a restored operator's event-time clock (its timer service's watermark) starts again at Long.MIN_VALUE instead of the checkpoint's: until the watermark catches up, records the failure-free run dropped as late join their windows again, which fire a second time",
             modelled_on: "FLINK-36663 (the window timer service did not restore its watermark, so sliding windows emitted extra results after a restore)",
-            caught_by: "exactly-once-output",
+            caught_by: "timers",
             applies: &[("event-time", "aligned")],
         });
         pub const SplitlessSourceNoFinalWatermark: Mutant = Mutant::declare(&MutantInfo {

@@ -171,6 +171,9 @@ impl World<'_> {
                 latest_completed,
             } => self.notify_aborted(t, id, latest_completed),
             Mail::Watermark => self.periodic_watermark(t),
+            Mail::ProcessingTime { member, time } => {
+                self.on_processing_time(t, member as usize, time)
+            }
         }
     }
 }

@@ -79,12 +79,13 @@ mod savepoint_state;
 mod savepoints;
 mod task;
 mod tasks;
+mod timers;
 mod warnings;
 
 use channel_files::writes_done;
 use fault_state::Fate;
 use job::JobStatus;
-use tasks::{CancelCause, ChainFrame, Member, PartialAck, Status, Task};
+use tasks::{CancelCause, ChainFrame, Member, PartialAck, ProcessingTimers, Status, Task};
 
 use super::config::{JobOptions, Restore, RunConfig};
 use super::coordinator::{
@@ -315,6 +316,11 @@ impl<'a> World<'a> {
         w.tasks.list = (0..w.plan.exec.tasks.len() as TaskId)
             .map(|t| w.fresh_task(t))
             .collect();
+        for task in &w.tasks.list {
+            for m in task.members.iter().filter(|m| m.processing.is_some()) {
+                w.rec.schedule.clocked(m.inst);
+            }
+        }
         w
     }
 
@@ -339,10 +345,14 @@ impl<'a> World<'a> {
             .iter()
             .map(|&op| {
                 let spec = self.plan.scenario.op(op);
+                let op_box = self.plan.factory.create(op.0, info.subtask);
                 Member {
                     index: op.0,
                     inst: self.plan.exec.instance[op.0 as usize] + info.subtask,
-                    op: self.plan.factory.create(op.0, info.subtask),
+                    processing: op_box
+                        .uses_processing_time()
+                        .then(ProcessingTimers::default),
+                    op: op_box,
                     cost: spec.cost.0,
                     is_sink: spec.kind.is_sink(),
                     watermark: crate::model::event_time::MIN_WATERMARK,
@@ -397,6 +407,7 @@ impl<'a> World<'a> {
             pending_ack: None,
             recovery_order: VecDeque::new(),
             paused: None,
+            timers_quiesced: None,
             started: BTreeSet::new(),
             closed: BTreeSet::new(),
             stopped: false,
@@ -591,6 +602,7 @@ impl<'a> World<'a> {
             Ev::Ack { task, id } => self.ack(task, id),
             Ev::LocalTimer { task } => self.local_timer(task),
             Ev::WatermarkTimer { task } => self.watermark_timer(task),
+            Ev::ProcessingTimer { task, member } => self.processing_timer(task, member as usize),
             Ev::Decline { id, .. } => self.declined(id),
             Ev::CheckpointTimeout { id } => self.expired(id),
             Ev::Finalized { id } => self.finalized(id),
@@ -639,6 +651,7 @@ impl<'a> World<'a> {
                 if self.tasks.list[task as usize].status == Status::Running {
                     self.checkpoint(task, barrier);
                     self.all_barriers(task, barrier.id);
+                    self.resume_timers(task, barrier.id);
                 }
             }
             Ev::SavepointDue => self.try_savepoint(),

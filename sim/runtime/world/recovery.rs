@@ -394,6 +394,7 @@ impl World<'_> {
                 false => self.tasks.list[ti].members.len(),
             };
             self.restore_members(t, members, &states, latest);
+            self.timers_restored(t);
             if let Some(s) = snap {
                 self.restore_clocks(t, &s.watermarks);
                 if self.tasks.list[ti].is_source && self.tasks.list[ti].time.is_some() {

@@ -39,7 +39,8 @@ impl World<'_> {
             | Ev::EventAck { task, .. }
             | Ev::ToCoordinator { task, .. }
             | Ev::SubtaskCheckpointed { task, .. }
-            | Ev::WatermarkTimer { task } => Some(task),
+            | Ev::WatermarkTimer { task }
+            | Ev::ProcessingTimer { task, .. } => Some(task),
             Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.plan.exec.channels[ch as usize].to),
             Ev::ResumeConsumption { ch } => Some(self.plan.exec.channels[ch as usize].from),
             _ => None,

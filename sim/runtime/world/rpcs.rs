@@ -57,6 +57,7 @@ impl World<'_> {
     /// `stop-the-world`: a paused source resumes once its checkpoint is
     /// complete or aborted.
     pub(super) fn resume_source(&mut self, t: TaskId, id: CheckpointId) {
+        self.resume_timers(t, id);
         let task = &mut self.tasks.list[t as usize];
         if task.paused.is_some_and(|p| id >= p) {
             task.paused = None;

@@ -24,6 +24,7 @@ impl World<'_> {
             watermark,
             store: &mut self.tasks.store,
             out: &mut self.tasks.out,
+            fired: &mut self.tasks.fired,
             mutants: self.plan.cfg.mutants,
         };
         (member, ctx)
@@ -38,7 +39,9 @@ impl World<'_> {
             return;
         };
         self.step_starts(t);
+        self.judge_processing_timers(t);
         self.step(t);
+        self.timers_registered(t);
         if mails_wait {
             self.mails_after_step(t);
         }
@@ -308,9 +311,8 @@ impl World<'_> {
     #[inline]
     fn read_buffer(&mut self, t: TaskId, input: u32, buf: Vec<Record>) -> u64 {
         let n = buf.len() as u64;
-        self.rec
-            .schedule
-            .read(self.tasks.list[t as usize].members[0].inst, input, n);
+        let head = self.tasks.list[t as usize].members[0].inst;
+        self.rec.schedule.read(head, input, n, self.net.now);
         let from = self.plan.exec.channels
             [self.plan.exec.tasks[t as usize].inputs[input as usize] as usize]
             .from_op
@@ -409,6 +411,7 @@ impl World<'_> {
     /// noted in the commit ledger (`commits.rs`).
     #[inline]
     fn received_by(&mut self, t: TaskId, m: usize, r: &Record) {
+        self.note_fired(t, m); // a timer fired while processing a record
         if let Some((c, writer)) = self.plan.committers[t as usize] {
             debug_assert!(!r.is_element());
             if c == m {
@@ -496,7 +499,7 @@ impl World<'_> {
             .chain_cost
             .saturating_add(member.cost.saturating_mul(n));
         self.tasks.sink_records += n * u64::from(member.is_sink);
-        self.rec.schedule.read(member.inst, 0, n);
+        self.rec.schedule.read(member.inst, 0, n, self.net.now);
         self.rec.counters.chained_records += n;
     }
 

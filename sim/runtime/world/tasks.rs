@@ -44,6 +44,21 @@ pub(super) struct Member {
     pub(super) watermark: i64,
     /// The last watermark it sent on (this deployment).
     pub(super) sent_watermark: i64,
+    /// Its processing-time timers (`world/timers.rs`), if it reads
+    /// processing time.
+    pub(super) processing: Option<ProcessingTimers>,
+}
+
+/// A chain member's processing-time service: the earliest timer its
+/// operator held after its last call, and the time (ns) the service is
+/// armed for (Flink's `InternalTimerServiceImpl.nextTimer`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ProcessingTimers {
+    pub(super) head: Option<i64>,
+    pub(super) armed: Option<u64>,
+    /// For the check only: the earliest timer, found past due at a step
+    /// start at this time (ns).
+    pub(super) past_due: Option<(i64, u64)>,
 }
 
 pub(super) struct Task {
@@ -93,6 +108,9 @@ pub(super) struct Task {
     pub(super) recovery_order: VecDeque<u32>,
     /// `stop-the-world` source: paused for this checkpoint.
     pub(super) paused: Option<CheckpointId>,
+    /// `stop-the-world`: drained for this checkpoint, its processing-time
+    /// services wait for its snapshot (`world/timers.rs`).
+    pub(super) timers_quiesced: Option<CheckpointId>,
     /// Checkpoints this task started (this attempt) and those it closed on
     /// its outputs with their barrier or a cancellation marker, for the
     /// protocol check that every started checkpoint is closed downstream.
@@ -183,6 +201,8 @@ pub(super) struct Tasks {
     /// Scratch: when each ready input became available (for the scheduler).
     pub(super) since: Vec<u64>,
     pub(super) out: Vec<Record>,
+    /// The timers that fired in the member call just made.
+    pub(super) fired: Vec<crate::model::timers::FiredTimer>,
     /// Spare buffers for records passed between chained operators.
     pub(super) chain_bufs: Vec<Vec<Record>>,
     /// The chained members a step is pushing records through, innermost
@@ -218,6 +238,7 @@ impl Tasks {
             scheduler,
             since: Vec::new(),
             out: Vec::with_capacity(64),
+            fired: Vec::new(),
             chain_bufs: Vec::new(),
             chain_stack: Vec::new(),
             chain_cost: 0,
