@@ -9,16 +9,14 @@
 //! whatever the simulator hands it.
 
 use super::flip27::OperatorEvent;
-use super::record::{key_group, Lineage, Payload, Record};
+use super::record::{Lineage, Payload, Record};
 use super::store::{ExternalStore, TxnId};
 use super::workload::Workload;
 use crate::engine::SimTime;
 use crate::mutant::{Mutant, Mutants};
 use crate::scenario::Scenario;
-use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 pub use crate::protocol::CheckpointId;
@@ -353,15 +351,10 @@ pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
 
 /// Emits up to `max_records` records from the partitions (or splits) in
 /// `offsets`, one record of each in turn from `next` on, advancing their
-/// offsets; returns how many it emitted (0: every one is read to its end).
-/// Emits up to `max_records` records, one from each partition in turn,
-/// skipping partitions at their end or whose next record is not there yet
-/// (a rate). Returns how many it emitted and, of the partitions it had to
-/// skip for their rate, when the first next record is there.
-/// The timestamp of a count window's result: Flink's count windows are
-/// `GlobalWindows`, whose `maxTimestamp()` is `Long.MAX_VALUE`.
-const GLOBAL_WINDOW_END: i64 = i64::MAX;
-
+/// offsets and skipping partitions at their end or whose next record is not
+/// there yet (a rate). Returns how many it emitted (0: every one is read to
+/// its end) and, of the partitions it had to skip for their rate, when the
+/// first next record is there.
 pub(crate) fn poll_round_robin(
     workload: &Workload,
     offsets: &mut [(u32, u64)],
@@ -702,19 +695,7 @@ impl Operator for DirectSink {
     }
 }
 
-// ---------------------------------------------------------------- windows
-
-/// One key's count window: records in the open window, their sum, the last
-/// record's lineage and emit time (what a flushed window carries), and the
-/// records the key has seen in all (its keyed state for the checker).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-struct Window {
-    seen: i64,
-    open: u32,
-    sum: i64,
-    last: Lineage,
-    last_emitted: u64,
-}
+// ---------------------------------------------------------------- keyed bytes
 
 /// Keyed state whose per-key values are an operator's own encoding: one
 /// byte string per key group (the encoding of that group's sorted entries),
@@ -733,123 +714,13 @@ pub fn keyed_byte_groups(state: &[u8]) -> Option<Vec<KeyGroupBytes>> {
         .map(|s| s.key_groups)
 }
 
-/// The keys of one key group of a count window's state, each with the
-/// lineage its window carries (an error if the bytes do not decode).
-pub fn count_window_entries(bytes: &[u8]) -> Result<Vec<(u64, Lineage)>, String> {
-    let entries: Vec<(u64, Window)> = decode(bytes, "count-window")?;
-    Ok(entries.into_iter().map(|(k, w)| (k, w.last)).collect())
-}
-
 /// Keyed state holding these opaque key groups (sorted by key group).
 pub fn keyed_byte_state(mut key_groups: Vec<KeyGroupBytes>) -> Vec<u8> {
     key_groups.sort_unstable_by_key(|(kg, _)| *kg);
     encode(&KeyedBytesSnapshot { key_groups })
 }
 
-/// A count window per key: every `size` records of a key it emits their sum
-/// with the lineage of the record that closed the window; at end of input
-/// it flushes every open window with the lineage of its last record. What
-/// an open window holds is in the snapshot, so a restore neither loses nor
-/// repeats a window.
-pub struct CountWindow {
-    size: u32,
-    windows: IndexMap<u64, Window, BuildHasherDefault<rustc_hash::FxHasher>>,
-}
-
-impl CountWindow {
-    pub fn new(size: u32) -> CountWindow {
-        CountWindow {
-            size: size.max(1),
-            windows: IndexMap::default(),
-        }
-    }
-}
-
-impl Operator for CountWindow {
-    fn process(&mut self, record: Record, ctx: &mut Context) {
-        let w = self.windows.entry(record.key).or_default();
-        w.seen += 1;
-        w.open += 1;
-        w.sum = w.sum.wrapping_add(record.value);
-        w.last = record.lineage;
-        w.last_emitted = record.emitted_at.0;
-        if w.open >= self.size {
-            let sum = w.sum;
-            w.open = 0;
-            w.sum = 0;
-            ctx.emit(Record {
-                value: sum,
-                timestamp: GLOBAL_WINDOW_END,
-                ..record
-            });
-        }
-    }
-
-    fn end_of_input(&mut self, ctx: &mut Context) {
-        if ctx.mutant(Mutant::WindowNoFlushAtEnd) {
-            return; // Mutant: the open windows are never emitted.
-        }
-        let mut keys: Vec<u64> = self
-            .windows
-            .iter()
-            .filter(|(_, w)| w.open > 0)
-            .map(|(&k, _)| k)
-            .collect();
-        keys.sort_unstable();
-        for key in keys {
-            let w = &mut self.windows[&key];
-            let (sum, lineage, at) = (w.sum, w.last, w.last_emitted);
-            w.open = 0;
-            w.sum = 0;
-            ctx.emit(Record {
-                key,
-                value: sum,
-                lineage,
-                emitted_at: SimTime(at),
-                timestamp: GLOBAL_WINDOW_END,
-                payload: Payload::NONE,
-            });
-        }
-    }
-
-    fn snapshot(&mut self, _: CheckpointId, ctx: &mut Context) -> Vec<u8> {
-        let mut groups: BTreeMap<u32, Vec<(u64, Window)>> = BTreeMap::new();
-        for (&k, &w) in &self.windows {
-            groups
-                .entry(key_group(k, ctx.max_parallelism))
-                .or_default()
-                .push((k, w));
-        }
-        let key_groups = groups
-            .into_iter()
-            .map(|(kg, mut entries)| {
-                entries.sort_unstable_by_key(|(k, _)| *k);
-                (kg, encode(&entries))
-            })
-            .collect();
-        keyed_byte_state(key_groups)
-    }
-
-    fn restore(&mut self, state: &[u8], _: &mut Context) -> Result<(), String> {
-        let groups = keyed_byte_groups(state)
-            .ok_or_else(|| "cannot decode count-window state".to_string())?;
-        self.windows.clear();
-        for (kg, bytes) in groups {
-            let entries: Vec<(u64, Window)> =
-                decode(&bytes, "count-window").map_err(|e| format!("key group {kg}: {e}"))?;
-            self.windows.extend(entries);
-        }
-        Ok(())
-    }
-
-    fn keyed_state(&self) -> BTreeMap<u64, i64> {
-        self.windows.iter().map(|(&k, w)| (k, w.seen)).collect()
-    }
-
-    fn order_insensitive_output(&self) -> bool {
-        false // which records share a window depends on arrival order
-    }
-}
+pub use super::kinds::count_window::{count_window_entries, CountWindow};
 
 // ---------------------------------------------------------------- factory
 

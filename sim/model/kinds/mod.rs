@@ -18,7 +18,7 @@
 
 mod broadcast_process;
 mod buffer;
-mod count_window;
+pub(crate) mod count_window;
 mod event_time_window;
 mod filter;
 mod flat_map;
