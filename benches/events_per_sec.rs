@@ -211,7 +211,13 @@ fn main() {
         .max(1);
     let only = std::env::var("CKPTSIM_BENCH_ONLY").unwrap_or_default();
     let mut cases: Vec<(String, Scenario, usize)> = Vec::new();
-    for name in ["bench", "wordcount", "backpressure", "alignment-crash"] {
+    for name in [
+        "bench",
+        "wordcount",
+        "backpressure",
+        "alignment-crash",
+        "event-time-timers",
+    ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
         let sc = scenario::load(&path).expect("shipped scenario parses");
         cases.push((name.to_string(), sc, runs));

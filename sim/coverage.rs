@@ -91,11 +91,13 @@ pub enum Need {
     Savepoints,
     /// A source that emits watermarks (event time).
     EventTime,
+    /// An operator with processing-time timers.
+    ProcessingTimers,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 31] = [
+    pub const ALL: [Need; 32] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -127,6 +129,7 @@ impl Need {
         Need::Iteration,
         Need::Savepoints,
         Need::EventTime,
+        Need::ProcessingTimers,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -163,6 +166,7 @@ impl Need {
             Need::Iteration => "iteration",
             Need::Savepoints => "savepoints",
             Need::EventTime => "event-time",
+            Need::ProcessingTimers => "processing-timers",
         }
     }
 
@@ -200,6 +204,7 @@ impl Need {
             Need::Iteration => "a feedback edge",
             Need::Savepoints => "`[[savepoints]]`",
             Need::EventTime => "a source with `watermark_interval`",
+            Need::ProcessingTimers => "a `keyed-process` with `processing_delay`",
         }
     }
 
@@ -275,6 +280,10 @@ impl Need {
             Need::EventTime => kinds().any(|k| {
                 k.source_spec()
                     .is_some_and(|src| src.watermark_interval > crate::engine::SimDuration::ZERO)
+            }),
+            Need::ProcessingTimers => kinds().any(|k| {
+                matches!(k, OperatorKind::KeyedProcess { processing_delay, .. }
+                    if *processing_delay > crate::engine::SimDuration::ZERO)
             }),
         }
     }
@@ -489,7 +498,7 @@ targets! {
             "a restore put a watermark status back among a channel's in-flight records";
         "timer-restored", "timers_restored", [EventTime, Checkpoints, Crashes],
             "a restore gave a keyed operator back its timers";
-        "processing-timer-fired", "processing_time_calls", [EventTime],
+        "processing-timer-fired", "processing_time_calls", [EventTime, ProcessingTimers],
             "a task's processing-time service called its operator (a mail)";
     }
     "savepoints" {

@@ -90,9 +90,9 @@ fn a_record_late_before_a_failure_is_late_after_it() {
         .find(|v| v.check == "timers")
         .unwrap();
     assert!(
-        v.message.contains("window's event-time timer of key")
+        v.message.contains("`window`: event-time timer of key")
             && v.message
-                .contains("2× in effect, 1× in the failure-free run"),
+                .contains("fired 2× in effect, 1× in the failure-free run"),
         "{}",
         v.message
     );

@@ -67,7 +67,8 @@ fn timers_left_out_of_the_snapshot_never_fire_in_effect() {
         .find(|v| v.check == "timers")
         .unwrap();
     assert!(
-        v.message.contains("never fired in effect") && v.message.contains("timers's"),
+        v.message.contains("missing in effect (a timer lost)")
+            && v.message.contains("`timers`: event-time timer of key"),
         "{}",
         v.message
     );

@@ -91,11 +91,11 @@ fn exactly_once(input: &Input, fired: &[FiredTimer], violations: &mut Vec<Violat
         }
     }
     for (n, examples, what) in [
-        (n_lost, lost, "never fired in effect"),
+        (n_lost, lost, "missing in effect (a timer lost)"),
         (
             n_twice,
             twice,
-            "fired more often in effect than in the failure-free run",
+            "more in effect than in the failure-free run (a timer fired twice)",
         ),
     ] {
         if n > 0 {
@@ -119,7 +119,7 @@ fn describe(input: &Input, t: FiredTimer, run: u64, want: u64) -> String {
         .get(t.operator as usize)
         .map_or("?", |o| o.id.as_str());
     format!(
-        "{op}'s {} timer of key {} at {} ms: {run}× in effect, {want}× in the failure-free run",
+        "`{op}`: {} timer of key {} at {} ms fired {run}× in effect, {want}× in the failure-free run",
         t.domain.name(),
         t.key,
         t.time

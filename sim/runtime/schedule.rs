@@ -132,6 +132,7 @@ impl ScheduleLog {
     pub fn fired(&mut self, t: TaskId, timer: FiredTimer) {
         let seg = &mut self.segments[self.current[t as usize] as usize];
         seg.fired.push((seg.steps.len() as u32, timer));
+        self.logged += 1; // counted as a step (the memory limit)
     }
 
     #[inline]
