@@ -6,8 +6,8 @@
 //! refused where they stand.
 
 use crate::common::{
-    assert_caught, check, ckptsim, exactly_once, failed_checks, load, seeds_or, stderr, stdout,
-    sweep,
+    assert_caught, check, check_alg, ckptsim, exactly_once, failed_checks, load, seeds_or, stderr,
+    stdout, sweep,
 };
 use ckptsim::mutant::Mutant;
 use ckptsim::scenario::parse_str;
@@ -69,6 +69,32 @@ fn timers_left_out_of_the_snapshot_never_fire_in_effect() {
     assert!(
         v.message.contains("missing in effect (a timer lost)")
             && v.message.contains("`timers`: event-time timer of key"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn a_restore_short_of_timers_is_named_under_any_algorithm() {
+    // At-least-once runs are not judged against the oracle's firings; the
+    // restore is, against the count its snapshot recorded.
+    let sc = load("event-time-timers");
+    let alo = ckptsim::scenario::Algorithm::AtLeastOnce;
+    let e = check_alg(&sc, 3, alo, &[]);
+    assert!(e.verdict.passed, "{:?}", failed_checks(&e));
+    assert!(reach(&e, "restores judged for their timers") > 0);
+    assert_eq!(reach(&e, "timers fired in effect (judged)"), 0);
+    let e = check_alg(&sc, 3, alo, &[Mutant::TimersNotInSnapshot]);
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.check == "timers")
+        .unwrap();
+    assert!(
+        v.message.starts_with("task timers[")
+            && v.message.contains("was restored from checkpoint")
+            && v.message
+                .contains("with 0 timers of operator `timers`, whose snapshot held"),
         "{}",
         v.message
     );

@@ -16,9 +16,15 @@
 //! its processing-time service was not armed for it (or its mail was
 //! lost), and the timer waits for a registration that may never come.
 //!
-//! Judged when the oracle replayed the run's schedules and the run
-//! promises exactly-once state (with duplicates allowed, the run's reads
-//! are not the oracle's).
+//! A restore gives every operator back as many timers as it held at the
+//! snapshot restored (each snapshot of this run records the count; a
+//! snapshot from a file does not): a timer left out of a snapshot or
+//! dropped by a restore is named at the restore, with its task and
+//! checkpoint, under any algorithm.
+//!
+//! The firings are judged when the oracle replayed the run's schedules and
+//! the run promises exactly-once state (with duplicates allowed, the run's
+//! reads are not the oracle's).
 
 use super::{Finding, Input};
 use crate::model::timers::FiredTimer;
@@ -53,11 +59,33 @@ pub fn check(input: &Input) -> Finding {
         last.message
             .push_str(&format!(" ({more} more step starts with a timer past due)"));
     }
+    for s in &ev.first_short {
+        violations.push(Violation {
+            check: CheckId::Timers,
+            time_ns: s.time_ns,
+            message: format!(
+                "task {} was restored from checkpoint {} with {} of operator `{}`, whose snapshot held {}",
+                s.task,
+                s.checkpoint,
+                crate::engine::count(s.restored, "timer"),
+                s.operator,
+                s.held
+            ),
+        });
+    }
+    let more = ev
+        .restores_short
+        .saturating_sub(ev.first_short.len() as u64);
+    if let Some(last) = violations.last_mut().filter(|_| more > 0) {
+        last.message
+            .push_str(&format!(" ({more} more restores short of timers)"));
+    }
     Finding {
         violations,
         reach: vec![
             ("timers fired in effect (judged)", judged),
             ("timers restored", input.run.counters.timers_restored),
+            ("restores judged for their timers", ev.restores_judged),
             ("processing-time timers judged at step starts", ev.checks),
         ],
     }

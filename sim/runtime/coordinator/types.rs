@@ -43,6 +43,9 @@ pub struct TaskSnapshot {
     /// timer service's watermark; empty without event time and for
     /// snapshots from files: every clock starts at `MIN_WATERMARK`).
     pub watermarks: Vec<i64>,
+    /// How many timers each chained operator held at the snapshot (empty
+    /// for snapshots from files): a restore must give them all back.
+    pub timers: Vec<u64>,
 }
 
 impl TaskSnapshot {

@@ -277,6 +277,7 @@ impl World<'_> {
         snapshot.states = states;
         snapshot.log_pos = log_pos;
         snapshot.watermarks = self.member_clocks(t);
+        snapshot.timers = self.member_timers(t);
         self.note_promised(t, b.id);
         self.rec.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace

@@ -153,6 +153,7 @@ impl World<'_> {
             states,
             log_pos,
             watermarks: self.member_clocks(t),
+            timers: self.member_timers(t),
             ..TaskSnapshot::default()
         };
         // The log's new part is written with the state.

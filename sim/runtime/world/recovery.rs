@@ -383,6 +383,7 @@ impl World<'_> {
                     snap.and_then(|s| s.log_pos.get(m).copied()),
                 );
             }
+            let from_snapshot = live_offsets.is_none();
             let states: Vec<Vec<u8>> = match (live_offsets, snap) {
                 (Some(live), _) => vec![live],
                 (None, Some(s)) => s.states.clone(),
@@ -395,6 +396,9 @@ impl World<'_> {
             };
             self.restore_members(t, members, &states, latest);
             self.timers_restored(t);
+            if let (Some(s), Some(c)) = (snap, latest.filter(|_| from_snapshot)) {
+                self.judge_restored_timers(t, c.id_of(ti), &s.timers);
+            }
             if let Some(s) = snap {
                 self.restore_clocks(t, &s.watermarks);
                 if self.tasks.list[ti].is_source && self.tasks.list[ti].time.is_some() {

@@ -15,7 +15,7 @@
 
 use super::*;
 use crate::runtime::mailbox::Mail;
-use crate::runtime::timers::{Overdue, TimerEvidence};
+use crate::runtime::timers::{Overdue, ShortRestore, TimerEvidence};
 
 impl World<'_> {
     /// The timers member `m` of task `t` fired in the call just made go to
@@ -71,6 +71,45 @@ impl World<'_> {
                 continue;
             }
             self.arm_processing(t, m, h);
+        }
+    }
+
+    /// How many timers each member of task `t` holds (its snapshot's
+    /// record, for the restore).
+    pub(super) fn member_timers(&self, t: TaskId) -> Vec<u64> {
+        let members = &self.tasks.list[t as usize].members;
+        match members.iter().any(|m| m.op.timers_held() > 0) {
+            true => members.iter().map(|m| m.op.timers_held()).collect(),
+            false => Vec::new(), // none: nothing to judge at a restore
+        }
+    }
+
+    /// Task `t` was restored from its snapshot of checkpoint `id`, whose
+    /// members held `held` timers: each must hold as many again (the
+    /// timers check's evidence).
+    pub(super) fn judge_restored_timers(&mut self, t: TaskId, id: CheckpointId, held: &[u64]) {
+        let ev = &mut self.rec.evidence.timers;
+        ev.restores_judged += u64::from(!held.is_empty());
+        for (m, &want) in held.iter().enumerate() {
+            let member = &self.tasks.list[t as usize].members[m];
+            let got = member.op.timers_held();
+            if got == want {
+                continue;
+            }
+            ev.restores_short += 1;
+            if ev.first_short.len() < TimerEvidence::KEPT {
+                let operator = self.plan.scenario.operators[member.index as usize]
+                    .id
+                    .clone();
+                ev.first_short.push(ShortRestore {
+                    time_ns: self.net.now.0,
+                    task: self.plan.exec.tasks[t as usize].name.clone(),
+                    operator,
+                    checkpoint: id,
+                    held: want,
+                    restored: got,
+                });
+            }
         }
     }
 
