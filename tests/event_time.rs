@@ -84,17 +84,12 @@ fn a_record_late_before_a_failure_is_late_after_it() {
     let sc = load("event-time");
     assert_caught(&sc, Mutant::WindowClockNotRestored, 300, "timers");
     let e = check(&sc, 79, &[Mutant::WindowClockNotRestored]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "timers")
-        .unwrap();
+    let v = e.verdict.violations().find(|v| v.check == "timers");
+    let message = &v.expect("a timers violation").message;
     assert!(
-        v.message.contains("`window`: event-time timer of key")
-            && v.message
-                .contains("fired 2× in effect, 1× in the failure-free run"),
-        "{}",
-        v.message
+        message.contains("`window`: event-time timer of key")
+            && message.contains("fired 2× in effect, 1× in the failure-free run"),
+        "{message}"
     );
 }
 

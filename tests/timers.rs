@@ -53,24 +53,32 @@ fn the_check_judges_every_firing_and_every_step_start() {
     assert_eq!(reach(&plain, "timers fired in effect (judged)"), 0);
 }
 
+/// The message of `e`'s first timers violation.
+fn timers_violation(e: &ckptsim::harness::Execution) -> String {
+    let v = e.verdict.violations().find(|v| v.check == "timers");
+    v.unwrap_or_else(|| panic!("no timers violation: {:?}", failed_checks(e)))
+        .message
+        .clone()
+}
+
+/// Mutant `m` is caught by the timers check within 50 seeds of the timers
+/// scenario: the message of its first timers violation at the first seed.
+fn caught_by_timers(m: Mutant) -> String {
+    let sc = load("event-time-timers");
+    assert_caught(&sc, m, 50, "timers");
+    let seed = (0..50)
+        .find(|&s| !check(&sc, s, &[m]).verdict.passed)
+        .unwrap();
+    timers_violation(&check(&sc, seed, &[m]))
+}
+
 #[test]
 fn timers_left_out_of_the_snapshot_never_fire_in_effect() {
-    let sc = load("event-time-timers");
-    assert_caught(&sc, Mutant::TimersNotInSnapshot, 50, "timers");
-    let seed = (0..50)
-        .find(|&s| !check(&sc, s, &[Mutant::TimersNotInSnapshot]).verdict.passed)
-        .unwrap();
-    let e = check(&sc, seed, &[Mutant::TimersNotInSnapshot]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "timers")
-        .unwrap();
+    let message = caught_by_timers(Mutant::TimersNotInSnapshot);
     assert!(
-        v.message.contains("missing in effect (a timer lost)")
-            && v.message.contains("`timers`: event-time timer of key"),
-        "{}",
-        v.message
+        message.contains("missing in effect (a timer lost)")
+            && message.contains("`timers`: event-time timer of key"),
+        "{message}"
     );
 }
 
@@ -84,19 +92,12 @@ fn a_restore_short_of_timers_is_named_under_any_algorithm() {
     assert!(e.verdict.passed, "{:?}", failed_checks(&e));
     assert!(reach(&e, "restores judged for their timers") > 0);
     assert_eq!(reach(&e, "timers fired in effect (judged)"), 0);
-    let e = check_alg(&sc, 3, alo, &[Mutant::TimersNotInSnapshot]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "timers")
-        .unwrap();
+    let message = timers_violation(&check_alg(&sc, 3, alo, &[Mutant::TimersNotInSnapshot]));
     assert!(
-        v.message.starts_with("task timers[")
-            && v.message.contains("was restored from checkpoint")
-            && v.message
-                .contains("with 0 timers of operator `timers`, whose snapshot held"),
-        "{}",
-        v.message
+        message.starts_with("task timers[")
+            && message.contains("was restored from checkpoint")
+            && message.contains("with 0 timers of operator `timers`, whose snapshot held"),
+        "{message}"
     );
 }
 
@@ -104,27 +105,11 @@ fn a_restore_short_of_timers_is_named_under_any_algorithm() {
 fn restored_processing_timers_must_arm_the_service() {
     // apache/flink#2602: restored processing-time timers were never
     // registered with the processing-time service.
-    let sc = load("event-time-timers");
-    assert_caught(&sc, Mutant::RestoredProcessingTimersNotArmed, 50, "timers");
-    let seed = (0..50)
-        .find(|&s| {
-            !check(&sc, s, &[Mutant::RestoredProcessingTimersNotArmed])
-                .verdict
-                .passed
-        })
-        .unwrap();
-    let e = check(&sc, seed, &[Mutant::RestoredProcessingTimersNotArmed]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "timers")
-        .unwrap();
+    let message = caught_by_timers(Mutant::RestoredProcessingTimersNotArmed);
     assert!(
-        v.message
-            .contains("with a processing-time timer of timers due at")
-            && v.message.contains("not armed"),
-        "{}",
-        v.message
+        message.contains("with a processing-time timer of timers due at")
+            && message.contains("not armed"),
+        "{message}"
     );
 }
 

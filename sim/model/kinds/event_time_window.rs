@@ -54,10 +54,6 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     flink: |_| Flink::Refused("event-time windows are not exported to Flink yet"),
 };
 
-fn ms(d: crate::engine::SimDuration) -> i64 {
-    i64::try_from(d.nanos() / 1_000_000).unwrap_or(i64::MAX)
-}
-
 /// One window's contents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Acc {

@@ -51,10 +51,6 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     flink: |_| Flink::Refused("keyed process functions are not exported to Flink yet"),
 };
 
-fn ms(d: crate::engine::SimDuration) -> i64 {
-    i64::try_from(d.nanos() / 1_000_000).unwrap_or(i64::MAX)
-}
-
 /// A key's state: its running sum, its last record, and its timers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct KeyEntry {

@@ -251,6 +251,12 @@ pub enum Java {
 
 /// A built-in kind's `params` check: built-in kinds take their keys from
 /// the operator's table, never from `params` (validation refuses it).
+/// A duration of event time or of a timer in whole milliseconds, as
+/// Flink's timestamps are (validation refuses others).
+pub(crate) fn ms(d: crate::engine::SimDuration) -> i64 {
+    i64::try_from(d.nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
 pub(crate) fn no_params(_: &Params) -> Result<(), Vec<ParamError>> {
     Ok(())
 }
