@@ -80,15 +80,6 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         .as_ref()
         .map_or(SimDuration::from_secs(2), |r| SimDuration(r.window_end.0));
     let max_crashes = 3.min(s.faults.max_restarts);
-    let event_time = s.operators.iter().any(|o| {
-        o.kind
-            .source_spec()
-            .is_some_and(|src| src.watermark_interval > SimDuration::ZERO)
-    });
-    let timers = s
-        .operators
-        .iter()
-        .any(|o| matches!(o.kind, crate::scenario::OperatorKind::KeyedProcess { .. }));
     // `[lo, hi]` with `hi` capped at the longest duration, and never below `lo`.
     let range =
         |lo: SimDuration, hi: u64| Some((lo, SimDuration(hi.min(MAX_DURATION.0).max(lo.0))));
@@ -160,15 +151,32 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
             crate::scenario::RestartStrategy::FailureRate { .. }
         ) && s.faults.max_restarts > 1)
             .then_some((1, s.faults.max_restarts)),
-        // Where a source emits watermarks.
+        ..event_time_ranges(s)
+    }
+}
+
+/// The event-time and timer knobs' default ranges: the event-time ones
+/// where a source emits watermarks, the timer ones where a keyed process
+/// function runs (none elsewhere).
+fn event_time_ranges(s: &Scenario) -> SwarmSpec {
+    let event_time = s.operators.iter().any(|o| {
+        o.kind
+            .source_spec()
+            .is_some_and(|src| src.watermark_interval > SimDuration::ZERO)
+    });
+    let timers = s
+        .operators
+        .iter()
+        .any(|o| matches!(o.kind, crate::scenario::OperatorKind::KeyedProcess { .. }));
+    SwarmSpec {
         watermark_interval: event_time.then_some((ms(1), ms(200))),
         out_of_orderness: event_time.then_some((SimDuration::ZERO, ms(100))),
         partition_skew: event_time.then_some((SimDuration::ZERO, ms(1000))),
         watermark_bound_percent: event_time.then_some((0, 150)),
         idle_timeout: event_time.then_some((ms(5), ms(500))),
-        // Where a keyed process function runs.
         timer_delay: timers.then_some((SimDuration::ZERO, ms(200))),
         processing_delay: timers.then_some((ms(1), ms(100))),
+        ..SwarmSpec::default()
     }
 }
 
