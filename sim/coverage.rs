@@ -93,11 +93,13 @@ pub enum Need {
     EventTime,
     /// An operator with processing-time timers.
     ProcessingTimers,
+    /// A source in a watermark alignment group.
+    Alignment,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 32] = [
+    pub const ALL: [Need; 33] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -130,6 +132,7 @@ impl Need {
         Need::Savepoints,
         Need::EventTime,
         Need::ProcessingTimers,
+        Need::Alignment,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -167,6 +170,7 @@ impl Need {
             Need::Savepoints => "savepoints",
             Need::EventTime => "event-time",
             Need::ProcessingTimers => "processing-timers",
+            Need::Alignment => "alignment",
         }
     }
 
@@ -205,6 +209,7 @@ impl Need {
             Need::Savepoints => "`[[savepoints]]`",
             Need::EventTime => "a source with `watermark_interval`",
             Need::ProcessingTimers => "a `keyed-process` with `processing_delay`",
+            Need::Alignment => "a source with `watermark_interval` and `alignment_group`",
         }
     }
 
@@ -284,6 +289,12 @@ impl Need {
             Need::ProcessingTimers => kinds().any(|k| {
                 matches!(k, OperatorKind::KeyedProcess { processing_delay, .. }
                     if *processing_delay > crate::engine::SimDuration::ZERO)
+            }),
+            Need::Alignment => kinds().any(|k| {
+                k.source_spec().is_some_and(|src| {
+                    !src.alignment_group.is_empty()
+                        && src.watermark_interval > crate::engine::SimDuration::ZERO
+                })
             }),
         }
     }
@@ -500,6 +511,10 @@ targets! {
             "a restore gave a keyed operator back its timers";
         "processing-timer-fired", "processing_time_calls", [EventTime, ProcessingTimers],
             "a task's processing-time service called its operator (a mail)";
+        "split-paused-for-alignment", "splits_paused", [EventTime, Alignment],
+            "a reader paused a split whose watermark ran ahead of its alignment group";
+        "split-resumed-after-alignment", "splits_resumed", [EventTime, Alignment],
+            "a reader resumed a split its alignment group allowed again";
     }
     "savepoints" {
         "savepoint-completed", "savepoints_completed", [Savepoints],

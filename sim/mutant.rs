@@ -121,6 +121,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::SplitWatermarkAtFirstRecord,
     Mutant::SplitlessSourceNoFinalWatermark,
     Mutant::IdlenessClockRunsUnderBackpressure,
+    Mutant::AlignmentSkipsFinishedReaders,
+    Mutant::PausedSplitIdlenessClockRuns,
     Mutant::ChannelStateDropsWatermarkStatus,
     Mutant::TimersNotInSnapshot,
     Mutant::RestoredProcessingTimersNotArmed,

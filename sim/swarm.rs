@@ -168,6 +168,11 @@ fn event_time_ranges(s: &Scenario) -> SwarmSpec {
         .operators
         .iter()
         .any(|o| matches!(o.kind, crate::scenario::OperatorKind::KeyedProcess { .. }));
+    let aligned = s.operators.iter().any(|o| {
+        o.kind
+            .source_spec()
+            .is_some_and(|src| !src.alignment_group.is_empty())
+    });
     SwarmSpec {
         watermark_interval: event_time.then_some((ms(1), ms(200))),
         out_of_orderness: event_time.then_some((SimDuration::ZERO, ms(100))),
@@ -176,6 +181,11 @@ fn event_time_ranges(s: &Scenario) -> SwarmSpec {
         idle_timeout: event_time.then_some((ms(5), ms(500))),
         timer_delay: timers.then_some((SimDuration::ZERO, ms(200))),
         processing_delay: timers.then_some((ms(1), ms(100))),
+        // Aligned event time advances by at most the drift per round of
+        // reports and announcements: a drift of 20 ms every 50 ms still
+        // moves it 200 ms a second.
+        alignment_max_drift: aligned.then_some((ms(20), ms(200))),
+        alignment_update_interval: aligned.then_some((ms(1), ms(50))),
         ..SwarmSpec::default()
     }
 }
@@ -255,6 +265,7 @@ pub fn draw(
     draw_late_knobs(&mut out, spec, &mut d);
     draw_event_time(&mut out, spec, &mut d);
     draw_timers(&mut out, spec, &mut d);
+    draw_alignment(&mut out, spec, &mut d);
     match check(&out, &s.name) {
         Ok(valid) => Ok((valid, d.draw)),
         Err(errors) => Err(InvalidDraw {
@@ -501,6 +512,36 @@ fn draw_timers(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
         }
         if let Some(p) = processing {
             *processing_delay = p;
+        }
+    }
+}
+
+/// Watermark alignment, after timers (a scenario without an alignment
+/// group draws what it always drew): whole milliseconds, at least 1.
+fn draw_alignment(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    let mut whole_ms = |knob: &str, (lo, hi): (SimDuration, SimDuration)| {
+        let n = d.pick(lo.0 / 1_000_000, hi.0 / 1_000_000).max(1);
+        d.draw.knobs.push((knob.to_string(), format!("{n}ms")));
+        ms(n)
+    };
+    let drift = spec
+        .alignment_max_drift
+        .map(|r| whole_ms("alignment_max_drift", r));
+    let interval = spec
+        .alignment_update_interval
+        .map(|r| whole_ms("alignment_update_interval", r));
+    for op in &mut out.operators {
+        let crate::scenario::OperatorKind::Source(src) = &mut op.kind else {
+            continue;
+        };
+        if src.alignment_group.is_empty() {
+            continue;
+        }
+        if let Some(t) = drift {
+            src.alignment_max_drift = t;
+        }
+        if let Some(t) = interval {
+            src.alignment_update_interval = t;
         }
     }
 }

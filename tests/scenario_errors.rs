@@ -394,12 +394,16 @@ fn valid_scenario_parses_with_defaults_applied() {
             initial_splits: 2,
             discovery_interval: SimDuration::from_millis(20),
             push_splits: false,
+            no_more_splits_at_assignment: false,
             event_time_step: SimDuration::from_millis(1),
             out_of_orderness: SimDuration::ZERO,
             partition_skew: SimDuration::ZERO,
             watermark_interval: SimDuration::ZERO,
             watermark_bound: SimDuration::ZERO,
             idle_timeout: SimDuration::ZERO,
+            alignment_group: String::new(),
+            alignment_max_drift: SimDuration::ZERO,
+            alignment_update_interval: SimDuration::from_secs(1),
             payloads: false,
         })
     );

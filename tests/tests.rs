@@ -108,6 +108,8 @@
 //! - `timers`: a keyed process function's event-time and processing-time
 //!   timers through crashes and a rescaled savepoint; the timers check and
 //!   its mutants.
+//! - `alignment`: watermark alignment pauses and resumes splits through
+//!   crashes, names a reader left paused, refuses malformed keys.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
@@ -115,6 +117,7 @@
 mod common;
 
 mod algorithms;
+mod alignment;
 mod bytes;
 mod chains;
 mod checks;

@@ -387,8 +387,12 @@ impl Exec<'_> {
         if spec.kind.state_layout() != StateLayout::SplitSource {
             return;
         }
+        // After its schedule nothing pauses a split: the failure-free
+        // run reads them all.
+        let base = self.scenario.first_partition(op);
+        let all: Vec<u32> = (base..base + src.partitions).collect();
+        task.op.pause_or_resume_splits(&[], &all);
         if subtask + 1 == spec.parallelism {
-            let base = self.scenario.first_partition(op);
             for split in base..base + src.partitions {
                 self.operator_event(task, OperatorEvent::AddSplit(split));
             }

@@ -46,6 +46,7 @@ pub fn check(input: &Input) -> Finding {
     stalls(input, &mut violations);
     idle_while_ready(ev, &mut violations);
     ignored(input, &mut violations);
+    stuck_pauses(ev, input.end_ns(), &mut violations);
     Finding {
         violations,
         reach: vec![
@@ -54,6 +55,7 @@ pub fn check(input: &Input) -> Finding {
             ("reads judged for a stall", ev.stall_checks),
             ("splits marked idle (judged)", ev.splits_idled),
             ("watermark statuses sent", ev.statuses),
+            ("splits paused for alignment (judged)", ev.splits_paused),
         ],
     }
 }
@@ -142,6 +144,28 @@ fn idle_while_ready(ev: &WatermarkEvidence, violations: &mut Vec<Violation>) {
     }
     let kept = ev.first_idle_while_ready.len();
     and_more(violations, ev.idle_while_ready, kept, "such splits");
+}
+
+/// Splits left paused for alignment although their group allowed them.
+fn stuck_pauses(ev: &WatermarkEvidence, end_ns: u64, violations: &mut Vec<Violation>) {
+    for s in &ev.first_stuck_pauses {
+        let what = match s.split {
+            Some(split) => format!("held split {split} paused"),
+            None => "waited as a whole".to_string(),
+        };
+        let message = format!(
+            "reader {} still {what} for watermark alignment when the run ended at {}, at watermark {}: its coordinator had allowed up to {} since {}, but the reader last heard {}, so no alignment event resumed it and its event time stood still",
+            s.source,
+            SimDuration(end_ns),
+            text(s.watermark),
+            text(s.allowed),
+            SimDuration(s.since_ns),
+            text(s.max_desired),
+        );
+        violations.push(violation(end_ns, message));
+    }
+    let kept = ev.first_stuck_pauses.len();
+    and_more(violations, ev.stuck_pauses, kept, "such splits");
 }
 
 /// Watermarks read on a channel held idle.

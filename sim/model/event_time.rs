@@ -173,6 +173,8 @@ pub struct JobTime {
     statics: Vec<Option<(u32, u32, u32)>>,
     /// Readers flush their idle splits' largest watermark (Flink 2.2 on).
     flush_idle: bool,
+    /// Alignment leaves idle splits alone (Flink 2.2 on).
+    pub alignment_skips_idle: bool,
 }
 
 /// A source's watermark strategy.
@@ -184,6 +186,8 @@ struct Strategy {
     bound: i64,
     /// `withIdleness` (ns; 0: none).
     idle_timeout: u64,
+    /// Watermark alignment's update interval (ns; 0: not aligned).
+    alignment_interval: u64,
 }
 
 impl JobTime {
@@ -206,6 +210,10 @@ impl JobTime {
                 interval: src.watermark_interval.nanos(),
                 bound: i64::try_from(ms).unwrap_or(i64::MAX),
                 idle_timeout: src.idle_timeout.nanos(),
+                alignment_interval: match src.alignment_group.is_empty() {
+                    true => 0,
+                    false => src.alignment_update_interval.nanos(),
+                },
             });
             lengths.extend((0..src.partitions).map(|p| src.records_of(p)));
             rates.extend((0..src.partitions).map(|p| src.rate_of(p)));
@@ -217,6 +225,10 @@ impl JobTime {
             rates,
             statics,
             flush_idle: scenario.checkpoint.flink_version.flushes_idle_splits(),
+            alignment_skips_idle: scenario
+                .checkpoint
+                .flink_version
+                .alignment_skips_idle_splits(),
         }
     }
 
@@ -246,6 +258,14 @@ impl JobTime {
     /// Operator `op`'s watermark interval (ns; 0: it emits none).
     pub fn interval(&self, op: u32) -> u64 {
         self.sources.get(op as usize).map_or(0, |s| s.interval)
+    }
+
+    /// Operator `op`'s watermark alignment update interval (ns; 0: it is
+    /// not aligned).
+    pub fn alignment_interval(&self, op: u32) -> u64 {
+        self.sources
+            .get(op as usize)
+            .map_or(0, |s| s.alignment_interval)
     }
 
     /// Operator `op`'s idle timeout (ns; 0: no idleness).
@@ -359,6 +379,15 @@ impl SourceWatermarks {
     /// The split `partition`, while the reader holds it.
     pub fn split(&self, partition: u32) -> Option<&SplitWatermark> {
         self.splits.get(&partition)
+    }
+
+    /// Each split's watermark as its output offers it at a periodic emit
+    /// (its generator's), and whether it is idle, in split order.
+    pub fn split_watermarks(&self) -> impl Iterator<Item = (u32, i64, bool)> + '_ {
+        self.splits.iter().map(|(&p, s)| {
+            let idle = s.idleness.as_ref().is_some_and(|i| i.idle_now);
+            (p, s.generator.current(), idle)
+        })
     }
 
     /// A record of split `partition` at `offset` with `timestamp` was

@@ -47,6 +47,12 @@ pub enum OperatorEvent {
     AddSplit(u32),
     /// Enumerator → reader: no split will come any more.
     NoMoreSplits,
+    /// Reader → coordinator: the watermark its output last emitted
+    /// (watermark alignment, `ReportedWatermarkEvent`).
+    ReportedWatermark(i64),
+    /// Coordinator → reader: the largest watermark its alignment group
+    /// allows (`WatermarkAlignmentEvent`).
+    WatermarkAlignment(i64),
 }
 
 /// The coordinator-side component of an operator (Flink's
@@ -108,6 +114,9 @@ pub struct SplitEnumerator {
     /// (its first request); empty when splits go out on request. Not
     /// checkpointed: readers register again after a restore.
     registered: Vec<bool>,
+    /// Pushing, `no_more_splits_at_assignment`: per registered reader,
+    /// whether it was told the end (`None`: told only when it asks).
+    told_at_assignment: Option<Vec<bool>>,
     mutants: Mutants,
 }
 
@@ -149,10 +158,19 @@ impl SplitEnumerator {
             by_checkpoint: BTreeMap::new(),
             told: Vec::new(),
             registered: vec![false; push.unwrap_or(0) as usize],
+            told_at_assignment: None,
             mutants,
         };
         e.start();
         e
+    }
+
+    /// Pushing: it tells each registered reader that no split will come
+    /// as soon as every split is found and pushed (Kafka's enumerator
+    /// with a bounded stopping offset), not when the reader asks.
+    pub fn telling_the_end_at_assignment(mut self) -> SplitEnumerator {
+        self.told_at_assignment = Some(vec![false; self.registered.len()]);
+        self
     }
 
     fn start(&mut self) {
@@ -232,6 +250,13 @@ impl SplitEnumerator {
             for r in std::mem::take(&mut self.waiting) {
                 out.push((r, OperatorEvent::NoMoreSplits));
             }
+            let registered = &self.registered;
+            for (r, told) in self.told_at_assignment.iter_mut().flatten().enumerate() {
+                if registered[r] && !*told {
+                    *told = true;
+                    out.push((r as u32, OperatorEvent::NoMoreSplits));
+                }
+            }
         }
     }
 }
@@ -279,6 +304,10 @@ impl OperatorCoordinator for SplitEnumerator {
         self.waiting.clear();
         self.told.clear();
         self.registered.iter_mut().for_each(|r| *r = false);
+        self.told_at_assignment
+            .iter_mut()
+            .flatten()
+            .for_each(|t| *t = false);
         self.uncheckpointed.clear();
         self.by_checkpoint.clear();
         match state {
@@ -297,6 +326,9 @@ impl OperatorCoordinator for SplitEnumerator {
         self.waiting.retain(|&r| r != subtask);
         if let Some(r) = self.registered.get_mut(subtask as usize) {
             *r = false; // it registers again when it runs
+        }
+        if let Some(t) = self.told_at_assignment.as_mut() {
+            t[subtask as usize] = false;
         }
         let mine = |a: &(u32, u32)| a.0 == subtask;
         let mut back: Vec<u32> = Vec::new();
@@ -356,6 +388,9 @@ pub struct SourceReader {
     requested: bool,
     no_more: bool,
     events: Vec<OperatorEvent>,
+    /// Splits paused for watermark alignment (not in the state: a restored
+    /// reader reads all its splits).
+    paused: Vec<u32>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -372,6 +407,7 @@ impl SourceReader {
             requested: false,
             no_more: false,
             events: Vec::new(),
+            paused: Vec::new(),
         }
     }
 }
@@ -382,18 +418,22 @@ impl Operator for SourceReader {
     }
 
     fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
-        let (emitted, wait) = poll_round_robin(
+        let polled = poll_round_robin(
             &self.workload,
             &mut self.splits,
+            &self.paused,
             &mut self.next,
             max_records,
             ctx,
         );
-        if emitted > 0 {
-            return SourcePoll::Emitted(emitted);
+        if polled.emitted > 0 {
+            return SourcePoll::Emitted(polled.emitted);
         }
-        if let Some(at) = wait {
+        if let Some(at) = polled.wait {
             return SourcePoll::IdleUntil(at); // its splits have more, later
+        }
+        if polled.paused {
+            return SourcePoll::Idle; // resumed by an alignment event
         }
         if self.no_more {
             return SourcePoll::Exhausted;
@@ -415,7 +455,18 @@ impl Operator for SourceReader {
                 self.no_more = true;
                 self.requested = false;
             }
-            OperatorEvent::RequestSplit => {}
+            OperatorEvent::RequestSplit
+            | OperatorEvent::ReportedWatermark(_)
+            | OperatorEvent::WatermarkAlignment(_) => {}
+        }
+    }
+
+    fn pause_or_resume_splits(&mut self, pause: &[u32], resume: &[u32]) {
+        self.paused.retain(|s| !resume.contains(s));
+        for &s in pause {
+            if !self.paused.contains(&s) {
+                self.paused.push(s);
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! execution graphs, operators (a public trait and the built-ins), the
 //! generated input, and the external store sinks write to.
 
+pub mod alignment;
 pub mod event_time;
 pub mod facts;
 pub mod flip27;

@@ -178,6 +178,12 @@ pub trait Operator {
         Vec::new()
     }
 
+    /// A FLIP-27 reader stops reading the splits in `pause` and reads
+    /// those in `resume` again (Flink's `SourceReader.pauseOrResumeSplits`,
+    /// for watermark alignment); a paused split keeps its place and its
+    /// offset. A reader that cannot pause splits ignores it.
+    fn pause_or_resume_splits(&mut self, _pause: &[u32], _resume: &[u32]) {}
+
     /// Called at the barrier, before it is forwarded and before any
     /// operator of the task snapshots (Flink's `prepareSnapshotPreBarrier`):
     /// what it emits travels ahead of the barrier. A Sink V2 writer hands
@@ -349,19 +355,29 @@ pub fn sink_pending(state: &[u8]) -> Option<Vec<(CheckpointId, TxnId)>> {
         .map(|s| s.pending)
 }
 
+/// What [`poll_round_robin`] did: how many records it emitted (0 with no
+/// `wait` and nothing `paused`: every partition is read to its end); of
+/// the partitions it had to skip for their rate, when the first next
+/// record is there; whether a paused partition has records left.
+pub(crate) struct Polled {
+    pub emitted: usize,
+    pub wait: Option<SimTime>,
+    pub paused: bool,
+}
+
 /// Emits up to `max_records` records from the partitions (or splits) in
 /// `offsets`, one record of each in turn from `next` on, advancing their
-/// offsets and skipping partitions at their end or whose next record is not
-/// there yet (a rate). Returns how many it emitted (0: every one is read to
-/// its end) and, of the partitions it had to skip for their rate, when the
-/// first next record is there.
+/// offsets and skipping partitions at their end, in `paused`, or whose
+/// next record is not there yet (a rate).
 pub(crate) fn poll_round_robin(
     workload: &Workload,
     offsets: &mut [(u32, u64)],
+    paused: &[u32],
     next: &mut usize,
     max_records: usize,
     ctx: &mut Context,
-) -> (usize, Option<SimTime>) {
+) -> Polled {
+    let mut held = false;
     let mut emitted = 0;
     let n = offsets.len();
     let mut idle = 0;
@@ -370,6 +386,11 @@ pub(crate) fn poll_round_robin(
         let (partition, offset) = &mut offsets[*next];
         *next = (*next + 1) % n;
         let record = workload.partition(*partition).get(*offset as usize);
+        if record.is_some() && paused.contains(partition) {
+            held = true;
+            idle += 1;
+            continue;
+        }
         let ready = match record {
             Some(_) => workload.ready_at(*partition, *offset),
             None => SimTime::ZERO,
@@ -403,7 +424,11 @@ pub(crate) fn poll_round_robin(
             None => idle += 1,
         }
     }
-    (emitted, wait)
+    Polled {
+        emitted,
+        wait,
+        paused: held,
+    }
 }
 
 impl Source {
@@ -426,13 +451,15 @@ impl Operator for Source {
     }
 
     fn poll_source(&mut self, max_records: usize, ctx: &mut Context) -> SourcePoll {
-        match poll_round_robin(
+        let polled = poll_round_robin(
             &self.workload,
             &mut self.offsets,
+            &[],
             &mut self.next,
             max_records,
             ctx,
-        ) {
+        );
+        match (polled.emitted, polled.wait) {
             (0, Some(at)) => SourcePoll::IdleUntil(at),
             (0, None) => SourcePoll::Exhausted,
             (emitted, _) => SourcePoll::Emitted(emitted),

@@ -218,6 +218,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         Ev::Wake { task }
         | Ev::LocalTimer { task }
         | Ev::WatermarkTimer { task }
+        | Ev::WatermarkReport { task }
         | Ev::ProcessingTimer { task, .. }
         | Ev::Flush { task }
         | Ev::FailureDetected { task }
@@ -229,9 +230,9 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         Ev::Deliver { ch } | Ev::ResumeConsumption { ch } | Ev::Credit { ch } => {
             l.channel = Some(names.channel(ch)?)
         }
-        Ev::PeriodicTrigger { generation } | Ev::CoordinatorTick { generation, .. } => {
-            l.generation = Some(generation)
-        }
+        Ev::PeriodicTrigger { generation }
+        | Ev::CoordinatorTick { generation, .. }
+        | Ev::AlignmentAnnounce { generation, .. } => l.generation = Some(generation),
         Ev::TriggerSource { task, barrier } | Ev::SnapshotTask { task, barrier } => {
             l.task = Some(names.task(task)?);
             l.checkpoint = Some(barrier.id);

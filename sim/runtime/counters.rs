@@ -140,6 +140,14 @@ counters! {
     /// processing-time services (mails that fired processing-time timers).
     timers_restored,
     processing_time_calls,
+    /// Watermark alignment: reports readers sent their coordinators,
+    /// announcements coordinators sent readers, splits paused and resumed,
+    /// and readers that waited as a whole.
+    watermarks_reported,
+    alignment_announcements,
+    splits_paused,
+    splits_resumed,
+    readers_waiting_for_alignment,
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,

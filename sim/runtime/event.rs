@@ -15,6 +15,10 @@ pub enum Ev {
     LocalTimer { task: TaskId },
     /// A source task's periodic watermark timer (event time).
     WatermarkTimer { task: TaskId },
+    /// A reader's watermark alignment timer: its report to the coordinator.
+    WatermarkReport { task: TaskId },
+    /// A coordinator's watermark alignment announcement.
+    AlignmentAnnounce { slot: u32, generation: u32 },
     /// The processing-time service of a task's chain member fires (the
     /// timer it was armed for, `world/timers.rs`).
     ProcessingTimer { task: TaskId, member: u32 },
@@ -171,6 +175,8 @@ impl Ev {
             Ev::LocalTimer { task } => (36, task.into(), 0),
             Ev::WatermarkTimer { task } => (37, task.into(), 0),
             Ev::ProcessingTimer { task, member } => (38, task.into(), member.into()),
+            Ev::WatermarkReport { task } => (39, task.into(), 0),
+            Ev::AlignmentAnnounce { slot, generation } => (40, slot.into(), generation.into()),
         }
     }
 
@@ -214,6 +220,8 @@ impl Ev {
             Ev::LocalTimer { .. } => "local-timer",
             Ev::WatermarkTimer { .. } => "watermark-timer",
             Ev::ProcessingTimer { .. } => "processing-timer",
+            Ev::WatermarkReport { .. } => "watermark-report",
+            Ev::AlignmentAnnounce { .. } => "alignment-announce",
         }
     }
 }
@@ -224,5 +232,7 @@ fn event_code(event: OperatorEvent) -> u64 {
         OperatorEvent::RequestSplit => 1,
         OperatorEvent::AddSplit(split) => 2 | u64::from(split) << 8,
         OperatorEvent::NoMoreSplits => 3,
+        OperatorEvent::ReportedWatermark(w) => 4 ^ (w as u64).rotate_left(8),
+        OperatorEvent::WatermarkAlignment(w) => 5 ^ (w as u64).rotate_left(8),
     }
 }

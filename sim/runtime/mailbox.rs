@@ -40,6 +40,8 @@ pub enum Mail {
     },
     /// A source's periodic watermark emit (its processing-time timer).
     Watermark,
+    /// A reader's watermark report to its coordinator (alignment).
+    ReportWatermark,
     /// The processing-time service of chain member `member` calls at
     /// `time` (ms): its timers due by then fire.
     ProcessingTime { member: u32, time: i64 },
@@ -54,6 +56,7 @@ impl Mail {
             Mail::Complete(_) => "checkpoint complete",
             Mail::Aborted { .. } => "checkpoint aborted",
             Mail::Watermark => "periodic watermark",
+            Mail::ReportWatermark => "watermark report",
             Mail::ProcessingTime { .. } => "processing-time timer",
         }
     }
@@ -66,6 +69,7 @@ impl Mail {
             Mail::Complete(id) => format!("checkpoint complete {id}"),
             Mail::Aborted { id, .. } => format!("checkpoint aborted {id}"),
             Mail::Watermark => "periodic watermark".to_string(),
+            Mail::ReportWatermark => "watermark report".to_string(),
             Mail::ProcessingTime { member, time } => {
                 format!("processing-time timer at {time} ms of chain member {member}")
             }

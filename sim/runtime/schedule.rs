@@ -58,6 +58,11 @@ pub enum Step {
     /// The task's processing-time service called at this time (ms): the
     /// processing-time timers due by then fired (a mail).
     ProcessingTime(i64),
+    /// A FLIP-27 reader paused this split for watermark alignment (a
+    /// decision of the coordinator's timing, which the oracle follows).
+    Pause(u32),
+    /// … and resumed it.
+    Resume(u32),
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),

@@ -35,6 +35,26 @@ pub struct WatermarkEvidence {
     /// by its valve), the first kept.
     pub ignored: u64,
     pub first_ignored: Vec<Ignored>,
+    /// Splits paused for watermark alignment at the end of the run
+    /// although their coordinator had long allowed them, the first kept.
+    pub stuck_pauses: u64,
+    pub first_stuck_pauses: Vec<StuckPause>,
+    /// Splits paused for watermark alignment (judged at the end).
+    pub splits_paused: u64,
+}
+
+/// At the end of the run, reader `source` still held split `split` paused
+/// (`None`: waited as a whole) at `watermark`, above the largest watermark
+/// it had heard (`max_desired`), while its coordinator had announced
+/// `allowed` since `since_ns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckPause {
+    pub source: String,
+    pub split: Option<u32>,
+    pub watermark: i64,
+    pub max_desired: i64,
+    pub allowed: i64,
+    pub since_ns: u64,
 }
 
 /// At `time_ns`, task `task` read `watermark` on `channel`, which its

@@ -53,6 +53,10 @@ pub(super) fn source(
                 op.discovery_interval.is_some_and(|d| d != default_period),
             ),
             ("push_splits", src.push_splits),
+            (
+                "no_more_splits_at_assignment",
+                src.no_more_splits_at_assignment,
+            ),
         ] {
             if meaningful {
                 let help = "set split_assignment = \"enumerator\" for a FLIP-27 source";
@@ -70,6 +74,19 @@ pub(super) fn source(
         );
         v.report("initial_splits", message, None);
     }
+    if src.no_more_splits_at_assignment
+        && !src.push_splits
+        && src.split_assignment != SplitAssignment::Static
+        && v.clean(&["no_more_splits_at_assignment"])
+    {
+        let message = "no_more_splits_at_assignment needs push_splits = true".to_string();
+        let help = "a reader that asks for its splits hears the end when it asks";
+        v.report(
+            "no_more_splits_at_assignment",
+            message,
+            Some(help.to_string()),
+        );
+    }
     src.initial_splits = src.initial_splits.min(src.partitions);
     let bound = super::schema::Duration(src.out_of_orderness);
     src.watermark_bound = v.dur("watermark_bound", op.watermark_bound.flatten(), bound);
@@ -83,6 +100,7 @@ pub(super) fn source(
             "set watermark_interval (e.g. \"200ms\", Flink's default), or remove idle_timeout";
         v.report("idle_timeout", message, Some(help.to_string()));
     }
+    alignment(v, &src);
     // One length and one rate per partition, in place of
     // records_per_partition and records_per_second.
     let partitions = src.partitions as usize;
@@ -107,6 +125,57 @@ pub(super) fn source(
     OperatorKind::Source(src)
 }
 
+/// Watermark alignment's keys: a group needs a FLIP-27 source (its
+/// coordinator aggregates the group's watermarks), watermarks and a drift;
+/// the drift and the interval mean nothing without a group.
+fn alignment(v: &mut Validator, src: &super::SourceSpec) {
+    // A written scenario holds every key: only values that mean something
+    // are refused.
+    let keys = [
+        ("alignment_max_drift", src.alignment_max_drift.nanos() > 0),
+        (
+            "alignment_update_interval",
+            src.alignment_update_interval.nanos() != 1_000_000_000,
+        ),
+    ];
+    if src.alignment_group.is_empty() {
+        for (key, meaningful) in keys {
+            if meaningful && v.clean(&[key]) {
+                let message = format!("{key} needs alignment_group");
+                let help = "name the sources' alignment group (alignment_group = \"g\"), or remove the key";
+                v.report(key, message, Some(help.to_string()));
+            }
+        }
+        return;
+    }
+    let needs = [
+        (
+            src.split_assignment == SplitAssignment::Static,
+            "alignment_group needs split_assignment = \"enumerator\": a FLIP-27 source's coordinator aggregates the group's watermarks",
+            "set split_assignment = \"enumerator\"",
+        ),
+        (
+            src.watermark_interval.nanos() == 0,
+            "alignment_group needs watermark_interval: a source without watermarks has nothing to align",
+            "set watermark_interval (e.g. \"200ms\", Flink's default)",
+        ),
+        (
+            src.alignment_max_drift.nanos() == 0,
+            "alignment_group needs alignment_max_drift greater than zero",
+            "set alignment_max_drift (e.g. \"50ms\")",
+        ),
+    ];
+    for (missing, message, help) in needs {
+        if missing && v.clean(&["alignment_group"]) {
+            v.report(
+                "alignment_group",
+                message.to_string(),
+                Some(help.to_string()),
+            );
+        }
+    }
+}
+
 /// Event time is in milliseconds, as Flink's timestamps: a source's
 /// event-time durations are whole milliseconds.
 fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec, bound_written: bool) {
@@ -117,6 +186,8 @@ fn event_time_in_milliseconds(v: &mut Validator, src: &super::SourceSpec, bound_
         ("out_of_orderness", src.out_of_orderness),
         ("partition_skew", src.partition_skew),
         ("watermark_interval", src.watermark_interval),
+        ("alignment_max_drift", src.alignment_max_drift),
+        ("alignment_update_interval", src.alignment_update_interval),
     ]
     .into_iter()
     .chain(bound)

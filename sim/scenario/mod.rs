@@ -528,6 +528,14 @@ impl FlinkVersion {
     pub fn flushes_idle_splits(self) -> bool {
         self >= FlinkVersion::V2_2
     }
+
+    /// Whether watermark alignment leaves idle splits alone (FLINK-39073,
+    /// in 2.2.1: `SourceOperator` pauses no idle split, and checks a split
+    /// again when it turns active); before, an idle split is paused and
+    /// resumed like any other.
+    pub fn alignment_skips_idle_splits(self) -> bool {
+        self >= FlinkVersion::V2_2
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -801,6 +809,11 @@ swarm! {
         /// `processing_delay` (whole milliseconds), none on the others.
         timer_delay: D,
         processing_delay: D,
+        /// Watermark alignment, drawn last where a source is in an
+        /// alignment group: every such source's `alignment_max_drift` and
+        /// `alignment_update_interval` (whole milliseconds).
+        alignment_max_drift: D,
+        alignment_update_interval: D,
     }
 }
 

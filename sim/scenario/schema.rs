@@ -345,6 +345,12 @@ operators! {
         /// at once to its reader, and a reader that ran out is told there
         /// are no more once every split is found.
         push_splits: bool = false,
+        /// `push_splits`: once every split is found, the enumerator tells
+        /// each registered reader at once that no split will come (Kafka's
+        /// enumerator with a bounded stopping offset), while it still
+        /// reads its splits; otherwise a reader hears it when it has run
+        /// out and asks.
+        no_more_splits_at_assignment: bool = false,
         /// Event time: a partition's records are stamped with timestamps
         /// (milliseconds, as Flink's) that advance by this much per record
         /// (`model::workload`); a whole number of milliseconds.
@@ -378,6 +384,24 @@ operators! {
         /// Needs a `watermark_interval` (idleness is found at the periodic
         /// emits).
         idle_timeout: Dur = Duration::default(),
+        /// Event time: watermark alignment (FLIP-182, FLIP-217,
+        /// `WatermarkStrategy.withWatermarkAlignment`): the sources with the
+        /// same group name keep their event time within
+        /// `alignment_max_drift` of each other. Each reader reports its
+        /// watermark to its source's coordinator every
+        /// `alignment_update_interval`; the coordinator sends back the
+        /// group's smallest watermark plus the drift, and the reader pauses
+        /// the splits whose watermark is above it until it no longer is.
+        /// Empty: no alignment. Needs `split_assignment = "enumerator"` and
+        /// a `watermark_interval`.
+        alignment_group: String = String::new(),
+        /// Event time: the largest drift alignment allows (a whole number
+        /// of milliseconds greater than zero, with `alignment_group`).
+        alignment_max_drift: Dur = Duration::default(),
+        /// Event time: how often readers report their watermark and the
+        /// coordinator announces the group's maximum (Flink's default 1 s;
+        /// a whole number of milliseconds).
+        alignment_update_interval: Positive = ms(1000),
         /// Each record carries a payload (`model::payload`): its partition
         /// and offset, serialised, a stand-in for a record body of the
         /// job's own type, so payloads travel through channels, channel

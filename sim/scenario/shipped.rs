@@ -39,6 +39,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/event-time.toml"),
     ),
     (
+        "event-time-alignment",
+        include_str!("../../scenarios/event-time-alignment.toml"),
+    ),
+    (
         "event-time-idle",
         include_str!("../../scenarios/event-time-idle.toml"),
     ),

@@ -123,6 +123,10 @@ impl Exec<'_> {
             Step::Event(event) => self.operator_event(task, event),
             Step::Watermark => self.periodic_watermark(task, oracle),
             Step::Idle(split) => self.split_idle(task, split),
+            // Watermark alignment: where the run's reader paused and
+            // resumed its splits.
+            Step::Pause(split) => task.op.pause_or_resume_splits(&[split], &[]),
+            Step::Resume(split) => task.op.pause_or_resume_splits(&[], &[split]),
             Step::Clock(ms) => task.clock = Some(SimTime(ms_to_ns(ms))),
             Step::ProcessingTime(ms) => {
                 self.call(task, |op, ctx| op.on_processing_time(ms, ctx));

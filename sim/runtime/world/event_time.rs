@@ -53,6 +53,7 @@ impl World<'_> {
         Some(Box::new(TaskTime {
             source,
             valve,
+            alignment: self.reader_alignment(t),
             advanced_at: self.net.now,
             stall_noted: false,
             idle: false,
@@ -147,10 +148,23 @@ impl World<'_> {
         }
         let inst = task.members[0].inst;
         let mut time = self.tasks.list[t as usize].time.take();
-        let Some(source) = time.as_mut().and_then(|x| x.source.as_mut()) else {
+        let Some(TaskTime {
+            source: Some(source),
+            alignment,
+            ..
+        }) = time.as_deref_mut()
+        else {
             self.tasks.list[t as usize].time = time;
             return;
         };
+        let aligned = alignment.as_ref().filter(|_| {
+            let m = Mutant::PausedSplitIdlenessClockRuns;
+            let on = self.plan.cfg.mutants.has(m);
+            if on {
+                fired(m); // Mutant: a paused split's idleness clock runs on.
+            }
+            !on
+        });
         let clock = if self
             .plan
             .cfg
@@ -166,6 +180,11 @@ impl World<'_> {
         let mut out = Vec::new();
         source.periodic(
             &mut |p, idleness| {
+                // A split paused for alignment is not idle (FLINK-35886).
+                let clock = match (p, aligned) {
+                    (crate::model::idleness::MAIN_OUTPUT, _) | (_, None) => clock,
+                    (p, Some(a)) => a.split_clock(p, clock),
+                };
                 let idle = idleness.timer.check_if_idle(clock);
                 if idle && !idleness.idle_now {
                     idled.push(p);
@@ -184,6 +203,7 @@ impl World<'_> {
         }
         self.rec.schedule.push(inst, Step::Watermark);
         self.judge_idleness(t, &readiness);
+        self.align_after_emit(t, &out);
         self.emit_elements(t, &out);
     }
 
@@ -256,20 +276,24 @@ impl World<'_> {
         let Some(source) = task.time.as_mut().and_then(|x| x.source.as_mut()) else {
             return;
         };
+        let mut finished = Vec::new();
         for r in &self.tasks.out {
             let l = r.lineage;
-            source.on_record(
-                l.partition,
-                l.offset,
-                r.timestamp,
-                self.plan.time.is_last(l.partition, l.offset),
-            );
+            let last = self.plan.time.is_last(l.partition, l.offset);
+            source.on_record(l.partition, l.offset, r.timestamp, last);
+            if last {
+                finished.push(l.partition);
+            }
+        }
+        for split in finished {
+            self.aligned_split_finished(t, split);
         }
     }
 
     /// Source task `t`'s input ended: `MAX_WATERMARK` out through the chain
     /// (Flink's `advanceToEndOfEventTime`), before the operators finish.
     pub(super) fn end_of_event_time(&mut self, t: TaskId) {
+        self.report_end(t);
         let time = self.tasks.list[t as usize].time.as_ref();
         let splitless = time
             .and_then(|x| x.source.as_ref())
@@ -517,6 +541,8 @@ impl World<'_> {
     /// it back, for the check.
     pub(super) fn watermarks_at_end(&mut self) {
         self.rec.evidence.watermarks.on = self.plan.time.on;
+        self.rec.evidence.watermarks.splits_paused = self.rec.counters.splits_paused;
+        self.stuck_pauses_at_end();
         for t in 0..self.tasks.list.len() as TaskId {
             let task = &self.tasks.list[t as usize];
             let Some(valve) = task.time.as_ref().and_then(|x| x.valve.as_ref()) else {

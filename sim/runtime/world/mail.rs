@@ -171,6 +171,7 @@ impl World<'_> {
                 latest_completed,
             } => self.notify_aborted(t, id, latest_completed),
             Mail::Watermark => self.periodic_watermark(t),
+            Mail::ReportWatermark => self.report_watermark(t),
             Mail::ProcessingTime { member, time } => {
                 self.on_processing_time(t, member as usize, time)
             }

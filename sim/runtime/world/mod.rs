@@ -48,6 +48,7 @@
 //! It must never grow fields of its own beyond one per component: state
 //! belongs to a component.
 
+mod alignment;
 mod barriers;
 mod channel_file_acks;
 mod channel_files;
@@ -513,6 +514,7 @@ impl<'a> World<'a> {
         self.start_coordinators();
         for t in 0..self.tasks.list.len() as TaskId {
             self.arm_watermark_timer(t);
+            self.arm_report_timer(t);
             self.net.poke(t);
         }
     }
@@ -602,6 +604,8 @@ impl<'a> World<'a> {
             Ev::Ack { task, id } => self.ack(task, id),
             Ev::LocalTimer { task } => self.local_timer(task),
             Ev::WatermarkTimer { task } => self.watermark_timer(task),
+            Ev::WatermarkReport { task } => self.report_timer(task),
+            Ev::AlignmentAnnounce { slot, generation } => self.announce_alignment(slot, generation),
             Ev::ProcessingTimer { task, member } => self.processing_timer(task, member as usize),
             Ev::Decline { id, .. } => self.declined(id),
             Ev::CheckpointTimeout { id } => self.expired(id),

@@ -35,6 +35,7 @@ impl World<'_> {
 
     /// At the start of the job (and after every reset): the periodic work.
     pub(super) fn start_coordinators(&mut self) {
+        self.start_alignment();
         for slot in 0..self.ops.slots.len() {
             let s = &mut self.ops.slots[slot];
             s.generation += 1;
@@ -63,8 +64,9 @@ impl World<'_> {
 
     /// Sends what coordinator `slot` emitted: held while the subtask's
     /// gateway is closed for a checkpoint.
-    fn send_events(&mut self, slot: usize, out: Vec<(u32, OperatorEvent)>) {
+    pub(super) fn send_events(&mut self, slot: usize, out: Vec<(u32, OperatorEvent)>) {
         for (subtask, event) in out {
+            self.note_sent(slot, subtask, event);
             let g = &mut self.ops.slots[slot].gateways[subtask as usize];
             if let Some(&newest) = g.closed.last() {
                 if !self.plan.cfg.mutants.has(Mutant::OperatorEventsNotHeld) {
@@ -122,6 +124,10 @@ impl World<'_> {
 
     /// The reader's thread applies an operator event (a mail).
     pub(super) fn apply_operator_event(&mut self, t: TaskId, event: OperatorEvent) {
+        if let OperatorEvent::WatermarkAlignment(max) = event {
+            // The source operator's, not the reader's.
+            return self.alignment_event(t, max);
+        }
         {
             let (member, mut ctx) = self.ctx_parts(t, 0);
             member.op.handle_operator_event(event, &mut ctx);
@@ -185,6 +191,9 @@ impl World<'_> {
         };
         if self.faults.fx.coordinator_down {
             return;
+        }
+        if let OperatorEvent::ReportedWatermark(w) = event {
+            return self.reported_watermark(slot, subtask, w);
         }
         let mut out = Vec::new();
         self.ops.slots[slot]
@@ -316,6 +325,11 @@ impl World<'_> {
                 failed.push((s.operator, e));
             }
             s.gateways.iter_mut().for_each(|g| *g = Gateway::default());
+            if let Some(a) = s.alignment.as_mut() {
+                // A new coordinator: no report yet.
+                a.reports = Default::default();
+                a.no_more.iter_mut().for_each(|n| *n = false);
+            }
         }
         for (op, e) in failed {
             let op = &self.plan.scenario.operators[op as usize].id;
@@ -333,6 +347,9 @@ impl World<'_> {
                 continue;
             };
             self.ops.slots[slot].gateways[subtask as usize] = Gateway::default();
+            if let Some(a) = self.ops.slots[slot].alignment.as_mut() {
+                a.no_more[subtask as usize] = false;
+            }
             let mut out = Vec::new();
             self.ops.slots[slot]
                 .coordinator

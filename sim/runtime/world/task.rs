@@ -597,6 +597,7 @@ impl World<'_> {
         if self.tasks.list[ti].input_ended
             || self.tasks.list[ti].paused.is_some()
             || self.tasks.list[ti].stopped
+            || self.waiting_for_alignment(t)
         {
             return;
         }

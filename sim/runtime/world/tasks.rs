@@ -140,6 +140,8 @@ pub(super) struct TaskTime {
     pub(super) source: Option<crate::model::event_time::SourceWatermarks>,
     /// A task with inputs: the valve over its input channels (by input).
     pub(super) valve: Option<crate::model::event_time::Valve>,
+    /// An aligned reader: its side of watermark alignment.
+    pub(super) alignment: Option<crate::model::alignment::ReaderAlignment>,
     /// When its input watermark last advanced (or it was deployed), and
     /// whether a stall was noted since (once per deployment).
     pub(super) advanced_at: SimTime,
