@@ -6,8 +6,8 @@
 //! refused where they stand.
 
 use crate::common::{
-    assert_caught, check, check_alg, ckptsim, exactly_once, failed_checks, load, seeds_or, stderr,
-    stdout, sweep,
+    assert_caught, check, check_alg, ckptsim, config, exactly_once, failed_checks, load, seeds_or,
+    stderr, stdout, sweep,
 };
 use ckptsim::mutant::Mutant;
 use ckptsim::scenario::parse_str;
@@ -152,6 +152,77 @@ fn a_savepoint_restores_the_timers_at_a_new_parallelism() {
         .unwrap();
     assert!(!line.contains("timers restored: 0,"), "{line}");
     assert!(line.contains("  timers               pass"), "{line}");
+    assert!(
+        !line.contains("restores judged for their timers: 0,"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A savepoint of the timers scenario, taken at 100 ms of seed 3.
+fn timers_savepoint(dir: &std::path::Path) -> ckptsim::savepoint::Image {
+    let _ = std::fs::remove_dir_all(dir);
+    let out = dir.to_str().unwrap();
+    let args = [
+        "savepoint",
+        FILE,
+        "--at",
+        "100ms",
+        "--out",
+        out,
+        "--seed",
+        "3",
+    ];
+    let o = ckptsim(&args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    ckptsim::savepoint::read_dir(dir).unwrap()
+}
+
+#[test]
+fn a_restore_from_a_savepoint_file_short_of_timers_is_named() {
+    // The savepoint's key groups say how many timers each subtask gets
+    // back; a restore that loses those of one key group is named.
+    let dir = std::env::temp_dir().join(format!("ckptsim-timers-short-{}", std::process::id()));
+    let image = timers_savepoint(&dir);
+    let sc = load("event-time-timers");
+    let run = |restore: ckptsim::runtime::Restore| {
+        let job = ckptsim::runtime::JobOptions {
+            restore: Some(std::sync::Arc::new(restore)),
+            ..Default::default()
+        };
+        ckptsim::harness::execute_job(&sc, &config(&sc, 4, &[]), &job, image.meta.input_seed)
+    };
+    let plan = ckptsim::savepoint::rescale::assign(&image, &sc, false).unwrap();
+    let whole = run(plan.restore.clone());
+    assert!(
+        !failed_checks(&whole).contains(&"timers"),
+        "{:?}",
+        failed_checks(&whole)
+    );
+    assert!(reach(&whole, "restores judged for their timers") > 0);
+    // Lose the timers of the first key group that has some.
+    let mut restore = plan.restore;
+    let kind = &sc.operators.iter().find(|o| o.id == "timers").unwrap().kind;
+    let strip = ckptsim::model::kinds::group_timers(kind).unwrap();
+    let (snap, m) = (restore.states.iter_mut().flatten())
+        .find_map(|s| {
+            let m = s.timers.iter().position(|&n| n > 0)?;
+            Some((s, m))
+        })
+        .unwrap();
+    let mut groups = ckptsim::model::operator::keyed_byte_groups(&snap.states[m]).unwrap();
+    let g = groups
+        .iter()
+        .position(|(_, b)| strip(b, false).unwrap().0 > 0)
+        .unwrap();
+    groups[g].1 = strip(&groups[g].1, true).unwrap().1;
+    snap.states[m] = ckptsim::model::operator::keyed_byte_state(groups);
+    let short = run(restore);
+    let message = timers_violation(&short);
+    assert!(
+        message.contains("timers of operator `timers`, whose snapshot held"),
+        "{message}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

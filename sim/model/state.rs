@@ -147,6 +147,23 @@ fn group_keys(kg: u32, bytes: &[u8], max_parallelism: u32) -> Result<Entries, St
     Ok(entries)
 }
 
+/// One key group of a [`ValueState<T>`] snapshot: its keys and values, in
+/// the order it lists them.
+pub fn value_state_values<T: DeserializeOwned>(bytes: &[u8]) -> Result<Vec<(u64, T)>, String> {
+    let entries: Entries = decode(bytes, "keyed")?;
+    let values = entries
+        .into_iter()
+        .map(|(k, v)| Ok((k, decode(&v, "keyed value")?)));
+    values.collect()
+}
+
+/// One key group of a [`ValueState<T>`] snapshot from its keys and values
+/// (what [`value_state_values`] reads).
+pub fn value_state_group<T: Serialize>(values: &[(u64, T)]) -> Vec<u8> {
+    let entries: Entries = values.iter().map(|(k, v)| (*k, encode(v))).collect();
+    encode(&entries)
+}
+
 /// The keys of one key group of a [`ValueState`] snapshot, in the order it
 /// lists them (an error if the bytes are not such a key group).
 pub fn value_state_keys(bytes: &[u8]) -> Result<Vec<u64>, String> {

@@ -62,6 +62,14 @@ pub fn assign(
     })
 }
 
+/// A key group of operator `op` that does not decode as its kind's state.
+fn damaged(op: &OperatorImage, kg: u32, e: &str) -> SnapshotError {
+    refuse(
+        format!("operator `{}`: key group {kg} does not decode: {e}", op.uid),
+        "the snapshot is damaged; restore from another one",
+    )
+}
+
 /// Key groups can be neither split nor merged: the max parallelism stays.
 fn same_max_parallelism(image: &Image, scenario: &Scenario) -> Result<(), SnapshotError> {
     let max_p = scenario.max_parallelism;
@@ -173,6 +181,7 @@ impl<'a> Plan<'a> {
             self.notes
                 .push(format!("{}: parallelism {} → {p}", op.uid, op.parallelism));
         }
+        let timers = self.timers_of(i, op)?;
         let subtasks = self.redistribute(i, op)?;
         let (first, member) = (
             self.exec.first_task[i] as usize,
@@ -183,9 +192,36 @@ impl<'a> Plan<'a> {
             if let Some(bytes) = bytes {
                 let snap = self.states[first + s].get_or_insert_with(|| snapshot(chain));
                 snap.states[member] = bytes;
+                if let Some(timers) = &timers {
+                    // The restore is judged against them (the timers check).
+                    snap.timers.resize(chain, 0);
+                    snap.timers[member] = timers[s];
+                }
             }
         }
         Ok(())
+    }
+
+    /// For an operator whose keyed state holds timers: how many the key
+    /// groups each new subtask gets hold, counted in the snapshot.
+    fn timers_of(&self, i: usize, op: &OperatorImage) -> Result<Option<Vec<u64>>, SnapshotError> {
+        let spec = &self.scenario.operators[i];
+        let (Some(count), OperatorState::KeyedBytes { key_groups }) =
+            (crate::model::kinds::group_timers(&spec.kind), &op.state)
+        else {
+            return Ok(None);
+        };
+        let mut per = vec![0; spec.parallelism as usize];
+        for (kg, bytes) in key_groups {
+            let (n, _) = count(bytes, false).map_err(|e| damaged(op, *kg, &e))?;
+            let owner = crate::model::record::subtask_for_key_group(
+                *kg,
+                spec.parallelism,
+                self.scenario.max_parallelism,
+            );
+            per[owner as usize] += n;
+        }
+        Ok(Some(per))
     }
 
     /// The job's operator with `op`'s uid and kind (`None`: the job lacks it

@@ -72,6 +72,18 @@ struct KeyWindows {
     timers: BTreeSet<(i64, i64)>,
 }
 
+/// The timers one key group of a snapshot holds, and (`strip`) the key
+/// group without them.
+pub(super) fn group_timers(bytes: &[u8], strip: bool) -> Result<(u64, Vec<u8>), String> {
+    let mut values: Vec<(u64, KeyWindows)> = crate::model::state::value_state_values(bytes)?;
+    let n = values.iter().map(|(_, w)| w.timers.len() as u64).sum();
+    if !strip {
+        return Ok((n, Vec::new()));
+    }
+    values.iter_mut().for_each(|(_, w)| w.timers.clear());
+    Ok((n, crate::model::state::value_state_group(&values)))
+}
+
 /// The operator (see the module's docs).
 pub struct EventTimeWindow {
     size: i64,

@@ -60,6 +60,23 @@ struct KeyEntry {
     timers: KeyTimers,
 }
 
+/// The timers one key group of a snapshot holds, and (`strip`) the key
+/// group without them.
+pub(super) fn group_timers(bytes: &[u8], strip: bool) -> Result<(u64, Vec<u8>), String> {
+    let mut values: Vec<(u64, KeyEntry)> = crate::model::state::value_state_values(bytes)?;
+    let n = values
+        .iter()
+        .map(|(_, e)| (e.timers.event.len() + e.timers.processing.len()) as u64)
+        .sum();
+    if !strip {
+        return Ok((n, Vec::new()));
+    }
+    values
+        .iter_mut()
+        .for_each(|(_, e)| e.timers = KeyTimers::default());
+    Ok((n, crate::model::state::value_state_group(&values)))
+}
+
 /// The operator (see the module's docs).
 pub struct KeyedProcess {
     delay: i64,

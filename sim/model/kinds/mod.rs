@@ -253,6 +253,20 @@ pub enum Java {
 /// the operator's table, never from `params` (validation refuses it).
 /// A duration of event time or of a timer in whole milliseconds, as
 /// Flink's timestamps are (validation refuses others).
+/// For an operator kind whose keyed state holds timers: how many timers
+/// one key group of its snapshot (layout `KeyedBytes`) holds and, with
+/// `strip`, the key group without them (`None`: the kind keeps none).
+pub fn group_timers(kind: &OperatorKind) -> Option<GroupTimers> {
+    match kind {
+        OperatorKind::KeyedProcess { .. } => Some(keyed_process::group_timers),
+        OperatorKind::EventTimeWindow { .. } => Some(event_time_window::group_timers),
+        _ => None,
+    }
+}
+
+/// See [`group_timers`].
+pub type GroupTimers = fn(&[u8], bool) -> Result<(u64, Vec<u8>), String>;
+
 pub(crate) fn ms(d: crate::engine::SimDuration) -> i64 {
     i64::try_from(d.nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
