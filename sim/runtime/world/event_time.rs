@@ -54,6 +54,7 @@ impl World<'_> {
             source,
             valve,
             alignment: self.reader_alignment(t),
+            emit_deferred: false,
             advanced_at: self.net.now,
             stall_noted: false,
             idle: false,
@@ -140,10 +141,18 @@ impl World<'_> {
     /// they mark idle is in the schedule (the oracle follows it) and is
     /// judged (it must have had no record ready for the timeout).
     pub(super) fn periodic_watermark(&mut self, t: TaskId) {
-        let task = &self.tasks.list[t as usize];
-        // A source that is paused (stop-the-world drains behind it) or
-        // stopped emits nothing, watermarks included.
-        if task.input_ended || task.stopped || task.paused.is_some() {
+        let task = &mut self.tasks.list[t as usize];
+        // A source that is stopped emits nothing, watermarks included; one
+        // that is paused (stop-the-world drains behind it) emits when it
+        // resumes (a periodic emit timed to fall in every pause would
+        // otherwise never run).
+        if task.paused.is_some() && !task.input_ended && !task.stopped {
+            if let Some(time) = task.time.as_mut() {
+                time.emit_deferred = true;
+            }
+            return;
+        }
+        if task.input_ended || task.stopped {
             return;
         }
         let inst = task.members[0].inst;

@@ -142,6 +142,9 @@ pub(super) struct TaskTime {
     pub(super) valve: Option<crate::model::event_time::Valve>,
     /// An aligned reader: its side of watermark alignment.
     pub(super) alignment: Option<crate::model::alignment::ReaderAlignment>,
+    /// A periodic emit came while the source was paused: it runs when the
+    /// source resumes.
+    pub(super) emit_deferred: bool,
     /// When its input watermark last advanced (or it was deployed), and
     /// whether a stall was noted since (once per deployment).
     pub(super) advanced_at: SimTime,
