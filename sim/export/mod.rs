@@ -363,6 +363,16 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
                 "the exported source's enumerator assigns splits on request; a pushing one is not in the Java job",
             );
         }
+        if op
+            .kind
+            .source_spec()
+            .is_some_and(|s| !s.alignment_group.is_empty())
+        {
+            no(
+                &format!("operators.{}.alignment_group", op.id),
+                "watermark alignment is not exported to Flink yet",
+            );
+        }
         if op.kind.is_keyed() {
             let ins = scenario
                 .edges
