@@ -143,9 +143,9 @@ impl World<'_> {
     pub(super) fn periodic_watermark(&mut self, t: TaskId) {
         let task = &mut self.tasks.list[t as usize];
         // A source that is stopped emits nothing, watermarks included; one
-        // that is paused (stop-the-world drains behind it) emits when it
-        // resumes (a periodic emit timed to fall in every pause would
-        // otherwise never run).
+        // that is paused (stop-the-world drains behind it) emits after its
+        // first step once it resumes, with what that step read (a periodic
+        // emit timed to fall in every pause would otherwise never run).
         if task.paused.is_some() && !task.input_ended && !task.stopped {
             if let Some(time) = task.time.as_mut() {
                 time.emit_deferred = true;
@@ -154,6 +154,9 @@ impl World<'_> {
         }
         if task.input_ended || task.stopped {
             return;
+        }
+        if let Some(time) = task.time.as_mut() {
+            time.emit_deferred = false;
         }
         let inst = task.members[0].inst;
         let mut time = self.tasks.list[t as usize].time.take();
@@ -214,6 +217,14 @@ impl World<'_> {
         self.judge_idleness(t, &readiness);
         self.align_after_emit(t, &out);
         self.emit_elements(t, &out);
+    }
+
+    /// After a source step: the periodic emit deferred by a pause runs.
+    pub(super) fn deferred_emit(&mut self, t: TaskId) {
+        let time = self.tasks.list[t as usize].time.as_ref();
+        if time.is_some_and(|x| x.emit_deferred) {
+            self.periodic_watermark(t);
+        }
     }
 
     /// Elements a source's periodic emit or a valve sent, through the

@@ -61,15 +61,8 @@ impl World<'_> {
         let task = &mut self.tasks.list[t as usize];
         if task.paused.is_some_and(|p| id >= p) {
             task.paused = None;
-            let deferred = task
-                .time
-                .as_mut()
-                .map(|x| std::mem::take(&mut x.emit_deferred));
             self.net.sched[t as usize].start_clock(self.net.now);
             self.release(t, None);
-            if deferred == Some(true) {
-                self.post(t, crate::runtime::mailbox::Mail::Watermark);
-            }
             self.net.poke(t);
         }
     }

@@ -655,6 +655,7 @@ impl World<'_> {
         if self.ops.coordinated(t) {
             self.reader_events(t);
         }
+        self.deferred_emit(t);
     }
 
     /// A source emitted a record whose lineage names a partition the input
