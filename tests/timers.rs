@@ -116,19 +116,8 @@ fn restored_processing_timers_must_arm_the_service() {
 #[test]
 fn a_savepoint_restores_the_timers_at_a_new_parallelism() {
     let dir = std::env::temp_dir().join(format!("ckptsim-timers-sp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    timers_savepoint(&dir);
     let out = dir.to_str().unwrap();
-    let o = ckptsim(&[
-        "savepoint",
-        FILE,
-        "--at",
-        "100ms",
-        "--out",
-        out,
-        "--seed",
-        "3",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let o = ckptsim(&["verify-snapshot", out]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let o = ckptsim(&[

@@ -39,6 +39,48 @@ pub(super) fn source(
         op.initial_splits,
         i64::from(src.partitions),
     );
+    enumerator_keys(v, op, &src);
+    src.initial_splits = src.initial_splits.min(src.partitions);
+    let bound = super::schema::Duration(src.out_of_orderness);
+    src.watermark_bound = v.dur("watermark_bound", op.watermark_bound.flatten(), bound);
+    event_time_in_milliseconds(v, &src, op.watermark_bound.flatten().is_some());
+    if src.idle_timeout.nanos() > 0
+        && src.watermark_interval.nanos() == 0
+        && v.clean(&["idle_timeout"])
+    {
+        let message = "idle_timeout needs watermark_interval: idleness is found at the periodic watermark emits".to_string();
+        let help =
+            "set watermark_interval (e.g. \"200ms\", Flink's default), or remove idle_timeout";
+        v.report("idle_timeout", message, Some(help.to_string()));
+    }
+    alignment(v, &src);
+    // One length and one rate per partition, in place of
+    // records_per_partition and records_per_second.
+    let partitions = src.partitions as usize;
+    if let Some(list) = &op.partition_records {
+        let each = PerPartition {
+            list: "partition_records",
+            single: "records_per_partition",
+            what: ("length", "lengths"),
+            range: 1..=i64::MAX,
+        };
+        src.partition_records = each.check(v, list, partitions);
+    }
+    if let Some(list) = &op.partition_rates {
+        let each = PerPartition {
+            list: "partition_rates",
+            single: "records_per_second",
+            what: ("rate (0: no limit)", "rates"),
+            range: 0..=MAX_RATE,
+        };
+        src.partition_rates = each.check(v, list, partitions);
+    }
+    OperatorKind::Source(src)
+}
+
+/// The keys of a FLIP-27 source's enumerator: meaningless on a static
+/// source, and consistent with each other on an enumerated one.
+fn enumerator_keys(v: &mut Validator, op: &Operator, src: &super::SourceSpec) {
     if src.split_assignment == SplitAssignment::Static {
         // A static source has no enumerator: only the values a written
         // scenario holds for it (all splits known, the default period).
@@ -87,42 +129,6 @@ pub(super) fn source(
             Some(help.to_string()),
         );
     }
-    src.initial_splits = src.initial_splits.min(src.partitions);
-    let bound = super::schema::Duration(src.out_of_orderness);
-    src.watermark_bound = v.dur("watermark_bound", op.watermark_bound.flatten(), bound);
-    event_time_in_milliseconds(v, &src, op.watermark_bound.flatten().is_some());
-    if src.idle_timeout.nanos() > 0
-        && src.watermark_interval.nanos() == 0
-        && v.clean(&["idle_timeout"])
-    {
-        let message = "idle_timeout needs watermark_interval: idleness is found at the periodic watermark emits".to_string();
-        let help =
-            "set watermark_interval (e.g. \"200ms\", Flink's default), or remove idle_timeout";
-        v.report("idle_timeout", message, Some(help.to_string()));
-    }
-    alignment(v, &src);
-    // One length and one rate per partition, in place of
-    // records_per_partition and records_per_second.
-    let partitions = src.partitions as usize;
-    if let Some(list) = &op.partition_records {
-        let each = PerPartition {
-            list: "partition_records",
-            single: "records_per_partition",
-            what: ("length", "lengths"),
-            range: 1..=i64::MAX,
-        };
-        src.partition_records = each.check(v, list, partitions);
-    }
-    if let Some(list) = &op.partition_rates {
-        let each = PerPartition {
-            list: "partition_rates",
-            single: "records_per_second",
-            what: ("rate (0: no limit)", "rates"),
-            range: 0..=MAX_RATE,
-        };
-        src.partition_rates = each.check(v, list, partitions);
-    }
-    OperatorKind::Source(src)
 }
 
 /// Watermark alignment's keys: a group needs a FLIP-27 source (its
