@@ -95,11 +95,15 @@ pub enum Need {
     ProcessingTimers,
     /// A source in a watermark alignment group.
     Alignment,
+    /// An event-time window.
+    Windows,
+    /// An event-time window with a late-data side output.
+    LateSideOutput,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 33] = [
+    pub const ALL: [Need; 35] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -133,6 +137,8 @@ impl Need {
         Need::EventTime,
         Need::ProcessingTimers,
         Need::Alignment,
+        Need::Windows,
+        Need::LateSideOutput,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -171,6 +177,8 @@ impl Need {
             Need::EventTime => "event-time",
             Need::ProcessingTimers => "processing-timers",
             Need::Alignment => "alignment",
+            Need::Windows => "event-time-windows",
+            Need::LateSideOutput => "late-side-output",
         }
     }
 
@@ -210,6 +218,8 @@ impl Need {
             Need::EventTime => "a source with `watermark_interval`",
             Need::ProcessingTimers => "a `keyed-process` with `processing_delay`",
             Need::Alignment => "a source with `watermark_interval` and `alignment_group`",
+            Need::Windows => "an `event-time-window`",
+            Need::LateSideOutput => "an edge with `side_output = \"late\"`",
         }
     }
 
@@ -296,6 +306,8 @@ impl Need {
                         && src.watermark_interval > crate::engine::SimDuration::ZERO
                 })
             }),
+            Need::Windows => kinds().any(|k| matches!(k, OperatorKind::EventTimeWindow { .. })),
+            Need::LateSideOutput => s.edges.iter().any(|e| e.side_output_late),
         }
     }
 }
@@ -515,6 +527,10 @@ targets! {
             "a reader paused a split whose watermark ran ahead of its alignment group";
         "split-resumed-after-alignment", "splits_resumed", [EventTime, Alignment],
             "a reader resumed a split its alignment group allowed again";
+        "late-record-dropped", "late_records_dropped", [EventTime, Windows],
+            "an event-time window dropped a late record (no side output)";
+        "late-record-to-side-output", "late_records_side_output", [EventTime, LateSideOutput],
+            "an event-time window sent a late record to its side output";
     }
     "savepoints" {
         "savepoint-completed", "savepoints_completed", [Savepoints],

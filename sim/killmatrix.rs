@@ -123,12 +123,17 @@ type Hit = (u64, Vec<String>);
 /// panic included) and the clean run passes (without panicking), searched
 /// in parallel batches.
 fn first_kill(
-    sc: &Scenario,
+    at: &Target,
     mutant: Mutant,
-    alg: scenario::Algorithm,
     seeds: SeedRange,
     jobs: usize,
 ) -> (Option<Hit>, u64, u64) {
+    let (sc, alg) = (at.sc, at.alg);
+    // A seed whose flow took no savepoint has nothing to judge: it passes.
+    let execute = |sc: &Scenario, cfg: &RunConfig| match at.flow {
+        None => Some(execute(sc, cfg)),
+        Some(flow) => flow.execute(sc, cfg),
+    };
     let batch = (jobs * 4).max(1) as u64;
     let mut start = seeds.start;
     let mut fired = 0;
@@ -148,8 +153,9 @@ fn first_kill(
                 };
                 let (checks, took): (Vec<String>, bool) = match panics::catch(|| execute(sc, &cfg))
                 {
-                    Ok(e) if e.verdict.passed => return (None, took_effect(&e)),
-                    Ok(e) => (
+                    Ok(None) => return (None, false),
+                    Ok(Some(e)) if e.verdict.passed => return (None, took_effect(&e)),
+                    Ok(Some(e)) => (
                         e.verdict
                             .checks
                             .iter()
@@ -164,8 +170,10 @@ fn first_kill(
                     mutants: Mutants::NONE,
                     ..cfg
                 };
-                let clean_passes =
-                    matches!(panics::catch(|| execute(sc, &clean)), Ok(e) if e.verdict.passed);
+                let clean_passes = matches!(
+                    panics::catch(|| execute(sc, &clean)),
+                    Ok(Some(e)) if e.verdict.passed
+                );
                 (clean_passes.then_some((seed, checks)), took)
             })
             .collect();
@@ -210,6 +218,8 @@ struct Target<'a> {
     alg: scenario::Algorithm,
     /// The copy built into ckptsim stands in for a file that is not there.
     built_in: bool,
+    /// The mutant breaks a rescale: each seed runs this flow.
+    flow: Option<&'static crate::rescale::RescaleFlow>,
 }
 
 /// Tries `info` at `at`, filling in `row`; whether it was killed there.
@@ -224,7 +234,7 @@ fn try_at(
     row.scenario = at.shown.clone();
     row.algorithm = at.alg.name().to_string();
     row.built_in = at.built_in;
-    let (hit, run, fired) = pool.install(|| first_kill(at.sc, info, at.alg, spec.seeds, spec.jobs));
+    let (hit, run, fired) = pool.install(|| first_kill(at, info, spec.seeds, spec.jobs));
     row.seeds_run += run;
     row.seeds_fired += fired;
     let Some((seed, checks)) = hit else {
@@ -235,16 +245,18 @@ fn try_at(
     row.seed = Some(seed);
     row.checks = checks;
     // A built-in copy has no file here to replay.
-    row.replay = (!at.built_in).then(|| {
-        format!(
+    row.replay = (!at.built_in).then(|| match at.flow {
+        Some(flow) => flow.replay(&row.scenario, seed, at.alg.name(), &[info.name]),
+        None => format!(
             "{} run {} --seed {seed} --algorithm {} --mutant {}",
             crate::program::name(),
             crate::input::shell_word(&row.scenario),
             at.alg.name(),
             info.name
-        )
+        ),
     });
-    if spec.shrink_budget > 0 {
+    // A flow's two runs do not shrink into one file.
+    if spec.shrink_budget > 0 && at.flow.is_none() {
         let m = Mutants::NONE.with(info);
         if let Ok(s) = shrink(at.sc, seed, at.alg, m, spec.shrink_budget) {
             row.reproducer = Some(s.after.into());
@@ -285,6 +297,7 @@ pub fn build(spec: &KillSpec, dir: &Path) -> Result<KillMatrix, String> {
                 sc: &sc,
                 alg,
                 built_in: built_in.is_some(),
+                flow: crate::rescale::flow_of(*info),
             };
             if try_at(&mut row, *info, &at, spec, &pool, &clock) {
                 break;
@@ -336,6 +349,7 @@ pub fn build_on(spec: &KillSpec, scenarios: &[(String, Scenario)]) -> Result<Kil
                 sc,
                 alg,
                 built_in: false,
+                flow: crate::rescale::flow_of(*info).filter(|f| f.fits(sc)),
             })
             .collect();
         if targets.is_empty() {

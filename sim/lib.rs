@@ -19,7 +19,8 @@
 //! 8. [`check`], [`savepoint`], [`coverage`];
 //! 9. [`harness`];
 //! 10. [`report`];
-//! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`], [`export`];
+//! 11. [`sweep`], [`shrink`], [`stalls`], [`exhaustive`], [`export`],
+//!     [`rescale`];
 //! 12. [`killmatrix`], [`compare`], [`fuzz`];
 //! 13. [`cli`], the command line (feature `cli`; `sim/main.rs` calls it).
 //!
@@ -75,6 +76,8 @@
 //! - [`export`]: a scenario as a runnable Flink 2.x job (`ckptsim
 //!   flink-export`), and a real run read back and checked (`ckptsim
 //!   flink-check`).
+//! - [`rescale`]: a stop-with-savepoint and a restore at a new parallelism
+//!   as one judged run (the kill matrix's flow for rescale mutants).
 //! - [`killmatrix`]: every mutant against the scenarios where it applies.
 //! - [`fuzz`]: entry points for fuzzers (the test suite's and `cargo fuzz`'s):
 //!   any scenario text or snapshot directory is refused or runs within
@@ -103,6 +106,7 @@ pub mod panics;
 pub mod program;
 pub mod protocol;
 pub mod report;
+pub mod rescale;
 pub mod runtime;
 pub mod safe_fs;
 pub mod savepoint;

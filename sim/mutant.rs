@@ -126,6 +126,9 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::ChannelStateDropsWatermarkStatus,
     Mutant::TimersNotInSnapshot,
     Mutant::RestoredProcessingTimersNotArmed,
+    Mutant::SessionSetNotRestored,
+    Mutant::SessionLateBeforeMerge,
+    Mutant::RescaleDropsMovedTimers,
 ];
 
 impl Mutant {
@@ -192,6 +195,14 @@ pub(crate) fn fired(m: Mutant) {
 /// Forgets what earlier runs on this thread fired (at the start of a run).
 pub(crate) fn reset_fired() {
     FIRED.with(|f| f.set(Mutants::NONE));
+}
+
+/// Records that `ms` took effect before the run started (while its
+/// restore was prepared).
+pub(crate) fn fired_before_the_run(ms: Mutants) {
+    for m in ms.iter() {
+        fired(m);
+    }
 }
 
 /// The mutants that took effect in the current run on this thread.

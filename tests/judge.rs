@@ -145,15 +145,17 @@ fn every_mutant_fires_where_it_kills() {
             let alg = Algorithm::from_name(alg).unwrap();
             let sc = load(name);
             (0..200).find_map(|seed| {
-                let e = execute(
-                    &sc,
-                    &RunConfig {
-                        seed,
-                        algorithm: alg,
-                        mutants: Mutants::NONE.with(*info),
-                        record_trace: false,
-                    },
-                );
+                let cfg = RunConfig {
+                    seed,
+                    algorithm: alg,
+                    mutants: Mutants::NONE.with(*info),
+                    record_trace: false,
+                };
+                // A rescale mutant runs through its flow, as in the matrix.
+                let e = match ckptsim::rescale::flow_of(*info) {
+                    Some(flow) => flow.execute(&sc, &cfg)?,
+                    None => execute(&sc, &cfg),
+                };
                 (!e.verdict.passed).then_some(e)
             })
         });

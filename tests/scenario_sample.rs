@@ -28,6 +28,7 @@ fn edge(from: u32, to: u32, partitioning: Partitioning) -> EdgeSpec {
         partitioning,
         chain: false,
         feedback: false,
+        side_output_late: false,
         latency_min: None,
         latency_max: None,
         buffer_credits: None,
@@ -152,6 +153,7 @@ pub fn sample() -> ScenarioData {
                     window_size: SimDuration::from_millis(300),
                     window_slide: SimDuration::from_millis(100),
                     allowed_lateness: SimDuration::from_millis(20),
+                    session_gap: SimDuration::ZERO,
                 },
                 2,
             ),
@@ -160,6 +162,17 @@ pub fn sample() -> ScenarioData {
                 OperatorKind::KeyedProcess {
                     timer_delay: SimDuration::from_millis(15),
                     processing_delay: SimDuration::from_millis(4),
+                },
+                2,
+            ),
+            op(
+                "sessions",
+                OperatorKind::EventTimeWindow {
+                    // Not written: sessions have neither.
+                    window_size: SimDuration::from_secs(1),
+                    window_slide: SimDuration::from_secs(1),
+                    allowed_lateness: SimDuration::from_millis(20),
+                    session_gap: SimDuration::from_millis(25),
                 },
                 2,
             ),
@@ -199,6 +212,12 @@ pub fn sample() -> ScenarioData {
             edge(16, 7, Partitioning::Rebalance),
             edge(0, 17, Partitioning::Hash),
             edge(17, 7, Partitioning::Rebalance),
+            edge(0, 18, Partitioning::Hash),
+            edge(18, 7, Partitioning::Rebalance),
+            EdgeSpec {
+                side_output_late: true,
+                ..edge(18, 5, Partitioning::Rebalance)
+            },
         ],
         network: NetworkSpec {
             buffer_records: 7,

@@ -110,6 +110,8 @@
 //!   its mutants.
 //! - `alignment`: watermark alignment pauses and resumes splits through
 //!   crashes, names a reader left paused, refuses malformed keys.
+//! - `sessions`: session windows merging and the late-data side output
+//!   through crashes; their mutants caught; their keys refused.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
@@ -158,6 +160,7 @@ mod scenario_format;
 mod scenario_rules;
 mod scenario_sample;
 mod seeds;
+mod sessions;
 mod sinkv2;
 mod snapshot_truth;
 mod snapshots;

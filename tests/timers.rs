@@ -215,6 +215,25 @@ fn a_restore_from_a_savepoint_file_short_of_timers_is_named() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn a_rescale_that_leaves_moved_timers_behind_is_caught_through_the_flow() {
+    // The kill matrix's flow: stop with a savepoint, restore at a new
+    // parallelism; the key groups that change subtask lose their timers.
+    let sc = load("event-time-timers");
+    let m = Mutant::RescaleDropsMovedTimers;
+    let flow = ckptsim::rescale::flow_of(m).unwrap();
+    let clean = flow.execute(&sc, &config(&sc, 0, &[])).unwrap();
+    assert!(clean.verdict.passed, "{:?}", failed_checks(&clean));
+    assert!(reach(&clean, "restores judged for their timers") > 0);
+    let broken = flow.execute(&sc, &config(&sc, 0, &[m])).unwrap();
+    assert!(timers_violation(&broken).contains("whose snapshot held"));
+    assert!(
+        !broken.output.warnings.iter().any(|w| w.kind == "mutant"),
+        "the mutant took effect before the run: {:?}",
+        broken.output.warnings
+    );
+}
+
 /// The shipped scenario with `from` replaced by `to`.
 fn edited(from: &str, to: &str) -> String {
     let text = std::fs::read_to_string(FILE).unwrap();

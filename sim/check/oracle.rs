@@ -173,6 +173,9 @@ struct Exec<'a> {
     sink_slot: Vec<Option<usize>>,
     store: ExternalStore,
     out: Vec<Record>,
+    /// What the operator call just made emitted into the late-data side
+    /// output.
+    late: Vec<Record>,
     /// The timers that fired in the operator call just made.
     fired: Vec<crate::model::timers::FiredTimer>,
     /// Queue what reaches sinks too (to replay the sinks' schedules).
@@ -248,6 +251,7 @@ impl Exec<'_> {
             watermark: task.watermark,
             store: &mut self.store,
             out: &mut self.out,
+            late: &mut self.late,
             fired: &mut self.fired,
             mutants: Mutants::NONE,
         };
@@ -260,16 +264,39 @@ impl Exec<'_> {
         if !self.fired.is_empty() {
             self.note_fired(oracle); // a timer fired in any call
         }
+        if !self.late.is_empty() {
+            let mut late = std::mem::take(&mut self.late);
+            self.route_records(task, oracle, &late, true);
+            late.clear();
+            self.late = late;
+        }
         if self.out.is_empty() {
             return;
         }
-        let out = std::mem::take(&mut self.out);
-        self.routed += out.len() as u64;
+        let mut out = std::mem::take(&mut self.out);
+        self.route_records(task, oracle, &out, false);
+        out.clear();
+        self.out = out;
+    }
+
+    /// Routes `records` (`late`: into the late-data side outputs) as the
+    /// runtime does (`World::route_out`, `World::route_late`).
+    fn route_records(
+        &mut self,
+        task: &mut TaskRun,
+        oracle: &mut Oracle,
+        records: &[Record],
+        late: bool,
+    ) {
+        self.routed += records.len() as u64;
         let max_p = self.scenario.max_parallelism;
         let info = &self.exec.tasks[task.t as usize];
         for (e, edge) in info.outputs.iter().enumerate() {
-            for &r in &out {
+            for &r in records {
                 let watermark = self.time.on && r.is_element();
+                if !watermark && edge.late != late {
+                    continue;
+                }
                 let mut deliver = |ch: u32| {
                     let to = self.exec.channels[ch as usize].to as usize;
                     match self.sink_slot[to] {
@@ -312,9 +339,6 @@ impl Exec<'_> {
                 }
             }
         }
-        let mut out = out;
-        out.clear();
-        self.out = out;
     }
 
     /// Processes up to `n` queued records of channel `ch`.
@@ -639,6 +663,7 @@ impl Oracle {
             sink_slot,
             store: ExternalStore::default(),
             out: Vec::new(),
+            late: Vec::new(),
             fired: Vec::new(),
             sink_queues: schedule.is_some(),
             claimed: std::collections::BTreeSet::new(),

@@ -94,7 +94,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     refuse_local(algorithm, restore.from.is_some(), checkpoint_dir.is_some())?;
     let seed = seed.unwrap_or(scenario.replay.seed);
     let mutants = mutants_or_replay(&job.mutants, &scenario)?;
-    let mut prepared = prepare(&path, scenario, &restore)?;
+    let mut prepared = prepare(&path, scenario, &restore, mutants)?;
     if checkpoint_dir.is_some() && cancel_at.is_none() {
         return Err(UsageError(
             "error: --checkpoint-dir needs --cancel-at: only a cancelled job retains its checkpoint\n  help: add --cancel-at TIME".to_string(),
@@ -269,6 +269,7 @@ pub(crate) fn prepare(
     path: &Path,
     mut scenario: scenario::Scenario,
     r: &RestoreArgs,
+    mutants: Mutants,
 ) -> Result<Prepared> {
     let mut replay = String::new();
     if !r.parallelism.is_empty() {
@@ -323,8 +324,9 @@ pub(crate) fn prepare(
     if let Some(dir) = &r.from {
         let image = savepoint::read_dir(dir).map_err(|e| UsageError(format!("error: {e}")))?;
         // What does not fit the job is a refusal of the snapshot's metadata.
-        let plan = rescale::assign(&image, &prepared.scenario, r.allow_non_restored_state)
-            .map_err(|mut e| {
+        let allow = r.allow_non_restored_state;
+        let plan =
+            rescale::assign_with(&image, &prepared.scenario, allow, mutants).map_err(|mut e| {
                 e.path.get_or_insert_with(|| dir.join(savepoint::METADATA));
                 UsageError(format!("error: {e}"))
             })?;
@@ -438,7 +440,7 @@ pub(crate) fn verify_snapshot(dir: &Path, scenario: Option<&Path>, r: RestoreArg
         count(image.in_flight_records() as u64, "in-flight record")
     );
     if let Some(path) = scenario {
-        let prepared = prepare(path, load_scenario(path)?, &r)?;
+        let prepared = prepare(path, load_scenario(path)?, &r, Mutants::NONE)?;
         let _ = writeln!(text, "job {} can restore from it:", path.display());
         for note in prepared.notes.iter().skip(1) {
             let _ = writeln!(text, "{note}");
@@ -547,7 +549,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let scenario = load_scenario(&a.scenario)?;
     let algorithm = parse_algorithm(a.algorithm, &scenario)?;
     refuse_local(algorithm, true, false)?;
-    let mut prepared = prepare(&a.scenario, scenario, &a.restore)?;
+    let mut prepared = prepare(&a.scenario, scenario, &a.restore, Mutants::NONE)?;
     let at = parse_time("--at", &a.at)?;
     let mut edit = scenario::ScenarioData::clone(&prepared.scenario);
     edit.savepoints = vec![SavepointSpec {

@@ -232,6 +232,13 @@ pub struct RunMetrics {
     /// Source emit → committed, over committed records.
     pub latency_p50_ns: u64,
     pub latency_p99_ns: u64,
+    /// Watermark lag (`runtime::watermarks::WatermarkLag`): a source's
+    /// emit of a watermark → a sink's input reached it, over the
+    /// watermarks that reached a sink; none without event time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermark_lag_p50_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermark_lag_p99_ns: Option<u64>,
     /// Per failure: failure → every source partition re-emitted what it had
     /// emitted when the job was stopped.
     pub recovery_ns: Vec<u64>,
@@ -284,6 +291,15 @@ impl Stat {
         }
     }
 }
+
+/// The metrics of a [`Group`] of a job with event time, after [`METRICS`].
+pub const WATERMARK_METRICS: &[(&str, &str)] = &[
+    (
+        "watermark_lag_p50_ms",
+        "watermark lag p50 (ms, per run): a source emits a watermark → a sink's input reaches it",
+    ),
+    ("watermark_lag_p99_ms", "watermark lag p99 (ms, per run)"),
+];
 
 /// The metrics names of a [`Group`], in report order.
 pub const METRICS: &[(&str, &str)] = &[
@@ -340,6 +356,11 @@ pub const METRICS: &[(&str, &str)] = &[
 /// Whether a comparison holds an uncoordinated algorithm: its tables then
 /// carry their columns (forced and rolled-back checkpoints, protocol
 /// bytes).
+/// Some run measured watermark lag (the job has event time).
+pub(crate) fn has_event_time(c: &Comparison) -> bool {
+    c.runs.iter().any(|r| r.watermark_lag_p50_ns.is_some())
+}
+
 pub(crate) fn has_local(algorithms: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
     algorithms.into_iter().any(|a| {
         crate::protocol::Algorithm::from_name(a.as_ref())
@@ -458,6 +479,8 @@ impl RunMetrics {
             input_rps: 0.0,
             latency_p50_ns: 0,
             latency_p99_ns: 0,
+            watermark_lag_p50_ns: None,
+            watermark_lag_p99_ns: None,
             recovery_ns: Vec::new(),
             records_replayed: 0,
             forced_checkpoints: 0,
@@ -492,6 +515,9 @@ impl RunMetrics {
             .map(|r| r.committed_at.since(r.emitted_at).0)
             .collect();
         latency.sort_unstable();
+        let mut lag = o.evidence.watermarks.lag.lags_ns.clone();
+        lag.sort_unstable();
+        let lag_at = |p: u64| (!lag.is_empty()).then(|| percentile(&lag, p));
         // Throughput is measured where the job delivers (sources fill
         // channel buffers long before backpressure slows them, so a
         // source-side rate overstates what the sinks can absorb), and the
@@ -514,6 +540,8 @@ impl RunMetrics {
             input_rps: crate::report::input_rps(o),
             latency_p50_ns: percentile(&latency, 50),
             latency_p99_ns: percentile(&latency, 99),
+            watermark_lag_p50_ns: lag_at(50),
+            watermark_lag_p99_ns: lag_at(99),
             recovery_ns: o.recovery_ns.clone(),
             records_replayed: o.counters.records_replayed,
             forced_checkpoints: o.counters.local_checkpoints_forced,
@@ -592,6 +620,16 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
         "recovery_ms",
         pooled(&|r| r.recovery_ns.iter().map(|&v| ms(v)).collect()),
     );
+    if runs.iter().any(|r| r.watermark_lag_p50_ns.is_some()) {
+        put(
+            "watermark_lag_p50_ms",
+            pooled(&|r| r.watermark_lag_p50_ns.map(ms).into_iter().collect()),
+        );
+        put(
+            "watermark_lag_p99_ms",
+            pooled(&|r| r.watermark_lag_p99_ns.map(ms).into_iter().collect()),
+        );
+    }
     put(
         "records_replayed",
         pooled(&|r| vec![r.records_replayed as f64]),

@@ -316,6 +316,9 @@ fn csv_header(c: &Comparison, local: bool) -> Vec<String> {
             .map(String::from),
         );
     }
+    if super::has_event_time(c) {
+        header.extend(["watermark_lag_p50_ms", "watermark_lag_p99_ms"].map(String::from));
+    }
     header.extend(["failed_checks", "panic", "replay"].map(String::from));
     header
 }
@@ -368,6 +371,10 @@ fn csv(c: &Comparison) -> String {
                 r.rolled_back_checkpoints.to_string(),
                 r.protocol_bytes.to_string(),
             ]);
+        }
+        if super::has_event_time(c) {
+            let lag = |ns: Option<u64>| ns.map(ms).unwrap_or_default();
+            metrics.extend([lag(r.watermark_lag_p50_ns), lag(r.watermark_lag_p99_ns)]);
         }
         // A run that panicked measured nothing: empty cells, not zeros.
         row.extend(
@@ -424,6 +431,8 @@ mod tests {
             } else {
                 0
             },
+            watermark_lag_p50_ns: None,
+            watermark_lag_p99_ns: None,
             recovery_ns: recovery_ms.iter().map(|v| v * 1_000_000).collect(),
             records_replayed: 100 * seed,
             forced_checkpoints: 0,

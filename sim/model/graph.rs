@@ -57,6 +57,10 @@ pub struct OutputEdge {
     /// The chain member (index into `TaskInfo::chain`) whose records take
     /// this edge.
     pub member: u32,
+    /// A late-data side output (`side_output = "late"`): it carries the
+    /// records the member emits with `Context::emit_late`, and the
+    /// watermarks, not its records.
+    pub late: bool,
 }
 
 /// One task: a chain of operators (Flink's `OperatorChain`) at one subtask
@@ -145,6 +149,7 @@ impl ExecGraph {
                         partitioning: e.partitioning,
                         channels: Vec::with_capacity(targets.len()),
                         member: member[e.from.0 as usize],
+                        late: e.side_output_late,
                     };
                     for d in targets {
                         let to = first_task[e.to.0 as usize] + d;

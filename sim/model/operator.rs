@@ -42,6 +42,8 @@ pub struct Context<'a> {
     /// The external system sinks write to; it survives crashes.
     pub store: &'a mut ExternalStore,
     pub(crate) out: &'a mut Vec<Record>,
+    /// Records for the late-data side output (`emit_late`).
+    pub(crate) late: &'a mut Vec<Record>,
     /// The timers that fired during this call (for the `timers` check).
     pub(crate) fired: &'a mut Vec<crate::model::timers::FiredTimer>,
     pub(crate) mutants: Mutants,
@@ -52,6 +54,16 @@ impl Context<'_> {
     #[inline]
     pub fn emit(&mut self, record: Record) {
         self.out.push(record);
+    }
+
+    /// Emits a record into the late-data side output (Flink's
+    /// `sideOutputLateData` output tag): it leaves on the operator's edges
+    /// marked `side_output = "late"`, and is dropped (and counted) without
+    /// one. Only while processing a record (the runtime routes it right
+    /// after the call).
+    #[inline]
+    pub fn emit_late(&mut self, record: Record) {
+        self.late.push(record);
     }
 
     /// A payload holding `value`, serialised with postcard, for a record to
@@ -890,6 +902,7 @@ mod tests {
             watermark: i64::MIN,
             store,
             out: &mut out,
+            late: &mut Vec::new(),
             fired: &mut Vec::new(),
             mutants,
         };

@@ -238,6 +238,7 @@ mod tests {
             watermark: i64::MIN,
             store: &mut store,
             out: &mut out,
+            late: &mut Vec::new(),
             fired: &mut Vec::new(),
             mutants: Mutants::NONE,
         };

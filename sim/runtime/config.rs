@@ -44,6 +44,9 @@ pub struct Restore {
     pub coordinators: Vec<(u32, Vec<u8>)>,
     /// The external store as the snapshot's job left it.
     pub store: ExternalStore,
+    /// Mutants that took effect while the snapshot was assigned to the
+    /// job's subtasks (`savepoint::rescale::assign_with`).
+    pub mutants_fired: crate::mutant::Mutants,
 }
 
 /// How to run a scenario.

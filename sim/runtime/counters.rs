@@ -148,6 +148,10 @@ counters! {
     splits_paused,
     splits_resumed,
     readers_waiting_for_alignment,
+    /// Event-time windows: late records dropped (no side output; Flink's
+    /// `numLateRecordsDropped`) and sent to a late-data side output.
+    late_records_dropped,
+    late_records_side_output,
     /// Checkpoints triggered while restored in-flight data was still being
     /// replayed (`[checkpoint] during_recovery`).
     checkpoints_during_recovery,

@@ -41,6 +41,39 @@ pub struct WatermarkEvidence {
     pub first_stuck_pauses: Vec<StuckPause>,
     /// Splits paused for watermark alignment (judged at the end).
     pub splits_paused: u64,
+    /// Watermark lag (`compare`): how long each watermark took from the
+    /// sources to the sinks.
+    pub lag: WatermarkLag,
+}
+
+/// Watermark lag: per watermark a sink's input reached (`MAX_WATERMARK`
+/// aside), the time since a source emitted that watermark (the latest
+/// emission of the value, so a source that emits it again after a restart
+/// starts the clock again). A sink's input watermark is the minimum over
+/// its inputs, so the watermark that reaches it is one some source emitted
+/// and the lag is the time event time took to cross the job: queues,
+/// backpressure, alignment and recovery all add to it; the watermark's own
+/// bound and interval do not.
+#[derive(Clone, Debug, Default)]
+pub struct WatermarkLag {
+    /// Each value a source emitted, with the last time it did.
+    births: std::collections::BTreeMap<i64, u64>,
+    /// One lag per watermark reaching a sink, in nanoseconds.
+    pub lags_ns: Vec<u64>,
+}
+
+impl WatermarkLag {
+    /// A source emitted `w` at `now_ns`.
+    pub fn born(&mut self, w: i64, now_ns: u64) {
+        self.births.insert(w, now_ns);
+    }
+
+    /// A sink's input watermark advanced to `w` at `now_ns`.
+    pub fn arrived(&mut self, w: i64, now_ns: u64) {
+        if let Some(&born) = self.births.get(&w) {
+            self.lags_ns.push(now_ns.saturating_sub(born));
+        }
+    }
 }
 
 /// At the end of the run, reader `source` still held split `split` paused

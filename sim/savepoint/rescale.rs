@@ -11,6 +11,7 @@ use crate::model::kinds::StateLayout;
 use crate::model::operator::{keyed_state, merge_sink_states, source_state};
 use crate::model::record::subtask_for_key;
 use crate::model::{JobGraph, Record};
+use crate::mutant::{Mutant, Mutants};
 use crate::runtime::coordinator::{ChannelState, TaskSnapshot};
 use crate::runtime::Restore;
 use crate::scenario::{EdgeSpec as Edge, OperatorId, Partitioning, Scenario};
@@ -37,9 +38,21 @@ pub fn assign(
     scenario: &Scenario,
     allow_non_restored_state: bool,
 ) -> Result<Assignment, SnapshotError> {
+    assign_with(image, scenario, allow_non_restored_state, Mutants::NONE)
+}
+
+/// [`assign`] with deliberate bugs switched on (`--mutant`); those that
+/// took effect go into the restore, so the run restored from it knows.
+pub fn assign_with(
+    image: &Image,
+    scenario: &Scenario,
+    allow_non_restored_state: bool,
+    mutants: Mutants,
+) -> Result<Assignment, SnapshotError> {
     same_max_parallelism(image, scenario)?;
     same_sources(image, scenario)?;
     let mut plan = Plan::new(scenario, allow_non_restored_state);
+    plan.mutants = mutants;
     for op in &image.operators {
         plan.operator(op)?;
     }
@@ -57,6 +70,7 @@ pub fn assign(
             states: plan.states,
             coordinators: plan.coordinators,
             store: image.store.clone(),
+            mutants_fired: plan.fired,
         },
         notes: plan.notes,
     })
@@ -149,6 +163,9 @@ struct Plan<'a> {
     restored_ops: Vec<bool>,
     coordinators: Vec<(u32, Vec<u8>)>,
     notes: Vec<String>,
+    mutants: Mutants,
+    /// The mutants whose broken path the plan took.
+    fired: Mutants,
 }
 
 impl<'a> Plan<'a> {
@@ -166,6 +183,8 @@ impl<'a> Plan<'a> {
             restored_ops: vec![false; scenario.operators.len()],
             coordinators: Vec::new(),
             notes: Vec::new(),
+            mutants: Mutants::NONE,
+            fired: Mutants::NONE,
         }
     }
 
@@ -312,7 +331,32 @@ impl<'a> Plan<'a> {
                 all(per.into_iter().map(keyed_state).collect())
             }
             OperatorState::KeyedBytes { key_groups } => {
-                let per = by_key_group(key_groups, p, max_p);
+                let kind = &self.scenario.operators[i].kind;
+                let moved = |kg: u32| {
+                    let owner = crate::model::record::subtask_for_key_group;
+                    owner(kg, op.parallelism, max_p) != owner(kg, p, max_p)
+                };
+                let mutant = Mutant::RescaleDropsMovedTimers;
+                let strip = crate::model::kinds::group_timers(kind)
+                    .filter(|_| self.mutants.has(mutant) && p != op.parallelism);
+                let key_groups = match strip {
+                    None => key_groups.clone(),
+                    Some(strip) => {
+                        // The timers of the key groups that change subtask
+                        // stay behind (their count is the snapshot's).
+                        self.fired = self.fired.with(mutant);
+                        let keep = |kg: u32, b: &Vec<u8>| match moved(kg) {
+                            true => strip(b, true).map(|(_, b)| b),
+                            false => Ok(b.clone()),
+                        };
+                        (key_groups.iter())
+                            .map(|(kg, b)| {
+                                Ok((*kg, keep(*kg, b).map_err(|e| damaged(op, *kg, &e))?))
+                            })
+                            .collect::<Result<Vec<_>, SnapshotError>>()?
+                    }
+                };
+                let per = by_key_group(&key_groups, p, max_p);
                 let encode = crate::model::operator::keyed_byte_state;
                 all(per.into_iter().map(encode).collect())
             }
@@ -561,5 +605,23 @@ fn snapshot(chain: usize) -> TaskSnapshot {
     TaskSnapshot {
         states: vec![Vec::new(); chain],
         ..TaskSnapshot::default()
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const RescaleDropsMovedTimers: Mutant = Mutant::declare(&MutantInfo {
+            name: "rescale-drops-moved-timers",
+            part: "timers",
+            what: "a restore at a new parallelism gives each key group that changes subtask its keys' values but not their timers: those timers never fire, and their output is lost",
+            modelled_on: "the timer service's key-group-partitioned snapshot (InternalTimerServiceSerializationProxy, one part per key group) read back only for the key groups a subtask already owned, as a restore that maps timers by subtask index rather than by key group would",
+            caught_by: "timers",
+            applies: &[("event-time-timers", "aligned")],
+        });
     }
 }

@@ -2,7 +2,7 @@
 //! what relates one kind's keys to each other.
 
 use super::schema::{self, Operator};
-use super::validate::Validator;
+use super::validate::{help, Validator};
 use super::{OperatorKind, SplitAssignment, MAX_BYTES};
 use crate::engine::bytes_text;
 
@@ -294,8 +294,8 @@ pub(super) fn custom(
 }
 
 /// An event-time window's own check: `window_slide` defaults to
-/// `window_size`; every
-/// duration is whole milliseconds.
+/// `window_size`; a `session_gap` excludes both; every duration is whole
+/// milliseconds.
 pub(super) fn event_time_window(
     v: &mut Validator,
     op: &Operator,
@@ -305,6 +305,7 @@ pub(super) fn event_time_window(
     let OperatorKind::EventTimeWindow {
         window_size: size,
         allowed_lateness,
+        session_gap,
         ..
     } = kind
     else {
@@ -317,10 +318,22 @@ pub(super) fn event_time_window(
         }
         d => v.dur("window_slide", d, super::schema::Duration(size)),
     };
+    if session_gap > crate::engine::SimDuration::ZERO {
+        for (key, set) in [
+            ("window_size", op.window_size.is_some()),
+            ("window_slide", op.window_slide.is_some()),
+        ] {
+            if set {
+                let message = format!("{key} does not apply to session windows (session_gap)");
+                v.report(key, message, help("remove it, or session_gap"));
+            }
+        }
+    }
     for (key, d) in [
         ("window_size", size),
         ("window_slide", slide),
         ("allowed_lateness", allowed_lateness),
+        ("session_gap", session_gap),
     ] {
         whole_ms(v, key, d);
     }
@@ -328,6 +341,7 @@ pub(super) fn event_time_window(
         window_size: size,
         window_slide: slide,
         allowed_lateness,
+        session_gap,
     }
 }
 

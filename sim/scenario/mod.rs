@@ -367,6 +367,10 @@ pub struct EdgeSpec {
     /// An iteration's feedback edge (`feedback = true`): it closes a cycle;
     /// never chained.
     pub feedback: bool,
+    /// `side_output = "late"`: the edge carries its `from` window's late
+    /// records (Flink's `sideOutputLateData`), never its results; never
+    /// chained.
+    pub side_output_late: bool,
     /// Its channels' latency bounds and exclusive buffers, when they are
     /// not `[network]`'s (`NetworkSpec::of_edge` resolves them).
     pub latency_min: Option<SimDuration>,
@@ -905,6 +909,7 @@ impl ScenarioData {
                 self.operator_chaining
                     && e.chain
                     && !e.feedback
+                    && !e.side_output_late
                     && e.partitioning == Partitioning::Forward
                     && from.parallelism == to.parallelism
                     && to.chaining == Chaining::Always

@@ -44,6 +44,7 @@ pub use replay::*;
 mod cluster;
 pub use cluster::*;
 mod from_scenario;
+mod kind_serde;
 
 /// A duration or a time as files write it: `"500ms"`, `"1.5s"`, `"100us"`.
 /// Read with [`parse_duration`]; written exactly by [`duration_text`].
@@ -436,17 +437,24 @@ operators! {
     };
     /// Per-key event-time windows (Flink's `WindowOperator` with an
     /// `EventTimeTrigger`): tumbling windows of `window_size`, or sliding
-    /// ones every `window_slide`; a window's sum is emitted when the watermark passes
-    /// its end, and again for each record up to `allowed_lateness` later;
-    /// later records are dropped. Needs a source with watermarks.
+    /// ones every `window_slide`, or (`session_gap`) sessions; a window's sum
+    /// is emitted when the watermark passes its end, and again for each
+    /// record up to `allowed_lateness` later; later records go to a
+    /// `side_output = "late"` edge, or are dropped. Needs a source with
+    /// watermarks.
     EventTimeWindow = "event-time-window",
-        "per-key event-time windows of `window_size` (sliding every `window_slide`) in keyed state with \
-         their timers; emits (key, window sum) when the watermark passes a window's end, \
-         again per record up to `allowed_lateness` later; drops later records" {
+        "per-key event-time windows of `window_size` (sliding every `window_slide`), or sessions \
+         of `session_gap`, in keyed state with their timers; emits (key, window sum) when the \
+         watermark passes a window's end, again per record up to `allowed_lateness` later; later \
+         records go to a `side_output = \"late\"` edge or are dropped" {
         window_size: Positive = ms(1000),
         /// By default `window_size` (tumbling windows).
         window_slide: Opt<Dur> = None,
         allowed_lateness: Dur = Duration::default(),
+        /// Session windows (`EventTimeSessionWindows.withGap`): a record
+        /// opens `[timestamp, timestamp + gap)`, merged with the key's
+        /// windows it touches. 0 (the default): tumbling or sliding windows.
+        session_gap: Dur = Duration::default(),
     }, check super::kinds::event_time_window;
     /// Per-key running sum with timers (Flink's `KeyedProcessFunction`):
     /// every record registers an event-time timer `timer_delay` after its
@@ -523,57 +531,11 @@ operators! {
          checkpoints on notify-complete and recovered ones at restore; idempotent commits";
 }
 
-impl PartialEq for Kind {
-    fn eq(&self, other: &Kind) -> bool {
-        self.name() == other.name()
-    }
-}
-impl Eq for Kind {}
-
-impl Serialize for Kind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-/// A built-in name or a registered one; an unknown name lists them all.
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Kind::from_name(&name).ok_or_else(|| {
-            let known: Vec<&str> = crate::scenario::registry::all_kinds()
-                .into_iter()
-                .map(|k| k.0)
-                .collect();
-            de::Error::custom(format!(
-                "unknown operator kind `{name}` (known: {})",
-                known.join(", ")
-            ))
-        })
-    }
-}
-
 /// An operator of a registered kind: the kind and its `params` table.
 #[derive(Clone, Debug)]
 pub struct CustomOperator {
     pub info: &'static crate::scenario::registry::KindInfo,
     pub params: crate::scenario::registry::Params,
-}
-
-impl PartialEq for CustomOperator {
-    fn eq(&self, other: &CustomOperator) -> bool {
-        self.info.name == other.info.name && self.params == other.params
-    }
-}
-
-impl Serialize for CustomOperator {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("CustomOperator", 2)?;
-        st.serialize_field("name", self.info.name)?;
-        st.serialize_field("params", &self.params)?;
-        st.end()
-    }
 }
 
 /// `cost` of a source.
@@ -597,6 +559,11 @@ table! {
         /// records are the loop's; the loop ends once it is quiescent.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         feedback: bool = false,
+        /// `"late"`: the edge carries the late records of its `from`, an
+        /// `event-time-window` (Flink's `sideOutputLateData`), not its
+        /// results. Never chained.
+        #[serde(skip_serializing_if = "String::is_empty")]
+        side_output: String = String::new(),
         /// This edge's channels' latency bounds and exclusive buffers, in
         /// place of `[network]`'s.
         #[serde(skip_serializing_if = "Option::is_none")]

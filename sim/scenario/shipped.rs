@@ -43,8 +43,16 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/event-time-alignment.toml"),
     ),
     (
+        "event-time-backpressure",
+        include_str!("../../scenarios/event-time-backpressure.toml"),
+    ),
+    (
         "event-time-idle",
         include_str!("../../scenarios/event-time-idle.toml"),
+    ),
+    (
+        "event-time-sessions",
+        include_str!("../../scenarios/event-time-sessions.toml"),
     ),
     (
         "event-time-timers",

@@ -700,6 +700,7 @@ impl<'f> Validator<'_, 'f> {
             let buffer_size = e
                 .buffer_size
                 .and_then(|b| self.bytes("buffer_size", Some(b), 0, MAX_BYTES));
+            let side_output_late = self.side_output(e, from);
             if let Some(partitioning) = e.partitioning {
                 let (from, to) = (dense_id(from), dense_id(to));
                 specs.push(EdgeSpec {
@@ -708,6 +709,7 @@ impl<'f> Validator<'_, 'f> {
                     partitioning,
                     chain: e.chain,
                     feedback: e.feedback,
+                    side_output_late,
                     latency_min,
                     latency_max,
                     buffer_credits,
@@ -718,6 +720,50 @@ impl<'f> Validator<'_, 'f> {
         }
         self.graph(&resolved, all_resolved);
         specs
+    }
+
+    /// An edge's `side_output`: empty, or `"late"` from an event-time
+    /// window.
+    fn side_output(&mut self, e: &schema::Edge, from: usize) -> bool {
+        match e.side_output.as_str() {
+            "" => false,
+            "late"
+                if !matches!(
+                    self.ops[from].kind,
+                    Some(OperatorKind::EventTimeWindow { .. })
+                ) =>
+            {
+                let message = format!(
+                    "side output \"late\" from `{}`, which is not an event-time-window",
+                    self.ops[from].id
+                );
+                self.report(
+                    "side_output",
+                    message,
+                    help("late records come from an event-time-window"),
+                );
+                false
+            }
+            "late" if e.feedback => {
+                let message = "a feedback edge cannot be a side output";
+                self.report(
+                    "side_output",
+                    message,
+                    help("remove side_output or feedback"),
+                );
+                false
+            }
+            "late" => true,
+            other => {
+                let message = format!("unknown side output `{other}`");
+                self.report(
+                    "side_output",
+                    message,
+                    help("the one side output is \"late\""),
+                );
+                false
+            }
+        }
     }
 
     fn checkpoint(&mut self, f: &File) -> CheckpointSpec {

@@ -134,28 +134,13 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
         .iter()
         .map(|a| (a.clone(), group(c, a, None)))
         .collect();
-    // Bars per algorithm from a list of value getters.
     let bars = |title: &str, y_desc: &str, stacked: bool, f: &[Getter]| {
-        Panel::Bars(BarPanel {
-            title: title.to_string(),
-            y_desc: y_desc.to_string(),
-            bars: groups
-                .iter()
-                .map(|(a, g)| (a.clone(), f.iter().map(|f| f(*g)).collect()))
-                .collect(),
-            stacked,
-        })
+        bar_panel(&groups, title, y_desc, stacked, f)
     };
-    let chart =
-        |file: &str, title: &str, panels: Vec<Panel>, key: Vec<(&'static str, Key)>| Chart {
-            file: file.to_string(),
-            title: title.to_string(),
-            panels,
-            lines: false,
-            algorithms: algs.clone(),
-            key,
-        };
-    vec![
+    let chart = |file: &str, title: &str, panels: Vec<Panel>, key: Vec<(&'static str, Key)>| {
+        bar_chart(&algs, file, title, panels, key)
+    };
+    let mut charts = vec![
         chart(
             "checkpoint-duration.svg",
             "Checkpoint duration",
@@ -226,7 +211,105 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
             ],
             vec![("p50 / median", Key::Solid), ("p99", Key::Light)],
         ),
-    ]
+    ];
+    charts.extend(crate::compare::has_event_time(c).then(|| lag_chart(&algs, &groups)));
+    charts
+}
+
+/// A comparison's axis and algorithms, for its line charts.
+struct Axis<'a> {
+    c: &'a Comparison,
+    algs: Vec<String>,
+    key: &'a str,
+    values: &'a [String],
+}
+
+impl Axis<'_> {
+    /// Along the axis, per algorithm: `f` of each axis value's group.
+    fn along(&self, f: Getter) -> Vec<Values> {
+        let (c, values) = (self.c, self.values);
+        (self.algs.iter())
+            .map(|a| values.iter().map(|v| f(group(c, a, Some(v)))).collect())
+            .collect()
+    }
+
+    /// One line per algorithm along the axis (`dashed`: a second one).
+    fn line_chart(
+        &self,
+        file: &str,
+        title: &str,
+        y_desc: &str,
+        solid: Getter,
+        dashed: Option<Getter>,
+        key_text: Vec<(&'static str, Key)>,
+    ) -> Chart {
+        let solid = self.along(solid);
+        let dashed = dashed.map_or_else(|| vec![Vec::new(); self.algs.len()], |d| self.along(d));
+        Chart {
+            file: file.to_string(),
+            title: title.to_string(),
+            panels: vec![Panel::Lines(LinePanel {
+                title: title.to_string(),
+                y_desc: y_desc.to_string(),
+                x_desc: self.key.to_string(),
+                x_labels: self.values.to_vec(),
+                series: (self.algs.iter().zip(solid).zip(dashed))
+                    .map(|((a, s), d)| (a.clone(), s, d))
+                    .collect(),
+            })],
+            lines: true,
+            algorithms: self.algs.clone(),
+            key: key_text,
+        }
+    }
+}
+
+/// Bars per algorithm from a list of value getters.
+fn bar_panel(
+    groups: &[(String, Option<&Group>)],
+    title: &str,
+    y_desc: &str,
+    stacked: bool,
+    f: &[Getter],
+) -> Panel {
+    Panel::Bars(BarPanel {
+        title: title.to_string(),
+        y_desc: y_desc.to_string(),
+        bars: groups
+            .iter()
+            .map(|(a, g)| (a.clone(), f.iter().map(|f| f(*g)).collect()))
+            .collect(),
+        stacked,
+    })
+}
+
+/// Watermark lag per algorithm (a job with event time).
+fn lag_chart(algs: &[String], groups: &[(String, Option<&Group>)]) -> Chart {
+    let lag: [Getter; 2] = [&|g| p50(g, "watermark_lag_p50_ms"), &|g| {
+        p50(g, "watermark_lag_p99_ms")
+    }];
+    let title = "Watermark lag, source to sinks (median over seeds of each run's p50, p99)";
+    let panel = bar_panel(groups, title, "ms", false, &lag);
+    let key = vec![("p50 / median", Key::Solid), ("p99", Key::Light)];
+    bar_chart(algs, "watermark-lag.svg", "Watermark lag", vec![panel], key)
+}
+
+/// A chart of bar (or box) panels, one entry per algorithm.
+fn bar_chart(
+    algs: &[String],
+    file: &str,
+    title: &str,
+    panels: Vec<Panel>,
+    key: Vec<(&'static str, Key)>,
+) -> Chart {
+    Chart {
+        file: file.to_string(),
+        title: title.to_string(),
+        panels,
+        lines: false,
+        algorithms: algs.to_vec(),
+        key,
+    }
 }
 
 /// Checkpoint durations per algorithm, as boxes over every completed
@@ -243,12 +326,11 @@ fn duration_boxes(groups: &[(String, Option<&Group>)]) -> Panel {
 }
 
 fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {
-    let algs = algorithms(c);
-    // Along the axis, per algorithm: `f` of each axis value's group.
-    let along = |f: Getter| -> Vec<Values> {
-        algs.iter()
-            .map(|a| values.iter().map(|v| f(group(c, a, Some(v)))).collect())
-            .collect()
+    let axis = Axis {
+        c,
+        algs: algorithms(c),
+        key,
+        values,
     };
     let chart = |file: &str,
                  title: &str,
@@ -256,31 +338,11 @@ fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {
                  solid: Getter,
                  dashed: Option<Getter>,
                  key_text: Vec<(&'static str, Key)>| {
-        let solid = along(solid);
-        let dashed = dashed.map_or_else(|| vec![Vec::new(); algs.len()], along);
-        Chart {
-            file: file.to_string(),
-            title: title.to_string(),
-            panels: vec![Panel::Lines(LinePanel {
-                title: title.to_string(),
-                y_desc: y_desc.to_string(),
-                x_desc: key.to_string(),
-                x_labels: values.to_vec(),
-                series: algs
-                    .iter()
-                    .zip(solid)
-                    .zip(dashed)
-                    .map(|((a, s), d)| (a.clone(), s, d))
-                    .collect(),
-            })],
-            lines: true,
-            algorithms: algs.clone(),
-            key: key_text,
-        }
+        axis.line_chart(file, title, y_desc, solid, dashed, key_text)
     };
     let p50_p99 = || vec![("p50", Key::Line), ("p99", Key::Dashed)];
     let p50_only = || vec![("p50", Key::Line)];
-    vec![
+    let mut charts = vec![
         chart(
             "vary-checkpoint-duration.svg",
             "Checkpoint duration (per completed checkpoint)",
@@ -337,7 +399,18 @@ fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {
             Some(&|g| p99(g, "recovery_ms")),
             p50_p99(),
         ),
-    ]
+    ];
+    if crate::compare::has_event_time(c) {
+        charts.push(chart(
+            "vary-watermark-lag.svg",
+            "Watermark lag, source to sinks (median over seeds of each run's p50, p99)",
+            "ms",
+            &|g| p50(g, "watermark_lag_p50_ms"),
+            Some(&|g| p50(g, "watermark_lag_p99_ms")),
+            p50_p99(),
+        ));
+    }
+    charts
 }
 
 // ---------------------------------------------------------------------------

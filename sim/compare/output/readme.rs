@@ -121,7 +121,11 @@ fn results_table(c: &Comparison) -> Vec<String> {
     line("");
     line("Per-checkpoint metrics (duration, alignment, sizes) and recovery are pooled over all seeds; per-run metrics (checkpoints, throughput, latency, replayed) are medians over seeds. `-`: no data (e.g. no completed checkpoint, nothing committed, no failure).");
     line("");
-    for (key, description) in METRICS {
+    let watermarks = match crate::compare::has_event_time(c) {
+        true => crate::compare::WATERMARK_METRICS,
+        false => &[],
+    };
+    for (key, description) in METRICS.iter().chain(watermarks) {
         line(&format!("- `{key}`: {description}"));
     }
     line("");
@@ -391,6 +395,10 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
     if local {
         header.extend(["forced p50", "rolled back p50", "protocol KiB p50"].map(String::from));
     }
+    let event_time = crate::compare::has_event_time(c);
+    if event_time {
+        header.extend(["watermark lag p50 ms", "watermark lag p99 ms"].map(String::from));
+    }
     header.push("failed runs".to_string());
     let rows = c
         .groups
@@ -420,6 +428,12 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
                     or_dash(p50(g_, "forced_checkpoints"), count),
                     or_dash(p50(g_, "rolled_back_checkpoints"), count),
                     or_dash(p50(g_, "protocol_kib"), num),
+                ]);
+            }
+            if event_time {
+                row.extend([
+                    or_dash(p50(g_, "watermark_lag_p50_ms"), num),
+                    or_dash(p50(g_, "watermark_lag_p99_ms"), num),
                 ]);
             }
             row.push(format!("{}/{}", g.failed_runs, g.runs));

@@ -209,6 +209,7 @@ mod tests {
             watermark,
             store: &mut store,
             out: &mut out,
+            late: &mut Vec::new(),
             fired: &mut fired,
             mutants: Mutants::NONE,
         };

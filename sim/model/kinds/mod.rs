@@ -34,7 +34,7 @@ mod sink_upsert;
 mod sink_writer;
 mod source;
 
-pub use self::event_time_window::EventTimeWindow;
+pub use self::event_time_window::{EventTimeWindow, SessionWindows};
 pub use self::filter::Filter;
 pub use self::flat_map::FlatMap;
 pub use self::keyed_sum::KeyedSum;
@@ -259,7 +259,10 @@ pub enum Java {
 pub fn group_timers(kind: &OperatorKind) -> Option<GroupTimers> {
     match kind {
         OperatorKind::KeyedProcess { .. } => Some(keyed_process::group_timers),
-        OperatorKind::EventTimeWindow { .. } => Some(event_time_window::group_timers),
+        OperatorKind::EventTimeWindow { session_gap, .. } => Some(match session_gap.0 {
+            0 => event_time_window::group_timers::<i64>,
+            _ => event_time_window::group_timers::<event_time_window::Session>,
+        }),
         _ => None,
     }
 }

@@ -448,6 +448,15 @@ impl World<'_> {
         if w == MAX_WATERMARK && before != MAX_WATERMARK {
             self.rec.evidence.watermarks.reached_max += 1;
         }
+        if w > before && w != MAX_WATERMARK {
+            let task = &self.tasks.list[t as usize];
+            let lag = &mut self.rec.evidence.watermarks.lag;
+            if task.is_source && m == 0 {
+                lag.born(w, self.net.now.0);
+            } else if task.members[m].is_sink {
+                lag.arrived(w, self.net.now.0);
+            }
+        }
         let member = &mut self.tasks.list[t as usize].members[m];
         member.sent_watermark = w;
         if w > clock {

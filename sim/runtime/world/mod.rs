@@ -264,6 +264,9 @@ impl<'a> World<'a> {
         let mut net = network(&scenario, &exec, &cfg, scripted);
         let faults = fault_state::Faults::new(&scenario, cfg.seed, &exec);
         crate::mutant::reset_fired();
+        if let Some(r) = &job_opts.restore {
+            crate::mutant::fired_before_the_run(r.mutants_fired);
+        }
         let scheduler: Box<dyn super::scheduler::Scheduler> = match scenario.network.input_order {
             _ if scripted => Box::new(super::scheduler::Scripted),
             crate::scenario::InputOrder::Random => Box::new(super::scheduler::Uniform),

@@ -24,6 +24,7 @@ impl World<'_> {
             watermark,
             store: &mut self.tasks.store,
             out: &mut self.tasks.out,
+            late: &mut self.tasks.late,
             fired: &mut self.tasks.fired,
             mutants: self.plan.cfg.mutants,
         };
@@ -412,6 +413,9 @@ impl World<'_> {
     #[inline]
     fn received_by(&mut self, t: TaskId, m: usize, r: &Record) {
         self.note_fired(t, m); // a timer fired while processing a record
+        if !self.tasks.late.is_empty() {
+            self.route_late(t, m);
+        }
         if let Some((c, writer)) = self.plan.committers[t as usize] {
             debug_assert!(!r.is_element());
             if c == m {
@@ -523,8 +527,14 @@ impl World<'_> {
         }
     }
 
-    /// Routes what member `m` emitted to its output channels.
+    /// Routes what member `m` emitted to its output channels: records on
+    /// its edges but for its late-data side outputs, stream elements on
+    /// every edge.
     fn route_out(&mut self, t: TaskId, m: usize) {
+        debug_assert!(
+            self.tasks.late.is_empty(),
+            "late records leave after `process`"
+        );
         if self.tasks.out.is_empty() {
             return;
         }
@@ -544,31 +554,41 @@ impl World<'_> {
                             self.net.emit(ch, r);
                         }
                     }
-                    continue;
-                }
-                match edge.partitioning {
-                    Partitioning::Forward => self.net.emit(edge.channels[0], r),
-                    Partitioning::Hash => {
-                        let p = edge.channels.len() as u32;
-                        let s = subtask_for_key(r.key, p, max_p);
-                        self.net.emit(edge.channels[s as usize], r);
-                    }
-                    Partitioning::Rebalance => {
-                        let rr = &mut self.tasks.list[t as usize].rr[e];
-                        let s = *rr as usize % edge.channels.len();
-                        *rr = rr.wrapping_add(1);
-                        self.net.emit(edge.channels[s], r);
-                    }
-                    Partitioning::Broadcast => {
-                        for &ch in &edge.channels {
-                            self.net.emit(ch, r);
-                        }
-                    }
+                } else if !edge.late {
+                    let rr = &mut self.tasks.list[t as usize].rr[e];
+                    partition(&mut self.net, rr, edge, r, max_p);
                 }
             }
         }
         out.clear();
         self.tasks.out = out;
+    }
+
+    /// Routes the late records member `m` just emitted onto its late-data
+    /// side outputs; without one they are dropped (Flink's
+    /// `numLateRecordsDropped`).
+    fn route_late(&mut self, t: TaskId, m: usize) {
+        let late = std::mem::take(&mut self.tasks.late);
+        let max_p = self.plan.scenario.max_parallelism;
+        let outputs: &[OutputEdge] = &self.plan.exec.tasks[t as usize].outputs;
+        let mut routed = false;
+        for (e, edge) in outputs.iter().enumerate() {
+            if edge.member as usize != m || !edge.late {
+                continue;
+            }
+            routed = true;
+            for &r in &late {
+                let rr = &mut self.tasks.list[t as usize].rr[e];
+                partition(&mut self.net, rr, edge, r, max_p);
+            }
+        }
+        let n = late.len() as u64;
+        match routed {
+            true => self.rec.counters.late_records_side_output += n,
+            false => self.rec.counters.late_records_dropped += n,
+        }
+        self.tasks.late = late;
+        self.tasks.late.clear();
     }
 
     /// How many records a source emits per step: one buffer's worth
@@ -809,5 +829,28 @@ mod mutants {
             caught_by: "channel-order",
             applies: &[("recovery-checkpoints", "unaligned")],
         });
+    }
+}
+
+/// Sends record `r` down `edge` by its partitioning (`rr`: the edge's
+/// round-robin position).
+fn partition(net: &mut Net, rr: &mut u32, edge: &OutputEdge, r: Record, max_p: u32) {
+    match edge.partitioning {
+        Partitioning::Forward => net.emit(edge.channels[0], r),
+        Partitioning::Hash => {
+            let p = edge.channels.len() as u32;
+            let s = subtask_for_key(r.key, p, max_p);
+            net.emit(edge.channels[s as usize], r);
+        }
+        Partitioning::Rebalance => {
+            let s = *rr as usize % edge.channels.len();
+            *rr = rr.wrapping_add(1);
+            net.emit(edge.channels[s], r);
+        }
+        Partitioning::Broadcast => {
+            for &ch in &edge.channels {
+                net.emit(ch, r);
+            }
+        }
     }
 }

@@ -206,6 +206,9 @@ pub(super) struct Tasks {
     /// Scratch: when each ready input became available (for the scheduler).
     pub(super) since: Vec<u64>,
     pub(super) out: Vec<Record>,
+    /// What the member call just made emitted into the late-data side
+    /// output (`Context::emit_late`).
+    pub(super) late: Vec<Record>,
     /// The timers that fired in the member call just made.
     pub(super) fired: Vec<crate::model::timers::FiredTimer>,
     /// Spare buffers for records passed between chained operators.
@@ -243,6 +246,7 @@ impl Tasks {
             scheduler,
             since: Vec::new(),
             out: Vec::with_capacity(64),
+            late: Vec::new(),
             fired: Vec::new(),
             chain_bufs: Vec::new(),
             chain_stack: Vec::new(),

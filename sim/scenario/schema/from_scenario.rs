@@ -83,6 +83,10 @@ fn edge(e: &crate::scenario::EdgeSpec, names: &Names) -> Edge {
         partitioning: Some(e.partitioning),
         chain: e.chain,
         feedback: e.feedback,
+        side_output: match e.side_output_late {
+            true => "late".to_string(),
+            false => String::new(),
+        },
         latency_min: e.latency_min.map(Duration),
         latency_max: e.latency_max.map(Duration),
         buffer_credits: e.buffer_credits.map(i64::from),
@@ -211,6 +215,13 @@ fn operator(op: &crate::scenario::OperatorSpec) -> Operator {
         chaining: op.chaining,
         ..write_kind(&op.kind)
     };
+    // Session windows have a gap and no size or slide; others no gap.
+    if let OperatorKind::EventTimeWindow { session_gap, .. } = op.kind {
+        match session_gap > crate::engine::SimDuration::ZERO {
+            true => (written.window_size, written.window_slide) = (None, None),
+            false => written.session_gap = None,
+        }
+    }
     // A source's lengths: one for all partitions, or one each.
     if let OperatorKind::Source(src) = &op.kind {
         match src.partition_records.is_empty() {

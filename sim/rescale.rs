@@ -1,0 +1,94 @@
+//! A rescale as one judged run: the job stops with a savepoint, and the
+//! job at a new parallelism starts from it (`ckptsim savepoint --stop`,
+//! then `ckptsim run --from-savepoint --parallelism`). The kill matrix
+//! runs the mutants that break a rescale this way
+//! ([`flow_of`]); the restored run is the one judged.
+
+use crate::engine::SimTime;
+use crate::harness::{execute_job, Execution};
+use crate::mutant::{Mutant, Mutants};
+use crate::runtime::{JobOptions, RunConfig, SnapshotKind};
+use crate::savepoint::{rescale, Image};
+use crate::scenario::{self, SavepointSpec, Scenario};
+use std::sync::Arc;
+
+/// Stop the job with a savepoint requested at `at_ms`, then start it from
+/// the savepoint with `operator` at `parallelism`.
+#[derive(Clone, Copy, Debug)]
+pub struct RescaleFlow {
+    pub at_ms: u64,
+    pub operator: &'static str,
+    pub parallelism: u32,
+}
+
+/// The mutants judged through a rescale, each with its flow.
+pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[(
+    Mutant::RescaleDropsMovedTimers,
+    RescaleFlow {
+        at_ms: 100,
+        operator: "timers",
+        parallelism: 4,
+    },
+)];
+
+/// The flow mutant `m` is judged through, if any.
+pub fn flow_of(m: Mutant) -> Option<&'static RescaleFlow> {
+    RESCALE_FLOWS.iter().find(|(x, _)| *x == m).map(|(_, f)| f)
+}
+
+impl RescaleFlow {
+    /// Whether `sc` has the operator to rescale.
+    pub fn fits(&self, sc: &Scenario) -> bool {
+        sc.operators.iter().any(|o| o.id == self.operator)
+    }
+
+    /// The savepoint's run (without `cfg`'s mutants), then the restored
+    /// run at the new parallelism (with them), judged. `None`: no
+    /// savepoint was taken (the job ended first, or it could not be
+    /// restored here); nothing to judge for this seed.
+    pub fn execute(&self, sc: &Scenario, cfg: &RunConfig) -> Option<Execution> {
+        let mut edit = scenario::ScenarioData::clone(sc);
+        edit.savepoints = vec![SavepointSpec {
+            at: SimTime(self.at_ms * 1_000_000),
+            stop: true,
+            drain: false,
+        }];
+        let first = scenario::check(&edit, &sc.name).ok()?;
+        let job = JobOptions {
+            retry_failed_savepoints: true,
+            keep_snapshots: true,
+            ..JobOptions::default()
+        };
+        let plain = RunConfig {
+            mutants: Mutants::NONE,
+            ..cfg.clone()
+        };
+        let e = execute_job(&first, &plain, &job, cfg.seed);
+        let snap = (e.output.snapshots.iter()).find(|s| s.kind == SnapshotKind::Savepoint)?;
+        let image = Image::from_run(&first, snap, &e.output.store, cfg.seed, 0).ok()?;
+        let mut edit = scenario::ScenarioData::clone(sc);
+        let op = edit.operators.iter_mut().find(|o| o.id == self.operator)?;
+        op.parallelism = self.parallelism;
+        let rescaled = scenario::check(&edit, &sc.name).ok()?;
+        let plan = rescale::assign_with(&image, &rescaled, false, cfg.mutants).ok()?;
+        crate::fault::after_restore(&mut edit.faults, SimTime(image.job_time_ns()));
+        let rescaled = scenario::check(&edit, &sc.name).ok()?;
+        let job = JobOptions {
+            restore: Some(Arc::new(plan.restore)),
+            ..JobOptions::default()
+        };
+        Some(execute_job(&rescaled, cfg, &job, cfg.seed))
+    }
+
+    /// The shell line that runs the flow with the command line: the
+    /// savepoint into a fresh temporary directory, then the restored run.
+    pub fn replay(&self, path: &str, seed: u64, algorithm: &str, mutants: &[&str]) -> String {
+        let program = crate::program::name();
+        let path = crate::input::shell_word(path);
+        let mutants: String = mutants.iter().map(|m| format!(" --mutant {m}")).collect();
+        format!(
+            "d=$(mktemp -d) && {program} savepoint {path} --at {}ms --stop --out \"$d/savepoint\" --seed {seed} --algorithm {algorithm} && {program} run {path} --from-savepoint \"$d/savepoint\" --parallelism {}={} --seed {seed} --algorithm {algorithm}{mutants}",
+            self.at_ms, self.operator, self.parallelism
+        )
+    }
+}
