@@ -152,3 +152,28 @@ fn the_sink_topology_rules_are_refused_when_broken() {
         "sink `writer` cannot have outputs",
     );
 }
+
+#[test]
+fn a_stale_committable_refused_under_at_least_once_loses_nothing_and_passes() {
+    // At-least-once checkpoints let the global committer snapshot a
+    // committable sent after its writer's barrier; the restored writer
+    // aborts that transaction and its records come again, so the refused
+    // commit at the end is counted, not a violation.
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/regressions/at-least-once-stale-committable.toml");
+    let sc = ckptsim::scenario::load(&file).unwrap();
+    let e = crate::common::check_alg(&sc, 131, ckptsim::protocol::Algorithm::AtLeastOnce, &[]);
+    assert!(e.verdict.passed, "{:?}", crate::common::failed_checks(&e));
+    let protocol = e
+        .verdict
+        .checks
+        .iter()
+        .find(|c| c.name == "protocol")
+        .unwrap();
+    let forgiven = protocol
+        .reach
+        .iter()
+        .find(|(w, _)| *w == "refused commits of replayed transactions");
+    assert_eq!(forgiven.map(|r| r.1), Some(1));
+    assert_eq!(e.output.store.refused.len(), 1);
+}

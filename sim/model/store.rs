@@ -191,6 +191,12 @@ impl ExternalStore {
         })
     }
 
+    /// The records transaction `id` holds (an aborted one keeps them).
+    pub fn txn_records(&self, id: &TxnId) -> Option<&[Record]> {
+        let slot = *self.txns.get(id)?;
+        Some(&self.slots[slot].records)
+    }
+
     fn get_mut(&mut self, id: &TxnId) -> Option<&mut Txn> {
         let slot = *self.txns.get(id)?;
         Some(&mut self.slots[slot])
