@@ -130,7 +130,7 @@ fn first_kill(
 ) -> (Option<Hit>, u64, u64) {
     let (sc, alg) = (at.sc, at.alg);
     // A seed whose flow took no savepoint has nothing to judge: it passes.
-    let execute = |sc: &Scenario, cfg: &RunConfig| match at.flow {
+    let run_seed = |sc: &Scenario, cfg: &RunConfig| match at.flow {
         None => Some(execute(sc, cfg)),
         Some(flow) => flow.execute(sc, cfg),
     };
@@ -151,7 +151,7 @@ fn first_kill(
                 let took_effect = |e: &crate::harness::Execution| {
                     !e.output.warnings.iter().any(|w| w.kind == "mutant")
                 };
-                let (checks, took): (Vec<String>, bool) = match panics::catch(|| execute(sc, &cfg))
+                let (checks, took): (Vec<String>, bool) = match panics::catch(|| run_seed(sc, &cfg))
                 {
                     Ok(None) => return (None, false),
                     Ok(Some(e)) if e.verdict.passed => return (None, took_effect(&e)),
@@ -171,7 +171,7 @@ fn first_kill(
                     ..cfg
                 };
                 let clean_passes = matches!(
-                    panics::catch(|| execute(sc, &clean)),
+                    panics::catch(|| run_seed(sc, &clean)),
                     Ok(Some(e)) if e.verdict.passed
                 );
                 (clean_passes.then_some((seed, checks)), took)
