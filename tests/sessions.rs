@@ -78,6 +78,52 @@ fn a_record_judged_late_before_its_merge_is_caught() {
     );
 }
 
+/// The timers check's count of restores it judged.
+fn restores_judged(e: &ckptsim::harness::Execution) -> u64 {
+    let timers = e
+        .verdict
+        .checks
+        .iter()
+        .find(|c| c.name == "timers")
+        .unwrap();
+    let judged = timers
+        .reach
+        .iter()
+        .find(|(w, _)| *w == "restores judged for their timers");
+    judged.unwrap().1
+}
+
+#[test]
+fn windows_pass_a_stop_with_savepoint_and_a_rescaled_restore() {
+    // Sliding windows and sessions, with their timers and the side output,
+    // stopped with a savepoint mid-run and restored at a new parallelism.
+    for (name, operator, parallelism) in [
+        ("event-time", "window", 4),
+        ("event-time-sessions", "sessions", 3),
+    ] {
+        let sc = load(name);
+        let flow = ckptsim::rescale::RescaleFlow {
+            at_ms: 60,
+            operator,
+            parallelism,
+        };
+        let mut judged = 0;
+        for seed in 0..seeds_or(3) {
+            let cfg = crate::common::config(&sc, seed, &[]);
+            let Some(e) = flow.execute(&sc, &cfg) else {
+                continue;
+            };
+            assert!(
+                e.verdict.passed,
+                "{name} seed {seed}: {:?}",
+                failed_checks(&e)
+            );
+            judged += restores_judged(&e);
+        }
+        assert!(judged > 0, "{name}: no restore judged");
+    }
+}
+
 fn only_error(text: &str) -> String {
     let e = parse_str(text, "bad.toml").expect_err("refused");
     e.to_string()

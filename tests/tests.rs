@@ -111,7 +111,9 @@
 //! - `alignment`: watermark alignment pauses and resumes splits through
 //!   crashes, names a reader left paused, refuses malformed keys.
 //! - `sessions`: session windows merging and the late-data side output
-//!   through crashes; their mutants caught; their keys refused.
+//!   through crashes; sliding windows and sessions through a stop-with-
+//!   savepoint and a rescaled restore; their mutants caught; their keys
+//!   refused.
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
