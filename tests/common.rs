@@ -158,3 +158,9 @@ pub fn stdout(o: &std::process::Output) -> String {
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// What check `check` reports it reached under `what` (its reach counter).
+pub fn reach(e: &Execution, check: &str, what: &str) -> u64 {
+    let c = e.verdict.checks.iter().find(|c| c.name == check).unwrap();
+    c.reach.iter().find(|(w, _)| *w == what).unwrap().1
+}

@@ -5,15 +5,11 @@
 //! mutants are caught.
 
 use crate::common::{
-    assert_caught, check, check_alg, exactly_once, failed_checks, load, seeds_or, sweep, valid,
+    assert_caught, check, check_alg, exactly_once, failed_checks, load, reach, seeds_or, sweep,
+    valid,
 };
 use ckptsim::mutant::Mutant;
 use ckptsim::scenario::ScenarioData;
-
-fn reach(e: &ckptsim::harness::Execution, check: &str, what: &str) -> u64 {
-    let c = e.verdict.checks.iter().find(|c| c.name == check).unwrap();
-    c.reach.iter().find(|(w, _)| *w == what).unwrap().1
-}
 
 #[test]
 fn event_time_windows_are_exact_through_crashes_under_every_exactly_once_algorithm() {

@@ -78,21 +78,6 @@ fn a_record_judged_late_before_its_merge_is_caught() {
     );
 }
 
-/// The timers check's count of restores it judged.
-fn restores_judged(e: &ckptsim::harness::Execution) -> u64 {
-    let timers = e
-        .verdict
-        .checks
-        .iter()
-        .find(|c| c.name == "timers")
-        .unwrap();
-    let judged = timers
-        .reach
-        .iter()
-        .find(|(w, _)| *w == "restores judged for their timers");
-    judged.unwrap().1
-}
-
 #[test]
 fn windows_pass_a_stop_with_savepoint_and_a_rescaled_restore() {
     // Sliding windows and sessions, with their timers and the side output,
@@ -118,7 +103,7 @@ fn windows_pass_a_stop_with_savepoint_and_a_rescaled_restore() {
                 "{name} seed {seed}: {:?}",
                 failed_checks(&e)
             );
-            judged += restores_judged(&e);
+            judged += crate::common::reach(&e, "timers", "restores judged for their timers");
         }
         assert!(judged > 0, "{name}: no restore judged");
     }

@@ -15,13 +15,7 @@ use ckptsim::scenario::parse_str;
 const FILE: &str = "scenarios/event-time-timers.toml";
 
 fn reach(e: &ckptsim::harness::Execution, what: &str) -> u64 {
-    let c = e
-        .verdict
-        .checks
-        .iter()
-        .find(|c| c.name == "timers")
-        .unwrap();
-    c.reach.iter().find(|(w, _)| *w == what).unwrap().1
+    crate::common::reach(e, "timers", what)
 }
 
 #[test]
