@@ -147,14 +147,14 @@ fn the_command_writes_the_job_and_refuses_what_flink_cannot_run() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-fn tempdir(what: &str) -> PathBuf {
+pub(crate) fn tempdir(what: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ckptsim-flink-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn copy(from: &Path, to: &Path) {
+pub(crate) fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();

@@ -136,6 +136,7 @@ mod exhaustive;
 mod extremes;
 mod faults;
 mod flink;
+mod flink_event_time;
 mod flink_keys;
 mod flip27;
 mod flow;

@@ -130,6 +130,7 @@ fn write_export(out: &Path, files: &[(String, String)]) -> Result<(), WriteError
         "real/run.json",
         "real/rest.jsonl",
         "real/crashes.tsv",
+        "real/watermark-lags.tsv",
         "expected.tsv",
     ] {
         dir.remove(stale)?;

@@ -113,11 +113,18 @@ pub fn job(scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) -> Strin
          import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;\n\
          import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;\n\
          import org.apache.flink.streaming.api.operators.ChainingStrategy;\n\
-         import org.apache.flink.streaming.api.transformations.OneInputTransformation;\n\n\
+         import org.apache.flink.streaming.api.transformations.OneInputTransformation;\n\
+         import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;\n\
+         import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;\n\
+         import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;\n\
+         import org.apache.flink.util.OutputTag;\n\n\
          import java.nio.file.Path;\n\
-         import java.nio.file.Paths;\n\n\
+         import java.nio.file.Paths;\n\
+         import java.time.Duration;\n\n\
          public final class CkptsimJob {\n\
-         \x20   static final TypeInformation<Rec> REC = TypeInformation.of(Rec.class);\n\n\
+         \x20   static final TypeInformation<Rec> REC = TypeInformation.of(Rec.class);\n\
+         \x20   /** The window operators' late records (`side_output = \"late\"`). */\n\
+         \x20   static final OutputTag<Rec> LATE = new OutputTag<Rec>(\"late\", REC);\n\n\
          \x20   static final class KeyOf implements KeySelector<Rec, Long> {\n\
          \x20       @Override\n\
          \x20       public Long getKey(Rec r) {\n\
@@ -143,8 +150,7 @@ pub fn job(scenario: &Scenario, opts: &Options, crashes: &[CrashPoint]) -> Strin
         let _ = writeln!(j, "        Mutants.set({});", string(&names));
     }
     j.push_str(
-        "        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);\n\
-         \x20       long start = System.currentTimeMillis();\n",
+        "        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);\n",
     );
     topology(&mut j, scenario, opts, crashes);
     let (workers, slots) = cluster(scenario, opts.local_channels);
@@ -329,6 +335,9 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
             ]),
         }
     }
+    if let Some(interval) = watermark_interval(scenario) {
+        out.push(("pipeline.auto-watermark-interval", ms(interval)));
+    }
     let failover = match scenario.faults.failover {
         FailoverStrategy::Full => "full",
         FailoverStrategy::Region => "region",
@@ -336,6 +345,18 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
     out.push(("jobmanager.execution.failover-strategy", failover.into()));
     out.extend(restart_keys(scenario));
     out
+}
+
+/// Flink's periodic watermark interval, one for the job: the shortest
+/// source's (none: no source emits watermarks).
+pub fn watermark_interval(scenario: &Scenario) -> Option<SimDuration> {
+    scenario
+        .operators
+        .iter()
+        .filter_map(|o| o.kind.source_spec())
+        .map(|s| s.watermark_interval)
+        .filter(|&d| d > SimDuration::ZERO)
+        .min()
 }
 
 /// `"subtask:attempt:records;..."` of operator `op`'s crash points.
@@ -387,6 +408,24 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
                 java: Java::Op { kind, a, b },
                 ..
             } => t.one_input(j, i, (kind, a, b)),
+            Flink::Maps {
+                java:
+                    Java::Window {
+                        size_ms,
+                        slide_ms,
+                        gap_ms,
+                        lateness_ms,
+                    },
+                ..
+            } => t.window(j, i, (size_ms, slide_ms, gap_ms, lateness_ms)),
+            Flink::Maps {
+                java:
+                    Java::Process {
+                        delay_ms,
+                        processing_ms,
+                    },
+                ..
+            } => t.process(j, i, (delay_ms, processing_ms)),
             // Refused kinds are never exported.
             Flink::Refused(_) => t.one_input(j, i, ("MAP", 1, 0)),
         }
@@ -436,11 +475,13 @@ impl Topology<'_> {
             .map(|p| format!("{}L", s.rate_of(p)))
             .collect();
         let enumerator = s.split_assignment == SplitAssignment::Enumerator;
+        let event_time = s.watermark_interval > SimDuration::ZERO;
         let _ = writeln!(
             j,
-            "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {cost}, {crash});\n\
-             \x20       src{i}.jobStartMs = start;\n\
-             \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, WatermarkStrategy.noWatermarks(), {name}, REC)\n\
+            "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {event_time}, {cost}, {crash});\n\
+             \x20       src{i}.push = {};\n\
+             \x20       src{i}.endAtAssignment = {};\n\
+             \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, {}, {name}, REC)\n\
              \x20           .setParallelism({}).uid({name}){};",
             string(&format!("/{}.txt", op.id)),
             s.partitions,
@@ -448,11 +489,106 @@ impl Topology<'_> {
             s.discovery_interval.nanos() / 1_000_000,
             rates.join(", "),
             self.opts.repeat,
+            s.push_splits,
+            s.no_more_splits_at_assignment,
             var(i),
+            watermark_strategy(s),
             op.parallelism,
             self.group(i),
         );
         chaining(j, &var(i), op.chaining);
+        if event_time && op.chaining != Chaining::Never {
+            // Chained to the source: sees its watermarks as it emits them.
+            let _ = writeln!(
+                j,
+                "        {v} = {v}.transform({}, REC, new WatermarkProbe()).setParallelism({}).uid({}){};\n\
+                 \x20       ((OneInputTransformation<Rec, Rec>) {v}.getTransformation()).setChainingStrategy(ChainingStrategy.ALWAYS);",
+                string(&format!("{} watermarks", op.id)),
+                op.parallelism,
+                string(&format!("{}/watermarks", op.id)),
+                self.group(i),
+                v = var(i),
+            );
+        }
+    }
+
+    /// Flink's `WindowOperator` for window operator `i`: its inputs
+    /// unioned and keyed, the assigner (wrapped to count reads), allowed
+    /// lateness, the late side output, the sum.
+    fn window(&self, j: &mut String, i: usize, w: (i64, i64, i64, i64)) {
+        let (size, slide, gap, lateness) = w;
+        let (name, (cost, crash)) = (
+            string(&self.scenario.operators[i].id),
+            self.cost_and_crash(i),
+        );
+        let (wrapper, assigner) = match (gap > 0, slide == size) {
+            (true, _) => (
+                "Merging",
+                format!("EventTimeSessionWindows.withGap(Duration.ofMillis({gap}L))"),
+            ),
+            (false, true) => (
+                "Assign",
+                format!("TumblingEventTimeWindows.of(Duration.ofMillis({size}L))"),
+            ),
+            (false, false) => (
+                "Assign",
+                format!(
+                    "SlidingEventTimeWindows.of(Duration.ofMillis({size}L), Duration.ofMillis({slide}L))"
+                ),
+            ),
+        };
+        let late = match self
+            .scenario
+            .edges
+            .iter()
+            .any(|e| e.from.0 as usize == i && e.side_output_late)
+        {
+            true => ".sideOutputLateData(LATE)",
+            false => "",
+        };
+        self.keyed(
+            j,
+            i,
+            &format!(
+                ".window(new Windows.{wrapper}({assigner}, {name}, {cost}, {crash}))\n\
+                 \x20           .allowedLateness(Duration.ofMillis({lateness}L)){late}\n\
+                 \x20           .reduce(new Windows.Sum(), new Windows.Result(), REC)"
+            ),
+        );
+    }
+
+    /// A `KeyedProcessFunction` with timers for operator `i`.
+    fn process(&self, j: &mut String, i: usize, (delay, processing): (i64, i64)) {
+        let (name, (cost, crash)) = (
+            string(&self.scenario.operators[i].id),
+            self.cost_and_crash(i),
+        );
+        self.keyed(
+            j,
+            i,
+            &format!(
+                ".process(new TimerSum({name}, {delay}L, {processing}L, {cost}, {crash}), REC)"
+            ),
+        );
+    }
+
+    /// Keyed operator `i` as `calls` on its inputs unioned and keyed; it
+    /// heads its chain (its input is keyed), and what follows may chain to
+    /// it as the scenario says.
+    fn keyed(&self, j: &mut String, i: usize, calls: &str) {
+        let op = &self.scenario.operators[i];
+        let name = string(&op.id);
+        let _ = writeln!(
+            j,
+            "        SingleOutputStreamOperator<Rec> {} = {}.keyBy(new KeyOf(), Types.LONG)\n\
+             \x20           {calls}\n\
+             \x20           .setParallelism({}).uid({name}).name({name}){};",
+            var(i),
+            unioned(self.scenario, i),
+            op.parallelism,
+            self.group(i),
+        );
+        chaining(j, &var(i), Chaining::Head.max_with(op.chaining));
     }
 
     /// A `StoreSink` for sink `i`.
@@ -542,6 +678,61 @@ fn chained_into(scenario: &Scenario, i: usize) -> bool {
         .all(|e| e.chain)
 }
 
+/// The stream an edge reads: its operator's, or its late side output.
+fn stream_of(e: &crate::scenario::EdgeSpec) -> String {
+    match e.side_output_late {
+        true => format!("{}.getSideOutput(LATE)", var(e.from.0 as usize)),
+        false => var(e.from.0 as usize),
+    }
+}
+
+/// Operator `i`'s inputs unioned, not yet routed (a keyed operator keys
+/// the union: every input of one is `hash`, refused otherwise).
+fn unioned(scenario: &Scenario, i: usize) -> String {
+    let streams: Vec<String> = scenario
+        .edges
+        .iter()
+        .filter(|e| e.to.0 as usize == i)
+        .map(stream_of)
+        .collect();
+    match streams.split_first() {
+        None => "env.fromData(new Rec[0])".to_string(),
+        Some((first, [])) => first.clone(),
+        Some((first, rest)) => format!("{first}.union({})", rest.join(", ")),
+    }
+}
+
+/// A source's watermark strategy: Flink's bounded out-of-orderness with
+/// the source's bound, idleness and alignment (none without a
+/// `watermark_interval`).
+fn watermark_strategy(s: &crate::scenario::SourceSpec) -> String {
+    if s.watermark_interval == SimDuration::ZERO {
+        return "WatermarkStrategy.noWatermarks()".to_string();
+    }
+    let millis = |d: SimDuration| d.nanos() / 1_000_000;
+    let mut w = format!(
+        "WatermarkStrategy.<Rec>forBoundedOutOfOrderness(Duration.ofMillis({}L))",
+        millis(s.watermark_bound)
+    );
+    if s.idle_timeout > SimDuration::ZERO {
+        let _ = write!(
+            w,
+            ".withIdleness(Duration.ofMillis({}L))",
+            millis(s.idle_timeout)
+        );
+    }
+    if !s.alignment_group.is_empty() {
+        let _ = write!(
+            w,
+            ".withWatermarkAlignment({}, Duration.ofMillis({}L), Duration.ofMillis({}L))",
+            string(&s.alignment_group),
+            millis(s.alignment_max_drift),
+            millis(s.alignment_update_interval)
+        );
+    }
+    w
+}
+
 /// Operator `i`'s inputs: each routed by its edge's partitioning, unioned.
 fn inputs(scenario: &Scenario, i: usize) -> String {
     let routed: Vec<String> = scenario
@@ -549,7 +740,7 @@ fn inputs(scenario: &Scenario, i: usize) -> String {
         .iter()
         .filter(|e| e.to.0 as usize == i)
         .map(|e| {
-            let from = var(e.from.0 as usize);
+            let from = stream_of(e);
             match e.partitioning {
                 Partitioning::Forward => format!("{from}.forward()"),
                 Partitioning::Hash => format!("{from}.keyBy(new KeyOf(), Types.LONG)"),

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+mod event_time;
 mod java;
 pub mod real;
 
@@ -127,6 +128,10 @@ pub struct SinkInfo {
     /// An upsert sink: judged by the table it leaves (`store/upsert/`).
     #[serde(default)]
     pub upsert: bool,
+    /// Why its output is not judged at all (a matter of the real run's
+    /// timing: late records, processing-time timers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<String>,
 }
 
 /// `export.json`: what `flink-check` needs to judge the real run.
@@ -164,7 +169,7 @@ pub struct Export {
 }
 
 /// The shared Java classes, written into every export.
-const JAVA: [(&str, &str); 8] = [
+const JAVA: [(&str, &str); 11] = [
     ("Mutants.java", include_str!("java/Mutants.java")),
     ("Rec.java", include_str!("java/Rec.java")),
     ("Cost.java", include_str!("java/Cost.java")),
@@ -173,6 +178,12 @@ const JAVA: [(&str, &str); 8] = [
     ("CkptOp.java", include_str!("java/CkptOp.java")),
     ("StoreSink.java", include_str!("java/StoreSink.java")),
     ("Harness.java", include_str!("java/Harness.java")),
+    ("Windows.java", include_str!("java/Windows.java")),
+    ("TimerSum.java", include_str!("java/TimerSum.java")),
+    (
+        "WatermarkProbe.java",
+        include_str!("java/WatermarkProbe.java"),
+    ),
 ];
 
 const RUN_SH: &str = include_str!("run.sh");
@@ -357,22 +368,6 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
         if let Flink::Refused(why) = op.kind.flink() {
             no(&key, &format!("`{}`: {why}", op.kind.name()));
         }
-        if op.kind.source_spec().is_some_and(|s| s.push_splits) {
-            no(
-                &format!("operators.{}.push_splits", op.id),
-                "the exported source's enumerator assigns splits on request; a pushing one is not in the Java job",
-            );
-        }
-        if op
-            .kind
-            .source_spec()
-            .is_some_and(|s| !s.alignment_group.is_empty())
-        {
-            no(
-                &format!("operators.{}.alignment_group", op.id),
-                "watermark alignment is not exported to Flink yet",
-            );
-        }
         if op.kind.is_keyed() {
             let ins = scenario
                 .edges
@@ -477,7 +472,8 @@ fn flink_mode(algorithm: Algorithm) -> Option<(bool, bool, bool)> {
     }
 }
 
-/// data/<source>.txt: one line per partition, `key,value,size` per record.
+/// data/<source>.txt: one line per partition, `key,value,size` per record
+/// (and `,timestamp` for a source that emits watermarks).
 fn data_files(scenario: &Scenario, workload: &Workload, seed: u64) -> Vec<(String, String)> {
     let sizes = RecordSizes::new(scenario, seed);
     let mut out = vec![];
@@ -486,6 +482,7 @@ fn data_files(scenario: &Scenario, workload: &Workload, seed: u64) -> Vec<(Strin
             continue;
         };
         let first = scenario.first_partition(crate::scenario::OperatorId(i as u32));
+        let event_time = src.watermark_interval > crate::engine::SimDuration::ZERO;
         let mut text = String::new();
         for p in 0..src.partitions {
             let global = first + p;
@@ -498,6 +495,9 @@ fn data_files(scenario: &Scenario, workload: &Workload, seed: u64) -> Vec<(Strin
                     text.push(' ');
                 }
                 let _ = write!(text, "{key},{value},{}", sizes.of(lineage));
+                if event_time {
+                    let _ = write!(text, ",{}", workload.timestamp(global, offset as u64));
+                }
             }
             text.push('\n');
         }
@@ -519,15 +519,22 @@ fn sinks(scenario: &Scenario, seed: u64, algorithm: Algorithm) -> Vec<SinkInfo> 
         .filter(|(_, o)| o.kind.is_sink())
         .map(|(i, o)| {
             let upsert = oracle.upsert_table(i as u32);
+            let mut values_exact = match upsert {
+                Some((_, keys_only)) => !keys_only,
+                None => !oracle.order_dependent.contains(&(i as u32)),
+            };
+            let mut unjudged = None;
+            if let Some((exact, why)) = event_time::sink_judgement(scenario, i, &factory) {
+                values_exact = exact && upsert.is_none_or(|(_, keys_only)| !keys_only);
+                unjudged = why;
+            }
             SinkInfo {
                 name: o.id.clone(),
                 transactional: exactly_once
                     && matches!(o.kind.role(), Role::Sink(s) if s.transactional()),
-                values_exact: match upsert {
-                    Some((_, keys_only)) => !keys_only,
-                    None => !oracle.order_dependent.contains(&(i as u32)),
-                },
+                values_exact,
                 upsert: o.kind.role() == Role::Sink(SinkRole::Upsert),
+                unjudged,
             }
         })
         .collect()
@@ -565,6 +572,7 @@ pub fn mapping(scenario: &Scenario, opts: &Options) -> Vec<Mapping> {
     job_rows(&mut r);
     network_rows(&mut r, scenario);
     graph_rows(&mut r, scenario);
+    event_time::mapping_rows(scenario, &mut r.0);
     fault_rows(&mut r, scenario);
     run_rows(&mut r, scenario, opts);
     r.0

@@ -18,7 +18,8 @@ home=${CKPTSIM_FLINK_HOME:-${HOME:-/tmp}/.cache/ckptsim/flink-$version}
 # through a link: a link planted at any of these paths is refused.
 real="$here/real"
 for p in "$real" "$real/classes" "$real/store" "$real/checkpoints" \
-    "$real/run.json" "$real/rest.jsonl" "$real/crashes.tsv" "$real/flink.log"; do
+    "$real/run.json" "$real/rest.jsonl" "$real/crashes.tsv" "$real/flink.log" \
+    "$real/watermark-lags.tsv"; do
     if [ -L "$p" ]; then
         echo "run.sh: $p is a symbolic link; remove it (run.sh deletes only what it created)" >&2
         exit 2

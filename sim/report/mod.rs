@@ -42,6 +42,10 @@ pub struct Summary {
     pub checkpoints_unaligned: u64,
     /// Distributions over completed checkpoints (DESIGN.md §6).
     pub checkpoint_metrics: CheckpointMetrics,
+    /// Event time: how long watermarks took from the sources to the sinks
+    /// (`runtime::watermarks::WatermarkLag`; none without watermarks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermark_lag: Option<Dist>,
     /// Every checkpoint, completed or not, with per-task start delay and
     /// alignment duration.
     pub checkpoints: Vec<CheckpointStats>,
@@ -216,6 +220,11 @@ impl Summary {
             output_rps: output_rps(o),
             checkpoints_unaligned: o.counters.unaligned_checkpoints,
             checkpoint_metrics: CheckpointMetrics::of(&o.checkpoint_stats),
+            watermark_lag: {
+                let mut lag = o.evidence.watermarks.lag.lags_ns.clone();
+                lag.sort_unstable();
+                (!lag.is_empty()).then(|| Dist::of(&lag))
+            },
             checkpoints: o.checkpoint_stats.clone(),
             guarantee: e.verdict.guarantee.name().to_string(),
             expected_guarantee: e.verdict.expected.name().to_string(),

@@ -47,6 +47,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/event-time-backpressure.toml"),
     ),
     (
+        "event-time-flink",
+        include_str!("../../scenarios/event-time-flink.toml"),
+    ),
+    (
         "event-time-idle",
         include_str!("../../scenarios/event-time-idle.toml"),
     ),

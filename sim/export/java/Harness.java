@@ -40,6 +40,50 @@ public final class Harness {
     private static final Pattern VERTEX = Pattern.compile("\"id\"\\s*:\\s*\"([0-9a-f]{32})\"");
     private static final Pattern CHECKPOINT = Pattern.compile("\"id\"\\s*:\\s*(\\d+)");
 
+    /** When a source last emitted each watermark (System.nanoTime()). */
+    private static final java.util.concurrent.ConcurrentHashMap<Long, Long> BIRTHS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** Per watermark a sink writer took (MAX_WATERMARK aside): the time since a source emitted it. */
+    private static final List<Long> LAGS = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+    static void watermarkBorn(long watermark) {
+        BIRTHS.put(watermark, System.nanoTime());
+    }
+
+    /** real/watermark-lags.tsv: per watermark a sink writer took, `ms since the start, watermark, lag ns`. */
+    private static final StringBuffer LAG_LINES = new StringBuffer();
+    private static final long T0 = System.nanoTime();
+
+    static void watermarkArrived(long watermark) {
+        Long born = BIRTHS.get(watermark);
+        if (born != null && watermark != Long.MAX_VALUE) {
+            long now = System.nanoTime();
+            LAGS.add(now - born);
+            LAG_LINES.append((now - T0) / 1_000_000).append('\t').append(watermark).append('\t')
+                    .append(now - born).append('\n');
+        }
+    }
+
+    /** `,"watermark_lag_p50_ns":..,"watermark_lag_p99_ns":..` (nothing without lags). */
+    private static String lagJson() {
+        List<Long> lags;
+        synchronized (LAGS) {
+            lags = new java.util.ArrayList<>(LAGS);
+        }
+        if (lags.isEmpty()) {
+            return "";
+        }
+        java.util.Collections.sort(lags);
+        return ",\"watermark_lags\":" + lags.size() + ",\"watermark_lag_p50_ns\":" + percentile(lags, 50)
+                + ",\"watermark_lag_p99_ns\":" + percentile(lags, 99);
+    }
+
+    /** The nearest-rank percentile of sorted values, as ckptsim's. */
+    private static long percentile(List<Long> sorted, int p) {
+        int rank = (int) Math.ceil(p / 100.0 * sorted.size());
+        return sorted.get(Math.max(1, rank) - 1);
+    }
+
     /** real/crashes.tsv: every crash injected, as it fires. */
     private static volatile Path crashes;
 
@@ -143,8 +187,9 @@ public final class Harness {
             }
         }
         long wall = System.currentTimeMillis() - startMs;
-        String json = "{\"ended\":" + quote(ended) + ",\"wall_ms\":" + wall + ",\"failure\":" + quote(failure) + "}\n";
+        String json = "{\"ended\":" + quote(ended) + ",\"wall_ms\":" + wall + ",\"failure\":" + quote(failure) + lagJson() + "}\n";
         Files.write(real.resolve("run.json"), json.getBytes(StandardCharsets.UTF_8));
+        Files.write(real.resolve("watermark-lags.tsv"), LAG_LINES.toString().getBytes(StandardCharsets.UTF_8));
         System.out.println("ckptsim: the job " + ended + " after " + wall + " ms; samples in " + real);
     }
 

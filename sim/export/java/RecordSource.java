@@ -3,9 +3,11 @@ import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.api.connector.source.SourceSplit;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.connector.source.SplitsAssignment;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
@@ -19,7 +21,12 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -30,25 +37,35 @@ import java.util.concurrent.TimeUnit;
 // scenario's source is a split holding exactly the records the simulation
 // generated for the seed (data/<source>.txt). Splits go to readers as the
 // scenario says: `static` (partition i to subtask i % parallelism, all at
-// the start) or `enumerator` (on request, `initial` known at the start, one
-// more every `discoveryMs`). A reader's state is its splits and offsets.
+// the start, in one event) or `enumerator` (on request, `initial` known at
+// the start, one more every `discoveryMs`; with `push`, each reader's
+// splits pushed to it in one event when it registers, as Kafka's
+// enumerator does). A reader's state is its splits and offsets.
 // `repeat`: a split never ends, record o is record o % n of its partition.
+// `eventTime`: each record carries its simulated timestamp and is emitted
+// through its split's own output, so that Flink's SourceOperator runs the
+// watermark strategy per split and combines the splits' watermarks; a
+// split's output is released when the split ends; splits paused for
+// watermark alignment (pauseOrResumeSplits) are not read until resumed.
 public final class RecordSource implements Source<Rec, RecordSource.Split, RecordSource.EnumState> {
     private final String name;
     private final String dataFile;
     private final int partitions;
     private final boolean enumerator;
+    /** `enumerator`: push splits (Kafka's way) instead of answering requests;
+     *  `endAtAssignment`: tell every reader the end once all are found. */
+    public boolean push;
+    public boolean endAtAssignment;
     private final int initial;
     private final long discoveryMs;
     private final long[] rates;
     private final boolean repeat;
+    private final boolean eventTime;
     private final Cost cost;
     private final Crash crash;
-    /** Wall-clock time the job was submitted: partition rates count from it. */
-    public long jobStartMs;
 
     public RecordSource(String name, String dataFile, int partitions, boolean enumerator, int initial,
-            long discoveryMs, long[] rates, boolean repeat, Cost cost, Crash crash) {
+            long discoveryMs, long[] rates, boolean repeat, boolean eventTime, Cost cost, Crash crash) {
         this.name = name;
         this.dataFile = dataFile;
         this.partitions = partitions;
@@ -57,6 +74,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         this.discoveryMs = discoveryMs;
         this.rates = rates;
         this.repeat = repeat;
+        this.eventTime = eventTime;
         this.cost = cost;
         this.crash = crash;
     }
@@ -182,6 +200,9 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         private final SplitEnumeratorContext<Split> ctx;
         private final EnumState state;
         private final TreeSet<Integer> waiting = new TreeSet<>();
+        /** Pushing: the readers that registered (not checkpointed: they register again). */
+        private final TreeSet<Integer> registered = new TreeSet<>();
+        private final TreeSet<Integer> told = new TreeSet<>();
 
         Enumerator(RecordSource source, SplitEnumeratorContext<Split> ctx, EnumState state) {
             this.source = source;
@@ -201,14 +222,70 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 state.unassigned.add(new Split(state.discovered, 0));
                 state.discovered++;
             }
+            if (source.push) {
+                push(-1);
+                return;
+            }
             for (Integer reader : new ArrayList<>(waiting)) {
                 handleSplitRequest(reader, null);
             }
         }
 
+        /** Pushing: every unassigned split whose reader (the splits in
+         *  discovery order, dealt round-robin) registered goes to it; once
+         *  every split is found, the waiting readers hear the end (and, with
+         *  `endAtAssignment`, every registered one). */
+        private boolean push(int who) {
+            boolean got = false;
+            int parallelism = ctx.currentParallelism();
+            // One event per reader with all its splits, as Kafka's
+            // enumerator assigns them: the source operator creates every
+            // split's watermark output before the reader reads any, so no
+            // split starts behind a watermark its sibling already let out.
+            Map<Integer, List<Split>> batch = new TreeMap<>();
+            List<Split> keep = new ArrayList<>();
+            for (Split s : state.unassigned) {
+                int reader = s.partition % parallelism;
+                if (registered.contains(reader) && ctx.registeredReaders().containsKey(reader)) {
+                    batch.computeIfAbsent(reader, r -> new ArrayList<>()).add(s);
+                    got |= reader == who;
+                } else {
+                    keep.add(s);
+                }
+            }
+            state.unassigned = keep;
+            if (!batch.isEmpty()) {
+                ctx.assignSplits(new SplitsAssignment<>(batch));
+            }
+            if (state.discovered >= source.partitions) {
+                for (Integer r : new ArrayList<>(waiting)) {
+                    ctx.signalNoMoreSplits(r);
+                }
+                waiting.clear();
+                if (source.endAtAssignment) {
+                    for (Integer r : registered) {
+                        if (told.add(r)) {
+                            ctx.signalNoMoreSplits(r);
+                        }
+                    }
+                }
+            }
+            return got;
+        }
+
         @Override
         public void handleSplitRequest(int subtask, String host) {
             if (!ctx.registeredReaders().containsKey(subtask)) {
+                return;
+            }
+            if (source.push) {
+                // The first request registers the reader: it gets its splits;
+                // a later one waits for the end.
+                if (registered.add(subtask) && push(subtask)) {
+                    return;
+                }
+                waiting.add(subtask);
+                push(-1);
                 return;
             }
             waiting.remove(subtask);
@@ -225,6 +302,9 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         public void addSplitsBack(List<Split> splits, int subtask) {
             state.unassigned.addAll(splits);
             state.unassigned.sort((a, b) -> Integer.compare(a.partition, b.partition));
+            registered.remove(subtask);
+            told.remove(subtask);
+            waiting.remove(subtask);
         }
 
         @Override
@@ -241,8 +321,11 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 }
                 return ours;
             });
-            for (Split s : mine) {
-                ctx.assignSplit(s, subtask);
+            // All at once, in one event (partitions fixed at deployment).
+            if (!mine.isEmpty()) {
+                Map<Integer, List<Split>> batch = new TreeMap<>();
+                batch.put(subtask, mine);
+                ctx.assignSplits(new SplitsAssignment<>(batch));
             }
             ctx.signalNoMoreSplits(subtask);
         }
@@ -260,6 +343,13 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         @Override
         public void close() {}
     }
+
+    /** When the first reader of the job (in this JVM) started: partition
+     *  rates count from it, as the simulated ones count from time zero, so
+     *  that the time the cluster takes to deploy is not read as a backlog;
+     *  a restarted reader catches up with the schedule, as a simulated one. */
+    private static final java.util.concurrent.atomic.AtomicLong FIRST_START =
+            new java.util.concurrent.atomic.AtomicLong();
 
     private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "ckptsim-source-timer");
@@ -286,6 +376,8 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         private long[][] keys;
         private long[][] values;
         private long[][] sizes;
+        private long[][] stamps;
+        private final Set<String> paused = new HashSet<>();
         private boolean noMoreSplits;
         private boolean requested;
         private long emitted;
@@ -299,6 +391,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
 
         @Override
         public void start() {
+            FIRST_START.compareAndSet(0, System.currentTimeMillis());
             load();
             // The reader context does not say the attempt: in one JVM (the
             // MiniCluster), the readers created before for this subtask.
@@ -316,24 +409,27 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
             }
         }
 
-        /** data/<source>.txt: one line per partition, `key,value,size` records. */
+        /** data/<source>.txt: one line per partition, `key,value,size,timestamp` records. */
         private void load() {
             try {
                 List<String> lines = Files.readAllLines(Paths.get(source.dataFile), StandardCharsets.UTF_8);
                 keys = new long[source.partitions][];
                 values = new long[source.partitions][];
                 sizes = new long[source.partitions][];
+                stamps = new long[source.partitions][];
                 for (int p = 0; p < source.partitions; p++) {
                     String line = p < lines.size() ? lines.get(p).trim() : "";
                     String[] recs = line.isEmpty() ? new String[0] : line.split(" ");
                     keys[p] = new long[recs.length];
                     values[p] = new long[recs.length];
                     sizes[p] = new long[recs.length];
+                    stamps[p] = new long[recs.length];
                     for (int i = 0; i < recs.length; i++) {
                         String[] f = recs[i].split(",");
                         keys[p][i] = Long.parseLong(f[0]);
                         values[p][i] = Long.parseLong(f[1]);
                         sizes[p][i] = Long.parseLong(f[2]);
+                        stamps[p][i] = f.length > 3 ? Long.parseLong(f[3]) : 0;
                     }
                 }
             } catch (IOException e) {
@@ -343,6 +439,9 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
 
         @Override
         public InputStatus pollNext(ReaderOutput<Rec> output) throws Exception {
+            // Paused splits (watermark alignment) are passed over, at most
+            // once each per call.
+            int skipped = 0;
             while (true) {
                 Split split = splits.peek();
                 if (split == null) {
@@ -358,21 +457,35 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 long n = keys[p].length;
                 if (n == 0 || (!source.repeat && split.offset >= n)) {
                     splits.poll();
+                    paused.remove(split.splitId());
+                    if (source.eventTime) {
+                        output.releaseOutputForSplit(split.splitId());
+                    }
                     if (source.enumerator) {
                         requested = false;
                         request();
                     }
                     continue;
                 }
+                if (paused.contains(split.splitId())) {
+                    if (++skipped >= splits.size()) {
+                        return nothing(-1);
+                    }
+                    splits.poll();
+                    splits.add(split);
+                    continue;
+                }
                 long rate = source.rates[p];
                 if (rate > 0) {
-                    long readyMs = source.jobStartMs + split.offset * 1000 / rate;
+                    long readyMs = FIRST_START.get() + split.offset * 1000 / rate;
                     long now = System.currentTimeMillis();
                     if (now < readyMs) {
                         return nothing(readyMs - now);
                     }
                 }
                 int i = (int) (split.offset % n);
+                // Repeated (`repeat`), each round's timestamps follow the last's.
+                long stamp = stamps[p][i] + (split.offset / n) * (stamps[p][(int) n - 1] + 1);
                 split.offset++;
                 if (Mutants.on("no-source-rewind")) {
                     LIVE.put(source.name + "/" + p, split.offset);
@@ -381,7 +494,13 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 source.crash.check(source.name, ctx.getIndexOfSubtask(), attempt, emitted);
                 source.cost.pay();
                 Harness.SOURCE_RECORDS.increment();
-                output.collect(new Rec(keys[p][i], values[p][i], Rec.padding(sizes[p][i])));
+                Rec r = new Rec(keys[p][i], values[p][i], Rec.padding(sizes[p][i]));
+                if (source.eventTime) {
+                    SourceOutput<Rec> out = output.createOutputForSplit(split.splitId());
+                    out.collect(r, stamp);
+                } else {
+                    output.collect(r);
+                }
                 // One split after the other, as the simulated source reads
                 // its partitions round-robin one record at a time.
                 splits.poll();
@@ -429,6 +548,13 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
             }
             splits.addAll(added);
             requested = false;
+            available.complete(null);
+        }
+
+        @Override
+        public void pauseOrResumeSplits(Collection<String> pause, Collection<String> resume) {
+            paused.addAll(pause);
+            paused.removeAll(resume);
             available.complete(null);
         }
 

@@ -155,6 +155,11 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
             out.write(name + "\t" + r.key + "\t" + r.value + "\n");
         }
 
+        @Override
+        public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) {
+            Harness.watermarkArrived(watermark.getTimestamp());
+        }
+
         private void flushBatch() throws IOException {
             if (pending.isEmpty()) {
                 return;

@@ -71,7 +71,27 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         )),
         ref k => not_mine(k),
     },
-    flink: |_| Flink::Refused("event-time windows are not exported to Flink yet"),
+    flink: |k| match *k {
+        OperatorKind::EventTimeWindow {
+            window_size,
+            window_slide,
+            session_gap,
+            allowed_lateness,
+        } => Flink::Maps {
+            fidelity: Fidelity::Exact,
+            how: "keyBy(key).window(TumblingEventTimeWindows | SlidingEventTimeWindows | \
+                  EventTimeSessionWindows).allowedLateness(..).sideOutputLateData(..)\
+                  .reduce(sum): Flink's WindowOperator, EventTimeTrigger and window state"
+                .into(),
+            java: Java::Window {
+                size_ms: ms(window_size),
+                slide_ms: ms(window_slide),
+                gap_ms: ms(session_gap),
+                lateness_ms: ms(allowed_lateness),
+            },
+        },
+        ref k => not_mine(k),
+    },
 };
 
 /// What the state keys a window by: its end for tumbling and sliding

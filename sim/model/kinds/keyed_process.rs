@@ -48,7 +48,22 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
         }
         ref k => not_mine(k),
     },
-    flink: |_| Flink::Refused("keyed process functions are not exported to Flink yet"),
+    flink: |k| match *k {
+        OperatorKind::KeyedProcess {
+            timer_delay,
+            processing_delay,
+        } => Flink::Maps {
+            fidelity: Fidelity::Exact,
+            how: "keyBy(key).process(KeyedProcessFunction): keyed ValueState and Flink's timer \
+                  service (event-time and processing-time timers in the keyed snapshot)"
+                .into(),
+            java: Java::Process {
+                delay_ms: ms(timer_delay),
+                processing_ms: ms(processing_delay),
+            },
+        },
+        ref k => not_mine(k),
+    },
 };
 
 /// A key's state: its running sum, its last record, and its timers.

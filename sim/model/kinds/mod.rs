@@ -247,6 +247,19 @@ pub enum Java {
     Committer,
     /// A `CkptOp` of this `CkptOp.Kind` with its two arguments.
     Op { kind: &'static str, a: i64, b: i64 },
+    /// Flink's `WindowOperator` (`Windows.java`): a tumbling
+    /// (`slide_ms == size_ms`), sliding or (`gap_ms > 0`) session assigner,
+    /// allowed lateness, a sum.
+    Window {
+        size_ms: i64,
+        slide_ms: i64,
+        gap_ms: i64,
+        lateness_ms: i64,
+    },
+    /// A `KeyedProcessFunction` (`TimerSum.java`): an event-time timer
+    /// `delay_ms` after each record, a processing-time one
+    /// `processing_ms` after now (0: none).
+    Process { delay_ms: i64, processing_ms: i64 },
 }
 
 /// A built-in kind's `params` check: built-in kinds take their keys from

@@ -33,13 +33,18 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     },
     flink: |k| match k {
         OperatorKind::Source(s) => {
-            let how = match s.split_assignment {
-                SplitAssignment::Static => "splits assigned i % parallelism at registration",
-                SplitAssignment::Enumerator => "splits on request, discovered over time",
+            let how = match (s.split_assignment, s.push_splits) {
+                (SplitAssignment::Static, _) => {
+                    "splits assigned i % parallelism at registration, in one event"
+                }
+                (SplitAssignment::Enumerator, false) => "splits on request, discovered over time",
+                (SplitAssignment::Enumerator, true) => {
+                    "splits pushed to their readers as Kafka's enumerator does, one event per reader (the simulator: one per split)"
+                }
             };
             Flink::Maps {
                 fidelity: Fidelity::Approximate,
-                how: format!("FLIP-27 source over the simulated records ({how}); rates in wall-clock ms; record size as padding"),
+                how: format!("FLIP-27 source over the simulated records ({how}); rates in wall-clock ms from the first reader's start; record size as padding"),
                 java: Java::Source,
             }
         }
