@@ -124,6 +124,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::AlignmentSkipsFinishedReaders,
     Mutant::PausedSplitIdlenessClockRuns,
     Mutant::ChannelStateDropsWatermarkStatus,
+    Mutant::ValveMaxWithoutAlignedChannels,
     Mutant::TimersNotInSnapshot,
     Mutant::RestoredProcessingTimersNotArmed,
     Mutant::SessionSetNotRestored,

@@ -55,6 +55,7 @@ pub fn check(input: &Input) -> Finding {
             ("reads judged for a stall", ev.stall_checks),
             ("splits marked idle (judged)", ev.splits_idled),
             ("watermark statuses sent", ev.statuses),
+            ("valve minima over no aligned channel", ev.none_aligned),
             ("splits paused for alignment (judged)", ev.splits_paused),
         ],
     }

@@ -9,6 +9,7 @@
 //! says how they are wired into tasks, channels, checkpoints and the
 //! judge.
 
+use crate::mutant::Mutant;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where every watermark starts (Flink's `Long.MIN_VALUE`).
@@ -462,6 +463,11 @@ pub struct ValveOutput {
     pub watermark: Option<i64>,
     /// `Some(true)`: the task's output became idle; `Some(false)`: active.
     pub idle: Option<bool>,
+    /// A channel at the output's watermark went idle and left active
+    /// channels none of which is aligned (each active again below the
+    /// output): the minimum is over no channel, and no watermark goes out
+    /// (FLINK-7721's path).
+    pub none_aligned: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -490,6 +496,8 @@ pub struct Valve {
     aligned: BTreeSet<(i64, u32)>,
     last_output: i64,
     idle: bool,
+    /// Mutant `valve-max-without-aligned-channels`.
+    max_without_aligned: bool,
 }
 
 impl Valve {
@@ -507,7 +515,14 @@ impl Valve {
             aligned: (0..channels as u32).map(|c| (MIN_WATERMARK, c)).collect(),
             last_output: MIN_WATERMARK,
             idle: false,
+            max_without_aligned: false,
         }
+    }
+
+    /// The valve with the runtime's mutants (the oracle's has none).
+    pub fn with_mutants(mut self, mutants: crate::mutant::Mutants) -> Valve {
+        self.max_without_aligned = mutants.has(Mutant::ValveMaxWithoutAlignedChannels);
+        self
     }
 
     /// The last watermark the valve emitted.
@@ -552,7 +567,7 @@ impl Valve {
         self.channels[channel] = status;
         ValveOutput {
             watermark: self.new_min(),
-            idle: None,
+            ..ValveOutput::default()
         }
     }
 
@@ -572,7 +587,16 @@ impl Valve {
                 self.idle = true;
                 out.idle = Some(true);
             } else if c.watermark == self.last_output {
-                out.watermark = self.new_min();
+                out.none_aligned = self.aligned.is_empty();
+                out.watermark = match out.none_aligned && self.max_without_aligned {
+                    true => {
+                        // Mutant: the minimum over no channel is MAX.
+                        crate::mutant::fired(Mutant::ValveMaxWithoutAlignedChannels);
+                        self.last_output = MAX_WATERMARK;
+                        Some(MAX_WATERMARK)
+                    }
+                    false => self.new_min(),
+                };
             }
         } else if !idle && c.idle {
             self.channels[channel].idle = false;
@@ -612,6 +636,24 @@ impl Valve {
             self.last_output = max;
             max
         })
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const ValveMaxWithoutAlignedChannels: Mutant = Mutant::declare(&MutantInfo {
+            name: "valve-max-without-aligned-channels",
+            part: "event time",
+            what: "when a channel at the task's watermark goes idle and every channel still active is active again below the watermark (not aligned), the valve's minimum over the aligned channels is taken over none, MAX_WATERMARK, and sent: every window fires at once and the records still to come are late",
+            modelled_on: "FLINK-7721 (StatusWatermarkValve output a new minimum not aggregated from any aligned channel: Long.MAX_VALUE)",
+            caught_by: "exactly-once-output",
+            applies: &[("event-time-rejoin", "aligned")],
+        });
     }
 }
 
@@ -776,12 +818,41 @@ mod tests {
             out,
             ValveOutput {
                 watermark: Some(50),
-                idle: Some(true)
+                idle: Some(true),
+                none_aligned: false,
             }
         );
         assert_eq!(v.input_watermark(0, 60), ValveOutput::default(), "idle");
         let out = v.input_status(0, false);
         assert_eq!(out.idle, Some(false));
+    }
+
+    /// FLINK-7721's path: the channel at the output goes idle while the
+    /// only active one is active again below it. Flink's valve sends
+    /// nothing; the mutant sends the minimum over no channel, MAX.
+    #[test]
+    fn a_valve_with_no_aligned_channel_left_sends_nothing() {
+        for mutant in [false, true] {
+            let mutants = match mutant {
+                true => crate::mutant::Mutants::NONE.with(Mutant::ValveMaxWithoutAlignedChannels),
+                false => crate::mutant::Mutants::NONE,
+            };
+            let mut v = Valve::new(2).with_mutants(mutants);
+            v.input_watermark(0, 10);
+            v.input_watermark(1, 50);
+            v.input_status(0, true);
+            assert_eq!(v.output(), 50, "channel 1 alone");
+            v.input_status(0, false);
+            assert_eq!(
+                v.holding_back(),
+                Some(1),
+                "channel 0 is behind: not aligned"
+            );
+            let out = v.input_status(1, true);
+            assert!(out.none_aligned);
+            let expected = mutant.then_some(MAX_WATERMARK);
+            assert_eq!(out.watermark, expected, "mutant {mutant}");
+        }
     }
 
     /// The valve's set of aligned channels against a recomputation from

@@ -26,6 +26,9 @@ pub struct WatermarkEvidence {
     pub first_stalls: Vec<Stall>,
     /// Watermark statuses tasks announced (idle or active again).
     pub statuses: u64,
+    /// Channels at a task's watermark that went idle leaving no aligned
+    /// active channel (the valve's minimum over none; FLINK-7721's path).
+    pub none_aligned: u64,
     /// Splits the idleness timers marked idle; those whose next record had
     /// been there to read for the idle timeout, the first kept.
     pub splits_idled: u64,

@@ -55,6 +55,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/event-time-idle.toml"),
     ),
     (
+        "event-time-rejoin",
+        include_str!("../../scenarios/event-time-rejoin.toml"),
+    ),
+    (
         "event-time-sessions",
         include_str!("../../scenarios/event-time-sessions.toml"),
     ),

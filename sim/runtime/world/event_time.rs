@@ -32,7 +32,7 @@ impl World<'_> {
         let info = &self.plan.exec.tasks[t as usize];
         let is_source = self.plan.scenario.op(info.operator).kind.is_source();
         let valve = (!is_source).then(|| {
-            let mut valve = Valve::new(info.inputs.len());
+            let mut valve = Valve::new(info.inputs.len()).with_mutants(self.plan.cfg.mutants);
             // A feedback channel carries no watermarks (an iteration's
             // tail forwards none): idle from the start, it never holds
             // the task back.
@@ -364,6 +364,7 @@ impl World<'_> {
             return;
         };
         let out = valve.input_status(input as usize, idle);
+        self.rec.evidence.watermarks.none_aligned += u64::from(out.none_aligned);
         let mut elements = Vec::new();
         if let Some(w) = out.watermark {
             time.advanced_at = self.net.now;
