@@ -165,3 +165,37 @@ fn a_wrong_window_result_or_a_late_record_on_flink_is_caught() {
         stdout(&o)
     );
 }
+
+#[test]
+fn a_sink_the_real_runs_timing_decides_is_named_and_not_judged() {
+    let dir = tempdir("unjudged");
+    copy(Path::new(RECORDED[0].0), &dir);
+    // The window sink marked as one whose records can be late, as an upsert
+    // sink too (judged by a table it did not leave), and its output gone.
+    let path = dir.join("export.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let sinks = manifest["sinks"].as_array_mut().unwrap();
+    let sink = sinks.iter_mut().find(|s| s["name"] == "sink").unwrap();
+    sink["unjudged"] = "records can be late (a test)".into();
+    sink["upsert"] = true.into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    for f in std::fs::read_dir(dir.join("real/store/committed")).unwrap() {
+        let f = f.unwrap().path();
+        if f.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("sink-")
+        {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    let o = ckptsim(&["flink-check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("sink sink not judged: records can be late (a test)"),
+        "{}",
+        stdout(&o)
+    );
+}
