@@ -427,6 +427,21 @@ fn the_export_targets_a_release_and_refuses_another_task_thread() {
     assert!(file("run.sh").contains("version=${CKPTSIM_FLINK_VERSION:-2.0.2}"));
     assert!(file("MAPPING.md").starts_with("# tiny exported to Flink 2.0.2"));
     assert!(file("MAPPING.md").contains("| `checkpoint.flink_version` | approximate |"));
+    // 2.2 behaves as 2.3 wherever the simulator models releases.
+    o.any_version = false;
+    o.release = FlinkVersion::V2_2;
+    let e = export::export(&s, &o).expect("2.2 models as 2.3");
+    let file = |name: &str| &e.files.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!(file("MAPPING.md").contains("| `checkpoint.flink_version` | exact |"));
+    // 2.1 does not: its readers keep an idle split's watermark.
+    o.release = FlinkVersion::V2_1;
+    let refused = export::export(&s, &o)
+        .err()
+        .expect("2.3 asked, 2.1 targeted");
+    assert!(
+        refused.iter().any(|r| r.contains("FLINK-38454")),
+        "{refused:?}"
+    );
     // No Flink 2.x job for 1.20.
     o.release = FlinkVersion::V1_20;
     assert!(export::export(&s, &o).is_err());

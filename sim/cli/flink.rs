@@ -48,13 +48,14 @@ pub(super) struct Asked {
     #[arg(long, default_value = "600s")]
     limit: String,
     /// The Flink release the job is for: 2.0, 2.1, 2.2 or 2.3 (`run.sh`
-    /// fetches it). A scenario whose `[checkpoint] flink_version` differs
-    /// is refused unless --any-flink-version.
+    /// fetches it). A scenario whose `[checkpoint] flink_version` behaves
+    /// otherwise where the simulator models releases is refused unless
+    /// --any-flink-version.
     #[arg(long, default_value = "2.3")]
     flink_release: String,
-    /// Export a scenario whose `[checkpoint] flink_version` differs from
-    /// --flink-release (the real run then follows another release's task
-    /// thread than the simulated one).
+    /// Export a scenario whose `[checkpoint] flink_version` behaves
+    /// otherwise than --flink-release (the real run then follows another
+    /// release's behaviour than the simulated one).
     #[arg(long)]
     any_flink_version: bool,
 }

@@ -317,9 +317,10 @@ fn run_sh(release: &str) -> String {
     )
 }
 
-/// A job for a release without a 2.x job, or for another release than the
-/// one whose behaviour the scenario asks for (unless `any_version`): the
-/// real run would not be the simulated one.
+/// A job for a release without a 2.x job, or for a release whose behaviour
+/// differs from the one the scenario asks for in something the simulator
+/// models by release (unless `any_version`): the real run would not be the
+/// simulated one.
 fn version_refusal(scenario: &Scenario, opts: &Options) -> Option<String> {
     let Some(_) = opts.release.release() else {
         return Some(format!(
@@ -328,19 +329,65 @@ fn version_refusal(scenario: &Scenario, opts: &Options) -> Option<String> {
         ));
     };
     let asked = scenario.checkpoint.flink_version;
-    (asked != opts.release && !opts.any_version).then(|| {
+    let differences = version_differences(asked, opts.release);
+    (!differences.is_empty() && !opts.any_version).then(|| {
         format!(
-            "checkpoint.flink_version: the scenario asks for Flink {}'s task thread, the job is for Flink {} \
-             (the source trigger of an unaligned checkpoint is {} there, {} in {}); \
+            "checkpoint.flink_version: the scenario asks for Flink {}, the job is for Flink {}, and they differ where the simulator models them: {}; \
              export with --flink-release {}, or pass --any-flink-version",
             asked.name(),
             opts.release.name(),
-            urgency(opts.release),
-            urgency(asked),
-            asked.name(),
+            differences.join("; "),
             asked.name(),
         )
     })
+}
+
+/// A behaviour the simulator models by release: what, whether a release
+/// has it, its way with and without.
+type Behaviour = (
+    &'static str,
+    fn(FlinkVersion) -> bool,
+    &'static str,
+    &'static str,
+);
+
+/// What the simulator models by release and `a` and `b` do differently,
+/// each as `what: a's way in A, b's way in B`.
+fn version_differences(a: FlinkVersion, b: FlinkVersion) -> Vec<String> {
+    let behaviours: [Behaviour; 3] = [
+        (
+            "a source's unaligned trigger (FLINK-35051)",
+            FlinkVersion::urgent_unaligned_trigger,
+            "an urgent mail",
+            "an ordinary mail",
+        ),
+        (
+            "a reader whose splits are all idle (FLINK-38454)",
+            FlinkVersion::flushes_idle_splits,
+            "flushes their largest watermark",
+            "keeps the last active split's",
+        ),
+        (
+            "watermark alignment (FLINK-39073)",
+            FlinkVersion::alignment_skips_idle_splits,
+            "leaves idle splits alone",
+            "pauses idle splits too",
+        ),
+    ];
+    behaviours
+        .iter()
+        .filter(|(_, has, _, _)| has(a) != has(b))
+        .map(|&(what, has, yes, no)| {
+            let way = |v: FlinkVersion| if has(v) { yes } else { no };
+            format!(
+                "{what}: {} in {}, {} in {}",
+                way(a),
+                a.name(),
+                way(b),
+                b.name()
+            )
+        })
+        .collect()
 }
 
 fn urgency(v: FlinkVersion) -> &'static str {
@@ -596,17 +643,24 @@ fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
     use Fidelity::*;
     let c = &scenario.checkpoint;
     let (asked, target) = (c.flink_version, opts.release);
+    let differences = version_differences(asked, target);
     r.row(
         "checkpoint.flink_version",
-        if asked == target { Exact } else { Approximate },
-        format!(
-            "the scenario asks for Flink {}'s task thread (a source's unaligned trigger is {}, FLINK-35051); \
-             the job runs on Flink {} ({})",
-            asked.name(),
-            urgency(asked),
-            release(opts),
-            urgency(target),
-        ),
+        if differences.is_empty() { Exact } else { Approximate },
+        match differences.is_empty() {
+            true => format!(
+                "the scenario asks for Flink {}, the job runs on Flink {}: the same in everything the simulator models by release (a source's unaligned trigger is {})",
+                asked.name(),
+                release(opts),
+                urgency(target),
+            ),
+            false => format!(
+                "the scenario asks for Flink {}, the job runs on Flink {}: {}",
+                asked.name(),
+                release(opts),
+                differences.join("; "),
+            ),
+        },
     );
     let algorithm = opts.algorithm.name();
     let how = match algorithm {
