@@ -279,61 +279,7 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
         ]);
     }
     if let Some(interval) = c.interval {
-        let (exactly_once, unaligned, timeout) = flink_mode(opts.algorithm).unwrap_or_default();
-        let mode = if exactly_once {
-            "EXACTLY_ONCE"
-        } else {
-            "AT_LEAST_ONCE"
-        };
-        out.extend([
-            ("execution.checkpointing.interval", ms(interval)),
-            ("execution.checkpointing.mode", mode.to_string()),
-            ("execution.checkpointing.min-pause", ms(c.min_pause)),
-            ("execution.checkpointing.timeout", ms(c.timeout)),
-            (
-                "execution.checkpointing.max-concurrent-checkpoints",
-                c.max_concurrent.to_string(),
-            ),
-            (
-                "execution.checkpointing.tolerable-failed-checkpoints",
-                c.tolerable_failures.min(i32::MAX as u32).to_string(),
-            ),
-            (
-                "execution.checkpointing.unaligned.enabled",
-                unaligned.to_string(),
-            ),
-            (
-                "execution.checkpointing.aligned-checkpoint-timeout",
-                if timeout {
-                    ms(c.alignment_timeout)
-                } else {
-                    "0 ms".into()
-                },
-            ),
-            (
-                "execution.checkpointing.num-retained",
-                c.retained.max(1).to_string(),
-            ),
-            (
-                "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file",
-                c.max_subtasks_per_channel_state_file.to_string(),
-            ),
-        ]);
-        if c.during_recovery {
-            out.push((
-                "execution.checkpointing.during-recovery.enabled",
-                "true".into(),
-            ));
-        }
-        match c.storage {
-            StorageKind::Memory => {
-                out.push(("execution.checkpointing.storage", "jobmanager".into()))
-            }
-            StorageKind::Filesystem => out.extend([
-                ("execution.checkpointing.storage", "filesystem".into()),
-                ("execution.checkpointing.dir", "<checkpoints>".into()),
-            ]),
-        }
+        out.extend(checkpoint_keys(scenario, opts, interval));
     }
     if let Some(interval) = watermark_interval(scenario) {
         out.push(("pipeline.auto-watermark-interval", ms(interval)));
@@ -344,6 +290,71 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
     };
     out.push(("jobmanager.execution.failover-strategy", failover.into()));
     out.extend(restart_keys(scenario));
+    out
+}
+
+/// The `execution.checkpointing.*` keys of a job that checkpoints every
+/// `interval`.
+fn checkpoint_keys(
+    scenario: &Scenario,
+    opts: &Options,
+    interval: SimDuration,
+) -> Vec<(&'static str, String)> {
+    let c = &scenario.checkpoint;
+    let mut out = Vec::new();
+    let (exactly_once, unaligned, timeout) = flink_mode(opts.algorithm).unwrap_or_default();
+    let mode = if exactly_once {
+        "EXACTLY_ONCE"
+    } else {
+        "AT_LEAST_ONCE"
+    };
+    out.extend([
+        ("execution.checkpointing.interval", ms(interval)),
+        ("execution.checkpointing.mode", mode.to_string()),
+        ("execution.checkpointing.min-pause", ms(c.min_pause)),
+        ("execution.checkpointing.timeout", ms(c.timeout)),
+        (
+            "execution.checkpointing.max-concurrent-checkpoints",
+            c.max_concurrent.to_string(),
+        ),
+        (
+            "execution.checkpointing.tolerable-failed-checkpoints",
+            c.tolerable_failures.min(i32::MAX as u32).to_string(),
+        ),
+        (
+            "execution.checkpointing.unaligned.enabled",
+            unaligned.to_string(),
+        ),
+        (
+            "execution.checkpointing.aligned-checkpoint-timeout",
+            if timeout {
+                ms(c.alignment_timeout)
+            } else {
+                "0 ms".into()
+            },
+        ),
+        (
+            "execution.checkpointing.num-retained",
+            c.retained.max(1).to_string(),
+        ),
+        (
+            "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file",
+            c.max_subtasks_per_channel_state_file.to_string(),
+        ),
+    ]);
+    if c.during_recovery {
+        out.push((
+            "execution.checkpointing.during-recovery.enabled",
+            "true".into(),
+        ));
+    }
+    match c.storage {
+        StorageKind::Memory => out.push(("execution.checkpointing.storage", "jobmanager".into())),
+        StorageKind::Filesystem => out.extend([
+            ("execution.checkpointing.storage", "filesystem".into()),
+            ("execution.checkpointing.dir", "<checkpoints>".into()),
+        ]),
+    }
     out
 }
 

@@ -638,30 +638,36 @@ impl Rows {
     }
 }
 
+/// `checkpoint.flink_version`: the release asked for against the one the
+/// job runs on, and where the simulator models them differently.
+fn version_row(r: &mut Rows, asked: FlinkVersion, opts: &Options) {
+    let differences = version_differences(asked, opts.release);
+    let (fidelity, how) = match differences.is_empty() {
+        true => (
+            Fidelity::Exact,
+            format!(
+                "the same in everything the simulator models by release (a source's unaligned trigger is {})",
+                urgency(opts.release)
+            ),
+        ),
+        false => (Fidelity::Approximate, differences.join("; ")),
+    };
+    r.row(
+        "checkpoint.flink_version",
+        fidelity,
+        format!(
+            "the scenario asks for Flink {}, the job runs on Flink {}: {how}",
+            asked.name(),
+            release(opts),
+        ),
+    );
+}
+
 /// `[checkpoint]`: the algorithm and Flink's checkpointing options.
 fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
     use Fidelity::*;
     let c = &scenario.checkpoint;
-    let (asked, target) = (c.flink_version, opts.release);
-    let differences = version_differences(asked, target);
-    r.row(
-        "checkpoint.flink_version",
-        if differences.is_empty() { Exact } else { Approximate },
-        match differences.is_empty() {
-            true => format!(
-                "the scenario asks for Flink {}, the job runs on Flink {}: the same in everything the simulator models by release (a source's unaligned trigger is {})",
-                asked.name(),
-                release(opts),
-                urgency(target),
-            ),
-            false => format!(
-                "the scenario asks for Flink {}, the job runs on Flink {}: {}",
-                asked.name(),
-                release(opts),
-                differences.join("; "),
-            ),
-        },
-    );
+    version_row(r, c.flink_version, opts);
     let algorithm = opts.algorithm.name();
     let how = match algorithm {
         "aligned" => "execution.checkpointing.mode = EXACTLY_ONCE, unaligned off",

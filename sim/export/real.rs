@@ -586,6 +586,47 @@ fn backpressure(samples: &[Sample]) -> Vec<Pressure> {
     out.into_values().collect()
 }
 
+/// The first way sink `sink`'s committed output differs from the
+/// oracle's, per key: its count, then (where values can be compared) each
+/// value's; exactly for a transactional sink under exactly-once, at least
+/// as often otherwise.
+fn sink_mismatch(
+    manifest: &Manifest,
+    sink: &super::SinkInfo,
+    committed: &Rows,
+    expected: &Rows,
+) -> Option<String> {
+    let empty = BTreeMap::new();
+    let exact = sink.transactional && manifest.guarantee == "exactly-once";
+    let got = committed.get(&sink.name).unwrap_or(&empty);
+    let want = expected.get(&sink.name).unwrap_or(&empty);
+    let keys: std::collections::BTreeSet<&u64> = got.keys().chain(want.keys()).collect();
+    for key in keys {
+        let (g, w) = (got.get(key), want.get(key));
+        let total = |m: Option<&BTreeMap<i64, u64>>| m.map_or(0, |m| m.values().sum::<u64>());
+        let (gn, wn) = (total(g), total(w));
+        if (exact && gn != wn) || gn < wn {
+            return Some(format!(
+                "sink {} key {key}: {gn} records committed, the failure-free run commits {wn}",
+                sink.name
+            ));
+        }
+        if !sink.values_exact {
+            continue;
+        }
+        for (value, &wc) in w.into_iter().flatten() {
+            let gc = g.and_then(|g| g.get(value)).copied().unwrap_or(0);
+            if (exact && gc != wc) || gc < wc {
+                return Some(format!(
+                    "sink {} key {key} value {value}: committed {gc} times, the failure-free run commits it {wc} times",
+                    sink.name
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// The committed output against the oracle's: per sink, by key and value
 /// where values can be compared, else by key and count; exactly for a
 /// transactional sink under exactly-once, at least as often otherwise.
@@ -614,7 +655,6 @@ fn output_check(
             message,
         };
     }
-    let empty = BTreeMap::new();
     let not_judged: Vec<String> = manifest
         .sinks
         .iter()
@@ -626,46 +666,17 @@ fn output_check(
             ))
         })
         .collect();
-    for sink in manifest.sinks.iter().filter(|s| !s.upsert) {
-        if sink.unjudged.is_some() {
-            continue;
-        }
-        let exact = sink.transactional && manifest.guarantee == "exactly-once";
-        let got = committed.get(&sink.name).unwrap_or(&empty);
-        let want = expected.get(&sink.name).unwrap_or(&empty);
-        let keys: std::collections::BTreeSet<&u64> = got.keys().chain(want.keys()).collect();
-        for key in keys {
-            let (g, w) = (got.get(key), want.get(key));
-            let total = |m: Option<&BTreeMap<i64, u64>>| m.map_or(0, |m| m.values().sum::<u64>());
-            let (gn, wn) = (total(g), total(w));
-            if (exact && gn != wn) || gn < wn {
-                let message = format!(
-                    "sink {} key {key}: {gn} records committed, the failure-free run commits {wn}",
-                    sink.name
-                );
-                return RealCheck {
-                    name,
-                    passed: false,
-                    message,
-                };
-            }
-            if !sink.values_exact {
-                continue;
-            }
-            for (value, &wc) in w.into_iter().flatten() {
-                let gc = g.and_then(|g| g.get(value)).copied().unwrap_or(0);
-                if (exact && gc != wc) || gc < wc {
-                    let message = format!(
-                        "sink {} key {key} value {value}: committed {gc} times, the failure-free run commits it {wc} times",
-                        sink.name
-                    );
-                    return RealCheck {
-                        name,
-                        passed: false,
-                        message,
-                    };
-                }
-            }
+    let judged = manifest
+        .sinks
+        .iter()
+        .filter(|s| !s.upsert && s.unjudged.is_none());
+    for sink in judged {
+        if let Some(message) = sink_mismatch(manifest, sink, committed, expected) {
+            return RealCheck {
+                name,
+                passed: false,
+                message,
+            };
         }
     }
     let how = if manifest.guarantee == "exactly-once" {
