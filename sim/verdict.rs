@@ -36,12 +36,13 @@ pub enum CheckId {
     FailureAccounting,
     Watermarks,
     Timers,
+    Finishing,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 15] = [
+    pub const ALL: [CheckId; 16] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -56,6 +57,7 @@ impl CheckId {
         CheckId::FailureAccounting,
         CheckId::Watermarks,
         CheckId::Timers,
+        CheckId::Finishing,
         CheckId::Panic,
     ];
 
@@ -76,6 +78,7 @@ impl CheckId {
             CheckId::FailureAccounting => "failure-accounting",
             CheckId::Watermarks => "watermarks",
             CheckId::Timers => "timers",
+            CheckId::Finishing => "finishing",
             CheckId::Panic => "panic",
         }
     }
@@ -97,6 +100,7 @@ impl CheckId {
             CheckId::FailureAccounting => "checkpoint failures are counted as Flink counts them (expired and storage failures, once per checkpoint, newer than the last completed one, reset by a completion): each time they exceed tolerable_failures the job fails over at that moment, and no failover for checkpoint failures happens otherwise",
             CheckId::Watermarks => "event time: no operator's watermark ever goes back (within a deployment: a redeployed task starts again at Long.MIN_VALUE, as Flink's does), and when the job finishes every operator's watermark has reached MAX_WATERMARK; a watermark held back is named with the channel holding it",
             CheckId::Timers => "every timer fires exactly once in effect: the timers that fired in the run's effective schedules are, key by key and time by time, those the failure-free oracle fires replaying them (none lost by a restore or a rescale, none firing twice into the output); and no task starts a step with a processing-time timer past due and no mail queued to fire it",
+            CheckId::Finishing => "tasks that finish (FLIP-147): checkpoints keep completing while tasks exit, so no task that ended its data is left waiting for a final checkpoint when the job ends without a fault or request to blame; a subtask restored from a checkpoint in which it had finished never runs its operators again",
             CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
         }
     }

@@ -248,7 +248,9 @@ fn a_split_with_a_record_waiting_is_not_idle() {
 fn idle_statuses_in_flight_are_channel_state() {
     let sc = load("event-time-idle");
     let unaligned = ckptsim::scenario::Algorithm::Unaligned;
-    let seed = (0..200)
+    // Rare since the reader without a split exits after its final
+    // checkpoint (FLIP-147): the first seed with a status restored is 1036.
+    let seed = (1000..1100)
         .find(|&seed| {
             let e = check_alg(&sc, seed, unaligned, &[]);
             assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));

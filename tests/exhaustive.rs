@@ -30,7 +30,7 @@ fn spec(mutants: Mutants, depth: usize, max_schedules: u64) -> ExploreSpec {
 fn a_tiny_job_is_explored_completely_and_passes() {
     let r = explore(&spec(Mutants::NONE, 12, 100_000));
     assert!(r.complete);
-    assert_eq!((r.schedules, r.failing), (4092, 0));
+    assert_eq!((r.schedules, r.failing), (4096, 0));
     assert!(
         r.distinct > 1 && r.distinct <= r.schedules,
         "{}",

@@ -436,7 +436,7 @@ fn the_fault_timeline_names_each_fault_restart_and_what_never_fired() {
             "282.074932ms crash of sink[1]",
             "332.074932ms failover (task sink[1] failed)",
             "432.074932ms restart from checkpoint 2",
-            "915.746074ms not fired: crash of source->split[0] planned at 987.348825ms never happened: the run ended (finished) at 915.746074ms first",
+            "916.293631ms not fired: crash of source->split[0] planned at 987.348825ms never happened: the run ended (finished) at 916.293631ms first",
         ]
     );
     // Times only go forward.

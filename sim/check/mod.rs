@@ -14,6 +14,7 @@ pub mod commit;
 pub mod consistent_cut;
 pub mod exactly_once_output;
 pub mod failure_accounting;
+pub mod finishing;
 pub mod late_commit;
 pub mod liveness;
 pub mod oracle;
@@ -122,6 +123,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::FailureAccounting => failure_accounting::check,
         CheckId::Watermarks => watermarks::check,
         CheckId::Timers => timers::check,
+        CheckId::Finishing => finishing::check,
         CheckId::Panic => return None,
     })
 }

@@ -74,6 +74,10 @@ pub enum AbortReason {
     Subsumed,
     /// A cancellation marker arrived (`CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER`).
     CancellationMarker,
+    /// The trigger reached a task that exited after the checkpoint was
+    /// planned (FLIP-147; Flink fails the trigger of a task no longer
+    /// running).
+    TaskFinished,
 }
 
 /// What a handler asks its task to do. A task performs the actions of one

@@ -152,6 +152,7 @@ fn reason_name(r: AbortReason) -> &'static str {
     match r {
         AbortReason::Subsumed => "subsumed",
         AbortReason::CancellationMarker => "cancellation-marker",
+        AbortReason::TaskFinished => "task-finished",
     }
 }
 

@@ -43,6 +43,24 @@ counters! {
     /// ... of those, in a job with operator coordinators (FLIP-27).
     enumerator_checkpoints_concurrent,
     checkpoints_completed,
+    /// Checkpoints planned while some task had exited (FLIP-147): those
+    /// tasks reported finished in them.
+    checkpoints_with_finished_tasks,
+    /// Checkpoints that failed because a task they triggered exited
+    /// between the plan and the trigger's arrival.
+    checkpoints_failed_task_finished,
+    /// Tasks whose final checkpoint (the first they snapshotted after the
+    /// end of their data) was taken.
+    final_checkpoints_taken,
+    /// Tasks that exited while others still ran.
+    tasks_finished_while_others_ran,
+    /// Tasks triggered by RPC because every upstream task had exited.
+    tasks_triggered_after_upstream_finished,
+    /// Barriers a handler took for an input whose upstream had exited (or
+    /// for every input of a task triggered by RPC).
+    barriers_stood_in,
+    /// Subtasks restored from a checkpoint in which they had finished.
+    tasks_restored_finished,
     checkpoints_aborted,
     checkpoints_expired,
     /// Checkpoints that expired while their source trigger waited for
@@ -70,9 +88,10 @@ counters! {
     crashes_ignored,
     crashes_during_alignment,
     crashes_between_snapshot_and_notify,
-    /// Crashes after the final checkpoint completed, while tasks were being
-    /// notified of it and finishing (the failover restores the final
-    /// checkpoint and must finish again without repeating its commits).
+    /// Crashes in the finishing phase: after some task took its final
+    /// checkpoint or exited, or a stop-with-savepoint completed (the
+    /// failover restores tasks as finished, or finishes again, without
+    /// repeating commits).
     crashes_after_final_checkpoint,
     failovers,
     recoveries,

@@ -64,6 +64,9 @@ pub enum Msg {
     Cancel(CheckpointId),
     /// The sender has no more records, ever (it still forwards barriers).
     EndOfData,
+    /// The sender exited (FLIP-147): nothing more comes on this channel,
+    /// barriers included.
+    EndOfPartition,
 }
 
 pub struct Channel {
@@ -692,6 +695,13 @@ impl Net {
                         priority = true;
                     } else if b.kind == BarrierKind::Timeoutable {
                         self.announced.push((ch, *b));
+                    }
+                }
+                // Nothing more comes: a capture waiting for a barrier on
+                // this channel has all it will get.
+                Msg::EndOfPartition => {
+                    if let Some(cap) = c.capture.as_mut() {
+                        cap.open = false;
                     }
                 }
                 _ => {}

@@ -369,6 +369,9 @@ pub struct Evidence {
     /// Timers that fired in effect, and processing-time timers past due
     /// (the timers check).
     pub timers: crate::runtime::timers::TimerEvidence,
+    /// Tasks that ended their data and had not exited when the run ended,
+    /// each with what it still waited for (the finishing check).
+    pub not_exited: Vec<String>,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.

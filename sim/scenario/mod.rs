@@ -683,6 +683,12 @@ pub enum TriggerEvent {
     Restart,
     /// A task reads its first restored in-flight buffer after a restore.
     Replay,
+    /// A task takes its final checkpoint: the first snapshot after the end
+    /// of its data (FLIP-147).
+    FinalSnapshot,
+    /// A task is notified of a checkpoint that lets it exit (its final
+    /// checkpoint or a newer one), before it exits.
+    FinalNotify,
 }
 
 impl TriggerEvent {
@@ -695,6 +701,8 @@ impl TriggerEvent {
                 | TriggerEvent::Ack
                 | TriggerEvent::Notify
                 | TriggerEvent::Replay
+                | TriggerEvent::FinalSnapshot
+                | TriggerEvent::FinalNotify
         )
     }
 }

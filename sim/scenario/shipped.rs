@@ -72,6 +72,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/failing-task.toml"),
     ),
     ("faults", include_str!("../../scenarios/faults.toml")),
+    (
+        "finishing-sources",
+        include_str!("../../scenarios/finishing-sources.toml"),
+    ),
     ("flip27", include_str!("../../scenarios/flip27.toml")),
     (
         "flip27-regions",

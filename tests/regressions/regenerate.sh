@@ -21,7 +21,7 @@ shrink wordcount aligned sink-commit-on-barrier
 shrink backpressure unaligned unaligned-drop-inflight
 shrink backpressure unaligned unaligned-late-snapshot
 shrink backpressure aligned-timeout timeout-switch-no-capture
-shrink wordcount aligned final-notify-dropped
+shrink wordcount aligned final-notification-not-awaited
 shrink timeouts aligned abort-keeps-blocked
 shrink timeouts aligned skip-cancel-marker
 shrink backpressure unaligned checkpoint-during-recovery

@@ -62,7 +62,7 @@ pub struct Config {
 /// Why a periodic trigger was not taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skip {
-    /// The job is not running, or it is finishing (its final checkpoint
+    /// The job is not running, or it is finishing (a stop-with-savepoint
     /// completed).
     NotRunning,
     /// `max_concurrent` checkpoints are pending and the request cannot wait:
@@ -143,9 +143,6 @@ pub enum Action {
 /// A completed checkpoint as [`Coordinator::complete`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
-    /// Every task acknowledged with its input ended and nothing in flight:
-    /// the job's final checkpoint.
-    pub final_checkpoint: bool,
     /// In-flight records persisted in it.
     pub in_flight_records: u64,
 }
@@ -170,9 +167,11 @@ pub struct Coordinator {
     /// Mutant `periodic-trigger-stops-on-abort`: the trigger waits for a
     /// completion to be re-armed.
     pub periodic_stopped: bool,
-    /// The last checkpoint covered all input: stop triggering, tasks finish.
+    /// A stop-with-savepoint completed: stop triggering, tasks finish.
     pub finishing: bool,
-    /// That checkpoint: tasks finish when notified of it.
+    /// That savepoint: every task exits when notified of it. (A job
+    /// reaching the end of its input has no such id: each task exits on
+    /// its own, `world/exit.rs`.)
     pub final_id: Option<CheckpointId>,
     pub stats: Vec<CheckpointStats>,
     /// Periodic trigger requests waiting for a free slot (Flink's
@@ -471,12 +470,6 @@ impl Coordinator {
     pub fn complete(&mut self, now: SimTime, p: Pending, out: &mut Vec<Action>) -> Completion {
         let id = p.id;
         self.stats.push(stats_of(&p, now, Outcome::Completed));
-        // The final checkpoint: every task had consumed all its input, and
-        // nothing was in flight.
-        let final_checkpoint = p.acks.iter().all(|a| {
-            a.as_ref()
-                .is_some_and(|a| a.input_ended && a.snapshot.in_flight_records() == 0)
-        });
         let (mut state_bytes, mut in_flight_bytes, mut in_flight_records) = (0, 0, 0);
         let lost = match p.last_ack {
             Some(t) if self.cfg.mutants.has(Mutant::StorageLosesStateWrite) => Some(t as usize),
@@ -513,10 +506,6 @@ impl Coordinator {
         });
         self.last_completion = Some(now);
         self.failure_counter = 0;
-        if final_checkpoint {
-            self.finishing = true;
-            self.final_id = Some(id);
-        }
         // Subsume older pending checkpoints.
         let older: Vec<CheckpointId> = self.pending.range(..id).map(|(&k, _)| k).collect();
         for o in older {
@@ -536,10 +525,7 @@ impl Coordinator {
             id,
             at: now.plus(self.cfg.rpc_latency),
         });
-        Completion {
-            final_checkpoint,
-            in_flight_records,
-        }
+        Completion { in_flight_records }
     }
 
     /// Adds a completed checkpoint to the store, dropping the oldest beyond

@@ -46,6 +46,11 @@ pub struct TaskSnapshot {
     /// How many timers each chained operator held at the snapshot (empty
     /// for snapshots from files): a restore must give them all back.
     pub timers: Vec<u64>,
+    /// The task had exited when the checkpoint was planned (FLIP-147), or
+    /// was deployed as finished: reported finished, with the state of its
+    /// last snapshot after its end of data; restored from a checkpoint, it
+    /// is deployed as finished (`world/exit.rs`).
+    pub finished: bool,
 }
 
 impl TaskSnapshot {

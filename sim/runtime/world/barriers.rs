@@ -251,6 +251,7 @@ impl World<'_> {
         if !self.begin_checkpoint(t, b) {
             return;
         }
+        self.note_final_min(t, b.id);
         let ti = t as usize;
         // Flink's `checkpointState`: `prepareSnapshotPreBarrier` (what it
         // emits goes ahead of the barrier), the barrier forwarded, then every
@@ -278,6 +279,7 @@ impl World<'_> {
         snapshot.log_pos = log_pos;
         snapshot.watermarks = self.member_clocks(t);
         snapshot.timers = self.member_timers(t);
+        self.note_end_state(t, &mut snapshot);
         self.note_promised(t, b.id);
         self.rec.counters.snapshots += 1;
         let state_bytes = snapshot.state_bytes(); // trace
@@ -335,7 +337,7 @@ impl World<'_> {
 
     /// Where task `ti`'s channels stand: records received on each input,
     /// sent on each output.
-    fn task_cut(&self, ti: usize) -> Cut {
+    pub(super) fn task_cut(&self, ti: usize) -> Cut {
         let info = &self.plan.exec.tasks[ti];
         Cut {
             inputs: info

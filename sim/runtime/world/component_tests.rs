@@ -170,9 +170,10 @@ fn the_plan_knows_each_tasks_outputs_and_which_operators_align() {
             assert_eq!(e.channels[ch as usize].from, t as TaskId);
         }
     }
-    let sinks = plan.task_outputs.iter().filter(|o| o.is_empty()).count();
-    assert_eq!(plan.sink_tasks as usize, sinks);
-    assert!(plan.sink_tasks > 0);
+    assert!(
+        plan.task_outputs.iter().any(|o| o.is_empty()),
+        "a sink task"
+    );
     assert!(plan.rated_sources, "checkmate's source has a rate");
     assert_eq!(plan.forced_aligned.len(), s.operators.len());
     assert_eq!(plan.routed_by_key.len(), s.operators.len());

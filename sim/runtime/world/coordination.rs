@@ -52,18 +52,6 @@ impl World<'_> {
                 }
                 CoordAction::Finalize { id } => self.schedule_finalize(id),
                 CoordAction::NotifyComplete { id, at } => {
-                    if self.coord.final_id == Some(id)
-                        && self.plan.cfg.mutants.has(Mutant::FinalNotifyDropped)
-                    {
-                        // Mutant: the job ends without notifying the final checkpoint.
-                        fired(Mutant::FinalNotifyDropped);
-                        for (ti, task) in self.tasks.list.iter_mut().enumerate() {
-                            task.status = Status::Finished;
-                            self.net.sched[ti].alive = false;
-                        }
-                        self.job.status = JobStatus::Finished;
-                        continue;
-                    }
                     self.coordinators_completed(id);
                     self.notify_tasks_complete(at, id);
                 }
@@ -100,7 +88,8 @@ impl World<'_> {
         }
     }
 
-    /// The trigger RPCs of checkpoint `id` to every source task, due at `at`.
+    /// The trigger RPCs of checkpoint `id`, due at `at`, to every running
+    /// task none of whose upstream tasks runs (`world/exit.rs`).
     pub(super) fn trigger_sources(&mut self, id: CheckpointId, timestamp: SimTime, at: SimTime) {
         let kind = if self.sp.by_id.contains_key(&id) {
             BarrierKind::Aligned // savepoints are never unaligned
@@ -112,13 +101,11 @@ impl World<'_> {
             timestamp,
             kind,
         };
-        for t in 0..self.tasks.list.len() as TaskId {
-            if self.tasks.list[t as usize].is_source {
-                let at = self.rpc_arrival(at);
-                self.trigger_sent(t, at);
-                self.net
-                    .schedule(at, Ev::TriggerSource { task: t, barrier });
-            }
+        for t in self.plan_trigger(id) {
+            let at = self.rpc_arrival(at);
+            self.trigger_sent(t, at);
+            self.net
+                .schedule(at, Ev::TriggerSource { task: t, barrier });
         }
     }
 
@@ -276,7 +263,14 @@ impl World<'_> {
     /// `stop-the-world`: a drain report reached the coordinator; once every
     /// task without outputs reported, ask every task for its snapshot.
     pub(super) fn drained(&mut self, id: CheckpointId) {
-        let Some(timestamp) = self.coord.drained(id, self.plan.sink_tasks) else {
+        // Tasks that exited report nothing (FLIP-147).
+        let sinks = (0..self.tasks.list.len())
+            .filter(|&t| {
+                self.plan.task_outputs[t].is_empty()
+                    && self.tasks.list[t].status != Status::Finished
+            })
+            .count() as u32;
+        let Some(timestamp) = self.coord.drained(id, sinks) else {
             return;
         };
         let barrier = Barrier {
@@ -456,14 +450,6 @@ mod mutants {
 
     #[allow(non_upper_case_globals)]
     impl Mutant {
-        pub const FinalNotifyDropped: Mutant = Mutant::declare(&MutantInfo {
-            name: "final-notify-dropped",
-            part: "notification delivery",
-            what: "tasks finish at the final checkpoint without its checkpoint-complete notification, so the last transactions are never committed",
-            modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (no notification for the final checkpoint)",
-            caught_by: "exactly-once-output",
-            applies: &[("wordcount", "aligned")],
-        });
         pub const NotificationsSkipped: Mutant = Mutant::declare(&MutantInfo {
             name: "notifications-skipped",
             part: "notification delivery",

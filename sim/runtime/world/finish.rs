@@ -32,6 +32,7 @@ impl World<'_> {
         self.close_fault_timeline(&warnings);
         let (keyed_state, order_insensitive) = self.keyed_state();
         self.watermarks_at_end();
+        self.rec.evidence.not_exited = self.not_exited();
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());
         RunOutput {

@@ -37,6 +37,10 @@
 //! - `recovery_time.rs`, `warnings.rs`, `finish.rs`: what a run measures and
 //!   reports, and the end of a run.
 //!
+//! - `exit.rs`: how a task exits after the end of its data (FLIP-147):
+//!   the final checkpoint, `EndOfPartition`, checkpoints planned around
+//!   finished tasks, tasks deployed as finished; its state lives with each
+//!   task (`Task::exit`, `exit_state.rs`).
 //! - `event_time.rs`: watermarks at the tasks (a source's periodic emit as
 //!   a mail, valves, the members' event-time clocks, `MAX_WATERMARK`); its
 //!   state lives with each task (`Task::time`, `Member::watermark`).
@@ -57,6 +61,8 @@ mod commits;
 mod coordination;
 mod degraded;
 mod event_time;
+mod exit;
+mod exit_state;
 mod fault_state;
 mod faults;
 mod finish;
@@ -425,6 +431,7 @@ impl<'a> World<'a> {
             declined: BTreeSet::new(),
             cancel_sent: BTreeSet::new(),
             time: self.task_time(t),
+            exit: self.exit_state(t),
         }
     }
 
@@ -602,6 +609,12 @@ impl<'a> World<'a> {
             Ev::Deliver { ch } => self.net.deliver(ch),
             Ev::Flush { task } => self.flush(task),
             Ev::PeriodicTrigger { generation } => self.periodic_trigger(generation),
+            // The RPC of a task that exited since the plan fails at once.
+            Ev::TriggerSource { task, barrier }
+                if self.tasks.list[task as usize].status == Status::Finished =>
+            {
+                self.trigger_after_exit(task, barrier.id)
+            }
             Ev::TriggerSource { task, barrier } => self.post(task, Mail::Trigger(barrier)),
             Ev::Ack { task, id } if self.is_local() => self.local_ack(task, id),
             Ev::Ack { task, id } => self.ack(task, id),

@@ -113,8 +113,15 @@ impl World<'_> {
             self.net.schedule(at, Ev::EventAck { task: t, ok: false });
             return;
         }
-        if self.tasks.list[t as usize].status != Status::Running {
-            return; // the failover resets the gateway
+        match self.tasks.list[t as usize].status {
+            Status::Running => {}
+            // The RPC to a task that exited fails; nothing waits for it.
+            Status::Finished => {
+                self.rec.counters.operator_events_undeliverable += 1;
+                self.net.schedule(at, Ev::EventAck { task: t, ok: false });
+                return;
+            }
+            Status::Dead | Status::Cancelled => return, // the failover resets the gateway
         }
         // Acknowledged once queued (`StreamTask.dispatchOperatorEvent`),
         // whether or not the task's thread has applied it yet.
@@ -224,6 +231,17 @@ impl World<'_> {
         }
     }
 
+    /// Reader task `t` exited: its gateway holds nothing back any more.
+    pub(super) fn reader_exited(&mut self, t: TaskId) {
+        if let Some((slot, subtask)) = self.reader(t) {
+            self.ops.slots[slot].gateways[subtask as usize]
+                .closed
+                .clear();
+            self.release_held(slot, subtask);
+            self.run_queued();
+        }
+    }
+
     /// Sends, in order, the held events of a gateway whose checkpoint no
     /// longer closes it, up to the first that one still does.
     fn release_held(&mut self, slot: usize, subtask: u32) {
@@ -249,8 +267,16 @@ impl World<'_> {
         let mut states = Vec::with_capacity(self.ops.slots.len());
         for s in &mut self.ops.slots {
             states.push((s.operator, s.coordinator.checkpoint(id)));
-            for g in &mut s.gateways {
-                g.closed.insert(id);
+        }
+        // The gateways of the readers still running close; an exited
+        // reader's never opens again (it snapshots nothing more).
+        for t in 0..self.tasks.list.len() as TaskId {
+            if let Some((slot, subtask)) = self.reader(t) {
+                if self.tasks.list[t as usize].status != Status::Finished {
+                    self.ops.slots[slot].gateways[subtask as usize]
+                        .closed
+                        .insert(id);
+                }
             }
         }
         if let Some(p) = self.coord.pending.get_mut(&id) {

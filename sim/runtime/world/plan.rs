@@ -29,8 +29,6 @@ pub(super) struct Plan<'a> {
     /// operator it reads committables from (with the member 0, what the
     /// task reads from the network are committables).
     pub(super) committers: Vec<Option<(usize, u32)>>,
-    /// Tasks without output channels (the drain reports of stop-the-world).
-    pub(super) sink_tasks: u32,
     pub(super) expected: Guarantee,
     /// A source partition has a rate: when a source polls changes what it
     /// emits, so its schedule keeps each poll's time.
@@ -57,7 +55,6 @@ impl<'a> Plan<'a> {
                     .collect()
             })
             .collect();
-        let sink_tasks = exec.tasks.iter().filter(|t| t.outputs.is_empty()).count() as u32;
         let committers = exec
             .tasks
             .iter()
@@ -76,7 +73,6 @@ impl<'a> Plan<'a> {
             task_outputs,
             forced_aligned: forced_aligned(&scenario),
             routed_by_key: routed_by_key(&scenario),
-            sink_tasks,
             expected: scenario.expected_guarantee(cfg.algorithm),
             rated_sources: rated_sources(&scenario),
             time: crate::model::event_time::JobTime::new(&scenario),

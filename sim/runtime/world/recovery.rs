@@ -116,7 +116,7 @@ impl World<'_> {
         let name = self.plan.exec.tasks[ti].name.clone();
         self.note_fault(|| format!("crash of {name}"));
         self.rec.counters.crashes += 1;
-        if self.coord.final_id.is_some() {
+        if self.finishing_phase() {
             self.rec.counters.crashes_after_final_checkpoint += 1;
         }
         if self.recovery.since.is_none() {
@@ -407,6 +407,11 @@ impl World<'_> {
                 }
             }
             self.note_restored(t, latest.filter(|_| snap.is_some()).map(|c| c.id_of(ti)));
+            if let (Some(s), Some(c)) = (snap, latest) {
+                if s.finished {
+                    self.deploy_finished(t, c.id_of(ti));
+                }
+            }
             if let Some(snap) = snap.filter(|_| !drop_channel_state) {
                 for cs in snap.inputs.iter().filter(|cs| !cs.records.is_empty()) {
                     let input = self.plan.exec.channels[cs.ch as usize].input_index;

@@ -13,6 +13,9 @@ impl World<'_> {
         if self.tasks.list[t as usize].status != Status::Running {
             return;
         }
+        if !self.tasks.list[t as usize].is_source {
+            return self.trigger_by_rpc(t, b);
+        }
         if let Some(sp) = self.sp.by_id.get(&b.id).filter(|sp| sp.stop) {
             // Stop-with-savepoint: the source emits nothing after this
             // barrier; with drain it ends its input first, so every
@@ -99,19 +102,24 @@ impl World<'_> {
             self.notify_member(t, m, id);
             self.emit_from(t, m);
         }
-        // The job's final checkpoint covered all input everywhere: finish.
-        let finished = match self.is_local() {
-            true => self.local_finished_by(t, id),
-            false => self.coord.final_id.is_some_and(|f| id >= f),
-        };
-        let task = &mut self.tasks.list[ti];
-        if finished {
-            task.status = Status::Finished;
-            self.net.sched[ti].alive = false;
-            self.mark(|| Timeline::Finished { task: t });
-            if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
-                self.job.status = JobStatus::Finished;
+        if self.is_local() {
+            // The uncoordinated families' own final checkpoint.
+            if self.local_finished_by(t, id) {
+                self.tasks.list[ti].status = Status::Finished;
+                self.net.sched[ti].alive = false;
+                self.mark(|| Timeline::Finished { task: t });
+                if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+                    self.job.status = JobStatus::Finished;
+                }
             }
+        } else if self.coord.final_id.is_some_and(|f| id >= f) {
+            // A stop-with-savepoint completed: every task exits with it.
+            self.exit(t);
+        } else {
+            if self.tasks.list[ti].exit.final_min.is_some_and(|m| id >= m) {
+                self.crash_trigger(TriggerEvent::FinalNotify, Some(t), id);
+            }
+            self.try_exit(t);
         }
     }
 

@@ -200,7 +200,11 @@ impl World<'_> {
                 self.apply_actions(t, &mut actions);
                 self.tasks.actions = actions;
             }
-            Msg::EndOfData => self.read_end_of_data(t, pick),
+            Msg::EndOfData => {
+                self.read_end_of_data(t, pick);
+                self.end_of_data_consumed(ch);
+            }
+            Msg::EndOfPartition => self.read_end_of_partition(t, pick),
         }
         true
     }
@@ -208,6 +212,7 @@ impl World<'_> {
     /// A buffer of records through task `t`'s chain; records replayed from
     /// in-flight state are counted against what recovery still owes.
     fn read_data(&mut self, t: TaskId, pick: u32, ch: ChannelId, buf: Vec<Record>) {
+        self.judge_rerun(t);
         let n = self.read_buffer(t, pick, buf);
         let left = &mut self.recovery.out_left[ch as usize];
         let mut replayed = 0; // trace
@@ -239,6 +244,7 @@ impl World<'_> {
         self.apply_actions(t, &mut actions);
         self.tasks.actions = actions;
         self.settle_blocking_barrier(t);
+        self.barrier_taken(t, pick, b);
     }
 
     /// End of data on input `pick`; the last one ends the task's input.
@@ -621,6 +627,7 @@ impl World<'_> {
         {
             return;
         }
+        self.judge_rerun(t);
         // A buffer's worth, or what the chain processes in one step.
         let batch = self.poll_batch(t).min(self.tasks.list[ti].step_records);
         let poll = {
@@ -724,6 +731,7 @@ impl World<'_> {
         }
         self.sink_took(self.net.now);
         self.tasks.list[ti].input_ended = true;
+        self.tasks.list[ti].exit.triggers_at_end = self.rec.counters.checkpoints_triggered;
         if self.tasks.list[ti].is_source {
             self.rec.input_end = self.rec.input_end.max(self.net.now);
         }

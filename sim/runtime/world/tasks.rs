@@ -132,6 +132,9 @@ pub(super) struct Task {
     pub(super) cancel_sent: BTreeSet<(CheckpointId, CancelCause)>,
     /// Event time: its valve or its source's watermarks (`None` without).
     pub(super) time: Option<Box<TaskTime>>,
+    /// What it waits for between the end of its data and its exit
+    /// (`world/exit.rs`).
+    pub(super) exit: super::exit_state::ExitState,
 }
 
 /// A task's event time (`world/event_time.rs`), reset with the task.

@@ -1,0 +1,64 @@
+//! Finishing: tasks that reach the end of their data exit as Flink's do
+//! (FLIP-147, `runtime/world/exit.rs`), and the job keeps its promises
+//! while they do.
+//!
+//! - **Checkpoints keep completing while tasks exit.** A task that ended
+//!   its data waits for a checkpoint taken after it, and for its
+//!   notification; if the coordinator stops triggering, or triggers only
+//!   tasks that have exited, it waits forever. When a run that should have
+//!   finished (the liveness check's endings) did not, each task still
+//!   waiting is named with what it waited for.
+//! - **A restore never runs a finished operator again.** A subtask
+//!   restored from a checkpoint in which it had finished must not read a
+//!   record or poll its source (reported by the runtime when it happens);
+//!   one that had not finished is restored running, which the output checks
+//!   judge (its records would be missing).
+//!
+//! What the job emitted before it finished is committed exactly once: the
+//! exactly-once-output, commit and progress checks judge that, the last
+//! transactions of every sink included.
+
+use super::{Finding, Input};
+use crate::runtime::RunOutcome;
+use crate::verdict::{CheckId, Violation};
+
+pub fn check(input: &Input) -> Finding {
+    let run = input.run;
+    let c = &run.counters;
+    let mut violations = Vec::new();
+    let should_have_finished = matches!(
+        run.outcome,
+        RunOutcome::EventLimit | RunOutcome::TimeLimit | RunOutcome::Stalled
+    );
+    // A restart loop is the progress check's verdict: nothing can finish
+    // while the job loops.
+    let looping = super::progress::restart_loop(run, input.scenario.limits.restart_loop).is_some();
+    if should_have_finished && !looping {
+        for why in &run.evidence.not_exited {
+            violations.push(Violation {
+                check: CheckId::Finishing,
+                time_ns: input.end_ns(),
+                message: why.clone(),
+            });
+        }
+    }
+    Finding {
+        violations,
+        reach: vec![
+            ("final checkpoints taken", c.final_checkpoints_taken),
+            (
+                "tasks finished while others ran",
+                c.tasks_finished_while_others_ran,
+            ),
+            (
+                "checkpoints with finished tasks",
+                c.checkpoints_with_finished_tasks,
+            ),
+            (
+                "checkpoints failed: task finished",
+                c.checkpoints_failed_task_finished,
+            ),
+            ("tasks restored finished", c.tasks_restored_finished),
+        ],
+    }
+}

@@ -1,0 +1,449 @@
+//! How a task exits (FLIP-147, Flink's `StreamTask.afterInvoke`), its
+//! state in `exit_state.rs`: after the end of its data a task keeps taking
+//! part in checkpoints, and exits once its upstream tasks have exited
+//! (`EndOfPartition` on every input), its receivers have read its
+//! `EndOfData`, and it was notified of a checkpoint at least as new as the
+//! first it snapshotted after its end of data. Exiting sends
+//! `EndOfPartition` on every output.
+//!
+//! Checkpoints go on while tasks exit: the coordinator triggers the running
+//! tasks none of whose upstream tasks still runs (the sources of what is
+//! left of the graph, Flink's `DefaultCheckpointPlanCalculator`), waits for
+//! every running task, and reports the exited ones as finished. An input
+//! whose upstream exited counts as having delivered every later barrier
+//! (the handlers' `processEndOfPartition`); a task triggered by RPC takes
+//! the barrier as if read from every input that has not delivered it
+//! (`StreamTask.triggerUnfinishedChannelsCheckpoint`).
+//!
+//! A task deployed from a checkpoint in which it had finished runs no
+//! operator code: it ends its data at once and exits as soon as a
+//! checkpoint lets it (`isTaskDeployedAsFinished`).
+
+use super::exit_state::ExitState;
+use super::*;
+use crate::runtime::coordinator::{TaskAck, TaskSnapshot};
+
+impl World<'_> {
+    /// A fresh exit state for task `t` (`fresh_task`).
+    pub(super) fn exit_state(&self, t: TaskId) -> ExitState {
+        let info = &self.plan.exec.tasks[t as usize];
+        let feedback_in = self.loops.as_ref().map_or(0, |l| {
+            l.feedback_inputs(t).iter().filter(|&&f| f).count() as u32
+        });
+        let outputs = self.plan.task_outputs[t as usize]
+            .iter()
+            .filter(|&&ch| !self.is_feedback(ch))
+            .count() as u32;
+        ExitState::new(info.inputs.len() as u32, feedback_in, outputs)
+    }
+
+    /// The coordinated families exit tasks one by one; the uncoordinated
+    /// ones keep their own rule (`local.rs`), and a run without
+    /// checkpoints ends with its input.
+    fn exits_by_flip147(&self) -> bool {
+        !self.is_local() && self.plan.cfg.algorithm.info().checkpoints
+    }
+
+    /// Some task took its final checkpoint or exited, or a
+    /// stop-with-savepoint completed.
+    pub(super) fn finishing_phase(&self) -> bool {
+        self.coord.final_id.is_some()
+            || self
+                .tasks
+                .list
+                .iter()
+                .any(|t| t.exit.final_min.is_some() || t.status == Status::Finished)
+    }
+
+    /// Task `t` took `snapshot` (operator state, clocks and timers filled
+    /// in): after its end of data it is what the task leaves behind if it
+    /// exits. One deployed as finished reports itself finished again (the
+    /// state it was restored with, Flink's `FINISHED_ON_RESTORE`).
+    pub(super) fn note_end_state(&mut self, t: TaskId, snapshot: &mut TaskSnapshot) {
+        let task = &mut self.tasks.list[t as usize];
+        snapshot.finished = task.exit.deployed_finished;
+        if task.input_ended {
+            let mut end = snapshot.clone();
+            end.inputs.clear();
+            end.outputs.clear();
+            task.exit.end_state = Some(Box::new(end));
+        }
+    }
+
+    /// Task `t` snapshotted checkpoint `id`: the first after its end of
+    /// data is the one whose notification lets it exit.
+    pub(super) fn note_final_min(&mut self, t: TaskId, id: CheckpointId) {
+        let task = &mut self.tasks.list[t as usize];
+        if task.input_ended && task.exit.final_min.is_none() {
+            task.exit.final_min = Some(id);
+            self.rec.counters.final_checkpoints_taken += 1;
+            self.crash_trigger(crate::scenario::TriggerEvent::FinalSnapshot, Some(t), id);
+        }
+    }
+
+    /// The receiver of channel `ch` read its `EndOfData`: the sender may
+    /// be waiting for that (`getAllDataProcessedFuture`).
+    pub(super) fn end_of_data_consumed(&mut self, ch: ChannelId) {
+        if self.is_feedback(ch) {
+            return;
+        }
+        let from = self.plan.exec.channels[ch as usize].from;
+        let task = &mut self.tasks.list[from as usize];
+        if task.status != Status::Running {
+            return;
+        }
+        task.exit.eod_unconsumed = task.exit.eod_unconsumed.saturating_sub(1);
+        self.try_exit(from);
+    }
+
+    /// Task `t` exits if nothing holds it any more.
+    pub(super) fn try_exit(&mut self, t: TaskId) {
+        if !self.exits_by_flip147() {
+            return;
+        }
+        let task = &self.tasks.list[t as usize];
+        let e = &task.exit;
+        let notified = e.final_min.is_some_and(|m| task.last_notified >= m);
+        if task.status != Status::Running
+            || !task.input_ended
+            || e.eop_remaining > 0
+            || e.eod_unconsumed > 0
+        {
+            return;
+        }
+        if !notified {
+            if self
+                .plan
+                .cfg
+                .mutants
+                .has(Mutant::FinalNotificationNotAwaited)
+            {
+                // Mutant: the task exits at the end of its data, without
+                // waiting for a checkpoint to cover its last records.
+                fired(Mutant::FinalNotificationNotAwaited);
+                self.exit(t);
+            }
+            return;
+        }
+        self.exit(t);
+    }
+
+    /// Task `t` exits: `FINISHED`, with `EndOfPartition` on every output.
+    pub(super) fn exit(&mut self, t: TaskId) {
+        let ti = t as usize;
+        self.tasks.list[ti].status = Status::Finished;
+        self.net.sched[ti].alive = false;
+        self.mark(|| Timeline::Finished { task: t });
+        let running = self
+            .tasks
+            .list
+            .iter()
+            .filter(|t| t.status == Status::Running)
+            .count();
+        if running > 0 {
+            self.rec.counters.tasks_finished_while_others_ran += 1;
+        }
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::EndOfPartition, false);
+        }
+        if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+            self.job.status = JobStatus::Finished;
+        }
+        self.reader_exited(t);
+    }
+
+    /// Task `t` read `EndOfPartition` on input `pick`: its upstream task
+    /// exited. The input counts as having delivered the barrier the handler
+    /// is waiting for, and the task may now exit.
+    pub(super) fn read_end_of_partition(&mut self, t: TaskId, pick: u32) {
+        let feedback = self
+            .loops
+            .as_ref()
+            .is_some_and(|l| l.feedback_in[t as usize][pick as usize]);
+        let e = &mut self.tasks.list[t as usize].exit;
+        if e.eop[pick as usize] {
+            return;
+        }
+        e.eop[pick as usize] = true;
+        if !feedback {
+            e.eop_remaining -= 1;
+        }
+        if let Some(b) = e.last_barrier {
+            self.stand_in_barrier(t, pick, b);
+        }
+        self.try_exit(t);
+    }
+
+    /// A barrier read from input `pick` of task `t`: remembered, and
+    /// stood in for on every input whose upstream already exited.
+    pub(super) fn barrier_taken(&mut self, t: TaskId, pick: u32, b: Barrier) {
+        let e = &mut self.tasks.list[t as usize].exit;
+        let seen = &mut e.input_barrier[pick as usize];
+        *seen = (*seen).max(b.id);
+        if e.last_barrier.is_some_and(|l| l.id >= b.id) {
+            return;
+        }
+        e.last_barrier = Some(b);
+        for i in 0..e.eop.len() as u32 {
+            if self.tasks.list[t as usize].exit.eop[i as usize] {
+                self.stand_in_barrier(t, i, b);
+            }
+        }
+    }
+
+    /// The handler of task `t` takes barrier `b` on input `i`, which has
+    /// not delivered it and never will (its upstream exited, or an RPC
+    /// triggered the task).
+    fn stand_in_barrier(&mut self, t: TaskId, i: u32, b: Barrier) {
+        let ti = t as usize;
+        if self.tasks.list[ti].status != Status::Running
+            || self.tasks.list[ti].exit.input_barrier[i as usize] >= b.id
+        {
+            return;
+        }
+        self.tasks.list[ti].exit.input_barrier[i as usize] = b.id;
+        self.rec.counters.barriers_stood_in += 1;
+        let mut actions = std::mem::take(&mut self.tasks.actions);
+        let now = self.net.now;
+        self.tasks.list[ti]
+            .handler
+            .on_barrier(i, b, now, &mut actions);
+        self.apply_actions(t, &mut actions);
+        self.tasks.actions = actions;
+    }
+
+    /// A trigger RPC reached task `t`, which has inputs: every upstream
+    /// task had exited when the checkpoint was planned. The barrier is
+    /// taken as if read from each input that has not delivered it: what is
+    /// queued on one whose `EndOfPartition` is still to come is processed
+    /// after the snapshot (aligned) or becomes its channel state
+    /// (unaligned), as Flink's `triggerUnfinishedChannelsCheckpoint` does.
+    pub(super) fn trigger_by_rpc(&mut self, t: TaskId, b: Barrier) {
+        self.rec.counters.tasks_triggered_after_upstream_finished += 1;
+        let e = &mut self.tasks.list[t as usize].exit;
+        if e.last_barrier.is_none_or(|l| l.id < b.id) {
+            e.last_barrier = Some(b);
+        }
+        // A feedback input's barrier comes round the loop (the handler
+        // treats it as the loop's own), unless its sender exited.
+        for i in 0..e.eop.len() as u32 {
+            let feedback = self
+                .loops
+                .as_ref()
+                .is_some_and(|l| l.feedback_in[t as usize][i as usize]);
+            if !feedback || self.tasks.list[t as usize].exit.eop[i as usize] {
+                self.stand_in_barrier(t, i, b);
+            }
+        }
+    }
+
+    /// The tasks checkpoint `id` triggers: the running tasks none of whose
+    /// upstream tasks runs. The finished ones are reported finished in it
+    /// at once, with their cut at the exit.
+    pub(super) fn plan_trigger(&mut self, id: CheckpointId) -> Vec<TaskId> {
+        let mut trigger = Vec::new();
+        let mut finished = 0;
+        for t in 0..self.tasks.list.len() as TaskId {
+            let ti = t as usize;
+            match self.tasks.list[ti].status {
+                Status::Finished => {
+                    finished += 1;
+                    // Its schedule is complete: a restore continues it
+                    // where it ended (the oracle replays it whole).
+                    let log_pos = self.tasks.list[ti]
+                        .members
+                        .iter()
+                        .map(|m| self.rec.schedule.pos(m.inst))
+                        .collect();
+                    let end = self.tasks.list[ti].exit.end_state.as_deref();
+                    let ack = TaskAck {
+                        snapshot: TaskSnapshot {
+                            finished: true,
+                            log_pos,
+                            states: end.map_or(Vec::new(), |s| s.states.clone()),
+                            watermarks: end.map_or(Vec::new(), |s| s.watermarks.clone()),
+                            timers: end.map_or(Vec::new(), |s| s.timers.clone()),
+                            ..TaskSnapshot::default()
+                        },
+                        cut: self.task_cut(ti),
+                        input_ended: true,
+                        start_delay_ns: 0,
+                        alignment_ns: 0,
+                        arrived: false,
+                        durable_at: self.net.now,
+                    };
+                    let mut out = Vec::new();
+                    if self.coord.record_ack(id, t, ack) {
+                        self.coord.ack(t, id, &mut out);
+                    }
+                    self.perform(out);
+                }
+                _ if self.tasks.list[ti].is_source => trigger.push(t),
+                _ => {
+                    let upstream_running = self.plan.exec.tasks[ti].inputs.iter().any(|&ch| {
+                        let from = self.plan.exec.channels[ch as usize].from;
+                        !self.is_feedback(ch)
+                            && self.tasks.list[from as usize].status != Status::Finished
+                    });
+                    if !upstream_running {
+                        trigger.push(t);
+                    }
+                }
+            }
+        }
+        if finished > 0 {
+            self.rec.counters.checkpoints_with_finished_tasks += 1;
+        }
+        trigger
+    }
+
+    /// A trigger RPC reached task `t`, which exited after the checkpoint
+    /// was planned: it declines (Flink fails the trigger of a task no
+    /// longer running).
+    pub(super) fn trigger_after_exit(&mut self, t: TaskId, id: CheckpointId) {
+        if !self.coord.is_pending(id) {
+            return;
+        }
+        self.rec.counters.checkpoints_failed_task_finished += 1;
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
+        self.net.schedule(
+            at,
+            Ev::Decline {
+                task: t,
+                id,
+                reason: AbortReason::TaskFinished,
+            },
+        );
+    }
+
+    /// Task `t` is deployed from a checkpoint in which it had finished: no
+    /// operator runs, its data ends at once.
+    pub(super) fn deploy_finished(&mut self, t: TaskId, id: CheckpointId) {
+        let ti = t as usize;
+        self.tasks.list[ti].exit.was_finished = Some(id);
+        self.rec.counters.tasks_restored_finished += 1;
+        if self
+            .plan
+            .cfg
+            .mutants
+            .has(Mutant::FinishedOperatorRestoredRunning)
+        {
+            // Mutant: the subtask is deployed running, from empty state.
+            fired(Mutant::FinishedOperatorRestoredRunning);
+            return;
+        }
+        self.tasks.list[ti].exit.deployed_finished = true;
+        self.tasks.list[ti].input_ended = true;
+        self.mark(|| Timeline::InputEnded { task: t });
+        // A source's end of event time goes out again (`endData` runs
+        // `advanceToEndOfEventTime`); a task with inputs forwards the
+        // `MAX_WATERMARK` its inputs send (`FinishedOnRestoreInput`).
+        if self.tasks.list[ti].is_source {
+            self.end_of_event_time(t);
+        }
+        for i in 0..self.plan.task_outputs[ti].len() {
+            let ch = self.plan.task_outputs[ti][i];
+            self.net.send_event(ch, Msg::EndOfData, false);
+        }
+    }
+
+    /// The tasks that ended their data and still run where the finishing
+    /// mechanism is to blame, each with what holds it (the finishing
+    /// check's evidence at the end of a run): checkpoints were triggered
+    /// after its end of data but none reached it, or one it waits for
+    /// completed without its notification and nothing newer did (its
+    /// neighbours it waits for too are named). A task that waits because no
+    /// checkpoint completes at all is the liveness check's to report.
+    pub(super) fn not_exited(&self) -> Vec<String> {
+        if !self.exits_by_flip147() {
+            return Vec::new();
+        }
+        let triggered = self.rec.counters.checkpoints_triggered;
+        let completed = self.coord.last_completed_id;
+        let mut found = Vec::new();
+        for (ti, task) in self.tasks.list.iter().enumerate() {
+            if task.status != Status::Running || !task.input_ended {
+                continue;
+            }
+            let e = &task.exit;
+            let mut waits = Vec::new();
+            if e.eop_remaining > 0 {
+                waits.push(format!("{} upstream task(s) to exit", e.eop_remaining));
+            }
+            if e.eod_unconsumed > 0 {
+                waits.push(format!(
+                    "{} receiver(s) to read its end of data",
+                    e.eod_unconsumed
+                ));
+            }
+            let neighbours = waits.len();
+            match e.final_min {
+                None if triggered > e.triggers_at_end => waits.push(format!(
+                    "a checkpoint to reach it: {} were triggered after its end of data, none snapshotted it",
+                    triggered - e.triggers_at_end
+                )),
+                Some(m) if task.last_notified < m && completed >= m => waits.push(format!(
+                    "the notification of checkpoint {m}, which completed (last notified: {})",
+                    task.last_notified
+                )),
+                _ => {}
+            }
+            // Waiting only for its neighbours is a consequence: the task
+            // that holds them is named.
+            if e.final_min.is_some_and(|m| task.last_notified >= m) || waits.len() == neighbours {
+                continue;
+            }
+            found.push(format!(
+                "task {} ended its data and never exited: it waited for {}",
+                self.plan.exec.tasks[ti].name,
+                waits.join(", ")
+            ));
+        }
+        found
+    }
+
+    /// Task `t` runs operator code (reads records or polls its source):
+    /// the finishing check's rule that a subtask restored as finished never
+    /// runs again.
+    pub(super) fn judge_rerun(&mut self, t: TaskId) {
+        let e = &self.tasks.list[t as usize].exit;
+        let Some(id) = e.was_finished.filter(|_| !e.reran_noted) else {
+            return;
+        };
+        self.tasks.list[t as usize].exit.reran_noted = true;
+        let name = self.plan.exec.tasks[t as usize].name.clone();
+        self.violation(
+            CheckId::Finishing,
+            format!(
+                "task {name} had finished in checkpoint {id}, and runs its operators again after the restore from it"
+            ),
+        );
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const FinalNotificationNotAwaited: Mutant = Mutant::declare(&MutantInfo {
+            name: "final-notification-not-awaited",
+            part: "task exit",
+            what: "a task exits at the end of its data once its neighbours let it, without waiting for the notification of a checkpoint taken after its last records, so the last transactions are never committed",
+            modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (FLINK-2491's family: no checkpoint, and no notification, after a task finished; StreamTask.afterInvoke now waits for finalCheckpointCompleted)",
+            caught_by: "exactly-once-output",
+            applies: &[("wordcount", "aligned")],
+        });
+        pub const FinishedOperatorRestoredRunning: Mutant = Mutant::declare(&MutantInfo {
+            name: "finished-operator-restored-running",
+            part: "restore of finished tasks",
+            what: "a subtask that had finished in the checkpoint restored is deployed running from empty state: a source reads its input again",
+            modelled_on: "FLIP-147's FullyFinishedOperatorState and isTaskDeployedAsFinished (before them, a restored job ran every operator again; FLINK-21080 and FLINK-22979 dealt with finished operators' state on restore)",
+            caught_by: "finishing",
+            applies: &[("finishing-sources", "aligned"), ("finishing-sources", "unaligned")],
+        });
+    }
+}
