@@ -94,6 +94,10 @@
 //! - `flink`: `flink-export` for every shipped scenario (snapshot-tested)
 //!   or its refusals; `flink-check` on a run recorded from Flink 2.3 and on
 //!   copies broken on purpose; real Flink runs with `CKPTSIM_FLINK=1`.
+//! - `finishing`: tasks exit one by one after their own final checkpoint
+//!   while the job checkpoints on (FLIP-147); a restored finished subtask
+//!   stays finished; the finishing mutants caught; the recorded run of
+//!   `finishing-sources` on Flink 2.3 passes.
 //! - `opstate`: list state with split and union redistribution, and
 //!   broadcast state, through crashes and rescaled savepoints; the list
 //!   modes mixed up and an unsnapshotted broadcast table are caught.
@@ -135,6 +139,7 @@ mod examples;
 mod exhaustive;
 mod extremes;
 mod faults;
+mod finishing;
 mod flink;
 mod flink_event_time;
 mod flink_keys;

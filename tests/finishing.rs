@@ -1,0 +1,97 @@
+//! Tasks that finish (FLIP-147): each task exits after its own final
+//! checkpoint while the job checkpoints on, a restored finished subtask
+//! stays finished, the finishing mutants are caught, and the recorded run
+//! of the same scenario on Flink 2.3 passes.
+
+use crate::common::{check_alg, ckptsim, failed_checks, load, stdout};
+use ckptsim::mutant::Mutant;
+use ckptsim::scenario::Algorithm;
+
+#[test]
+fn tasks_exit_one_by_one_while_the_job_checkpoints_on() {
+    let sc = load("finishing-sources");
+    for a in crate::common::exactly_once() {
+        let e = check_alg(&sc, 1, a, &[]);
+        assert!(e.verdict.passed, "{}: {:?}", a.name(), failed_checks(&e));
+        let c = &e.output.counters;
+        let name = a.name();
+        assert!(c.tasks_finished_while_others_ran > 0, "{name}: {c:?}");
+        assert!(c.checkpoints_with_finished_tasks > 0, "{name}: {c:?}");
+        assert!(
+            c.final_checkpoints_taken >= 12,
+            "{name}: every task took one"
+        );
+    }
+}
+
+#[test]
+fn a_subtask_restored_as_finished_stays_finished_and_commits_nothing_twice() {
+    let sc = load("finishing-sources");
+    let mut restored = 0;
+    for seed in 0..40 {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &[]);
+        assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+        restored += e.output.counters.tasks_restored_finished;
+    }
+    assert!(restored > 0, "some restore found a finished subtask");
+}
+
+#[test]
+fn a_finished_subtask_restored_running_is_caught_by_the_finishing_check() {
+    let sc = load("finishing-sources");
+    let m = [Mutant::FinishedOperatorRestoredRunning];
+    let caught = (0..40).find_map(|seed| {
+        let e = check_alg(&sc, seed, Algorithm::Aligned, &m);
+        (!e.verdict.passed).then_some(e)
+    });
+    let e = caught.expect("the mutant is caught within 40 seeds");
+    assert!(
+        failed_checks(&e).contains(&"finishing"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.check == ckptsim::check::CheckId::Finishing)
+        .unwrap();
+    assert!(
+        v.message.contains("had finished in checkpoint")
+            && v.message.contains("runs its operators again"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn a_task_that_exits_without_its_final_notification_loses_its_last_transaction() {
+    let e = check_alg(
+        &load("wordcount"),
+        0,
+        Algorithm::Aligned,
+        &[Mutant::FinalNotificationNotAwaited],
+    );
+    assert!(!e.verdict.passed);
+    assert!(failed_checks(&e).contains(&"exactly-once-output"));
+}
+
+/// `ckptsim flink-export scenarios/finishing-sources.toml --seed 1`, run on
+/// Flink 2.3.0: four crashes injected, tasks finishing at different times;
+/// every sink committed the failure-free run's records.
+#[test]
+fn the_recorded_finishing_run_passes_on_flink() {
+    let dir = "tests/flink/finishing-1";
+    let o = ckptsim(&["flink-check", dir]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(
+            "every sink committed exactly the failure-free run's records, by key and value"
+        ),
+        "{text}"
+    );
+    let o = ckptsim(&["flink-check", dir, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["flink_version"], "2.3.0");
+    assert_eq!(v["crashes_injected"], 4, "every crash fired");
+}
