@@ -722,6 +722,12 @@ impl World<'_> {
                 format!("task {name} declined checkpoint {id} twice"),
             );
         }
+        self.decline_rpc(t, id, reason);
+        self.broadcast_cancel(t, id, CancelCause::Declined);
+    }
+
+    /// Task `t`'s decline of checkpoint `id` goes to the coordinator.
+    pub(super) fn decline_rpc(&mut self, t: TaskId, id: CheckpointId, reason: AbortReason) {
         let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         self.net.schedule(
             at,
@@ -731,7 +737,6 @@ impl World<'_> {
                 reason,
             },
         );
-        self.broadcast_cancel(t, id, CancelCause::Declined);
     }
 
     /// A barrier read from input `input` of task `t`: if it blocked its

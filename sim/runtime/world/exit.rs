@@ -147,10 +147,22 @@ impl World<'_> {
             let ch = self.plan.task_outputs[ti][i];
             self.net.send_event(ch, Msg::EndOfPartition, false);
         }
+        // The coordinator hears of it one RPC later (Flink's
+        // `updateTaskExecutionState`): until then it plans with the task
+        // running, and a trigger sent to it fails.
+        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
+        self.tasks.list[ti].exit.reported_at = Some(at);
         if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
             self.job.status = JobStatus::Finished;
         }
         self.reader_exited(t);
+    }
+
+    /// Whether the coordinator knows task `t` exited.
+    fn known_finished(&self, t: TaskId) -> bool {
+        let task = &self.tasks.list[t as usize];
+        task.status == Status::Finished
+            && task.exit.reported_at.is_some_and(|at| at <= self.net.now)
     }
 
     /// Task `t` read `EndOfPartition` on input `pick`: its upstream task
@@ -238,16 +250,18 @@ impl World<'_> {
         }
     }
 
-    /// The tasks checkpoint `id` triggers: the running tasks none of whose
-    /// upstream tasks runs. The finished ones are reported finished in it
-    /// at once, with their cut at the exit.
+    /// The tasks checkpoint `id` triggers: those the coordinator believes
+    /// running none of whose upstream tasks it believes running. The ones it
+    /// knows exited are reported finished in it at once, with their cut at
+    /// the exit; one that exited unbeknown to it is triggered or waited for
+    /// as if running (its trigger fails).
     pub(super) fn plan_trigger(&mut self, id: CheckpointId) -> Vec<TaskId> {
         let mut trigger = Vec::new();
         let mut finished = 0;
         for t in 0..self.tasks.list.len() as TaskId {
             let ti = t as usize;
             match self.tasks.list[ti].status {
-                Status::Finished => {
+                Status::Finished if self.known_finished(t) => {
                     finished += 1;
                     // Its schedule is complete: a restore continues it
                     // where it ended (the oracle replays it whole).
@@ -283,8 +297,7 @@ impl World<'_> {
                 _ => {
                     let upstream_running = self.plan.exec.tasks[ti].inputs.iter().any(|&ch| {
                         let from = self.plan.exec.channels[ch as usize].from;
-                        !self.is_feedback(ch)
-                            && self.tasks.list[from as usize].status != Status::Finished
+                        !self.is_feedback(ch) && !self.known_finished(from)
                     });
                     if !upstream_running {
                         trigger.push(t);
@@ -306,15 +319,7 @@ impl World<'_> {
             return;
         }
         self.rec.counters.checkpoints_failed_task_finished += 1;
-        let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
-        self.net.schedule(
-            at,
-            Ev::Decline {
-                task: t,
-                id,
-                reason: AbortReason::TaskFinished,
-            },
-        );
+        self.decline_rpc(t, id, AbortReason::TaskFinished);
     }
 
     /// Task `t` is deployed from a checkpoint in which it had finished: no

@@ -19,6 +19,9 @@ pub(super) struct ExitState {
     /// `finalCheckpointMinId`): a notification of it or a newer one lets
     /// the task exit.
     pub(super) final_min: Option<CheckpointId>,
+    /// When the coordinator learns that it exited (its report's RPC
+    /// arrives): from then on it plans checkpoints with the task finished.
+    pub(super) reported_at: Option<crate::engine::SimTime>,
     /// Checkpoints triggered in the run when its data ended.
     pub(super) triggers_at_end: u64,
     /// Per input: `EndOfPartition` read (the upstream task exited).
