@@ -89,6 +89,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::CommittableAfterBarrier,
     Mutant::WriterKeepsLastTransaction,
     Mutant::EoiCommittableConstant,
+    Mutant::GlobalCommitOnNotify,
     Mutant::SplitsBackUncheckpointedOnly,
     Mutant::LostOperatorEventIgnored,
     Mutant::CheckpointIgnoresUnackedEvents,

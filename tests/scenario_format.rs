@@ -650,8 +650,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 19]);
-    expected.extend(["[[edges]]"; 28]);
+    expected.extend(["[[operators]]"; 20]);
+    expected.extend(["[[edges]]"; 29]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([

@@ -63,7 +63,11 @@ fn every_listed_kind_is_parsed() {
         let kind = Kind::deserialize(toml::Value::String(name.to_string())).expect(name);
         assert_eq!(name_of(&kind), *name);
         let mut text = format!("{MINIMAL}\n[[operators]]\nid = \"x\"\nkind = \"{name}\"\n");
-        text.push_str("parallelism = 2\n");
+        // A global committer runs at parallelism 1.
+        match *name {
+            "sink-global-committer" => text.push_str("parallelism = 1\n"),
+            _ => text.push_str("parallelism = 2\n"),
+        }
         // An event-time window or timer needs a source with watermarks.
         if matches!(*name, "event-time-window" | "keyed-process") {
             text = text.replacen(
@@ -81,6 +85,18 @@ fn every_listed_kind_is_parsed() {
                 text.push_str("[[edges]]\nfrom = \"src\"\nto = \"agg\"\npartitioning = \"hash\"\n");
                 "agg"
             }
+            // A global committer reads a committer, which reads a writer.
+            "sink-global-committer" => {
+                text.push_str(
+                    "[[operators]]\nid = \"w\"\nkind = \"sink-writer\"\nparallelism = 2\n\
+                     [[operators]]\nid = \"c\"\nkind = \"sink-committer\"\nparallelism = 2\n",
+                );
+                text.push_str(
+                    "[[edges]]\nfrom = \"src\"\nto = \"w\"\npartitioning = \"hash\"\n\
+                     [[edges]]\nfrom = \"w\"\nto = \"c\"\npartitioning = \"forward\"\n",
+                );
+                "c"
+            }
             // A committer reads a writer (forward).
             "sink-committer" => {
                 text.push_str(
@@ -93,6 +109,7 @@ fn every_listed_kind_is_parsed() {
         };
         let partitioning = match *name {
             "sink-committer" => "forward",
+            "sink-global-committer" => "rebalance",
             _ => "hash",
         };
         if kind != Kind::Source {

@@ -176,6 +176,7 @@ pub fn sample() -> ScenarioData {
                 },
                 2,
             ),
+            op("publish", OperatorKind::SinkGlobalCommitter, 1),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -197,6 +198,7 @@ pub fn sample() -> ScenarioData {
             edge(6, 10, Partitioning::Hash),
             edge(6, 11, Partitioning::Hash),
             edge(11, 12, Partitioning::Forward),
+            edge(12, 19, Partitioning::Rebalance),
             edge(1, 13, Partitioning::Rebalance),
             edge(13, 7, Partitioning::Rebalance),
             edge(8, 14, Partitioning::Broadcast),

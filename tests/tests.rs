@@ -94,6 +94,9 @@
 //! - `flink`: `flink-export` for every shipped scenario (snapshot-tested)
 //!   or its refusals; `flink-check` on a run recorded from Flink 2.3 and on
 //!   copies broken on purpose; real Flink runs with `CKPTSIM_FLINK=1`.
+//! - `global_committer`: Sink V2's post-commit topology; the final
+//!   committables lost on Flink 2.3 (FLINK-38614) and published on the
+//!   development line; its rules and its export.
 //! - `finishing`: tasks exit one by one after their own final checkpoint
 //!   while the job checkpoints on (FLIP-147); a restored finished subtask
 //!   stays finished; the finishing mutants caught; the recorded run of
@@ -146,6 +149,7 @@ mod flink_keys;
 mod flip27;
 mod flow;
 mod fuzz;
+mod global_committer;
 mod golden;
 mod guided;
 mod hostile;

@@ -14,6 +14,13 @@
 //!   one that had not finished is restored running, which the output checks
 //!   judge (its records would be missing).
 //!
+//! - **No record arrives after its receiver's end of input.** A task whose
+//!   every input delivered `EndOfData` has finished its operators; Flink
+//!   drops what it reads after that (`FinishedDataOutput`), so a sender
+//!   that emits after its own `EndOfData` (a Sink V2 committer forwarding
+//!   its final checkpoint's committables on Flink 2.3, FLINK-38614) loses
+//!   it. Each drop is named, with the sender.
+//!
 //! What the job emitted before it finished is committed exactly once: the
 //! exactly-once-output, commit and progress checks judge that, the last
 //! transactions of every sink included.
@@ -42,6 +49,15 @@ pub fn check(input: &Input) -> Finding {
             });
         }
     }
+    // Records dropped after a task's end of input: lost, whatever the
+    // output checks then make of it.
+    for (at, what) in &run.evidence.dropped_after_end_of_data {
+        violations.push(Violation {
+            check: CheckId::Finishing,
+            time_ns: *at,
+            message: what.clone(),
+        });
+    }
     Finding {
         violations,
         reach: vec![
@@ -59,6 +75,10 @@ pub fn check(input: &Input) -> Finding {
                 c.checkpoints_failed_task_finished,
             ),
             ("tasks restored finished", c.tasks_restored_finished),
+            (
+                "records dropped after end of data",
+                c.records_dropped_after_end_of_data,
+            ),
         ],
     }
 }

@@ -880,12 +880,18 @@ impl Oracle {
                 // A committer with several writer inputs may snapshot
                 // (Chandy–Lamport) before a committable arrived: promise
                 // nothing for it.
-                let commits = x
-                    .committer_of(t)
-                    .map(|c| match x.exec.tasks[c].inputs.len() {
-                        1 => &schedule[c][..],
+                // One that forwards to a global committer publishes
+                // nothing itself: promise nothing for it either.
+                let commits = x.committer_of(t).map(|c| {
+                    let forwards = crate::model::kinds::forwards_commits(
+                        x.scenario,
+                        x.exec.tasks[c].operator.0,
+                    );
+                    match x.exec.tasks[c].inputs.len() {
+                        1 if !forwards => &schedule[c][..],
                         _ => &[][..],
-                    });
+                    }
+                });
                 x.replay_sink(t, slot, steps, commits, self);
             }
         }

@@ -408,7 +408,7 @@ fn topology(j: &mut String, scenario: &Scenario, opts: &Options, crashes: &[Cras
             } => {
                 let _ = writeln!(
                     j,
-                    "        // (Flink adds the committer of the writer's Sink V2 itself.)"
+                    "        // (Flink adds the committers of the writer's Sink V2 itself.)"
                 );
             }
             Flink::Maps {
@@ -607,6 +607,18 @@ impl Topology<'_> {
         let op = &self.scenario.operators[i];
         let (name, (cost, crash)) = (string(&op.id), self.cost_and_crash(i));
         let input = inputs(self.scenario, i);
+        // A writer whose committer feeds a global committer: the sink has
+        // a post-commit topology.
+        let post = match v2 {
+            true => self
+                .scenario
+                .edges
+                .iter()
+                .find(|e| e.from.0 as usize == i)
+                .is_some_and(|e| crate::model::kinds::forwards_commits(self.scenario, e.to.0)),
+            false => false,
+        };
+        let mode = if post { ".postCommit()" } else { mode };
         let sink = format!("new StoreSink({name}, store, {batch}, {v2}, {cost}, {crash}){mode}");
         let _ = writeln!(
             j,

@@ -331,13 +331,17 @@ fn version_refusal(scenario: &Scenario, opts: &Options) -> Option<String> {
     let asked = scenario.checkpoint.flink_version;
     let differences = version_differences(asked, opts.release);
     (!differences.is_empty() && !opts.any_version).then(|| {
+        // No 2.x release runs 1.20 or the development line.
+        let hint = match asked.release() {
+            Some(_) => format!("export with --flink-release {}, or ", asked.name()),
+            None => "no 2.x release runs it; ".to_string(),
+        };
         format!(
             "checkpoint.flink_version: the scenario asks for Flink {}, the job is for Flink {}, and they differ where the simulator models them: {}; \
-             export with --flink-release {}, or pass --any-flink-version",
+             {hint}pass --any-flink-version",
             asked.name(),
             opts.release.name(),
             differences.join("; "),
-            asked.name(),
         )
     })
 }
@@ -354,7 +358,7 @@ type Behaviour = (
 /// What the simulator models by release and `a` and `b` do differently,
 /// each as `what: a's way in A, b's way in B`.
 fn version_differences(a: FlinkVersion, b: FlinkVersion) -> Vec<String> {
-    let behaviours: [Behaviour; 3] = [
+    let behaviours: [Behaviour; 4] = [
         (
             "a source's unaligned trigger (FLINK-35051)",
             FlinkVersion::urgent_unaligned_trigger,
@@ -372,6 +376,12 @@ fn version_differences(a: FlinkVersion, b: FlinkVersion) -> Vec<String> {
             FlinkVersion::alignment_skips_idle_splits,
             "leaves idle splits alone",
             "pauses idle splits too",
+        ),
+        (
+            "a task whose committer feeds a global committer (FLINK-38614)",
+            FlinkVersion::defers_committer_end_of_data,
+            "sends EndOfData after its final checkpoint's committables",
+            "sends EndOfData at its end of input",
         ),
     ];
     behaviours

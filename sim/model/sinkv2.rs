@@ -19,9 +19,30 @@
 //!   which completed). Commits are idempotent: the store reports a
 //!   transaction already committed.
 //!
+//! - A committer that feeds a global committer (Flink's post-commit
+//!   topology, `SupportsPostCommitTopology`) does not publish: what it
+//!   commits of checkpoint `n` it emits downstream, a summary (its subtask,
+//!   its parallelism, `n`, how many) and then each committable, and the
+//!   global committer publishes them (a table commit, as Iceberg, Delta
+//!   Lake and Paimon do). Its writer then sends a summary before each
+//!   hand-over, empty ones included, as Flink's does at every barrier, and
+//!   the committer keeps one entry per checkpoint it heard of, so that it
+//!   sends a summary for each.
+//! - The global committer (Flink's `GlobalCommitterOperator` with an
+//!   upstream committer in streaming mode: `commitOnInput` false) collects
+//!   summaries and committables per checkpoint; notified of `n`, or at a
+//!   restore of `n`, it commits the checkpoints up to `n` in order and stops
+//!   at the first whose committables have not all arrived from every
+//!   committer subtask (`hasGloballyReceivedAll`). Its state is what it
+//!   collected and has not committed.
+//!
 //! A committable is a [`Record`] on the writer → committer edge: its key is
 //! the transaction's sequence number, its value the checkpoint id, and its
 //! lineage names the writer subtask and attempt (partition [`COMMITTABLE`]).
+//! Forwarded to a global committer it is the same record with the
+//! forwarding committer's subtask as its timestamp; a summary is partition
+//! [`SUMMARY`] (key: the committer's subtask, value: the checkpoint, offset:
+//! its parallelism above 32 bits and the number of committables below).
 
 use super::operator::{decode, encode, open_txn, CheckpointId, Context, Operator};
 use super::record::{Lineage, Record};
@@ -37,6 +58,30 @@ pub const EOI: CheckpointId = CheckpointId::MAX;
 
 /// The lineage partition that marks a committable.
 pub const COMMITTABLE: u32 = u32::MAX;
+
+/// The lineage partition that marks a committer's summary of a checkpoint.
+pub const SUMMARY: u32 = u32::MAX - 1;
+
+/// A committer's summary of `checkpoint` for the global committer.
+fn summary(
+    subtask: u32,
+    parallelism: u32,
+    checkpoint: CheckpointId,
+    n: u32,
+    ctx: &Context,
+) -> Record {
+    Record {
+        key: u64::from(subtask),
+        value: checkpoint as i64,
+        lineage: Lineage {
+            partition: SUMMARY,
+            offset: (u64::from(parallelism) << 32) | u64::from(n),
+        },
+        emitted_at: ctx.now,
+        timestamp: 0,
+        payload: crate::model::Payload::NONE,
+    }
+}
 
 /// The committable of transaction `txn` for `checkpoint`.
 fn committable(txn: TxnId, checkpoint: CheckpointId, ctx: &Context) -> Record {
@@ -78,6 +123,10 @@ pub struct SinkWriter {
     /// Its input ended: it handed over its last transaction then, and
     /// hands over nothing at later barriers (Flink's `endOfInput` flag).
     ended: bool,
+    /// Its committer feeds a global committer: a summary precedes each
+    /// hand-over, empty ones included (Flink's writer always sends one;
+    /// only the global committer counts them).
+    summaries: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -87,8 +136,21 @@ struct WriterState {
 }
 
 impl SinkWriter {
+    /// A writer whose committer feeds a global committer (`summaries`).
+    pub fn new(summaries: bool) -> SinkWriter {
+        SinkWriter {
+            summaries,
+            ..SinkWriter::default()
+        }
+    }
+
     /// Pre-commits the open transaction and hands it downstream.
     fn hand_over(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        if self.summaries {
+            let n = u32::from(self.current.is_some());
+            let head = summary(ctx.subtask, ctx.parallelism, checkpoint, n, ctx);
+            ctx.out.push(head);
+        }
         if let Some(txn) = self.current.take() {
             // The store learns the checkpoint the transaction belongs to
             // (outside a snapshot, at end of input, from its tag).
@@ -155,24 +217,45 @@ pub struct SinkCommitter {
     pending: Vec<(CheckpointId, TxnId)>,
     last_completed: CheckpointId,
     ended: bool,
+    /// It feeds a global committer: it emits what it commits instead of
+    /// publishing it.
+    forwards: bool,
+    /// With `forwards`: the checkpoints it holds an entry for (its
+    /// writer's summary or a committable seen), each owed a summary.
+    checkpoints: Vec<CheckpointId>,
 }
 
+/// A committer's state. A forwarding committer's adds its checkpoints
+/// after the committables (a plain committer's bytes are a prefix of it).
 #[derive(Serialize, Deserialize)]
 struct CommitterState {
     pending: Vec<(CheckpointId, TxnId)>,
 }
 
+#[derive(Serialize, Deserialize)]
+struct ForwardingState {
+    pending: Vec<(CheckpointId, TxnId)>,
+    checkpoints: Vec<CheckpointId>,
+}
+
 impl SinkCommitter {
-    pub fn new(writer: u32) -> SinkCommitter {
+    /// The committer of writer operator `writer`; `forwards`: it feeds a
+    /// global committer.
+    pub fn new(writer: u32, forwards: bool) -> SinkCommitter {
         SinkCommitter {
             writer,
             pending: Vec::new(),
             last_completed: 0,
             ended: false,
+            forwards,
+            checkpoints: Vec::new(),
         }
     }
 
     fn commit_up_to(&mut self, upto: CheckpointId, ctx: &mut Context) {
+        if self.forwards {
+            return self.forward_up_to(upto, ctx);
+        }
         let now = ctx.now;
         self.pending.retain(|&(cp, txn)| {
             let due = cp <= upto;
@@ -182,25 +265,83 @@ impl SinkCommitter {
             !due
         });
     }
+
+    /// Notes an entry for `checkpoint` (a forwarding committer's).
+    fn saw(&mut self, checkpoint: CheckpointId) {
+        if self.forwards && !self.checkpoints.contains(&checkpoint) {
+            self.checkpoints.push(checkpoint);
+            self.checkpoints.sort_unstable();
+        }
+    }
+
+    /// Flink's `commitAndEmitCheckpoints` with a post-commit topology: per
+    /// checkpoint up to `upto`, oldest first, a summary and then its
+    /// committables, downstream.
+    fn forward_up_to(&mut self, upto: CheckpointId, ctx: &mut Context) {
+        let due: Vec<CheckpointId> = self
+            .checkpoints
+            .iter()
+            .copied()
+            .filter(|&c| c <= upto)
+            .collect();
+        self.checkpoints.retain(|&c| c > upto);
+        for cp in due {
+            let txns: Vec<TxnId> = self
+                .pending
+                .iter()
+                .filter(|p| p.0 == cp)
+                .map(|p| p.1)
+                .collect();
+            self.pending.retain(|p| p.0 != cp);
+            let (subtask, parallelism) = (ctx.subtask, ctx.parallelism);
+            let head = summary(subtask, parallelism, cp, txns.len() as u32, ctx);
+            ctx.out.push(head);
+            for txn in txns {
+                let mut r = committable(txn, cp, ctx);
+                r.timestamp = i64::from(subtask);
+                ctx.out.push(r);
+            }
+        }
+    }
 }
 
 impl Operator for SinkCommitter {
     fn process(&mut self, record: Record, ctx: &mut Context) {
+        if record.lineage.partition == SUMMARY {
+            let checkpoint = record.value as CheckpointId;
+            self.saw(checkpoint);
+            if checkpoint <= self.last_completed {
+                self.forward_up_to(self.last_completed, ctx);
+            }
+            return;
+        }
         let Some((txn, checkpoint)) = committable_txn(&record, self.writer) else {
             return;
         };
-        if checkpoint <= self.last_completed {
+        if checkpoint <= self.last_completed && !self.forwards {
             // Its checkpoint already completed (Flink's CommitterOperator
             // commits such a late committable at once).
             ctx.store.commit(txn, ctx.now);
         } else {
+            self.saw(checkpoint);
             self.pending.push((checkpoint, txn));
+            if checkpoint <= self.last_completed {
+                // A forwarding committer's late committable waits for the
+                // next notification (Flink's collector keeps it).
+                self.forward_up_to(self.last_completed, ctx);
+            }
         }
     }
 
     fn snapshot(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) -> Vec<u8> {
-        encode(&CommitterState {
+        if !self.forwards {
+            return encode(&CommitterState {
+                pending: self.pending.clone(),
+            });
+        }
+        encode(&ForwardingState {
             pending: self.pending.clone(),
+            checkpoints: self.checkpoints.clone(),
         })
     }
 
@@ -208,7 +349,21 @@ impl Operator for SinkCommitter {
         if state.is_empty() {
             return Ok(());
         }
-        let state: CommitterState = decode(state, "sink-committer")?;
+        let (state, listed) = match self.forwards {
+            // A plain committer's bytes (a savepoint's merge) list no
+            // checkpoints: each committable's is owed a summary anyway.
+            true => match decode::<ForwardingState>(state, "sink-committer") {
+                Ok(f) => (CommitterState { pending: f.pending }, f.checkpoints),
+                Err(_) => (decode(state, "sink-committer")?, Vec::new()),
+            },
+            false => (
+                decode::<CommitterState>(state, "sink-committer")?,
+                Vec::new(),
+            ),
+        };
+        for cp in listed.into_iter().chain(state.pending.iter().map(|p| p.0)) {
+            self.saw(cp);
+        }
         // The restored checkpoint completed (Flink's CommitterOperator
         // takes it as the last completed one): what it holds is due now,
         // and so is a committable of it that arrives later (from restored
@@ -242,6 +397,132 @@ impl Operator for SinkCommitter {
     }
 }
 
+/// `sink-global-committer`: publishes what every committer forwarded, one
+/// checkpoint at a time (Flink's `GlobalCommitterOperator` behind a
+/// committer, in streaming mode).
+pub struct SinkGlobalCommitter {
+    /// The writer operator whose transactions the committables name.
+    writer: u32,
+    collected: Collected,
+    last_completed: CheckpointId,
+    /// Mutant `global-commit-on-notify`: the newest checkpoint it counted
+    /// done; later committables of it or older are dropped.
+    published: CheckpointId,
+}
+
+/// Per checkpoint, what each committer subtask announced and sent (Flink's
+/// `CommittableCollector`): the global committer's state.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Collected {
+    checkpoints: std::collections::BTreeMap<CheckpointId, Received>,
+}
+
+/// One checkpoint's summaries and committables.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Received {
+    /// How many committer subtasks send (the latest summary's word).
+    subtasks: u32,
+    /// Per committer subtask: the committables its summary announced.
+    announced: std::collections::BTreeMap<u32, u32>,
+    /// Per committer subtask: the transactions it sent.
+    sent: std::collections::BTreeMap<u32, Vec<TxnId>>,
+}
+
+impl Received {
+    /// Flink's `hasGloballyReceivedAll`: a summary from every committer
+    /// subtask, and every committable each announced.
+    fn complete(&self) -> bool {
+        self.subtasks > 0
+            && self.announced.len() as u32 >= self.subtasks
+            && self
+                .announced
+                .iter()
+                .all(|(s, &n)| self.sent.get(s).map_or(0, Vec::len) as u32 >= n)
+    }
+}
+
+impl SinkGlobalCommitter {
+    pub fn new(writer: u32) -> SinkGlobalCommitter {
+        SinkGlobalCommitter {
+            writer,
+            collected: Collected::default(),
+            last_completed: 0,
+            published: 0,
+        }
+    }
+
+    /// Flink's `commit`: the checkpoints up to the newest completed one,
+    /// oldest first, stopping at the first not fully received.
+    fn commit(&mut self, upto: CheckpointId, ctx: &mut Context) {
+        self.last_completed = self.last_completed.max(upto);
+        let now = ctx.now;
+        if ctx.mutant(Mutant::GlobalCommitOnNotify) {
+            // Mutant: each checkpoint up to the notified one is published
+            // with what arrived so far, and counted done.
+            while let Some(entry) = self.collected.checkpoints.first_entry() {
+                if *entry.key() > self.last_completed {
+                    break;
+                }
+                let (cp, received) = entry.remove_entry();
+                self.published = self.published.max(cp);
+                for txn in received.sent.into_values().flatten() {
+                    ctx.store.commit(txn, now);
+                }
+            }
+            return;
+        }
+        while let Some(entry) = self.collected.checkpoints.first_entry() {
+            if *entry.key() > self.last_completed || !entry.get().complete() {
+                return;
+            }
+            for txn in entry.remove().sent.into_values().flatten() {
+                ctx.store.commit(txn, now);
+            }
+        }
+    }
+}
+
+impl Operator for SinkGlobalCommitter {
+    fn process(&mut self, record: Record, _ctx: &mut Context) {
+        if record.lineage.partition == SUMMARY && record.value as CheckpointId > self.published {
+            let cp = record.value as CheckpointId;
+            let e = self.collected.checkpoints.entry(cp).or_default();
+            e.subtasks = (record.lineage.offset >> 32) as u32;
+            e.announced
+                .insert(record.key as u32, record.lineage.offset as u32);
+        } else if let Some((txn, cp)) = committable_txn(&record, self.writer) {
+            if cp <= self.published {
+                return; // (mutant `global-commit-on-notify` only)
+            }
+            let e = self.collected.checkpoints.entry(cp).or_default();
+            let sent = e.sent.entry(record.timestamp as u32).or_default();
+            if !sent.contains(&txn) {
+                sent.push(txn);
+            }
+        }
+    }
+
+    fn snapshot(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) -> Vec<u8> {
+        encode(&self.collected)
+    }
+
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        if !state.is_empty() {
+            self.collected = decode(state, "sink-global-committer")?;
+        }
+        // Flink re-commits what it restored at once, up to the restored
+        // checkpoint.
+        if let Some(id) = ctx.restored {
+            self.commit(id, ctx);
+        }
+        Ok(())
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        self.commit(checkpoint, ctx);
+    }
+}
+
 /// The writer subtasks whose committables reach committer `subtask`
 /// (`forward`: its own index; a committer of parallelism 1: all).
 pub fn served_writers(subtask: u32, committer_parallelism: u32, writers: u32) -> Vec<u32> {
@@ -264,6 +545,16 @@ pub fn committables(state: &[u8]) -> Option<usize> {
 pub fn committer_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
     let s: CommitterState = decode(state, "sink-committer")?;
     Ok(s.pending.into_iter().map(|(_, t)| t).collect())
+}
+
+/// The transactions a global committer's state holds (an error if the
+/// bytes are not such state).
+pub fn global_committer_txns(state: &[u8]) -> Result<Vec<TxnId>, String> {
+    let c: Collected = decode(state, "sink-global-committer")?;
+    Ok(c.checkpoints
+        .into_values()
+        .flat_map(|r| r.sent.into_values().flatten())
+        .collect())
 }
 
 /// A writer state's sequence counter (the next transaction's number) and
@@ -323,6 +614,14 @@ mod mutants {
             modelled_on: "committables not emitted at end of input (SinkWriterOperator.endInput must emit the last committables, tagged EOI, which the final checkpoint then commits: FLIP-147)",
             caught_by: "exactly-once-output",
             applies: &[("sink-v2", "aligned")],
+        });
+        pub const GlobalCommitOnNotify: Mutant = Mutant::declare(&MutantInfo {
+            name: "global-commit-on-notify",
+            part: "Sink V2",
+            what: "the global committer publishes, at each notification, what it has received of every checkpoint up to the notified one and counts those checkpoints done, without waiting for every committer's committables: the committers forward a checkpoint's committables only when they are notified themselves, so they arrive after the global committer's notification and are dropped",
+            modelled_on: "FLINK-24530 (the GlobalCommitter committed on notifyCheckpointComplete, which may come before every committer forwarded its committables, and so committed an incomplete set; since then it waits until it has received them all, hasGloballyReceivedAll)",
+            caught_by: "exactly-once-output",
+            applies: &[("sink-v2-global", "aligned")],
         });
         pub const EoiCommittableConstant: Mutant = Mutant::declare(&MutantInfo {
             name: "eoi-committable-constant",

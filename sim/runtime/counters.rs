@@ -61,6 +61,10 @@ counters! {
     barriers_stood_in,
     /// Subtasks restored from a checkpoint in which they had finished.
     tasks_restored_finished,
+    /// Records a task read after the end of its input (every input had
+    /// delivered `EndOfData`) and dropped, as Flink's `FinishedDataOutput`
+    /// does.
+    records_dropped_after_end_of_data,
     checkpoints_aborted,
     checkpoints_expired,
     /// Checkpoints that expired while their source trigger waited for

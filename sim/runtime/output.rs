@@ -372,6 +372,10 @@ pub struct Evidence {
     /// Tasks that ended their data and had not exited when the run ended,
     /// each with what it still waited for (the finishing check).
     pub not_exited: Vec<String>,
+    /// Buffers of records a task read after the end of its input and
+    /// dropped (Flink's `FinishedDataOutput`): when, and what (the
+    /// finishing check).
+    pub dropped_after_end_of_data: Vec<(u64, String)>,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.

@@ -14,7 +14,9 @@ use super::verify::{Bad, Part};
 use super::{Image, OperatorState};
 use crate::model::kinds::Role;
 use crate::model::operator::sink_state_parts;
-use crate::model::sinkv2::{committable_txn, committer_txns, writer_state_parts};
+use crate::model::sinkv2::{
+    committable_txn, committer_txns, global_committer_txns, writer_state_parts,
+};
 use crate::model::store::{TxnId, TxnState};
 use std::collections::BTreeMap;
 
@@ -123,8 +125,9 @@ fn sink_2pc(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
 /// Subtask `j` of Sink V2 writer `i`: its checkpoint id is not beyond the
 /// snapshot's, and every transaction the attempt that took the snapshot
 /// opened before it and pre-committed (handed over as a committable) is
-/// listed by a committer or in flight to one: a committer's state keeps a
-/// committable until it is committed.
+/// listed by a committer or a global committer, or in flight to one: a
+/// committer's state keeps a committable until it is committed (or
+/// forwarded), a global committer's until it is published.
 fn sink_writer(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
     let field = format!("subtasks[{j}]");
     let (next_seq, cp) = writer_state_parts(state).map_err(|e| bad(i, &field, e))?;
@@ -135,6 +138,15 @@ fn sink_writer(image: &Image, i: usize, j: usize, state: &[u8]) -> Checked {
             for s in subtasks.iter().filter(|s| !s.is_empty()) {
                 // Decoded whole by `listed_once` already.
                 listed.extend(committer_txns(s).unwrap_or_default());
+            }
+        }
+        // A global committer holds what its committers forwarded.
+        if let OperatorState::Opaque { subtasks } = &op.state {
+            if op.kind == "sink-global-committer" {
+                for s in subtasks.iter().filter(|s| !s.is_empty()) {
+                    let txns = global_committer_txns(s).map_err(|e| bad(i, &field, e))?;
+                    listed.extend(txns);
+                }
             }
         }
     }

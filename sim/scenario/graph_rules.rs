@@ -71,8 +71,9 @@ impl Validator<'_, '_> {
     }
 
     /// What may feed what: sources read no inputs, sinks write no outputs
-    /// (a Sink V2 writer writes to committers only), a committer reads
-    /// writers only, over a forward edge unless it is global.
+    /// (a Sink V2 writer writes to committers only, a committer to a global
+    /// committer only), a committer reads writers only, over a forward edge
+    /// unless it is global, and a global committer reads committers only.
     fn edge_ends(&mut self, from: usize, to: usize, partitioning: Option<Partitioning>) {
         let (a, b) = (self.op_name(from), self.op_name(to));
         if self.is_kind(to, OperatorKind::is_source) {
@@ -80,14 +81,21 @@ impl Validator<'_, '_> {
             self.report("to", format!("source `{b}` cannot have inputs"), help);
         }
         let writer = |v: &Self, i| v.is_kind(i, |k| matches!(k, OperatorKind::SinkWriter));
-        let committer = |v: &Self, i| v.is_kind(i, |k| matches!(k, OperatorKind::SinkCommitter));
+        let committer = |v: &Self, i| v.is_kind(i, OperatorKind::is_committer);
+        let global = |v: &Self, i| v.is_kind(i, OperatorKind::is_global_committer);
+        let allowed = (writer(self, from) && committer(self, to))
+            || (committer(self, from) && global(self, to));
         let sink = self
             .op_kind(from)
-            .filter(|k| k.is_sink() || k.is_committer());
-        if let Some(k) = sink.filter(|_| !(writer(self, from) && committer(self, to))) {
+            .filter(|k| k.is_sink() || k.is_committer() || k.is_global_committer());
+        if let Some(k) = sink.filter(|_| !allowed) {
             let help = match k {
                 OperatorKind::SinkWriter => {
                     "a Sink V2 writer hands its committables to a `sink-committer` only".to_string()
+                }
+                OperatorKind::SinkCommitter => {
+                    "a Sink V2 committer forwards its committables to a `sink-global-committer` only"
+                        .to_string()
                 }
                 _ => format!(
                     "a `{}` operator writes to the external store: remove this edge",
@@ -105,8 +113,14 @@ impl Validator<'_, '_> {
             let help = help("a sink-committer reads the committables of sink-writers only");
             self.report("from", message, help);
         }
-        let global = self.ops[to].parallelism == Some(1);
-        if committer(self, to) && partitioning != Some(Partitioning::Forward) && !global {
+        if global(self, to) && self.op_kind(from).is_some() && !committer(self, from) {
+            let message =
+                format!("global committer `{b}` reads from `{a}`, which is not a sink-committer");
+            let help = help("a sink-global-committer reads what sink-committers forward");
+            self.report("from", message, help);
+        }
+        let single = self.ops[to].parallelism == Some(1);
+        if committer(self, to) && partitioning != Some(Partitioning::Forward) && !single {
             let message = format!(
                 "committer `{b}` of parallelism above 1 reads a non-forward edge from `{a}`"
             );
@@ -252,6 +266,34 @@ impl Validator<'_, '_> {
                 let help = format!("add a sink-committer and an [[edges]] table from = \"{id}\"");
                 let message = format!("sink-writer `{id}` has no sink-committer");
                 self.report(&format!("operators[{i}].id"), message, Some(help));
+            }
+        }
+        // A global committer: one, at parallelism 1, behind one committer.
+        for i in 0..self.ops.len() {
+            if !self.is_kind(i, OperatorKind::is_global_committer) || !self.ops[i].referable {
+                continue;
+            }
+            let id = self.op_name(i);
+            if self.ops[i].parallelism.is_some_and(|p| p != 1) {
+                let message = format!("global committer `{id}` has a parallelism above 1");
+                let help =
+                    help("Flink runs the global committer at parallelism 1: set parallelism = 1");
+                self.report(&format!("operators[{i}].parallelism"), message, help);
+            }
+            let inputs = edges.iter().filter(|e| e.2 == i).count();
+            if inputs > 1 {
+                let message = format!("global committer `{id}` reads {inputs} edges");
+                let help = help("a sink-global-committer reads the one sink-committer of its sink");
+                self.report(&format!("operators[{i}].id"), message, help);
+            }
+        }
+        for i in 0..self.ops.len() {
+            let outputs = edges.iter().filter(|e| e.1 == i).count();
+            if self.is_kind(i, OperatorKind::is_committer) && outputs > 1 {
+                let id = self.op_name(i);
+                let message = format!("committer `{id}` forwards to {outputs} global committers");
+                let help = help("a sink-committer feeds at most one sink-global-committer");
+                self.report(&format!("operators[{i}].id"), message, help);
             }
         }
         self.windows_need_watermarks();

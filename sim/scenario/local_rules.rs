@@ -26,9 +26,9 @@ fn limits(
     let mut found = Vec::new();
     for (i, op) in operators.iter().enumerate() {
         let what = match &op.kind {
-            OperatorKind::SinkWriter | OperatorKind::SinkCommitter => {
-                Some(("kind", "a Sink V2 writer or committer"))
-            }
+            OperatorKind::SinkWriter
+            | OperatorKind::SinkCommitter
+            | OperatorKind::SinkGlobalCommitter => Some(("kind", "a Sink V2 writer or committer")),
             OperatorKind::Source(src) if src.split_assignment == SplitAssignment::Enumerator => {
                 Some(("split_assignment", "a FLIP-27 split enumerator"))
             }

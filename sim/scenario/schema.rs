@@ -529,6 +529,12 @@ operators! {
     SinkCommitter = "sink-committer",
         "Sink V2 committer: keeps committables per checkpoint id, commits those of completed \
          checkpoints on notify-complete and recovered ones at restore; idempotent commits";
+    /// Sink V2 global committer (the post-commit topology): reads the
+    /// committables its committers forward as they commit, and publishes
+    /// them one checkpoint at a time once every committer's have arrived.
+    SinkGlobalCommitter = "sink-global-committer",
+        "Sink V2 global committer: publishes, on notify-complete, the checkpoints whose committables \
+         every committer forwarded, oldest first, stopping at the first incomplete one";
 }
 
 /// An operator of a registered kind: the kind and its `params` table.

@@ -108,6 +108,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/savepoints.toml"),
     ),
     ("sink-v2", include_str!("../../scenarios/sink-v2.toml")),
+    (
+        "sink-v2-global",
+        include_str!("../../scenarios/sink-v2-global.toml"),
+    ),
     ("stop", include_str!("../../scenarios/stop.toml")),
     (
         "throughput",

@@ -175,6 +175,7 @@ impl Topology {
                     | K::BroadcastProcess { .. }
                     | K::SinkWriter
                     | K::SinkCommitter
+                    | K::SinkGlobalCommitter
                     | K::Custom(_) => return None,
                 };
                 Some(GenOperator {

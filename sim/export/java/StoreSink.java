@@ -4,6 +4,10 @@ import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.StandardSinkTopologies;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
@@ -28,6 +32,9 @@ import java.util.List;
 // its name to the committer before the barrier (prepareCommit); the
 // committer moves it into committed/ once the checkpoint completed, and
 // again after a restore (a file already moved is already committed).
+// With a global committer (`postCommit()`, Sink V2's post-commit
+// topology): the committer moves each file into staged/ and forwards it;
+// the global committer moves it into committed/ (a table commit).
 // At-least-once (`batch` > 0, no committer): the writer appends to
 // committed/ directly, flushing every `batch` records and at every
 // checkpoint, so a replay writes again what it wrote before. An upsert
@@ -65,6 +72,45 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
         return new AtLeastOnce(this);
     }
 
+    /** A transactional sink whose committables a global committer publishes. */
+    public PostCommit postCommit() {
+        return new PostCommit(this);
+    }
+
+    public static final class PostCommit
+            implements Sink<Rec>, SupportsCommitter<String>, SupportsPostCommitTopology<String> {
+        private final StoreSink sink;
+
+        PostCommit(StoreSink sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public CommittingSinkWriter<Rec, String> createWriter(WriterInitContext context) throws IOException {
+            return sink.createWriter(context);
+        }
+
+        @Override
+        public Committer<String> createCommitter(CommitterInitContext context) {
+            return new StoreCommitter(sink.dir, "pending", "staged");
+        }
+
+        @Override
+        public SimpleVersionedSerializer<String> getCommittableSerializer() {
+            return sink.getCommittableSerializer();
+        }
+
+        @Override
+        public void addPostCommitTopology(DataStream<CommittableMessage<String>> committables) {
+            final String dir = sink.dir;
+            final StoreSink s = sink;
+            StandardSinkTopologies.addGlobalCommitter(
+                    committables,
+                    context -> new StoreCommitter(dir, "staged", "committed"),
+                    s::getCommittableSerializer);
+        }
+    }
+
     static final class AtLeastOnce implements Sink<Rec> {
         private final StoreSink sink;
 
@@ -85,7 +131,7 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
 
     @Override
     public Committer<String> createCommitter(CommitterInitContext context) {
-        return new StoreCommitter(dir);
+        return new StoreCommitter(dir, "pending", "committed");
     }
 
     @Override
@@ -210,24 +256,34 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
         }
     }
 
+    /** Moves each committable's file from `from`/ to `to`/ (from pending/
+     *  as well: a file a crash left there before its first move). */
     static final class StoreCommitter implements Committer<String> {
         private final String dir;
+        private final String from;
+        private final String to;
 
-        StoreCommitter(String dir) {
+        StoreCommitter(String dir, String from, String to) {
             this.dir = dir;
+            this.from = from;
+            this.to = to;
         }
 
         @Override
         public void commit(Collection<CommitRequest<String>> requests) throws IOException {
+            Files.createDirectories(Paths.get(dir, to));
             for (CommitRequest<String> request : requests) {
-                Path from = Paths.get(dir, "pending", request.getCommittable());
-                Path to = Paths.get(dir, "committed", request.getCommittable());
-                if (Files.exists(from)) {
-                    Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
-                } else if (Files.exists(to)) {
+                Path src = Paths.get(dir, from, request.getCommittable());
+                Path pending = Paths.get(dir, "pending", request.getCommittable());
+                Path dst = Paths.get(dir, to, request.getCommittable());
+                if (Files.exists(src)) {
+                    Files.move(src, dst, StandardCopyOption.ATOMIC_MOVE);
+                } else if (Files.exists(pending)) {
+                    Files.move(pending, dst, StandardCopyOption.ATOMIC_MOVE);
+                } else if (Files.exists(dst) || Files.exists(Paths.get(dir, "committed", request.getCommittable()))) {
                     request.signalAlreadyCommitted();
                 } else {
-                    request.signalFailedWithKnownReason(new IOException("transaction " + from + " is gone"));
+                    request.signalFailedWithKnownReason(new IOException("transaction " + src + " is gone"));
                 }
             }
         }

@@ -30,6 +30,7 @@ mod min_label;
 mod sink_2pc;
 mod sink_at_least_once;
 mod sink_committer;
+mod sink_global_committer;
 mod sink_upsert;
 mod sink_writer;
 mod source;
@@ -65,7 +66,23 @@ pub static REGISTRY: &[&OperatorKindInfo] = &[
     &sink_upsert::KIND,
     &sink_writer::KIND,
     &sink_committer::KIND,
+    &sink_global_committer::KIND,
 ];
+
+/// Whether committer `op` forwards what it commits to a global committer
+/// (it has an output: validation allows only that one).
+pub(crate) fn forwards_commits(scenario: &Scenario, op: u32) -> bool {
+    scenario.edges.iter().any(|e| e.from.0 == op)
+}
+
+/// The writer operator feeding committer `op` (`u32::MAX` if none).
+pub(crate) fn writer_of(scenario: &Scenario, op: u32) -> u32 {
+    scenario
+        .edges
+        .iter()
+        .find(|e| e.to.0 == op)
+        .map_or(u32::MAX, |e| e.from.0)
+}
 
 /// One operator kind: everything ckptsim knows about it.
 pub struct OperatorKindInfo {
@@ -112,6 +129,9 @@ pub enum Role {
     Sink(SinkRole),
     /// Commits what Sink V2 writers hand it; writes no records of its own.
     Committer,
+    /// Publishes what Sink V2 committers forward (the post-commit
+    /// topology); writes no records of its own.
+    GlobalCommitter,
 }
 
 /// How a sink writes, as the oracle must judge it.

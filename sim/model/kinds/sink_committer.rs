@@ -14,10 +14,11 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     holds: false,
     state: |_| StateLayout::SinkCommitter,
     create: |s| {
-        // Validation gives a committer writers as its only inputs.
-        let writer = s.scenario.edges.iter().find(|e| e.to.0 == s.operator);
+        // Validation gives a committer writers as its only inputs, and at
+        // most a global committer as its output.
         Box::new(crate::model::sinkv2::SinkCommitter::new(
-            writer.map_or(u32::MAX, |e| e.from.0),
+            writer_of(s.scenario, s.operator),
+            forwards_commits(s.scenario, s.operator),
         ))
     },
     flink: |_| Flink::Maps {

@@ -13,7 +13,12 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     role: Role::Sink(SinkRole::Writer),
     holds: false,
     state: |_| StateLayout::SinkWriter,
-    create: |_| Box::<crate::model::sinkv2::SinkWriter>::default(),
+    create: |s| {
+        // Its committer (validation gives it one) may feed a global one.
+        let committer = s.scenario.edges.iter().find(|e| e.from.0 == s.operator);
+        let summaries = committer.is_some_and(|e| forwards_commits(s.scenario, e.to.0));
+        Box::new(crate::model::sinkv2::SinkWriter::new(summaries))
+    },
     flink: |_| Flink::Maps {
         fidelity: Fidelity::Exact,
         how: "Sink V2 writer".into(),

@@ -40,7 +40,11 @@ impl World<'_> {
                 let task = &self.tasks.list[ti];
                 vec![(index, task.subtask, task.deploy_attempt)]
             }
-            Role::Committer if m == 0 && self.plan.exec.tasks[ti].inputs.len() != 1 => {
+            Role::Committer
+                if m == 0
+                    && self.plan.exec.tasks[ti].inputs.len() != 1
+                    && !crate::model::kinds::forwards_commits(&self.plan.scenario, index) =>
+            {
                 let store = &self.tasks.store;
                 return Some(
                     self.ledger.received[ti]
@@ -51,6 +55,16 @@ impl World<'_> {
                         .map(|(&txn, &cp)| (txn, cp))
                         .collect(),
                 );
+            }
+            // One that feeds a global committer publishes nothing itself;
+            // the global committer publishes a checkpoint only once every
+            // committer's committables of it arrived, after the
+            // notification, so no point makes them due (the output checks
+            // judge what it leaves).
+            Role::Committer
+                if crate::model::kinds::forwards_commits(&self.plan.scenario, index) =>
+            {
+                return None;
             }
             Role::Committer => {
                 let e = self.plan.scenario.edges.iter().find(|e| e.to.0 == index)?;

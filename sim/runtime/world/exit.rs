@@ -81,6 +81,66 @@ impl World<'_> {
         }
     }
 
+    /// `EndOfData` on every output of task `t`.
+    pub(super) fn send_end_of_data(&mut self, t: TaskId) {
+        for i in 0..self.plan.task_outputs[t as usize].len() {
+            let ch = self.plan.task_outputs[t as usize][i];
+            self.net.send_event(ch, Msg::EndOfData, false);
+        }
+    }
+
+    /// Whether task `t` holds its `EndOfData` back until its final
+    /// checkpoint's notification: on the development line, a task with a
+    /// committer that forwards to a global committer (FLINK-38614's fix:
+    /// what the committer forwards on that notification then precedes
+    /// `EndOfData`, and the global committer's final checkpoint is a later
+    /// one, whose notification publishes it).
+    pub(super) fn defers_end_of_data(&self, t: TaskId) -> bool {
+        let scenario = &self.plan.scenario;
+        scenario
+            .checkpoint
+            .flink_version
+            .defers_committer_end_of_data()
+            && self.plan.exec.tasks[t as usize].chain.iter().any(|&op| {
+                scenario.op(op).kind.is_committer()
+                    && crate::model::kinds::forwards_commits(scenario, op.0)
+            })
+    }
+
+    /// Task `t` was notified of checkpoint `id`: an `EndOfData` it held
+    /// back goes out once `id` covers its final checkpoint (or at once
+    /// with `now`, when the task exits for a stop-with-savepoint).
+    pub(super) fn release_end_of_data(&mut self, t: TaskId, id: CheckpointId, now: bool) {
+        let e = &self.tasks.list[t as usize].exit;
+        if e.eod_deferred && (now || e.final_min.is_some_and(|m| id >= m)) {
+            self.tasks.list[t as usize].exit.eod_deferred = false;
+            self.send_end_of_data(t);
+        }
+    }
+
+    /// Task `t` read `buf` from channel `ch` after the end of its input:
+    /// its operators have finished, and Flink's input processor hands
+    /// such records to `FinishedDataOutput`, which drops them (it logs
+    /// "Unexpected record after finish() received." at DEBUG). Only a
+    /// sender that emits after its own `EndOfData` gets here.
+    pub(super) fn drop_after_end_of_data(&mut self, t: TaskId, ch: ChannelId, buf: Vec<Record>) {
+        let records = buf.iter().filter(|r| !r.is_element()).count() as u64;
+        if records == 0 {
+            return;
+        }
+        self.rec.counters.records_dropped_after_end_of_data += records;
+        let from = &self.plan.exec.tasks[self.plan.exec.channels[ch as usize].from as usize].name;
+        let to = &self.plan.exec.tasks[t as usize].name;
+        let what = format!(
+            "task {to} dropped {} from {from} that arrived after the end of its input (every input had delivered EndOfData; Flink's FinishedDataOutput drops them): {from} emitted them after its own EndOfData",
+            crate::engine::count(records, "record")
+        );
+        self.rec
+            .evidence
+            .dropped_after_end_of_data
+            .push((self.net.now.0, what));
+    }
+
     /// The receiver of channel `ch` read its `EndOfData`: the sender may
     /// be waiting for that (`getAllDataProcessedFuture`).
     pub(super) fn end_of_data_consumed(&mut self, ch: ChannelId) {

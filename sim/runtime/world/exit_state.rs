@@ -50,6 +50,10 @@ pub(super) struct ExitState {
     pub(super) was_finished: Option<CheckpointId>,
     /// The violation for running again was reported (once per deployment).
     pub(super) reran_noted: bool,
+    /// Its `EndOfData` waits for the notification of its final checkpoint
+    /// (a committer that feeds a global committer, on the development
+    /// line: FLINK-38614's fix).
+    pub(super) eod_deferred: bool,
 }
 
 impl ExitState {

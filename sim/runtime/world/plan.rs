@@ -59,10 +59,11 @@ impl<'a> Plan<'a> {
             .tasks
             .iter()
             .map(|t| {
-                let m = t
-                    .chain
-                    .iter()
-                    .position(|&op| scenario.op(op).kind.is_committer())?;
+                // (One that feeds a global committer owes no commits.)
+                let m = t.chain.iter().position(|&op| {
+                    scenario.op(op).kind.is_committer()
+                        && !crate::model::kinds::forwards_commits(&scenario, op.0)
+                })?;
                 let op = t.chain[m];
                 let writer = scenario.edges.iter().find(|e| e.to == op)?.from;
                 Some((m, writer.0))
@@ -101,7 +102,7 @@ fn forced_aligned(scenario: &Scenario) -> Vec<bool> {
         }
     }
     for (forced, op) in forced.iter_mut().zip(&scenario.operators) {
-        *forced |= op.kind.is_committer();
+        *forced |= op.kind.is_committer() || op.kind.is_global_committer();
     }
     forced
 }

@@ -483,6 +483,13 @@ impl World<'_> {
                     format!("task {name} could not restore the state of {op}: {e}"),
                 );
             }
+            // A committer that feeds a global committer emits what it
+            // commits at restore (Flink's `initializeState`); anything
+            // else an operator emits while restoring is dropped.
+            let op = self.plan.exec.tasks[ti].chain[m];
+            if self.plan.scenario.op(op).kind.is_committer() && !self.tasks.out.is_empty() {
+                self.emit_from(t, m);
+            }
             self.tasks.out.clear();
             if m == 0 && self.tasks.list[ti].is_source {
                 self.recovery_source_restored(bytes);

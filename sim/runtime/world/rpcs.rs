@@ -114,8 +114,10 @@ impl World<'_> {
             }
         } else if self.coord.final_id.is_some_and(|f| id >= f) {
             // A stop-with-savepoint completed: every task exits with it.
+            self.release_end_of_data(t, id, true);
             self.exit(t);
         } else {
+            self.release_end_of_data(t, id, false);
             if self.tasks.list[ti].exit.final_min.is_some_and(|m| id >= m) {
                 self.crash_trigger(TriggerEvent::FinalNotify, Some(t), id);
             }

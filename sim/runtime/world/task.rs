@@ -213,6 +213,9 @@ impl World<'_> {
     /// in-flight state are counted against what recovery still owes.
     fn read_data(&mut self, t: TaskId, pick: u32, ch: ChannelId, buf: Vec<Record>) {
         self.judge_rerun(t);
+        if self.tasks.list[t as usize].input_ended && !self.is_feedback(ch) {
+            return self.drop_after_end_of_data(t, ch, buf);
+        }
         let n = self.read_buffer(t, pick, buf);
         let left = &mut self.recovery.out_left[ch as usize];
         let mut replayed = 0; // trace
@@ -750,9 +753,10 @@ impl World<'_> {
             self.job.status = JobStatus::Finished;
         }
         self.mark(|| Timeline::InputEnded { task: t });
-        for i in 0..self.plan.task_outputs[ti].len() {
-            let ch = self.plan.task_outputs[ti][i];
-            self.net.send_event(ch, Msg::EndOfData, false);
+        if self.defers_end_of_data(t) {
+            self.tasks.list[ti].exit.eod_deferred = true;
+        } else {
+            self.send_end_of_data(t);
         }
         if self.is_local() {
             self.local_final(t);
