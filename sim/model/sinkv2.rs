@@ -308,11 +308,7 @@ impl SinkCommitter {
 impl Operator for SinkCommitter {
     fn process(&mut self, record: Record, ctx: &mut Context) {
         if record.lineage.partition == SUMMARY {
-            let checkpoint = record.value as CheckpointId;
-            self.saw(checkpoint);
-            if checkpoint <= self.last_completed {
-                self.forward_up_to(self.last_completed, ctx);
-            }
+            self.saw(record.value as CheckpointId);
             return;
         }
         let Some((txn, checkpoint)) = committable_txn(&record, self.writer) else {
@@ -323,13 +319,10 @@ impl Operator for SinkCommitter {
             // commits such a late committable at once).
             ctx.store.commit(txn, ctx.now);
         } else {
+            // A forwarding committer keeps even a late committable for the
+            // next notification (Flink 2.3's `processElement` only collects).
             self.saw(checkpoint);
             self.pending.push((checkpoint, txn));
-            if checkpoint <= self.last_completed {
-                // A forwarding committer's late committable waits for the
-                // next notification (Flink's collector keeps it).
-                self.forward_up_to(self.last_completed, ctx);
-            }
         }
     }
 
