@@ -33,6 +33,8 @@ use std::sync::Arc;
 
 mod event_time;
 mod java;
+mod versions;
+use versions::{urgency, version_differences, version_refusal};
 pub mod real;
 
 /// A string as the one Java literal the generated job holds it in (no
@@ -315,96 +317,6 @@ fn run_sh(release: &str) -> String {
         &format!("version=${{CKPTSIM_FLINK_VERSION:-{release}}}"),
         1,
     )
-}
-
-/// A job for a release without a 2.x job, or for a release whose behaviour
-/// differs from the one the scenario asks for in something the simulator
-/// models by release (unless `any_version`): the real run would not be the
-/// simulated one.
-fn version_refusal(scenario: &Scenario, opts: &Options) -> Option<String> {
-    let Some(_) = opts.release.release() else {
-        return Some(format!(
-            "--flink-release {}: the exported job is a Flink 2.x job",
-            opts.release.name()
-        ));
-    };
-    let asked = scenario.checkpoint.flink_version;
-    let differences = version_differences(asked, opts.release);
-    (!differences.is_empty() && !opts.any_version).then(|| {
-        // No 2.x release runs 1.20 or the development line.
-        let hint = match asked.release() {
-            Some(_) => format!("export with --flink-release {}, or ", asked.name()),
-            None => "no 2.x release runs it; ".to_string(),
-        };
-        format!(
-            "checkpoint.flink_version: the scenario asks for Flink {}, the job is for Flink {}, and they differ where the simulator models them: {}; \
-             {hint}pass --any-flink-version",
-            asked.name(),
-            opts.release.name(),
-            differences.join("; "),
-        )
-    })
-}
-
-/// A behaviour the simulator models by release: what, whether a release
-/// has it, its way with and without.
-type Behaviour = (
-    &'static str,
-    fn(FlinkVersion) -> bool,
-    &'static str,
-    &'static str,
-);
-
-/// What the simulator models by release and `a` and `b` do differently,
-/// each as `what: a's way in A, b's way in B`.
-fn version_differences(a: FlinkVersion, b: FlinkVersion) -> Vec<String> {
-    let behaviours: [Behaviour; 4] = [
-        (
-            "a source's unaligned trigger (FLINK-35051)",
-            FlinkVersion::urgent_unaligned_trigger,
-            "an urgent mail",
-            "an ordinary mail",
-        ),
-        (
-            "a reader whose splits are all idle (FLINK-38454)",
-            FlinkVersion::flushes_idle_splits,
-            "flushes their largest watermark",
-            "keeps the last active split's",
-        ),
-        (
-            "watermark alignment (FLINK-39073)",
-            FlinkVersion::alignment_skips_idle_splits,
-            "leaves idle splits alone",
-            "pauses idle splits too",
-        ),
-        (
-            "a task whose committer feeds a global committer (FLINK-38614)",
-            FlinkVersion::defers_committer_end_of_data,
-            "sends EndOfData after its final checkpoint's committables",
-            "sends EndOfData at its end of input",
-        ),
-    ];
-    behaviours
-        .iter()
-        .filter(|(_, has, _, _)| has(a) != has(b))
-        .map(|&(what, has, yes, no)| {
-            let way = |v: FlinkVersion| if has(v) { yes } else { no };
-            format!(
-                "{what}: {} in {}, {} in {}",
-                way(a),
-                a.name(),
-                way(b),
-                b.name()
-            )
-        })
-        .collect()
-}
-
-fn urgency(v: FlinkVersion) -> &'static str {
-    match v.urgent_unaligned_trigger() {
-        true => "an urgent mail",
-        false => "an ordinary mail",
-    }
 }
 
 pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
