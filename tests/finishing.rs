@@ -114,3 +114,46 @@ fn a_trigger_that_reaches_a_task_that_exited_after_the_plan_fails_its_checkpoint
     }
     assert!(failed > 0, "some trigger reached a task that had exited");
 }
+
+/// A stop-with-savepoint without drain ends every task's data without
+/// finishing an operator (Flink's `StopMode.NO_DRAIN`): the count windows
+/// keep what they hold in the savepoint where a drain flushes it into the
+/// output, a Sink V2 committer still reads the committables its writer
+/// hands over after that end of data, and the tasks exit one by one once
+/// notified of the savepoint.
+#[test]
+fn a_stop_without_drain_finishes_no_operator_and_every_task_waits_for_the_savepoint() {
+    use ckptsim::engine::SimTime;
+    use ckptsim::scenario::SavepointSpec;
+    let spec = |drain| SavepointSpec {
+        at: SimTime(300_000_000),
+        stop: true,
+        drain,
+    };
+    let windows = load("windows");
+    let mut held = 0;
+    for seed in 0..6 {
+        let (kept, _) = crate::savepoints::take_savepoint(&windows, seed, spec(false));
+        let (flushed, _) = crate::savepoints::take_savepoint(&windows, seed, spec(true));
+        let (k, f) = (&kept.output.counters, &flushed.output.counters);
+        assert!(
+            k.tasks_stopped_without_drain >= 7,
+            "seed {seed}: every task"
+        );
+        assert_eq!(f.tasks_stopped_without_drain, 0, "seed {seed}");
+        assert!(k.tasks_finished_while_others_ran > 0, "seed {seed}: {k:?}");
+        let committed = |e: &ckptsim::harness::Execution| e.output.store.committed().len();
+        held += usize::from(committed(&kept) < committed(&flushed));
+    }
+    assert!(
+        held >= 5,
+        "windows held their contents in {held} of 6 seeds"
+    );
+    let sink_v2 = load("sink-v2");
+    for seed in 0..6 {
+        let (e, _) = crate::savepoints::take_savepoint(&sink_v2, seed, spec(false));
+        let c = &e.output.counters;
+        assert_eq!(c.records_dropped_after_end_of_data, 0, "seed {seed}");
+        assert!(c.tasks_stopped_without_drain > 0, "seed {seed}");
+    }
+}

@@ -376,7 +376,7 @@ fn mutants_or_replay(names: &[String], scenario: &scenario::Scenario) -> Result<
     }
 }
 
-fn parse_mutants(names: &[String]) -> Result<Mutants> {
+pub(crate) fn parse_mutants(names: &[String]) -> Result<Mutants> {
     let mut set = Mutants::NONE;
     for n in names {
         match Mutant::from_name(n) {

@@ -539,6 +539,10 @@ pub(crate) struct SavepointArgs {
     /// Override the scenario's checkpoint algorithm.
     #[arg(long)]
     pub(crate) algorithm: Option<String>,
+    /// Switch on a deliberate bug in the job that takes the savepoint
+    /// (repeatable); see `ckptsim list`.
+    #[arg(long = "mutant")]
+    pub(crate) mutants: Vec<String>,
     #[command(flatten)]
     pub(crate) restore: RestoreArgs,
 }
@@ -549,7 +553,8 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let scenario = load_scenario(&a.scenario)?;
     let algorithm = parse_algorithm(a.algorithm, &scenario)?;
     refuse_local(algorithm, true, false)?;
-    let mut prepared = prepare(&a.scenario, scenario, &a.restore, Mutants::NONE)?;
+    let mutants = super::parse_mutants(&a.mutants)?;
+    let mut prepared = prepare(&a.scenario, scenario, &a.restore, mutants)?;
     let at = parse_time("--at", &a.at)?;
     let mut edit = scenario::ScenarioData::clone(&prepared.scenario);
     edit.savepoints = vec![SavepointSpec {
@@ -566,7 +571,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let cfg = RunConfig {
         seed: a.seed,
         algorithm,
-        mutants: Mutants::NONE,
+        mutants,
         record_trace: false,
     };
     let input_seed = prepared.input_seed.unwrap_or(a.seed);
@@ -575,10 +580,11 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         eprintln!("{note}");
     }
     let shown = a.scenario.display().to_string();
-    let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &[], &e);
+    let names = mutants.names();
+    let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &names, &e);
     summary.restored_faults = prepared.restored_faults.clone();
     summary.replay = format!(
-        "{} savepoint {} --at {} --out {}{}{} --seed {} --algorithm {}{}",
+        "{} savepoint {} --at {} --out {}{}{} --seed {} --algorithm {}{}{}",
         crate::program::name(),
         crate::input::shell_word(&shown),
         a.at,
@@ -587,6 +593,10 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         if a.drain { " --drain" } else { "" },
         a.seed,
         algorithm.name(),
+        names
+            .iter()
+            .map(|m| format!(" --mutant {m}"))
+            .collect::<String>(),
         prepared.replay
     );
     emit(&summary.to_text(true));

@@ -65,6 +65,9 @@ counters! {
     /// delivered `EndOfData`) and dropped, as Flink's `FinishedDataOutput`
     /// does.
     records_dropped_after_end_of_data,
+    /// Tasks whose data a stop-with-savepoint without drain ended: their
+    /// operators did not finish (Flink's `StopMode.NO_DRAIN`).
+    tasks_stopped_without_drain,
     checkpoints_aborted,
     checkpoints_expired,
     /// Checkpoints that expired while their source trigger waited for

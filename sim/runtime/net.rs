@@ -63,7 +63,13 @@ pub enum Msg {
     Barrier(Barrier),
     Cancel(CheckpointId),
     /// The sender has no more records, ever (it still forwards barriers).
-    EndOfData,
+    /// `drain`: its operators finished (Flink's `EndOfData` with
+    /// `StopMode.DRAIN`); without, a stop-with-savepoint without drain
+    /// stopped it (`NO_DRAIN`), and its receiver does not finish its
+    /// operators either.
+    EndOfData {
+        drain: bool,
+    },
     /// The sender exited (FLIP-147): nothing more comes on this channel,
     /// barriers included.
     EndOfPartition,

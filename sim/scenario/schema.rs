@@ -950,13 +950,15 @@ section! {
         /// checkpoint is pending.
         #[key("time", "required")]
         at: Opt<Dur<SimTime>> = None,
-        /// Stop-with-savepoint: the sources stop at its barrier, every task is notified
-        /// when it completes and finishes. A plain savepoint notifies nobody and is not
-        /// used for recovery.
+        /// Stop-with-savepoint: the sources stop and end their data before its barrier;
+        /// every task that takes it waits for its notification and then exits. A plain
+        /// savepoint notifies nobody and is not used for recovery.
         #[key("boolean", "`false`")]
         stop: bool = false,
-        /// With `stop`: the sources end their input first, so every operator flushes before
-        /// the barrier. `drain` without `stop` is an error.
+        /// With `stop`: the end of data is a drained one, so every operator finishes
+        /// (flushes, fires its timers at the end of event time) before the barrier; without,
+        /// no operator finishes and the savepoint keeps what they hold. `drain` without
+        /// `stop` is an error.
         #[key("boolean", "`false`")]
         drain: bool = false,
     }

@@ -37,6 +37,77 @@ impl World<'_> {
         ExitState::new(info.inputs.len() as u32, feedback_in, outputs)
     }
 
+    /// All input consumed: every operator finishes, and downstream hears.
+    pub(super) fn end_of_input(&mut self, t: TaskId) {
+        self.end_data(t, true);
+    }
+
+    /// Task `t`'s data ends (Flink's `StreamTask.endData`). Drained, every
+    /// operator of the chain finishes (a source first advances its event
+    /// time to the end); not drained (a stop-with-savepoint without drain),
+    /// none does: they keep what they hold, their timers stop, and the
+    /// task's `EndOfData` says so downstream.
+    pub(super) fn end_data(&mut self, t: TaskId, drain: bool) {
+        let ti = t as usize;
+        if self.tasks.list[ti].input_ended {
+            return;
+        }
+        if drain {
+            self.finish_operators(t);
+        } else {
+            self.tasks.list[ti].eod_stopped = true;
+            self.rec.counters.tasks_stopped_without_drain += 1;
+        }
+        self.tasks.list[ti].input_ended = true;
+        self.tasks.list[ti].exit.triggers_at_end = self.rec.counters.checkpoints_triggered;
+        if self.tasks.list[ti].is_source && drain {
+            self.rec.input_end = self.rec.input_end.max(self.net.now);
+        }
+        let stopping = self
+            .coord
+            .pending
+            .keys()
+            .any(|id| self.sp.by_id.get(id).is_some_and(|sp| sp.stop));
+        if !self.plan.cfg.algorithm.info().checkpoints
+            && !stopping
+            && self.tasks.list.iter().all(|t| t.input_ended)
+        {
+            // No checkpoints, so no final one: the job ends with its input
+            // (a pending stop-with-savepoint is its final one: the tasks
+            // finish when it completes).
+            self.job.status = JobStatus::Finished;
+        }
+        self.mark(|| Timeline::InputEnded { task: t });
+        if self.defers_end_of_data(t) {
+            self.tasks.list[ti].exit.eod_deferred = true;
+        } else {
+            self.send_end_of_data(t, drain);
+        }
+        if self.is_local() {
+            self.local_final(t);
+        }
+    }
+
+    /// Every operator of task `t`'s chain finishes, in order: each
+    /// member's input ends once the member feeding it has flushed
+    /// (Flink's `finishOperators`).
+    fn finish_operators(&mut self, t: TaskId) {
+        let ti = t as usize;
+        let source = self.tasks.list[ti].is_source;
+        if source {
+            self.end_of_event_time(t);
+        }
+        let members = self.tasks.list[ti].members.len();
+        for m in usize::from(source)..members {
+            let inst = self.tasks.list[ti].members[m].inst;
+            self.rec.schedule.push(inst, Step::EndOfInput);
+            let (member, mut ctx) = self.ctx_parts(t, m);
+            member.op.end_of_input(&mut ctx);
+            self.emit_from(t, m);
+        }
+        self.sink_took(self.net.now);
+    }
+
     /// The coordinated families exit tasks one by one; the uncoordinated
     /// ones keep their own rule (`local.rs`), and a run without
     /// checkpoints ends with its input.
@@ -73,6 +144,9 @@ impl World<'_> {
     /// Task `t` snapshotted checkpoint `id`: the first after its end of
     /// data is the one whose notification lets it exit.
     pub(super) fn note_final_min(&mut self, t: TaskId, id: CheckpointId) {
+        if self.sp.by_id.get(&id).is_some_and(|sp| sp.stop) {
+            self.tasks.list[t as usize].exit.sync_savepoint = Some(id);
+        }
         let task = &mut self.tasks.list[t as usize];
         if task.input_ended && task.exit.final_min.is_none() {
             task.exit.final_min = Some(id);
@@ -81,11 +155,11 @@ impl World<'_> {
         }
     }
 
-    /// `EndOfData` on every output of task `t`.
-    pub(super) fn send_end_of_data(&mut self, t: TaskId) {
+    /// `EndOfData` on every output of task `t`, drained or not.
+    pub(super) fn send_end_of_data(&mut self, t: TaskId, drain: bool) {
         for i in 0..self.plan.task_outputs[t as usize].len() {
             let ch = self.plan.task_outputs[t as usize][i];
-            self.net.send_event(ch, Msg::EndOfData, false);
+            self.net.send_event(ch, Msg::EndOfData { drain }, false);
         }
     }
 
@@ -114,7 +188,8 @@ impl World<'_> {
         let e = &self.tasks.list[t as usize].exit;
         if e.eod_deferred && (now || e.final_min.is_some_and(|m| id >= m)) {
             self.tasks.list[t as usize].exit.eod_deferred = false;
-            self.send_end_of_data(t);
+            let drain = !self.tasks.list[t as usize].eod_stopped;
+            self.send_end_of_data(t, drain);
         }
     }
 
@@ -158,12 +233,21 @@ impl World<'_> {
 
     /// Task `t` exits if nothing holds it any more.
     pub(super) fn try_exit(&mut self, t: TaskId) {
-        if !self.exits_by_flip147() {
-            return;
-        }
         let task = &self.tasks.list[t as usize];
         let e = &task.exit;
-        let notified = e.final_min.is_some_and(|m| task.last_notified >= m);
+        // Without checkpoints only a stop-with-savepoint ends a task.
+        if !self.exits_by_flip147() && e.sync_savepoint.is_none() {
+            return;
+        }
+        let notified = match e.sync_savepoint {
+            Some(_) if self.plan.cfg.mutants.has(Mutant::StopSavepointNotAwaited) => {
+                // Mutant: the synchronous savepoint is not waited for.
+                fired(Mutant::StopSavepointNotAwaited);
+                true
+            }
+            Some(_) => e.sync_notified,
+            None => e.final_min.is_some_and(|m| task.last_notified >= m),
+        };
         if task.status != Status::Running
             || !task.input_ended
             || e.eop_remaining > 0
@@ -407,10 +491,7 @@ impl World<'_> {
         if self.tasks.list[ti].is_source {
             self.end_of_event_time(t);
         }
-        for i in 0..self.plan.task_outputs[ti].len() {
-            let ch = self.plan.task_outputs[ti][i];
-            self.net.send_event(ch, Msg::EndOfData, false);
-        }
+        self.send_end_of_data(t, true);
     }
 
     /// The tasks that ended their data and still run where the finishing
@@ -494,6 +575,14 @@ mod mutants {
 
     #[allow(non_upper_case_globals)]
     impl Mutant {
+        pub const StopSavepointNotAwaited: Mutant = Mutant::declare(&MutantInfo {
+            name: "stop-savepoint-not-awaited",
+            part: "stop-with-savepoint",
+            what: "a task that took the stop-with-savepoint exits once its neighbours let it, without waiting for the savepoint's notification: sinks never commit the savepoint's transactions, and the job finishes instead of stopping",
+            modelled_on: "FLINK-21133 (a FLIP-27 source task finished at its end of data during stop-with-savepoint instead of waiting for the synchronous savepoint); StreamTask now waits for finalCheckpointCompleted of its syncSavepoint",
+            caught_by: "exactly-once-output",
+            applies: &[("windows", "aligned"), ("savepoints", "unaligned")],
+        });
         pub const FinalNotificationNotAwaited: Mutant = Mutant::declare(&MutantInfo {
             name: "final-notification-not-awaited",
             part: "task exit",

@@ -8,7 +8,9 @@
 //! - every output's receiver consumed its `EndOfData`
 //!   (`ResultPartitionWriter.getAllDataProcessedFuture`), and
 //! - it was notified of a checkpoint at least as new as the first one it
-//!   snapshotted after its end of data (`finalCheckpointMinId`).
+//!   snapshotted after its end of data (`finalCheckpointMinId`), or, if it
+//!   snapshotted a stop-with-savepoint, of that savepoint
+//!   (`syncSavepoint`).
 
 use crate::model::CheckpointId;
 use crate::protocol::Barrier;
@@ -54,6 +56,12 @@ pub(super) struct ExitState {
     /// (a committer that feeds a global committer, on the development
     /// line: FLINK-38614's fix).
     pub(super) eod_deferred: bool,
+    /// It snapshotted this stop-with-savepoint (Flink's `syncSavepoint`):
+    /// only that savepoint's notification lets it exit, whatever it
+    /// waited for before.
+    pub(super) sync_savepoint: Option<CheckpointId>,
+    /// The notification of `sync_savepoint` arrived.
+    pub(super) sync_notified: bool,
 }
 
 impl ExitState {

@@ -48,7 +48,8 @@ impl World<'_> {
         self.loops.as_mut().expect("loops").ended = Some(self.net.attempt);
         self.rec.counters.loops_ended += 1;
         for ch in feedback {
-            self.net.send_event(ch, Msg::EndOfData, false);
+            self.net
+                .send_event(ch, Msg::EndOfData { drain: true }, false);
         }
     }
 }

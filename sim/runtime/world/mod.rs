@@ -398,6 +398,7 @@ impl<'a> World<'a> {
             needs_resume: vec![false; inputs as usize],
             eod: vec![false; inputs as usize],
             eod_remaining: inputs,
+            eod_stopped: false,
             input_ended: false,
             last_checkpoint: 0,
             last_notified: 0,

@@ -17,14 +17,13 @@ impl World<'_> {
             return self.trigger_by_rpc(t, b);
         }
         if let Some(sp) = self.sp.by_id.get(&b.id).filter(|sp| sp.stop) {
-            // Stop-with-savepoint: the source emits nothing after this
-            // barrier; with drain it ends its input first, so every
-            // operator downstream flushes before the barrier reaches it.
+            // Stop-with-savepoint (Flink's `triggerStopWithSavepointAsync`):
+            // the source stops and ends its data before the barrier. With
+            // drain every operator finishes (flushes) before the barrier
+            // reaches it; without, none does, and the end of data says so.
             let drain = sp.drain;
             self.tasks.list[t as usize].stopped = true;
-            if drain {
-                self.end_of_input(t);
-            }
+            self.end_data(t, drain);
         }
         self.tasks.list[t as usize].alignment_start = Some((b.id, self.net.now));
         self.tasks.list[t as usize].last_alignment_ns = 0;
@@ -113,9 +112,12 @@ impl World<'_> {
                 }
             }
         } else if self.coord.final_id.is_some_and(|f| id >= f) {
-            // A stop-with-savepoint completed: every task exits with it.
+            // A stop-with-savepoint completed: the task exits once its
+            // upstream tasks have and its receivers read its end of data
+            // (`finalCheckpointCompleted` of the synchronous savepoint).
             self.release_end_of_data(t, id, true);
-            self.exit(t);
+            self.tasks.list[ti].exit.sync_notified = true;
+            self.try_exit(t);
         } else {
             self.release_end_of_data(t, id, false);
             if self.tasks.list[ti].exit.final_min.is_some_and(|m| id >= m) {

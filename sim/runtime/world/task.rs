@@ -200,8 +200,8 @@ impl World<'_> {
                 self.apply_actions(t, &mut actions);
                 self.tasks.actions = actions;
             }
-            Msg::EndOfData => {
-                self.read_end_of_data(t, pick);
+            Msg::EndOfData { drain } => {
+                self.read_end_of_data(t, pick, drain);
                 self.end_of_data_consumed(ch);
             }
             Msg::EndOfPartition => self.read_end_of_partition(t, pick),
@@ -213,7 +213,12 @@ impl World<'_> {
     /// in-flight state are counted against what recovery still owes.
     fn read_data(&mut self, t: TaskId, pick: u32, ch: ChannelId, buf: Vec<Record>) {
         self.judge_rerun(t);
-        if self.tasks.list[t as usize].input_ended && !self.is_feedback(ch) {
+        // After a drained end of data the operators have finished, and
+        // what still comes is dropped; a stopped one (no drain) reads on,
+        // as Flink's input processor only swaps in `FinishedDataOutput`
+        // for `END_OF_DATA`, not for `STOPPED`.
+        let task = &self.tasks.list[t as usize];
+        if task.input_ended && !task.eod_stopped && !self.is_feedback(ch) {
             return self.drop_after_end_of_data(t, ch, buf);
         }
         let n = self.read_buffer(t, pick, buf);
@@ -250,14 +255,18 @@ impl World<'_> {
         self.barrier_taken(t, pick, b);
     }
 
-    /// End of data on input `pick`; the last one ends the task's input.
-    fn read_end_of_data(&mut self, t: TaskId, pick: u32) {
+    /// End of data on input `pick`; the last one ends the task's input,
+    /// drained if every input's was (Flink's `EndOfDataStatus.DRAINED`,
+    /// otherwise `STOPPED`).
+    fn read_end_of_data(&mut self, t: TaskId, pick: u32, drain: bool) {
         let task = &mut self.tasks.list[t as usize];
         if !task.eod[pick as usize] {
             task.eod[pick as usize] = true;
             task.eod_remaining -= 1;
+            task.eod_stopped |= !drain;
             if task.eod_remaining == 0 {
-                self.end_of_input(t);
+                let drain = !task.eod_stopped;
+                self.end_data(t, drain);
             }
         }
     }
@@ -709,57 +718,6 @@ impl World<'_> {
                     l.partition, l.offset
                 ),
             );
-        }
-    }
-
-    /// All input consumed: flush the operator and tell downstream.
-    pub(super) fn end_of_input(&mut self, t: TaskId) {
-        let ti = t as usize;
-        if self.tasks.list[ti].input_ended {
-            return;
-        }
-        // Through the chain in order: each member's input ends once the
-        // member feeding it has flushed (Flink's `finishOperators`).
-        let source = self.tasks.list[ti].is_source;
-        if source {
-            self.end_of_event_time(t);
-        }
-        let members = self.tasks.list[ti].members.len();
-        for m in usize::from(source)..members {
-            let inst = self.tasks.list[ti].members[m].inst;
-            self.rec.schedule.push(inst, Step::EndOfInput);
-            let (member, mut ctx) = self.ctx_parts(t, m);
-            member.op.end_of_input(&mut ctx);
-            self.emit_from(t, m);
-        }
-        self.sink_took(self.net.now);
-        self.tasks.list[ti].input_ended = true;
-        self.tasks.list[ti].exit.triggers_at_end = self.rec.counters.checkpoints_triggered;
-        if self.tasks.list[ti].is_source {
-            self.rec.input_end = self.rec.input_end.max(self.net.now);
-        }
-        let stopping = self
-            .coord
-            .pending
-            .keys()
-            .any(|id| self.sp.by_id.get(id).is_some_and(|sp| sp.stop));
-        if !self.plan.cfg.algorithm.info().checkpoints
-            && !stopping
-            && self.tasks.list.iter().all(|t| t.input_ended)
-        {
-            // No checkpoints, so no final one: the job ends with its input
-            // (a pending stop-with-savepoint is its final one: the tasks
-            // finish when it completes).
-            self.job.status = JobStatus::Finished;
-        }
-        self.mark(|| Timeline::InputEnded { task: t });
-        if self.defers_end_of_data(t) {
-            self.tasks.list[ti].exit.eod_deferred = true;
-        } else {
-            self.send_end_of_data(t);
-        }
-        if self.is_local() {
-            self.local_final(t);
         }
     }
 

@@ -77,6 +77,10 @@ pub(super) struct Task {
     pub(super) needs_resume: Vec<bool>,
     pub(super) eod: Vec<bool>,
     pub(super) eod_remaining: u32,
+    /// Some input's `EndOfData` came without drain (a stop-with-savepoint
+    /// without drain upstream): at its end of input the task does not
+    /// finish its operators.
+    pub(super) eod_stopped: bool,
     pub(super) input_ended: bool,
     pub(super) last_checkpoint: CheckpointId,
     pub(super) last_notified: CheckpointId,
