@@ -434,7 +434,7 @@ targets! {
         "transaction-aborted-at-restore", "transactions_aborted_at_restore", [TwoPhaseSink, Crashes],
             "a restarted sink aborted a transaction its failed attempt left open";
         "commit-checked", "commits_checked", [TwoPhaseSink, Checkpoints],
-            "a transaction's commit fell due (notification, restore, late committable) and was checked";
+            "a transaction's commit fell due (notification, restore) and was checked";
         "recovery-commit", "recovery_commits", [TwoPhaseSink, Crashes],
             "a restore committed transactions its checkpoint had pre-committed";
     }

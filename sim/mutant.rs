@@ -70,6 +70,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::FinalNotificationNotAwaited,
     Mutant::FinishedOperatorRestoredRunning,
     Mutant::StopSavepointNotAwaited,
+    Mutant::TriggersOnlyJobSources,
+    Mutant::FinishedOnRestoreSilent,
     Mutant::UnalignedLateSnapshot,
     Mutant::UnalignedDropInflight,
     Mutant::UnalignedAckAtFirstBarrier,

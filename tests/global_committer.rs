@@ -101,8 +101,9 @@ fn on_the_development_line_the_final_committables_are_published() {
 
 /// With crashes, on the development line: exactly once, except where a
 /// crash shifted one writer's end of input to another checkpoint (the
-/// stall; seeds 103 and 289 of the first 300): those lose output, and
-/// drop nothing after an end of data.
+/// stall; seeds 103 and 289 of the first 300): those lose output, the
+/// finishing check names the global committer that exited holding it, and
+/// nothing is dropped after an end of data.
 #[test]
 fn the_global_committer_is_exactly_once_with_crashes_on_the_development_line() {
     let sc = on("next");
@@ -116,7 +117,7 @@ fn the_global_committer_is_exactly_once_with_crashes_on_the_development_line() {
             assert!(
                 checks
                     .iter()
-                    .all(|c| ["exactly-once-output", "progress"].contains(c)),
+                    .all(|c| ["exactly-once-output", "progress", "finishing"].contains(c)),
                 "seed {seed}: {checks:?}"
             );
             assert_eq!(e.output.counters.records_dropped_after_end_of_data, 0);
@@ -249,4 +250,16 @@ fn writers_that_end_at_different_checkpoints_stall_the_global_committer() {
         "several transactions of writer 1 left unpublished"
     );
     assert_eq!(e.output.counters.records_dropped_after_end_of_data, 0);
+    // The finishing check names the cause: the committer subtask whose
+    // summary never came.
+    let why: Vec<&str> = (e.verdict.violations())
+        .filter(|v| v.check == CheckId::Finishing)
+        .map(|v| v.message.as_str())
+        .collect();
+    assert!(
+        why.iter().any(|m| m.contains("publish[0] exited holding")
+            && m.contains("never fully received")
+            && m.contains("no summary came from committer subtask")),
+        "{why:?}"
+    );
 }

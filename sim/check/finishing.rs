@@ -21,6 +21,11 @@
 //!   its final checkpoint's committables on Flink 2.3, FLINK-38614) loses
 //!   it. Each drop is named, with the sender.
 //!
+//! - **Nothing is left behind at an exit.** An operator whose task exits
+//!   (not for a stop-with-savepoint, whose savepoint keeps it) holding work
+//!   nothing will finish (committables never committed or sent on, a
+//!   global committer's checkpoints never published) is named with why.
+//!
 //! What the job emitted before it finished is committed exactly once: the
 //! exactly-once-output, commit and progress checks judge that, the last
 //! transactions of every sink included.
@@ -46,6 +51,17 @@ pub fn check(input: &Input) -> Finding {
                 check: CheckId::Finishing,
                 time_ns: input.end_ns(),
                 message: why.clone(),
+            });
+        }
+    }
+    // Work an operator held when its task exited: lost, in a job that
+    // promises not to lose output.
+    if !crate::protocol::Guarantee::AtMostOnce.satisfies(run.expected) {
+        for (at, what) in &run.evidence.held_at_exit {
+            violations.push(Violation {
+                check: CheckId::Finishing,
+                time_ns: *at,
+                message: what.clone(),
             });
         }
     }

@@ -3,10 +3,11 @@
 //!
 //! A transaction pre-committed for checkpoint N is due at the first of:
 //! the first notification of a checkpoint at or above N its sink task
-//! receives (a 2PC sink, or the committer that holds its committable), the
-//! restore of a checkpoint whose snapshot held it, or, for a committable
-//! that reaches a committer after it knew checkpoint N complete, its
-//! arrival. The runtime writes each such point down with what stayed
+//! receives (a 2PC sink, or the committer that holds its committable) after
+//! the committable reached it, or the restore of a checkpoint whose
+//! snapshot held it. (A committable that reaches a committer after it knew
+//! checkpoint N complete waits for the next notification: Flink 2.x's
+//! `CommitterOperator.processElement` only collects.) The runtime writes each such point down with what stayed
 //! pre-committed right after it ([`crate::runtime::output::CommitDue`]);
 //! this check names each late transaction once, at the first point it was
 //! due, with when it was committed in the end, if ever. Output that comes
@@ -43,10 +44,6 @@ fn late(input: &Input, d: &CommitDue, txn: TxnId, cp: u64, committed: Option<u64
         ),
         DueCause::Restored => format!(
             "task {name} restored checkpoint {} at {at}, whose snapshot held {txn} pre-committed for checkpoint {cp}, but the restore did not commit it",
-            d.checkpoint
-        ),
-        DueCause::LateCommittable => format!(
-            "committer {name} received at {at} the committable of {txn} for checkpoint {cp}, after it knew checkpoint {} complete, but did not commit it at once",
             d.checkpoint
         ),
     };
@@ -100,7 +97,6 @@ pub fn check(input: &Input) -> Finding {
         reach: vec![
             ("due at notifications", count(DueCause::Notified)),
             ("due at restores", count(DueCause::Restored)),
-            ("due at arrival", count(DueCause::LateCommittable)),
         ],
     }
 }

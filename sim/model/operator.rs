@@ -165,6 +165,14 @@ pub trait Operator {
         0
     }
 
+    /// What it still holds that nothing will commit or hand on once its
+    /// task exits (a committer's committables, a global committer's
+    /// checkpoints not fully received), in words for the finishing check;
+    /// `None` when nothing.
+    fn held_at_exit(&self) -> Option<String> {
+        None
+    }
+
     /// Processes one record that came from operator `from` (an operator
     /// with several kinds of input tells them apart here, as Flink's
     /// two-input operators have one method per input).

@@ -13,7 +13,8 @@
 //!   `eoi-committable-constant`).
 //! - The committer, notified of checkpoint `n`, commits every committable
 //!   tagged `n` or lower; a committable arriving for a checkpoint it already
-//!   saw complete is committed at once.
+//!   saw complete waits for the next notification (Flink 2.x's
+//!   `processElement` only collects).
 //!   Its state is the committables not yet committed; on restore it commits
 //!   them at once (FLINK-24131: they belong to the restored checkpoint,
 //!   which completed). Commits are idempotent: the store reports a
@@ -306,7 +307,7 @@ impl SinkCommitter {
 }
 
 impl Operator for SinkCommitter {
-    fn process(&mut self, record: Record, ctx: &mut Context) {
+    fn process(&mut self, record: Record, _ctx: &mut Context) {
         if record.lineage.partition == SUMMARY {
             self.saw(record.value as CheckpointId);
             return;
@@ -314,16 +315,31 @@ impl Operator for SinkCommitter {
         let Some((txn, checkpoint)) = committable_txn(&record, self.writer) else {
             return;
         };
-        if checkpoint <= self.last_completed && !self.forwards {
-            // Its checkpoint already completed (Flink's CommitterOperator
-            // commits such a late committable at once).
-            ctx.store.commit(txn, ctx.now);
-        } else {
-            // A forwarding committer keeps even a late committable for the
-            // next notification (Flink 2.3's `processElement` only collects).
-            self.saw(checkpoint);
-            self.pending.push((checkpoint, txn));
+        // Even a committable whose checkpoint already completed waits for
+        // the next notification: Flink's `CommitterOperator.processElement`
+        // only collects (`CommittableCollector.addMessage`), in every 2.x
+        // release (2.0.2, 2.1.0, 2.2.1, 2.3.0).
+        self.saw(checkpoint);
+        self.pending.push((checkpoint, txn));
+    }
+
+    fn held_at_exit(&self) -> Option<String> {
+        if self.pending.is_empty() {
+            return None;
         }
+        let mut checkpoints: Vec<CheckpointId> = self.pending.iter().map(|p| p.0).collect();
+        checkpoints.dedup();
+        let what = if self.forwards {
+            "never sent on to its global committer"
+        } else {
+            "never committed"
+        };
+        Some(format!(
+            "{} of {} {} {what}",
+            crate::engine::count(self.pending.len() as u64, "committable"),
+            crate::engine::text::noun(checkpoints.len() as u64, "checkpoint"),
+            ids(&checkpoints),
+        ))
     }
 
     fn snapshot(&mut self, _checkpoint: CheckpointId, _ctx: &mut Context) -> Vec<u8> {
@@ -513,6 +529,42 @@ impl Operator for SinkGlobalCommitter {
 
     fn notify_checkpoint_complete(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
         self.commit(checkpoint, ctx);
+    }
+
+    fn held_at_exit(&self) -> Option<String> {
+        let (&cp, first) = self.collected.checkpoints.first_key_value()?;
+        let held: usize = (self.collected.checkpoints.values())
+            .map(|r| r.sent.values().map(Vec::len).sum::<usize>())
+            .sum();
+        let missing: Vec<u32> = (0..first.subtasks)
+            .filter(|s| !first.announced.contains_key(s))
+            .collect();
+        let why = if first.subtasks == 0 {
+            "no committer subtask's summary came".to_string()
+        } else if !missing.is_empty() {
+            format!(
+                "no summary came from committer {} {} of {}; a writer sends none after its end of input, so a committer whose writer ended at an earlier checkpoint never completes a later one",
+                crate::engine::text::noun(missing.len() as u64, "subtask"),
+                ids(&missing),
+                first.subtasks
+            )
+        } else {
+            "committables its summaries announced never came".to_string()
+        };
+        Some(format!(
+            "{} of {} never published: checkpoint {cp}, the oldest, was never fully received (Flink's hasGloballyReceivedAll): {why}",
+            crate::engine::count(held as u64, "committable"),
+            crate::engine::count(self.collected.checkpoints.len() as u64, "checkpoint"),
+        ))
+    }
+}
+
+/// Numbers as `1, 2 and 3`.
+fn ids<T: std::fmt::Display>(xs: &[T]) -> String {
+    let words: Vec<String> = xs.iter().map(T::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => words.concat(),
     }
 }
 

@@ -109,7 +109,7 @@ counters! {
     /// the restored checkpoint, in an earlier attempt.
     transactions_aborted_at_restore,
     /// Transactions whose commit fell due and was checked: at a
-    /// notification, at a restore, or at a late committable's arrival.
+    /// notification or at a restore.
     commits_checked,
     records_emitted,
     records_replayed,

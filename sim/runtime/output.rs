@@ -376,6 +376,10 @@ pub struct Evidence {
     /// dropped (Flink's `FinishedDataOutput`): when, and what (the
     /// finishing check).
     pub dropped_after_end_of_data: Vec<(u64, String)>,
+    /// Operators whose task exited (not for a stop-with-savepoint, whose
+    /// savepoint keeps it) holding work nothing will finish: when, and
+    /// what (the finishing check).
+    pub held_at_exit: Vec<(u64, String)>,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.
@@ -512,10 +516,6 @@ pub enum DueCause {
     /// snapshot of that checkpoint held pre-committed are due at the
     /// restore (`recoverAndCommit`).
     Restored,
-    /// A committer received a committable for a checkpoint at or below
-    /// `checkpoint`, which it already knew complete: due at once (Flink's
-    /// `CommitterOperator`).
-    LateCommittable,
 }
 
 /// A point at which sink task `task` owed commits: why, the checkpoint

@@ -17,9 +17,6 @@ pub(super) struct CommitLedger {
     /// Per task: committables its committer received, still pre-committed
     /// when last looked at (transaction → its checkpoint).
     pub(super) received: Vec<BTreeMap<TxnId, u64>>,
-    /// Per task: the newest checkpoint it knows completed (notified, or the
-    /// one it restored).
-    pub(super) known_complete: Vec<CheckpointId>,
     /// Per (task, checkpoint): the transactions its snapshot of that
     /// checkpoint held pre-committed (for checkpoints at or below it).
     pub(super) promised: BTreeMap<(TaskId, CheckpointId), Vec<(TxnId, u64)>>,
@@ -29,7 +26,6 @@ impl CommitLedger {
     pub(super) fn new(tasks: usize) -> CommitLedger {
         CommitLedger {
             received: vec![BTreeMap::new(); tasks],
-            known_complete: vec![0; tasks],
             promised: BTreeMap::new(),
         }
     }

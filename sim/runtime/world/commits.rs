@@ -100,8 +100,6 @@ impl World<'_> {
         let before = self.owed(t, m, id);
         let (member, mut ctx) = self.ctx_parts(t, m);
         member.op.notify_checkpoint_complete(id, &mut ctx);
-        let ledger = &mut self.ledger;
-        ledger.known_complete[ti] = ledger.known_complete[ti].max(id);
         if let Some(before) = before {
             let after = self.owed(t, m, id).unwrap_or_default();
             self.note_due(t, DueCause::Notified, id, before.len(), after);
@@ -130,7 +128,6 @@ impl World<'_> {
     pub(super) fn note_restored(&mut self, t: TaskId, restored: Option<CheckpointId>) {
         let ti = t as usize;
         self.ledger.received[ti].clear();
-        self.ledger.known_complete[ti] = restored.unwrap_or(0);
         self.abort_lingering(t, restored);
         let Some(id) = restored else { return };
         let Some(due) = self.ledger.promised.get(&(t, id)) else {
@@ -182,20 +179,15 @@ impl World<'_> {
     }
 
     /// Committer task `t` (its member reading from writer operator
-    /// `writer`) processed record `r`: a committable for a checkpoint it
-    /// knew complete was due at once; any other is owed from now on.
+    /// `writer`) processed record `r`: its committable is owed from now on,
+    /// at the next notification, even one for a checkpoint it knew complete
+    /// (Flink 2.x's `CommitterOperator.processElement` only collects).
     pub(super) fn note_committable(&mut self, t: TaskId, writer: u32, r: &Record) {
         let Some((txn, cp)) = crate::model::sinkv2::committable_txn(r, writer) else {
             return;
         };
-        let ti = t as usize;
-        let known = self.ledger.known_complete[ti];
-        let pending = self.tasks.store.state(txn) == Some(TxnState::PreCommitted);
-        if cp <= known {
-            let late = if pending { vec![(txn, cp)] } else { Vec::new() };
-            self.note_due(t, DueCause::LateCommittable, known, 1, late);
-        } else if pending {
-            self.ledger.received[ti].insert(txn, cp);
+        if self.tasks.store.state(txn) == Some(TxnState::PreCommitted) {
+            self.ledger.received[t as usize].insert(txn, cp);
         }
     }
 

@@ -275,6 +275,7 @@ impl World<'_> {
     /// Task `t` exits: `FINISHED`, with `EndOfPartition` on every output.
     pub(super) fn exit(&mut self, t: TaskId) {
         let ti = t as usize;
+        self.note_held_at_exit(t);
         self.tasks.list[ti].status = Status::Finished;
         self.net.sched[ti].alive = false;
         self.mark(|| Timeline::Finished { task: t });
@@ -300,6 +301,25 @@ impl World<'_> {
             self.job.status = JobStatus::Finished;
         }
         self.reader_exited(t);
+    }
+
+    /// Task `t` exits: what its operators hold that nothing will finish
+    /// (committables never committed or sent on) is the finishing check's
+    /// evidence. A stop-with-savepoint's savepoint keeps it, for a restore
+    /// to finish.
+    fn note_held_at_exit(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks.list[ti].exit.sync_savepoint.is_some() {
+            return;
+        }
+        for m in 0..self.tasks.list[ti].members.len() {
+            let Some(what) = self.tasks.list[ti].members[m].op.held_at_exit() else {
+                continue;
+            };
+            let name = &self.plan.exec.tasks[ti].name;
+            let what = format!("task {name} exited holding {what}");
+            self.rec.evidence.held_at_exit.push((self.net.now.0, what));
+        }
     }
 
     /// Whether the coordinator knows task `t` exited.
@@ -438,6 +458,10 @@ impl World<'_> {
                     self.perform(out);
                 }
                 _ if self.tasks.list[ti].is_source => trigger.push(t),
+                _ if self.plan.cfg.mutants.has(Mutant::TriggersOnlyJobSources) => {
+                    // Mutant: only the job's own sources are triggered.
+                    fired(Mutant::TriggersOnlyJobSources);
+                }
                 _ => {
                     let upstream_running = self.plan.exec.tasks[ti].inputs.iter().any(|&ch| {
                         let from = self.plan.exec.channels[ch as usize].from;
@@ -490,6 +514,15 @@ impl World<'_> {
         // `MAX_WATERMARK` its inputs send (`FinishedOnRestoreInput`).
         if self.tasks.list[ti].is_source {
             self.end_of_event_time(t);
+        }
+        // Its receivers hear its end of data from it again: no channel
+        // state holds one (Flink persists buffers, not events, in
+        // unaligned in-flight data).
+        if self.plan.cfg.mutants.has(Mutant::FinishedOnRestoreSilent) {
+            // Mutant: the end of data is taken as restored with the
+            // receivers' channel state, and not sent.
+            fired(Mutant::FinishedOnRestoreSilent);
+            return;
         }
         self.send_end_of_data(t, true);
     }
@@ -575,6 +608,22 @@ mod mutants {
 
     #[allow(non_upper_case_globals)]
     impl Mutant {
+        pub const TriggersOnlyJobSources: Mutant = Mutant::declare(&MutantInfo {
+            name: "triggers-only-job-sources",
+            part: "checkpoints with finished tasks",
+            what: "the coordinator triggers only the job's own sources: once one has exited, no barrier reaches the tasks it fed, every checkpoint expires, and the tasks waiting for their final checkpoint never exit",
+            modelled_on: "checkpointing before FLIP-147 (FLINK-2491: no checkpoint completes once a task finished); DefaultCheckpointPlanCalculator now triggers the running tasks none of whose upstream tasks runs",
+            caught_by: "finishing",
+            applies: &[("sink-v2-global", "aligned"), ("sink-v2-global", "unaligned")],
+        });
+        pub const FinishedOnRestoreSilent: Mutant = Mutant::declare(&MutantInfo {
+            name: "finished-on-restore-silent",
+            part: "restore of finished tasks",
+            what: "a subtask deployed as finished sends no EndOfData, as if its receivers had it in their restored channel state: they never end their input and never exit",
+            modelled_on: "unaligned in-flight data holds buffers, not events (PipelinedSubpartition and RemoteInputChannel persist only isBuffer() entries), so a task deployed as finished must emit EndOfData again (FLIP-147's FinishedOnRestoreInput and StreamTaskFinishedOnRestoreSourceInput)",
+            caught_by: "liveness",
+            applies: &[("finishing-sources", "aligned"), ("finishing-sources", "unaligned")],
+        });
         pub const StopSavepointNotAwaited: Mutant = Mutant::declare(&MutantInfo {
             name: "stop-savepoint-not-awaited",
             part: "stop-with-savepoint",
