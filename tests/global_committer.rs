@@ -263,3 +263,53 @@ fn writers_that_end_at_different_checkpoints_stall_the_global_committer() {
         "{why:?}"
     );
 }
+
+/// A stop-with-savepoint, as Flink 2.3 and 2.0 do it (confirmed on both,
+/// `reports/findings/flink-global-committer-stop-drain`): with drain the
+/// committers forward the savepoint's committables after their end of
+/// data, and the global committer, whose input has ended, drops them;
+/// without drain it still reads them and publishes them (it commits on
+/// input). On the development line, whose committers hold their end of
+/// data back, the drained stop publishes everything.
+#[test]
+fn a_drained_stop_loses_the_savepoints_committables_on_flink_2_3_only() {
+    use ckptsim::engine::SimTime;
+    use ckptsim::runtime::RunOutcome;
+    let stop = |version: &str, drain: bool| {
+        let mut data = scenario::ScenarioData::clone(&fault_free(version));
+        data.savepoints = vec![scenario::SavepointSpec {
+            at: SimTime(200_000_000),
+            stop: true,
+            drain,
+        }];
+        scenario::check(&data, "sink-v2-global stopped").unwrap_or_else(|e| panic!("{e}"))
+    };
+    for seed in 0..6 {
+        let e = check_alg(&stop("2.3", true), seed, Algorithm::Aligned, &[]);
+        assert!(
+            matches!(e.output.outcome, RunOutcome::Stopped(_)),
+            "seed {seed}"
+        );
+        assert!(
+            failed_checks(&e).contains(&"exactly-once-output"),
+            "seed {seed}"
+        );
+        assert!(
+            e.output.counters.records_dropped_after_end_of_data >= 2,
+            "seed {seed}: one committable (and its summary) per committer at least"
+        );
+        for (version, drain) in [("2.3", false), ("next", true), ("next", false)] {
+            let e = check_alg(&stop(version, drain), seed, Algorithm::Aligned, &[]);
+            assert!(
+                matches!(e.output.outcome, RunOutcome::Stopped(_)),
+                "seed {seed}"
+            );
+            assert!(
+                e.verdict.passed,
+                "seed {seed} {version} drain {drain}: {:?}",
+                failed_checks(&e)
+            );
+            assert_eq!(e.output.counters.records_dropped_after_end_of_data, 0);
+        }
+    }
+}

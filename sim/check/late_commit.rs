@@ -7,12 +7,13 @@
 //! the committable reached it, or the restore of a checkpoint whose
 //! snapshot held it. (A committable that reaches a committer after it knew
 //! checkpoint N complete waits for the next notification: Flink 2.x's
-//! `CommitterOperator.processElement` only collects.) The runtime writes each such point down with what stayed
-//! pre-committed right after it ([`crate::runtime::output::CommitDue`]);
-//! this check names each late transaction once, at the first point it was
-//! due, with when it was committed in the end, if ever. Output that comes
-//! late is still complete, so no other check sees it: readers wait, and a
-//! job that ends without a final checkpoint loses it.
+//! `CommitterOperator.processElement` only collects.) The runtime writes
+//! each such point down with what stayed pre-committed right after it
+//! ([`crate::runtime::output::CommitDue`]); this check names each late
+//! transaction once, at the first point it was due, with when it was
+//! committed in the end, if ever. Output that comes late is still
+//! complete, so no other check sees it: readers wait, and a job that ends
+//! without a final checkpoint loses it.
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;

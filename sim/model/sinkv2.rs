@@ -29,13 +29,15 @@
 //!   hand-over, empty ones included, as Flink's does at every barrier, and
 //!   the committer keeps one entry per checkpoint it heard of, so that it
 //!   sends a summary for each.
-//! - The global committer (Flink's `GlobalCommitterOperator` with an
-//!   upstream committer in streaming mode: `commitOnInput` false) collects
-//!   summaries and committables per checkpoint; notified of `n`, or at a
-//!   restore of `n`, it commits the checkpoints up to `n` in order and stops
-//!   at the first whose committables have not all arrived from every
-//!   committer subtask (`hasGloballyReceivedAll`). Its state is what it
-//!   collected and has not committed.
+//! - The global committer (Flink's `GlobalCommitterOperator`; behind a
+//!   committer Flink builds it with `commitOnInput`, the translator's
+//!   `isBatch || !checkpointing || hasUpstreamCommitter`) collects
+//!   summaries and committables per checkpoint; at each of them (its
+//!   checkpoint `n` completed: its committer forwards only then), notified
+//!   of `n`, or at a restore of `n`, it commits the checkpoints up to `n`
+//!   in order and stops at the first whose committables have not all
+//!   arrived from every committer subtask (`hasGloballyReceivedAll`). Its
+//!   state is what it collected and has not committed.
 //!
 //! A committable is a [`Record`] on the writer → committer edge: its key is
 //! the transaction's sequence number, its value the checkpoint id, and its
@@ -328,6 +330,7 @@ impl Operator for SinkCommitter {
             return None;
         }
         let mut checkpoints: Vec<CheckpointId> = self.pending.iter().map(|p| p.0).collect();
+        checkpoints.sort_unstable();
         checkpoints.dedup();
         let what = if self.forwards {
             "never sent on to its global committer"
@@ -492,13 +495,17 @@ impl SinkGlobalCommitter {
 }
 
 impl Operator for SinkGlobalCommitter {
-    fn process(&mut self, record: Record, _ctx: &mut Context) {
-        if record.lineage.partition == SUMMARY && record.value as CheckpointId > self.published {
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        let cp = if record.lineage.partition == SUMMARY {
             let cp = record.value as CheckpointId;
+            if cp <= self.published {
+                return; // (mutant `global-commit-on-notify` only)
+            }
             let e = self.collected.checkpoints.entry(cp).or_default();
             e.subtasks = (record.lineage.offset >> 32) as u32;
             e.announced
                 .insert(record.key as u32, record.lineage.offset as u32);
+            cp
         } else if let Some((txn, cp)) = committable_txn(&record, self.writer) {
             if cp <= self.published {
                 return; // (mutant `global-commit-on-notify` only)
@@ -508,6 +515,17 @@ impl Operator for SinkGlobalCommitter {
             if !sent.contains(&txn) {
                 sent.push(txn);
             }
+            cp
+        } else {
+            return;
+        };
+        // Behind a committer Flink builds it with `commitOnInput` (the
+        // translator's `isBatch || !checkpointing || hasUpstreamCommitter`):
+        // every message commits up to its checkpoint, which its committer
+        // forwarded only once it completed. (The mutant waits for a
+        // notification.)
+        if !ctx.mutant(Mutant::GlobalCommitOnNotify) {
+            self.commit(cp, ctx);
         }
     }
 

@@ -7,9 +7,9 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     kind: KindInfo {
         name: "sink-global-committer",
         description:
-            "Sink V2 global committer: publishes, on notify-complete, the checkpoints whose \
-                      committables every committer forwarded, oldest first, stopping at the first \
-                      incomplete one",
+            "Sink V2 global committer: publishes, as their committables arrive, the checkpoints \
+                      whose committables every committer forwarded, oldest first, stopping at the \
+                      first incomplete one",
         keyed: false,
         check: no_params,
     },
