@@ -533,8 +533,8 @@ operators! {
     /// committables its committers forward as they commit, and publishes
     /// them one checkpoint at a time once every committer's have arrived.
     SinkGlobalCommitter = "sink-global-committer",
-        "Sink V2 global committer: publishes, on notify-complete, the checkpoints whose committables \
-         every committer forwarded, oldest first, stopping at the first incomplete one";
+        "Sink V2 global committer: publishes, as their committables arrive, the checkpoints whose \
+         committables every committer forwarded, oldest first, stopping at the first incomplete one";
 }
 
 /// An operator of a registered kind: the kind and its `params` table.
