@@ -168,8 +168,9 @@ pub trait Operator {
     /// What it still holds that nothing will commit or hand on once its
     /// task exits (a committer's committables, a global committer's
     /// checkpoints not fully received), in words for the finishing check;
-    /// `None` when nothing.
-    fn held_at_exit(&self) -> Option<String> {
+    /// `None` when nothing. Transactions `store` has committed already do
+    /// not count.
+    fn held_at_exit(&self, _store: &ExternalStore) -> Option<String> {
         None
     }
 

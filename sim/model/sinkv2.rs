@@ -49,7 +49,7 @@
 
 use super::operator::{decode, encode, open_txn, CheckpointId, Context, Operator};
 use super::record::{Lineage, Record};
-use super::store::TxnId;
+use super::store::{ExternalStore, TxnId, TxnState};
 use crate::mutant::Mutant;
 use serde::{Deserialize, Serialize};
 
@@ -325,11 +325,14 @@ impl Operator for SinkCommitter {
         self.pending.push((checkpoint, txn));
     }
 
-    fn held_at_exit(&self) -> Option<String> {
-        if self.pending.is_empty() {
+    fn held_at_exit(&self, store: &ExternalStore) -> Option<String> {
+        let open = |txn: &TxnId| store.state(*txn) != Some(TxnState::Committed);
+        let pending: Vec<&(CheckpointId, TxnId)> =
+            self.pending.iter().filter(|p| open(&p.1)).collect();
+        if pending.is_empty() {
             return None;
         }
-        let mut checkpoints: Vec<CheckpointId> = self.pending.iter().map(|p| p.0).collect();
+        let mut checkpoints: Vec<CheckpointId> = pending.iter().map(|p| p.0).collect();
         checkpoints.sort_unstable();
         checkpoints.dedup();
         let what = if self.forwards {
@@ -339,7 +342,7 @@ impl Operator for SinkCommitter {
         };
         Some(format!(
             "{} of {} {} {what}",
-            crate::engine::count(self.pending.len() as u64, "committable"),
+            crate::engine::count(pending.len() as u64, "committable"),
             crate::engine::text::noun(checkpoints.len() as u64, "checkpoint"),
             ids(&checkpoints),
         ))
@@ -549,11 +552,18 @@ impl Operator for SinkGlobalCommitter {
         self.commit(checkpoint, ctx);
     }
 
-    fn held_at_exit(&self) -> Option<String> {
+    fn held_at_exit(&self, store: &ExternalStore) -> Option<String> {
         let (&cp, first) = self.collected.checkpoints.first_key_value()?;
-        let held: usize = (self.collected.checkpoints.values())
-            .map(|r| r.sent.values().map(Vec::len).sum::<usize>())
-            .sum();
+        let open = |txn: &&TxnId| store.state(**txn) != Some(TxnState::Committed);
+        let held = (self.collected.checkpoints.values())
+            .flat_map(|r| r.sent.values().flatten())
+            .filter(open)
+            .count();
+        if held == 0 {
+            // Empty checkpoints, or what was committed otherwise: nothing
+            // is lost.
+            return None;
+        }
         let missing: Vec<u32> = (0..first.subtasks)
             .filter(|s| !first.announced.contains_key(s))
             .collect();

@@ -313,7 +313,8 @@ impl World<'_> {
             return;
         }
         for m in 0..self.tasks.list[ti].members.len() {
-            let Some(what) = self.tasks.list[ti].members[m].op.held_at_exit() else {
+            let store = &self.tasks.store;
+            let Some(what) = self.tasks.list[ti].members[m].op.held_at_exit(store) else {
                 continue;
             };
             let name = &self.plan.exec.tasks[ti].name;
