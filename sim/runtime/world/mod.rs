@@ -334,10 +334,10 @@ impl<'a> World<'a> {
         w
     }
 
-    pub(super) fn fresh_task(&self, t: TaskId) -> Task {
-        let info = &self.plan.exec.tasks[t as usize];
-        let spec = self.plan.scenario.op(info.operator);
-        let inputs = info.inputs.len() as u32;
+    /// Per output channel of task `info`: whether it may carry unaligned
+    /// barriers (not forward or broadcast, its receiver not forced to
+    /// align).
+    fn unaligned_outputs(&self, info: &crate::model::graph::TaskInfo) -> Vec<bool> {
         let mut out_uc = Vec::new();
         for o in &info.outputs {
             let uc = !matches!(
@@ -350,8 +350,12 @@ impl<'a> World<'a> {
                 out_uc.push(uc && !self.plan.forced_aligned[to_op]);
             }
         }
-        let members = info
-            .chain
+        out_uc
+    }
+
+    /// Fresh operators for every member of task `info`'s chain.
+    fn fresh_members(&self, info: &crate::model::graph::TaskInfo) -> Vec<Member> {
+        info.chain
             .iter()
             .map(|&op| {
                 let spec = self.plan.scenario.op(op);
@@ -369,7 +373,15 @@ impl<'a> World<'a> {
                     sent_watermark: crate::model::event_time::MIN_WATERMARK,
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    pub(super) fn fresh_task(&self, t: TaskId) -> Task {
+        let info = &self.plan.exec.tasks[t as usize];
+        let spec = self.plan.scenario.op(info.operator);
+        let inputs = info.inputs.len() as u32;
+        let out_uc = self.unaligned_outputs(info);
+        let members = self.fresh_members(info);
         let jitter = info
             .chain
             .iter()
