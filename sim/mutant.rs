@@ -129,6 +129,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::AlignmentSkipsFinishedReaders,
     Mutant::PausedSplitIdlenessClockRuns,
     Mutant::ChannelStateDropsWatermarkStatus,
+    Mutant::LocalChannelStateLost,
     Mutant::ValveMaxWithoutAlignedChannels,
     Mutant::TimersNotInSnapshot,
     Mutant::RestoredProcessingTimersNotArmed,

@@ -156,6 +156,13 @@ impl OutDir {
         Ok(at)
     }
 
+    /// Makes folder `rel` (below this one) and those on the way, as real
+    /// folders; a link on the way is refused.
+    pub fn make_dir(&self, rel: &str) -> Result<PathBuf, WriteError> {
+        let path = self.prepare(&format!("{rel}/x"))?;
+        Ok(path.parent().unwrap_or(&self.path).to_path_buf())
+    }
+
     /// Creates `rel` anew (an earlier regular file there is removed first):
     /// the file, open for writing.
     pub fn create(&self, rel: &str) -> Result<(PathBuf, File), WriteError> {

@@ -765,6 +765,7 @@ mod tests {
             placement: Placement::Spread,
             heartbeat_timeout: SimDuration::from_millis(50),
             replacement_delay: SimDuration::from_millis(100),
+            local_channels: false,
         });
         let r = s.faults.random.as_mut().unwrap();
         r.window_start = SimTime(MAX_DURATION.0 - 500_000);

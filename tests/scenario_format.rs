@@ -109,6 +109,7 @@ fn assert_every_key_written(text: &str, what: &str) {
             "placement",
             "heartbeat_timeout",
             "replacement_delay",
+            "local_channels",
         ];
         assert_eq!(
             keys(&table(cluster)),
@@ -696,7 +697,7 @@ fn layout_follows_the_docs() {
     assert!(text.contains("\nwindow_end = \"3000000007ns\"\n"));
     assert!(text.contains("\nmax_time = \"90s\"\n"));
     assert!(text.contains("\n[expect]\nguarantee = \"at-least-once\"\n"));
-    assert!(text.ends_with("replacement_delay = \"250ms\"\n"), "{text}");
+    assert!(text.ends_with("local_channels = true\n"), "{text}");
 }
 
 #[test]

@@ -477,6 +477,7 @@ pub fn sample() -> ScenarioData {
             placement: Placement::Pack,
             heartbeat_timeout: SimDuration::from_millis(77),
             replacement_delay: SimDuration::from_millis(250),
+            local_channels: true,
         }),
         cancel_at: Some(SimTime(9_000_000_007)),
     }

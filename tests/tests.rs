@@ -87,6 +87,10 @@
 //!   coordinator: exactly-once with crashes, a coordinator crash, lost
 //!   events, region failovers and a rescaled savepoint; five historical
 //!   bugs caught; the source's keys validated.
+//! - `local_channels`: channels within a worker are local (no
+//!   receiver-side buffers): less in flight, within 2× of Flink's local
+//!   runs; exactly-once kept; the mutant that persists nothing of a local
+//!   channel caught.
 //! - `mailbox`: the task thread's mailbox: the split loss of Flink 2.1–2.3
 //!   reproduced (unaligned on 2.1+ fails; aligned, aligned-timeout and 2.0
 //!   pass; rarer with a faster chain); mails wait for a busy thread; the
@@ -94,6 +98,9 @@
 //! - `flink`: `flink-export` for every shipped scenario (snapshot-tested)
 //!   or its refusals; `flink-check` on a run recorded from Flink 2.3 and on
 //!   copies broken on purpose; real Flink runs with `CKPTSIM_FLINK=1`.
+//! - `flink_sweep`: `flink-sweep` classifies a recorded differential sweep
+//!   without a JVM; its folder, lines and refusals; crashes exported at
+//!   their events.
 //! - `global_committer`: Sink V2's post-commit topology; the final
 //!   committables lost on Flink 2.3 (FLINK-38614) and published on the
 //!   development line; its rules and its export.
@@ -146,6 +153,7 @@ mod finishing;
 mod flink;
 mod flink_event_time;
 mod flink_keys;
+mod flink_sweep;
 mod flip27;
 mod flow;
 mod fuzz;
@@ -156,6 +164,7 @@ mod hostile;
 mod iterate;
 mod judge;
 mod limits;
+mod local_channels;
 mod mailbox;
 mod mutants;
 mod opstate;

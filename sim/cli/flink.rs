@@ -2,7 +2,6 @@
 
 use super::{load_scenario, mutants_or_replay, parse_algorithm, UsageError};
 use crate::export::{self, real, Options};
-use crate::safe_fs::{OutDir, WriteError};
 use anyhow::Result;
 use std::path::Path;
 
@@ -98,7 +97,7 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         }
         UsageError(msg)
     })?;
-    write_export(out, &exported.files).map_err(|e| UsageError(format!("error: {e}")))?;
+    export::write(out, &exported.files).map_err(|e| UsageError(format!("error: {e}")))?;
     let crashes = exported.manifest.crashes.len();
     println!(
         "exported {} (seed {}, {}{}) to {}: {} files, {} crash{} injected\n  run it:   sh {}\n  check it: {} flink-check {}",
@@ -115,34 +114,6 @@ pub(super) fn export(path: &Path, out: &Path, asked: Asked) -> Result<u8> {
         crate::input::shell_word(&out.display().to_string()),
     );
     Ok(0)
-}
-
-/// The export's files into `out`: a new or empty folder, or an earlier
-/// export (every entry one an export writes, `real/` of its run included),
-/// never through a link. A real run of an earlier export, and its data files
-/// of sources this one lacks, are not this export's: removed.
-fn write_export(out: &Path, files: &[(String, String)]) -> Result<(), WriteError> {
-    let top = |name: &str| name.split('/').next().unwrap_or(name).to_string();
-    let own: Vec<String> = files.iter().map(|(n, _)| top(n)).collect();
-    let dir = OutDir::open(out, &|name| {
-        name == "real" || name == "expected.tsv" || own.iter().any(|o| o == name)
-    })?;
-    for stale in [
-        "real/run.json",
-        "real/rest.jsonl",
-        "real/crashes.tsv",
-        "real/watermark-lags.tsv",
-        "expected.tsv",
-    ] {
-        dir.remove(stale)?;
-    }
-    for data in dir.files_in("data")? {
-        dir.remove(&format!("data/{data}"))?;
-    }
-    for (name, text) in files {
-        dir.write(name, text.as_bytes())?;
-    }
-    Ok(())
 }
 
 pub(super) fn check(dir: &Path, json: bool) -> Result<u8> {
@@ -170,4 +141,153 @@ fn flink_release(text: &str) -> Result<crate::scenario::FlinkVersion> {
             ))
             .into()
         })
+}
+
+/// `flink-sweep`'s options.
+#[derive(clap::Args)]
+pub(super) struct SweepArgs {
+    /// The sweep's folder (created; an earlier sweep with the same
+    /// parameters there is resumed: runs already made are kept).
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// How many cases: scenarios drawn by the property strategies, or
+    /// with --scenario, seeds of each given scenario.
+    #[arg(long, default_value_t = 10)]
+    cases: u64,
+    /// The seed generated cases are drawn from (with --scenario: the first
+    /// seed of each).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// A scenario to run instead of generated ones (repeatable).
+    #[arg(long = "scenario")]
+    scenarios: Vec<std::path::PathBuf>,
+    /// A Flink release every case runs on (repeatable; default 2.0 and
+    /// 2.3): 2.0, 2.1, 2.2 or 2.3.
+    #[arg(long = "release")]
+    releases: Vec<String>,
+    /// The algorithms cases take in turn (repeatable; default aligned,
+    /// unaligned, aligned-timeout and at-least-once; with --scenario: the
+    /// scenario's own).
+    #[arg(long = "algorithm")]
+    algorithms: Vec<String>,
+    /// A mutant every exported job and its simulation carry (repeatable;
+    /// those flink-export knows in Java).
+    #[arg(long = "mutant")]
+    mutants: Vec<String>,
+    /// Real runs at a time.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// The longest one real run may take.
+    #[arg(long, default_value = "120s")]
+    limit: String,
+    /// Run nothing: export what is missing and classify the real runs in
+    /// the folder as they are (recorded runs, a sweep stopped halfway).
+    #[arg(long)]
+    no_run: bool,
+    /// Options for every JVM of the real runs (as JAVA_TOOL_OPTIONS), e.g.
+    /// "-XX:TieredStopAtLevel=1": about a third less CPU per short run,
+    /// for timings a little further from a long-running job's.
+    #[arg(long, default_value = "")]
+    jvm_options: String,
+}
+
+pub(super) fn sweep(a: SweepArgs) -> Result<u8> {
+    use crate::export::sweep::{self, runner, Case, Identity};
+    let releases: Vec<crate::scenario::FlinkVersion> = match a.releases.is_empty() {
+        true => vec![flink_release("2.0")?, flink_release("2.3")?],
+        false => a
+            .releases
+            .iter()
+            .map(|r| flink_release(r))
+            .collect::<Result<_>>()?,
+    };
+    if releases.iter().any(|r| r.release().is_none()) {
+        return Err(UsageError("error: --release: a 2.x release (2.0 to 2.3)".into()).into());
+    }
+    let names: Vec<String> = match a.algorithms.is_empty() {
+        true => sweep::ALGORITHMS.iter().map(|s| s.to_string()).collect(),
+        false => a.algorithms.clone(),
+    };
+    let mut algorithms = Vec::new();
+    for n in &names {
+        let alg = crate::scenario::Algorithm::from_name(n)
+            .ok_or_else(|| UsageError(format!("error: --algorithm {n}: unknown algorithm")))?;
+        if !sweep::ALGORITHMS.contains(&alg.name()) {
+            return Err(UsageError(format!(
+                "error: --algorithm {n}: has no Flink counterpart ({})",
+                sweep::ALGORITHMS.join(", ")
+            ))
+            .into());
+        }
+        algorithms.push(alg);
+    }
+    let mutants = super::parse_mutants(&a.mutants)?;
+    let limit_ms = millis("--limit", &a.limit)?;
+    if limit_ms == 0 || a.jobs == 0 {
+        return Err(UsageError("error: --limit and --jobs must be above zero".into()).into());
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    if a.scenarios.is_empty() {
+        cases.extend((0..a.cases).map(|k| sweep::generated(a.seed, k, &algorithms)));
+    }
+    for (f, path) in a.scenarios.iter().enumerate() {
+        let scenario = load_scenario(path)?;
+        for k in 0..a.cases {
+            let algorithm = match a.algorithms.is_empty() {
+                true => scenario.checkpoint.algorithm,
+                false => algorithms[(k % algorithms.len() as u64) as usize],
+            };
+            cases.push(Case {
+                id: format!("{f:02}-{k:04}-{}", algorithm.name()),
+                scenario: scenario.clone(),
+                seed: a.seed + k,
+                algorithm,
+                origin: super::shown(path),
+            });
+        }
+    }
+    let command: Vec<String> = std::iter::once(crate::program::name().to_string())
+        .chain(std::env::args().skip(1).filter(|w| w != "--no-run"))
+        .map(|w| crate::input::shell_word(&w).into_owned())
+        .collect();
+    let identity = Identity {
+        command: command.join(" "),
+        seed: a.scenarios.is_empty().then_some(a.seed),
+        cases: cases.len() as u64,
+        releases: sweep::release_names(&releases),
+        algorithms: names,
+        mutants: mutants.names().iter().map(|m| m.to_string()).collect(),
+        limit_ms,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        jvm_options: a.jvm_options.clone(),
+    };
+    let plan = runner::Plan {
+        identity,
+        cases,
+        releases,
+        mutants,
+        jobs: a.jobs,
+        run: !a.no_run,
+        program: crate::program::name().to_string(),
+    };
+    let progress = |line: &str| eprintln!("{}", crate::input::printable(line));
+    let summary =
+        runner::sweep(&a.out, &plan, &progress).map_err(|e| UsageError(format!("error: {e}")))?;
+    for (class, n) in summary.classes.iter().filter(|(_, &n)| n > 0) {
+        println!("{class}: {n}");
+    }
+    println!(
+        "results: {}\nsummary: {}",
+        super::shown(&a.out.join("results.jsonl")),
+        super::shown(&a.out.join("summary.md"))
+    );
+    let disagreements = summary
+        .classes
+        .iter()
+        .filter(|(c, _)| {
+            ["flink-only", "sim-only", "fail-differ", "releases-differ"].contains(&c.as_str())
+        })
+        .map(|(_, n)| n)
+        .sum::<u64>();
+    Ok(if disagreements > 0 { 1 } else { 0 })
 }

@@ -4,7 +4,7 @@
 use super::{flink_mode, restart_keys, Options};
 use crate::engine::SimDuration;
 use crate::model::kinds::{Flink, Java, Role};
-use crate::runtime::output::CrashPoint;
+use crate::runtime::output::{AnchorEvent, CrashAnchor, CrashPoint};
 use crate::scenario::{
     Chaining, FailoverStrategy, Partitioning, Scenario, SplitAssignment, StorageKind,
 };
@@ -173,9 +173,20 @@ fn cluster(scenario: &Scenario, local: bool) -> (u32, u32) {
         let widest = scenario.operators.iter().map(|o| o.parallelism).max();
         return (1, widest.unwrap_or(1));
     }
+    if let Some(c) = scenario.cluster.as_ref().filter(|c| c.local_channels) {
+        return (c.workers, c.slots_per_worker);
+    }
     let slots = chain_subtasks(scenario);
     let managers = slots.min(MAX_TASK_MANAGERS);
     (managers, slots.div_ceil(managers))
+}
+
+/// Whether the job keeps Flink's default slot sharing (slot i runs
+/// subtask i of every operator): with `--local-channels`, or a `[cluster]`
+/// with local channels; otherwise every chain subtask gets a task manager
+/// of its own, so that every channel is remote.
+fn slot_sharing(scenario: &Scenario, opts: &Options) -> bool {
+    opts.local_channels || scenario.cluster.as_ref().is_some_and(|c| c.local_channels)
 }
 
 /// The most task managers an export starts (each holds its own network
@@ -272,11 +283,19 @@ fn config(scenario: &Scenario, opts: &Options) -> Vec<(&'static str, String)> {
             format!("{} ms", buffer_timeout_ms(scenario)),
         ),
     ];
-    if !opts.local_channels {
+    if !slot_sharing(scenario, opts) {
         out.extend([
             ("taskmanager.memory.network.min", NETWORK_MEMORY.into()),
             ("taskmanager.memory.network.max", NETWORK_MEMORY.into()),
         ]);
+    }
+    if let Some(c) = scenario
+        .cluster
+        .as_ref()
+        .filter(|c| c.local_channels && !opts.local_channels)
+    {
+        let spread = c.placement == crate::scenario::Placement::Spread;
+        out.push(("cluster.evenly-spread-out-slots", spread.to_string()));
     }
     if let Some(interval) = c.interval {
         out.extend(checkpoint_keys(scenario, opts, interval));
@@ -370,14 +389,103 @@ pub fn watermark_interval(scenario: &Scenario) -> Option<SimDuration> {
         .min()
 }
 
-/// `"subtask:attempt:records;..."` of operator `op`'s crash points.
-fn crash_plan(op: u32, crashes: &[CrashPoint]) -> String {
-    let points: Vec<String> = crashes
-        .iter()
-        .filter(|c| c.operator == op)
-        .map(|c| format!("{}:{}:{}", c.subtask, c.attempt, c.records))
-        .collect();
-    points.join(";")
+/// The checkpoint events a Java operator class tells its `Crash` of
+/// (`Crash.event`): a crash point anchored to another kind of event falls
+/// back to an earlier anchor it sees, or to its record count.
+#[derive(Clone, Copy)]
+struct Sees {
+    snapshot: bool,
+    notification: bool,
+}
+
+/// `RecordSource`'s readers and `CkptOp` see both events; a `StoreSink`
+/// writer its snapshot (`prepareCommit`); windows and timers neither.
+const SEES_BOTH: Sees = Sees {
+    snapshot: true,
+    notification: true,
+};
+const SEES_SNAPSHOT: Sees = Sees {
+    snapshot: true,
+    notification: false,
+};
+const SEES_NONE: Sees = Sees {
+    snapshot: false,
+    notification: false,
+};
+
+/// What operator `op`'s Java class sees (see [`Sees`]).
+fn sees(scenario: &Scenario, op: u32) -> Sees {
+    let kind = &scenario.operators[op as usize].kind;
+    match kind.flink() {
+        Flink::Maps {
+            java: Java::Source | Java::Op { .. },
+            ..
+        } => SEES_BOTH,
+        Flink::Maps {
+            java: Java::Sink { .. },
+            ..
+        } => SEES_SNAPSHOT,
+        _ => SEES_NONE,
+    }
+}
+
+/// The anchor crash `c` is placed at: its first whose task's Java class
+/// sees its event.
+fn chosen_anchor<'c>(c: &'c CrashPoint, sees: &dyn Fn(u32) -> Sees) -> Option<&'c CrashAnchor> {
+    c.anchors.iter().find(|a| {
+        let s = sees(a.operator);
+        match a.event {
+            AnchorEvent::Snapshot => s.snapshot,
+            AnchorEvent::Notification => s.notification,
+        }
+    })
+}
+
+/// Operator `op`'s `Crash` plan, `;`-separated entries:
+/// - its crash points: `subtask:attempt:records` at a record count;
+///   `...:s|n:nth:after` after its own `nth` snapshot (`s`) or
+///   notification (`n`) of the attempt and `after` records more; or
+///   `...:x` when another task's watch says so;
+/// - its watches of another task's crash anchored to its own event:
+///   `w:subtask:attempt:s|n:nth:after:op:subtask:attempt:records` (the
+///   last four name the crash point to set off).
+fn crash_plan(op: u32, crashes: &[CrashPoint], sees: &dyn Fn(u32) -> Sees) -> String {
+    let letter = |e: AnchorEvent| match e {
+        AnchorEvent::Snapshot => 's',
+        AnchorEvent::Notification => 'n',
+    };
+    let mut entries: Vec<String> = Vec::new();
+    for c in crashes {
+        let anchor = chosen_anchor(c, sees);
+        if c.operator == op {
+            let mut p = format!("{}:{}:{}", c.subtask, c.attempt, c.records);
+            match anchor {
+                Some(a) if a.operator == c.operator && a.subtask == c.subtask => {
+                    let _ = write!(p, ":{}:{}:{}", letter(a.event), a.nth, a.records);
+                }
+                Some(_) => p.push_str(":x"),
+                None => {}
+            }
+            entries.push(p);
+        }
+        if let Some(a) = anchor.filter(|a| a.operator == op) {
+            if a.operator != c.operator || a.subtask != c.subtask {
+                entries.push(format!(
+                    "w:{}:{}:{}:{}:{}:{}:{}:{}:{}",
+                    a.subtask,
+                    a.attempt,
+                    letter(a.event),
+                    a.nth,
+                    a.records,
+                    c.operator,
+                    c.subtask,
+                    c.attempt,
+                    c.records
+                ));
+            }
+        }
+    }
+    entries.join(";")
 }
 
 /// The topology: each operator after those it reads, its inputs routed
@@ -454,7 +562,7 @@ struct Topology<'a> {
 impl Topology<'_> {
     /// Operator `i`'s slot sharing group (its chain's head's).
     fn group(&self, i: usize) -> String {
-        match self.opts.local_channels {
+        match slot_sharing(self.scenario, self.opts) {
             true => String::new(),
             false => format!(
                 ".slotSharingGroup({})",
@@ -471,7 +579,19 @@ impl Topology<'_> {
             op.cost.nanos(),
             op.cost_jitter.nanos()
         );
-        let crash = format!("new Crash({})", string(&crash_plan(i as u32, self.crashes)));
+        let detection = self
+            .scenario
+            .faults
+            .detection_delay
+            .nanos()
+            .div_ceil(1_000_000);
+        let crash = format!(
+            "new Crash({i}, {detection}L, {})",
+            string(&crash_plan(i as u32, self.crashes, &|o| sees(
+                self.scenario,
+                o
+            )))
+        );
         (cost, crash)
     }
 
@@ -490,6 +610,7 @@ impl Topology<'_> {
         let _ = writeln!(
             j,
             "        RecordSource src{i} = new RecordSource({name}, data + {}, {}, {enumerator}, {}, {}L, new long[] {{{}}}, {}, {event_time}, {cost}, {crash});\n\
+             \x20       src{i}.firstPartition = {};\n\
              \x20       src{i}.push = {};\n\
              \x20       src{i}.endAtAssignment = {};\n\
              \x20       SingleOutputStreamOperator<Rec> {} = env.fromSource(src{i}, {}, {name}, REC)\n\
@@ -500,6 +621,8 @@ impl Topology<'_> {
             s.discovery_interval.nanos() / 1_000_000,
             rates.join(", "),
             self.opts.repeat,
+            self.scenario
+                .first_partition(crate::scenario::OperatorId(i as u32)),
             s.push_splits,
             s.no_more_splits_at_assignment,
             var(i),

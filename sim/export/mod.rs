@@ -32,7 +32,11 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 mod event_time;
+mod folder;
 mod java;
+pub mod lineage;
+pub use folder::{write, RUN_LOG};
+pub mod sweep;
 mod versions;
 use versions::{urgency, version_differences, version_refusal};
 pub mod real;
@@ -130,6 +134,9 @@ pub struct SinkInfo {
     /// An upsert sink: judged by the table it leaves (`store/upsert/`).
     #[serde(default)]
     pub upsert: bool,
+    /// Judged by lineage too (`expected-lineage.tsv`; see `lineage`).
+    #[serde(default)]
+    pub lineage: bool,
     /// Why its output is not judged at all (a matter of the real run's
     /// timing: late records, processing-time timers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +204,10 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         true => without_faults(scenario),
         false => (scenario.clone(), vec![]),
     };
+    let kept = match opts.local_channels {
+        true => one_worker(&kept),
+        false => kept,
+    };
     let scenario = &kept;
     let mut refusals = refusals(scenario, opts.algorithm);
     refusals.extend(version_refusal(scenario, opts));
@@ -244,6 +255,12 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
     let sinks = sinks(scenario, opts.seed, opts.algorithm);
     if !opts.repeat {
         files.push(("expected.tsv".to_string(), expected(scenario, opts.seed)));
+        if sinks.iter().any(|s| s.lineage) {
+            files.push((
+                lineage::EXPECTED.to_string(),
+                lineage::expected_tsv(scenario, opts.seed, &sinks),
+            ));
+        }
     }
     files.push(("simulated.json".to_string(), simulated + "\n"));
     // The scenario itself, every key written: a real run that fails can be
@@ -384,6 +401,27 @@ pub fn refusals(scenario: &Scenario, algorithm: Algorithm) -> Vec<String> {
     out
 }
 
+/// `scenario` on one worker with local channels (`--local-channels`): the
+/// simulated side of the export runs as the real one, every channel local.
+fn one_worker(scenario: &Scenario) -> Scenario {
+    let mut s = crate::scenario::ScenarioData::clone(scenario);
+    let widest = s.operators.iter().map(|o| o.parallelism).max().unwrap_or(1);
+    let cluster = s
+        .cluster
+        .get_or_insert_with(|| crate::scenario::ClusterSpec {
+            workers: 1,
+            slots_per_worker: widest,
+            placement: crate::scenario::Placement::Pack,
+            heartbeat_timeout: crate::engine::SimDuration::from_millis(50),
+            replacement_delay: crate::engine::SimDuration::from_millis(100),
+            local_channels: true,
+        });
+    cluster.workers = 1;
+    cluster.slots_per_worker = cluster.slots_per_worker.max(widest);
+    cluster.local_channels = true;
+    crate::scenario::check(&s, &scenario.name).expect("a valid scenario on one worker is valid")
+}
+
 /// `scenario` without the faults a real job cannot be given, and the keys
 /// of those it had.
 fn without_faults(scenario: &Scenario) -> (Scenario, Vec<&'static str>) {
@@ -503,6 +541,7 @@ fn sinks(scenario: &Scenario, seed: u64, algorithm: Algorithm) -> Vec<SinkInfo> 
                     && matches!(o.kind.role(), Role::Sink(s) if s.transactional()),
                 values_exact,
                 upsert: o.kind.role() == Role::Sink(SinkRole::Upsert),
+                lineage: unjudged.is_none() && lineage::judged(scenario, i),
                 unjudged,
             }
         })
@@ -788,14 +827,14 @@ fn fault_rows(r: &mut Rows, scenario: &Scenario) {
     );
     r.row(
         "faults.detection_delay",
-        NotAtAll,
-        "a failing task reports its exception at once".into(),
+        Approximate,
+        "a crashed task stands still for the delay (its thread sleeps: no records, barriers or acknowledgements), then fails; Flink fails over when the exception reaches the job manager".into(),
     );
     if !f.crashes.is_empty() || f.random.is_some() {
         r.row(
             "faults.crashes, faults.random",
             Approximate,
-            "the simulated run's crashes, injected at the same record counts of the same subtask, in the same attempt or the first later one that takes as many".into(),
+            "the simulated run's crashes, injected in the same subtask at the same event: as many records after the same snapshot or notification (of the crashed task, or of the task with the job's latest such event) where the operators tell of them, else at the same record count; in the same attempt or the first later one that gets as far".into(),
         );
     }
 }
@@ -803,9 +842,20 @@ fn fault_rows(r: &mut Rows, scenario: &Scenario) {
 /// The cluster, the mutants and the repeated sources of the export.
 fn run_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
     use Fidelity::*;
+    let cluster = scenario.cluster.as_ref().filter(|c| c.local_channels);
     let placement = if opts.local_channels {
-        "one task manager: every channel is local, with no receiver-side buffers (--local-channels)"
+        "one task manager: every channel is local, with no receiver-side buffers (--local-channels; the simulated side runs on one worker with local channels too)"
             .to_string()
+    } else if let Some(c) = cluster {
+        format!(
+            "[cluster] with local channels: {} task managers of {} slots each, slot sharing (slot i runs subtask i of every operator), slots {}: channels within a task manager are local, others remote, as the simulator's",
+            c.workers,
+            c.slots_per_worker,
+            match c.placement {
+                crate::scenario::Placement::Spread => "spread out (cluster.evenly-spread-out-slots)",
+                crate::scenario::Placement::Pack => "filled in order",
+            }
+        )
     } else if java::chain_subtasks(scenario) > java::MAX_TASK_MANAGERS {
         format!(
             "{} task managers for {} chain subtasks (one JVM, slot sharing groups per chain): most channels are remote, with credits, as the simulator's; some are local",

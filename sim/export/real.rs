@@ -144,6 +144,7 @@ pub fn read(dir: &Path) -> Result<RealRun, String> {
     if let Some(expected) = &expected {
         upsert_check(&manifest, &tables, expected, &mut report);
     }
+    super::lineage::check(dir, &manifest, &mut report, &read_text)?;
     let fired = match std::fs::metadata(real.join("crashes.tsv")) {
         Ok(_) => read_text(&real.join("crashes.tsv"))?,
         Err(_) => String::new(),
@@ -178,8 +179,22 @@ fn crashes(manifest: &Manifest, fired: &str, report: &mut RealReport) {
             report.crashes_injected += 1;
         } else {
             report.warnings.push(format!(
-                "the crash of {name}[{}] (attempt {}, after {} records) never fired: no attempt of the subtask from that one on took that many records",
-                c.subtask, c.attempt, c.records
+                "the crash of {name}[{}] (attempt {}, after {} records{}) never fired: no attempt of the subtask from that one on got that far",
+                c.subtask,
+                c.attempt,
+                c.records,
+                match c.anchors.first() {
+                    Some(a) => format!(
+                        ", {} after its {} {} of the attempt",
+                        a.records,
+                        match a.event {
+                            crate::runtime::output::AnchorEvent::Snapshot => "snapshot",
+                            crate::runtime::output::AnchorEvent::Notification => "notification",
+                        },
+                        a.nth
+                    ),
+                    None => String::new(),
+                }
             ));
         }
     }
@@ -219,8 +234,9 @@ fn parse_rows(text: &str, what: &str) -> Result<Rows, String> {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
+        // A fourth column is the record's lineage (see `lineage`).
         let parsed = match f.as_slice() {
-            [sink, key, value] => key
+            [sink, key, value] | [sink, key, value, _] => key
                 .parse::<u64>()
                 .ok()
                 .zip(value.parse::<i64>().ok())
@@ -299,7 +315,7 @@ fn upserts(dir: &Path) -> Result<BTreeMap<String, BTreeMap<u64, i64>>, String> {
         for (i, line) in text.lines().enumerate() {
             let f: Vec<&str> = line.split('\t').collect();
             let row = match f.as_slice() {
-                [_, k, v] => k.parse::<u64>().ok().zip(v.parse::<i64>().ok()),
+                [_, k, v] | [_, k, v, _] => k.parse::<u64>().ok().zip(v.parse::<i64>().ok()),
                 _ => None,
             };
             let Some((k, v)) = row else {

@@ -65,12 +65,31 @@ else:
 PY
 fi
 
+# The classes every export shares are compiled once per content (into
+# the Flink home, by a new folder renamed into place); the job's own class
+# each time.
+set --
+for f in "$here"/java/*.java; do
+    [ "$(basename "$f")" = CkptsimJob.java ] || set -- "$@" "$f"
+done
+sum=$(cat "$@" | cksum | cut -d' ' -f1)
+cache="$home/classes-$sum"
+if [ -L "$cache" ] || { [ -e "$cache" ] && [ ! -d "$cache" ]; }; then
+    echo "run.sh: $cache is not a folder run.sh made; remove it" >&2
+    exit 2
+fi
+if [ ! -d "$cache" ]; then
+    tmp=$(mktemp -d "$home/classes-new.XXXXXX")
+    javac -nowarn -d "$tmp" -cp "$home/lib/*" "$@"
+    # Another run may have made it meanwhile: then this copy goes.
+    if [ -d "$cache" ]; then rm -rf "$tmp"; else mv "$tmp" "$cache"; fi
+fi
 classes="$real/classes"
 rm -rf "$classes"
 mkdir -p "$classes"
-javac -nowarn -d "$classes" -cp "$home/lib/*" "$here"/java/*.java
+javac -nowarn -d "$classes" -cp "$cache:$home/lib/*" "$here/java/CkptsimJob.java"
 rm -rf "$real/store" "$real/checkpoints"
 # Every task manager's network buffers are direct memory.
 exec java -Xmx1g -XX:MaxDirectMemorySize=${CKPTSIM_FLINK_DIRECT_MEMORY:-2g} -XX:+UseSerialGC \
     -Dckptsim.out="$here" -Dlog4j.configurationFile="$here/log4j2.properties" \
-    -cp "$classes:$home/lib/*" CkptsimJob "$here"
+    -cp "$classes:$cache:$home/lib/*" CkptsimJob "$here"

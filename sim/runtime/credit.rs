@@ -55,6 +55,8 @@ pub struct Buffers {
     pub data_in_flight: u32,
     /// An `Ev::Credit` is scheduled for the head of `credit_wire`.
     pub credit_event: bool,
+    /// A local channel (`LocalInputChannel`): no floating buffers.
+    pub local: bool,
 }
 
 impl Buffers {
@@ -169,6 +171,10 @@ impl CreditState {
     fn request_floating(&mut self, ch: ChannelId) -> Credit {
         let required = self.required(ch);
         let b = &mut self.channels[ch as usize];
+        // A local channel (`LocalInputChannel`) takes no buffers of the gate.
+        if b.local {
+            return 0;
+        }
         let gate = &mut self.gates[b.gate as usize];
         let mut got = 0;
         while b.free() < required && !b.waiting {

@@ -248,6 +248,9 @@ pub struct Net {
     /// Mutant `channel-state-drops-payload`.
     pub strip_payloads: bool,
     /// Mutant: restored channel state without its watermark statuses.
+    /// Mutant: an unaligned barrier persists none of a local channel's
+    /// queued output.
+    pub local_state_lost: bool,
     pub strip_statuses: bool,
     /// Restored records persisted again by a checkpoint during recovery.
     pub recovered_persisted: u64,
@@ -347,6 +350,7 @@ impl Net {
             skip_recovered: false,
             persist_recovered_twice: false,
             strip_payloads: false,
+            local_state_lost: false,
             strip_statuses: false,
             recovered_persisted: 0,
             gates: Gates::default(),

@@ -542,7 +542,17 @@ pub struct CrashPoint {
     pub attempt: u32,
     pub records: u64,
     pub time_ns: u64,
+    /// Where the crash was relative to checkpoint events, latest first:
+    /// the job's latest snapshot or notification before it (of whichever
+    /// task had it), then the crashed task's own last ones in its attempt;
+    /// so that a real run can crash at the same *event* (the same number
+    /// of records after the same snapshot or notification) where its
+    /// record counts differ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<CrashAnchor>,
 }
+
+pub use super::schedule::{AnchorEvent, CrashAnchor};
 
 /// The inputs tasks held on purpose in a run (aligned barriers blocking
 /// their channels, `stop-the-world` pauses), for the progress check: how

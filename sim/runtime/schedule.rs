@@ -21,6 +21,31 @@ use crate::engine::SimTime;
 use crate::model::timers::FiredTimer;
 use crate::model::{CheckpointId, TaskId};
 
+/// A crash placed relative to a checkpoint event of a task (the crashed
+/// one, or the task with the job's latest event before the crash, named
+/// by its head operator and subtask): when that task, in its attempt
+/// `attempt`, had taken `records` records since the `nth` (from 1) event
+/// of its kind in that attempt.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CrashAnchor {
+    pub operator: u32,
+    pub subtask: u32,
+    pub attempt: u32,
+    pub event: AnchorEvent,
+    pub nth: u32,
+    pub records: u64,
+}
+
+/// The events a crash is placed after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnchorEvent {
+    /// The operator's snapshot of a checkpoint or savepoint.
+    Snapshot,
+    /// A notification that a checkpoint completed.
+    Notification,
+}
+
 /// One step of a task's schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -95,6 +120,9 @@ pub struct ScheduleLog {
     /// last logged (`Step::Clock`).
     clocked: Vec<bool>,
     clock: Vec<i64>,
+    /// Per task: the step count (`logged`) at its last snapshot or
+    /// notification in its attempt (0: none), to find the job's latest.
+    last_event: Vec<u64>,
 }
 
 impl ScheduleLog {
@@ -112,6 +140,7 @@ impl ScheduleLog {
             restarts: vec![0; tasks],
             clocked: vec![false; tasks],
             clock: vec![i64::MIN; tasks],
+            last_event: vec![0; tasks],
         }
     }
 
@@ -178,6 +207,15 @@ impl ScheduleLog {
     pub fn push(&mut self, t: TaskId, step: Step) {
         self.steps(t).push(step);
         self.logged += 1;
+        if matches!(step, Step::Snapshot(_) | Step::Complete(_)) {
+            self.last_event[t as usize] = self.logged;
+        }
+    }
+
+    /// When task `t` last had a snapshot or notification in its attempt,
+    /// in steps logged (0: never); later events have larger numbers.
+    pub fn last_event(&self, t: TaskId) -> u64 {
+        self.last_event[t as usize]
     }
 
     /// Where task `t` is now (taken at its snapshot).
@@ -199,6 +237,7 @@ impl ScheduleLog {
         self.current[t as usize] = self.segments.len() as u32;
         self.restarts[t as usize] += 1;
         self.clock[t as usize] = i64::MIN;
+        self.last_event[t as usize] = 0;
         self.segments.push(Segment {
             parent,
             steps: vec![Step::Restart(from)],
@@ -215,6 +254,52 @@ impl ScheduleLog {
             _ => n,
         });
         (self.restarts[t as usize], taken)
+    }
+
+    /// Where task `t` (the head of operator `operator`'s subtask
+    /// `subtask`) is relative to its last snapshot and its last
+    /// notification in its attempt, latest first: each event's kind, its
+    /// number among its kind's events of the attempt (from 1), and the
+    /// records taken since.
+    pub fn anchors(&self, t: TaskId, operator: u32, subtask: u32) -> Vec<CrashAnchor> {
+        let steps = &self.segments[self.current[t as usize] as usize].steps;
+        // Per kind: events so far, and (nth, step index, records taken then).
+        let (mut taken, mut counts) = (0u64, [0u32; 2]);
+        let mut last: [Option<(u32, usize, u64)>; 2] = [None, None];
+        for (i, s) in steps.iter().enumerate() {
+            let kind = match *s {
+                Step::Read { n, .. } | Step::Emit { n, .. } => {
+                    taken = taken.saturating_add(n);
+                    continue;
+                }
+                Step::Snapshot(_) => 0,
+                Step::Complete(_) => 1,
+                _ => continue,
+            };
+            counts[kind] += 1;
+            last[kind] = Some((counts[kind], i, taken));
+        }
+        let mut anchors: Vec<(usize, CrashAnchor)> = last
+            .iter()
+            .zip([AnchorEvent::Snapshot, AnchorEvent::Notification])
+            .filter_map(|(l, event)| {
+                l.map(|(nth, at, then)| {
+                    (
+                        at,
+                        CrashAnchor {
+                            operator,
+                            subtask,
+                            attempt: self.restarts[t as usize],
+                            event,
+                            nth,
+                            records: taken - then,
+                        },
+                    )
+                })
+            })
+            .collect();
+        anchors.sort_by_key(|&(at, _)| std::cmp::Reverse(at));
+        anchors.into_iter().map(|(_, a)| a).collect()
     }
 
     /// The segments of task `t`'s effective schedule, first first, each

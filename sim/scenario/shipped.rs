@@ -91,6 +91,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
+        "local-channels",
+        include_str!("../../scenarios/local-channels.toml"),
+    ),
+    (
         "operator-state",
         include_str!("../../scenarios/operator-state.toml"),
     ),

@@ -91,7 +91,7 @@ public final class CkptOp extends AbstractStreamOperator<Rec>
         cost.pay();
         switch (kind) {
             case MAP:
-                output.collect(new StreamRecord<>(new Rec(r.key, r.value * a + b, r.pad)));
+                output.collect(new StreamRecord<>(new Rec(r.key, r.value * a + b, r.pad, r.origin)));
                 break;
             case FILTER:
                 if (Long.remainderUnsigned(r.key, a) < b) {
@@ -100,21 +100,21 @@ public final class CkptOp extends AbstractStreamOperator<Rec>
                 break;
             case FLAT_MAP:
                 for (long i = 0; i < a; i++) {
-                    output.collect(new StreamRecord<>(new Rec(r.key, r.value + i, r.pad)));
+                    output.collect(new StreamRecord<>(new Rec(r.key, r.value + i, r.pad, r.origin)));
                 }
                 break;
             case KEYED_COUNT: {
                 Long c = acc.value();
                 long next = (c == null ? 0 : c) + 1;
                 acc.update(next);
-                output.collect(new StreamRecord<>(new Rec(r.key, next, r.pad)));
+                output.collect(new StreamRecord<>(new Rec(r.key, next, r.pad, r.origin)));
                 break;
             }
             case KEYED_SUM: {
                 Long s = acc.value();
                 long next = (s == null ? 0 : s) + r.value;
                 acc.update(next);
-                output.collect(new StreamRecord<>(new Rec(r.key, next, r.pad)));
+                output.collect(new StreamRecord<>(new Rec(r.key, next, r.pad, r.origin)));
                 break;
             }
             case COUNT_WINDOW: {
@@ -151,9 +151,16 @@ public final class CkptOp extends AbstractStreamOperator<Rec>
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
+        crash.snapshot(taken);
         if (listState != null) {
             listState.update(new ArrayList<>(buffered));
         }
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        crash.notified(taken);
     }
 
     @Override

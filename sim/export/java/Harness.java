@@ -88,12 +88,14 @@ public final class Harness {
     private static volatile Path crashes;
 
     /** Notes an injected crash: `operator subtask attempt records` as
-     *  planned, then the attempt it fired in. */
-    static synchronized void injected(String operator, int subtask, int attempt, long records, int actual) {
+     *  planned, then the attempt it fired in and its records there. */
+    static synchronized void injected(String operator, int subtask, int attempt, long records, int actual,
+            long actualRecords) {
         if (crashes == null) {
             return;
         }
-        String line = operator + "\t" + subtask + "\t" + attempt + "\t" + records + "\t" + actual + "\n";
+        String line = operator + "\t" + subtask + "\t" + attempt + "\t" + records + "\t" + actual + "\t"
+                + actualRecords + "\n";
         try {
             Files.write(crashes, line.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);

@@ -63,6 +63,8 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
     private final boolean eventTime;
     private final Cost cost;
     private final Crash crash;
+    /** The global index of this source's first partition (for lineage). */
+    public int firstPartition;
 
     public RecordSource(String name, String dataFile, int partitions, boolean enumerator, int initial,
             long discoveryMs, long[] rates, boolean repeat, boolean eventTime, Cost cost, Crash crash) {
@@ -484,6 +486,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                     }
                 }
                 int i = (int) (split.offset % n);
+                long origin = ((long) (source.firstPartition + p) << 32) | split.offset;
                 // Repeated (`repeat`), each round's timestamps follow the last's.
                 long stamp = stamps[p][i] + (split.offset / n) * (stamps[p][(int) n - 1] + 1);
                 split.offset++;
@@ -494,7 +497,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
                 source.crash.check(source.name, ctx.getIndexOfSubtask(), attempt, emitted);
                 source.cost.pay();
                 Harness.SOURCE_RECORDS.increment();
-                Rec r = new Rec(keys[p][i], values[p][i], Rec.padding(sizes[p][i]));
+                Rec r = new Rec(keys[p][i], values[p][i], Rec.padding(sizes[p][i]), origin);
                 if (source.eventTime) {
                     SourceOutput<Rec> out = output.createOutputForSplit(split.splitId());
                     out.collect(r, stamp);
@@ -522,6 +525,7 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
 
         @Override
         public List<Split> snapshotState(long checkpointId) {
+            source.crash.snapshot(emitted);
             List<Split> out = new ArrayList<>();
             for (Split s : splits) {
                 out.add(new Split(s.partition, s.offset));
@@ -565,7 +569,9 @@ public final class RecordSource implements Source<Rec, RecordSource.Split, Recor
         }
 
         @Override
-        public void notifyCheckpointComplete(long checkpointId) {}
+        public void notifyCheckpointComplete(long checkpointId) {
+            source.crash.notified(emitted);
+        }
 
         @Override
         public void close() {}

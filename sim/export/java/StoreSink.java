@@ -191,14 +191,14 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
             cost.pay();
             Harness.SINK_RECORDS.increment();
             if (batch > 0) {
-                pending.add(name + "\t" + r.key + "\t" + r.value + "\n");
+                pending.add(name + "\t" + r.key + "\t" + r.value + "\t" + r.origin + "\n");
                 if (pending.size() >= batch) {
                     flushBatch();
                 }
                 return;
             }
             open();
-            out.write(name + "\t" + r.key + "\t" + r.value + "\n");
+            out.write(name + "\t" + r.key + "\t" + r.value + "\t" + r.origin + "\n");
         }
 
         @Override
@@ -237,6 +237,8 @@ public final class StoreSink implements Sink<Rec>, SupportsCommitter<String> {
 
         @Override
         public Collection<String> prepareCommit() throws IOException {
+            // The writer's part of a checkpoint (before its barrier).
+            crash.snapshot(taken);
             if (batch > 0 || out == null) {
                 return Collections.emptyList();
             }

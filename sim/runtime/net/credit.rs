@@ -7,6 +7,20 @@
 use super::*;
 
 impl Net {
+    /// Makes channel `ch` local (sender and receiver on one worker, as
+    /// Flink's `LocalInputChannel`): the receiver reads the sender's queue
+    /// one buffer at a time (one exclusive buffer, no floating ones) with
+    /// no network latency; the sender's queue (`output_buffers`) is all
+    /// the channel holds besides.
+    pub fn set_local(&mut self, ch: ChannelId) {
+        let c = &mut self.channels[ch as usize];
+        c.latency = (0, 0);
+        c.buffer_credits = 1;
+        c.credits = 1;
+        self.credit.set_exclusive(ch, 1);
+        self.credit.channels[ch as usize].local = true;
+    }
+
     /// The receiver announces `n` new credits for `ch` to its sender
     /// (Flink's `AddCredit`): a message upstream, merged into the last one
     /// still on its way if it would arrive at the same time.

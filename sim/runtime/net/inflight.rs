@@ -113,6 +113,10 @@ impl Net {
     pub fn send_priority_barrier(&mut self, ch: ChannelId, b: Barrier) -> Capture {
         self.ship_partial(ch);
         let mut cap = self.queued_output(ch, |_| false);
+        if self.local_state_lost && self.credit.channels[ch as usize].local {
+            crate::mutant::fired(crate::mutant::Mutant::LocalChannelStateLost);
+            cap = Capture::new(b.id);
+        }
         cap.id = b.id;
         self.push_out(ch, Msg::Barrier(b), true);
         cap
@@ -172,6 +176,15 @@ mod mutants {
             modelled_on: "a channel state that keeps only records (not every stream element): Flink persists in-flight buffers as serialised, watermark statuses included",
             caught_by: "consistent-cut",
             applies: &[("event-time-idle", "unaligned")],
+        });
+
+        pub const LocalChannelStateLost: Mutant = Mutant::declare(&MutantInfo {
+            name: "local-channel-state-lost",
+            part: "unaligned capture",
+            what: "an unaligned barrier on a local channel overtakes the sender's queued output without persisting it, as if a channel with no receiver-side buffers had nothing in flight: the overtaken records are in neither snapshot",
+            modelled_on: "treating a LocalInputChannel as empty: Flink persists a local channel's in-flight data from the producer's subpartition, where all of it waits",
+            caught_by: "consistent-cut",
+            applies: &[("local-channels", "unaligned")],
         });
     }
 }

@@ -228,6 +228,18 @@ fn network(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig, scripted: boo
             net.set_channel(ch as ChannelId, (min.nanos(), max.nanos()), credits, buffer);
         }
     }
+    // Channels between subtasks of one worker, where the cluster has them.
+    if let Some(cl) = scenario.cluster.as_ref().filter(|c| c.local_channels) {
+        for (ch, c) in exec.channels.iter().enumerate() {
+            let (a, b) = (
+                exec.tasks[c.from as usize].subtask,
+                exec.tasks[c.to as usize].subtask,
+            );
+            if cl.worker_of_slot(a) == cl.worker_of_slot(b) {
+                net.set_local(ch as ChannelId);
+            }
+        }
+    }
     for (ch, c) in exec.channels.iter().enumerate() {
         let back =
             |e: &&crate::scenario::EdgeSpec| e.feedback && e.from == c.from_op && e.to == c.to_op;
@@ -248,6 +260,7 @@ fn network(scenario: &Scenario, exec: &ExecGraph, cfg: &RunConfig, scripted: boo
     net.persist_recovered_twice = cfg.mutants.has(Mutant::RecoveredBuffersPersistedTwice);
     net.strip_payloads = cfg.mutants.has(Mutant::ChannelStateDropsPayload);
     net.strip_statuses = cfg.mutants.has(Mutant::ChannelStateDropsWatermarkStatus);
+    net.local_state_lost = cfg.mutants.has(Mutant::LocalChannelStateLost);
     net
 }
 

@@ -85,6 +85,32 @@ impl World<'_> {
         }
     }
 
+    /// Where a crash of task `ti` is relative to checkpoint events: the
+    /// job's latest snapshot or notification (of a running task's head),
+    /// then the task's own (see `CrashPoint::anchors`).
+    fn crash_anchors(&self, ti: usize) -> Vec<crate::runtime::output::CrashAnchor> {
+        let schedule = &self.rec.schedule;
+        let at = |t: &super::tasks::Task| {
+            let head = &t.members[0];
+            schedule.anchors(head.inst, head.index, t.subtask)
+        };
+        let own = at(&self.tasks.list[ti]);
+        let latest = self
+            .tasks
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| *i != ti && t.status == Status::Running)
+            .map(|(_, t)| (schedule.last_event(t.members[0].inst), t))
+            .filter(|&(seq, _)| seq > 0)
+            .max_by_key(|&(seq, _)| seq);
+        let own_seq = schedule.last_event(self.tasks.list[ti].members[0].inst);
+        match latest {
+            Some((seq, t)) if seq > own_seq => at(t).into_iter().take(1).chain(own).collect(),
+            _ => own,
+        }
+    }
+
     pub(super) fn crash(&mut self, index: u32) {
         let c = self.faults.crash_plan[index as usize].clone();
         let t = self.plan.exec.task_of(c.operator, c.subtask);
@@ -104,6 +130,7 @@ impl World<'_> {
         self.faults.log.crashes[index as usize] = Fate::Fired;
         let head = &self.tasks.list[ti].members[0];
         let (attempt, records) = self.rec.schedule.attempt(head.inst);
+        let anchors = self.crash_anchors(ti);
         self.rec
             .crash_points
             .push(crate::runtime::output::CrashPoint {
@@ -112,6 +139,7 @@ impl World<'_> {
                 attempt,
                 records,
                 time_ns: self.net.now.0,
+                anchors,
             });
         let name = self.plan.exec.tasks[ti].name.clone();
         self.note_fault(|| format!("crash of {name}"));

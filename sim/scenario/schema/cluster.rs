@@ -27,5 +27,11 @@ section! {
         /// earlier.
         #[key("duration", "`\"100ms\"`")]
         replacement_delay: Dur = ms(100),
+        /// Channels between subtasks on one worker are local, as Flink's are within one
+        /// task manager: the receiver reads the sender's queue (one buffer at a time, no
+        /// exclusive or floating buffers of its own) with no network latency. Off: every
+        /// channel is remote, with credits.
+        #[key("boolean", "`false`")]
+        local_channels: bool = false,
     }
 }
