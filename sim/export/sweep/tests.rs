@@ -131,3 +131,26 @@ fn the_summary_counts_classes_and_the_fidelity_of_each_metric() {
         "{rerun}"
     );
 }
+
+#[test]
+fn the_simulated_side_is_read_from_the_exports_summary() {
+    let summary = serde_json::json!({
+        "verdict": "fail",
+        "violations": [
+            {"check": "commit", "time_ns": 1, "message": "a\nb"},
+            {"check": "commit", "time_ns": 2, "message": "c"},
+            {"check": "state", "time_ns": 3, "message": "d"}
+        ]
+    });
+    let s = Side::simulated(&summary);
+    assert_eq!(s.verdict, "fail");
+    assert_eq!(s.failed, vec!["commit".to_string(), "state".to_string()]);
+    assert_eq!(s.message, "a b");
+    assert_eq!(
+        relate(&s, &side("fail", &["exactly-once-output"])),
+        Class::AgreeFail
+    );
+    let missing = Side::real(&Err("cannot read real/run.json".into()));
+    assert_eq!(missing.verdict, "not-run");
+    assert_eq!(relate(&s, &missing), Class::Incomplete);
+}
