@@ -35,6 +35,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 mod compare;
 mod event_time;
+mod lineage;
 mod resume;
 mod sinks;
 mod upsert;
@@ -958,27 +959,7 @@ impl Oracle {
         self.names.get(op as usize).map_or("?", String::as_str)
     }
 
-    /// How often each source record reaches sink `sink` (an operator
-    /// index) in the failure-free run: `(partition, offset, count)` for
-    /// every count above zero, in lineage order.
-    pub fn expected_by_lineage(&self, sink: u32) -> Vec<(u32, u64, u32)> {
-        let Some(slot) = self.sinks.iter().position(|&s| s == sink) else {
-            return vec![];
-        };
-        let mut out = Vec::new();
-        for p in 0..self.partition_base.len() as u32 {
-            let base = self.partition_base[p as usize];
-            for i in base..self.partition_end(p) {
-                let n = self.expected[slot * self.total_records + i];
-                if n > 0 {
-                    out.push((p, (i - base) as u64, n));
-                }
-            }
-        }
-        out
-    }
-
-    fn partition_end(&self, partition: u32) -> usize {
+    pub(super) fn partition_end(&self, partition: u32) -> usize {
         self.partition_base
             .get(partition as usize + 1)
             .copied()

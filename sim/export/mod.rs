@@ -197,6 +197,22 @@ const JAVA: [(&str, &str); 11] = [
 
 const RUN_SH: &str = include_str!("run.sh");
 
+/// Why `scenario` cannot be exported with `opts`: what Flink cannot
+/// express, the release asked for, and mutants the Java job lacks.
+fn all_refusals(scenario: &Scenario, opts: &Options) -> Vec<String> {
+    let mut refusals = refusals(scenario, opts.algorithm);
+    refusals.extend(version_refusal(scenario, opts));
+    for m in opts.mutants.names() {
+        if !EXPORTABLE_MUTANTS.contains(&m) {
+            refusals.push(format!(
+                "--mutant {m}: not in the Java job (exportable: {})",
+                EXPORTABLE_MUTANTS.join(", ")
+            ));
+        }
+    }
+    refusals
+}
+
 /// Exports `scenario` (`file` names it in messages), or every reason it
 /// cannot be, each as `key: why`.
 pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>> {
@@ -209,16 +225,7 @@ pub fn export(scenario: &Scenario, opts: &Options) -> Result<Export, Vec<String>
         false => kept,
     };
     let scenario = &kept;
-    let mut refusals = refusals(scenario, opts.algorithm);
-    refusals.extend(version_refusal(scenario, opts));
-    for m in opts.mutants.names() {
-        if !EXPORTABLE_MUTANTS.contains(&m) {
-            refusals.push(format!(
-                "--mutant {m}: not in the Java job (exportable: {})",
-                EXPORTABLE_MUTANTS.join(", ")
-            ));
-        }
-    }
+    let refusals = all_refusals(scenario, opts);
     if !refusals.is_empty() {
         return Err(refusals);
     }
