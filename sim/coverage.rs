@@ -99,11 +99,16 @@ pub enum Need {
     Windows,
     /// An event-time window with a late-data side output.
     LateSideOutput,
+    /// Snapshots written to files (`filesystem` storage, coordinated
+    /// checkpoints).
+    FileStorage,
+    /// The incremental state backend on a keyed job.
+    Incremental,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 35] = [
+    pub const ALL: [Need; 37] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -139,6 +144,8 @@ impl Need {
         Need::Alignment,
         Need::Windows,
         Need::LateSideOutput,
+        Need::FileStorage,
+        Need::Incremental,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -179,6 +186,8 @@ impl Need {
             Need::Alignment => "alignment",
             Need::Windows => "event-time-windows",
             Need::LateSideOutput => "late-side-output",
+            Need::FileStorage => "file-storage",
+            Need::Incremental => "incremental-backend",
         }
     }
 
@@ -220,6 +229,8 @@ impl Need {
             Need::Alignment => "a source with `watermark_interval` and `alignment_group`",
             Need::Windows => "an `event-time-window`",
             Need::LateSideOutput => "an edge with `side_output = \"late\"`",
+            Need::FileStorage => "`filesystem` storage and coordinated checkpoints",
+            Need::Incremental => "`state_backend = \"incremental\"` and a keyed operator",
         }
     }
 
@@ -308,6 +319,14 @@ impl Need {
             }),
             Need::Windows => kinds().any(|k| matches!(k, OperatorKind::EventTimeWindow { .. })),
             Need::LateSideOutput => s.edges.iter().any(|e| e.side_output_late),
+            Need::FileStorage => {
+                s.checkpoint.storage == crate::scenario::StorageKind::Filesystem
+                    && !info.coordination.is_local()
+            }
+            Need::Incremental => {
+                s.checkpoint.state_backend == crate::scenario::StateBackend::Incremental
+                    && kinds().any(OperatorKind::is_keyed)
+            }
         }
     }
 }
@@ -539,6 +558,20 @@ targets! {
             "a savepoint failed";
         "failure-after-stop-savepoint", "failures_after_stop_savepoint", [Savepoints],
             "a failure came after a stop-with-savepoint completed";
+    }
+    "checkpoint storage as files" {
+        "run-reused", "runs_reused", [Incremental, Checkpoints],
+            "an incremental snapshot referred to a run an earlier checkpoint wrote";
+        "run-compacted", "runs_compacted", [Incremental, Checkpoints],
+            "a task's snapshot wrote one compacted run instead of referring to more than max_runs";
+        "shared-run-deleted", "shared_runs_deleted", [Incremental, Checkpoints],
+            "the shared-state registry deleted a run no retained checkpoint used";
+        "restore-from-files", "restores_from_files", [FileStorage, Crashes],
+            "a restore read a checkpoint's files back";
+        "unsynced-file-lost", "storage_files_lost", [FileStorage, StorageFaults],
+            "a storage crash lost a file not synced yet";
+        "ack-refused-unknown-state", "acks_refused_unknown_state", [Incremental, Checkpoints],
+            "an acknowledgement referred to a run the registry had deleted, and its checkpoint failed";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

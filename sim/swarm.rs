@@ -13,7 +13,7 @@
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::scenario::{
     check, CommitterPlacement, FlinkVersion, InputOrder, RandomCrashes, Scenario, ScenarioData,
-    ScenarioErrors, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
+    ScenarioErrors, StateBackend, StorageKind, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -131,6 +131,14 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         input_order: Some(InputOrder::ALL.to_vec()),
         during_recovery: Some(vec![false, true]),
         flink_version: Some(FlinkVersion::ALL.to_vec()),
+        // Every backend where an operator keeps keyed state.
+        state_backend: s
+            .operators
+            .iter()
+            .any(|o| o.kind.is_keyed())
+            .then(|| vec![StateBackend::Hashmap, StateBackend::Incremental]),
+        storage_crashes: Some((0, 2)),
+        storage_sync: Some((SimDuration::ZERO, SimDuration::from_millis(1))),
         rpc_latency_max: range(
             cp.rpc_latency,
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
@@ -266,6 +274,7 @@ pub fn draw(
     draw_event_time(&mut out, spec, &mut d);
     draw_timers(&mut out, spec, &mut d);
     draw_alignment(&mut out, spec, &mut d);
+    draw_storage(&mut out, spec, &mut d);
     match check(&out, &s.name) {
         Ok(valid) => Ok((valid, d.draw)),
         Err(errors) => Err(InvalidDraw {
@@ -420,6 +429,54 @@ fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     }
     if let Some(r) = spec.max_restarts {
         out.faults.max_restarts = d.int("max_restarts", r);
+    }
+}
+
+/// The checkpoint storage, after everything else (a scenario that writes
+/// no files draws what it always drew): the state backend (`incremental`
+/// moves `memory` storage to `filesystem`), then, where snapshots go into
+/// files, storage crashes at drawn times in the crash window and the sync
+/// delay.
+fn draw_storage(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    if let Some(backends) = spec.state_backend.as_ref().filter(|b| !b.is_empty()) {
+        let b = backends[d.rng.below(backends.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("state_backend".to_string(), b.name().to_string()));
+        out.checkpoint.state_backend = b;
+        if b == StateBackend::Incremental && out.checkpoint.storage == StorageKind::Memory {
+            out.checkpoint.storage = StorageKind::Filesystem;
+        }
+    }
+    if out.checkpoint.storage != StorageKind::Filesystem {
+        return;
+    }
+    if let Some(r) = spec.storage_crashes {
+        let n = d.int("storage_crashes", r);
+        let end = out
+            .faults
+            .random
+            .as_ref()
+            .map_or(SimDuration::from_secs(1), |r| SimDuration(r.window_end.0));
+        let times: Vec<SimTime> = (0..n)
+            .map(|_| SimTime(d.rng.between(0, end.0.max(1))))
+            .collect();
+        let base = out
+            .faults
+            .storage
+            .clone()
+            .unwrap_or(crate::scenario::StorageFaults {
+                failure_percent: 0,
+                slow_percent: 0,
+                slow_latency: SimDuration::from_millis(5),
+                crashes: Vec::new(),
+            });
+        let mut crashes = base.crashes.clone();
+        crashes.extend(times);
+        out.faults.storage = Some(crate::scenario::StorageFaults { crashes, ..base });
+    }
+    if let Some(r) = spec.storage_sync {
+        out.checkpoint.storage_sync = d.duration("storage_sync", r);
     }
 }
 
@@ -593,6 +650,7 @@ fn draw_fault_kinds(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             failure_percent: 0,
             slow_percent: 0,
             slow_latency: SimDuration::from_millis(5),
+            crashes: Vec::new(),
         });
         let failure_percent = match spec.storage_failure_percent {
             Some(r) => d.int("storage_failure_percent", r),

@@ -37,12 +37,13 @@ pub enum CheckId {
     Watermarks,
     Timers,
     Finishing,
+    CheckpointFiles,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 16] = [
+    pub const ALL: [CheckId; 17] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -58,6 +59,7 @@ impl CheckId {
         CheckId::Watermarks,
         CheckId::Timers,
         CheckId::Finishing,
+        CheckId::CheckpointFiles,
         CheckId::Panic,
     ];
 
@@ -79,6 +81,7 @@ impl CheckId {
             CheckId::Watermarks => "watermarks",
             CheckId::Timers => "timers",
             CheckId::Finishing => "finishing",
+            CheckId::CheckpointFiles => "checkpoint-files",
             CheckId::Panic => "panic",
         }
     }
@@ -101,6 +104,7 @@ impl CheckId {
             CheckId::Watermarks => "event time: no operator's watermark ever goes back (within a deployment: a redeployed task starts again at Long.MIN_VALUE, as Flink's does), and when the job finishes every operator's watermark has reached MAX_WATERMARK; a watermark held back is named with the channel holding it",
             CheckId::Timers => "every timer fires exactly once in effect: the timers that fired in the run's effective schedules are, key by key and time by time, those the failure-free oracle fires replaying them (none lost by a restore or a rescale, none firing twice into the output); and no task starts a step with a processing-time timer past due and no mail queued to fire it",
             CheckId::Finishing => "tasks that finish (FLIP-147): checkpoints keep completing while tasks exit, so no task that ended its data is left waiting for a final checkpoint when the job ends without a fault or request to blame; a subtask restored from a checkpoint in which it had finished never runs its operators again",
+            CheckId::CheckpointFiles => "checkpoint storage as files (`filesystem` storage): acknowledged means durable (no completed checkpoint refers to a file not synced at its completion, which a storage crash can lose); no file is deleted while a retained checkpoint or savepoint refers to it, and a restore that needs a file that is gone is named as such; no leak (every file left at the end, and after each subsumption, is referred to by a retained checkpoint or a savepoint)",
             CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
         }
     }

@@ -237,6 +237,9 @@ fn assert_every_key_written(text: &str, what: &str) {
         "retain_on_cancel",
         "during_recovery",
         "flink_version",
+        "state_backend",
+        "max_runs",
+        "storage_sync",
         "storage",
         "storage_latency",
         "storage_bytes_per_sec",
@@ -441,6 +444,11 @@ fn every_algorithm_storage_and_guarantee_round_trips() {
     for storage in [StorageKind::Memory, StorageKind::Filesystem] {
         let mut s = ckptsim::scenario::ScenarioData::clone(&sample());
         s.checkpoint.storage = storage;
+        if storage == StorageKind::Memory {
+            // Files only on a file system.
+            s.checkpoint.state_backend = ckptsim::scenario::StateBackend::Hashmap;
+            s.checkpoint.storage_sync = SimDuration::ZERO;
+        }
         round_trip(&s, "storage");
     }
     for guarantee in [
@@ -557,6 +565,8 @@ fn swarm_round_trips() {
             SimDuration::from_millis(2),
             SimDuration::from_millis(40),
         )),
+        storage_crashes: Some((0, 3)),
+        storage_sync: Some((SimDuration::ZERO, SimDuration::from_micros(700))),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,
@@ -569,6 +579,10 @@ fn swarm_round_trips() {
         committer: Some(vec![
             ckptsim::scenario::CommitterPlacement::Global,
             ckptsim::scenario::CommitterPlacement::Chained,
+        ]),
+        state_backend: Some(vec![
+            ckptsim::scenario::StateBackend::Incremental,
+            ckptsim::scenario::StateBackend::Hashmap,
         ]),
     };
     let partial = SwarmSpec {

@@ -248,6 +248,9 @@ pub fn sample() -> ScenarioData {
             during_recovery: true,
             flink_version: ckptsim::scenario::FlinkVersion::V2_0,
             storage: StorageKind::Filesystem,
+            state_backend: ckptsim::scenario::StateBackend::Incremental,
+            max_runs: 6,
+            storage_sync: SimDuration::from_micros(300),
             storage_latency: SimDuration::from_millis(3),
             storage_bytes_per_sec: 123_456_789,
             max_state_size: 5 << 20, // memory storage only: the default
@@ -325,6 +328,7 @@ pub fn sample() -> ScenarioData {
                 failure_percent: 4,
                 slow_percent: 9,
                 slow_latency: SimDuration::from_millis(70),
+                crashes: vec![SimTime(90_000_000), SimTime(3)],
             }),
             coordinator: Some(ckptsim::scenario::CoordinatorFaults {
                 failover_delay: SimDuration::from_millis(333),

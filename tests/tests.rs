@@ -131,6 +131,9 @@
 //! - `triage`: failing seeds grouped by cause (the fault and recovery
 //!   events before their first violation); `sweep --shrink-failures` writes
 //!   one reproducer per cause that replays as printed.
+//! - `checkpoint_files`: checkpoint storage as files: the incremental
+//!   backend's shared runs, the shared-state registry, syncs and storage
+//!   crashes, restores read back from files; their mutants caught.
 
 mod common;
 
@@ -138,6 +141,7 @@ mod algorithms;
 mod alignment;
 mod bytes;
 mod chains;
+mod checkpoint_files;
 mod checks;
 mod cli;
 mod cluster;

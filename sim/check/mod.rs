@@ -10,6 +10,7 @@
 //! a violation can never be dropped for want of a reader.
 
 pub mod channel_order;
+pub mod checkpoint_files;
 pub mod commit;
 pub mod consistent_cut;
 pub mod exactly_once_output;
@@ -124,6 +125,7 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Watermarks => watermarks::check,
         CheckId::Timers => timers::check,
         CheckId::Finishing => finishing::check,
+        CheckId::CheckpointFiles => checkpoint_files::check,
         CheckId::Panic => return None,
     })
 }

@@ -18,9 +18,8 @@
 //!   lets a backlog build under steady input (notifications, triggers and
 //!   split assignments run ever later) that no output shows.
 //!
-//! Not judged yet: checkpoint files (ckptsim keeps checkpoint data as
-//! values, not files: leaked or early-deleted files need the file model of
-//! the state backends, issue 44) and pending timers (no event time yet).
+//! Checkpoint files (leaked, deleted while referred to, not durable) are
+//! the checkpoint-files check's (`checkpoint_files.rs`).
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;

@@ -706,6 +706,15 @@ fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
         NotAtAll,
         "JobManagerCheckpointStorage's own limit (5 MiB)".into(),
     );
+    if c.state_backend != crate::scenario::StateBackend::Hashmap
+        || c.storage_sync > crate::engine::SimDuration::ZERO
+    {
+        r.row(
+            "checkpoint.state_backend, max_runs, storage_sync",
+            NotAtAll,
+            "the real job keeps Flink's default state backend (HashMapStateBackend, full snapshots); the simulated backend's files are not judged on Flink".into(),
+        );
+    }
     r.row(
         "checkpoint.max_subtasks_per_channel_state_file",
         Exact,

@@ -276,6 +276,7 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
             l.crash = Some(index);
         }
         Ev::CoordinatorCrash { index } => l.crash = Some(index),
+        Ev::StorageCrash { index } => l.crash = Some(index),
         Ev::WorkerCrash { index } => l.crash = Some(index),
         Ev::NetworkFault { index, .. } => l.crash = Some(index),
         Ev::Restart

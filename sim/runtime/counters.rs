@@ -333,6 +333,20 @@ counters! {
     /// Times the loops of a job with feedback edges were found quiescent
     /// and their feedback channels ended.
     loops_ended,
+    /// Checkpoint storage as files (`runtime::storage`): references of a
+    /// snapshot to a run an earlier checkpoint wrote, ...
+    runs_reused,
+    /// ... snapshots that wrote one compacted run, ...
+    runs_compacted,
+    /// ... shared runs the registry deleted, ...
+    shared_runs_deleted,
+    /// ... restores that read a checkpoint's files back, ...
+    restores_from_files,
+    /// ... files a storage crash lost, ...
+    storage_files_lost,
+    /// ... and acknowledgements refused for referring to a run the
+    /// registry no longer holds.
+    acks_refused_unknown_state,
 }
 
 #[cfg(test)]

@@ -78,6 +78,8 @@ pub enum Ev {
     FinalizeFailed { id: CheckpointId },
     /// A planned coordinator crash.
     CoordinatorCrash { index: u32 },
+    /// The checkpoint storage crashes (`[faults.storage] crashes`).
+    StorageCrash { index: u32 },
     /// A new coordinator took over after a crash.
     CoordinatorRecovered,
     /// A planned worker crash (index into the worker crash plan).
@@ -177,6 +179,7 @@ impl Ev {
             Ev::ProcessingTimer { task, member } => (38, task.into(), member.into()),
             Ev::WatermarkReport { task } => (39, task.into(), 0),
             Ev::AlignmentAnnounce { slot, generation } => (40, slot.into(), generation.into()),
+            Ev::StorageCrash { index } => (41, index.into(), 0),
         }
     }
 
@@ -203,6 +206,7 @@ impl Ev {
             Ev::StorageWriteFailed { .. } => "storage-write-failed",
             Ev::FinalizeFailed { .. } => "finalize-failed",
             Ev::CoordinatorCrash { .. } => "coordinator-crash",
+            Ev::StorageCrash { .. } => "storage-crash",
             Ev::CoordinatorRecovered => "coordinator-recovered",
             Ev::WorkerCrash { .. } => "worker-crash",
             Ev::WorkerLost { .. } => "worker-lost",

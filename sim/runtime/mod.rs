@@ -17,6 +17,7 @@ pub mod net;
 pub mod output;
 pub mod schedule;
 pub mod scheduler;
+pub mod storage;
 pub mod timers;
 pub mod watermarks;
 pub mod world;

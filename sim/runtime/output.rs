@@ -380,6 +380,9 @@ pub struct Evidence {
     /// savepoint keeps it) holding work nothing will finish: when, and
     /// what (the finishing check).
     pub held_at_exit: Vec<(u64, String)>,
+    /// The checkpoint storage's files: findings and counts (the
+    /// checkpoint-files check).
+    pub storage: crate::runtime::storage::StorageEvidence,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.

@@ -53,7 +53,13 @@ impl Validator<'_, '_> {
         let events = self.nested("operator_events", x.operator_events.as_ref(), |v, e| {
             e.check(v)
         });
-        let storage = self.nested("storage", x.storage.as_ref(), |v, s| s.check(v));
+        let storage = self.nested("storage", x.storage.as_ref(), |v, s| {
+            let mut spec = s.check(v);
+            let crashes = s.crashes.iter().enumerate();
+            let crashes = crashes.filter_map(|(i, t)| v.text_dur(&format!("crashes[{i}]"), t));
+            spec.crashes = crashes.map(time).collect();
+            spec
+        });
         let coordinator = self.coordinator(x);
         let slow_tasks = self.slow_tasks(x);
         let storage_failures = self.targeted("faults.storage_failures", &x.storage_failures);

@@ -572,6 +572,25 @@ pub enum StorageKind {
     Filesystem,
 }
 
+/// How keyed state goes into snapshots (`[checkpoint] state_backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StateBackend {
+    /// Full snapshots: each writes the whole state (Flink's `HashMapStateBackend`).
+    Hashmap,
+    /// Incremental snapshots: immutable runs shared between checkpoints.
+    Incremental,
+}
+
+impl StateBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            StateBackend::Hashmap => "hashmap",
+            StateBackend::Incremental => "incremental",
+        }
+    }
+}
+
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -748,6 +767,9 @@ macro_rules! swarm {
             pub flink_version: Option<Vec<FlinkVersion>>,
             /// Where Sink V2 committers run, to draw from (one per seed).
             pub committer: Option<Vec<CommitterPlacement>>,
+            /// The state backends to draw from (one per seed; `incremental`
+            /// with `memory` storage turns it to `filesystem`).
+            pub state_backend: Option<Vec<StateBackend>>,
         }
 
         impl<D, I> Swarm<D, I> {
@@ -770,6 +792,7 @@ macro_rules! swarm {
                     during_recovery: self.during_recovery.clone(),
                     flink_version: self.flink_version.clone(),
                     committer: self.committer.clone(),
+                    state_backend: self.state_backend.clone(),
                 }
             }
         }
@@ -847,6 +870,12 @@ swarm! {
         /// `alignment_update_interval` (whole milliseconds).
         alignment_max_drift: D,
         alignment_update_interval: D,
+        /// Checkpoint storage, drawn after everything else where snapshots
+        /// go into files (`filesystem` storage, or the `incremental` backend
+        /// drawn): how many storage crashes fall in the crash window (each
+        /// at a drawn time) and `storage_sync`.
+        storage_crashes: I,
+        storage_sync: D,
     }
 }
 

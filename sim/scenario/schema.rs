@@ -25,8 +25,8 @@ use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, FlinkVersion,
     InputOrder, KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
-    RestartStrategy, Scenario, ScenarioData, SplitAssignment, StorageKind, SwarmSpec, TriggerEvent,
-    FORMAT_VERSION,
+    RestartStrategy, Scenario, ScenarioData, SplitAssignment, StateBackend, StorageKind, SwarmSpec,
+    TriggerEvent, FORMAT_VERSION,
 };
 use crate::engine::{bytes_text, duration_text, parse_bytes, parse_duration, SimDuration, SimTime};
 
@@ -673,6 +673,28 @@ section! {
         #[key("`\"memory\"` or `\"filesystem\"`", "`\"memory\"`")]
         #[serde(deserialize_with = "name")]
         storage: StorageKind = StorageKind::Memory,
+        /// How a task's keyed state goes into its snapshot (with `filesystem` storage, into
+        /// files the checkpoint storage keeps, [ARCHITECTURE.md](ARCHITECTURE.md#checkpoint-storage-as-files)).
+        /// `hashmap` (Flink's `HashMapStateBackend`): every snapshot writes the task's whole
+        /// state into a file of its own. `incremental` (Flink's RocksDB backend with
+        /// `execution.checkpointing.incremental`; needs `filesystem`): a snapshot writes one
+        /// immutable run holding the key groups changed since the last confirmed checkpoint
+        /// and refers to the earlier runs for the rest; the shared-state registry deletes a
+        /// run once no retained checkpoint refers to it; past `max_runs` runs a task writes
+        /// one compacted run instead. `--swarm` draws it (`[swarm] state_backend`).
+        #[key("`\"hashmap\"` or `\"incremental\"`", "`\"hashmap\"`")]
+        #[serde(deserialize_with = "name")]
+        state_backend: StateBackend = StateBackend::Hashmap,
+        /// `incremental`: the most runs one task's snapshot refers to; a snapshot that would
+        /// refer to more writes a single compacted run of every key group instead (RocksDB's
+        /// level-0 compaction trigger is 4).
+        #[key("integer, 1–64", "`4`")]
+        max_runs: u32 = 4,
+        /// `filesystem`: from the end of a file's write until it is synced (durable). A
+        /// task acknowledges only once its files are synced; a storage crash
+        /// (`[faults.storage] crashes`) loses every file not synced yet.
+        #[key("duration", "`\"0s\"`")]
+        storage_sync: Dur = Duration::default(),
         /// Latency of opening a state file (a task's operator state, at its snapshot; a
         /// channel-state file, at its first subtask's snapshot), of the metadata write, or,
         /// with `memory`, of sending the state with the acknowledgement.
@@ -889,6 +911,10 @@ section! {
         /// ... and then takes this much longer.
         #[key("duration", "`\"50ms\"`")]
         slow_latency: Dur = ms(50),
+        /// When the checkpoint storage crashes (`filesystem` only): every file not synced
+        /// yet is lost; a pending checkpoint that wrote one fails (`storage-failed`).
+        #[key("list of times", "`[]`")]
+        crashes: Hand<Vec<TimeText>> = Vec::new(),
     }
 }
 

@@ -89,6 +89,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "flip27-timing",
         include_str!("../../scenarios/flip27-timing.toml"),
     ),
+    (
+        "incremental",
+        include_str!("../../scenarios/incremental.toml"),
+    ),
     ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
         "local-channels",

@@ -17,8 +17,9 @@ use std::sync::Arc;
 use super::schema::{self, name_of, Bytes, Duration, File, Kind, Operator};
 use super::{
     CheckpointSpec, ClusterSpec, EdgeSpec, NetworkSpec, OperatorId, OperatorKind, OperatorSpec,
-    SavepointSpec, ScenarioData, StorageKind, SwarmSpec, FORMAT_VERSION, MAX_BUFFER_RECORDS,
-    MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM, MAX_RANDOM_CRASHES,
+    SavepointSpec, ScenarioData, StateBackend, StorageKind, SwarmSpec, FORMAT_VERSION,
+    MAX_BUFFER_RECORDS, MAX_BYTES, MAX_COPIES, MAX_DURATION, MAX_DURATION_TEXT, MAX_PARALLELISM,
+    MAX_RANDOM_CRASHES,
 };
 use crate::engine::{bytes_text, parse_duration, SimDuration, SimTime};
 
@@ -51,7 +52,9 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "max_parallelism" | "parallelism" => limit(1, MAX_PARALLELISM),
         "buffer_records" | "batch" => limit(1, MAX_BUFFER_RECORDS),
         "copies" => limit(1, MAX_COPIES),
-        "max_crashes" | "coordinator_crashes" | "worker_crashes" => limit(0, MAX_RANDOM_CRASHES),
+        "max_crashes" | "coordinator_crashes" | "worker_crashes" | "storage_crashes" => {
+            limit(0, MAX_RANDOM_CRASHES)
+        }
         "workers" | "slots_per_worker" => limit(1, 100_000),
         "factor" => limit(1, 1_000_000),
         "cost_percent" => (0..=100_000, false),
@@ -69,6 +72,7 @@ fn range_of(key: &str) -> (RangeInclusive<i64>, bool) {
         "watermark_bound_percent" => (0..=1_000, false),
         "records_per_partition" | "keys" | "value_max" | "modulus" | "nodes" => (1..=I64, false),
         "degree" => (1..=8, false),
+        "max_runs" => (1..=64, false),
         "storage_bytes_per_sec" | "max_events" => (1..=I64, false),
         // buffer_credits, output_buffers, partitions, size, max_concurrent,
         // retained, max_failures
@@ -798,6 +802,17 @@ impl<'f> Validator<'_, 'f> {
             );
             self.report("max_concurrent", message, Some(help));
         }
+        if c.state_backend == StateBackend::Incremental && c.storage != StorageKind::Filesystem {
+            let help = help("set storage = \"filesystem\", or state_backend = \"hashmap\"");
+            let message = "an incremental state backend shares files between checkpoints: it needs filesystem storage";
+            self.report("state_backend", message, help);
+        }
+        if c.storage_sync > Duration::default() && c.storage != StorageKind::Filesystem {
+            let help = help("remove storage_sync, or set storage = \"filesystem\"");
+            let message =
+                "storage_sync applies only to filesystem storage (memory storage writes no files)";
+            self.report("storage_sync", message, help);
+        }
         if c.max_state_size.is_some() && c.storage != StorageKind::Memory {
             let help = help("remove max_state_size, or set storage = \"memory\"");
             let message =
@@ -906,6 +921,14 @@ impl<'f> Validator<'_, 'f> {
             self.report(
                 "flink_version",
                 "flink_version must list at least one release",
+                help,
+            );
+        }
+        if s.state_backend.as_ref().is_some_and(Vec::is_empty) {
+            let help = help("for example state_backend = [\"hashmap\", \"incremental\"]");
+            self.report(
+                "state_backend",
+                "state_backend must list at least one backend",
                 help,
             );
         }

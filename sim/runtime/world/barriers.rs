@@ -524,7 +524,7 @@ impl World<'_> {
             self.complete_channel_file(t, p);
             return;
         }
-        let state = p.snapshot.state_bytes();
+        let state = self.state_write_bytes(t, &p);
         let now = self.net.now;
         let s = &self.plan.scenario;
         let durable = writes_done(s, now, p.snapshot_at, state, &p.writes, true);
@@ -556,7 +556,8 @@ impl World<'_> {
         written: SimTime,
     ) {
         let (id, state) = (p.id, p.snapshot.state_bytes());
-        let ack = TaskAck {
+        let mut written = written;
+        let mut ack = TaskAck {
             snapshot: p.snapshot,
             cut: p.cut,
             input_ended: p.input_ended,
@@ -571,6 +572,11 @@ impl World<'_> {
         let max = s.checkpoint.max_state_size;
         let too_large =
             s.checkpoint.storage == StorageKind::Memory && (state > max || in_flight_bytes > max);
+        // The files are written, then synced before the ack leaves.
+        let sync = self.sync_files(t, id, &ack);
+        ack.durable_at = ack.durable_at.plus(sync);
+        written = written.plus(sync);
+        let s = &self.plan.scenario;
         let mut ack_at_ns = None;
         if too_large {
             // Flink's memory-backed checkpoint streams refuse state above

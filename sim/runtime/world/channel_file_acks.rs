@@ -23,9 +23,10 @@ impl World<'_> {
         if self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly) {
             // Mutant: the subtask's result completes when its own buffers
             // are written, before the shared file is closed.
+            let state = self.state_write_bytes(t, &p);
             let s = &self.plan.scenario;
             let own = file_closed(s, p.snapshot_at, &p.writes).unwrap_or(SimTime::ZERO);
-            let durable = own.max(state_written(s, p.snapshot_at, p.snapshot.state_bytes()));
+            let durable = own.max(state_written(s, p.snapshot_at, state));
             self.send_ack(t, p.clone(), durable, durable);
         }
         self.files.open.entry((g, id)).or_default().push((t, p));
@@ -56,7 +57,7 @@ impl World<'_> {
         let now = self.net.now;
         let early = self.plan.cfg.mutants.has(Mutant::ChannelFileResultEarly);
         for (t, p) in done {
-            let state = p.snapshot.state_bytes();
+            let state = self.state_write_bytes(t, &p);
             let op = state_written(&self.plan.scenario, p.snapshot_at, state);
             let durable = op.max(closed.unwrap_or(SimTime::ZERO)).max(now);
             if early {

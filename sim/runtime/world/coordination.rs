@@ -62,6 +62,7 @@ impl World<'_> {
                 } => {
                     self.rec.counters.checkpoints_aborted += 1;
                     self.coordinators_aborted(id);
+                    self.files_aborted(id);
                     if let Some(sp) = savepoint {
                         self.savepoint_aborted(id, outcome, sp);
                     }
@@ -200,6 +201,9 @@ impl World<'_> {
     /// A task's acknowledgement of `id` reached the coordinator.
     pub(super) fn ack(&mut self, t: TaskId, id: CheckpointId) {
         self.crash_trigger(TriggerEvent::Ack, Some(t), id);
+        if !self.files_acknowledged(t, id) {
+            return;
+        }
         let mut out = Vec::new();
         self.coord.ack(t, id, &mut out);
         self.perform(out);
@@ -309,8 +313,10 @@ impl World<'_> {
             );
         }
         self.check_cut(&p);
+        let tasks = arrived_tasks(&p);
         let mut out = Vec::new();
         let done = self.coord.complete(now, p, &mut out);
+        self.files_completed(id, &tasks, false);
         if done.in_flight_records > 0 {
             self.rec.counters.unaligned_checkpoints += 1;
             self.rec.counters.in_flight_records_persisted += done.in_flight_records;
@@ -366,6 +372,7 @@ impl World<'_> {
             );
         }
         self.coord.store(c);
+        self.files_retained();
     }
 
     /// Protocol: a failover restores a checkpoint, never a savepoint taken
@@ -459,4 +466,11 @@ mod mutants {
             applies: &[("wordcount", "aligned")],
         });
     }
+}
+
+/// The tasks whose acknowledgements of `p` arrived.
+pub(super) fn arrived_tasks(p: &coordinator::Pending) -> Vec<TaskId> {
+    (0..p.acks.len() as TaskId)
+        .filter(|&t| p.acks[t as usize].as_ref().is_some_and(|a| a.arrived))
+        .collect()
 }

@@ -92,6 +92,11 @@ impl World<'_> {
         for (i, &at) in plan.iter().enumerate() {
             self.schedule_any(at, Ev::CoordinatorCrash { index: i as u32 });
         }
+        let storage = self.plan.scenario.faults.storage.as_ref();
+        let storage_crashes = storage.map_or(Vec::new(), |s| s.crashes.clone());
+        for (i, &at) in storage_crashes.iter().enumerate() {
+            self.schedule_any(at, Ev::StorageCrash { index: i as u32 });
+        }
         let triggered = self.plan.scenario.faults.coordinator.as_ref();
         self.faults.armed_coordinator =
             (0..triggered.map_or(0, |c| c.crash_on.len()) as u32).collect();
@@ -134,6 +139,7 @@ impl World<'_> {
             },
             Ev::FinalizeFailed { id } => self.storage_failed(id),
             Ev::CoordinatorCrash { index } => self.coordinator_crash(index),
+            Ev::StorageCrash { index } => self.storage_crash(index),
             Ev::CoordinatorRecovered => self.coordinator_recovered(),
             Ev::WorkerCrash { index } => self.worker_crash(index),
             Ev::NetworkFault { index, lost } => self.network_fault(index, lost),
@@ -727,6 +733,7 @@ impl World<'_> {
             );
             return;
         }
+        self.files_coordinator_recovered();
         let latest = self.coord.latest().map(|c| c.id);
         self.note_fault(|| match latest {
             Some(id) => format!(

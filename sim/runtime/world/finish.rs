@@ -33,6 +33,16 @@ impl World<'_> {
         let (keyed_state, order_insensitive) = self.keyed_state();
         self.watermarks_at_end();
         self.rec.evidence.not_exited = self.not_exited();
+        self.files_end();
+        let e = std::mem::take(&mut self.storage.evidence);
+        let c = &mut self.rec.counters;
+        c.runs_reused = e.runs_reused;
+        c.runs_compacted = e.compactions;
+        c.shared_runs_deleted = e.runs_deleted;
+        c.restores_from_files = e.restores_from_files;
+        c.storage_files_lost = e.files_lost;
+        c.acks_refused_unknown_state = e.acks_refused;
+        self.rec.evidence.storage = e;
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());
         RunOutput {

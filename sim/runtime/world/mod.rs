@@ -84,6 +84,7 @@ mod region;
 mod rpcs;
 mod savepoint_state;
 mod savepoints;
+mod state_files;
 mod task;
 mod tasks;
 mod timers;
@@ -150,6 +151,11 @@ struct World<'a> {
     recovery: recovery_state::Recovery,
     /// The channel-state files shared by subtasks (`channel_files.rs`).
     files: channel_files::ChannelFiles,
+    /// The checkpoint storage's files (`runtime::storage`, `state_files.rs`).
+    storage: crate::runtime::storage::Storage,
+    /// The retained checkpoints the storage last saw, with the tasks that
+    /// acknowledged each (`state_files.rs`).
+    retained_files: Vec<(CheckpointId, Vec<TaskId>)>,
     /// The operator coordinators (`world/operator_coordinators.rs`).
     ops: operator_coordinator_state::Coordinators,
     /// The uncoordinated families' state (`world/local.rs`).
@@ -302,6 +308,8 @@ impl<'a> World<'a> {
             loops: loop_state::Loops::new(&scenario, &exec).map(Box::new),
             ledger: commit_ledger::CommitLedger::new(exec.tasks.len()),
             files: channel_files::ChannelFiles::new(&scenario, &exec),
+            storage: World::new_storage(&scenario, &exec),
+            retained_files: Vec::new(),
             faults,
             rec: recorder::Recorder::new(
                 ScheduleLog::new(exec.instances()),
@@ -718,6 +726,7 @@ impl<'a> World<'a> {
             | Ev::FinalizeFailed { .. }
             | Ev::CoordinatorCrash { .. }
             | Ev::CoordinatorRecovered
+            | Ev::StorageCrash { .. }
             | Ev::WorkerCrash { .. }
             | Ev::WorkerLost { .. }
             | Ev::NetworkFault { .. } => self.dispatch_fault(ev),

@@ -291,6 +291,9 @@ impl World<'_> {
         self.check_restore_source(latest.as_ref().map(|c| c.id));
         let before = self.tasks.store.stats.transactions_committed;
         let restored = self.deploy(latest.as_deref(), true);
+        if self.job.status == JobStatus::Failed {
+            return; // the restore needed a file that is gone
+        }
         if self.is_local() {
             self.local_restored();
         }
@@ -368,6 +371,7 @@ impl World<'_> {
     ) -> u64 {
         let no_rewind = failover && self.plan.cfg.mutants.has(Mutant::NoSourceRewind);
         let mut restored = 0;
+        let mut missing = None;
         let snapshot_of = |t: TaskId| latest.and_then(|c| c.states[t as usize].as_ref());
         let drop_channel_state = self.plan.cfg.mutants.has(Mutant::RestoreDropsChannelState);
         if drop_channel_state
@@ -418,6 +422,18 @@ impl World<'_> {
                 (None, Some(s)) => s.states.clone(),
                 (None, None) => Vec::new(),
             };
+            // Read back from the checkpoint's files (a restore that needs
+            // a file that is gone fails the job below).
+            let states = match from_snapshot {
+                true => match self.read_files(t, latest, states.clone()) {
+                    Ok(read) => read,
+                    Err(f) => {
+                        missing.get_or_insert(f);
+                        states
+                    }
+                },
+                false => states,
+            };
             // Every operator of the chain (one without an entry: empty).
             let members = match states.is_empty() {
                 true => 0,
@@ -450,6 +466,9 @@ impl World<'_> {
         if restored > 0 {
             self.rec.counters.recoveries_with_channel_state += 1;
             self.rec.counters.in_flight_records_restored += restored;
+        }
+        if let Some(f) = missing {
+            self.restore_failed(&f);
         }
         restored
     }

@@ -219,6 +219,9 @@ impl World<'_> {
         let before = self.tasks.store.stats.transactions_committed;
         self.reset_subtasks(&tasks, latest.as_ref().map(|c| c.id));
         let restored = self.restore_tasks(&tasks, latest.as_deref(), true);
+        if self.job.status == JobStatus::Failed {
+            return true; // the restore needed a file that is gone
+        }
         self.recovery.pending += restored;
         self.rec.counters.recovery_commits +=
             self.tasks.store.stats.transactions_committed - before;

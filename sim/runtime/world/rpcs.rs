@@ -88,6 +88,7 @@ impl World<'_> {
         }
         self.note_catch_up(t, id);
         self.tasks.list[ti].last_notified = id;
+        self.files_confirmed(t, id);
         self.resume_source(t, id);
         // Every operator of the chain, tail first (Flink's
         // `OperatorChain.notifyCheckpointComplete`).

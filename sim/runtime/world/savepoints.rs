@@ -59,6 +59,8 @@ impl World<'_> {
         self.sp.reports[request]
             .attempts
             .push((id, format!("completed at {}", SimDuration(now.0))));
+        let tasks = super::coordination::arrived_tasks(&p);
+        self.files_completed(id, &tasks, true);
         let mut stats = coordinator::stats_of(&p, now, CpOutcome::Completed);
         stats.savepoint = true;
         self.coord.stats.push(stats);

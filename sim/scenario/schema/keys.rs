@@ -89,6 +89,7 @@ same_key!(
     InputOrder,
     FlinkVersion,
     StorageKind,
+    StateBackend,
     Placement,
     MemoryLoss,
     FailoverStrategy

@@ -1,0 +1,120 @@
+//! Checkpoint files: the checkpoint storage's promises about its files
+//! (`runtime::storage`; `filesystem` storage only, memory storage writes
+//! none). Three rules, each judged on what the storage recorded, with the
+//! judge's own count of the references of retained checkpoints and
+//! savepoints to each file (the registry's mechanism never reads it):
+//!
+//! - **Acknowledged means durable.** Every file a completed checkpoint
+//!   refers to was synced by its completion. A file written but not synced
+//!   is lost by a storage crash, and with it the checkpoint: judged at the
+//!   completion, whether or not a crash then comes.
+//! - **Nothing deleted while referred to.** No file is deleted while a
+//!   retained checkpoint or a savepoint refers to it (subsumption and the
+//!   shared-state registry delete only what nothing retained uses), no
+//!   completed checkpoint refers to a file already gone, and a restore that
+//!   needs a file that is gone is named for that file.
+//! - **No leak.** Every file still in storage at the end is referred to by
+//!   a retained checkpoint or a savepoint: subsumption and aborts discard
+//!   the rest (pending checkpoints are discarded when the run ends, as
+//!   Flink's coordinator does at shutdown).
+//!
+//! Not judged here: that the changelog stays bounded (no changelog backend
+//! yet).
+
+use super::{Finding, Input};
+use crate::engine::SimDuration;
+use crate::runtime::storage::FileFinding;
+use crate::verdict::{CheckId, Violation};
+
+pub fn check(input: &Input) -> Finding {
+    let e = &input.run.evidence.storage;
+    let names = &input.run.evidence.task_names;
+    let name = |f: &FileFinding| {
+        format!(
+            "{} {} of task {} (written for checkpoint {})",
+            f.kind.describe(),
+            f.file,
+            names.get(f.task as usize).map_or("?", String::as_str),
+            f.written_for
+        )
+    };
+    let mut violations = Vec::new();
+    if let Some(f) = e.not_durable.first() {
+        let synced = match f.at_ns {
+            Some(at) => format!("synced only at {}", SimDuration(at)),
+            None => "never synced".to_string(),
+        };
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: f.time_ns,
+            message: format!(
+                "checkpoint {} completed at {} referring to {}, {synced}: a storage crash loses it ({} such references)",
+                f.checkpoint,
+                SimDuration(f.time_ns),
+                name(f),
+                e.not_durable.len()
+            ),
+        });
+    }
+    if let Some(f) = e.deleted_referenced.first() {
+        let at = f
+            .at_ns
+            .map_or(String::new(), |t| format!(" at {}", SimDuration(t)));
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: f.time_ns,
+            message: format!(
+                "checkpoint {} refers to {}, which was {}{at} (seen at {})",
+                f.checkpoint,
+                name(f),
+                f.what,
+                SimDuration(f.time_ns)
+            ),
+        });
+    }
+    if let Some(f) = e.restore_missing.first() {
+        let at = f
+            .at_ns
+            .map_or(String::new(), |t| format!(" at {}", SimDuration(t)));
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: f.time_ns,
+            message: format!(
+                "the restore of checkpoint {} at {} needs {}, which was {}{at}",
+                f.checkpoint,
+                SimDuration(f.time_ns),
+                name(f),
+                f.what
+            ),
+        });
+    }
+    if let Some(f) = e.leaked.first() {
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: f.time_ns,
+            message: format!(
+                "{} files ({} bytes in all) are left in storage at the end that no retained checkpoint or savepoint refers to, the first {}",
+                e.leaked_count,
+                e.leaked_bytes,
+                name(f)
+            ),
+        });
+    }
+    Finding {
+        violations,
+        reach: vec![
+            ("files written", e.files_written),
+            ("references checked", e.references_checked),
+            ("runs reused", e.runs_reused),
+            ("files deleted", e.files_deleted),
+            ("runs deleted", e.runs_deleted),
+            ("compactions", e.compactions),
+            ("storage crashes", e.storage_crashes),
+            ("files lost", e.files_lost),
+            ("restores from files", e.restores_from_files),
+            ("acks refused: unknown shared state", e.acks_refused),
+            ("files orphaned by coordinator failovers", e.files_orphaned),
+            ("files at end", e.files_at_end),
+        ],
+    }
+}
