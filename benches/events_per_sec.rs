@@ -120,6 +120,19 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
         &(edge("source", "count", "hash") + &edge("count", "sink", "forward")),
         &crash("2s"),
     );
+    // The same with its keyed state in incremental snapshots on a file
+    // system: each snapshot writes the key groups changed since the last
+    // confirmed one (`runtime::storage`).
+    let keys_incremental = job(
+        "keys-10k-incremental",
+        "max_parallelism = 8",
+        &(source(2, 100_000, 80_000, "40us") + &count_sink(2)),
+        &(edge("source", "count", "hash") + &edge("count", "sink", "forward")),
+        &crash("2s").replace(
+            "interval = \"200ms\"\n",
+            "interval = \"200ms\"\nstorage = \"filesystem\"\nstate_backend = \"incremental\"\n",
+        ),
+    );
     // Wide fan-in: 6,072 source subtasks rebalancing into 4 maps and 4
     // two-phase-commit sinks, backpressured (the sinks are the slowest),
     // buffers shipped by the 2 ms flush timeout: every map has 6,072 input
@@ -139,6 +152,7 @@ fn scaling_cases() -> Vec<(&'static str, String)> {
     cases.push(("chain-50000", long_chain));
     cases.push(("checkpoints-100k", checkpoints));
     cases.push(("keys-10k-per-group", keys));
+    cases.push(("keys-10k-incremental", keys_incremental));
     cases
 }
 

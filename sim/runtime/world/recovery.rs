@@ -417,23 +417,7 @@ impl World<'_> {
                 );
             }
             let from_snapshot = live_offsets.is_none();
-            let states: Vec<Vec<u8>> = match (live_offsets, snap) {
-                (Some(live), _) => vec![live],
-                (None, Some(s)) => s.states.clone(),
-                (None, None) => Vec::new(),
-            };
-            // Read back from the checkpoint's files (a restore that needs
-            // a file that is gone fails the job below).
-            let states = match from_snapshot {
-                true => match self.read_files(t, latest, states.clone()) {
-                    Ok(read) => read,
-                    Err(f) => {
-                        missing.get_or_insert(f);
-                        states
-                    }
-                },
-                false => states,
-            };
+            let states = self.restored_states(t, live_offsets, latest, &mut missing);
             // Every operator of the chain (one without an entry: empty).
             let members = match states.is_empty() {
                 true => 0,
@@ -471,6 +455,31 @@ impl World<'_> {
             self.restore_failed(&f);
         }
         restored
+    }
+
+    /// Task `t`'s members' states to restore: a live source position
+    /// (mutant `no-source-rewind`), or its snapshot in `latest` read back
+    /// from the checkpoint's files (a file that is gone goes to `missing`:
+    /// the restore fails), or none.
+    fn restored_states(
+        &mut self,
+        t: TaskId,
+        live_offsets: Option<Vec<u8>>,
+        latest: Option<&Completed>,
+        missing: &mut Option<crate::runtime::storage::FileFinding>,
+    ) -> Vec<Vec<u8>> {
+        if let Some(live) = live_offsets {
+            return vec![live];
+        }
+        let snap = latest.and_then(|c| c.states[t as usize].as_ref());
+        let states = snap.map_or(Vec::new(), |s| s.states.clone());
+        match self.read_files(t, latest, states.clone()) {
+            Ok(read) => read,
+            Err(f) => {
+                missing.get_or_insert(f);
+                states
+            }
+        }
     }
 
     /// Puts the channel state of `tasks`' snapshots in `latest` back on the
