@@ -56,35 +56,35 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
+    let at = |f: &FileFinding| {
+        f.at_ns
+            .map_or(String::new(), |t| format!(" at {}", SimDuration(t)))
+    };
     if let Some(f) = e.deleted_referenced.first() {
-        let at = f
-            .at_ns
-            .map_or(String::new(), |t| format!(" at {}", SimDuration(t)));
         violations.push(Violation {
             check: CheckId::CheckpointFiles,
             time_ns: f.time_ns,
             message: format!(
-                "checkpoint {} refers to {}, which was {}{at} (seen at {})",
+                "checkpoint {} refers to {}, which was {}{} (seen at {})",
                 f.checkpoint,
                 name(f),
                 f.what,
+                at(f),
                 SimDuration(f.time_ns)
             ),
         });
     }
     if let Some(f) = e.restore_missing.first() {
-        let at = f
-            .at_ns
-            .map_or(String::new(), |t| format!(" at {}", SimDuration(t)));
         violations.push(Violation {
             check: CheckId::CheckpointFiles,
             time_ns: f.time_ns,
             message: format!(
-                "the restore of checkpoint {} at {} needs {}, which was {}{at}",
+                "the restore of checkpoint {} at {} needs {}, which was {}{}",
                 f.checkpoint,
                 SimDuration(f.time_ns),
                 name(f),
-                f.what
+                f.what,
+                at(f)
             ),
         });
     }

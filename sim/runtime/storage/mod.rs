@@ -159,6 +159,30 @@ pub struct FileFinding {
     pub what: &'static str,
 }
 
+impl FileFinding {
+    /// File `f` (`file`) seen at `now` from `checkpoint`'s side (by task
+    /// `task`): synced, deleted or lost at `at`, `what` happened to it.
+    fn new(
+        now: SimTime,
+        checkpoint: CheckpointId,
+        (f, file): (FileId, &StoredFile),
+        task: TaskId,
+        at: Option<SimTime>,
+        what: &'static str,
+    ) -> FileFinding {
+        FileFinding {
+            time_ns: now.0,
+            checkpoint,
+            file: f,
+            kind: file.kind,
+            task,
+            written_for: file.checkpoint,
+            at_ns: at.map(|s| s.0),
+            what,
+        }
+    }
+}
+
 /// What the storage saw, for the checkpoint-files check.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StorageEvidence {
@@ -473,16 +497,7 @@ impl Storage {
                 let file = &self.files[f as usize];
                 self.evidence.references_checked += 1;
                 self.refs.entry(f).or_default().push(id);
-                let finding = |at: Option<SimTime>, what| FileFinding {
-                    time_ns: now.0,
-                    checkpoint: id,
-                    file: f,
-                    kind: file.kind,
-                    task: t,
-                    written_for: file.checkpoint,
-                    at_ns: at.map(|s| s.0),
-                    what,
-                };
+                let finding = |at, what| FileFinding::new(now, id, (f, file), t, at, what);
                 if file.synced_at.is_none_or(|s| s > now) {
                     keep(
                         &mut self.evidence.not_durable,
@@ -587,16 +602,8 @@ impl Storage {
         let by = self.refs.get(&f).and_then(|by| by.iter().max().copied());
         if let Some(checkpoint) = by {
             let file = &self.files[f as usize];
-            let finding = FileFinding {
-                time_ns: now.0,
-                checkpoint,
-                file: f,
-                kind: file.kind,
-                task: file.task,
-                written_for: file.checkpoint,
-                at_ns: Some(now.0),
-                what: "deleted",
-            };
+            let at = Some(now);
+            let finding = FileFinding::new(now, checkpoint, (f, file), file.task, at, "deleted");
             keep(&mut self.evidence.deleted_referenced, finding);
         }
     }
@@ -645,16 +652,7 @@ impl Storage {
         for &f in &h.files {
             let file = &self.files[f as usize];
             if let Some((when, what)) = file.gone() {
-                let finding = FileFinding {
-                    time_ns: now.0,
-                    checkpoint: id,
-                    file: f,
-                    kind: file.kind,
-                    task: t,
-                    written_for: file.checkpoint,
-                    at_ns: Some(when.0),
-                    what,
-                };
+                let finding = FileFinding::new(now, id, (f, file), t, Some(when), what);
                 keep(&mut self.evidence.restore_missing, finding.clone());
                 return Err(finding);
             }
@@ -760,16 +758,9 @@ impl Storage {
             if !referred && !f.user_owned && !awaiting && !f.orphaned {
                 self.evidence.leaked_count += 1;
                 self.evidence.leaked_bytes += f.bytes;
-                let finding = FileFinding {
-                    time_ns: now.0,
-                    checkpoint: f.checkpoint,
-                    file: i as FileId,
-                    kind: f.kind,
-                    task: f.task,
-                    written_for: f.checkpoint,
-                    at_ns: f.synced_at.map(|s| s.0),
-                    what: "leaked",
-                };
+                let file = (i as FileId, f);
+                let finding =
+                    FileFinding::new(now, f.checkpoint, file, f.task, f.synced_at, "leaked");
                 keep(&mut self.evidence.leaked, finding);
             }
         }
