@@ -104,11 +104,13 @@ pub enum Need {
     FileStorage,
     /// The incremental state backend on a keyed job.
     Incremental,
+    /// The changelog state backend on a keyed job.
+    Changelog,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 37] = [
+    pub const ALL: [Need; 38] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -146,6 +148,7 @@ impl Need {
         Need::LateSideOutput,
         Need::FileStorage,
         Need::Incremental,
+        Need::Changelog,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -188,6 +191,7 @@ impl Need {
             Need::LateSideOutput => "late-side-output",
             Need::FileStorage => "file-storage",
             Need::Incremental => "incremental-backend",
+            Need::Changelog => "changelog-backend",
         }
     }
 
@@ -231,6 +235,7 @@ impl Need {
             Need::LateSideOutput => "an edge with `side_output = \"late\"`",
             Need::FileStorage => "`filesystem` storage and coordinated checkpoints",
             Need::Incremental => "`state_backend = \"incremental\"` and a keyed operator",
+            Need::Changelog => "`state_backend = \"changelog\"` and a keyed operator",
         }
     }
 
@@ -325,6 +330,10 @@ impl Need {
             }
             Need::Incremental => {
                 s.checkpoint.state_backend == crate::scenario::StateBackend::Incremental
+                    && kinds().any(OperatorKind::is_keyed)
+            }
+            Need::Changelog => {
+                s.checkpoint.state_backend == crate::scenario::StateBackend::Changelog
                     && kinds().any(OperatorKind::is_keyed)
             }
         }
@@ -572,6 +581,14 @@ targets! {
             "a storage crash lost a file not synced yet";
         "ack-refused-unknown-state", "acks_refused_unknown_state", [Incremental, Checkpoints],
             "an acknowledgement referred to a run the registry had deleted, and its checkpoint failed";
+        "changelog-segment-reused", "changelog_segments_reused", [Changelog, Checkpoints],
+            "a changelog snapshot referred to a segment an earlier checkpoint uploaded";
+        "materialization-done", "materializations_done", [Changelog, Checkpoints],
+            "a materialization completed and later snapshots built on it";
+        "materialization-failed", "materializations_failed", [Changelog, StorageFaults],
+            "a storage crash lost a materialization's file before its sync, and it failed";
+        "materialization-skipped", "materializations_skipped", [Changelog, Checkpoints],
+            "a materialization trigger skipped while the last one was not confirmed";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

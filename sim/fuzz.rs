@@ -132,6 +132,7 @@ pub fn take_savepoint(s: &Scenario, at_ms: u64, seed: u64) -> Option<Image> {
         at: crate::engine::SimTime(at_ms.saturating_mul(1_000_000)),
         stop: false,
         drain: false,
+        format: crate::scenario::SavepointFormat::Canonical,
     }];
     // A time past the longest a scenario may hold: no savepoint.
     let s = scenario::check(&edit, "fuzz").ok()?;

@@ -19,17 +19,40 @@ pub struct RescaleFlow {
     pub at_ms: u64,
     pub operator: &'static str,
     pub parallelism: u32,
+    /// Restore mode `CLAIM` (else `NO_CLAIM`).
+    pub claim: bool,
 }
 
 /// The mutants judged through a rescale, each with its flow.
-pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[(
-    Mutant::RescaleDropsMovedTimers,
-    RescaleFlow {
-        at_ms: 100,
-        operator: "timers",
-        parallelism: 4,
-    },
-)];
+pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
+    (
+        Mutant::RescaleDropsMovedTimers,
+        RescaleFlow {
+            at_ms: 100,
+            operator: "timers",
+            parallelism: 4,
+            claim: false,
+        },
+    ),
+    (
+        Mutant::NoClaimReusesRestoredFiles,
+        RescaleFlow {
+            at_ms: 300,
+            operator: "source",
+            parallelism: 3,
+            claim: false,
+        },
+    ),
+    (
+        Mutant::ClaimKeepsRestoredFiles,
+        RescaleFlow {
+            at_ms: 300,
+            operator: "source",
+            parallelism: 3,
+            claim: true,
+        },
+    ),
+];
 
 /// The flow mutant `m` is judged through, if any.
 pub fn flow_of(m: Mutant) -> Option<&'static RescaleFlow> {
@@ -52,6 +75,7 @@ impl RescaleFlow {
             at: SimTime(self.at_ms * 1_000_000),
             stop: true,
             drain: false,
+            format: crate::scenario::SavepointFormat::Canonical,
         }];
         let first = scenario::check(&edit, &sc.name).ok()?;
         let job = JobOptions {
@@ -70,7 +94,8 @@ impl RescaleFlow {
         let op = edit.operators.iter_mut().find(|o| o.id == self.operator)?;
         op.parallelism = self.parallelism;
         let rescaled = scenario::check(&edit, &sc.name).ok()?;
-        let plan = rescale::assign_with(&image, &rescaled, false, cfg.mutants).ok()?;
+        let mut plan = rescale::assign_with(&image, &rescaled, false, cfg.mutants).ok()?;
+        plan.restore.claim = self.claim;
         crate::fault::after_restore(&mut edit.faults, SimTime(image.job_time_ns()));
         let rescaled = scenario::check(&edit, &sc.name).ok()?;
         let job = JobOptions {
@@ -86,8 +111,13 @@ impl RescaleFlow {
         let program = crate::program::name();
         let path = crate::input::shell_word(path);
         let mutants: String = mutants.iter().map(|m| format!(" --mutant {m}")).collect();
+        let mode = if self.claim {
+            " --restore-mode claim"
+        } else {
+            ""
+        };
         format!(
-            "d=$(mktemp -d) && {program} savepoint {path} --at {}ms --stop --out \"$d/savepoint\" --seed {seed} --algorithm {algorithm} && {program} run {path} --from-savepoint \"$d/savepoint\" --parallelism {}={} --seed {seed} --algorithm {algorithm}{mutants}",
+            "d=$(mktemp -d) && {program} savepoint {path} --at {}ms --stop --out \"$d/savepoint\" --seed {seed} --algorithm {algorithm} && {program} run {path} --from-savepoint \"$d/savepoint\" --parallelism {}={}{mode} --seed {seed} --algorithm {algorithm}{mutants}",
             self.at_ms, self.operator, self.parallelism
         )
     }

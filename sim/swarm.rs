@@ -132,11 +132,13 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         during_recovery: Some(vec![false, true]),
         flink_version: Some(FlinkVersion::ALL.to_vec()),
         // Every backend where an operator keeps keyed state.
-        state_backend: s
-            .operators
-            .iter()
-            .any(|o| o.kind.is_keyed())
-            .then(|| vec![StateBackend::Hashmap, StateBackend::Incremental]),
+        state_backend: s.operators.iter().any(|o| o.kind.is_keyed()).then(|| {
+            vec![
+                StateBackend::Hashmap,
+                StateBackend::Incremental,
+                StateBackend::Changelog,
+            ]
+        }),
         storage_crashes: Some((0, 2)),
         storage_sync: Some((SimDuration::ZERO, SimDuration::from_millis(1))),
         rpc_latency_max: range(
@@ -434,7 +436,8 @@ fn draw_last_knobs(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
 
 /// The checkpoint storage, after everything else (a scenario that writes
 /// no files draws what it always drew): the state backend (`incremental`
-/// moves `memory` storage to `filesystem`), then, where snapshots go into
+/// and `changelog` move `memory` storage to `filesystem`), then, where
+/// snapshots go into
 /// files, storage crashes at drawn times in the crash window and the sync
 /// delay.
 fn draw_storage(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
@@ -444,7 +447,7 @@ fn draw_storage(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             .knobs
             .push(("state_backend".to_string(), b.name().to_string()));
         out.checkpoint.state_backend = b;
-        if b == StateBackend::Incremental && out.checkpoint.storage == StorageKind::Memory {
+        if b != StateBackend::Hashmap && out.checkpoint.storage == StorageKind::Memory {
             out.checkpoint.storage = StorageKind::Filesystem;
         }
     }

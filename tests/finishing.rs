@@ -129,6 +129,7 @@ fn a_stop_without_drain_finishes_no_operator_and_every_task_waits_for_the_savepo
         at: SimTime(300_000_000),
         stop: true,
         drain,
+        format: ckptsim::scenario::SavepointFormat::Canonical,
     };
     let windows = load("windows");
     let mut held = 0;

@@ -92,6 +92,7 @@ fn a_savepoint_carries_splits_and_the_enumerator_to_other_parallelisms() {
                 at: SimTime((180 + (seed % 5) * 40) * 1_000_000),
                 stop: seed % 2 == 0,
                 drain: false,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             };
             let (_, image) = take_savepoint(&crate::common::valid(&s1), seed, sp);
             let n = reader_sizes[seed as usize % 3];
@@ -125,6 +126,7 @@ fn a_static_snapshot_does_not_restore_into_an_enumerated_source() {
         at: SimTime(200_000_000),
         stop: false,
         drain: false,
+        format: ckptsim::scenario::SavepointFormat::Canonical,
     };
     let (_, image) = take_savepoint(&crate::common::valid(&base), 1, sp);
     let text = std::fs::read_to_string(crate::common::scenario_path("flip27")).unwrap();

@@ -281,6 +281,7 @@ fn a_drained_stop_loses_the_savepoints_committables_on_flink_2_3_only() {
             at: SimTime(200_000_000),
             stop: true,
             drain,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         }];
         scenario::check(&data, "sink-v2-global stopped").unwrap_or_else(|e| panic!("{e}"))
     };

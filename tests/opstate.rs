@@ -49,6 +49,7 @@ fn a_savepoint_carries_list_and_broadcast_state_to_other_parallelisms() {
             at: SimTime((230 + (seed % 5) * 50) * 1_000_000),
             stop: seed % 3 == 0,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (_, image) = take_savepoint(&crate::common::valid(&base), seed, sp);
         for op in &image.operators {

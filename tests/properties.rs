@@ -262,6 +262,7 @@ fn savepoint_and_rescale(
         at: ckptsim::engine::SimTime(at),
         stop: kind > 0,
         drain: kind > 1,
+        format: ckptsim::scenario::SavepointFormat::Canonical,
     }];
     let job = JobOptions {
         cancel_after_savepoint: kind == 0,

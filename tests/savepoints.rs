@@ -116,6 +116,7 @@ fn savepoint_then_restore_at_changed_parallelism_is_exactly_once_over_200_seeds(
             at: SimTime((200 + (seed % 5) * 60) * 1_000_000),
             stop: seed % 3 != 0,
             drain: seed % 3 == 2,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         stops += u64::from(sp.stop);
         let (run1, image) = take_savepoint(&base, seed, sp);
@@ -229,6 +230,7 @@ fn stop_with_savepoint_and_drain_leaves_the_2pc_output_complete() {
                 at: SimTime(250_000_000),
                 stop: true,
                 drain,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             };
             let (run1, image) = take_savepoint(&base, seed, sp);
             // Everything the stopped sources read is committed exactly once
@@ -269,6 +271,7 @@ fn a_plain_savepoint_commits_nothing_and_is_not_used_for_recovery() {
             at: SimTime(305_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         }];
         // A crash right after the savepoint completes, before the next
         // checkpoint: recovery goes to the checkpoint before the savepoint.
@@ -602,6 +605,7 @@ fn savepoints_are_aligned_under_every_algorithm_and_restore_rescaled() {
                 at: SimTime(250_000_000),
                 stop: seed % 2 == 0,
                 drain: seed % 4 == 0,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             };
             let (run1, image) = take_savepoint(&crate::common::valid(&s), seed, sp);
             unaligned_checkpoints += run1.output.counters.unaligned_checkpoints;
@@ -647,6 +651,7 @@ fn reused_checkpoint_ids_after_a_restore_keep_the_2pc_sink_exactly_once() {
             at: SimTime(250_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         }];
         let probe = execute_job(
             &crate::common::valid(&s),
@@ -714,16 +719,19 @@ fn a_failure_after_the_stop_savepoint_completed_ends_the_job_without_failover() 
             at: SimTime(200_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         },
         SavepointSpec {
             at: SimTime(500_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         },
         SavepointSpec {
             at: SimTime(900_000_000),
             stop: true,
             drain: true,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         },
     ];
     for seed in [258, 260] {
@@ -747,12 +755,14 @@ fn savepoint_plan(plain: &[u64], stop: u64) -> Vec<SavepointSpec> {
             at: SimTime(ms * 1_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         })
         .collect();
     plan.push(SavepointSpec {
         at: SimTime(stop * 1_000_000),
         stop: true,
         drain: true,
+        format: ckptsim::scenario::SavepointFormat::Canonical,
     });
     plan
 }
@@ -892,6 +902,7 @@ fn a_coordinator_crash_in_a_restored_job_restores_the_savepoint_again() {
             at: SimTime(300_000_000),
             stop: true,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (_, image) = take_savepoint(&base, seed, sp);
         let mut s2 = with_parallelism(&base, &[("count", 4)]);
@@ -955,6 +966,7 @@ fn a_restored_job_does_not_judge_order_dependent_output_it_cannot_know() {
             at: SimTime(100_000_000),
             stop: false,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (run1, image) = take_savepoint(&base, seed, sp);
         assert_eq!(
@@ -980,6 +992,7 @@ fn a_restore_into_sources_that_draw_other_records_is_refused() {
         at: SimTime(300_000_000),
         stop: false,
         drain: false,
+        format: ckptsim::scenario::SavepointFormat::Canonical,
     };
     let (_, image) = take_savepoint(&base, 0, sp);
     let mut hot = ckptsim::scenario::ScenarioData::clone(&base);

@@ -96,7 +96,7 @@ fn assert_every_key_written(text: &str, what: &str) {
     for sp in array(doc.get("savepoints")) {
         assert_eq!(
             keys(&sp),
-            sorted(&["at", "stop", "drain"]),
+            sorted(&["at", "stop", "drain", "format"]),
             "{what}: savepoint"
         );
     }
@@ -239,6 +239,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "flink_version",
         "state_backend",
         "max_runs",
+        "materialization_interval",
         "storage_sync",
         "storage",
         "storage_latency",

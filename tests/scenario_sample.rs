@@ -250,6 +250,7 @@ pub fn sample() -> ScenarioData {
             storage: StorageKind::Filesystem,
             state_backend: ckptsim::scenario::StateBackend::Incremental,
             max_runs: 6,
+            materialization_interval: SimDuration::from_millis(90),
             storage_sync: SimDuration::from_micros(300),
             storage_latency: SimDuration::from_millis(3),
             storage_bytes_per_sec: 123_456_789,
@@ -468,11 +469,13 @@ pub fn sample() -> ScenarioData {
                 at: SimTime(1_500_000_000),
                 stop: false,
                 drain: false,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             },
             SavepointSpec {
                 at: SimTime(2_000_000_001),
                 stop: true,
                 drain: true,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             },
         ],
         cluster: Some(ckptsim::scenario::ClusterSpec {

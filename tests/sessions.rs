@@ -91,6 +91,7 @@ fn windows_pass_a_stop_with_savepoint_and_a_rescaled_restore() {
             at_ms: 60,
             operator,
             parallelism,
+            claim: false,
         };
         let mut judged = 0;
         for seed in 0..seeds_or(3) {

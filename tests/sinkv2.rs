@@ -86,6 +86,7 @@ fn a_savepoint_carries_committables_to_another_parallelism() {
             at: SimTime((160 + (seed % 4) * 30) * 1_000_000),
             stop: seed % 2 == 0,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (_, image) = take_savepoint(&crate::common::valid(&base), seed, sp);
         let n = sizes[seed as usize % 2];

@@ -134,6 +134,12 @@
 //! - `checkpoint_files`: checkpoint storage as files: the incremental
 //!   backend's shared runs, the shared-state registry, syncs and storage
 //!   crashes, restores read back from files; their mutants caught.
+//! - `changelog`: the changelog backend: log segments shared between
+//!   checkpoints, materialization through the mailbox, restores that replay
+//!   the tail, native savepoints; the rule that materialization keeps
+//!   happening and the mutants it catches.
+//! - `restore_modes`: restores in `claim` and `no-claim` mode, at a new
+//!   parallelism, with every state backend; their mutants caught.
 
 mod common;
 
@@ -141,6 +147,7 @@ mod algorithms;
 mod alignment;
 mod bytes;
 mod chains;
+mod changelog;
 mod checkpoint_files;
 mod checks;
 mod cli;
@@ -178,6 +185,7 @@ mod payloads;
 mod properties;
 mod recovery;
 mod reports;
+mod restore_modes;
 mod savepoints;
 mod scenario_docs;
 mod scenario_errors;

@@ -111,6 +111,7 @@ fn its_broadcast_state_goes_through_savepoints_to_other_parallelisms() {
             at: SimTime((230 + (seed % 5) * 50) * 1_000_000),
             stop: seed % 3 == 0,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (_, image) = take_savepoint(&base, seed, sp);
         let apply = image.operators.iter().find(|o| o.uid == "apply").unwrap();

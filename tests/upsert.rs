@@ -181,6 +181,7 @@ fn restored_tables_are_judged_by_keys(text: &str, ops: &[&str]) {
             at: SimTime(300_000_000),
             stop: true,
             drain: false,
+            format: ckptsim::scenario::SavepointFormat::Canonical,
         };
         let (_, image) = take_savepoint(&base, seed, sp);
         let s2 = with_parallelism(&base, &three);

@@ -155,6 +155,7 @@ fn stop_with_drain_flushes_buffering_operators_into_the_sink() {
                 at: SimTime(250_000_000),
                 stop: true,
                 drain,
+                format: ckptsim::scenario::SavepointFormat::Canonical,
             }];
             let s = Arc::new(crate::common::valid(&s));
             let workload = Arc::new(Workload::generate(&s, seed));

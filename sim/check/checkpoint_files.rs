@@ -1,6 +1,6 @@
 //! Checkpoint files: the checkpoint storage's promises about its files
 //! (`runtime::storage`; `filesystem` storage only, memory storage writes
-//! none). Three rules, each judged on what the storage recorded, with the
+//! none). Four rules, each judged on what the storage recorded, with the
 //! judge's own count of the references of retained checkpoints and
 //! savepoints to each file (the registry's mechanism never reads it):
 //!
@@ -17,9 +17,13 @@
 //!   a retained checkpoint or a savepoint: subsumption and aborts discard
 //!   the rest (pending checkpoints are discarded when the run ends, as
 //!   Flink's coordinator does at shutdown).
-//!
-//! Not judged here: that the changelog stays bounded (no changelog backend
-//! yet).
+//! - **The changelog stays bounded** (a progress rule). Materialization
+//!   keeps happening: a trigger may skip only while the last
+//!   materialization the judge saw start has neither come back in a
+//!   checkpoint the task was notified of nor failed. A trigger that finds
+//!   the log grown and skips when nothing holds it back has stopped
+//!   materialization for good (the next trigger skips for the same reason),
+//!   and the log grows for as long as the task runs.
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;
@@ -74,6 +78,19 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
+    if let Some(f) = e.unowned.first() {
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: f.time_ns,
+            message: format!(
+                "checkpoint {} completed at {} referring to {}, which the job does not own (a snapshot restored in NO_CLAIM mode stays the user's, who may delete it once the first checkpoint completed; {} such references)",
+                f.checkpoint,
+                SimDuration(f.time_ns),
+                name(f),
+                e.unowned.len()
+            ),
+        });
+    }
     if let Some(f) = e.restore_missing.first() {
         violations.push(Violation {
             check: CheckId::CheckpointFiles,
@@ -100,6 +117,22 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
+    if let Some(s) = e.changelog_stopped.first() {
+        violations.push(Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: s.time_ns,
+            message: format!(
+                "materialization of task {} stopped: at {} its trigger skipped, although materialization {} is confirmed (in a checkpoint the task was notified of, or restored from) and nothing held it back since {}; the changelog grows without bound ({} entries, {} bytes beyond the base, {} such triggers)",
+                names.get(s.task as usize).map_or("?", String::as_str),
+                SimDuration(s.time_ns),
+                s.base,
+                SimDuration(s.open_since_ns),
+                s.entries,
+                s.bytes,
+                e.changelog_stopped_count
+            ),
+        });
+    }
     Finding {
         violations,
         reach: vec![
@@ -115,6 +148,18 @@ pub fn check(input: &Input) -> Finding {
             ("acks refused: unknown shared state", e.acks_refused),
             ("files orphaned by coordinator failovers", e.files_orphaned),
             ("files at end", e.files_at_end),
+            ("files of a restored snapshot", e.files_restored),
+            ("changelog entries", e.changelog_entries),
+            ("changelog segments written", e.segments_written),
+            ("changelog segments reused", e.segments_reused),
+            ("materializations started", e.materializations_started),
+            ("materializations done", e.materializations_done),
+            ("materializations failed", e.materializations_failed),
+            (
+                "materialization triggers skipped: unconfirmed",
+                e.materializations_skipped,
+            ),
+            ("longest changelog tail (entries)", e.max_tail_entries),
         ],
     }
 }

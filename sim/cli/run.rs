@@ -235,6 +235,20 @@ pub(crate) struct RestoreArgs {
     /// Drop the snapshot's state of operators the job no longer has.
     #[arg(long)]
     pub(crate) allow_non_restored_state: bool,
+    /// Who owns the snapshot's files: `no-claim` (the user's; the first
+    /// checkpoint is full) or `claim` (the job's: it builds on them and
+    /// deletes them once unused).
+    #[arg(long = "restore-mode", value_name = "MODE", default_value = "no-claim", value_parser = parse_restore_mode, action = clap::ArgAction::Set)]
+    pub(crate) claim: bool,
+}
+
+/// `--restore-mode`: `claim` or `no-claim`.
+fn parse_restore_mode(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "claim" => Ok(true),
+        "no-claim" => Ok(false),
+        _ => Err(format!("unknown restore mode `{s}` (claim or no-claim)")),
+    }
 }
 
 /// A scenario ready to run as a job: parallelism changed, restored from a
@@ -348,7 +362,9 @@ pub(crate) fn prepare(
         restored_faults(&mut prepared, &image, path)?;
         prepared.input_seed = Some(image.meta.input_seed);
         prepared.generation = plan.restore.generation;
-        prepared.job.restore = Some(Arc::new(plan.restore));
+        let mut restore = plan.restore;
+        restore.claim = r.claim;
+        prepared.job.restore = Some(Arc::new(restore));
         prepared.replay = format!(
             " --from-savepoint {}{}",
             crate::input::shell_word(&dir.display().to_string()),
@@ -356,6 +372,9 @@ pub(crate) fn prepare(
         );
         if r.allow_non_restored_state {
             prepared.replay.push_str(" --allow-non-restored-state");
+        }
+        if r.claim {
+            prepared.replay.push_str(" --restore-mode claim");
         }
     }
     Ok(prepared)
@@ -389,6 +408,7 @@ pub(crate) fn verify_snapshot_cmd(a: VerifyArgs) -> Result<u8> {
         from: Some(a.dir.clone()),
         parallelism: a.parallelism,
         allow_non_restored_state: a.allow_non_restored_state,
+        claim: false,
     };
     verify_snapshot(&a.dir, a.scenario.as_deref(), restore)
 }
@@ -533,6 +553,9 @@ pub(crate) struct SavepointArgs {
     /// With --stop: end the sources' input first so every operator flushes.
     #[arg(long, requires = "stop")]
     pub(crate) drain: bool,
+    /// The savepoint's format: canonical or native (Flink's `--type`).
+    #[arg(long, value_name = "FORMAT", default_value = "canonical", value_parser = parse_format)]
+    pub(crate) format: scenario::SavepointFormat,
     /// The seed; every random decision of the run derives from it.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -545,6 +568,17 @@ pub(crate) struct SavepointArgs {
     pub(crate) mutants: Vec<String>,
     #[command(flatten)]
     pub(crate) restore: RestoreArgs,
+}
+
+/// `--format`: a savepoint format's name.
+fn parse_format(s: &str) -> std::result::Result<scenario::SavepointFormat, String> {
+    match s {
+        "canonical" => Ok(scenario::SavepointFormat::Canonical),
+        "native" => Ok(scenario::SavepointFormat::Native),
+        _ => Err(format!(
+            "unknown savepoint format `{s}` (canonical or native)"
+        )),
+    }
 }
 
 pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
@@ -561,6 +595,7 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
         at,
         stop: a.stop,
         drain: a.drain,
+        format: a.format,
     }];
     prepared.scenario = scenario::check(&edit, &a.scenario.display().to_string())
         .map_err(|e| UsageError(format!("{e}")))?;
@@ -584,13 +619,17 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &names, &e);
     summary.restored_faults = prepared.restored_faults.clone();
     summary.replay = format!(
-        "{} savepoint {} --at {} --out {}{}{} --seed {} --algorithm {}{}{}",
+        "{} savepoint {} --at {} --out {}{}{}{} --seed {} --algorithm {}{}{}",
         crate::program::name(),
         crate::input::shell_word(&shown),
         a.at,
         crate::input::shell_word(&a.out.display().to_string()),
         if a.stop { " --stop" } else { "" },
         if a.drain { " --drain" } else { "" },
+        match a.format {
+            scenario::SavepointFormat::Native => " --format native",
+            scenario::SavepointFormat::Canonical => "",
+        },
         a.seed,
         algorithm.name(),
         names

@@ -219,6 +219,8 @@ fn jsonl_line<'a>(names: &'a Names, e: &TraceEntry) -> io::Result<JsonlLine<'a>>
         Ev::Wake { task }
         | Ev::LocalTimer { task }
         | Ev::WatermarkTimer { task }
+        | Ev::MaterializeTimer { task }
+        | Ev::Materialized { task, .. }
         | Ev::WatermarkReport { task }
         | Ev::ProcessingTimer { task, .. }
         | Ev::Flush { task }

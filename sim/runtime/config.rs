@@ -47,6 +47,11 @@ pub struct Restore {
     /// Mutants that took effect while the snapshot was assigned to the
     /// job's subtasks (`savepoint::rescale::assign_with`).
     pub mutants_fired: crate::mutant::Mutants,
+    /// Restore mode `CLAIM` (`run --restore-mode claim`): the job owns the
+    /// snapshot's files, builds on them and deletes them once unused;
+    /// else `NO_CLAIM` (Flink's default): they stay the user's, and the
+    /// first checkpoint is a full one.
+    pub claim: bool,
 }
 
 /// How to run a scenario.

@@ -344,9 +344,17 @@ counters! {
     restores_from_files,
     /// ... files a storage crash lost, ...
     storage_files_lost,
-    /// ... and acknowledgements refused for referring to a run the
-    /// registry no longer holds.
+    /// ... acknowledgements refused for referring to a run the
+    /// registry no longer holds, ...
     acks_refused_unknown_state,
+    /// ... the changelog backend's segments referred to again, ...
+    changelog_segments_reused,
+    /// ... its materializations that completed, ...
+    materializations_done,
+    /// ... that failed (their file lost), ...
+    materializations_failed,
+    /// ... and its triggers skipped for an unconfirmed materialization.
+    materializations_skipped,
 }
 
 #[cfg(test)]

@@ -15,6 +15,11 @@ pub enum Ev {
     LocalTimer { task: TaskId },
     /// A source task's periodic watermark timer (event time).
     WatermarkTimer { task: TaskId },
+    /// The changelog backend: a task's materialization timer.
+    MaterializeTimer { task: TaskId },
+    /// The changelog backend: the file of a task's materialization `id` is
+    /// written and synced.
+    Materialized { task: TaskId, id: u64 },
     /// A reader's watermark alignment timer: its report to the coordinator.
     WatermarkReport { task: TaskId },
     /// A coordinator's watermark alignment announcement.
@@ -180,6 +185,8 @@ impl Ev {
             Ev::WatermarkReport { task } => (39, task.into(), 0),
             Ev::AlignmentAnnounce { slot, generation } => (40, slot.into(), generation.into()),
             Ev::StorageCrash { index } => (41, index.into(), 0),
+            Ev::MaterializeTimer { task } => (42, task.into(), 0),
+            Ev::Materialized { task, id } => (43, task.into(), id),
         }
     }
 
@@ -223,6 +230,8 @@ impl Ev {
             Ev::CoordinatorTick { .. } => "coordinator-tick",
             Ev::LocalTimer { .. } => "local-timer",
             Ev::WatermarkTimer { .. } => "watermark-timer",
+            Ev::MaterializeTimer { .. } => "materialize-timer",
+            Ev::Materialized { .. } => "materialized",
             Ev::ProcessingTimer { .. } => "processing-timer",
             Ev::WatermarkReport { .. } => "watermark-report",
             Ev::AlignmentAnnounce { .. } => "alignment-announce",

@@ -45,6 +45,11 @@ pub enum Mail {
     /// The processing-time service of chain member `member` calls at
     /// `time` (ms): its timers due by then fire.
     ProcessingTime { member: u32, time: i64 },
+    /// The changelog backend's materialization trigger
+    /// (`initMaterialization`).
+    Materialize,
+    /// A materialization's upload ended (`handleMaterializationResult`).
+    Materialized(u64),
 }
 
 impl Mail {
@@ -58,6 +63,8 @@ impl Mail {
             Mail::Watermark => "periodic watermark",
             Mail::ReportWatermark => "watermark report",
             Mail::ProcessingTime { .. } => "processing-time timer",
+            Mail::Materialize => "materialization trigger",
+            Mail::Materialized(_) => "materialization result",
         }
     }
 
@@ -70,6 +77,8 @@ impl Mail {
             Mail::Aborted { id, .. } => format!("checkpoint aborted {id}"),
             Mail::Watermark => "periodic watermark".to_string(),
             Mail::ReportWatermark => "watermark report".to_string(),
+            Mail::Materialize => "materialization trigger".to_string(),
+            Mail::Materialized(id) => format!("materialization {id} result"),
             Mail::ProcessingTime { member, time } => {
                 format!("processing-time timer at {time} ms of chain member {member}")
             }

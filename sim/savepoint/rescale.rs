@@ -71,6 +71,7 @@ pub fn assign_with(
             coordinators: plan.coordinators,
             store: image.store.clone(),
             mutants_fired: plan.fired,
+            claim: false,
         },
         notes: plan.notes,
     })

@@ -580,6 +580,8 @@ pub enum StateBackend {
     Hashmap,
     /// Incremental snapshots: immutable runs shared between checkpoints.
     Incremental,
+    /// A log of state changes with periodic materialization (FLIP-158).
+    Changelog,
 }
 
 impl StateBackend {
@@ -587,6 +589,26 @@ impl StateBackend {
         match self {
             StateBackend::Hashmap => "hashmap",
             StateBackend::Incremental => "incremental",
+            StateBackend::Changelog => "changelog",
+        }
+    }
+}
+
+/// A savepoint's format (`[[savepoints]] format`, Flink's `--type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SavepointFormat {
+    /// Every backend's state in the common format.
+    Canonical,
+    /// The state backend's own format.
+    Native,
+}
+
+impl SavepointFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            SavepointFormat::Canonical => "canonical",
+            SavepointFormat::Native => "native",
         }
     }
 }

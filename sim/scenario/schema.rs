@@ -25,8 +25,8 @@ use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, FlinkVersion,
     InputOrder, KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
-    RestartStrategy, Scenario, ScenarioData, SplitAssignment, StateBackend, StorageKind, SwarmSpec,
-    TriggerEvent, FORMAT_VERSION,
+    RestartStrategy, SavepointFormat, Scenario, ScenarioData, SplitAssignment, StateBackend,
+    StorageKind, SwarmSpec, TriggerEvent, FORMAT_VERSION,
 };
 use crate::engine::{bytes_text, duration_text, parse_bytes, parse_duration, SimDuration, SimTime};
 
@@ -681,8 +681,13 @@ section! {
         /// immutable run holding the key groups changed since the last confirmed checkpoint
         /// and refers to the earlier runs for the rest; the shared-state registry deletes a
         /// run once no retained checkpoint refers to it; past `max_runs` runs a task writes
-        /// one compacted run instead. `--swarm` draws it (`[swarm] state_backend`).
-        #[key("`\"hashmap\"` or `\"incremental\"`", "`\"hashmap\"`")]
+        /// one compacted run instead. `changelog` (Flink's changelog state backend,
+        /// FLIP-158; needs `filesystem`): keyed state changes go into a log; every
+        /// `materialization_interval` the state as of a point of the log is written into a
+        /// file, and a snapshot is the last materialization plus the log's tail since, the
+        /// tail uploaded as segments later snapshots refer to again; a restore replays the
+        /// tail. `--swarm` draws it (`[swarm] state_backend`).
+        #[key("`\"hashmap\"`, `\"incremental\"` or `\"changelog\"`", "`\"hashmap\"`")]
         #[serde(deserialize_with = "name")]
         state_backend: StateBackend = StateBackend::Hashmap,
         /// `incremental`: the most runs one task's snapshot refers to; a snapshot that would
@@ -690,6 +695,15 @@ section! {
         /// level-0 compaction trigger is 4).
         #[key("integer, 1–64", "`4`")]
         max_runs: u32 = 4,
+        /// `changelog`: time between a task's materialization triggers (Flink's
+        /// `state.changelog.periodic-materialize.interval`): the first comes after a delay of
+        /// the task's own below it, the next one this long after a trigger that started
+        /// nothing or after the upload of the one it started ended. A trigger
+        /// is skipped while the last materialization is neither in a checkpoint the task
+        /// was notified of nor failed, and when nothing was logged since.
+        #[key("duration > 0", "three times the checkpoint interval (`\"3s\"` without one)")]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        materialization_interval: Opt<Dur> = None,
         /// `filesystem`: from the end of a file's write until it is synced (durable). A
         /// task acknowledges only once its files are synced; a storage crash
         /// (`[faults.storage] crashes`) loses every file not synced yet.
@@ -987,6 +1001,13 @@ section! {
         /// `stop` is an error.
         #[key("boolean", "`false`")]
         drain: bool = false,
+        /// The savepoint's format: `canonical` (every backend's own state, written whole) or
+        /// `native` (the backend's format; Flink's `--type native`). The files are the same
+        /// whole state either way; with the `changelog` backend a native savepoint is a
+        /// snapshot of the nested backend, which no notification ever follows.
+        #[key("`\"canonical\"` or `\"native\"`", "`\"canonical\"`")]
+        #[serde(deserialize_with = "name")]
+        format: SavepointFormat = SavepointFormat::Canonical,
     }
 }
 

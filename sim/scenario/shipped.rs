@@ -20,6 +20,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("bench", include_str!("../../scenarios/bench.toml")),
     ("cancel", include_str!("../../scenarios/cancel.toml")),
     ("chains", include_str!("../../scenarios/chains.toml")),
+    ("changelog", include_str!("../../scenarios/changelog.toml")),
     (
         "channel-state-files",
         include_str!("../../scenarios/channel-state-files.toml"),

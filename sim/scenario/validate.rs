@@ -791,6 +791,14 @@ impl<'f> Validator<'_, 'f> {
             c.local_jitter,
             Duration(SimDuration(interval.0 / 5)),
         );
+        let materialization = match spec.interval {
+            Some(i) => Duration(SimDuration(i.0.saturating_mul(3))),
+            None => Duration(SimDuration::from_secs(3)),
+        };
+        spec.materialization_interval = match c.materialization_interval {
+            Some(d) => self.positive("materialization_interval", d, materialization),
+            None => materialization.0,
+        };
         let max_concurrent = spec.max_concurrent;
         if let Some(limit) = c.algorithm.max_concurrent().filter(|&l| max_concurrent > l) {
             let message = format!(
@@ -802,9 +810,12 @@ impl<'f> Validator<'_, 'f> {
             );
             self.report("max_concurrent", message, Some(help));
         }
-        if c.state_backend == StateBackend::Incremental && c.storage != StorageKind::Filesystem {
+        if c.state_backend != StateBackend::Hashmap && c.storage != StorageKind::Filesystem {
             let help = help("set storage = \"filesystem\", or state_backend = \"hashmap\"");
-            let message = "an incremental state backend shares files between checkpoints: it needs filesystem storage";
+            let message = format!(
+                "the {} state backend shares files between checkpoints: it needs filesystem storage",
+                c.state_backend.name()
+            );
             self.report("state_backend", message, help);
         }
         if c.storage_sync > Duration::default() && c.storage != StorageKind::Filesystem {

@@ -794,6 +794,7 @@ impl ScenarioParts {
             storage: c.storage,
             state_backend: crate::scenario::StateBackend::Hashmap,
             max_runs: 4,
+            materialization_interval: None,
             storage_sync: Duration::default(),
             storage_latency: c.storage_latency_us.map(us),
             storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),

@@ -75,6 +75,7 @@ fn run(cfg: Config, steps: &[In]) -> (Coordinator, Vec<Vec<Action>>) {
                         at: t(now),
                         stop,
                         drain: false,
+                        format: crate::scenario::SavepointFormat::Canonical,
                     };
                     c.trigger(t(now), Some(sp), &mut out);
                 }
@@ -341,6 +342,7 @@ fn table() {
                             at: t(5),
                             stop: false,
                             drain: false,
+                            format: crate::scenario::SavepointFormat::Canonical,
                         }),
                     },
                     notify_aborted(1, 0, 55),
@@ -365,6 +367,7 @@ fn table() {
                             at: t(60),
                             stop: true,
                             drain: false,
+                            format: crate::scenario::SavepointFormat::Canonical,
                         }),
                     },
                     notify_aborted(2, 0, 70),

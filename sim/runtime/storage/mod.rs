@@ -32,6 +32,12 @@
 //!   a file deleted or lost makes the restore fail.
 //! - **A coordinator failover** builds a new registry from the retained
 //!   checkpoints (`registerAllAfterRestored`).
+//! - **The changelog backend** (`changelog.rs`, its data in `log.rs`): a
+//!   log of state changes uploaded as segments, periodic materialization.
+//! - **A job started from a snapshot** has the snapshot's files written
+//!   into its storage and registered (`imported`): under `CLAIM` the job
+//!   owns them; under `NO_CLAIM` they stay the user's, are never deleted
+//!   (`highestNotClaimedCheckpointID`) and nothing builds on them.
 //!
 //! Kept apart from the mechanism, the judge's own bookkeeping counts the
 //! references of retained checkpoints and savepoints to each file, so that
@@ -45,12 +51,17 @@
 
 use crate::engine::SimTime;
 use crate::model::{CheckpointId, TaskId};
+use crate::scenario::StateBackend;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// A file's index in [`Storage::files`].
-pub type FileId = u32;
+mod changelog;
+mod groups;
+mod log;
+
+pub use groups::{join_groups, split_groups, KeyedLayout};
+pub use log::{FileId, Stopped, Trigger};
 
 /// What a file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -63,6 +74,12 @@ pub enum FileKind {
     Run,
     /// A task's channel state.
     Channel,
+    /// A segment of a task's changelog (`changelog`), shared by later
+    /// checkpoints until a materialization covers it.
+    Changelog,
+    /// A materialization's state (`changelog`), shared by the checkpoints
+    /// that build on it; its `checkpoint` is the materialization id.
+    Materialized,
 }
 
 impl FileKind {
@@ -71,7 +88,17 @@ impl FileKind {
             FileKind::State => "operator-state file",
             FileKind::Run => "shared run",
             FileKind::Channel => "channel-state file",
+            FileKind::Changelog => "changelog segment",
+            FileKind::Materialized => "materialized state",
         }
+    }
+
+    /// Shared between checkpoints: managed by the shared-state registry.
+    pub fn shared(self) -> bool {
+        matches!(
+            self,
+            FileKind::Run | FileKind::Changelog | FileKind::Materialized
+        )
     }
 }
 
@@ -95,11 +122,41 @@ pub struct StoredFile {
     /// Left behind by a coordinator failover: written for a checkpoint the
     /// new coordinator does not know (Flink deletes no such file).
     pub orphaned: bool,
-    /// A run's key groups.
+    /// Entered the shared-state registry once (a shared file): from then
+    /// on a reference to it the registry does not hold is refused.
+    pub registered: bool,
+    /// The checkpoint whose acknowledgement registered it first.
+    pub created_by: Option<CheckpointId>,
+    /// A run's or a materialization's key groups.
     groups: Vec<Group>,
+    /// A changelog segment's entries.
+    log: Vec<log::LogEntry>,
 }
 
 impl StoredFile {
+    fn new(kind: FileKind, task: TaskId, checkpoint: CheckpointId, bytes: u64) -> StoredFile {
+        StoredFile {
+            kind,
+            task,
+            checkpoint,
+            bytes,
+            synced_at: None,
+            deleted_at: None,
+            lost_at: None,
+            user_owned: false,
+            orphaned: false,
+            registered: false,
+            created_by: None,
+            groups: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    /// Written for checkpoint `id` (a materialization is written for none).
+    fn written_for(&self, id: CheckpointId) -> bool {
+        self.kind != FileKind::Materialized && self.checkpoint == id
+    }
+
     fn gone(&self) -> Option<(SimTime, &'static str)> {
         match (self.deleted_at, self.lost_at) {
             (Some(t), _) => Some((t, "deleted")),
@@ -116,17 +173,11 @@ pub struct Handle {
     pub files: Vec<FileId>,
     /// `incremental`: per `(member, key group)`, the run holding it.
     pub groups: BTreeMap<(u32, u32), FileId>,
-    /// Members whose state is put together from runs at a restore.
+    /// Members whose state is put together from runs (or the changelog)
+    /// at a restore.
     pub keyed: Vec<u32>,
-}
-
-/// How a member's state is keyed, for splitting it into key groups.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyedLayout {
-    /// `(key, value)` varint pairs per key group (`StateLayout::Keyed`).
-    Pairs,
-    /// Opaque bytes per key group (`StateLayout::KeyedBytes`).
-    Bytes,
+    /// `changelog`: the base's `upTo` and its materialization id.
+    pub changelog: Option<(u64, u64)>,
 }
 
 /// A task's incremental backend: the runs it may build on.
@@ -136,6 +187,7 @@ struct Backend {
     uploaded: BTreeMap<CheckpointId, Base>,
     /// The last confirmed (or restored) checkpoint's key groups.
     confirmed: Base,
+    changelog: log::Changelog,
 }
 
 /// Per `(member, key group)`: the run holding it and its bytes.
@@ -194,6 +246,11 @@ pub struct StorageEvidence {
     pub deleted_referenced: Vec<FileFinding>,
     /// Restores that needed a file that was gone.
     pub restore_missing: Vec<FileFinding>,
+    /// Completed checkpoints that referred to a file the job does not own
+    /// (a savepoint's, or a snapshot's restored in `NO_CLAIM` mode).
+    pub unowned: Vec<FileFinding>,
+    /// Files of a snapshot the job started from (`files_imported`).
+    pub files_restored: u64,
     /// Files in storage at the end that nothing retained refers to.
     pub leaked: Vec<FileFinding>,
     pub leaked_count: u64,
@@ -220,6 +277,21 @@ pub struct StorageEvidence {
     pub bytes_at_end: u64,
     /// Bytes written into files over the run.
     pub bytes_written: u64,
+    /// `changelog`: entries logged, segments written and referred to again,
+    /// the longest tail of a snapshot (entries, bytes), materializations.
+    pub changelog_entries: u64,
+    pub segments_written: u64,
+    pub segments_reused: u64,
+    pub max_tail_entries: u64,
+    pub max_tail_bytes: u64,
+    pub materializations_started: u64,
+    pub materializations_done: u64,
+    pub materializations_failed: u64,
+    pub materializations_skipped: u64,
+    /// Triggers that skipped a materialization while the judge saw nothing
+    /// hold it back (the first few), and their count.
+    pub changelog_stopped: Vec<log::Stopped>,
+    pub changelog_stopped_count: u64,
 }
 
 /// Findings of one kind kept for the messages; the rest are counted.
@@ -247,6 +319,15 @@ pub struct Storage {
     /// Per task and member: how its state is keyed (`None`: not keyed).
     layouts: Vec<Vec<Option<KeyedLayout>>>,
     pub evidence: StorageEvidence,
+    /// The registry's `highestNotClaimedCheckpointID`: shared files created
+    /// by a checkpoint up to it leave the registry unused but are never
+    /// deleted (a snapshot restored in `NO_CLAIM` mode).
+    not_claimed: Option<CheckpointId>,
+    /// A snapshot restored in `NO_CLAIM` mode: the backends do not build
+    /// on its files (the first checkpoint is full), unless `reuse_unclaimed`
+    /// (mutant `no-claim-reuses-restored-files`).
+    no_claim: Option<CheckpointId>,
+    reuse_unclaimed: bool,
 }
 
 /// How a snapshot is written (`write_snapshot`).
@@ -258,8 +339,11 @@ pub struct Write<'a> {
     pub in_flight_bytes: u64,
     /// When they are synced (`None`: not yet, `set_synced`).
     pub synced_at: Option<SimTime>,
-    /// `incremental` (else every member's state goes whole into one file).
-    pub incremental: bool,
+    /// How keyed state is written (`hashmap`: every member's state goes
+    /// whole into one file).
+    pub backend: StateBackend,
+    /// When the snapshot is taken.
+    pub now: SimTime,
     /// A savepoint: whole state, nothing shared.
     pub savepoint: bool,
     pub max_runs: u32,
@@ -270,11 +354,20 @@ pub struct Write<'a> {
 
 impl Storage {
     pub fn new(layouts: Vec<Vec<Option<KeyedLayout>>>) -> Storage {
+        let backend = Backend {
+            changelog: Storage::changelog_new(),
+            ..Backend::default()
+        };
         Storage {
-            backends: vec![Backend::default(); layouts.len()],
+            backends: vec![backend; layouts.len()],
             layouts,
             ..Storage::default()
         }
+    }
+
+    /// Whether task `t` has a keyed member.
+    pub fn keyed(&self, t: TaskId) -> bool {
+        self.layouts[t as usize].iter().any(Option::is_some)
     }
 
     fn add(&mut self, f: StoredFile) -> FileId {
@@ -292,23 +385,16 @@ impl Storage {
     pub fn write_snapshot(&mut self, w: &Write) -> Vec<FileId> {
         let t = w.task as usize;
         let file = |kind, bytes| StoredFile {
-            kind,
-            task: w.task,
-            checkpoint: w.id,
-            bytes,
             synced_at: w.synced_at,
-            deleted_at: None,
-            lost_at: None,
-            user_owned: false,
-            orphaned: false,
-            groups: Vec::new(),
+            ..StoredFile::new(kind, w.task, w.id, bytes)
         };
+        let keyed_backend = w.backend != StateBackend::Hashmap && !w.savepoint;
         let mut handle = Handle::default();
         let mut own = 0u64;
         let mut groups: Vec<Group> = Vec::new();
         for (m, state) in w.states.iter().enumerate() {
             let layout = self.layouts[t].get(m).copied().flatten();
-            let split = match (w.incremental && !w.savepoint, layout) {
+            let split = match (keyed_backend, layout) {
                 (true, Some(l)) => split_groups(state, l),
                 _ => None,
             };
@@ -327,8 +413,10 @@ impl Storage {
             let id = self.add(file(FileKind::State, own));
             handle.files.push(id);
         }
-        if !handle.keyed.is_empty() {
-            self.write_runs(w, &mut handle, groups, &file);
+        match w.backend {
+            _ if handle.keyed.is_empty() => {}
+            StateBackend::Changelog => self.write_changelog(w, &mut handle, groups, &file, w.now),
+            _ => self.write_runs(w, &mut handle, groups, &file),
         }
         if w.in_flight_bytes > 0 {
             let id = self.add(file(FileKind::Channel, w.in_flight_bytes));
@@ -420,7 +508,7 @@ impl Storage {
             h.files
                 .iter()
                 .map(|&f| &self.files[f as usize])
-                .filter(|f| f.checkpoint == id && f.kind != FileKind::Channel)
+                .filter(|f| f.written_for(id) && f.kind != FileKind::Channel)
                 .map(|f| f.bytes)
                 .sum()
         })
@@ -435,7 +523,7 @@ impl Storage {
         let mut any = false;
         for &f in &h.files {
             let file = &mut self.files[f as usize];
-            if file.checkpoint == id {
+            if file.written_for(id) {
                 file.synced_at = at;
                 any = true;
             }
@@ -460,21 +548,24 @@ impl Storage {
         let Some(h) = self.handles.get(&(id, t)) else {
             return Ok(());
         };
-        let runs: Vec<FileId> = h
+        let shared: Vec<FileId> = h
             .files
             .iter()
             .copied()
-            .filter(|&f| self.files[f as usize].kind == FileKind::Run)
+            .filter(|&f| self.files[f as usize].kind.shared())
             .collect();
-        if let Some(&unknown) = runs
+        if let Some(&unknown) = shared
             .iter()
-            .find(|&&f| self.files[f as usize].checkpoint != id && !self.registry.contains_key(&f))
+            .find(|&&f| self.files[f as usize].registered && !self.registry.contains_key(&f))
         {
             self.evidence.acks_refused += 1;
             return Err(unknown);
         }
-        for f in runs {
-            let fresh = self.files[f as usize].checkpoint == id;
+        for f in shared {
+            let file = &mut self.files[f as usize];
+            let fresh = !file.registered;
+            file.registered = true;
+            file.created_by.get_or_insert(id);
             let last = self.registry.entry(f).or_insert(id);
             if fresh || advance_reused {
                 *last = (*last).max(id);
@@ -510,7 +601,51 @@ impl Storage {
                         finding(Some(when), what),
                     );
                 }
+                if file.user_owned && file.checkpoint != id {
+                    keep(&mut self.evidence.unowned, finding(None, "not the job's"));
+                }
             }
+        }
+    }
+
+    /// The job started at `now` from snapshot `id`, whose files the
+    /// snapshots of `tasks` just wrote: the registry registers them
+    /// (`registerAllAfterRestored`) and the judge counts the restored
+    /// checkpoint's references. `claim`: restore mode `CLAIM` (the job owns
+    /// them); else they stay the user's, are never deleted and nothing
+    /// builds on them. `keep_claimed`: mutant `claim-keeps-restored-files`;
+    /// `reuse_unclaimed`: mutant `no-claim-reuses-restored-files`.
+    pub fn imported(
+        &mut self,
+        now: SimTime,
+        id: CheckpointId,
+        tasks: &[TaskId],
+        claim: bool,
+        (keep_claimed, reuse_unclaimed): (bool, bool),
+    ) {
+        for &t in tasks {
+            let _ = self.acknowledged(id, t, true);
+        }
+        self.complete(now, id, tasks);
+        let files: Vec<FileId> = (self.handles.range((id, 0)..=(id, TaskId::MAX)))
+            .flat_map(|(_, h)| h.files.iter().copied())
+            .collect();
+        self.evidence.files_restored += files.len() as u64;
+        if !claim {
+            for &f in &files {
+                self.files[f as usize].user_owned = true;
+            }
+            self.no_claim = Some(id);
+            self.reuse_unclaimed = reuse_unclaimed;
+            if reuse_unclaimed {
+                crate::mutant::fired(crate::mutant::Mutant::NoClaimReusesRestoredFiles);
+            }
+        }
+        if !claim || keep_claimed {
+            if claim {
+                crate::mutant::fired(crate::mutant::Mutant::ClaimKeepsRestoredFiles);
+            }
+            self.not_claimed = Some(id);
         }
     }
 
@@ -542,7 +677,7 @@ impl Storage {
                         by.swap_remove(i);
                     }
                 }
-                if self.files[f as usize].kind != FileKind::Run {
+                if !self.files[f as usize].kind.shared() {
                     own.push(f);
                 }
             }
@@ -564,7 +699,10 @@ impl Storage {
             .collect();
         for f in unused {
             self.registry.remove(&f);
-            self.delete(now, f);
+            let created = self.files[f as usize].created_by;
+            if created.is_none_or(|c| self.not_claimed.is_none_or(|n| c > n)) {
+                self.delete(now, f);
+            }
         }
     }
 
@@ -577,7 +715,7 @@ impl Storage {
             .flat_map(|(_, h)| h.files.iter().copied())
             .filter(|&f| {
                 let file = &self.files[f as usize];
-                file.checkpoint == id && !self.registry.contains_key(&f)
+                file.written_for(id) && !self.registry.contains_key(&f)
             })
             .collect();
         if keep && !written.is_empty() {
@@ -608,21 +746,26 @@ impl Storage {
         }
     }
 
-    /// Task `t` was notified that `id` completed: its backend builds on
-    /// that snapshot's runs from now on.
-    pub fn confirm(&mut self, t: TaskId, id: CheckpointId) {
+    /// Task `t` was notified at `now` that `id` completed: its backend
+    /// builds on that snapshot from now on.
+    pub fn confirm(&mut self, now: SimTime, t: TaskId, id: CheckpointId) {
         let b = &mut self.backends[t as usize];
         if let Some(base) = b.uploaded.remove(&id) {
             b.confirmed = base;
         }
         b.uploaded.retain(|&k, _| k > id);
+        self.changelog_confirm(now, t, id);
     }
 
-    /// Task `t` restarts from checkpoint `id` (`None`: from scratch): its
-    /// backend builds on the restored runs.
-    pub fn restarted(&mut self, t: TaskId, id: Option<CheckpointId>) {
+    /// Task `t` restarts at `now` from checkpoint `id` (`None`: from
+    /// scratch): its backend builds on the restored snapshot.
+    pub fn restarted(&mut self, now: SimTime, t: TaskId, id: Option<CheckpointId>) {
         let mut base = Base::new();
-        if let Some(h) = id.and_then(|id| self.handles.get(&(id, t))) {
+        // After a NO_CLAIM restore the first checkpoint is full: nothing
+        // builds on the snapshot's files.
+        let id = id.filter(|&id| self.no_claim != Some(id) || self.reuse_unclaimed);
+        let h = id.and_then(|id| self.handles.get(&(id, t))).cloned();
+        if let Some(h) = &h {
             for (key, &f) in &h.groups {
                 if let Some((_, bytes)) = self.files[f as usize].groups.iter().find(|g| g.0 == *key)
                 {
@@ -633,11 +776,13 @@ impl Storage {
         let b = &mut self.backends[t as usize];
         b.uploaded.clear();
         b.confirmed = base;
+        self.changelog_restarted(now, t, h);
     }
 
     /// Reads task `t`'s snapshot of checkpoint `id` back from its files:
-    /// the state of each member put together from the runs (the others'
-    /// from `states`), or the first file that is gone.
+    /// the state of each keyed member put together from the runs or the
+    /// changelog (the others' from `states`), or the first file that is
+    /// gone.
     pub fn read(
         &mut self,
         now: SimTime,
@@ -649,23 +794,30 @@ impl Storage {
             return Ok(states.to_vec());
         };
         self.evidence.restores_from_files += 1;
-        for &f in &h.files {
-            let file = &self.files[f as usize];
-            if let Some((when, what)) = file.gone() {
-                let finding = FileFinding::new(now, id, (f, file), t, Some(when), what);
-                keep(&mut self.evidence.restore_missing, finding.clone());
-                return Err(finding);
-            }
+        if let Some(&f) = h
+            .files
+            .iter()
+            .find(|&&f| self.files[f as usize].gone().is_some())
+        {
+            return Err(self.missing(now, id, t, f));
         }
+        let groups: BTreeMap<(u32, u32), Rc<[u8]>> = match h.changelog {
+            Some(_) => self.changelog_state(h),
+            None => h
+                .groups
+                .iter()
+                .filter_map(|(key, &f)| {
+                    let g = self.files[f as usize].groups.iter().find(|g| g.0 == *key);
+                    g.map(|(_, b)| (*key, b.clone()))
+                })
+                .collect(),
+        };
         let mut out = states.to_vec();
         for &m in &h.keyed {
-            let mut parts: Vec<Rc<[u8]>> = Vec::new();
-            for (key, &f) in h.groups.range((m, 0)..=(m, u32::MAX)) {
-                let g = self.files[f as usize].groups.iter().find(|g| g.0 == *key);
-                if let Some((_, b)) = g {
-                    parts.push(b.clone());
-                }
-            }
+            let parts: Vec<Rc<[u8]>> = groups
+                .range((m, 0)..=(m, u32::MAX))
+                .map(|(_, b)| b.clone())
+                .collect();
             out[m as usize] = join_groups(&parts);
         }
         Ok(out)
@@ -681,7 +833,9 @@ impl Storage {
             {
                 f.lost_at = Some(now);
                 self.evidence.files_lost += 1;
-                hit.push(f.checkpoint);
+                if f.kind != FileKind::Materialized {
+                    hit.push(f.checkpoint);
+                }
             }
         }
         hit.sort_unstable();
@@ -712,7 +866,7 @@ impl Storage {
                 tasks.iter().any(|&t| {
                     self.handles
                         .get(&(*id, t))
-                        .is_some_and(|h| !h.groups.is_empty())
+                        .is_some_and(|h| !h.groups.is_empty() || h.changelog.is_some())
                 })
             }) {
                 crate::mutant::fired(crate::mutant::Mutant::RegistryNotRebuilt);
@@ -725,7 +879,7 @@ impl Storage {
                     continue;
                 };
                 for &f in &h.files {
-                    if self.files[f as usize].kind == FileKind::Run {
+                    if self.files[f as usize].kind.shared() {
                         let last = self.registry.entry(f).or_insert(*id);
                         *last = (*last).max(*id);
                     }
@@ -741,6 +895,9 @@ impl Storage {
     /// acknowledgement of a checkpoint that did not complete, they go with
     /// a later subsumption.
     pub fn end(&mut self, now: SimTime, lowest: Option<CheckpointId>) {
+        for t in 0..self.backends.len() as TaskId {
+            self.changelog_release(now, t);
+        }
         for (i, f) in self.files.iter().enumerate() {
             if f.gone().is_some() {
                 continue;
@@ -765,66 +922,6 @@ impl Storage {
             }
         }
     }
-}
-
-/// A keyed snapshot's key groups as byte strings (each group's whole
-/// encoding: its key group, its length, its entries), or `None` if the
-/// bytes are not such a snapshot (every value is read as the
-/// `KeyedSnapshot` and `KeyedBytesSnapshot` encodings write it).
-pub fn split_groups(state: &[u8], layout: KeyedLayout) -> Option<Vec<(u32, &[u8])>> {
-    let mut at = 0;
-    let n = varint(state, &mut at)?;
-    let mut out = Vec::with_capacity(usize::try_from(n).ok()?.min(state.len()));
-    for _ in 0..n {
-        let from = at;
-        let kg = u32::try_from(varint(state, &mut at)?).ok()?;
-        let len = varint(state, &mut at)?;
-        match layout {
-            KeyedLayout::Pairs => {
-                for _ in 0..len {
-                    varint(state, &mut at)?;
-                    varint(state, &mut at)?;
-                }
-            }
-            KeyedLayout::Bytes => {
-                at = at.checked_add(usize::try_from(len).ok()?)?;
-                if at > state.len() {
-                    return None;
-                }
-            }
-        }
-        out.push((kg, &state[from..at]));
-    }
-    (at == state.len()).then_some(out)
-}
-
-/// The snapshot holding these key groups' encodings (in key group order).
-pub fn join_groups(groups: &[Rc<[u8]>]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(10 + groups.iter().map(|g| g.len()).sum::<usize>());
-    let mut n = groups.len() as u64;
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-    for g in groups {
-        out.extend_from_slice(g);
-    }
-    out
-}
-
-/// A LEB128 varint at `at` (advanced past it).
-fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut n = 0u64;
-    for shift in (0..70).step_by(7) {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        n |= u64::from(b & 0x7f).checked_shl(shift)?;
-        if b < 0x80 {
-            return Some(n);
-        }
-    }
-    None
 }
 
 /// The mutants that break this file's code, declared next to it (the

@@ -31,7 +31,8 @@ fn write(s: &mut Storage, id: CheckpointId, state: &[u8], max_runs: u32) -> Vec<
         states: &[state.to_vec()],
         in_flight_bytes: 0,
         synced_at: Some(t(id)),
-        incremental: true,
+        backend: StateBackend::Incremental,
+        now: t(id),
         savepoint: false,
         max_runs,
         compaction_drops_oldest: false,
@@ -52,7 +53,7 @@ fn runs_are_shared_registered_and_deleted_when_unused() {
     assert!(s.acknowledged(1, 0, true).is_ok());
     s.complete(t(1), 1, &[0]);
     s.unregister_unused(t(1), 1);
-    s.confirm(0, 1);
+    s.confirm(t(1), 0, 1);
     let files2 = write(&mut s, 2, &two, 4);
     assert_eq!(files2.len(), 2, "a new run and the shared one");
     assert!(files2.contains(&files1[0]));
@@ -73,7 +74,7 @@ fn runs_are_shared_registered_and_deleted_when_unused() {
     write(&mut s, 1, &one, 4);
     s.acknowledged(1, 0, false).unwrap();
     s.complete(t(1), 1, &[0]);
-    s.confirm(0, 1);
+    s.confirm(t(1), 0, 1);
     write(&mut s, 2, &two, 4);
     s.acknowledged(2, 0, false).unwrap();
     s.complete(t(2), 2, &[0]);
@@ -93,7 +94,7 @@ fn past_max_runs_a_snapshot_writes_one_compacted_run() {
         let files = write(&mut s, id, &state, 2);
         s.acknowledged(id, 0, true).unwrap();
         s.complete(t(id), id, &[0]);
-        s.confirm(0, id);
+        s.confirm(t(id), 0, id);
         assert!(files.len() <= 2, "checkpoint {id}: {files:?}");
         assert_eq!(s.read(t(id), id, 0, &[Vec::new()]).unwrap(), vec![state]);
     }
@@ -109,7 +110,8 @@ fn a_storage_crash_loses_what_is_not_synced() {
         states: &[vec![1, 2, 3]],
         in_flight_bytes: 8,
         synced_at: Some(t(5)),
-        incremental: false,
+        backend: StateBackend::Hashmap,
+        now: t(5),
         savepoint: false,
         max_runs: 4,
         compaction_drops_oldest: false,
@@ -124,4 +126,113 @@ fn a_storage_crash_loses_what_is_not_synced() {
     // A file of checkpoint 1 completing now is not durable.
     s.complete(t(4), 1, &[0]);
     assert!(!s.evidence.not_durable.is_empty());
+}
+
+fn write_changelog(s: &mut Storage, id: CheckpointId, state: &[u8]) -> Vec<FileId> {
+    let files = s.write_snapshot(&Write {
+        task: 0,
+        id,
+        states: &[state.to_vec()],
+        in_flight_bytes: 0,
+        synced_at: Some(t(id)),
+        backend: StateBackend::Changelog,
+        now: t(id),
+        savepoint: false,
+        max_runs: 4,
+        compaction_drops_oldest: false,
+    });
+    s.acknowledged(id, 0, true).unwrap();
+    s.complete(t(id), id, &[0]);
+    files
+}
+
+/// Checkpoint 1 logs both key groups, 2 logs the one that changed and
+/// refers to 1's segment; a materialization then covers the log, and 3
+/// builds on it with a tail of the one change since. Every checkpoint
+/// reads back as its own state: the base with its tail replayed, an
+/// emptied key group removed.
+#[test]
+fn a_changelog_snapshot_is_its_base_with_the_tail_replayed() {
+    let mut s = Storage::new(vec![vec![Some(KeyedLayout::Pairs)]]);
+    let one = keyed_state(vec![(1, vec![(10, 1)]), (2, vec![(20, 1)])]);
+    let two = keyed_state(vec![(1, vec![(10, 1)]), (2, vec![(20, 2)])]);
+    let three = keyed_state(vec![(2, vec![(20, 3)])]);
+    let f1 = write_changelog(&mut s, 1, &one);
+    assert_eq!(f1.len(), 1, "one segment, no materialization yet");
+    s.confirm(t(1), 0, 1);
+    let f2 = write_changelog(&mut s, 2, &two);
+    assert_eq!(f2.len(), 2, "1's segment and a new one");
+    assert!(f2.contains(&f1[0]));
+    assert_eq!(s.files[f2[1] as usize].log.len(), 1, "only the change");
+    s.confirm(t(2), 0, 2);
+    let Trigger::Started { id, file, .. } = s.materialize(t(3), 0) else {
+        panic!("a materialization starts");
+    };
+    s.files[file as usize].synced_at = Some(t(4));
+    assert_eq!(
+        s.materialize(t(4), 0),
+        Trigger::Unconfirmed,
+        "one at a time"
+    );
+    s.materialized(t(4), 0, id, false);
+    let f3 = write_changelog(&mut s, 3, &three);
+    assert!(f3.contains(&file), "3 builds on the materialization");
+    assert!(!f3.contains(&f1[0]), "and not on the log below it");
+    for (id, state) in [(1, &one), (2, &two), (3, &three)] {
+        assert_eq!(&s.read(t(5), id, 0, &[Vec::new()]).unwrap()[0], state);
+    }
+    // Nothing changed since the materialization but 3's tail: once 3 is
+    // confirmed the next trigger materializes that.
+    assert_eq!(s.materialize(t(5), 0), Trigger::Unconfirmed);
+    s.confirm(t(5), 0, 3);
+    assert!(matches!(s.materialize(t(6), 0), Trigger::Started { .. }));
+    assert!(s.evidence.changelog_stopped.is_empty());
+}
+
+/// A restore reads the base and replays the tail; the restored backend
+/// carries the tail's segments into its next snapshot and may
+/// materialize at once.
+#[test]
+fn a_restored_changelog_carries_its_tail_until_the_next_materialization() {
+    let mut s = Storage::new(vec![vec![Some(KeyedLayout::Pairs)]]);
+    let one = keyed_state(vec![(1, vec![(10, 1)])]);
+    let two = keyed_state(vec![(1, vec![(10, 2)])]);
+    let f1 = write_changelog(&mut s, 1, &one);
+    s.confirm(t(1), 0, 1);
+    write_changelog(&mut s, 2, &two);
+    s.restarted(t(3), 0, Some(1));
+    let f3 = write_changelog(&mut s, 3, &two);
+    assert!(
+        f3.contains(&f1[0]),
+        "the restored tail is referred to again"
+    );
+    assert_eq!(s.read(t(4), 3, 0, &[Vec::new()]).unwrap(), vec![two]);
+    assert!(matches!(s.materialize(t(4), 0), Trigger::Started { .. }));
+}
+
+/// A materialization whose file a storage crash loses fails; the next
+/// trigger starts another. A native savepoint that takes an id (the
+/// mutant) closes the guard for good, and the judge names it.
+#[test]
+fn a_lost_materialization_fails_and_a_consumed_id_stops_them() {
+    let mut s = Storage::new(vec![vec![Some(KeyedLayout::Pairs)]]);
+    let one = keyed_state(vec![(1, vec![(10, 1)])]);
+    write_changelog(&mut s, 1, &one);
+    let Trigger::Started { id, .. } = s.materialize(t(2), 0) else {
+        panic!("a materialization starts");
+    };
+    s.crash(t(3));
+    s.materialized(t(4), 0, id, false);
+    assert_eq!(s.evidence.materializations_failed, 1);
+    assert!(matches!(s.materialize(t(5), 0), Trigger::Started { .. }));
+
+    let mut s = Storage::new(vec![vec![Some(KeyedLayout::Pairs)]]);
+    write_changelog(&mut s, 1, &one);
+    s.native_savepoint(0, 2, true);
+    assert_eq!(s.materialize(t(3), 0), Trigger::Unconfirmed);
+    assert_eq!(s.evidence.changelog_stopped.len(), 1);
+    let mut s = Storage::new(vec![vec![Some(KeyedLayout::Pairs)]]);
+    write_changelog(&mut s, 1, &one);
+    s.native_savepoint(0, 2, false);
+    assert!(matches!(s.materialize(t(3), 0), Trigger::Started { .. }));
 }

@@ -42,6 +42,10 @@ impl World<'_> {
         c.restores_from_files = e.restores_from_files;
         c.storage_files_lost = e.files_lost;
         c.acks_refused_unknown_state = e.acks_refused;
+        c.changelog_segments_reused = e.segments_reused;
+        c.materializations_done = e.materializations_done;
+        c.materializations_failed = e.materializations_failed;
+        c.materializations_skipped = e.materializations_skipped;
         self.rec.evidence.storage = e;
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());

@@ -172,6 +172,8 @@ impl World<'_> {
             } => self.notify_aborted(t, id, latest_completed),
             Mail::Watermark => self.periodic_watermark(t),
             Mail::ReportWatermark => self.report_watermark(t),
+            Mail::Materialize => self.materialize(t),
+            Mail::Materialized(id) => self.materialization_done(t, id),
             Mail::ProcessingTime { member, time } => {
                 self.on_processing_time(t, member as usize, time)
             }

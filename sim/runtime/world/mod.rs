@@ -73,6 +73,7 @@ mod local;
 mod local_state;
 mod loop_state;
 mod mail;
+mod materialization;
 mod operator_coordinator_state;
 mod operator_coordinators;
 mod plan;
@@ -559,6 +560,7 @@ impl<'a> World<'a> {
         for t in 0..self.tasks.list.len() as TaskId {
             self.arm_watermark_timer(t);
             self.arm_report_timer(t);
+            self.arm_materialization(t);
             self.net.poke(t);
         }
     }
@@ -654,6 +656,8 @@ impl<'a> World<'a> {
             Ev::Ack { task, id } => self.ack(task, id),
             Ev::LocalTimer { task } => self.local_timer(task),
             Ev::WatermarkTimer { task } => self.watermark_timer(task),
+            Ev::MaterializeTimer { task } => self.materialize_timer(task),
+            Ev::Materialized { task, id } => self.materialization_uploaded(task, id),
             Ev::WatermarkReport { task } => self.report_timer(task),
             Ev::AlignmentAnnounce { slot, generation } => self.announce_alignment(slot, generation),
             Ev::ProcessingTimer { task, member } => self.processing_timer(task, member as usize),

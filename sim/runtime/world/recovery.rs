@@ -407,6 +407,7 @@ impl World<'_> {
             self.tasks.list[ti] = fresh;
             self.arm_watermark_timer(t);
             self.arm_report_timer(t);
+            self.arm_materialization(t);
             self.files.forget(t);
             let snap = snapshot_of(t);
             for m in 0..self.tasks.list[ti].members.len() {

@@ -40,6 +40,8 @@ impl World<'_> {
             | Ev::ToCoordinator { task, .. }
             | Ev::SubtaskCheckpointed { task, .. }
             | Ev::WatermarkTimer { task }
+            | Ev::MaterializeTimer { task }
+            | Ev::Materialized { task, .. }
             | Ev::WatermarkReport { task }
             | Ev::ProcessingTimer { task, .. } => Some(task),
             Ev::Deliver { ch } | Ev::Credit { ch } => Some(self.plan.exec.channels[ch as usize].to),

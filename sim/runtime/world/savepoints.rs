@@ -248,6 +248,7 @@ impl World<'_> {
         self.net.attempt = r.generation << 16;
         let c = Self::restore_completed(r, &self.net.sizes);
         self.coord.start_from(c.clone());
+        self.files_imported(&c, r.claim);
         self.rec.counters.restored_from_snapshot += 1;
         self.rec.schedule_partial = true;
         self.deploy(Some(&c), false);

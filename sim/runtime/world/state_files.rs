@@ -8,7 +8,7 @@
 use super::*;
 use crate::model::registry::StateLayout;
 use crate::runtime::storage::{FileFinding, KeyedLayout, Storage, Write};
-use crate::scenario::StateBackend;
+use crate::scenario::{SavepointFormat, StateBackend};
 
 impl World<'_> {
     /// The storage of a run: each task member's keyed layout.
@@ -46,14 +46,16 @@ impl World<'_> {
         }
         if !self.storage.handles.contains_key(&(p.id, t)) {
             let cp = &self.plan.scenario.checkpoint;
+            let savepoint = self.sp.by_id.get(&p.id);
             let w = Write {
                 task: t,
                 id: p.id,
                 states: &p.snapshot.states,
                 in_flight_bytes: p.snapshot.in_flight_bytes(),
                 synced_at: None,
-                incremental: cp.state_backend == StateBackend::Incremental,
-                savepoint: self.sp.by_id.contains_key(&p.id),
+                backend: cp.state_backend,
+                now: self.net.now,
+                savepoint: savepoint.is_some(),
                 max_runs: cp.max_runs,
                 compaction_drops_oldest: self
                     .plan
@@ -62,6 +64,15 @@ impl World<'_> {
                     .has(Mutant::CompactionDropsOldestRun),
             };
             self.storage.write_snapshot(&w);
+            let native = savepoint.is_some_and(|s| s.format == SavepointFormat::Native);
+            if native && cp.state_backend == StateBackend::Changelog {
+                let consume = self
+                    .plan
+                    .cfg
+                    .mutants
+                    .has(Mutant::NativeSavepointBlocksMaterialization);
+                self.storage.native_savepoint(t, p.id, consume);
+            }
         }
         self.storage.state_bytes(p.id, t)
     }
@@ -127,6 +138,43 @@ impl World<'_> {
             .collect();
     }
 
+    /// The job starts from snapshot `c` (`claim`: restore mode `CLAIM`):
+    /// its files are in the checkpoint storage, written as the job's
+    /// backend writes a snapshot, owned by the job only under `CLAIM`.
+    pub(super) fn files_imported(&mut self, c: &Completed, claim: bool) {
+        if !self.writes_files() {
+            return;
+        }
+        let cp = &self.plan.scenario.checkpoint;
+        let tasks = acked_tasks(c);
+        for &t in &tasks {
+            let Some(snap) = c.states[t as usize].as_ref() else {
+                continue;
+            };
+            let w = Write {
+                task: t,
+                id: c.id,
+                states: &snap.states,
+                in_flight_bytes: snap.in_flight_bytes(),
+                synced_at: Some(self.net.now),
+                backend: cp.state_backend,
+                now: self.net.now,
+                savepoint: false,
+                max_runs: cp.max_runs,
+                compaction_drops_oldest: false,
+            };
+            self.storage.write_snapshot(&w);
+        }
+        let mutants = self.plan.cfg.mutants;
+        let bugs = (
+            mutants.has(Mutant::ClaimKeepsRestoredFiles),
+            mutants.has(Mutant::NoClaimReusesRestoredFiles),
+        );
+        self.storage
+            .imported(self.net.now, c.id, &tasks, claim, bugs);
+        self.files_retained();
+    }
+
     /// Task `t`'s acknowledgement of `id` reached the coordinator: its runs
     /// are registered, or, referring to a run the registry no longer
     /// holds, it is refused and the checkpoint fails.
@@ -167,7 +215,7 @@ impl World<'_> {
     /// Task `t` learnt that `id` completed: its backend builds on it.
     pub(super) fn files_confirmed(&mut self, t: TaskId, id: CheckpointId) {
         if self.writes_files() {
-            self.storage.confirm(t, id);
+            self.storage.confirm(self.net.now, t, id);
         }
     }
 
@@ -183,7 +231,7 @@ impl World<'_> {
             return Ok(states);
         }
         let id = c.filter(|c| c.states[t as usize].is_some()).map(|c| c.id);
-        self.storage.restarted(t, id);
+        self.storage.restarted(self.net.now, t, id);
         match id {
             Some(id) => self.storage.read(self.net.now, id, t, &states),
             None => Ok(states),
@@ -274,6 +322,22 @@ mod mutants {
             part: "checkpoint storage durability",
             what: "a task acknowledges once its state files are written, without syncing them: a completed checkpoint refers to files a storage crash loses",
             modelled_on: "FLINK-36421: file-merging checkpoints handed out the handle of a physical file that was flushed but never synced, so a machine crash after the checkpoint completed lost state it referred to",
+            caught_by: "checkpoint-files",
+            applies: &[("incremental", "aligned")],
+        });
+        pub const NoClaimReusesRestoredFiles: Mutant = Mutant::declare(&MutantInfo {
+            name: "no-claim-reuses-restored-files",
+            part: "restore modes",
+            what: "after a NO_CLAIM restore the backends build on the restored snapshot's files: the first checkpoint is incremental and refers to files the user owns and may delete once it completed",
+            modelled_on: "the NO_CLAIM contract of FLIP-193 (snapshot ownership): Flink does not own the restored snapshot, so the first checkpoint after it must be a full one; a first incremental checkpoint makes every later one depend on files the user deletes",
+            caught_by: "checkpoint-files",
+            applies: &[("incremental", "aligned")],
+        });
+        pub const ClaimKeepsRestoredFiles: Mutant = Mutant::declare(&MutantInfo {
+            name: "claim-keeps-restored-files",
+            part: "restore modes",
+            what: "after a CLAIM restore the shared-state registry treats the restored snapshot's shared files as not claimed: once no checkpoint uses them they leave the registry but are never deleted",
+            modelled_on: "SharedStateRegistryImpl.registerAllAfterRestored, which keeps the restored checkpoint's shared state (highestNotClaimedCheckpointID) in every mode but CLAIM; applied to CLAIM too, the files the job owns leak",
             caught_by: "checkpoint-files",
             applies: &[("incremental", "aligned")],
         });

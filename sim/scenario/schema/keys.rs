@@ -90,6 +90,7 @@ same_key!(
     FlinkVersion,
     StorageKind,
     StateBackend,
+    SavepointFormat,
     Placement,
     MemoryLoss,
     FailoverStrategy

@@ -1,0 +1,175 @@
+//! The changelog state backend (`runtime::storage`'s changelog, FLIP-158):
+//! a log of state changes uploaded as segments shared between checkpoints,
+//! periodic materialization through the task's mailbox, restores that
+//! replay the tail; the checkpoint-files check's rule that materialization
+//! keeps happening, and the mutants it catches.
+
+use crate::common::{
+    assert_caught, check, ckptsim, exactly_once, load, reach, seeds_or, stderr, stdout, sweep,
+    valid,
+};
+use ckptsim::mutant::Mutant;
+use ckptsim::scenario::{ScenarioData, StateBackend, StorageKind};
+
+/// The changelog scenario uploads segments, materializes, refers to both
+/// again and restores from them, under every exactly-once algorithm.
+#[test]
+fn changelog_snapshots_keep_exactly_once_under_every_algorithm() {
+    let s = load("changelog");
+    let seeds = seeds_or(12);
+    for alg in exactly_once() {
+        let total = sweep(&s, "scenarios/changelog.toml", alg, 0..seeds);
+        assert!(total.recoveries > 0, "{}: no recovery", alg.name());
+    }
+    let e = check(&s, 0, &[]);
+    assert!(e.verdict.passed);
+    for what in [
+        "changelog segments written",
+        "changelog segments reused",
+        "materializations done",
+        "restores from files",
+    ] {
+        assert!(reach(&e, "checkpoint-files", what) > 0, "{what}");
+    }
+}
+
+/// Keyed scenarios on memory storage, moved to the changelog backend:
+/// state read back from materializations and replayed tails at every
+/// restore, and the judge holds.
+#[test]
+fn every_keyed_shipped_scenario_runs_under_the_changelog_backend() {
+    for name in ["wordcount", "upsert", "windows", "event-time-timers"] {
+        let mut d = ScenarioData::clone(&load(name));
+        d.checkpoint.storage = StorageKind::Filesystem;
+        d.checkpoint.state_backend = StateBackend::Changelog;
+        let s = valid(&d);
+        for seed in 0..seeds_or(6) {
+            let e = check(&s, seed, &[]);
+            assert!(
+                e.verdict.passed,
+                "{name} seed {seed}: {:?}",
+                e.verdict.violations().next()
+            );
+        }
+    }
+}
+
+/// FLINK-40302: a native savepoint that takes a materialization id stops
+/// materialization for good; the judge names the task and the tail.
+#[test]
+fn a_native_savepoint_that_stops_materialization_is_caught() {
+    let s = load("changelog");
+    assert_caught(
+        &s,
+        Mutant::NativeSavepointBlocksMaterialization,
+        20,
+        "checkpoint-files",
+    );
+    let e = check(&s, 0, &[Mutant::NativeSavepointBlocksMaterialization]);
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.message.contains("materialization of task"))
+        .expect("the stopped materialization is named");
+    assert!(v.message.contains("grows without bound"), "{}", v.message);
+    // A canonical savepoint takes no id: the mutant does not fire.
+    let mut d = ScenarioData::clone(&s);
+    d.savepoints[0].format = ckptsim::scenario::SavepointFormat::Canonical;
+    let e = check(
+        &valid(&d),
+        0,
+        &[Mutant::NativeSavepointBlocksMaterialization],
+    );
+    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+}
+
+/// Truncation on materialization alone deletes segments retained
+/// checkpoints still refer to.
+#[test]
+fn a_log_truncated_before_its_checkpoints_are_subsumed_is_caught() {
+    assert_caught(
+        &load("changelog"),
+        Mutant::ChangelogTruncatedBeforeSubsumed,
+        20,
+        "checkpoint-files",
+    );
+}
+
+/// A materialization the storage loses before its sync fails, and the
+/// task materializes again: the judge holds.
+#[test]
+fn a_lost_materialization_fails_and_the_next_one_follows() {
+    let mut d = ScenarioData::clone(&load("changelog"));
+    d.checkpoint.storage_sync = ckptsim::engine::SimDuration::from_millis(10);
+    let s = valid(&d);
+    let mut failed = 0;
+    for seed in 0..seeds_or(20) {
+        let e = check(&s, seed, &[]);
+        assert!(
+            e.verdict.passed,
+            "seed {seed}: {:?}",
+            e.verdict.violations().next()
+        );
+        failed += reach(&e, "checkpoint-files", "materializations failed");
+    }
+    assert!(failed > 0, "no storage crash lost a materialization");
+}
+
+/// `ckptsim savepoint --format native` takes a native savepoint; a failing
+/// run prints a replay line that takes it native again.
+#[test]
+fn a_native_savepoint_from_the_command_line_replays_as_printed() {
+    let dir = crate::flink::tempdir("native-savepoint");
+    let args = |out: &str, format: &str, mutant: bool| {
+        let mut a = vec![
+            "savepoint".to_string(),
+            "scenarios/changelog.toml".into(),
+            "--at".into(),
+            "100ms".into(),
+            "--out".into(),
+            dir.join(out).display().to_string(),
+            "--format".into(),
+            format.into(),
+        ];
+        if mutant {
+            a.extend(["--mutant".to_string(), "ack-before-sync".into()]);
+        }
+        a
+    };
+    let run = |a: Vec<String>| ckptsim(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args("ok", "native", false));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written = std::fs::read_dir(dir.join("ok")).unwrap().count();
+    assert!(written > 0, "the savepoint directory is empty");
+    let o = run(args("bad", "native", true));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    let replay = text
+        .lines()
+        .find(|l| l.starts_with("replay"))
+        .expect("a replay line");
+    assert!(replay.contains("--format native"), "{replay}");
+    assert!(replay.contains("--mutant ack-before-sync"), "{replay}");
+    let o = run(args("x", "nope", false));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("canonical or native"), "{}", stderr(&o));
+}
+
+/// A changelog backend on memory storage is refused where it is written,
+/// exit 2.
+#[test]
+fn a_changelog_backend_needs_filesystem_storage() {
+    let dir = crate::flink::tempdir("changelog-memory");
+    let path = dir.join("cl.toml");
+    let text = std::fs::read_to_string(crate::common::scenario_path("changelog")).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("storage = \"filesystem\"", "storage = \"memory\""),
+    )
+    .unwrap();
+    let o = ckptsim(&["run", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("changelog state backend"), "{err}");
+    assert!(err.contains("cl.toml:"), "{err}");
+}
