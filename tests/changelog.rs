@@ -4,33 +4,26 @@
 //! replay the tail; the checkpoint-files check's rule that materialization
 //! keeps happening, and the mutants it catches.
 
-use crate::common::{
-    assert_caught, check, ckptsim, exactly_once, load, reach, seeds_or, stderr, stdout, sweep,
-    valid,
+use crate::checkpoint_files::{
+    backend_keeps_exactly_once, keyed_scenarios_pass_under, refused_on_memory_storage,
 };
+use crate::common::{assert_caught, check, ckptsim, load, reach, seeds_or, stderr, stdout, valid};
 use ckptsim::mutant::Mutant;
-use ckptsim::scenario::{ScenarioData, StateBackend, StorageKind};
+use ckptsim::scenario::{ScenarioData, StateBackend};
 
 /// The changelog scenario uploads segments, materializes, refers to both
 /// again and restores from them, under every exactly-once algorithm.
 #[test]
 fn changelog_snapshots_keep_exactly_once_under_every_algorithm() {
-    let s = load("changelog");
-    let seeds = seeds_or(12);
-    for alg in exactly_once() {
-        let total = sweep(&s, "scenarios/changelog.toml", alg, 0..seeds);
-        assert!(total.recoveries > 0, "{}: no recovery", alg.name());
-    }
-    let e = check(&s, 0, &[]);
-    assert!(e.verdict.passed);
-    for what in [
-        "changelog segments written",
-        "changelog segments reused",
-        "materializations done",
-        "restores from files",
-    ] {
-        assert!(reach(&e, "checkpoint-files", what) > 0, "{what}");
-    }
+    backend_keeps_exactly_once(
+        "changelog",
+        &[
+            "changelog segments written",
+            "changelog segments reused",
+            "materializations done",
+            "restores from files",
+        ],
+    );
 }
 
 /// Keyed scenarios on memory storage, moved to the changelog backend:
@@ -38,20 +31,7 @@ fn changelog_snapshots_keep_exactly_once_under_every_algorithm() {
 /// restore, and the judge holds.
 #[test]
 fn every_keyed_shipped_scenario_runs_under_the_changelog_backend() {
-    for name in ["wordcount", "upsert", "windows", "event-time-timers"] {
-        let mut d = ScenarioData::clone(&load(name));
-        d.checkpoint.storage = StorageKind::Filesystem;
-        d.checkpoint.state_backend = StateBackend::Changelog;
-        let s = valid(&d);
-        for seed in 0..seeds_or(6) {
-            let e = check(&s, seed, &[]);
-            assert!(
-                e.verdict.passed,
-                "{name} seed {seed}: {:?}",
-                e.verdict.violations().next()
-            );
-        }
-    }
+    keyed_scenarios_pass_under(StateBackend::Changelog);
 }
 
 /// FLINK-40302: a native savepoint that takes a materialization id stops
@@ -159,17 +139,5 @@ fn a_native_savepoint_from_the_command_line_replays_as_printed() {
 /// exit 2.
 #[test]
 fn a_changelog_backend_needs_filesystem_storage() {
-    let dir = crate::flink::tempdir("changelog-memory");
-    let path = dir.join("cl.toml");
-    let text = std::fs::read_to_string(crate::common::scenario_path("changelog")).unwrap();
-    std::fs::write(
-        &path,
-        text.replace("storage = \"filesystem\"", "storage = \"memory\""),
-    )
-    .unwrap();
-    let o = ckptsim(&["run", path.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(err.contains("changelog state backend"), "{err}");
-    assert!(err.contains("cl.toml:"), "{err}");
+    refused_on_memory_storage("changelog", "changelog state backend");
 }

@@ -11,38 +11,31 @@ use crate::common::{
 use ckptsim::mutant::Mutant;
 use ckptsim::scenario::{ScenarioData, StateBackend, StorageKind};
 
-/// The incremental scenario shares runs, compacts, deletes what nothing
-/// retained needs, and restores state put together from runs, under every
-/// exactly-once algorithm.
-#[test]
-fn incremental_snapshots_keep_exactly_once_under_every_algorithm() {
-    let s = load("incremental");
+/// Scenario `name` under every exactly-once algorithm, with recoveries,
+/// and at seed 0 every counter of `reached` above zero: the shared
+/// sweep of a backend's scenario.
+pub(crate) fn backend_keeps_exactly_once(name: &str, reached: &[&str]) {
+    let s = load(name);
     let seeds = seeds_or(12);
     for alg in exactly_once() {
-        let total = sweep(&s, "scenarios/incremental.toml", alg, 0..seeds);
+        let total = sweep(&s, &format!("scenarios/{name}.toml"), alg, 0..seeds);
         assert!(total.recoveries > 0, "{}: no recovery", alg.name());
     }
     let e = check(&s, 0, &[]);
     assert!(e.verdict.passed);
-    for what in [
-        "runs reused",
-        "runs deleted",
-        "compactions",
-        "restores from files",
-        "storage crashes",
-    ] {
+    for what in reached {
         assert!(reach(&e, "checkpoint-files", what) > 0, "{what}");
     }
 }
 
-/// A keyed scenario on memory storage, moved to the incremental backend:
-/// its state is read back from runs at every restore, and the judge holds.
-#[test]
-fn every_keyed_shipped_scenario_runs_under_the_incremental_backend() {
+/// The keyed shipped scenarios on memory storage, moved to filesystem
+/// storage and `backend`: their state read back from files at every
+/// restore, and the judge holds.
+pub(crate) fn keyed_scenarios_pass_under(backend: StateBackend) {
     for name in ["wordcount", "upsert", "windows", "event-time-timers"] {
         let mut d = ScenarioData::clone(&load(name));
         d.checkpoint.storage = StorageKind::Filesystem;
-        d.checkpoint.state_backend = StateBackend::Incremental;
+        d.checkpoint.state_backend = backend;
         let s = valid(&d);
         for seed in 0..seeds_or(6) {
             let e = check(&s, seed, &[]);
@@ -53,6 +46,49 @@ fn every_keyed_shipped_scenario_runs_under_the_incremental_backend() {
             );
         }
     }
+}
+
+/// A backend other than `hashmap` on memory storage is refused where it
+/// is written, exit 2, naming the backend (`scenario`'s storage set to
+/// memory in a copy).
+pub(crate) fn refused_on_memory_storage(scenario: &str, says: &str) {
+    let dir = crate::flink::tempdir(&format!("{scenario}-memory"));
+    let path = dir.join("backend.toml");
+    let text = std::fs::read_to_string(crate::common::scenario_path(scenario)).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("storage = \"filesystem\"", "storage = \"memory\""),
+    )
+    .unwrap();
+    let o = ckptsim(&["run", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains(says), "{err}");
+    assert!(err.contains("backend.toml:"), "{err}");
+}
+
+/// The incremental scenario shares runs, compacts, deletes what nothing
+/// retained needs, and restores state put together from runs, under every
+/// exactly-once algorithm.
+#[test]
+fn incremental_snapshots_keep_exactly_once_under_every_algorithm() {
+    backend_keeps_exactly_once(
+        "incremental",
+        &[
+            "runs reused",
+            "runs deleted",
+            "compactions",
+            "restores from files",
+            "storage crashes",
+        ],
+    );
+}
+
+/// A keyed scenario on memory storage, moved to the incremental backend:
+/// its state is read back from runs at every restore, and the judge holds.
+#[test]
+fn every_keyed_shipped_scenario_runs_under_the_incremental_backend() {
+    keyed_scenarios_pass_under(StateBackend::Incremental);
 }
 
 /// A storage crash loses what is not synced: a checkpoint that wrote such
@@ -156,17 +192,5 @@ fn memory_storage_writes_no_files() {
 /// written, exit 2.
 #[test]
 fn an_incremental_backend_needs_filesystem_storage() {
-    let dir = crate::flink::tempdir("incremental-memory");
-    let path = dir.join("inc.toml");
-    let text = std::fs::read_to_string(crate::common::scenario_path("incremental")).unwrap();
-    std::fs::write(
-        &path,
-        text.replace("storage = \"filesystem\"", "storage = \"memory\""),
-    )
-    .unwrap();
-    let o = ckptsim(&["run", path.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(err.contains("state_backend"), "{err}");
-    assert!(err.contains("inc.toml:"), "{err}");
+    refused_on_memory_storage("incremental", "state_backend");
 }
