@@ -594,23 +594,13 @@ impl StateBackend {
     }
 }
 
-/// A savepoint's format (`[[savepoints]] format`, Flink's `--type`).
+/// A savepoint's format (`[[savepoints]] format`, Flink's `--type`): every
+/// backend's state in the common format, or the state backend's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SavepointFormat {
-    /// Every backend's state in the common format.
     Canonical,
-    /// The state backend's own format.
     Native,
-}
-
-impl SavepointFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            SavepointFormat::Canonical => "canonical",
-            SavepointFormat::Native => "native",
-        }
-    }
 }
 
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
