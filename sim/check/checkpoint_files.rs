@@ -27,7 +27,7 @@
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;
-use crate::runtime::storage::FileFinding;
+use crate::runtime::storage::{FileFinding, StorageEvidence};
 use crate::verdict::{CheckId, Violation};
 
 pub fn check(input: &Input) -> Finding {
@@ -117,49 +117,58 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
-    if let Some(s) = e.changelog_stopped.first() {
-        violations.push(Violation {
-            check: CheckId::CheckpointFiles,
-            time_ns: s.time_ns,
-            message: format!(
-                "materialization of task {} stopped: at {} its trigger skipped, although materialization {} is confirmed (in a checkpoint the task was notified of, or restored from) and nothing held it back since {}; the changelog grows without bound ({} entries, {} bytes beyond the base, {} such triggers)",
-                names.get(s.task as usize).map_or("?", String::as_str),
-                SimDuration(s.time_ns),
-                s.base,
-                SimDuration(s.open_since_ns),
-                s.entries,
-                s.bytes,
-                e.changelog_stopped_count
-            ),
-        });
-    }
+    violations.extend(stopped(e, names));
     Finding {
         violations,
-        reach: vec![
-            ("files written", e.files_written),
-            ("references checked", e.references_checked),
-            ("runs reused", e.runs_reused),
-            ("files deleted", e.files_deleted),
-            ("runs deleted", e.runs_deleted),
-            ("compactions", e.compactions),
-            ("storage crashes", e.storage_crashes),
-            ("files lost", e.files_lost),
-            ("restores from files", e.restores_from_files),
-            ("acks refused: unknown shared state", e.acks_refused),
-            ("files orphaned by coordinator failovers", e.files_orphaned),
-            ("files at end", e.files_at_end),
-            ("files of a restored snapshot", e.files_restored),
-            ("changelog entries", e.changelog_entries),
-            ("changelog segments written", e.segments_written),
-            ("changelog segments reused", e.segments_reused),
-            ("materializations started", e.materializations_started),
-            ("materializations done", e.materializations_done),
-            ("materializations failed", e.materializations_failed),
-            (
-                "materialization triggers skipped: unconfirmed",
-                e.materializations_skipped,
-            ),
-            ("longest changelog tail (entries)", e.max_tail_entries),
-        ],
+        reach: reach(e),
     }
+}
+
+/// The bounded-changelog rule: the first task whose materialization
+/// stopped.
+fn stopped(e: &StorageEvidence, names: &[String]) -> Option<Violation> {
+    e.changelog_stopped.first().map(|s| Violation {
+        check: CheckId::CheckpointFiles,
+        time_ns: s.time_ns,
+        message: format!(
+            "materialization of task {} stopped: at {} its trigger skipped, although materialization {} is confirmed (in a checkpoint the task was notified of, or restored from) and nothing held it back since {}; the changelog grows without bound ({} entries, {} bytes beyond the base, {} such triggers)",
+            names.get(s.task as usize).map_or("?", String::as_str),
+            SimDuration(s.time_ns),
+            s.base,
+            SimDuration(s.open_since_ns),
+            s.entries,
+            s.bytes,
+            e.changelog_stopped_count
+        ),
+    })
+}
+
+/// What the check reached.
+fn reach(e: &StorageEvidence) -> Vec<(&'static str, u64)> {
+    vec![
+        ("files written", e.files_written),
+        ("references checked", e.references_checked),
+        ("runs reused", e.runs_reused),
+        ("files deleted", e.files_deleted),
+        ("runs deleted", e.runs_deleted),
+        ("compactions", e.compactions),
+        ("storage crashes", e.storage_crashes),
+        ("files lost", e.files_lost),
+        ("restores from files", e.restores_from_files),
+        ("acks refused: unknown shared state", e.acks_refused),
+        ("files orphaned by coordinator failovers", e.files_orphaned),
+        ("files at end", e.files_at_end),
+        ("files of a restored snapshot", e.files_restored),
+        ("changelog entries", e.changelog_entries),
+        ("changelog segments written", e.segments_written),
+        ("changelog segments reused", e.segments_reused),
+        ("materializations started", e.materializations_started),
+        ("materializations done", e.materializations_done),
+        ("materializations failed", e.materializations_failed),
+        (
+            "materialization triggers skipped: unconfirmed",
+            e.materializations_skipped,
+        ),
+        ("longest changelog tail (entries)", e.max_tail_entries),
+    ]
 }
