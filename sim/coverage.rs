@@ -423,6 +423,8 @@ targets! {
             "an alignment timed out into an unaligned checkpoint";
         "output-barrier-prioritized", "output_barriers_prioritized", [AlignedTimeout],
             "a timeoutable barrier overtook the records queued in an output";
+        "exit-waited-for-ack", "exits_waiting_for_ack", [AlignedTimeout],
+            "a task whose input had ended waited to exit until its held barrier's snapshot was acknowledged";
         "crash-during-capture", "crashes_during_unaligned_capture", [ChannelState, Crashes],
             "a task crashed while channel state was being captured";
         "restore-with-channel-state", "recoveries_with_channel_state", [ChannelState, Crashes],

@@ -69,6 +69,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::SavepointNotifies,
     Mutant::FinalNotificationNotAwaited,
     Mutant::FinishedOperatorRestoredRunning,
+    Mutant::ExitsWithAckPending,
     Mutant::StopSavepointNotAwaited,
     Mutant::TriggersOnlyJobSources,
     Mutant::FinishedOnRestoreSilent,

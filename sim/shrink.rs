@@ -441,6 +441,27 @@ impl Shrinker {
     }
 }
 
+/// `scenario` (a shrunk one) as a standalone reproducer: the file names its
+/// algorithm, seed and mutants, so that `run FILE` alone fails as the run
+/// did (a swarm draw is in its values already). The checkpoint bound is the
+/// one the run had: an algorithm's own limit (at most one concurrent
+/// checkpoint with unaligned ones) caps a drawn or written higher bound.
+pub fn standalone_reproducer(
+    scenario: &Scenario,
+    algorithm: Algorithm,
+    seed: u64,
+    mutants: Mutants,
+    path: &str,
+) -> Result<Scenario, String> {
+    let mut edit = ScenarioData::clone(scenario);
+    edit.checkpoint.max_concurrent = scenario.max_concurrent(algorithm);
+    edit.checkpoint.algorithm = algorithm;
+    edit.replay.seed = seed;
+    edit.replay.mutants = mutants.names().iter().map(|m| m.to_string()).collect();
+    edit.swarm = None;
+    check(&edit, path).map_err(|e| format!("the reproducer does not validate: {e}"))
+}
+
 /// Shrinks the run of `scenario` at `seed`. Errors (as text) when the run
 /// passes, or when the standalone version no longer fails.
 pub fn shrink(

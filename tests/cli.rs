@@ -710,6 +710,27 @@ fn shrink_of_a_panicking_seed_expects_the_panic() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A reproducer of a run whose algorithm caps the checkpoint bound (at
+/// most one concurrent checkpoint with unaligned ones) carries the bound
+/// the run had, not a higher one drawn or written for the scenario's own
+/// algorithm: it validates, and replays.
+#[test]
+fn a_reproducer_carries_the_checkpoint_bound_its_run_had() {
+    use ckptsim::mutant::Mutants;
+    use ckptsim::scenario::{Algorithm, ScenarioData};
+    let mut edit = ScenarioData::clone(&crate::common::load("event-time-timers"));
+    edit.checkpoint.max_concurrent = 3;
+    let sc = ckptsim::scenario::check(&edit, "three").unwrap();
+    let alg = Algorithm::AlignedTimeout;
+    let r = ckptsim::shrink::standalone_reproducer(&sc, alg, 7, Mutants::NONE, "three").unwrap();
+    assert_eq!(r.checkpoint.max_concurrent, 1);
+    assert_eq!(r.checkpoint.algorithm, alg);
+    assert_eq!(r.replay.seed, 7);
+    let r = ckptsim::shrink::standalone_reproducer(&sc, Algorithm::Aligned, 7, Mutants::NONE, "")
+        .unwrap();
+    assert_eq!(r.checkpoint.max_concurrent, 3, "aligned has no such bound");
+}
+
 /// `compare --mutant simulator-panic`: the runs that panic are failed runs
 /// with their message and replay line (results.json, results.csv, the
 /// README's failed runs), left out of the metrics; compare finishes.

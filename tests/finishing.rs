@@ -158,3 +158,36 @@ fn a_stop_without_drain_finishes_no_operator_and_every_task_waits_for_the_savepo
         assert!(c.tasks_stopped_without_drain > 0, "seed {seed}");
     }
 }
+
+/// A task whose input ended while its barrier waited in a full output
+/// queue (aligned-timeout) exits only after that snapshot's ack: the job
+/// finishes, and the mutant that exits at once is named by the finishing
+/// check (and leaves the coordinator waiting: liveness).
+#[test]
+fn a_task_waits_for_its_held_barriers_ack_before_it_exits() {
+    let sc = load("finishing-backpressure");
+    let mut waited = 0;
+    for seed in 0..20 {
+        let e = check_alg(&sc, seed, Algorithm::AlignedTimeout, &[]);
+        assert!(e.verdict.passed, "seed {seed}: {:?}", failed_checks(&e));
+        waited += e.output.counters.exits_waiting_for_ack;
+    }
+    assert!(waited > 0, "some exit waited for an ack");
+    let m = [Mutant::ExitsWithAckPending];
+    let caught = (0..20).find_map(|seed| {
+        let e = check_alg(&sc, seed, Algorithm::AlignedTimeout, &m);
+        (!e.verdict.passed).then_some(e)
+    });
+    let e = caught.expect("the mutant is caught within 20 seeds");
+    assert!(
+        failed_checks(&e).contains(&"finishing"),
+        "{:?}",
+        failed_checks(&e)
+    );
+    let v = e
+        .verdict
+        .violations()
+        .find(|v| v.check == ckptsim::check::CheckId::Finishing)
+        .unwrap();
+    assert!(v.message.contains("not acknowledged"), "{}", v.message);
+}

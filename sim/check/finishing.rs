@@ -82,6 +82,7 @@ pub fn check(input: &Input) -> Finding {
                 "tasks finished while others ran",
                 c.tasks_finished_while_others_ran,
             ),
+            ("exits waiting for an ack", c.exits_waiting_for_ack),
             (
                 "checkpoints with finished tasks",
                 c.checkpoints_with_finished_tasks,

@@ -317,16 +317,10 @@ pub(crate) fn shrink_cmd(a: ShrinkArgs) -> Result<u8> {
     crate::safe_fs::check_file(out).map_err(|e| UsageError(format!("error: {e}")))?;
     let mut shrunk = crate::shrink::shrink(&sc, seed, algorithm, mutants, budget)
         .map_err(|e| UsageError(format!("error: {e}")))?;
-    // Standalone: the file names its algorithm, seed and mutants, so that
-    // `run FILE` alone fails as this run did (the swarm draw is in its
-    // values already).
-    let mut edit = crate::scenario::ScenarioData::clone(&shrunk.scenario);
-    edit.checkpoint.algorithm = algorithm;
-    edit.replay.seed = seed;
-    edit.replay.mutants = mutants.names().iter().map(|m| m.to_string()).collect();
-    edit.swarm = None;
-    shrunk.scenario = crate::scenario::check(&edit, &path.display().to_string())
-        .map_err(|e| UsageError(format!("error: the reproducer does not validate: {e}")))?;
+    let shown = path.display().to_string();
+    shrunk.scenario =
+        crate::shrink::standalone_reproducer(&shrunk.scenario, algorithm, seed, mutants, &shown)
+            .map_err(|e| UsageError(format!("error: {e}")))?;
     let mut args = format!("--seed {seed} --algorithm {}", algorithm.name());
     for m in mutants.names() {
         args.push_str(&format!(" --mutant {m}"));

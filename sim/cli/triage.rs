@@ -134,13 +134,13 @@ pub(crate) fn shrink_groups(
 fn shrink_one(spec: &SweepSpec, seed: u64, budget: u64) -> Result<Shrunk, String> {
     let (sc, _) = spec.scenario_for(seed).map_err(|e| e.to_string())?;
     let mut shrunk = shrink(&sc, seed, spec.algorithm, spec.mutants, budget)?;
-    let mut edit = crate::scenario::ScenarioData::clone(&shrunk.scenario);
-    edit.checkpoint.algorithm = spec.algorithm;
-    edit.replay.seed = seed;
-    edit.replay.mutants = spec.mutants.names().iter().map(|m| m.to_string()).collect();
-    edit.swarm = None;
-    shrunk.scenario = crate::scenario::check(&edit, &spec.path)
-        .map_err(|e| format!("the reproducer does not validate: {e}"))?;
+    shrunk.scenario = crate::shrink::standalone_reproducer(
+        &shrunk.scenario,
+        spec.algorithm,
+        seed,
+        spec.mutants,
+        &spec.path,
+    )?;
     Ok(shrunk)
 }
 

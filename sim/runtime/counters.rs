@@ -54,6 +54,10 @@ counters! {
     final_checkpoints_taken,
     /// Tasks that exited while others still ran.
     tasks_finished_while_others_ran,
+    /// Times a task whose input had ended was kept from exiting by a
+    /// snapshot not yet acknowledged (a timeoutable barrier held in its
+    /// output queue): Flink's `afterInvoke` waits for pending checkpoints.
+    exits_waiting_for_ack,
     /// Tasks triggered by RPC because every upstream task had exited.
     tasks_triggered_after_upstream_finished,
     /// Barriers a handler took for an input whose upstream had exited (or

@@ -74,6 +74,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("faults", include_str!("../../scenarios/faults.toml")),
     (
+        "finishing-backpressure",
+        include_str!("../../scenarios/finishing-backpressure.toml"),
+    ),
+    (
         "finishing-sources",
         include_str!("../../scenarios/finishing-sources.toml"),
     ),

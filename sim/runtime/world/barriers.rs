@@ -170,6 +170,7 @@ impl World<'_> {
             self.tasks.list[ti].pending_ack = None;
         }
         self.decline(t, id, reason);
+        self.try_exit(t);
     }
 
     /// Mutant `unaligned-ack-at-first-barrier`: acknowledge at the first
@@ -522,6 +523,7 @@ impl World<'_> {
         };
         if self.uses_channel_files(p.id) {
             self.complete_channel_file(t, p);
+            self.try_exit(t);
             return;
         }
         let state = self.state_write_bytes(t, &p);
@@ -543,6 +545,8 @@ impl World<'_> {
             fired(Mutant::AckBeforeChannelStateWritten);
         }
         self.send_ack(t, p, durable, written);
+        // A task whose input had ended waited for this ack to exit.
+        self.try_exit(t);
     }
 
     /// Sends task `t`'s ack of snapshot `p` once its writes are done

@@ -255,6 +255,17 @@ impl World<'_> {
         {
             return;
         }
+        if task.pending_ack.is_some() {
+            // A snapshot not yet acknowledged (its timeoutable barrier still
+            // held in an output queue) keeps the task: Flink's `afterInvoke`
+            // waits for pending checkpoints; `maybe_ack` tries again.
+            self.rec.counters.exits_waiting_for_ack += 1;
+            if !self.plan.cfg.mutants.has(Mutant::ExitsWithAckPending) {
+                return;
+            }
+            // Mutant: the task exits, and the ack is never sent.
+            fired(Mutant::ExitsWithAckPending);
+        }
         if !notified {
             if self
                 .plan
@@ -309,6 +320,18 @@ impl World<'_> {
     /// to finish.
     fn note_held_at_exit(&mut self, t: TaskId) {
         let ti = t as usize;
+        if let Some(p) = &self.tasks.list[ti].pending_ack {
+            let name = &self.plan.exec.tasks[ti].name;
+            let why = match p.waiting_barriers {
+                true => "some inputs' barriers still missing",
+                false => "its barrier still held in a full output queue",
+            };
+            let what = format!(
+                "task {name} exited with its snapshot of checkpoint {} not acknowledged ({why}): the coordinator waits for an acknowledgement that never comes",
+                p.id
+            );
+            self.rec.evidence.held_at_exit.push((self.net.now.0, what));
+        }
         if self.tasks.list[ti].exit.sync_savepoint.is_some() {
             return;
         }
@@ -640,6 +663,14 @@ mod mutants {
             modelled_on: "bounded jobs losing the last 2PC transaction before FLIP-147 (FLINK-2491's family: no checkpoint, and no notification, after a task finished; StreamTask.afterInvoke now waits for finalCheckpointCompleted)",
             caught_by: "exactly-once-output",
             applies: &[("wordcount", "aligned")],
+        });
+        pub const ExitsWithAckPending: Mutant = Mutant::declare(&MutantInfo {
+            name: "exits-with-ack-pending",
+            part: "task exit",
+            what: "a task exits while a snapshot it took is not yet acknowledged (its timeoutable barrier still held in an output queue): the ack is never sent, no checkpoint completes again, and the sinks' last transactions stay pre-committed",
+            modelled_on: "StreamTask.afterInvoke's subtaskCheckpointCoordinator.waitForPendingCheckpoints(): a finishing task must not drop the asynchronous part of a checkpoint it started, or the coordinator waits for an acknowledgement that never comes",
+            caught_by: "finishing",
+            applies: &[("finishing-backpressure", "aligned-timeout")],
         });
         pub const FinishedOperatorRestoredRunning: Mutant = Mutant::declare(&MutantInfo {
             name: "finished-operator-restored-running",

@@ -200,6 +200,7 @@ impl World<'_> {
                 }
             }
         }
+        self.try_exit(t);
     }
 }
 
