@@ -106,11 +106,13 @@ pub enum Need {
     Incremental,
     /// The changelog state backend on a keyed job.
     Changelog,
+    /// File merging (`file_merging`, with files).
+    FileMerging,
 }
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 38] = [
+    pub const ALL: [Need; 39] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -149,6 +151,7 @@ impl Need {
         Need::FileStorage,
         Need::Incremental,
         Need::Changelog,
+        Need::FileMerging,
     ];
 
     /// Its name in sweep reports and `docs/coverage.md`.
@@ -192,6 +195,7 @@ impl Need {
             Need::FileStorage => "file-storage",
             Need::Incremental => "incremental-backend",
             Need::Changelog => "changelog-backend",
+            Need::FileMerging => "file-merging",
         }
     }
 
@@ -236,6 +240,7 @@ impl Need {
             Need::FileStorage => "`filesystem` storage and coordinated checkpoints",
             Need::Incremental => "`state_backend = \"incremental\"` and a keyed operator",
             Need::Changelog => "`state_backend = \"changelog\"` and a keyed operator",
+            Need::FileMerging => "`file_merging = true` with `filesystem` storage",
         }
     }
 
@@ -335,6 +340,11 @@ impl Need {
             Need::Changelog => {
                 s.checkpoint.state_backend == crate::scenario::StateBackend::Changelog
                     && kinds().any(OperatorKind::is_keyed)
+            }
+            Need::FileMerging => {
+                s.checkpoint.file_merging
+                    && s.checkpoint.storage == crate::scenario::StorageKind::Filesystem
+                    && !info.coordination.is_local()
             }
         }
     }
@@ -591,6 +601,14 @@ targets! {
             "a storage crash lost a materialization's file before its sync, and it failed";
         "materialization-skipped", "materializations_skipped", [Changelog, Checkpoints],
             "a materialization trigger skipped while the last one was not confirmed";
+        "segment-merged", "segments_merged", [FileMerging, Checkpoints],
+            "a snapshot's file went as a segment into a physical file that held one already";
+        "physical-file-reused-across", "physical_files_reused_across", [FileMerging, Checkpoints],
+            "a segment went into a physical file an earlier checkpoint opened (across-checkpoint merging)";
+        "physical-file-deleted", "physical_files_deleted", [FileMerging, Checkpoints],
+            "a physical file was deleted once no segment in it was in use";
+        "segments-reregistered", "segments_reregistered", [FileMerging, WorkerCrashes],
+            "a new file-merging manager re-registered a restored snapshot's segments";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

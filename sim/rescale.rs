@@ -44,6 +44,15 @@ pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
         },
     ),
     (
+        Mutant::RestoredPhysicalFileReused,
+        RescaleFlow {
+            at_ms: 300,
+            operator: "source",
+            parallelism: 3,
+            claim: false,
+        },
+    ),
+    (
         Mutant::ClaimKeepsRestoredFiles,
         RescaleFlow {
             at_ms: 300,

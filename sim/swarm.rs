@@ -12,8 +12,9 @@
 
 use crate::engine::{SimDuration, SimRng, SimTime, Stream};
 use crate::scenario::{
-    check, CommitterPlacement, FlinkVersion, InputOrder, RandomCrashes, Scenario, ScenarioData,
-    ScenarioErrors, StateBackend, StorageKind, SwarmSpec, MAX_BUFFER_RECORDS, MAX_DURATION,
+    check, CommitterPlacement, FileMerging, FlinkVersion, InputOrder, RandomCrashes, Scenario,
+    ScenarioData, ScenarioErrors, StateBackend, StorageKind, SwarmSpec, MAX_BUFFER_RECORDS,
+    MAX_DURATION,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -139,6 +140,8 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
                 StateBackend::Changelog,
             ]
         }),
+        // Every setting of file merging, where snapshots go into files.
+        file_merging: Some(FileMerging::ALL.to_vec()),
         storage_crashes: Some((0, 2)),
         storage_sync: Some((SimDuration::ZERO, SimDuration::from_millis(1))),
         rpc_latency_max: range(
@@ -480,6 +483,14 @@ fn draw_storage(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
     }
     if let Some(r) = spec.storage_sync {
         out.checkpoint.storage_sync = d.duration("storage_sync", r);
+    }
+    if let Some(modes) = spec.file_merging.as_ref().filter(|m| !m.is_empty()) {
+        let m = modes[d.rng.below(modes.len() as u64) as usize];
+        d.draw
+            .knobs
+            .push(("file_merging".to_string(), m.name().to_string()));
+        out.checkpoint.file_merging = m != FileMerging::Off;
+        out.checkpoint.file_merging_across_checkpoints = m == FileMerging::AcrossCheckpoints;
     }
 }
 

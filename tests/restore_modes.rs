@@ -67,9 +67,10 @@ fn restores_in_both_modes_at_new_parallelism_pass_with_every_backend() {
 }
 
 /// Mutant `m`, judged through its flow (a stop-with-savepoint and a
-/// restore), fails checkpoint-files within `seeds` seeds.
-fn caught_through_its_flow(m: Mutant, seeds: u64) {
-    let sc = load("incremental");
+/// restore) on shipped scenario `name`, fails checkpoint-files within
+/// `seeds` seeds.
+pub(crate) fn caught_through_its_flow(name: &str, m: Mutant, seeds: u64) {
+    let sc = load(name);
     let flow = ckptsim::rescale::flow_of(m).expect("a restore flow");
     let failed = (0..seeds)
         .find_map(|seed| {
@@ -84,13 +85,13 @@ fn caught_through_its_flow(m: Mutant, seeds: u64) {
 /// refers to files the job does not own.
 #[test]
 fn a_no_claim_restore_that_reuses_the_snapshot_files_is_caught() {
-    caught_through_its_flow(Mutant::NoClaimReusesRestoredFiles, 20);
+    caught_through_its_flow("incremental", Mutant::NoClaimReusesRestoredFiles, 20);
 }
 
 /// `claim`: restored files the job owns and no longer uses must go.
 #[test]
 fn a_claim_restore_that_keeps_the_snapshot_files_is_caught() {
-    caught_through_its_flow(Mutant::ClaimKeepsRestoredFiles, 20);
+    caught_through_its_flow("incremental", Mutant::ClaimKeepsRestoredFiles, 20);
 }
 
 /// From the command line: `--restore-mode claim` is taken, printed in the

@@ -246,12 +246,19 @@ fn assert_every_key_written(text: &str, what: &str) {
         "storage_bytes_per_sec",
         "rpc_latency",
         "max_subtasks_per_channel_state_file",
+        "file_merging",
+        "file_merging_across_checkpoints",
         "rpc_latency_max",
     ];
     let mut checkpoint = sorted(&checkpoint);
     if doc["checkpoint"]["storage"].as_str() == Some("memory") {
         // Memory storage's size limit, an error with a file system.
         checkpoint.push("max_state_size".to_string());
+        checkpoint.sort();
+    }
+    if doc["checkpoint"]["file_merging"].as_bool() == Some(true) {
+        // File merging's file size, an error without it.
+        checkpoint.push("file_merging_max_file_size".to_string());
         checkpoint.sort();
     }
     assert_eq!(keys(&table(&doc["checkpoint"])), checkpoint);
@@ -449,6 +456,9 @@ fn every_algorithm_storage_and_guarantee_round_trips() {
             // Files only on a file system.
             s.checkpoint.state_backend = ckptsim::scenario::StateBackend::Hashmap;
             s.checkpoint.storage_sync = SimDuration::ZERO;
+            s.checkpoint.file_merging = false;
+            s.checkpoint.file_merging_across_checkpoints = false;
+            s.checkpoint.file_merging_max_file_size = 32 << 20; // written only with it
         }
         round_trip(&s, "storage");
     }
@@ -584,6 +594,10 @@ fn swarm_round_trips() {
         state_backend: Some(vec![
             ckptsim::scenario::StateBackend::Incremental,
             ckptsim::scenario::StateBackend::Hashmap,
+        ]),
+        file_merging: Some(vec![
+            ckptsim::scenario::FileMerging::AcrossCheckpoints,
+            ckptsim::scenario::FileMerging::Off,
         ]),
     };
     let partial = SwarmSpec {

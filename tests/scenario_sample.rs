@@ -257,6 +257,9 @@ pub fn sample() -> ScenarioData {
             max_state_size: 5 << 20, // memory storage only: the default
             rpc_latency: SimDuration::from_micros(150),
             max_subtasks_per_channel_state_file: 3,
+            file_merging: true,
+            file_merging_across_checkpoints: true,
+            file_merging_max_file_size: 1 << 20,
             rpc_latency_max: SimDuration::from_micros(450),
         },
         faults: FaultSpec {

@@ -104,6 +104,9 @@
 //! - `global_committer`: Sink V2's post-commit topology; the final
 //!   committables lost on Flink 2.3 (FLINK-38614) and published on the
 //!   development line; its rules and its export.
+//! - `file_merging`: snapshot files merged into shared physical files,
+//!   counted per file, re-registered on replaced workers; its mutants
+//!   caught.
 //! - `finishing`: tasks exit one by one after their own final checkpoint
 //!   while the job checkpoints on (FLIP-147); a restored finished subtask
 //!   stays finished; the finishing mutants caught; the recorded run of
@@ -160,6 +163,7 @@ mod examples;
 mod exhaustive;
 mod extremes;
 mod faults;
+mod file_merging;
 mod finishing;
 mod flink;
 mod flink_event_time;

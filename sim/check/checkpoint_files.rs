@@ -16,7 +16,8 @@
 //! - **No leak.** Every file still in storage at the end is referred to by
 //!   a retained checkpoint or a savepoint: subsumption and aborts discard
 //!   the rest (pending checkpoints are discarded when the run ends, as
-//!   Flink's coordinator does at shutdown).
+//!   Flink's coordinator does at shutdown). With file merging, every
+//!   physical file left holds a segment something still needs.
 //! - **The changelog stays bounded** (a progress rule). Materialization
 //!   keeps happening: a trigger may skip only while the last
 //!   materialization the judge saw start has neither come back in a
@@ -79,11 +80,15 @@ pub fn check(input: &Input) -> Finding {
         });
     }
     if let Some(f) = e.unowned.first() {
+        let whose = match f.what {
+            "not the job's" => "which the job does not own",
+            _ => "written into a merged physical file the job does not own (a restored snapshot's file, which takes no new segment)",
+        };
         violations.push(Violation {
             check: CheckId::CheckpointFiles,
             time_ns: f.time_ns,
             message: format!(
-                "checkpoint {} completed at {} referring to {}, which the job does not own (a snapshot restored in NO_CLAIM mode stays the user's, who may delete it once the first checkpoint completed; {} such references)",
+                "checkpoint {} completed at {} referring to {}, {whose} (a snapshot restored in NO_CLAIM mode stays the user's, who may delete it once the first checkpoint completed; {} such references)",
                 f.checkpoint,
                 SimDuration(f.time_ns),
                 name(f),
@@ -117,6 +122,7 @@ pub fn check(input: &Input) -> Finding {
             ),
         });
     }
+    violations.extend(leaked_physical(e, names));
     violations.extend(stopped(e, names));
     Finding {
         violations,
@@ -140,6 +146,32 @@ fn stopped(e: &StorageEvidence, names: &[String]) -> Option<Violation> {
             s.bytes,
             e.changelog_stopped_count
         ),
+    })
+}
+
+/// The no-leak rule for merged files: the first physical file left that
+/// no retained checkpoint or savepoint needs.
+fn leaked_physical(e: &StorageEvidence, names: &[String]) -> Option<Violation> {
+    e.leaked_physical.first().map(|p| {
+        let untracked = match p.untracked {
+            0 => String::new(),
+            n => format!(
+                "; {n} of its segments were discarded while the task's file-merging manager did not track them (not re-registered at a restore)"
+            ),
+        };
+        Violation {
+            check: CheckId::CheckpointFiles,
+            time_ns: p.time_ns,
+            message: format!(
+                "{} merged physical files are left in storage at the end that no retained checkpoint or savepoint needs, the first physical file {} of task {} (opened for checkpoint {}, {} segments, {} bytes){untracked}",
+                e.physical_leaked,
+                p.physical,
+                names.get(p.task as usize).map_or("?", String::as_str),
+                p.opened_for,
+                p.segments,
+                p.bytes
+            ),
+        }
     })
 }
 
@@ -170,5 +202,13 @@ fn reach(e: &StorageEvidence) -> Vec<(&'static str, u64)> {
             e.materializations_skipped,
         ),
         ("longest changelog tail (entries)", e.max_tail_entries),
+        ("physical files", e.physical_files),
+        ("segments merged", e.segments_merged),
+        (
+            "physical files reused across checkpoints",
+            e.physical_reused_across,
+        ),
+        ("physical files deleted", e.physical_deleted),
+        ("segments re-registered at restores", e.segments_restored),
     ]
 }

@@ -367,6 +367,22 @@ fn checkpoint_keys(
             "true".into(),
         ));
     }
+    if c.file_merging && c.storage == StorageKind::Filesystem {
+        out.extend([
+            (
+                "execution.checkpointing.file-merging.enabled",
+                "true".into(),
+            ),
+            (
+                "execution.checkpointing.file-merging.across-checkpoint-boundary",
+                c.file_merging_across_checkpoints.to_string(),
+            ),
+            (
+                "execution.checkpointing.file-merging.max-file-size",
+                format!("{}b", c.file_merging_max_file_size),
+            ),
+        ]);
+    }
     match c.storage {
         StorageKind::Memory => out.push(("execution.checkpointing.storage", "jobmanager".into())),
         StorageKind::Filesystem => out.extend([

@@ -720,6 +720,13 @@ fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
         Exact,
         "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file".into(),
     );
+    if c.file_merging {
+        r.row(
+            "checkpoint.file_merging, file_merging_across_checkpoints, file_merging_max_file_size",
+            Approximate,
+            "execution.checkpointing.file-merging.enabled, across-checkpoint-boundary, max-file-size (Flink 2.x names; the merged files are not judged on Flink)".into(),
+        );
+    }
     if c.during_recovery {
         r.row(
             "checkpoint.during_recovery",

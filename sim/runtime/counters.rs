@@ -359,6 +359,15 @@ counters! {
     materializations_failed,
     /// ... and its triggers skipped for an unconfirmed materialization.
     materializations_skipped,
+    /// File merging: segments written into a physical file that held one
+    /// already, ...
+    segments_merged,
+    /// ... into one an earlier checkpoint opened, ...
+    physical_files_reused_across,
+    /// ... physical files deleted, ...
+    physical_files_deleted,
+    /// ... and segments a new manager re-registered at a restore.
+    segments_reregistered,
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 //! | `spans` | key paths -> file:line:col, values refused while deserializing, messages |
 //! | [`mod@write`] | `Scenario` -> TOML text through serde |
 
+mod checkpoint_rules;
 mod faults;
 mod graph_rules;
 mod kinds;
@@ -49,6 +50,8 @@ pub use schema::{
 };
 pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 pub use validate::Scenario;
+mod backends;
+pub use backends::{FileMerging, SavepointFormat, StateBackend, StorageKind};
 
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -563,46 +566,6 @@ impl FlinkVersion {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StorageKind {
-    /// The coordinator's heap.
-    Memory,
-    /// A durable file system with write latency and bandwidth.
-    Filesystem,
-}
-
-/// How keyed state goes into snapshots (`[checkpoint] state_backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StateBackend {
-    /// Full snapshots: each writes the whole state (Flink's `HashMapStateBackend`).
-    Hashmap,
-    /// Incremental snapshots: immutable runs shared between checkpoints.
-    Incremental,
-    /// A log of state changes with periodic materialization (FLIP-158).
-    Changelog,
-}
-
-impl StateBackend {
-    pub fn name(self) -> &'static str {
-        match self {
-            StateBackend::Hashmap => "hashmap",
-            StateBackend::Incremental => "incremental",
-            StateBackend::Changelog => "changelog",
-        }
-    }
-}
-
-/// A savepoint's format (`[[savepoints]] format`, Flink's `--type`): every
-/// backend's state in the common format, or the state backend's own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SavepointFormat {
-    Canonical,
-    Native,
-}
-
 /// What a task failure restarts (Flink's `jobmanager.execution.failover-strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -782,6 +745,9 @@ macro_rules! swarm {
             /// The state backends to draw from (one per seed; `incremental`
             /// with `memory` storage turns it to `filesystem`).
             pub state_backend: Option<Vec<StateBackend>>,
+            /// File merging's settings to draw from (one per seed, where
+            /// snapshots go into files).
+            pub file_merging: Option<Vec<FileMerging>>,
         }
 
         impl<D, I> Swarm<D, I> {
@@ -805,6 +771,7 @@ macro_rules! swarm {
                     flink_version: self.flink_version.clone(),
                     committer: self.committer.clone(),
                     state_backend: self.state_backend.clone(),
+                    file_merging: self.file_merging.clone(),
                 }
             }
         }

@@ -28,7 +28,7 @@ use super::{
     RestartStrategy, SavepointFormat, Scenario, ScenarioData, SplitAssignment, StateBackend,
     StorageKind, SwarmSpec, TriggerEvent, FORMAT_VERSION,
 };
-use crate::engine::{duration_text, parse_duration, SimDuration, SimTime};
+use crate::engine::{duration_text, SimDuration, SimTime};
 
 #[macro_use]
 mod keys;
@@ -47,87 +47,9 @@ mod from_scenario;
 mod kind_serde;
 mod size;
 pub use size::Bytes;
-
-/// A duration or a time as files write it: `"500ms"`, `"1.5s"`, `"100us"`.
-/// Read with [`parse_duration`]; written exactly by [`duration_text`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Duration(pub SimDuration);
-
-impl Duration {
-    pub fn time(self) -> SimTime {
-        SimTime(self.0.nanos())
-    }
-}
-
-impl From<SimTime> for Duration {
-    fn from(t: SimTime) -> Self {
-        Duration(SimDuration(t.0))
-    }
-}
-
-const fn us(n: u64) -> Duration {
-    Duration(SimDuration::from_micros(n))
-}
-const fn ms(n: u64) -> Duration {
-    Duration(SimDuration::from_millis(n))
-}
-
-/// Reads a string through a function inside the deserializer, so that a
-/// value it refuses is placed at itself.
-/// The second field says what the text is, for a value of another type
-/// ("expected a duration such as \"500ms\"").
-struct Text<F>(F, &'static str);
-
-/// What a duration is, in messages.
-const A_DURATION: &str = "a duration such as \"500ms\" (a string)";
-
-impl<T, F: FnOnce(&str) -> Result<T, String>> de::Visitor<'_> for Text<F> {
-    type Value = T;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.1)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-        (self.0)(v).map_err(E::custom)
-    }
-}
-
-impl Serialize for Duration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&duration_text(self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for Duration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(Text(
-            |text: &str| parse_duration(text).map(Duration),
-            A_DURATION,
-        ))
-    }
-}
-
-/// `interval`: a duration, or `"none"` for no periodic checkpoints.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Interval(pub Option<SimDuration>);
-
-impl Serialize for Interval {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Some(d) => Duration(d).serialize(s),
-            None => s.serialize_str("none"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Interval {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let read = |text: &str| match text.trim() {
-            "none" => Ok(Interval(None)),
-            _ => parse_duration(text).map(|d| Interval(Some(d))),
-        };
-        d.deserialize_str(Text(read, "a duration such as \"500ms\", or \"none\""))
-    }
-}
+mod duration;
+use duration::{ms, us, Text};
+pub use duration::{Duration, Interval};
 
 /// `deserialize_with` for names (kebab-case enums): read as a string, so
 /// that another type is "expected a string" like any text, and an unknown
@@ -705,6 +627,28 @@ section! {
         /// in [ARCHITECTURE.md](ARCHITECTURE.md).
         #[key("integer, ≥ 1", "`5`")]
         max_subtasks_per_channel_state_file: u32 = 5,
+        /// `filesystem` storage: Flink's unified checkpoint file merging (FLIP-306,
+        /// `execution.checkpointing.file-merging.enabled`). A subtask's snapshot files go
+        /// as segments into shared physical files, one pool per subtask and lane (keyed
+        /// runs, operator state, channel state); a physical file lives while a segment in
+        /// it is in use, counted by the subtask's file-merging manager, which a restore on
+        /// a new worker rebuilds from the restored snapshot. Savepoints and the changelog
+        /// backend's files are not merged. See "File merging" in
+        /// [ARCHITECTURE.md](ARCHITECTURE.md#checkpoint-storage-as-files). `--swarm` draws
+        /// it (`[swarm] file_merging`).
+        #[key("`true` or `false`", "`false`")]
+        file_merging: bool = false,
+        /// `file_merging`: segments of later checkpoints may go into a physical file an
+        /// earlier checkpoint opened (Flink's
+        /// `execution.checkpointing.file-merging.across-checkpoint-boundary`).
+        #[key("`true` or `false`", "`false`")]
+        file_merging_across_checkpoints: bool = false,
+        /// `file_merging`: a physical file takes no segment that would make it larger
+        /// (Flink's `execution.checkpointing.file-merging.max-file-size`); a larger segment
+        /// gets a file of its own.
+        #[key("size, ≥ 1 B", "`\"32MiB\"`")]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_merging_max_file_size: Custom<Option<Bytes>, u64> = None,
         /// The longest one-way latency of a coordinator → task RPC (trigger, complete and
         /// abort notifications). Each is drawn per task in `[rpc_latency, rpc_latency_max]`
         /// from its own stream (no draw when equal), so RPCs to different tasks overtake
@@ -718,6 +662,8 @@ section! {
 
 /// Flink's default max state size of `JobManagerCheckpointStorage`.
 pub const MAX_STATE_SIZE: Bytes = Bytes(5 << 20);
+/// Flink's default `execution.checkpointing.file-merging.max-file-size`.
+pub const MAX_MERGED_FILE_SIZE: Bytes = Bytes(32 << 20);
 
 impl Checkpoint {
     /// The defaults of `storage_latency` and `storage_bytes_per_sec` for

@@ -74,6 +74,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("faults", include_str!("../../scenarios/faults.toml")),
     (
+        "file-merging",
+        include_str!("../../scenarios/file-merging.toml"),
+    ),
+    (
         "finishing-backpressure",
         include_str!("../../scenarios/finishing-backpressure.toml"),
     ),

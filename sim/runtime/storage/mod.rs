@@ -52,119 +52,21 @@
 use crate::engine::SimTime;
 use crate::model::{CheckpointId, TaskId};
 use crate::scenario::StateBackend;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 mod changelog;
+mod files;
 mod groups;
 mod log;
+mod merging;
+mod physical;
 
+use files::{keep, Group};
+pub use files::{FileFinding, FileKind, StorageEvidence, StoredFile};
 pub use groups::{join_groups, split_groups, KeyedLayout};
 pub use log::{FileId, Stopped, Trigger};
-
-/// What a file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FileKind {
-    /// A task's operator state, written whole.
-    State,
-    /// An immutable run of key groups (`incremental`), shared by later
-    /// checkpoints.
-    Run,
-    /// A task's channel state.
-    Channel,
-    /// A segment of a task's changelog (`changelog`), shared by later
-    /// checkpoints until a materialization covers it.
-    Changelog,
-    /// A materialization's state (`changelog`), shared by the checkpoints
-    /// that build on it; its `checkpoint` is the materialization id.
-    Materialized,
-}
-
-impl FileKind {
-    pub fn describe(self) -> &'static str {
-        match self {
-            FileKind::State => "operator-state file",
-            FileKind::Run => "shared run",
-            FileKind::Channel => "channel-state file",
-            FileKind::Changelog => "changelog segment",
-            FileKind::Materialized => "materialized state",
-        }
-    }
-
-    /// Shared between checkpoints: managed by the shared-state registry.
-    pub fn shared(self) -> bool {
-        matches!(
-            self,
-            FileKind::Run | FileKind::Changelog | FileKind::Materialized
-        )
-    }
-}
-
-/// One key group's bytes in a run: `(member, key group)` and its encoding.
-type Group = ((u32, u32), Rc<[u8]>);
-
-/// A file in the checkpoint storage.
-#[derive(Clone, Debug)]
-pub struct StoredFile {
-    pub kind: FileKind,
-    pub task: TaskId,
-    /// The checkpoint (or savepoint) it was written for.
-    pub checkpoint: CheckpointId,
-    pub bytes: u64,
-    /// When it was synced: durable from then on (`None`: never).
-    pub synced_at: Option<SimTime>,
-    pub deleted_at: Option<SimTime>,
-    pub lost_at: Option<SimTime>,
-    /// A savepoint's: owned by the user, never deleted by the job.
-    pub user_owned: bool,
-    /// Left behind by a coordinator failover: written for a checkpoint the
-    /// new coordinator does not know (Flink deletes no such file).
-    pub orphaned: bool,
-    /// Entered the shared-state registry once (a shared file): from then
-    /// on a reference to it the registry does not hold is refused.
-    pub registered: bool,
-    /// The checkpoint whose acknowledgement registered it first.
-    pub created_by: Option<CheckpointId>,
-    /// A run's or a materialization's key groups.
-    groups: Vec<Group>,
-    /// A changelog segment's entries.
-    log: Vec<log::LogEntry>,
-}
-
-impl StoredFile {
-    fn new(kind: FileKind, task: TaskId, checkpoint: CheckpointId, bytes: u64) -> StoredFile {
-        StoredFile {
-            kind,
-            task,
-            checkpoint,
-            bytes,
-            synced_at: None,
-            deleted_at: None,
-            lost_at: None,
-            user_owned: false,
-            orphaned: false,
-            registered: false,
-            created_by: None,
-            groups: Vec::new(),
-            log: Vec::new(),
-        }
-    }
-
-    /// Written for checkpoint `id` (a materialization is written for none).
-    fn written_for(&self, id: CheckpointId) -> bool {
-        self.kind != FileKind::Materialized && self.checkpoint == id
-    }
-
-    fn gone(&self) -> Option<(SimTime, &'static str)> {
-        match (self.deleted_at, self.lost_at) {
-            (Some(t), _) => Some((t, "deleted")),
-            (None, Some(t)) => Some((t, "lost in a storage crash")),
-            (None, None) => None,
-        }
-    }
-}
+pub use physical::{MergingBugs, MergingConfig, Physical, PhysicalLeak};
 
 /// What one task's snapshot refers to.
 #[derive(Clone, Debug, Default)]
@@ -193,116 +95,6 @@ struct Backend {
 /// Per `(member, key group)`: the run holding it and its bytes.
 type Base = BTreeMap<(u32, u32), (FileId, Rc<[u8]>)>;
 
-/// One file the judge found in a wrong place, for the messages.
-#[derive(Clone, Debug, Serialize)]
-pub struct FileFinding {
-    pub time_ns: u64,
-    /// The checkpoint concerned (completed, retained, restored).
-    pub checkpoint: CheckpointId,
-    pub file: FileId,
-    pub kind: FileKind,
-    pub task: TaskId,
-    /// The checkpoint the file was written for.
-    pub written_for: CheckpointId,
-    /// When it was synced, deleted or lost, if it was.
-    pub at_ns: Option<u64>,
-    /// What happened to it ("deleted", "lost in a storage crash",
-    /// "not synced").
-    pub what: &'static str,
-}
-
-impl FileFinding {
-    /// File `f` (`file`) seen at `now` from `checkpoint`'s side (by task
-    /// `task`): synced, deleted or lost at `at`, `what` happened to it.
-    fn new(
-        now: SimTime,
-        checkpoint: CheckpointId,
-        (f, file): (FileId, &StoredFile),
-        task: TaskId,
-        at: Option<SimTime>,
-        what: &'static str,
-    ) -> FileFinding {
-        FileFinding {
-            time_ns: now.0,
-            checkpoint,
-            file: f,
-            kind: file.kind,
-            task,
-            written_for: file.checkpoint,
-            at_ns: at.map(|s| s.0),
-            what,
-        }
-    }
-}
-
-/// What the storage saw, for the checkpoint-files check.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct StorageEvidence {
-    /// Completed checkpoints that referred to a file not durable at their
-    /// completion (the first few).
-    pub not_durable: Vec<FileFinding>,
-    /// Files deleted while a retained checkpoint or savepoint referred to
-    /// them.
-    pub deleted_referenced: Vec<FileFinding>,
-    /// Restores that needed a file that was gone.
-    pub restore_missing: Vec<FileFinding>,
-    /// Completed checkpoints that referred to a file the job does not own
-    /// (a savepoint's, or a snapshot's restored in `NO_CLAIM` mode).
-    pub unowned: Vec<FileFinding>,
-    /// Files of a snapshot the job started from (`files_imported`).
-    pub files_restored: u64,
-    /// Files in storage at the end that nothing retained refers to.
-    pub leaked: Vec<FileFinding>,
-    pub leaked_count: u64,
-    pub leaked_bytes: u64,
-    pub files_written: u64,
-    pub runs_written: u64,
-    /// References of a snapshot to a run an earlier checkpoint wrote.
-    pub runs_reused: u64,
-    pub compactions: u64,
-    pub files_deleted: u64,
-    pub runs_deleted: u64,
-    pub references_checked: u64,
-    /// Acknowledgements refused for referring to a run the registry no
-    /// longer holds (the checkpoint fails).
-    pub acks_refused: u64,
-    pub storage_crashes: u64,
-    pub files_lost: u64,
-    pub restores_from_files: u64,
-    /// Files left behind by coordinator failovers (not judged as leaks:
-    /// Flink's new coordinator knows nothing of them).
-    pub files_orphaned: u64,
-    /// Files in storage at the end of the run.
-    pub files_at_end: u64,
-    pub bytes_at_end: u64,
-    /// Bytes written into files over the run.
-    pub bytes_written: u64,
-    /// `changelog`: entries logged, segments written and referred to again,
-    /// the longest tail of a snapshot (entries, bytes), materializations.
-    pub changelog_entries: u64,
-    pub segments_written: u64,
-    pub segments_reused: u64,
-    pub max_tail_entries: u64,
-    pub max_tail_bytes: u64,
-    pub materializations_started: u64,
-    pub materializations_done: u64,
-    pub materializations_failed: u64,
-    pub materializations_skipped: u64,
-    /// Triggers that skipped a materialization while the judge saw nothing
-    /// hold it back (the first few), and their count.
-    pub changelog_stopped: Vec<log::Stopped>,
-    pub changelog_stopped_count: u64,
-}
-
-/// Findings of one kind kept for the messages; the rest are counted.
-const KEPT: usize = 5;
-
-fn keep(list: &mut Vec<FileFinding>, f: FileFinding) {
-    if list.len() < KEPT {
-        list.push(f);
-    }
-}
-
 /// The checkpoint storage (see the module's docs).
 #[derive(Debug, Default)]
 pub struct Storage {
@@ -328,6 +120,12 @@ pub struct Storage {
     /// (mutant `no-claim-reuses-restored-files`).
     no_claim: Option<CheckpointId>,
     reuse_unclaimed: bool,
+    /// File merging (`merging.rs`): its settings, the physical files, each
+    /// task's manager, the mutants.
+    merging: Option<MergingConfig>,
+    pub physical: Vec<Physical>,
+    managers: Vec<physical::Manager>,
+    merging_bugs: MergingBugs,
 }
 
 /// How a snapshot is written (`write_snapshot`).
@@ -423,6 +221,13 @@ impl Storage {
             handle.files.push(id);
         }
         let files = handle.files.clone();
+        if !w.savepoint {
+            for &f in &files {
+                if self.files[f as usize].written_for(w.id) {
+                    self.merge(f);
+                }
+            }
+        }
         self.handles.insert((w.id, w.task), handle);
         files
     }
@@ -520,15 +325,19 @@ impl Storage {
         let Some(h) = self.handles.get(&(id, t)) else {
             return false;
         };
-        let mut any = false;
-        for &f in &h.files {
-            let file = &mut self.files[f as usize];
-            if file.written_for(id) {
-                file.synced_at = at;
-                any = true;
+        let written: Vec<FileId> = h
+            .files
+            .iter()
+            .copied()
+            .filter(|&f| self.files[f as usize].written_for(id))
+            .collect();
+        for &f in &written {
+            self.files[f as usize].synced_at = at;
+            if let Some(at) = at {
+                self.sync_physical(f, at);
             }
         }
-        any
+        !written.is_empty()
     }
 
     /// Task `t`'s acknowledgement of checkpoint `id` reached the
@@ -604,6 +413,10 @@ impl Storage {
                 if file.user_owned && file.checkpoint != id {
                     keep(&mut self.evidence.unowned, finding(None, "not the job's"));
                 }
+                if self.in_unowned_physical(f) {
+                    let what = "in a physical file that is not the job's";
+                    keep(&mut self.evidence.unowned, finding(None, what));
+                }
             }
         }
     }
@@ -631,10 +444,21 @@ impl Storage {
             .flat_map(|(_, h)| h.files.iter().copied())
             .collect();
         self.evidence.files_restored += files.len() as u64;
+        if self.merges() {
+            // The job's managers are new: each re-registers its segments.
+            for &t in tasks {
+                let own: Vec<FileId> = self
+                    .handles
+                    .get(&(id, t))
+                    .map_or(Vec::new(), |h| h.files.clone());
+                self.new_manager(t, &own);
+            }
+        }
         if !claim {
             for &f in &files {
                 self.files[f as usize].user_owned = true;
             }
+            self.physical_user_owned(&files);
             self.no_claim = Some(id);
             self.reuse_unclaimed = reuse_unclaimed;
             if reuse_unclaimed {
@@ -727,9 +551,20 @@ impl Storage {
         }
     }
 
+    /// The job discards file `f` at `now`: deleted, or with file merging
+    /// discarded as a segment (`merging.rs`).
     fn delete(&mut self, now: SimTime, f: FileId) {
+        let file = &self.files[f as usize];
+        if file.deleted_at.is_some() || file.user_owned || self.discard_segment(now, f) {
+            return;
+        }
+        self.delete_bytes(now, f);
+    }
+
+    /// File `f`'s bytes leave the storage at `now`.
+    fn delete_bytes(&mut self, now: SimTime, f: FileId) {
         let file = &mut self.files[f as usize];
-        if file.deleted_at.is_some() || file.user_owned {
+        if file.deleted_at.is_some() {
             return;
         }
         file.deleted_at = Some(now);
@@ -776,6 +611,7 @@ impl Storage {
         let b = &mut self.backends[t as usize];
         b.uploaded.clear();
         b.confirmed = base;
+        self.merging_restarted(t, h.as_ref());
         self.changelog_restarted(now, t, h);
     }
 
@@ -898,6 +734,7 @@ impl Storage {
         for t in 0..self.backends.len() as TaskId {
             self.changelog_release(now, t);
         }
+        let mut needed = vec![false; self.files.len()];
         for (i, f) in self.files.iter().enumerate() {
             if f.gone().is_some() {
                 continue;
@@ -912,7 +749,9 @@ impl Storage {
                 .registry
                 .get(&(i as FileId))
                 .is_some_and(|&last| lowest.is_none_or(|l| last >= l));
-            if !referred && !f.user_owned && !awaiting && !f.orphaned {
+            needed[i] = referred || f.user_owned || awaiting || f.orphaned;
+            // A segment is judged with its physical file.
+            if !needed[i] && f.physical.is_none() {
                 self.evidence.leaked_count += 1;
                 self.evidence.leaked_bytes += f.bytes;
                 let file = (i as FileId, f);
@@ -921,6 +760,7 @@ impl Storage {
                 keep(&mut self.evidence.leaked, finding);
             }
         }
+        self.physical_end(now, &needed);
     }
 }
 

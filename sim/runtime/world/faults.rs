@@ -305,6 +305,12 @@ impl World<'_> {
         if w.recovering || self.job.status == JobStatus::Restarting {
             self.rec.counters.worker_crashes_during_recovery += 1;
         }
+        // The worker's file-merging manager goes with it.
+        for t in 0..self.tasks.list.len() as TaskId {
+            if self.faults.fx.worker_of[t as usize] == worker {
+                self.storage.manager_lost(t);
+            }
+        }
         let now = self.net.now;
         let ready = now.plus(cluster.replacement_delay);
         self.faults.fx.workers_ready_at = self.faults.fx.workers_ready_at.max(ready);

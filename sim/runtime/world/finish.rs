@@ -46,6 +46,10 @@ impl World<'_> {
         c.materializations_done = e.materializations_done;
         c.materializations_failed = e.materializations_failed;
         c.materializations_skipped = e.materializations_skipped;
+        c.segments_merged = e.segments_merged;
+        c.physical_files_reused_across = e.physical_reused_across;
+        c.physical_files_deleted = e.physical_deleted;
+        c.segments_reregistered = e.segments_restored;
         self.rec.evidence.storage = e;
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());

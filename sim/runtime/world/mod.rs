@@ -309,7 +309,7 @@ impl<'a> World<'a> {
             loops: loop_state::Loops::new(&scenario, &exec).map(Box::new),
             ledger: commit_ledger::CommitLedger::new(exec.tasks.len()),
             files: channel_files::ChannelFiles::new(&scenario, &exec),
-            storage: World::new_storage(&scenario, &exec),
+            storage: World::new_storage(&scenario, &exec, cfg.mutants),
             retained_files: Vec::new(),
             faults,
             rec: recorder::Recorder::new(

@@ -7,12 +7,15 @@
 
 use super::*;
 use crate::model::registry::StateLayout;
-use crate::runtime::storage::{FileFinding, KeyedLayout, Storage, Write};
+use crate::mutant::Mutants;
+use crate::runtime::storage::{
+    FileFinding, KeyedLayout, MergingBugs, MergingConfig, Storage, Write,
+};
 use crate::scenario::{SavepointFormat, StateBackend};
 
 impl World<'_> {
     /// The storage of a run: each task member's keyed layout.
-    pub(super) fn new_storage(scenario: &Scenario, exec: &ExecGraph) -> Storage {
+    pub(super) fn new_storage(scenario: &Scenario, exec: &ExecGraph, mutants: Mutants) -> Storage {
         let layouts = exec
             .tasks
             .iter()
@@ -27,7 +30,19 @@ impl World<'_> {
                     .collect()
             })
             .collect();
-        Storage::new(layouts)
+        let mut storage = Storage::new(layouts);
+        let cp = &scenario.checkpoint;
+        let merging = cp.file_merging.then_some(MergingConfig {
+            across_checkpoints: cp.file_merging_across_checkpoints,
+            max_file_size: cp.file_merging_max_file_size,
+        });
+        let bugs = MergingBugs {
+            append_uncounted: mutants.has(Mutant::MergedAppendUncounted),
+            skip_channel: mutants.has(Mutant::MergedChannelStateNotRestored),
+            reuse_restored: mutants.has(Mutant::RestoredPhysicalFileReused),
+        };
+        storage.set_merging(merging, bugs);
+        storage
     }
 
     /// Whether snapshots go into files.

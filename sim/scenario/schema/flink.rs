@@ -154,6 +154,21 @@ pub const ALIASES: &[Alias] = &[
         Conv::Bool,
     ),
     alias(
+        "execution.checkpointing.file-merging.enabled",
+        "checkpoint.file_merging",
+        Conv::Bool,
+    ),
+    alias(
+        "execution.checkpointing.file-merging.across-checkpoint-boundary",
+        "checkpoint.file_merging_across_checkpoints",
+        Conv::Bool,
+    ),
+    alias(
+        "execution.checkpointing.file-merging.max-file-size",
+        "checkpoint.file_merging_max_file_size",
+        Conv::Size,
+    ),
+    alias(
         "taskmanager.network.memory.buffers-per-channel",
         "network.buffer_credits",
         Conv::Int,

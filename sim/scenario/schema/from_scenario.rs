@@ -54,6 +54,9 @@ impl From<&ScenarioData> for File {
                 interval: Interval(c.interval),
                 max_state_size: (c.storage == StorageKind::Memory)
                     .then_some(Bytes(c.max_state_size)),
+                file_merging_max_file_size: c
+                    .file_merging
+                    .then_some(Bytes(c.file_merging_max_file_size)),
                 ..c.into()
             },
             faults: faults(&s.faults, &names),
