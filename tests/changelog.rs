@@ -130,6 +130,22 @@ fn a_native_savepoint_from_the_command_line_replays_as_printed() {
         .expect("a replay line");
     assert!(replay.contains("--format native"), "{replay}");
     assert!(replay.contains("--mutant ack-before-sync"), "{replay}");
+    // As printed, from a shell that finds `ckptsim`: into a fresh
+    // directory (the printed `--out` exists now), failing the same way.
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"));
+    let path = format!(
+        "{}:{}",
+        exe.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(replay.trim_start_matches("replay").trim())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
     let o = run(args("x", "nope", false));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("canonical or native"), "{}", stderr(&o));

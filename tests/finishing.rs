@@ -36,25 +36,32 @@ fn a_subtask_restored_as_finished_stays_finished_and_commits_nothing_twice() {
     assert!(restored > 0, "some restore found a finished subtask");
 }
 
-#[test]
-fn a_finished_subtask_restored_running_is_caught_by_the_finishing_check() {
-    let sc = load("finishing-sources");
-    let m = [Mutant::FinishedOperatorRestoredRunning];
-    let caught = (0..40).find_map(|seed| {
-        let e = check_alg(&sc, seed, Algorithm::Aligned, &m);
-        (!e.verdict.passed).then_some(e)
-    });
-    let e = caught.expect("the mutant is caught within 40 seeds");
-    assert!(
-        failed_checks(&e).contains(&"finishing"),
-        "{:?}",
-        failed_checks(&e)
-    );
+/// The finishing check's violation at the first of `seeds` seeds where
+/// mutant `m` fails `sc` under `alg` (the finishing check among the
+/// failed ones).
+fn finishing_violation(
+    sc: &ckptsim::scenario::Scenario,
+    alg: Algorithm,
+    m: Mutant,
+    seeds: u64,
+) -> ckptsim::verdict::Violation {
+    let e = (0..seeds)
+        .map(|seed| check_alg(sc, seed, alg, &[m]))
+        .find(|e| !e.verdict.passed)
+        .unwrap_or_else(|| panic!("{} survived {seeds} seeds", m.info().name));
     let v = e
         .verdict
         .violations()
-        .find(|v| v.check == ckptsim::check::CheckId::Finishing)
-        .unwrap();
+        .find(|v| v.check == ckptsim::check::CheckId::Finishing);
+    v.cloned()
+        .unwrap_or_else(|| panic!("finishing did not fail: {:?}", failed_checks(&e)))
+}
+
+#[test]
+fn a_finished_subtask_restored_running_is_caught_by_the_finishing_check() {
+    let sc = load("finishing-sources");
+    let m = Mutant::FinishedOperatorRestoredRunning;
+    let v = finishing_violation(&sc, Algorithm::Aligned, m, 40);
     assert!(
         v.message.contains("had finished in checkpoint")
             && v.message.contains("runs its operators again"),
@@ -173,21 +180,7 @@ fn a_task_waits_for_its_held_barriers_ack_before_it_exits() {
         waited += e.output.counters.exits_waiting_for_ack;
     }
     assert!(waited > 0, "some exit waited for an ack");
-    let m = [Mutant::ExitsWithAckPending];
-    let caught = (0..20).find_map(|seed| {
-        let e = check_alg(&sc, seed, Algorithm::AlignedTimeout, &m);
-        (!e.verdict.passed).then_some(e)
-    });
-    let e = caught.expect("the mutant is caught within 20 seeds");
-    assert!(
-        failed_checks(&e).contains(&"finishing"),
-        "{:?}",
-        failed_checks(&e)
-    );
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == ckptsim::check::CheckId::Finishing)
-        .unwrap();
+    let m = Mutant::ExitsWithAckPending;
+    let v = finishing_violation(&sc, Algorithm::AlignedTimeout, m, 20);
     assert!(v.message.contains("not acknowledged"), "{}", v.message);
 }

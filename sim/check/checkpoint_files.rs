@@ -188,7 +188,10 @@ fn reach(e: &StorageEvidence) -> Vec<(&'static str, u64)> {
         ("files lost", e.files_lost),
         ("restores from files", e.restores_from_files),
         ("acks refused: unknown shared state", e.acks_refused),
-        ("files orphaned by coordinator failovers", e.files_orphaned),
+        (
+            "files orphaned (coordinator failovers, lost managers)",
+            e.files_orphaned,
+        ),
         ("files at end", e.files_at_end),
         ("files of a restored snapshot", e.files_restored),
         ("changelog entries", e.changelog_entries),

@@ -618,12 +618,13 @@ pub(crate) fn savepoint_cmd(a: SavepointArgs) -> Result<u8> {
     let names = mutants.names();
     let mut summary = Summary::new(&shown, a.seed, algorithm.name(), &names, &e);
     summary.restored_faults = prepared.restored_faults.clone();
+    // Into a fresh directory: `--out` is refused once it exists, as it
+    // does after this run.
     summary.replay = format!(
-        "{} savepoint {} --at {} --out {}{}{}{} --seed {} --algorithm {}{}{}",
+        "d=$(mktemp -d) && {} savepoint {} --at {} --out \"$d/savepoint\"{}{}{} --seed {} --algorithm {}{}{}",
         crate::program::name(),
         crate::input::shell_word(&shown),
-        a.at,
-        crate::input::shell_word(&a.out.display().to_string()),
+        crate::input::shell_word(&a.at),
         if a.stop { " --stop" } else { "" },
         if a.drain { " --drain" } else { "" },
         match a.format {

@@ -202,8 +202,10 @@ pub struct StorageEvidence {
     pub storage_crashes: u64,
     pub files_lost: u64,
     pub restores_from_files: u64,
-    /// Files left behind by coordinator failovers (not judged as leaks:
-    /// Flink's new coordinator knows nothing of them).
+    /// Files left behind by coordinator failovers, and segments a lost
+    /// file-merging manager tracked that no restore handed to the new one
+    /// (not judged as leaks: Flink's new coordinator or manager knows
+    /// nothing of them).
     pub files_orphaned: u64,
     /// Files in storage at the end of the run.
     pub files_at_end: u64,
