@@ -56,7 +56,9 @@ counters! {
     tasks_finished_while_others_ran,
     /// Times a task whose input had ended was kept from exiting by a
     /// snapshot not yet acknowledged (a timeoutable barrier held in its
-    /// output queue): Flink's `afterInvoke` waits for pending checkpoints.
+    /// output queue; under `stop-the-world`, a pending checkpoint's
+    /// snapshot not taken yet): Flink's `afterInvoke` waits for pending
+    /// checkpoints.
     exits_waiting_for_ack,
     /// Tasks triggered by RPC because every upstream task had exited.
     tasks_triggered_after_upstream_finished,

@@ -255,7 +255,13 @@ impl World<'_> {
         {
             return;
         }
-        if task.pending_ack.is_some() {
+        // `stop-the-world` snapshots every running task at the coordinator's
+        // word, after the drain: a task taking part in a pending checkpoint
+        // waits for its snapshot, as one with a pending ack does.
+        let in_pause = self.stop_the_world()
+            && (self.coord.pending.values())
+                .any(|p| p.acks.get(t as usize).is_some_and(Option::is_none));
+        if task.pending_ack.is_some() || in_pause {
             // A snapshot not yet acknowledged (its timeoutable barrier still
             // held in an output queue) keeps the task: Flink's `afterInvoke`
             // waits for pending checkpoints; `maybe_ack` tries again.
