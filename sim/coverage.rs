@@ -341,11 +341,7 @@ impl Need {
                 s.checkpoint.state_backend == crate::scenario::StateBackend::Changelog
                     && kinds().any(OperatorKind::is_keyed)
             }
-            Need::FileMerging => {
-                s.checkpoint.file_merging
-                    && s.checkpoint.storage == crate::scenario::StorageKind::Filesystem
-                    && !info.coordination.is_local()
-            }
+            Need::FileMerging => s.checkpoint.file_merging && Need::FileStorage.holds(s, a),
         }
     }
 }

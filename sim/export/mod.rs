@@ -631,6 +631,17 @@ fn version_row(r: &mut Rows, asked: FlinkVersion, opts: &Options) {
     );
 }
 
+/// File merging's row: Flink 2.x's keys, the files not judged on Flink.
+fn merging_row(r: &mut Rows, c: &crate::scenario::CheckpointSpec) {
+    if c.file_merging {
+        r.row(
+            "checkpoint.file_merging, file_merging_across_checkpoints, file_merging_max_file_size",
+            Fidelity::Approximate,
+            "execution.checkpointing.file-merging.enabled, across-checkpoint-boundary, max-file-size (Flink 2.x names; the merged files are not judged on Flink)".into(),
+        );
+    }
+}
+
 /// `[checkpoint]`: the algorithm and Flink's checkpointing options.
 fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
     use Fidelity::*;
@@ -720,13 +731,7 @@ fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
         Exact,
         "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file".into(),
     );
-    if c.file_merging {
-        r.row(
-            "checkpoint.file_merging, file_merging_across_checkpoints, file_merging_max_file_size",
-            Approximate,
-            "execution.checkpointing.file-merging.enabled, across-checkpoint-boundary, max-file-size (Flink 2.x names; the merged files are not judged on Flink)".into(),
-        );
-    }
+    merging_row(r, c);
     if c.during_recovery {
         r.row(
             "checkpoint.during_recovery",

@@ -18,22 +18,9 @@ impl World<'_> {
             + self.rec.schedule.logged * size_of::<Step>() as u64
     }
 
-    pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
-        self.check_closed();
-        self.sync_fault_counters();
-        if self.is_local() {
-            self.check_local_history();
-            self.rec.counters.log_bytes = self.net.logs.bytes;
-            self.rec.counters.log_peak_records = self.net.logs.peak_records;
-            self.rec.counters.piggyback_bytes = self.net.piggyback_bytes;
-        }
-        self.fail_unfinished_savepoints(&outcome);
-        let warnings = self.warnings(&outcome);
-        self.close_fault_timeline(&warnings);
-        let (keyed_state, order_insensitive) = self.keyed_state();
-        self.watermarks_at_end();
-        self.rec.evidence.not_exited = self.not_exited();
-        self.files_end();
+    /// The storage's evidence becomes the run's, its counters the coverage
+    /// counters'.
+    fn storage_evidence(&mut self) {
         let e = std::mem::take(&mut self.storage.evidence);
         let c = &mut self.rec.counters;
         c.runs_reused = e.runs_reused;
@@ -51,6 +38,25 @@ impl World<'_> {
         c.physical_files_deleted = e.physical_deleted;
         c.segments_reregistered = e.segments_restored;
         self.rec.evidence.storage = e;
+    }
+
+    pub(super) fn finish(&mut self, outcome: Outcome, events: u64) -> RunOutput {
+        self.check_closed();
+        self.sync_fault_counters();
+        if self.is_local() {
+            self.check_local_history();
+            self.rec.counters.log_bytes = self.net.logs.bytes;
+            self.rec.counters.log_peak_records = self.net.logs.peak_records;
+            self.rec.counters.piggyback_bytes = self.net.piggyback_bytes;
+        }
+        self.fail_unfinished_savepoints(&outcome);
+        let warnings = self.warnings(&outcome);
+        self.close_fault_timeline(&warnings);
+        let (keyed_state, order_insensitive) = self.keyed_state();
+        self.watermarks_at_end();
+        self.rec.evidence.not_exited = self.not_exited();
+        self.files_end();
+        self.storage_evidence();
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());
         RunOutput {
