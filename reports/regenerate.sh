@@ -15,6 +15,7 @@ $c compare scenarios/checkpointing-time-flink.toml --algorithms aligned-timeout 
 $c compare scenarios/event-time-backpressure.toml --algorithms aligned,unaligned,aligned-timeout --seeds 0..5 --vary 'network.buffer_credits=1,4,16' --out reports/watermark-lag-backpressure --notes reports/notes/watermark-lag-backpressure.md
 $c compare scenarios/checkmate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --vary 'operators.source.hot_key_percent=0,50,90' --out reports/checkmate --notes reports/notes/checkmate.md
 $c compare scenarios/iterate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --out reports/checkmate-cyclic --notes reports/notes/checkmate-cyclic.md
+$c compare scenarios/state-backends.toml --algorithms aligned --seeds 0..2 --vary 'checkpoint.state_backend=hashmap,incremental,changelog' --vary 'operators.source.keys=10000,1000000' --vary 'operators.source.cost=20us,60us' --out reports/state-backends --notes reports/notes/state-backends.md
 $c stalls --cases 200 --seed 0 --algorithms unaligned,aligned-timeout --explain tests/regressions/unaligned-forced-alignment-deadlock.toml --notes reports/notes/unaligned-forced-alignment-deadlock.md --out reports/unaligned-forced-alignment-deadlock
 # Every scenario under every exactly-once algorithm, plain and guided swarm: about 35 minutes on two cores.
 $c coverage-report scenarios --seeds 0..150 --out reports/coverage --notes reports/notes/coverage.md

@@ -585,6 +585,10 @@ targets! {
             "the shared-state registry deleted a run no retained checkpoint used";
         "restore-from-files", "restores_from_files", [FileStorage, Crashes],
             "a restore read a checkpoint's files back";
+        "trigger-held-by-restore", "triggers_skipped_restoring", [FileStorage, Crashes],
+            "a periodic trigger was skipped while a task was still restoring its state from files";
+        "changelog-replayed", "changes_replayed", [Changelog, Crashes],
+            "a restore replayed the logged changes of a changelog's tail";
         "unsynced-file-lost", "storage_files_lost", [FileStorage, StorageFaults],
             "a storage crash lost a file not synced yet";
         "ack-refused-unknown-state", "acks_refused_unknown_state", [Incremental, Checkpoints],

@@ -104,6 +104,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::BroadcastStateNotSnapshotted,
     Mutant::KeyedSnapshotStaleGroup,
     Mutant::AckBeforeSync,
+    Mutant::TriggersWhileRestoring,
     Mutant::CompactionDropsOldestRun,
     Mutant::RegistryIgnoresReusedRuns,
     Mutant::AbortedCheckpointFilesKept,

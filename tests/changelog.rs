@@ -157,3 +157,64 @@ fn a_native_savepoint_from_the_command_line_replays_as_printed() {
 fn a_changelog_backend_needs_filesystem_storage() {
     refused_on_memory_storage("changelog", "changelog state backend");
 }
+
+/// A restore from files keeps the task's thread busy for what it reads and
+/// replays (`World::restore_time`): every byte the restored snapshot
+/// refers to and, with the changelog, each change of its tail; while a
+/// task restores, the coordinator triggers nothing (Flink triggers only
+/// when every task is `RUNNING`). Memory storage restores at once.
+#[test]
+fn a_restore_from_files_takes_the_time_of_what_it_reads_and_replays() {
+    let base = load("state-backends");
+    let run = |backend: StateBackend| {
+        let mut d = ScenarioData::clone(&base);
+        d.checkpoint.state_backend = backend;
+        let e = check(&valid(&d), 0, &[]);
+        assert!(e.verdict.passed, "{backend:?}: {:?}", e.verdict);
+        e
+    };
+    let latency = base.checkpoint.storage_latency.0;
+    let mut longest = Vec::new();
+    for backend in [StateBackend::Hashmap, StateBackend::Changelog] {
+        let e = run(backend);
+        let o = &e.output;
+        assert_eq!(
+            o.restore_ns.len(),
+            2,
+            "{backend:?}: two crashes, two restores"
+        );
+        assert!(o.restore_ns.iter().all(|&ns| ns > latency), "{backend:?}");
+        assert!(o.counters.restore_bytes_read > 0, "{backend:?}");
+        assert_eq!(
+            o.counters.changes_replayed > 0,
+            backend == StateBackend::Changelog,
+            "{backend:?}"
+        );
+        for (r, ns) in o.restarts.iter().zip(&o.restore_ns) {
+            let restoring = r.time_ns..r.time_ns + ns;
+            let triggered: Vec<u64> = o
+                .checkpoint_stats
+                .iter()
+                .map(|s| s.trigger_ns)
+                .filter(|t| restoring.contains(t))
+                .collect();
+            assert!(
+                triggered.is_empty(),
+                "{backend:?}: triggered at {triggered:?} while restoring {restoring:?}"
+            );
+        }
+        longest.push(*o.restore_ns.iter().max().unwrap());
+    }
+    assert!(
+        longest[1] > longest[0],
+        "the changelog replays its tail: {longest:?}"
+    );
+    let mut d = ScenarioData::clone(&base);
+    d.checkpoint.storage = ckptsim::scenario::StorageKind::Memory;
+    d.checkpoint.state_backend = StateBackend::Hashmap;
+    d.checkpoint.storage_sync = ckptsim::engine::SimDuration::ZERO;
+    d.checkpoint.max_state_size = u64::MAX;
+    let e = check(&valid(&d), 0, &[]);
+    assert!(e.output.restore_ns.is_empty());
+    assert_eq!(e.output.counters.restore_bytes_read, 0);
+}

@@ -181,7 +181,7 @@ fn a_crash_is_exported_at_its_event() {
         .find(|(n, _)| n == "java/CkptsimJob.java")
         .unwrap()
         .1;
-    assert!(job.contains("\"0:0:536:s:1:16;1:1:168\""), "{job}");
+    assert!(job.contains("\"0:0:536:s:1:16;1:1:116\""), "{job}");
     let mapping = &e.files.iter().find(|(n, _)| n == "MAPPING.md").unwrap().1;
     assert!(mapping.contains("stands still for the delay"), "{mapping}");
 }

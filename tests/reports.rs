@@ -432,7 +432,7 @@ fn committed_reports_regenerate_identically() {
         .filter(|p| p.join("results.json").exists())
         .collect();
     dirs.sort();
-    assert_eq!(dirs.len(), 9, "{dirs:?}");
+    assert_eq!(dirs.len(), 10, "{dirs:?}");
     let script = std::fs::read_to_string(reports.join("regenerate.sh")).unwrap();
     for dir in dirs {
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
@@ -707,5 +707,83 @@ fn the_coverage_report_renders_from_its_sweeps() {
         "guided {} plain {}",
         reached(true),
         reached(false)
+    );
+}
+
+/// The state-backends report: full, incremental and changelog snapshots
+/// against FLIP-158's published shape, on large state at the higher rate
+/// of change (one seed; the runs hardly differ between seeds).
+#[test]
+fn state_backend_claims_hold_on_large_state() {
+    let at = |c: &Comparison, metric: &str| -> Vec<f64> {
+        c.groups
+            .iter()
+            .map(|g| {
+                assert_eq!(g.failed_runs, 0, "{:?} failed", g.vary);
+                g.metrics[metric].p50
+            })
+            .collect()
+    };
+    let mut spec = CompareSpec {
+        scenario: load("state-backends"),
+        path: "scenarios/state-backends.toml".to_string(),
+        algorithms: vec![Algorithm::Aligned],
+        seeds: SeedRange { start: 0, end: 1 },
+        vary: Vary::product(vec![
+            Vary::parse("checkpoint.state_backend=hashmap,incremental,changelog").unwrap(),
+            Vary::parse("operators.source.keys=1000000").unwrap(),
+        ])
+        .unwrap(),
+        mutants: ckptsim::mutant::Mutants::NONE,
+        swarm: None,
+        command: String::new(),
+    };
+    let c = compare(&spec, &|_| {}).unwrap();
+    let (written, full, restore) = (
+        at(&c, "checkpointed_kib"),
+        at(&c, "full_kib"),
+        at(&c, "restore_ms"),
+    );
+    let p99: Vec<f64> = c
+        .groups
+        .iter()
+        .map(|g| g.metrics["checkpoint_duration_ms"].p99)
+        .collect();
+    let p50 = at(&c, "checkpoint_duration_ms");
+    let (hashmap, incremental, changelog) = (0, 1, 2);
+    // What a snapshot writes: a few per cent of the state for both.
+    assert!(written[incremental] * 5.0 < written[hashmap], "{written:?}");
+    assert!(written[changelog] * 5.0 < written[hashmap], "{written:?}");
+    // What a checkpoint refers to: the changelog's base and log the most
+    // (FLIP-158: 1.3 × RocksDB's), the incremental runs more than the state.
+    assert!(full[changelog] > full[incremental], "{full:?}");
+    assert!(full[incremental] > full[hashmap], "{full:?}");
+    // Duration: the full snapshot the longest; the changelog flat, the
+    // incremental one's compactions a tail as long as a full snapshot.
+    assert!(p50[hashmap] > p50[changelog], "{p50:?}");
+    assert!(p99[changelog] < p50[changelog] * 1.2, "{p99:?}");
+    assert!(p99[incremental] > p99[changelog] * 2.0, "{p99:?}");
+    // Recovery: the changelog reads its log and replays it (FLIP-158:
+    // 1.7–3.2 × RocksDB's).
+    assert!(
+        restore[changelog] > 1.5 * restore[incremental],
+        "{restore:?}"
+    );
+    // A lower rate of change: less written by the backends that write
+    // changes, the same by the full one.
+    spec.scenario =
+        ckptsim::compare::apply(&spec.scenario, "operators.source.cost", "60us").unwrap();
+    let slow = at(&compare(&spec, &|_| {}).unwrap(), "checkpointed_kib");
+    assert!(
+        slow[incremental] < written[incremental] * 0.7,
+        "{slow:?} {written:?}"
+    );
+    assert!(
+        slow[changelog] < written[changelog] * 0.7,
+        "{slow:?} {written:?}"
+    );
+    assert!(
+        slow[hashmap] > written[hashmap] * 0.7,
+        "{slow:?} {written:?}"
     );
 }

@@ -240,6 +240,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "state_backend",
         "max_runs",
         "materialization_interval",
+        "changelog_replay_cost",
         "storage_sync",
         "storage",
         "storage_latency",

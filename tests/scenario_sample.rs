@@ -251,6 +251,7 @@ pub fn sample() -> ScenarioData {
             state_backend: ckptsim::scenario::StateBackend::Incremental,
             max_runs: 6,
             materialization_interval: SimDuration::from_millis(90),
+            changelog_replay_cost: SimDuration::from_micros(2),
             storage_sync: SimDuration::from_micros(300),
             storage_latency: SimDuration::from_millis(3),
             storage_bytes_per_sec: 123_456_789,

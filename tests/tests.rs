@@ -8,6 +8,8 @@
 //! - `scenario_rules`: the parser's rules on small files, and parsing never
 //!   panicking.
 //! - `cli`: the command line's output and exit codes.
+//! - `compare_axes`: `compare --vary` given several times: one axis of
+//!   every combination of their values.
 //! - `determinism`: same seed, same fingerprint; different seeds differ.
 //! - `seeds`: exactly-once over many seeds, with reachability evidence.
 //! - `algorithms`: the barrier variants — exactly-once (or classified
@@ -155,6 +157,7 @@ mod checkpoint_files;
 mod checks;
 mod cli;
 mod cluster;
+mod compare_axes;
 mod contract;
 mod coverage;
 mod determinism;

@@ -2,7 +2,8 @@
 //! one cancellation marker per output and cause; never notified complete
 //! after an abort; completed ids increase; restores succeed; no commit or
 //! sink write is refused; no savepoint enters the completed-checkpoint
-//! store or is restored by a failover. The external store's refusals are
+//! store or is restored by a failover; nothing is triggered while a task
+//! restores its state from files. The external store's refusals are
 //! judged here; the runtime still reports the other facts as violations
 //! while it runs.
 
@@ -53,6 +54,10 @@ pub fn check(input: &Input) -> Finding {
             ("snapshots", c.snapshots),
             ("checkpoints aborted", c.checkpoints_aborted),
             ("refused commits of replayed transactions", forgiven),
+            (
+                "triggers held back by restores",
+                c.triggers_skipped_restoring,
+            ),
         ],
     }
 }

@@ -373,10 +373,11 @@ pub(crate) struct CompareArgs {
     /// Seeds: A..B (B excluded) or A..=B.
     #[arg(long, default_value = "0..10")]
     pub(crate) seeds: String,
-    /// One configuration axis: KEY=v1,v2,… (e.g. checkpoint.interval=100ms,1s
-    /// or operators.sink.cost=200us,1ms,10ms).
+    /// A configuration axis: KEY=v1,v2,… (e.g. checkpoint.interval=100ms,1s
+    /// or operators.sink.cost=200us,1ms,10ms). Repeatable: several make one
+    /// axis of every combination of their values.
     #[arg(long)]
-    pub(crate) vary: Option<String>,
+    pub(crate) vary: Vec<String>,
     /// The output directory.
     #[arg(long)]
     pub(crate) out: PathBuf,
@@ -415,9 +416,10 @@ pub(crate) fn compare_cmd(a: CompareArgs) -> Result<u8> {
     let seeds_range = SeedRange::parse(&a.seeds).map_err(|e| UsageError(format!("error: {e}")))?;
     let vary_axis = a
         .vary
-        .as_deref()
-        .map(Vary::parse)
-        .transpose()
+        .iter()
+        .map(|v| Vary::parse(v))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(Vary::product)
         .map_err(|e| UsageError(format!("error: {e}")))?;
     let notes_text = a
         .notes
@@ -469,7 +471,7 @@ fn compare_command_line(a: &CompareArgs, algs: &[Algorithm], mutants: Mutants) -
         algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
         a.seeds
     );
-    if let Some(v) = &a.vary {
+    for v in &a.vary {
         command.push_str(&format!(" --vary {}", crate::input::shell_word(v)));
     }
     for m in mutants.names() {

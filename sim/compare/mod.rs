@@ -25,6 +25,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One configuration axis: a key path in the scenario file and its values.
+/// Several `--vary` make one axis of every combination of their values
+/// ([`Vary::product`]): its key is theirs joined by ` × `, each value one
+/// combination, the first axis varying slowest.
 #[derive(Clone, Debug, Serialize)]
 pub struct Vary {
     /// `table.key` (e.g. `checkpoint.interval`, `network.buffer_credits`) or
@@ -32,7 +35,13 @@ pub struct Vary {
     /// `operators.ID.params.key` for a registered kind's parameter.
     pub key: String,
     pub values: Vec<String>,
+    /// The axes a product is made of (empty for a single axis).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub axes: Vec<Vary>,
 }
+
+/// What joins the keys and the values of a product axis.
+pub const PRODUCT: &str = " × ";
 
 impl Vary {
     /// Parses `KEY=v1,v2,…`.
@@ -49,7 +58,59 @@ impl Vary {
         Ok(Vary {
             key: key.trim().to_string(),
             values,
+            axes: Vec::new(),
         })
+    }
+
+    /// One axis of every combination of `axes`' values (`None` for none,
+    /// the axis itself for one). A key given twice is refused.
+    pub fn product(axes: Vec<Vary>) -> Result<Option<Vary>, String> {
+        if let Some(k) = axes
+            .iter()
+            .enumerate()
+            .find(|(i, a)| axes[..*i].iter().any(|b| b.key == a.key))
+        {
+            return Err(format!("--vary {} is given twice", k.1.key));
+        }
+        if axes.len() < 2 {
+            return Ok(axes.into_iter().next());
+        }
+        let mut values = vec![String::new()];
+        for a in &axes {
+            values = values
+                .iter()
+                .flat_map(|v| {
+                    a.values.iter().map(move |x| match v.is_empty() {
+                        true => x.clone(),
+                        false => format!("{v}{PRODUCT}{x}"),
+                    })
+                })
+                .collect();
+        }
+        Ok(Some(Vary {
+            key: axes
+                .iter()
+                .map(|a| a.key.as_str())
+                .collect::<Vec<_>>()
+                .join(PRODUCT),
+            values,
+            axes,
+        }))
+    }
+
+    /// Each `(key, value)` the `index`-th value sets.
+    pub fn settings(&self, index: usize) -> Vec<(&str, &str)> {
+        if self.axes.is_empty() {
+            return vec![(&self.key, &self.values[index])];
+        }
+        let mut rest = index;
+        let mut out = Vec::with_capacity(self.axes.len());
+        for a in self.axes.iter().rev() {
+            out.push((a.key.as_str(), a.values[rest % a.values.len()].as_str()));
+            rest /= a.values.len();
+        }
+        out.reverse();
+        out
     }
 }
 
@@ -198,7 +259,14 @@ pub fn varied(spec: &CompareSpec) -> Result<Vec<(Option<String>, Scenario)>, Str
         Some(vary) => vary
             .values
             .iter()
-            .map(|v| Ok((Some(v.clone()), apply(&spec.scenario, &vary.key, v)?)))
+            .enumerate()
+            .map(|(i, v)| {
+                let mut sc = spec.scenario.clone();
+                for (key, value) in vary.settings(i) {
+                    sc = apply(&sc, key, value)?;
+                }
+                Ok((Some(v.clone()), sc))
+            })
             .collect(),
         None => Ok(vec![(None, spec.scenario.clone())]),
     }
@@ -220,6 +288,10 @@ pub struct RunMetrics {
     pub alignment_ns: Vec<u64>,
     pub start_delay_ns: Vec<u64>,
     pub state_bytes: Vec<u64>,
+    /// What the snapshots wrote for the checkpoint and the bytes of every
+    /// file it refers to (`CheckpointStats::persisted_bytes`, `full_bytes`).
+    pub persisted_bytes: Vec<u64>,
+    pub full_bytes: Vec<u64>,
     pub in_flight_bytes: Vec<u64>,
     /// Records the sinks took in per virtual second, until they took in
     /// their last one (replays after a failure count, as in Flink's
@@ -242,6 +314,9 @@ pub struct RunMetrics {
     /// Per failure: failure → every source partition re-emitted what it had
     /// emitted when the job was stopped.
     pub recovery_ns: Vec<u64>,
+    /// Per restore from checkpoint files: its slowest task's time reading
+    /// and replaying its state (`RunOutput::restore_ns`).
+    pub restore_ns: Vec<u64>,
     pub records_replayed: u64,
     /// The uncoordinated families: checkpoints their rule forced, those a
     /// recovery line rolled back over (CheckMate's "useless"), and the
@@ -324,6 +399,14 @@ pub const METRICS: &[(&str, &str)] = &[
         "persisted in-flight data (KiB, per completed checkpoint)",
     ),
     (
+        "checkpointed_kib",
+        "operator state written for the checkpoint (KiB, per completed checkpoint; Flink's checkpointed data size: what an incremental or changelog backend wrote new)",
+    ),
+    (
+        "full_kib",
+        "every file the checkpoint refers to, shared ones included (KiB, per completed checkpoint; Flink's full checkpoint data size)",
+    ),
+    (
         "throughput_rps",
         "throughput (records into the sinks per virtual second, per run)",
     ),
@@ -336,6 +419,10 @@ pub const METRICS: &[(&str, &str)] = &[
     (
         "recovery_ms",
         "recovery time (ms, failure → every source partition back at its pre-failure position, per failure)",
+    ),
+    (
+        "restore_ms",
+        "restore time (ms, per restore from checkpoint files: the slowest task reading its files and replaying its changelog)",
     ),
     ("records_replayed", "records replayed (per run)"),
     ("checkpoints_completed", "checkpoints completed (per run)"),
@@ -353,14 +440,23 @@ pub const METRICS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Whether a comparison holds an uncoordinated algorithm: its tables then
-/// carry their columns (forced and rolled-back checkpoints, protocol
-/// bytes).
+/// Some checkpoint wrote files (its state written differs from its
+/// state, or a restore read files): the tables then carry the storage
+/// columns (checkpointed and full size, restore time).
+pub(crate) fn has_files(c: &Comparison) -> bool {
+    c.runs
+        .iter()
+        .any(|r| !r.restore_ns.is_empty() || r.persisted_bytes != r.state_bytes)
+}
+
 /// Some run measured watermark lag (the job has event time).
 pub(crate) fn has_event_time(c: &Comparison) -> bool {
     c.runs.iter().any(|r| r.watermark_lag_p50_ns.is_some())
 }
 
+/// Whether a comparison holds an uncoordinated algorithm: its tables then
+/// carry their columns (forced and rolled-back checkpoints, protocol
+/// bytes).
 pub(crate) fn has_local(algorithms: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
     algorithms.into_iter().any(|a| {
         crate::protocol::Algorithm::from_name(a.as_ref())
@@ -434,7 +530,13 @@ fn run_one(
         replay.push_str(" --swarm");
     }
     if let (Some(v), Some(axis)) = (&vary, &spec.vary) {
-        replay.push_str(&format!("  # with {} = {v}", axis.key));
+        let i = axis.values.iter().position(|x| x == v).unwrap_or(0);
+        let set: Vec<String> = axis
+            .settings(i)
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        replay.push_str(&format!("  # with {}", set.join(", ")));
     }
     let e = match panics::catch(|| {
         let drawn = spec
@@ -474,6 +576,8 @@ impl RunMetrics {
             alignment_ns: Vec::new(),
             start_delay_ns: Vec::new(),
             state_bytes: Vec::new(),
+            persisted_bytes: Vec::new(),
+            full_bytes: Vec::new(),
             in_flight_bytes: Vec::new(),
             throughput_rps: 0.0,
             input_rps: 0.0,
@@ -482,6 +586,7 @@ impl RunMetrics {
             watermark_lag_p50_ns: None,
             watermark_lag_p99_ns: None,
             recovery_ns: Vec::new(),
+            restore_ns: Vec::new(),
             records_replayed: 0,
             forced_checkpoints: 0,
             rolled_back_checkpoints: 0,
@@ -535,6 +640,8 @@ impl RunMetrics {
             alignment_ns: done.iter().map(|s| s.alignment_max_ns).collect(),
             start_delay_ns: done.iter().map(|s| s.start_delay_max_ns).collect(),
             state_bytes: done.iter().map(|s| s.state_bytes).collect(),
+            persisted_bytes: done.iter().map(|s| s.persisted_bytes).collect(),
+            full_bytes: done.iter().map(|s| s.full_bytes).collect(),
             in_flight_bytes: done.iter().map(|s| s.in_flight_bytes).collect(),
             throughput_rps: crate::report::output_rps(o),
             input_rps: crate::report::input_rps(o),
@@ -543,6 +650,7 @@ impl RunMetrics {
             watermark_lag_p50_ns: lag_at(50),
             watermark_lag_p99_ns: lag_at(99),
             recovery_ns: o.recovery_ns.clone(),
+            restore_ns: o.restore_ns.clone(),
             records_replayed: o.counters.records_replayed,
             forced_checkpoints: o.counters.local_checkpoints_forced,
             rolled_back_checkpoints: o.counters.local_checkpoints_rolled_back,
@@ -593,6 +701,18 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
     put(
         "in_flight_kib",
         pooled(&|r| r.in_flight_bytes.iter().map(|&v| kib(v)).collect()),
+    );
+    put(
+        "checkpointed_kib",
+        pooled(&|r| r.persisted_bytes.iter().map(|&v| kib(v)).collect()),
+    );
+    put(
+        "full_kib",
+        pooled(&|r| r.full_bytes.iter().map(|&v| kib(v)).collect()),
+    );
+    put(
+        "restore_ms",
+        pooled(&|r| r.restore_ns.iter().map(|&v| ms(v)).collect()),
     );
     put("throughput_rps", pooled(&|r| vec![r.throughput_rps]));
     put("input_rps", pooled(&|r| vec![r.input_rps]));

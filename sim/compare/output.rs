@@ -319,6 +319,9 @@ fn csv_header(c: &Comparison, local: bool) -> Vec<String> {
     if super::has_event_time(c) {
         header.extend(["watermark_lag_p50_ms", "watermark_lag_p99_ms"].map(String::from));
     }
+    if super::has_files(c) {
+        header.extend(["checkpointed_kib_p50", "full_kib_p50", "restore_p50_ms"].map(String::from));
+    }
     header.extend(["failed_checks", "panic", "replay"].map(String::from));
     header
 }
@@ -376,6 +379,13 @@ fn csv(c: &Comparison) -> String {
             let lag = |ns: Option<u64>| ns.map(ms).unwrap_or_default();
             metrics.extend([lag(r.watermark_lag_p50_ns), lag(r.watermark_lag_p99_ns)]);
         }
+        if super::has_files(c) {
+            metrics.extend([
+                cell(run_stat(&r.persisted_bytes, 1024.0), |s| s.p50),
+                cell(run_stat(&r.full_bytes, 1024.0), |s| s.p50),
+                cell(run_stat(&r.restore_ns, 1e6), |s| s.p50),
+            ]);
+        }
         // A run that panicked measured nothing: empty cells, not zeros.
         row.extend(
             metrics
@@ -422,6 +432,8 @@ mod tests {
             alignment_ns: alignment_ms.iter().map(|v| v * 1_000_000).collect(),
             start_delay_ns: vec![1_000; n],
             state_bytes: vec![64 * 1024; n],
+            persisted_bytes: vec![64 * 1024; n],
+            full_bytes: vec![64 * 1024; n],
             in_flight_bytes: in_flight_kib.iter().map(|v| v * 1024).collect(),
             throughput_rps: throughput,
             input_rps: throughput * 2.0,
@@ -434,6 +446,7 @@ mod tests {
             watermark_lag_p50_ns: None,
             watermark_lag_p99_ns: None,
             recovery_ns: recovery_ms.iter().map(|v| v * 1_000_000).collect(),
+            restore_ns: Vec::new(),
             records_replayed: 100 * seed,
             forced_checkpoints: 0,
             rolled_back_checkpoints: 0,
@@ -526,6 +539,7 @@ mod tests {
             Some(Vary {
                 key: "checkpoint.interval".to_string(),
                 values: values.iter().map(|v| v.to_string()).collect(),
+                axes: Vec::new(),
             }),
         )
     }
@@ -740,6 +754,7 @@ mod tests {
             Some(Vary {
                 key: "network.buffer_credits".to_string(),
                 values: vec!["2".to_string()],
+                axes: Vec::new(),
             }),
         );
         check(&axis, "nothing-vary", None, true);
@@ -807,6 +822,7 @@ mod tests {
         c.vary = Some(Vary {
             key: "operators.sink,cost".to_string(),
             values: vec!["1ms".to_string()],
+            axes: Vec::new(),
         });
         let text = csv(&c);
         assert!(text.starts_with("algorithm,\"operators.sink,cost\",seed,passed,"));

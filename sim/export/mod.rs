@@ -721,7 +721,7 @@ fn checkpoint_rows(r: &mut Rows, scenario: &Scenario, opts: &Options) {
         || c.storage_sync > crate::engine::SimDuration::ZERO
     {
         r.row(
-            "checkpoint.state_backend, max_runs, materialization_interval, storage_sync",
+            "checkpoint.state_backend, max_runs, materialization_interval, changelog_replay_cost, storage_sync",
             NotAtAll,
             "the real job keeps Flink's default state backend (HashMapStateBackend, full snapshots); the simulated backend's files are not judged on Flink".into(),
         );

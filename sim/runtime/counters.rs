@@ -156,6 +156,14 @@ counters! {
     crashes_during_unaligned_capture,
     /// Recoveries whose checkpoint carried channel state.
     recoveries_with_channel_state,
+    /// Restores from files: the bytes read back (every file a restored
+    /// snapshot refers to, channel state aside) and the changelog entries
+    /// replayed.
+    restore_bytes_read,
+    changes_replayed,
+    /// Periodic triggers skipped because a task was still restoring its
+    /// state from files (not `RUNNING`).
+    triggers_skipped_restoring,
     /// Records of channel state restored, and processed again after restore.
     in_flight_records_restored,
     in_flight_records_replayed,

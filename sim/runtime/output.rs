@@ -296,6 +296,10 @@ pub struct RunOutput {
     /// was stopped (recovery time; `world/recovery_time.rs`). Never less
     /// than detection plus the restart delay.
     pub recovery_ns: Vec<u64>,
+    /// Per restore from checkpoint files (a failover's, a region's, a job
+    /// started from a snapshot): how long its slowest task's thread read
+    /// and replayed its state before running (`World::restore_time`).
+    pub restore_ns: Vec<u64>,
     /// Savepoints taken and the checkpoint retained on cancel, with
     /// `JobOptions::keep_snapshots`.
     pub snapshots: Vec<SnapshotOut>,

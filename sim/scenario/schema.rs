@@ -592,6 +592,13 @@ section! {
         #[key("duration > 0", "three times the checkpoint interval (`\"3s\"` without one)")]
         #[serde(skip_serializing_if = "Option::is_none")]
         materialization_interval: Opt<Dur> = None,
+        /// `changelog`: task-thread time a restore spends applying one logged state change
+        /// of the restored tail to the backend (the replay of
+        /// `ChangelogBackendRestoreOperation`). A restore from files keeps the task's
+        /// thread busy for `storage_latency`, then every byte of the files the snapshot
+        /// refers to at `storage_bytes_per_sec`, then this per change replayed.
+        #[key("duration", "`\"2us\"`")]
+        changelog_replay_cost: Dur = us(2),
         /// `filesystem`: from the end of a file's write until it is synced (durable). A
         /// task acknowledges only once its files are synced; a storage crash
         /// (`[faults.storage] crashes`) loses every file not synced yet.

@@ -129,6 +129,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "sink-v2-global",
         include_str!("../../scenarios/sink-v2-global.toml"),
     ),
+    (
+        "state-backends",
+        include_str!("../../scenarios/state-backends.toml"),
+    ),
     ("stop", include_str!("../../scenarios/stop.toml")),
     (
         "throughput",

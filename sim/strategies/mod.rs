@@ -798,6 +798,7 @@ impl ScenarioParts {
             file_merging_across_checkpoints: false,
             file_merging_max_file_size: None,
             materialization_interval: None,
+            changelog_replay_cost: us(2),
             storage_sync: Duration::default(),
             storage_latency: c.storage_latency_us.map(us),
             storage_bytes_per_sec: c.storage_bytes_per_sec.and_then(int),

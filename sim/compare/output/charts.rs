@@ -213,6 +213,30 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
         ),
     ];
     charts.extend(crate::compare::has_event_time(c).then(|| lag_chart(&algs, &groups)));
+    if crate::compare::has_files(c) {
+        charts.push(chart(
+            "checkpoint-files.svg",
+            "Checkpoint files and restores",
+            vec![
+                bars(
+                    "Operator state written for the checkpoint, and every file it refers to (p50)",
+                    "KiB",
+                    false,
+                    &[&|g| p50(g, "checkpointed_kib"), &|g| p50(g, "full_kib")],
+                ),
+                bars(
+                    "Restore time (per restore from files: read and replay)",
+                    "ms",
+                    false,
+                    &[&|g| p50(g, "restore_ms"), &|g| p99(g, "restore_ms")],
+                ),
+            ],
+            vec![
+                ("written / p50", Key::Solid),
+                ("referred to / p99", Key::Light),
+            ],
+        ));
+    }
     charts
 }
 
@@ -400,6 +424,24 @@ fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {
             p50_p99(),
         ),
     ];
+    if crate::compare::has_files(c) {
+        charts.push(chart(
+            "vary-checkpoint-files.svg",
+            "Operator state written for the checkpoint, and every file it refers to (p50)",
+            "KiB",
+            &|g| p50(g, "checkpointed_kib"),
+            Some(&|g| p50(g, "full_kib")),
+            vec![("written", Key::Line), ("referred to", Key::Dashed)],
+        ));
+        charts.push(chart(
+            "vary-restore.svg",
+            "Restore time (per restore from files: the slowest task reading and replaying)",
+            "ms",
+            &|g| p50(g, "restore_ms"),
+            Some(&|g| p99(g, "restore_ms")),
+            p50_p99(),
+        ));
+    }
     if crate::compare::has_event_time(c) {
         charts.push(chart(
             "vary-watermark-lag.svg",

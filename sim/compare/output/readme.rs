@@ -68,6 +68,17 @@ fn what_was_run(c: &Comparison) -> Vec<String> {
         c.seeds
     ));
     match &c.vary {
+        Some(v) if !v.axes.is_empty() => {
+            let axes: Vec<String> = v
+                .axes
+                .iter()
+                .map(|a| format!("`{}` = {}", a.key, a.values.join(", ")))
+                .collect();
+            line(&format!(
+                "- Axes: every combination of {} (a row's values in this order)",
+                axes.join("; ")
+            ));
+        }
         Some(v) => line(&format!("- Axis: `{}` = {}", v.key, v.values.join(", "))),
         None => line("- Axis: none"),
     }
@@ -399,6 +410,10 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
     if event_time {
         header.extend(["watermark lag p50 ms", "watermark lag p99 ms"].map(String::from));
     }
+    let files = crate::compare::has_files(c);
+    if files {
+        header.extend(["checkpointed KiB p50", "full KiB p50", "restore p50 ms"].map(String::from));
+    }
     header.push("failed runs".to_string());
     let rows = c
         .groups
@@ -434,6 +449,13 @@ pub(crate) fn results(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
                 row.extend([
                     or_dash(p50(g_, "watermark_lag_p50_ms"), num),
                     or_dash(p50(g_, "watermark_lag_p99_ms"), num),
+                ]);
+            }
+            if files {
+                row.extend([
+                    or_dash(p50(g_, "checkpointed_kib"), num),
+                    or_dash(p50(g_, "full_kib"), num),
+                    or_dash(p50(g_, "restore_ms"), num),
                 ]);
             }
             row.push(format!("{}/{}", g.failed_runs, g.runs));

@@ -58,6 +58,8 @@ fn ack(input_ended: bool) -> TaskAck {
         start_delay_ns: 0,
         alignment_ns: 0,
         arrived: false,
+        persisted_bytes: 0,
+        full_bytes: 0,
         durable_at: crate::engine::SimTime::ZERO,
     }
 }

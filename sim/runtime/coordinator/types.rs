@@ -86,6 +86,10 @@ pub struct TaskAck {
     /// When the task's operator state and channel state were written
     /// (`memory`: sent with the ack).
     pub durable_at: SimTime,
+    /// Operator state the snapshot wrote (with files, its backend's new
+    /// files; else its whole state) and the whole of what it refers to.
+    pub persisted_bytes: u64,
+    pub full_bytes: u64,
 }
 
 pub struct Pending {
@@ -189,6 +193,12 @@ pub struct CheckpointStats {
     pub outcome: Outcome,
     /// Operator state, summed over the acknowledged tasks.
     pub state_bytes: u64,
+    /// Operator state the snapshots wrote for this checkpoint (Flink's
+    /// "checkpointed data size": with an incremental or changelog backend,
+    /// what changed) and the bytes of every file they refer to, shared ones
+    /// included (Flink's "full checkpoint data size"), summed over tasks.
+    pub persisted_bytes: u64,
+    pub full_bytes: u64,
     /// Persisted in-flight data (channel state), summed over tasks.
     pub in_flight_bytes: u64,
     /// Some task persisted in-flight data (Flink's per-subtask
@@ -210,8 +220,11 @@ pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats 
     let arrived = |a: &&TaskAck| a.arrived;
     let acks = p.acks.iter().flatten().filter(arrived);
     let (mut bytes, mut in_flight, mut n, mut delay, mut align) = (0, 0, 0, 0, 0);
+    let (mut persisted, mut full) = (0, 0);
     for a in acks {
         bytes += a.snapshot.state_bytes();
+        persisted += a.persisted_bytes;
+        full += a.full_bytes;
         in_flight += a.snapshot.in_flight_bytes();
         n += 1;
         delay = delay.max(a.start_delay_ns);
@@ -230,6 +243,8 @@ pub fn stats_of(p: &Pending, end: SimTime, outcome: Outcome) -> CheckpointStats 
         duration_ns: end.since(p.trigger_time).0,
         outcome,
         state_bytes: bytes,
+        persisted_bytes: persisted,
+        full_bytes: full,
         in_flight_bytes: in_flight,
         unaligned: in_flight > 0,
         acks: n,

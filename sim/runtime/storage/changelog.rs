@@ -35,7 +35,10 @@
 //! key group whose bytes changed since it was last logged, an empty entry
 //! for a key group that emptied), not at every state access: a key updated
 //! many times between two checkpoints costs one entry, where Flink's log
-//! holds each update. A materialization writes the state as of its `upTo`
+//! holds each update. An entry carries its key group whole (so that a
+//! replay is exact) and costs, in the log's files, what the changed keys
+//! cost: the key and value of each key put, the key of each key removed
+//! (`groups::changed_bytes`; an opaque key group costs its whole bytes). A materialization writes the state as of its `upTo`
 //! (the base and the log below it), which is the nested backend's state at
 //! that point of the log; the nested backend writes it whole.
 //!
@@ -43,6 +46,7 @@
 //! may only be skipped while the judge has seen a materialization start
 //! that has not yet completed into a confirmed checkpoint or failed.
 
+use super::groups::changed_bytes;
 use super::log::{entry_bytes, replay, Changelog, LogEntry, Materialization, Stopped, Trigger};
 use super::{keep, FileFinding, FileId, FileKind, Group, Handle, Storage, StoredFile, Write};
 use crate::engine::SimTime;
@@ -68,12 +72,16 @@ impl Storage {
         now: SimTime,
     ) {
         let t = w.task as usize;
+        let layouts = &self.layouts[t];
         let cl = &mut self.backends[t].changelog;
         let current: BTreeMap<(u32, u32), Rc<[u8]>> = groups.into_iter().collect();
         let mut appended = 0u64;
         for (key, bytes) in &current {
-            if cl.logged.get(key).is_none_or(|old| old[..] != bytes[..]) {
-                cl.entries.push((cl.next_sqn, *key, bytes.clone()));
+            let old = cl.logged.get(key);
+            if old.is_none_or(|old| old[..] != bytes[..]) {
+                let layout = layouts.get(key.0 as usize).copied().flatten();
+                let size = changed_bytes(old.map(|o| &o[..]), bytes, layout);
+                cl.entries.push((cl.next_sqn, *key, bytes.clone(), size));
                 cl.logged.insert(*key, bytes.clone());
                 cl.next_sqn += 1;
                 appended += 1;
@@ -86,7 +94,9 @@ impl Storage {
             .copied()
             .collect();
         for key in emptied {
-            cl.entries.push((cl.next_sqn, key, Rc::from(&[][..])));
+            let layout = layouts.get(key.0 as usize).copied().flatten();
+            let size = changed_bytes(cl.logged.get(&key).map(|o| &o[..]), &[], layout);
+            cl.entries.push((cl.next_sqn, key, Rc::from(&[][..]), size));
             cl.logged.remove(&key);
             cl.next_sqn += 1;
             appended += 1;
@@ -146,6 +156,22 @@ impl Storage {
             .flat_map(|f| f.log.iter());
         replay(&mut groups, log, up_to);
         groups
+    }
+
+    /// The log entries a restore of `h` replays: its tail's from `up_to`
+    /// on, each sequence number once.
+    pub(super) fn tail_entries(&self, h: &Handle, up_to: u64) -> u64 {
+        let mut seqs: Vec<u64> = h
+            .files
+            .iter()
+            .map(|&f| &self.files[f as usize])
+            .filter(|f| f.kind == FileKind::Changelog)
+            .flat_map(|f| f.log.iter().map(|e| e.0))
+            .filter(|&s| s >= up_to)
+            .collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        seqs.len() as u64
     }
 
     /// Task `t` learnt that `id` completed: its segments and its base are

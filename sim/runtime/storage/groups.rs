@@ -72,3 +72,50 @@ fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     }
     None
 }
+
+/// The bytes a log of per-key changes holds for a key group that went from
+/// `old` to `new` (each a group's whole encoding, as [`split_groups`] cuts
+/// it): with `(key, value)` pairs, each key whose value is new or changed
+/// costs its key and value, each key removed its key — the last update of
+/// each changed key, as Flink's changelog logs a `put` or a `remove`; with
+/// opaque bytes (or an encoding that does not read), the whole new group.
+pub fn changed_bytes(old: Option<&[u8]>, new: &[u8], layout: Option<KeyedLayout>) -> u64 {
+    let whole = new.len() as u64;
+    if layout != Some(KeyedLayout::Pairs) {
+        return whole;
+    }
+    let (Some(new_pairs), Some(old_pairs)) = (pairs(new), old.map_or(Some(Vec::new()), pairs))
+    else {
+        return whole;
+    };
+    let old: std::collections::BTreeMap<&[u8], &[u8]> = old_pairs.into_iter().collect();
+    let mut kept = std::collections::BTreeSet::new();
+    let mut bytes = 0u64;
+    for (k, v) in new_pairs {
+        if old.get(k) != Some(&v) {
+            bytes += (k.len() + v.len()) as u64;
+        }
+        kept.insert(k);
+    }
+    let removed = old.keys().filter(|k| !kept.contains(*k));
+    bytes + removed.map(|k| k.len() as u64).sum::<u64>()
+}
+
+/// A `Pairs` group's `(key, value)` encodings (an empty group: none).
+fn pairs(group: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    if group.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut at = 0;
+    varint(group, &mut at)?; // its key group
+    let len = varint(group, &mut at)?;
+    let mut out = Vec::with_capacity(usize::try_from(len).ok()?.min(group.len()));
+    for _ in 0..len {
+        let k = at;
+        varint(group, &mut at)?;
+        let v = at;
+        varint(group, &mut at)?;
+        out.push((&group[k..v], &group[v..at]));
+    }
+    (at == group.len()).then_some(out)
+}

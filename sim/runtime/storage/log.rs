@@ -11,9 +11,11 @@ use std::rc::Rc;
 /// A file's index in the storage's files.
 pub type FileId = u32;
 
-/// One entry of the log: its sequence number, `(member, key group)` and
-/// the key group's bytes (empty: the key group emptied).
-pub type LogEntry = (u64, (u32, u32), Rc<[u8]>);
+/// One entry of the log: its sequence number, `(member, key group)`, the
+/// key group's bytes after the change (empty: the key group emptied) and
+/// the bytes the entry costs in the log: the changed keys' (`changed_bytes`;
+/// the group travels whole so that a replay is exact).
+pub type LogEntry = (u64, (u32, u32), Rc<[u8]>, u64);
 
 /// Bytes an entry costs beyond its key group's bytes (its sequence number
 /// and key).
@@ -127,7 +129,7 @@ impl Changelog {
 }
 
 pub(super) fn entry_bytes(e: &LogEntry) -> u64 {
-    e.2.len() as u64 + ENTRY_OVERHEAD
+    e.3 + ENTRY_OVERHEAD
 }
 
 /// `groups` with the entries of `log` at or above `from` applied in
@@ -140,7 +142,7 @@ pub(super) fn replay<'a>(
     let mut entries: Vec<&LogEntry> = log.filter(|e| e.0 >= from).collect();
     entries.sort_by_key(|e| e.0);
     entries.dedup_by_key(|e| e.0);
-    for (_, key, bytes) in entries {
+    for (_, key, bytes, _) in entries {
         match bytes.is_empty() {
             true => groups.remove(key),
             false => groups.insert(*key, bytes.clone()),

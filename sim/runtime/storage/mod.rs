@@ -126,6 +126,15 @@ pub struct Storage {
     pub physical: Vec<Physical>,
     managers: Vec<physical::Manager>,
     merging_bugs: MergingBugs,
+    last_read: ReadCost,
+}
+
+/// What a restore read from a snapshot's files: their bytes (channel state
+/// aside) and the changelog entries it replayed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadCost {
+    pub bytes: u64,
+    pub replayed: u64,
 }
 
 /// How a snapshot is written (`write_snapshot`).
@@ -317,6 +326,26 @@ impl Storage {
                 .map(|f| f.bytes)
                 .sum()
         })
+    }
+
+    /// The bytes of every file task `t`'s snapshot of `id` refers to, its
+    /// own and those it shares, channel state aside (Flink's "full
+    /// checkpoint data size"; [`Storage::state_bytes`] is what the snapshot
+    /// wrote, the "checkpointed data size").
+    pub fn full_bytes(&self, id: CheckpointId, t: TaskId) -> u64 {
+        self.handles.get(&(id, t)).map_or(0, |h| {
+            h.files
+                .iter()
+                .map(|&f| &self.files[f as usize])
+                .filter(|f| f.kind != FileKind::Channel)
+                .map(|f| f.bytes)
+                .sum()
+        })
+    }
+
+    /// What the last [`Storage::read`] read, taken (the restore's cost).
+    pub fn take_read(&mut self) -> ReadCost {
+        std::mem::take(&mut self.last_read)
     }
 
     /// Task `t`'s files written for `id` are synced at `at` (`None`: never);
@@ -630,6 +659,13 @@ impl Storage {
             return Ok(states.to_vec());
         };
         self.evidence.restores_from_files += 1;
+        self.last_read = ReadCost {
+            bytes: self.full_bytes(id, t),
+            replayed: match h.changelog {
+                Some((up_to, _)) => self.tail_entries(h, up_to),
+                None => 0,
+            },
+        };
         if let Some(&f) = h
             .files
             .iter()

@@ -236,3 +236,35 @@ fn a_lost_materialization_fails_and_a_consumed_id_stops_them() {
     s.native_savepoint(0, 2, false);
     assert!(matches!(s.materialize(t(3), 0), Trigger::Started { .. }));
 }
+
+/// A changelog entry costs its changed keys: a value changed or a key
+/// added costs key and value, a key removed its key; an opaque key group
+/// costs its whole bytes.
+#[test]
+fn a_log_entry_costs_the_keys_that_changed() {
+    use super::groups::changed_bytes;
+    let group = |pairs: Vec<(u64, i64)>| {
+        let state = keyed_state(vec![(5, pairs)]);
+        split_groups(&state, KeyedLayout::Pairs).unwrap()[0]
+            .1
+            .to_vec()
+    };
+    let old = group(vec![(1, 10), (2, 20), (300, 30)]);
+    let pairs = Some(KeyedLayout::Pairs);
+    assert_eq!(changed_bytes(Some(&old), &old, pairs), 0);
+    // Key 2's value changed: one byte of key, one of value.
+    let new = group(vec![(1, 10), (2, 21), (300, 30)]);
+    assert_eq!(changed_bytes(Some(&old), &new, pairs), 2);
+    // Key 300 (two bytes) removed, key 4 added.
+    let new = group(vec![(1, 10), (2, 20), (4, 40)]);
+    assert_eq!(changed_bytes(Some(&old), &new, pairs), 2 + 2);
+    // A new key group: every pair; an emptied one: every key.
+    assert_eq!(changed_bytes(None, &old, pairs), 7);
+    assert_eq!(changed_bytes(Some(&old), &[], pairs), 4);
+    // Opaque bytes, or an encoding that does not read: the whole group.
+    assert_eq!(
+        changed_bytes(Some(&old), &old, Some(KeyedLayout::Bytes)),
+        old.len() as u64
+    );
+    assert_eq!(changed_bytes(Some(&old), &[5, 9], pairs), 2);
+}

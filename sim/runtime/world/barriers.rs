@@ -569,7 +569,13 @@ impl World<'_> {
             alignment_ns: p.alignment_ns,
             arrived: false,
             durable_at: durable,
+            persisted_bytes: state,
+            full_bytes: state,
         };
+        if self.writes_files() && self.storage.handles.contains_key(&(id, t)) {
+            ack.persisted_bytes = self.storage.state_bytes(id, t);
+            ack.full_bytes = self.storage.full_bytes(id, t);
+        }
         let now = self.net.now;
         let s = &self.plan.scenario;
         let in_flight_bytes = ack.snapshot.in_flight_bytes();

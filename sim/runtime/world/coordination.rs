@@ -22,6 +22,9 @@ impl World<'_> {
                         coordinator::Skip::Recovering => {
                             self.rec.counters.triggers_skipped_recovering += 1
                         }
+                        coordinator::Skip::NotRunning if self.net.now < self.job.restored_at => {
+                            self.rec.counters.triggers_skipped_restoring += 1
+                        }
                         _ => {}
                     }
                 }
@@ -39,6 +42,7 @@ impl World<'_> {
                         self.rec.counters.checkpoints_during_recovery += 1;
                     }
                     self.check_min_pause(id, savepoint);
+                    self.check_not_restoring(id);
                     self.mark(|| Timeline::Triggered { id });
                 }
                 CoordAction::ArmTimeout { id, at } => {
@@ -142,8 +146,14 @@ impl World<'_> {
             }
             recovering = false;
         }
+        let mut restoring = now < self.job.restored_at;
+        if restoring && self.plan.cfg.mutants.has(Mutant::TriggersWhileRestoring) {
+            // Mutant: a task restoring its state counts as running.
+            fired(Mutant::TriggersWhileRestoring);
+            restoring = false;
+        }
         coordinator::Facts {
-            running: self.job.status == JobStatus::Running,
+            running: self.job.status == JobStatus::Running && !restoring,
             savepoint_due: self.sp.queue.front().is_some_and(|s| s.at <= now),
             recovering,
             triggering: self.ops.triggering(),
@@ -185,6 +195,18 @@ impl World<'_> {
                     "checkpoint {id} was triggered {} after the last completion, inside min_pause {}",
                     since, pause
                 ),
+            );
+        }
+    }
+
+    /// Protocol: nothing is triggered while a task restores its state
+    /// (it is not `RUNNING` until its restore ends).
+    fn check_not_restoring(&mut self, id: CheckpointId) {
+        if self.net.now < self.job.restored_at {
+            let left = self.job.restored_at.since(self.net.now).readable();
+            self.violation(
+                CheckId::Protocol,
+                format!("checkpoint {id} was triggered while a task was still restoring its state from files ({left} of its restore left): a task is not RUNNING until its restore ends"),
             );
         }
     }

@@ -465,7 +465,7 @@ impl World<'_> {
                         .map(|m| self.rec.schedule.pos(m.inst))
                         .collect();
                     let end = self.tasks.list[ti].exit.end_state.as_deref();
-                    let ack = TaskAck {
+                    let mut ack = TaskAck {
                         snapshot: TaskSnapshot {
                             finished: true,
                             log_pos,
@@ -480,7 +480,11 @@ impl World<'_> {
                         alignment_ns: 0,
                         arrived: false,
                         durable_at: self.net.now,
+                        persisted_bytes: 0,
+                        full_bytes: 0,
                     };
+                    ack.persisted_bytes = ack.snapshot.state_bytes();
+                    ack.full_bytes = ack.persisted_bytes;
                     let mut out = Vec::new();
                     if self.coord.record_ack(id, t, ack) {
                         self.coord.ack(t, id, &mut out);
@@ -643,7 +647,7 @@ mod mutants {
             part: "checkpoints with finished tasks",
             what: "the coordinator triggers only the job's own sources: once one has exited, no barrier reaches the tasks it fed, every checkpoint expires, and the tasks waiting for their final checkpoint never exit",
             modelled_on: "checkpointing before FLIP-147 (FLINK-2491: no checkpoint completes once a task finished); DefaultCheckpointPlanCalculator now triggers the running tasks none of whose upstream tasks runs",
-            caught_by: "finishing",
+            caught_by: "liveness",
             applies: &[("sink-v2-global", "aligned"), ("sink-v2-global", "unaligned")],
         });
         pub const FinishedOnRestoreSilent: Mutant = Mutant::declare(&MutantInfo {

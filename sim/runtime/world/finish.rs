@@ -110,6 +110,7 @@ impl World<'_> {
             input_end: self.rec.input_end,
             sink_end: self.rec.sink_end,
             recovery_ns: std::mem::take(&mut self.recovery.times_ns),
+            restore_ns: std::mem::take(&mut self.recovery.restore_ns),
             snapshots: std::mem::take(&mut self.sp.snapshots),
             complete_below: self.sp.complete_below.take(),
             complete_exempt: std::mem::take(&mut self.sp.complete_exempt),

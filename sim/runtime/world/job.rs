@@ -24,6 +24,10 @@ pub(super) struct Job {
     /// drawn per task from `rpc_rng` (no draw without jitter).
     pub(super) rpc_jitter: u64,
     pub(super) rpc_rng: SimRng,
+    /// When the last restore from files ends: until then a task is not
+    /// `RUNNING` and the coordinator triggers nothing (Flink's
+    /// `NOT_ALL_REQUIRED_TASKS_RUNNING`).
+    pub(super) restored_at: crate::engine::SimTime,
 }
 
 impl Job {
@@ -34,6 +38,7 @@ impl Job {
             restarts: 0,
             rpc_jitter,
             rpc_rng,
+            restored_at: crate::engine::SimTime(0),
         }
     }
 }

@@ -266,6 +266,8 @@ impl World<'_> {
             duration_ns: now.since(c.at).0,
             outcome: CpOutcome::Completed,
             state_bytes: c.snapshot.state_bytes(),
+            persisted_bytes: c.snapshot.state_bytes(),
+            full_bytes: c.snapshot.state_bytes(),
             in_flight_bytes: 0,
             unaligned: false,
             acks: 1,

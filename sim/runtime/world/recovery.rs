@@ -350,6 +350,7 @@ impl World<'_> {
     pub(super) fn deploy(&mut self, latest: Option<&Completed>, failover: bool) -> u64 {
         self.recovery.out_left.iter_mut().for_each(|n| *n = 0);
         self.reset_coordinators(latest);
+        self.job.restored_at = self.net.now; // every task is redeployed
         let all: Vec<TaskId> = (0..self.tasks.list.len() as TaskId).collect();
         let restored = self.restore_tasks(&all, latest, failover);
         self.recovery.pending = restored;
@@ -419,6 +420,7 @@ impl World<'_> {
             }
             let from_snapshot = live_offsets.is_none();
             let states = self.restored_states(t, live_offsets, latest, &mut missing);
+            let restore = self.restore_time();
             // Every operator of the chain (one without an entry: empty).
             let members = match states.is_empty() {
                 true => 0,
@@ -447,6 +449,7 @@ impl World<'_> {
                     self.tasks.list[ti].recovery_order.push_back(input);
                 }
             }
+            self.restoring(t, restore);
         }
         if restored > 0 {
             self.rec.counters.recoveries_with_channel_state += 1;
@@ -456,6 +459,26 @@ impl World<'_> {
             self.restore_failed(&f);
         }
         restored
+    }
+
+    /// Task `t`'s thread restores its state for `d` before it runs.
+    fn restoring(&mut self, t: TaskId, d: SimDuration) {
+        if d == SimDuration::ZERO {
+            return;
+        }
+        let until = self.net.now.plus(d);
+        let s = &mut self.net.sched[t as usize];
+        s.busy_until = s.busy_until.max(until);
+        self.job.restored_at = self.job.restored_at.max(until);
+        let longest = self.recovery.restore_ns.last_mut();
+        match longest.filter(|_| self.recovery.restoring_since == Some(self.net.now)) {
+            Some(ns) => *ns = (*ns).max(d.0),
+            None => {
+                self.recovery.restore_ns.push(d.0);
+                self.recovery.restoring_since = Some(self.net.now);
+            }
+        }
+        self.net.poke(t);
     }
 
     /// Task `t`'s members' states to restore: a live source position

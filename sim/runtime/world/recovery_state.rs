@@ -22,6 +22,10 @@ pub(super) struct Recovery {
     pub(super) times_ns: Vec<u64>,
     /// The progress a recovery must regain (`world/recovery_time.rs`).
     pub(super) clock: RecoveryClock,
+    /// Per restore from files, its slowest task's restore time
+    /// (`RunOutput::restore_ns`), and when the last one started.
+    pub(super) restore_ns: Vec<u64>,
+    pub(super) restoring_since: Option<SimTime>,
 }
 
 impl Recovery {
@@ -34,6 +38,8 @@ impl Recovery {
             since: None,
             times_ns: Vec::new(),
             clock: RecoveryClock::new(partitions),
+            restore_ns: Vec::new(),
+            restoring_since: None,
         }
     }
 }

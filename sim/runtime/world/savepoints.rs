@@ -21,6 +21,7 @@ impl World<'_> {
             _ => return,
         }
         let ready = self.job.status == JobStatus::Running
+            && now >= self.job.restored_at
             && !self.coord.finishing
             && self.sp.stopped_with.is_none()
             && self.coord.pending.is_empty()

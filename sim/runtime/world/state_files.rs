@@ -9,7 +9,7 @@ use super::*;
 use crate::model::registry::StateLayout;
 use crate::mutant::Mutants;
 use crate::runtime::storage::{
-    FileFinding, KeyedLayout, MergingBugs, MergingConfig, Storage, Write,
+    FileFinding, KeyedLayout, MergingBugs, MergingConfig, ReadCost, Storage, Write,
 };
 use crate::scenario::{SavepointFormat, StateBackend};
 
@@ -253,6 +253,31 @@ impl World<'_> {
         }
     }
 
+    /// How long task `t`'s thread restores what [`World::read_files`] just
+    /// read (Flink's `StreamTask.restoreInternal`, before the mailbox loop
+    /// starts and before the task is `RUNNING`): opening the files
+    /// (`storage_latency`), reading every byte the snapshot refers to at
+    /// `storage_bytes_per_sec` (a full snapshot, every run an incremental
+    /// one shares, a changelog's base and tail) and applying each logged
+    /// change of the tail (`changelog_replay_cost`). Nothing read (memory
+    /// storage: the state came with the deployment; no snapshot): zero.
+    pub(super) fn restore_time(&mut self) -> SimDuration {
+        let read = self.storage.take_read();
+        if !self.writes_files() || read == ReadCost::default() {
+            return SimDuration::ZERO;
+        }
+        let s = &self.plan.scenario;
+        let c = &s.checkpoint;
+        let ns = c
+            .storage_latency
+            .0
+            .saturating_add(super::channel_files::transfer(s, read.bytes).0)
+            .saturating_add(c.changelog_replay_cost.times(read.replayed).0);
+        self.rec.counters.restore_bytes_read += read.bytes;
+        self.rec.counters.changes_replayed += read.replayed;
+        SimDuration(ns)
+    }
+
     /// A restore needed a file that is gone: the job fails (Flink's restore
     /// throws at every attempt), named for the file.
     pub(super) fn restore_failed(&mut self, f: &FileFinding) {
@@ -332,6 +357,14 @@ mod mutants {
 
     #[allow(non_upper_case_globals)]
     impl Mutant {
+        pub const TriggersWhileRestoring: Mutant = Mutant::declare(&MutantInfo {
+            name: "triggers-while-restoring",
+            part: "restores from files",
+            what: "the coordinator counts a task that is still reading its state back from files as running and triggers checkpoints during the restore: the trigger waits in a restoring source's mailbox, and a restore longer than the checkpoint timeout expires them",
+            modelled_on: "Flink before FLINK-17012 (1.12): a task restoring its state was RUNNING, so checkpoints were triggered during long RocksDB restores and expired, counted as failures; now a task is INITIALIZING until its restore ends and DefaultCheckpointPlanCalculator refuses to trigger (NOT_ALL_REQUIRED_TASKS_RUNNING)",
+            caught_by: "protocol",
+            applies: &[("state-backends", "aligned"), ("state-backends", "unaligned")],
+        });
         pub const AckBeforeSync: Mutant = Mutant::declare(&MutantInfo {
             name: "ack-before-sync",
             part: "checkpoint storage durability",
