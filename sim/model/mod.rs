@@ -20,6 +20,7 @@ pub mod sinkv2;
 pub mod state;
 pub mod store;
 pub mod timers;
+pub mod txlog;
 pub mod workload;
 
 pub use graph::{ChannelId, ExecGraph, JobGraph, TaskId};

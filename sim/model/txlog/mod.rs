@@ -1,0 +1,500 @@
+//! A log with transactions, as Kafka's brokers and transaction coordinator
+//! keep it: the external system most Flink jobs read from and write to.
+//! It lives outside the job and survives every crash of it.
+//!
+//! As Kafka's code has it:
+//!
+//! - **Partitions** of topics hold entries at consecutive offsets: data
+//!   records and transaction **markers** (control records, one per
+//!   partition a transaction touched, written when it ends). The high
+//!   watermark is the log's end here (every write is replicated at once).
+//! - A **transactional id** has one producer id and an **epoch**
+//!   (`TransactionMetadata`). `InitProducerId` with the id aborts a
+//!   transaction it has ongoing, bumps the epoch and so **fences** every
+//!   producer with an older one: their writes and `EndTxn` fail with
+//!   `ProducerFenced` (`INVALID_PRODUCER_EPOCH`).
+//! - A transaction starts when its first partition is added
+//!   (`AddPartitionsToTxn`; `txnStartTimestamp`), holds data written under
+//!   its producer id and epoch, and ends with `EndTxn`: a marker in each of
+//!   its partitions, commit or abort. `EndTxn` on a transaction that added
+//!   no partition is `INVALID_TXN_STATE` (the broker has none to end).
+//! - The coordinator **aborts** an ongoing transaction once it is older
+//!   than its `transaction.timeout.ms` (`abortTimedOutTransactions`, on its
+//!   own schedule: [`TxLog::expire`]) and bumps the epoch, so the producer
+//!   that opened it, or a committer resuming it after a restore, is fenced:
+//!   whatever it held is lost.
+//! - The **last stable offset** of a partition is the first offset of its
+//!   earliest open transaction (the log's end without one). A
+//!   `read_committed` consumer reads below it and skips the data of aborted
+//!   transactions (the broker's aborted-transaction index); a
+//!   `read_uncommitted` one reads to the high watermark, aborted data
+//!   included. Neither sees markers. A transaction left open stalls every
+//!   `read_committed` reader of its partitions until it ends.
+//! - Consumer groups commit offsets per partition (`OffsetCommit`).
+//!
+//! Simplified: a transaction's prepare and complete phases are one step
+//! (markers appear at `EndTxn`, not after the coordinator's log write); no
+//! producer id is reassigned when its epoch runs out (the epoch saturates);
+//! idempotent sequence numbers and retries are not modelled (a write is
+//! appended once or refused); there are no replicas, no leader changes and
+//! no retention.
+
+use super::record::Record;
+use crate::engine::{SimDuration, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[cfg(test)]
+mod tests;
+
+/// A producer id, as the transaction coordinator assigns it.
+pub type ProducerId = u64;
+/// A producer epoch: each `InitProducerId` of the same transactional id
+/// and each abort by timeout bumps it.
+pub type Epoch = u16;
+
+/// One partition of one topic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicPartition {
+    pub topic: u32,
+    pub partition: u32,
+}
+
+/// What a consumer may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// Below the last stable offset, aborted data skipped.
+    ReadCommitted,
+    /// To the high watermark, aborted data included.
+    ReadUncommitted,
+}
+
+/// A transactional producer's identity: its producer id and epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Producer {
+    pub id: ProducerId,
+    pub epoch: Epoch,
+}
+
+/// Where a transactional id's transaction is (`TransactionState`, its
+/// prepare phases folded into the complete ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// No transaction since the last one ended (or ever).
+    Empty,
+    Ongoing,
+    CompleteCommit,
+    CompleteAbort,
+}
+
+/// Why a transaction was aborted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbortCause {
+    /// Its producer asked (`EndTxn` with abort).
+    Requested,
+    /// A producer initialised the same transactional id (`InitProducerId`).
+    NewProducer,
+    /// It was older than its transaction timeout.
+    TimedOut,
+}
+
+/// A request the log refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogError {
+    /// The request's epoch is older than the transactional id's.
+    ProducerFenced { epoch: Epoch, current: Epoch },
+    /// `EndTxn` or a write in a state that does not allow it.
+    InvalidTxnState(TxnStatus),
+    /// The producer id is not the transactional id's (or unknown).
+    UnknownProducer(ProducerId),
+    /// A transactional write to a partition not added to the transaction.
+    PartitionNotAdded(TopicPartition),
+    /// No such topic or partition.
+    UnknownPartition(TopicPartition),
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LogError::ProducerFenced { epoch, current } => write!(
+                f,
+                "producer fenced: epoch {epoch} is older than the transactional id's {current}"
+            ),
+            LogError::InvalidTxnState(s) => write!(f, "invalid transaction state {s:?}"),
+            LogError::UnknownProducer(p) => write!(f, "unknown producer id {p}"),
+            LogError::PartitionNotAdded(tp) => write!(
+                f,
+                "partition {}-{} was not added to the transaction",
+                tp.topic, tp.partition
+            ),
+            LogError::UnknownPartition(tp) => {
+                write!(f, "no partition {}-{}", tp.topic, tp.partition)
+            }
+        }
+    }
+}
+
+/// An entry of a partition.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// A data record, written by a transactional producer or not.
+    Data {
+        producer: Option<Producer>,
+        record: Record,
+    },
+    /// A transaction's end in this partition.
+    Marker { producer: ProducerId, commit: bool },
+}
+
+/// One partition's log.
+#[derive(Clone, Debug, Default)]
+struct PartitionLog {
+    entries: Vec<Entry>,
+    /// Per producer with a transaction open here: its first offset.
+    open: BTreeMap<ProducerId, u64>,
+    /// Aborted transactions' ranges: producer, first offset, marker offset.
+    aborted: Vec<(ProducerId, u64, u64)>,
+}
+
+impl PartitionLog {
+    fn end(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    fn last_stable(&self) -> u64 {
+        self.open.values().copied().min().unwrap_or(self.end())
+    }
+
+    fn is_aborted(&self, producer: ProducerId, offset: u64) -> bool {
+        self.aborted
+            .iter()
+            .any(|&(p, first, marker)| p == producer && (first..marker).contains(&offset))
+    }
+}
+
+/// The transaction coordinator's view of one transactional id.
+#[derive(Clone, Debug)]
+struct TxnMeta {
+    producer: Producer,
+    status: TxnStatus,
+    partitions: BTreeSet<TopicPartition>,
+    started_at: Option<SimTime>,
+    timeout: SimDuration,
+    last_abort: Option<AbortCause>,
+}
+
+/// A transaction still open in a partition, for the messages of a reader
+/// that stalls behind it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenTxn {
+    pub transactional_id: String,
+    pub producer: Producer,
+    pub first_offset: u64,
+    pub started_at: Option<SimTime>,
+}
+
+/// The log (see the module's docs).
+#[derive(Clone, Debug, Default)]
+pub struct TxLog {
+    partitions: BTreeMap<TopicPartition, PartitionLog>,
+    txns: BTreeMap<String, TxnMeta>,
+    /// Producer id → its transactional id.
+    owners: BTreeMap<ProducerId, String>,
+    next_producer: ProducerId,
+    offsets: BTreeMap<(String, TopicPartition), u64>,
+    /// Every transaction aborted by its timeout: transactional id, producer
+    /// (before the bump), when.
+    pub timed_out: Vec<(String, Producer, SimTime)>,
+}
+
+impl TxLog {
+    pub fn new() -> TxLog {
+        TxLog::default()
+    }
+
+    /// Creates `topic` with `partitions` partitions (none if it exists).
+    pub fn create_topic(&mut self, topic: u32, partitions: u32) {
+        for partition in 0..partitions {
+            let tp = TopicPartition { topic, partition };
+            self.partitions.entry(tp).or_default();
+        }
+    }
+
+    /// `InitProducerId` for `transactional_id` with `timeout`: a
+    /// transaction it has ongoing is aborted, the epoch bumped (every older
+    /// producer fenced). A new id gets a new producer id at epoch 0.
+    pub fn init_producer(&mut self, transactional_id: &str, timeout: SimDuration) -> Producer {
+        if !self.txns.contains_key(transactional_id) {
+            let producer = Producer {
+                id: self.next_producer,
+                epoch: 0,
+            };
+            self.next_producer += 1;
+            self.owners
+                .insert(producer.id, transactional_id.to_string());
+            self.txns.insert(
+                transactional_id.to_string(),
+                TxnMeta {
+                    producer,
+                    status: TxnStatus::Empty,
+                    partitions: BTreeSet::new(),
+                    started_at: None,
+                    timeout,
+                    last_abort: None,
+                },
+            );
+            return producer;
+        }
+        if self.txns[transactional_id].status == TxnStatus::Ongoing {
+            self.end(transactional_id, false, AbortCause::NewProducer);
+        }
+        let meta = self.txns.get_mut(transactional_id).expect("known id");
+        meta.producer.epoch = meta.producer.epoch.saturating_add(1);
+        meta.timeout = timeout;
+        meta.producer
+    }
+
+    /// The transactional id's coordinator state, for a request from
+    /// `producer`: fenced if its epoch is older.
+    fn meta_for(
+        &mut self,
+        transactional_id: &str,
+        producer: Producer,
+    ) -> Result<&mut TxnMeta, LogError> {
+        let meta = self
+            .txns
+            .get_mut(transactional_id)
+            .ok_or(LogError::UnknownProducer(producer.id))?;
+        if meta.producer.id != producer.id {
+            return Err(LogError::UnknownProducer(producer.id));
+        }
+        if producer.epoch < meta.producer.epoch {
+            return Err(LogError::ProducerFenced {
+                epoch: producer.epoch,
+                current: meta.producer.epoch,
+            });
+        }
+        Ok(meta)
+    }
+
+    /// `AddPartitionsToTxn`: the transaction starts (at `now`) with its
+    /// first partition.
+    pub fn add_partition(
+        &mut self,
+        transactional_id: &str,
+        producer: Producer,
+        tp: TopicPartition,
+        now: SimTime,
+    ) -> Result<(), LogError> {
+        if !self.partitions.contains_key(&tp) {
+            return Err(LogError::UnknownPartition(tp));
+        }
+        let meta = self.meta_for(transactional_id, producer)?;
+        if meta.status != TxnStatus::Ongoing {
+            meta.status = TxnStatus::Ongoing;
+            meta.partitions.clear();
+            meta.started_at = Some(now);
+        }
+        meta.partitions.insert(tp);
+        Ok(())
+    }
+
+    /// Appends `record` to `tp`: under a transactional producer, in its
+    /// ongoing transaction (the partition added to it); returns its offset.
+    pub fn produce(
+        &mut self,
+        tp: TopicPartition,
+        producer: Option<(&str, Producer)>,
+        record: Record,
+    ) -> Result<u64, LogError> {
+        if !self.partitions.contains_key(&tp) {
+            return Err(LogError::UnknownPartition(tp));
+        }
+        if let Some((id, p)) = producer {
+            let meta = self.meta_for(id, p)?;
+            if meta.status != TxnStatus::Ongoing {
+                return Err(LogError::InvalidTxnState(meta.status));
+            }
+            if !meta.partitions.contains(&tp) {
+                return Err(LogError::PartitionNotAdded(tp));
+            }
+        }
+        let log = self.partitions.get_mut(&tp).expect("checked");
+        let offset = log.end();
+        if let Some((_, p)) = producer {
+            log.open.entry(p.id).or_insert(offset);
+        }
+        log.entries.push(Entry::Data {
+            producer: producer.map(|(_, p)| p),
+            record,
+        });
+        Ok(offset)
+    }
+
+    /// `EndTxn`: commits or aborts `producer`'s transaction, a marker in
+    /// each of its partitions. A transaction that added no partition (or
+    /// already ended) cannot end: `INVALID_TXN_STATE`.
+    pub fn end_txn(
+        &mut self,
+        transactional_id: &str,
+        producer: Producer,
+        commit: bool,
+    ) -> Result<(), LogError> {
+        let meta = self.meta_for(transactional_id, producer)?;
+        if meta.status != TxnStatus::Ongoing {
+            return Err(LogError::InvalidTxnState(meta.status));
+        }
+        self.end(transactional_id, commit, AbortCause::Requested);
+        Ok(())
+    }
+
+    /// Writes the markers of `transactional_id`'s ongoing transaction.
+    fn end(&mut self, transactional_id: &str, commit: bool, cause: AbortCause) {
+        let meta = self.txns.get_mut(transactional_id).expect("known id");
+        let pid = meta.producer.id;
+        for tp in std::mem::take(&mut meta.partitions) {
+            let log = self
+                .partitions
+                .get_mut(&tp)
+                .expect("added partitions exist");
+            let marker = log.end();
+            if let Some(first) = log.open.remove(&pid) {
+                if !commit {
+                    log.aborted.push((pid, first, marker));
+                }
+            }
+            log.entries.push(Entry::Marker {
+                producer: pid,
+                commit,
+            });
+        }
+        meta.status = match commit {
+            true => TxnStatus::CompleteCommit,
+            false => TxnStatus::CompleteAbort,
+        };
+        meta.started_at = None;
+        meta.last_abort = (!commit).then_some(cause);
+    }
+
+    /// The coordinator's timeout scan at `now`: every transaction ongoing
+    /// for longer than its timeout is aborted and its epoch bumped (its
+    /// producer fenced). Returns the transactional ids it aborted.
+    pub fn expire(&mut self, now: SimTime) -> Vec<String> {
+        let due: Vec<String> = self
+            .txns
+            .iter()
+            .filter(|(_, m)| {
+                m.status == TxnStatus::Ongoing
+                    && m.started_at.is_some_and(|s| now.since(s) > m.timeout)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &due {
+            let producer = self.txns[id].producer;
+            self.end(id, false, AbortCause::TimedOut);
+            let meta = self.txns.get_mut(id).expect("known id");
+            meta.producer.epoch = meta.producer.epoch.saturating_add(1);
+            self.timed_out.push((id.clone(), producer, now));
+        }
+        due
+    }
+
+    /// The transactional id's status, producer and why it last aborted.
+    pub fn status(
+        &self,
+        transactional_id: &str,
+    ) -> Option<(TxnStatus, Producer, Option<AbortCause>)> {
+        self.txns
+            .get(transactional_id)
+            .map(|m| (m.status, m.producer, m.last_abort))
+    }
+
+    /// The high watermark (the log's end) of `tp`.
+    pub fn high_watermark(&self, tp: TopicPartition) -> u64 {
+        self.partitions.get(&tp).map_or(0, PartitionLog::end)
+    }
+
+    /// The last stable offset of `tp`: its earliest open transaction's
+    /// first offset, or its end.
+    pub fn last_stable_offset(&self, tp: TopicPartition) -> u64 {
+        self.partitions
+            .get(&tp)
+            .map_or(0, PartitionLog::last_stable)
+    }
+
+    /// Reads `tp` from `from` on, at most `max` data records: each with its
+    /// offset, and the offset to read from next (past skipped entries).
+    pub fn read(
+        &self,
+        tp: TopicPartition,
+        from: u64,
+        isolation: Isolation,
+        max: usize,
+    ) -> (Vec<(u64, Record)>, u64) {
+        let Some(log) = self.partitions.get(&tp) else {
+            return (Vec::new(), from);
+        };
+        let limit = match isolation {
+            Isolation::ReadCommitted => log.last_stable(),
+            Isolation::ReadUncommitted => log.end(),
+        };
+        let mut out = Vec::new();
+        let mut at = from;
+        while at < limit && out.len() < max {
+            if let Entry::Data { producer, record } = &log.entries[at as usize] {
+                let aborted = producer.is_some_and(|p| log.is_aborted(p.id, at));
+                if !aborted || isolation == Isolation::ReadUncommitted {
+                    out.push((at, *record));
+                }
+            }
+            at += 1;
+        }
+        (out, at)
+    }
+
+    /// The markers written to `tp`, in offset order: each one's offset,
+    /// producer id and whether it committed.
+    pub fn markers(&self, tp: TopicPartition) -> Vec<(u64, ProducerId, bool)> {
+        let Some(log) = self.partitions.get(&tp) else {
+            return Vec::new();
+        };
+        (log.entries.iter().enumerate())
+            .filter_map(|(at, e)| match *e {
+                Entry::Marker { producer, commit } => Some((at as u64, producer, commit)),
+                Entry::Data { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The transactions open in `tp`, earliest first.
+    pub fn open_transactions(&self, tp: TopicPartition) -> Vec<OpenTxn> {
+        let Some(log) = self.partitions.get(&tp) else {
+            return Vec::new();
+        };
+        let mut open: Vec<OpenTxn> = log
+            .open
+            .iter()
+            .map(|(&pid, &first)| {
+                let id = self.owners[&pid].clone();
+                let meta = &self.txns[&id];
+                OpenTxn {
+                    transactional_id: id,
+                    producer: meta.producer,
+                    first_offset: first,
+                    started_at: meta.started_at,
+                }
+            })
+            .collect();
+        open.sort_by_key(|t| t.first_offset);
+        open
+    }
+
+    /// `OffsetCommit` of consumer group `group` for `tp`.
+    pub fn commit_offset(&mut self, group: &str, tp: TopicPartition, offset: u64) {
+        self.offsets.insert((group.to_string(), tp), offset);
+    }
+
+    /// The offset `group` last committed for `tp`.
+    pub fn committed_offset(&self, group: &str, tp: TopicPartition) -> Option<u64> {
+        self.offsets.get(&(group.to_string(), tp)).copied()
+    }
+}

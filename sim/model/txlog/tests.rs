@@ -1,0 +1,202 @@
+//! The transactional log without a job: fencing, markers, the last stable
+//! offset, timeouts, isolation levels and committed offsets.
+
+use super::*;
+use crate::model::record::Lineage;
+
+const TP: TopicPartition = TopicPartition {
+    topic: 0,
+    partition: 0,
+};
+const TP1: TopicPartition = TopicPartition {
+    topic: 0,
+    partition: 1,
+};
+
+fn t(ms: u64) -> SimTime {
+    SimTime(ms * 1_000_000)
+}
+
+fn rec(value: i64) -> Record {
+    Record {
+        key: 1,
+        value,
+        lineage: Lineage::default(),
+        emitted_at: SimTime(0),
+        timestamp: 0,
+        payload: Default::default(),
+    }
+}
+
+fn values(log: &TxLog, tp: TopicPartition, isolation: Isolation) -> Vec<i64> {
+    log.read(tp, 0, isolation, usize::MAX)
+        .0
+        .into_iter()
+        .map(|(_, r)| r.value)
+        .collect()
+}
+
+fn log() -> TxLog {
+    let mut log = TxLog::new();
+    log.create_topic(0, 2);
+    log
+}
+
+/// A committed transaction becomes readable to `read_committed` at its
+/// marker; an aborted one never does, though `read_uncommitted` sees both.
+#[test]
+fn read_committed_sees_committed_transactions_only() {
+    let mut log = log();
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", p, TP, t(0)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(1)).unwrap();
+    assert!(values(&log, TP, Isolation::ReadCommitted).is_empty());
+    assert_eq!(values(&log, TP, Isolation::ReadUncommitted), [1]);
+    log.end_txn("a", p, true).unwrap();
+    assert_eq!(values(&log, TP, Isolation::ReadCommitted), [1]);
+    log.add_partition("a", p, TP, t(1)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(2)).unwrap();
+    log.end_txn("a", p, false).unwrap();
+    assert_eq!(values(&log, TP, Isolation::ReadCommitted), [1]);
+    assert_eq!(values(&log, TP, Isolation::ReadUncommitted), [1, 2]);
+    // Data, marker, data, marker: the next read starts past them all.
+    assert_eq!(log.read(TP, 0, Isolation::ReadCommitted, 10).1, 4);
+    assert_eq!(log.markers(TP), [(1, p.id, true), (3, p.id, false)]);
+    assert_eq!(log.status("a").unwrap().2, Some(AbortCause::Requested));
+}
+
+/// An open transaction holds the last stable offset at its first offset:
+/// a `read_committed` reader stalls there, behind data other producers
+/// committed after it, until it ends.
+#[test]
+fn an_open_transaction_stalls_read_committed_readers() {
+    let mut log = log();
+    let a = log.init_producer("a", SimDuration::from_secs(60));
+    let b = log.init_producer("b", SimDuration::from_secs(60));
+    log.add_partition("a", a, TP, t(0)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(1)).unwrap();
+    log.add_partition("b", b, TP, t(0)).unwrap();
+    log.produce(TP, Some(("b", b)), rec(2)).unwrap();
+    log.end_txn("b", b, true).unwrap();
+    assert_eq!(log.last_stable_offset(TP), 0);
+    assert_eq!(log.high_watermark(TP), 3);
+    assert!(values(&log, TP, Isolation::ReadCommitted).is_empty());
+    let open = log.open_transactions(TP);
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].transactional_id, "a");
+    assert_eq!(open[0].started_at, Some(t(0)));
+    log.end_txn("a", a, true).unwrap();
+    assert_eq!(values(&log, TP, Isolation::ReadCommitted), [1, 2]);
+    assert!(log.open_transactions(TP).is_empty());
+}
+
+/// `InitProducerId` with the same transactional id aborts what the old
+/// producer had open and fences it: its writes and its `EndTxn` fail.
+#[test]
+fn a_new_producer_aborts_and_fences_the_old_one() {
+    let mut log = log();
+    let old = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", old, TP, t(0)).unwrap();
+    log.add_partition("a", old, TP1, t(0)).unwrap();
+    log.produce(TP, Some(("a", old)), rec(1)).unwrap();
+    log.produce(TP1, Some(("a", old)), rec(2)).unwrap();
+    let new = log.init_producer("a", SimDuration::from_secs(60));
+    assert_eq!((new.id, new.epoch), (old.id, old.epoch + 1));
+    assert_eq!(log.status("a").unwrap().2, Some(AbortCause::NewProducer));
+    let fenced = LogError::ProducerFenced {
+        epoch: 0,
+        current: 1,
+    };
+    assert_eq!(log.end_txn("a", old, true), Err(fenced.clone()));
+    assert_eq!(log.add_partition("a", old, TP, t(1)), Err(fenced.clone()));
+    assert_eq!(log.produce(TP, Some(("a", old)), rec(3)), Err(fenced));
+    assert!(values(&log, TP, Isolation::ReadCommitted).is_empty());
+    assert!(values(&log, TP1, Isolation::ReadCommitted).is_empty());
+    assert_eq!(log.last_stable_offset(TP), log.high_watermark(TP));
+    assert_eq!(log.markers(TP1), [(1, old.id, false)]);
+}
+
+/// Ending a transaction that added no partition is `INVALID_TXN_STATE`, as
+/// is ending one twice; a transactional write needs its partition added.
+#[test]
+fn an_empty_transaction_cannot_end() {
+    let mut log = log();
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    let empty = Err(LogError::InvalidTxnState(TxnStatus::Empty));
+    assert_eq!(log.end_txn("a", p, true), empty);
+    assert_eq!(
+        log.produce(TP, Some(("a", p)), rec(1)),
+        Err(LogError::InvalidTxnState(TxnStatus::Empty))
+    );
+    log.add_partition("a", p, TP, t(0)).unwrap();
+    assert_eq!(
+        log.produce(TP1, Some(("a", p)), rec(1)),
+        Err(LogError::PartitionNotAdded(TP1))
+    );
+    log.end_txn("a", p, true).unwrap();
+    assert_eq!(
+        log.end_txn("a", p, true),
+        Err(LogError::InvalidTxnState(TxnStatus::CompleteCommit))
+    );
+    let unknown = TopicPartition {
+        topic: 9,
+        partition: 0,
+    };
+    assert_eq!(
+        log.produce(unknown, None, rec(1)),
+        Err(LogError::UnknownPartition(unknown))
+    );
+}
+
+/// The coordinator aborts a transaction older than its timeout and bumps
+/// the epoch: a committer that resumes it later is fenced and its records
+/// are lost; one younger than the timeout stays open.
+#[test]
+fn the_broker_aborts_a_transaction_past_its_timeout() {
+    let mut log = log();
+    let a = log.init_producer("a", SimDuration::from_millis(100));
+    let b = log.init_producer("b", SimDuration::from_millis(100));
+    log.add_partition("a", a, TP, t(0)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(1)).unwrap();
+    log.add_partition("b", b, TP1, t(50)).unwrap();
+    log.produce(TP1, Some(("b", b)), rec(2)).unwrap();
+    assert!(
+        log.expire(t(100)).is_empty(),
+        "not older than its timeout yet"
+    );
+    assert_eq!(log.expire(t(120)), ["a"]);
+    assert_eq!(log.timed_out, [("a".to_string(), a, t(120))]);
+    let (status, now, cause) = log.status("a").unwrap();
+    assert_eq!(
+        (status, now.epoch, cause),
+        (TxnStatus::CompleteAbort, 1, Some(AbortCause::TimedOut))
+    );
+    assert!(matches!(
+        log.end_txn("a", a, true),
+        Err(LogError::ProducerFenced { .. })
+    ));
+    assert!(values(&log, TP, Isolation::ReadCommitted).is_empty());
+    assert_eq!(values(&log, TP, Isolation::ReadUncommitted), [1]);
+    log.end_txn("b", b, true).unwrap();
+    assert_eq!(values(&log, TP1, Isolation::ReadCommitted), [2]);
+}
+
+/// Non-transactional writes are visible at once, below any open
+/// transaction's first offset; consumer groups keep their own offsets.
+#[test]
+fn plain_writes_and_committed_offsets() {
+    let mut log = log();
+    log.produce(TP, None, rec(1)).unwrap();
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", p, TP, t(0)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(2)).unwrap();
+    log.produce(TP, None, rec(3)).unwrap();
+    assert_eq!(values(&log, TP, Isolation::ReadCommitted), [1]);
+    let (first, next) = log.read(TP, 0, Isolation::ReadCommitted, 1);
+    assert_eq!((first.len(), next), (1, 1));
+    log.commit_offset("g", TP, next);
+    assert_eq!(log.committed_offset("g", TP), Some(1));
+    assert_eq!(log.committed_offset("h", TP), None);
+    log.end_txn("a", p, true).unwrap();
+    assert_eq!(log.read(TP, next, Isolation::ReadCommitted, 10).0.len(), 2);
+}
