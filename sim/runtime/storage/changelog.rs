@@ -38,9 +38,12 @@
 //! holds each update. An entry carries its key group whole (so that a
 //! replay is exact) and costs, in the log's files, what the changed keys
 //! cost: the key and value of each key put, the key of each key removed
-//! (`groups::changed_bytes`; an opaque key group costs its whole bytes). A materialization writes the state as of its `upTo`
-//! (the base and the log below it), which is the nested backend's state at
-//! that point of the log; the nested backend writes it whole.
+//! (`groups::changed_bytes`; an opaque key group costs its whole bytes).
+//! A restore's replay costs `changelog_replay_cost` per entry (per key
+//! group changed at a snapshot, not per update). A materialization writes
+//! the state as of its `upTo` (the base and the log below it), which is the
+//! nested backend's state at that point of the log; the nested backend
+//! writes it whole.
 //!
 //! The judge's account (apart from the mechanism's counters): the trigger
 //! may only be skipped while the judge has seen a materialization start
