@@ -670,6 +670,36 @@ impl RunMetrics {
     }
 }
 
+/// The metrics pooled from one value per checkpoint, restore or failure of
+/// each run ([`series`]), and the scale from their unit (ns, bytes).
+const PER_CHECKPOINT: &[(&str, f64)] = &[
+    ("checkpoint_duration_ms", 1e6),
+    ("alignment_ms", 1e6),
+    ("start_delay_ms", 1e6),
+    ("state_kib", 1024.0),
+    ("in_flight_kib", 1024.0),
+    ("checkpointed_kib", 1024.0),
+    ("full_kib", 1024.0),
+    ("restore_ms", 1e6),
+    ("recovery_ms", 1e6),
+];
+
+/// A run's values of the [`PER_CHECKPOINT`] metric `name`.
+fn series<'a>(r: &'a RunMetrics, name: &str) -> &'a [u64] {
+    match name {
+        "checkpoint_duration_ms" => &r.duration_ns,
+        "alignment_ms" => &r.alignment_ns,
+        "start_delay_ms" => &r.start_delay_ns,
+        "state_kib" => &r.state_bytes,
+        "in_flight_kib" => &r.in_flight_bytes,
+        "checkpointed_kib" => &r.persisted_bytes,
+        "full_kib" => &r.full_bytes,
+        "restore_ms" => &r.restore_ns,
+        "recovery_ms" => &r.recovery_ns,
+        _ => unreachable!("{name} is not a per-checkpoint metric"),
+    }
+}
+
 fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
     // A run that panicked measured nothing.
     let runs: Vec<&RunMetrics> = all.iter().copied().filter(|r| r.panic.is_none()).collect();
@@ -682,38 +712,12 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
     let mut put = |k: &str, v: Vec<f64>| {
         m.insert(k.to_string(), Stat::of(&v));
     };
-    put(
-        "checkpoint_duration_ms",
-        pooled(&|r| r.duration_ns.iter().map(|&v| ms(v)).collect()),
-    );
-    put(
-        "alignment_ms",
-        pooled(&|r| r.alignment_ns.iter().map(|&v| ms(v)).collect()),
-    );
-    put(
-        "start_delay_ms",
-        pooled(&|r| r.start_delay_ns.iter().map(|&v| ms(v)).collect()),
-    );
-    put(
-        "state_kib",
-        pooled(&|r| r.state_bytes.iter().map(|&v| kib(v)).collect()),
-    );
-    put(
-        "in_flight_kib",
-        pooled(&|r| r.in_flight_bytes.iter().map(|&v| kib(v)).collect()),
-    );
-    put(
-        "checkpointed_kib",
-        pooled(&|r| r.persisted_bytes.iter().map(|&v| kib(v)).collect()),
-    );
-    put(
-        "full_kib",
-        pooled(&|r| r.full_bytes.iter().map(|&v| kib(v)).collect()),
-    );
-    put(
-        "restore_ms",
-        pooled(&|r| r.restore_ns.iter().map(|&v| ms(v)).collect()),
-    );
+    for &(name, scale) in PER_CHECKPOINT {
+        put(
+            name,
+            pooled(&|r| series(r, name).iter().map(|&v| v as f64 / scale).collect()),
+        );
+    }
     put("throughput_rps", pooled(&|r| vec![r.throughput_rps]));
     put("input_rps", pooled(&|r| vec![r.input_rps]));
     put(
@@ -735,10 +739,6 @@ fn group(algorithm: &str, vary: Option<&String>, all: &[&RunMetrics]) -> Group {
                 vec![]
             }
         }),
-    );
-    put(
-        "recovery_ms",
-        pooled(&|r| r.recovery_ns.iter().map(|&v| ms(v)).collect()),
     );
     if runs.iter().any(|r| r.watermark_lag_p50_ns.is_some()) {
         put(

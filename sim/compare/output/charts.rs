@@ -213,31 +213,36 @@ fn static_charts(c: &Comparison) -> Vec<Chart> {
         ),
     ];
     charts.extend(crate::compare::has_event_time(c).then(|| lag_chart(&algs, &groups)));
-    if crate::compare::has_files(c) {
-        charts.push(chart(
-            "checkpoint-files.svg",
-            "Checkpoint files and restores",
-            vec![
-                bars(
-                    "Operator state written for the checkpoint, and every file it refers to (p50)",
-                    "KiB",
-                    false,
-                    &[&|g| p50(g, "checkpointed_kib"), &|g| p50(g, "full_kib")],
-                ),
-                bars(
-                    "Restore time (per restore from files: read and replay)",
-                    "ms",
-                    false,
-                    &[&|g| p50(g, "restore_ms"), &|g| p99(g, "restore_ms")],
-                ),
-            ],
-            vec![
-                ("written / p50", Key::Solid),
-                ("referred to / p99", Key::Light),
-            ],
-        ));
-    }
+    charts.extend(crate::compare::has_files(c).then(|| files_chart(&algs, &groups)));
     charts
+}
+
+/// What checkpoints wrote and refer to, and restores from files.
+fn files_chart(algs: &[String], groups: &[(String, Option<&Group>)]) -> Chart {
+    let sizes: [Getter; 2] = [&|g| p50(g, "checkpointed_kib"), &|g| p50(g, "full_kib")];
+    let restore: [Getter; 2] = [&|g| p50(g, "restore_ms"), &|g| p99(g, "restore_ms")];
+    let panels = vec![
+        bar_panel(
+            groups,
+            "Operator state written for the checkpoint, and every file it refers to (p50)",
+            "KiB",
+            false,
+            &sizes,
+        ),
+        bar_panel(
+            groups,
+            "Restore time (per restore from files: read and replay)",
+            "ms",
+            false,
+            &restore,
+        ),
+    ];
+    let key = vec![
+        ("written / p50", Key::Solid),
+        ("referred to / p99", Key::Light),
+    ];
+    let title = "Checkpoint files and restores";
+    bar_chart(algs, "checkpoint-files.svg", title, panels, key)
 }
 
 /// A comparison's axis and algorithms, for its line charts.
@@ -255,6 +260,29 @@ impl Axis<'_> {
         (self.algs.iter())
             .map(|a| values.iter().map(|v| f(group(c, a, Some(v)))).collect())
             .collect()
+    }
+
+    /// What checkpoints wrote and refer to, and restores from files, along
+    /// the axis.
+    fn files_charts(&self) -> [Chart; 2] {
+        [
+            self.line_chart(
+                "vary-checkpoint-files.svg",
+                "Operator state written for the checkpoint, and every file it refers to (p50)",
+                "KiB",
+                &|g| p50(g, "checkpointed_kib"),
+                Some(&|g| p50(g, "full_kib")),
+                vec![("written", Key::Line), ("referred to", Key::Dashed)],
+            ),
+            self.line_chart(
+                "vary-restore.svg",
+                "Restore time (per restore from files: the slowest task reading and replaying)",
+                "ms",
+                &|g| p50(g, "restore_ms"),
+                Some(&|g| p99(g, "restore_ms")),
+                vec![("p50", Key::Line), ("p99", Key::Dashed)],
+            ),
+        ]
     }
 
     /// One line per algorithm along the axis (`dashed`: a second one).
@@ -425,22 +453,7 @@ fn vary_charts(c: &Comparison, key: &str, values: &[String]) -> Vec<Chart> {
         ),
     ];
     if crate::compare::has_files(c) {
-        charts.push(chart(
-            "vary-checkpoint-files.svg",
-            "Operator state written for the checkpoint, and every file it refers to (p50)",
-            "KiB",
-            &|g| p50(g, "checkpointed_kib"),
-            Some(&|g| p50(g, "full_kib")),
-            vec![("written", Key::Line), ("referred to", Key::Dashed)],
-        ));
-        charts.push(chart(
-            "vary-restore.svg",
-            "Restore time (per restore from files: the slowest task reading and replaying)",
-            "ms",
-            &|g| p50(g, "restore_ms"),
-            Some(&|g| p99(g, "restore_ms")),
-            p50_p99(),
-        ));
+        charts.extend(axis.files_charts());
     }
     if crate::compare::has_event_time(c) {
         charts.push(chart(
