@@ -81,6 +81,8 @@ pub enum Need {
     TwoPhaseSink,
     /// Sink V2 (writers and committers).
     SinkV2,
+    /// An exactly-once sink into the transactional log (`sink-log`).
+    LogSink,
     /// A keyed operator.
     Keyed,
     /// Union list state.
@@ -112,7 +114,7 @@ pub enum Need {
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 39] = [
+    pub const ALL: [Need; 40] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -139,6 +141,7 @@ impl Need {
         Need::UrgentTrigger,
         Need::TwoPhaseSink,
         Need::SinkV2,
+        Need::LogSink,
         Need::Keyed,
         Need::UnionState,
         Need::Iteration,
@@ -183,6 +186,7 @@ impl Need {
             Need::UrgentTrigger => "urgent-trigger",
             Need::TwoPhaseSink => "2pc-sink",
             Need::SinkV2 => "sink-v2",
+            Need::LogSink => "log-sink",
             Need::Keyed => "keyed",
             Need::UnionState => "union-state",
             Need::Iteration => "iteration",
@@ -228,6 +232,7 @@ impl Need {
             Need::UrgentTrigger => "`unaligned` with `flink_version` 2.1 or later",
             Need::TwoPhaseSink => "a `sink-2pc` or `sink-writer`",
             Need::SinkV2 => "a `sink-writer` and `sink-committer`",
+            Need::LogSink => "an exactly-once `sink-log`",
             Need::Keyed => "a keyed operator",
             Need::UnionState => "a `buffer` with `redistribution = \"union\"`",
             Need::Iteration => "a feedback edge",
@@ -301,6 +306,15 @@ impl Need {
                 kinds().any(|k| matches!(k, OperatorKind::Sink2pc | OperatorKind::SinkWriter))
             }
             Need::SinkV2 => kinds().any(OperatorKind::is_committer),
+            Need::LogSink => kinds().any(|k| {
+                matches!(
+                    k,
+                    OperatorKind::SinkLog {
+                        delivery: crate::scenario::Delivery::ExactlyOnce,
+                        ..
+                    }
+                )
+            }),
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
             Need::UnionState => kinds().any(|k| {
                 matches!(
@@ -609,6 +623,14 @@ targets! {
             "a physical file was deleted once no segment in it was in use";
         "segments-reregistered", "segments_reregistered", [FileMerging, WorkerCrashes],
             "a new file-merging manager re-registered a restored snapshot's segments";
+    }
+    "the transactional log" {
+        "log-transaction-committed", "log_commits", [LogSink, Checkpoints],
+            "a log sink committed a checkpoint's transaction";
+        "log-lingering-aborted", "log_lingering_aborted", [LogSink, Crashes],
+            "a restored log sink aborted a transaction an earlier attempt left open";
+        "log-open-at-completion", "log_open_checked", [LogSink, Checkpoints],
+            "a transaction of a log sink was open when a checkpoint completed, and was judged";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

@@ -150,6 +150,9 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::SessionSetNotRestored,
     Mutant::SessionLateBeforeMerge,
     Mutant::RescaleDropsMovedTimers,
+    Mutant::PooledAbortKnownOnly,
+    Mutant::TransactionalIdGaps,
+    Mutant::EmptyTransactionCommitted,
 ];
 
 impl Mutant {

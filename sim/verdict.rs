@@ -38,12 +38,14 @@ pub enum CheckId {
     Timers,
     Finishing,
     CheckpointFiles,
+    OpenTransactions,
+    LostCommits,
     Panic,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 17] = [
+    pub const ALL: [CheckId; 19] = [
         CheckId::ConsistentCut,
         CheckId::ExactlyOnceOutput,
         CheckId::State,
@@ -60,6 +62,8 @@ impl CheckId {
         CheckId::Timers,
         CheckId::Finishing,
         CheckId::CheckpointFiles,
+        CheckId::OpenTransactions,
+        CheckId::LostCommits,
         CheckId::Panic,
     ];
 
@@ -82,6 +86,8 @@ impl CheckId {
             CheckId::Timers => "timers",
             CheckId::Finishing => "finishing",
             CheckId::CheckpointFiles => "checkpoint-files",
+            CheckId::OpenTransactions => "open-transactions",
+            CheckId::LostCommits => "lost-commits",
             CheckId::Panic => "panic",
         }
     }
@@ -105,6 +111,8 @@ impl CheckId {
             CheckId::Timers => "every timer fires exactly once in effect: the timers that fired in the run's effective schedules are, key by key and time by time, those the failure-free oracle fires replaying them (none lost by a restore or a rescale, none firing twice into the output); and no task starts a step with a processing-time timer past due and no mail queued to fire it",
             CheckId::Finishing => "tasks that finish (FLIP-147): checkpoints keep completing while tasks exit, so no task that ended its data is left waiting for a final checkpoint when the job ends without a fault or request to blame; a subtask restored from a checkpoint in which it had finished never runs its operators again",
             CheckId::CheckpointFiles => "checkpoint storage as files (`filesystem` storage): acknowledged means durable (no completed checkpoint refers to a file not synced at its completion, which a storage crash can lose); no file is deleted while a retained checkpoint or savepoint refers to it, and a restore that needs a file that is gone is named as such; no leak (every file left at the end, and after each subsumption, is referred to by a retained checkpoint or a savepoint)",
+            CheckId::OpenTransactions => "the transactional log: no transaction stays open without an owner, so the last stable offset of every partition moves on: when a checkpoint completes, no transaction a restarted task opened before its restart is still open, and when the job finishes none is open at all; a stalled one is named with its transactional id, the attempt that opened it and the offsets read_committed readers are stuck at",
+            CheckId::LostCommits => "the transactional log: every transaction a completed checkpoint holds is committed, never refused; one the broker aborted past its transaction timeout is named with the timeout and the checkpoint interval that allowed it, one fenced by a newer producer with that",
             CheckId::Panic => "the run did not panic: a panic is a bug of ckptsim itself, reported per seed with its replay line, never a crash of the sweep",
         }
     }

@@ -180,6 +180,13 @@ fn assert_every_key_written(text: &str, what: &str) {
             "keyed-process" => &["timer_delay", "processing_delay"],
             "sink-at-least-once" => &["batch"],
             "sink-upsert" => &["buffer_rows"],
+            "sink-log" => &[
+                "delivery",
+                "transaction_naming",
+                "topic_partitions",
+                "producer_batch",
+                "transaction_timeout",
+            ],
             "buffer" => &["capacity", "redistribution"],
             "broadcast-process" => &["rules"],
             "min-label" => &["nodes", "degree"],
@@ -681,8 +688,8 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 20]);
-    expected.extend(["[[edges]]"; 29]);
+    expected.extend(["[[operators]]"; 21]);
+    expected.extend(["[[edges]]"; 30]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);
     expected.extend([

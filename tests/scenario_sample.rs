@@ -177,6 +177,17 @@ pub fn sample() -> ScenarioData {
                 2,
             ),
             op("publish", OperatorKind::SinkGlobalCommitter, 1),
+            op(
+                "topic",
+                OperatorKind::SinkLog {
+                    delivery: ckptsim::scenario::Delivery::AtLeastOnce,
+                    transaction_naming: ckptsim::scenario::TxnNaming::Pooling,
+                    topic_partitions: 3,
+                    producer_batch: 5,
+                    transaction_timeout: SimDuration::from_secs(90),
+                },
+                2,
+            ),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),
@@ -220,6 +231,7 @@ pub fn sample() -> ScenarioData {
                 side_output_late: true,
                 ..edge(18, 5, Partitioning::Rebalance)
             },
+            edge(1, 20, Partitioning::Rebalance),
         ],
         network: NetworkSpec {
             buffer_records: 7,

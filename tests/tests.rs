@@ -145,6 +145,10 @@
 //!   happening and the mutants it catches.
 //! - `restore_modes`: restores in `claim` and `no-claim` mode, at a new
 //!   parallelism, with every state backend; their mutants caught.
+//! - `txlog`: the transactional log as a sink: Flink's Kafka sink
+//!   exactly-once under crashes with both namings of its transactional ids,
+//!   at-least-once and none; transactions left open and commits lost to the
+//!   broker's timeout named; the log sink's mutants caught.
 
 mod common;
 
@@ -213,6 +217,7 @@ mod toy_algorithm;
 mod toy_kind;
 mod traces;
 mod triage;
+mod txlog;
 mod uncoordinated;
 mod upsert;
 mod user_operator;

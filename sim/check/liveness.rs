@@ -1,8 +1,10 @@
 //! Liveness: after the fault phase (a quiet phase with no new faults)
 //! checkpoints complete again, and a bounded job finishes within its
 //! limits. An ending the configuration asked for (a stop, a cancel, a
-//! restart strategy giving up) or a limit of the machine is not a verdict
-//! on the job's liveness.
+//! restart strategy giving up on the injected faults) or a limit of the
+//! machine is not a verdict on the job's liveness; a job that failed
+//! because its own operators threw (a log sink whose commit the broker
+//! refused, over and over) is.
 
 use super::{Finding, Input};
 use crate::runtime::RunOutcome;
@@ -36,7 +38,21 @@ pub fn check(input: &Input) -> Finding {
     let looping = super::progress::restart_loop(run, input.scenario.limits.restart_loop).is_some();
     // A restart loop is the progress check's verdict (one cause, one
     // verdict): the job cannot finish while it loops.
-    if let Some(why) = not_live(&run.outcome).filter(|_| !looping) {
+    let own = match (&run.outcome, run.evidence.operator_failures.first()) {
+        (RunOutcome::JobFailed(reason), Some((at, first))) => Some(format!(
+            "the job failed ({reason}), and its own operators raised {} of its failures, the first at {}: {first}",
+            c.operator_failures,
+            crate::engine::SimDuration(*at)
+        )),
+        _ => None,
+    };
+    if let Some(message) = own {
+        violations.push(Violation {
+            check: CheckId::Liveness,
+            time_ns: input.end_ns(),
+            message,
+        });
+    } else if let Some(why) = not_live(&run.outcome).filter(|_| !looping) {
         let quiet = run.fault_phase_end;
         let stuck = if run.end_time > quiet && c.checkpoints_in_quiet_phase == 0 {
             format!(

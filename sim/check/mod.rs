@@ -18,6 +18,8 @@ pub mod failure_accounting;
 pub mod finishing;
 pub mod late_commit;
 pub mod liveness;
+pub mod lost_commits;
+pub mod open_transactions;
 pub mod oracle;
 pub mod progress;
 pub mod protocol;
@@ -126,6 +128,8 @@ pub fn checker(id: CheckId) -> Option<Check> {
         CheckId::Timers => timers::check,
         CheckId::Finishing => finishing::check,
         CheckId::CheckpointFiles => checkpoint_files::check,
+        CheckId::OpenTransactions => open_transactions::check,
+        CheckId::LostCommits => lost_commits::check,
         CheckId::Panic => return None,
     })
 }

@@ -319,6 +319,13 @@ fn load_scenario(path: &Path) -> Result<scenario::Scenario> {
     if let Err(why) = limits::check(&sc) {
         return Err(UsageError(format!("{}: error: {why}", path.display())).into());
     }
+    // Before it runs: a setting that lets the job lose data.
+    for warning in sc.log_sink_warnings() {
+        eprintln!(
+            "{}: {warning}",
+            crate::input::printable(&path.display().to_string())
+        );
+    }
     Ok(sc)
 }
 

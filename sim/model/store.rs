@@ -4,6 +4,7 @@
 
 use super::payload::Payloads;
 use super::record::{Lineage, Payload, Record};
+use super::txlog::{sink::LostCommit, TxLog};
 use crate::engine::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -89,6 +90,15 @@ pub struct StoreStats {
     pub commits_repeated: u64,
     pub commits_refused: u64,
     pub transactions_aborted: u64,
+    /// The transactional log's sinks: transactions committed, commits the
+    /// log refused (their records lost), lingering transactions of earlier
+    /// attempts aborted at a restore.
+    #[serde(default)]
+    pub log_commits: u64,
+    #[serde(default)]
+    pub log_commits_lost: u64,
+    #[serde(default)]
+    pub log_lingering_aborted: u64,
 }
 
 /// Serialisable so a savepoint directory can carry the external world
@@ -122,6 +132,16 @@ pub struct ExternalStore {
     /// The bytes of the records' payloads (`crate::model::payload`): like
     /// the store, they survive crashes and travel in savepoints.
     pub payloads: Payloads,
+    /// The transactional log (`sink-log`'s topics), outside the job too.
+    #[serde(default)]
+    pub log: TxLog,
+    /// Commits the log refused, whose records are lost, for the judge.
+    #[serde(skip)]
+    pub log_losses: Vec<LostCommit>,
+    /// Failures operators raised (operator, subtask, why): the runtime
+    /// fails their tasks (an exception out of the operator, in Flink).
+    #[serde(skip)]
+    pub(crate) failures: Vec<(u32, u32, String)>,
 }
 
 impl ExternalStore {
@@ -313,6 +333,20 @@ impl ExternalStore {
                 self.precommitted.remove(&id);
             }
         }
+    }
+
+    /// What a `read_committed` reader of each of `sinks`' topics reads
+    /// becomes the sink's committed output, each record at the time it
+    /// became readable; returns how many records.
+    pub fn publish_log(&mut self, sinks: &[u32]) -> u64 {
+        let mut read = 0;
+        for &sink in sinks {
+            for (record, at) in self.log.committed_view(sink) {
+                self.committed.push(sink, at, record);
+                read += 1;
+            }
+        }
+        read
     }
 
     /// A non-transactional write, visible at once.

@@ -378,6 +378,23 @@ counters! {
     physical_files_deleted,
     /// ... and segments a new manager re-registered at a restore.
     segments_reregistered,
+    /// Tasks failed because an operator threw (a log sink's write or
+    /// commit refused).
+    operator_failures,
+    /// The transactional log: transactions its sinks committed, commits it
+    /// refused (their records lost), ...
+    log_commits,
+    log_commits_lost,
+    /// ... transactions its broker aborted at their timeout, ...
+    log_transactions_timed_out,
+    /// ... lingering transactions of earlier attempts aborted at a
+    /// restore, ...
+    log_lingering_aborted,
+    /// ... open transactions examined at checkpoint completions and at the
+    /// end, ...
+    log_open_checked,
+    /// ... and records a read_committed reader of the sinks' topics read.
+    log_records_read_committed,
 }
 
 #[cfg(test)]

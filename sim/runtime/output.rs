@@ -387,10 +387,37 @@ pub struct Evidence {
     /// The checkpoint storage's files: findings and counts (the
     /// checkpoint-files check).
     pub storage: crate::runtime::storage::StorageEvidence,
+    /// Failures the job's own operators raised (an exception out of an
+    /// operator: a log sink's write or commit refused), the first ten:
+    /// when, and the task's message (the liveness check).
+    pub operator_failures: Vec<(u64, String)>,
+    /// Transactions of the log's sinks open when they should not be: each
+    /// one's first sighting (the open-transactions check).
+    pub log_open: Vec<StaleTxn>,
     /// Broken promises the runtime still finds itself while it runs (the
     /// protocol facts; the consistent cut of the uncoordinated families'
     /// recovery lines), in time order.
     pub violations: Vec<Violation>,
+}
+
+/// A transaction of a log sink found open where nothing will end it: when
+/// a checkpoint of a later attempt completed (the task that opened it was
+/// restarted), or when the job finished.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StaleTxn {
+    pub time_ns: u64,
+    /// The completed checkpoint (`None`: the job finished).
+    pub checkpoint: Option<u64>,
+    pub transactional_id: String,
+    pub epoch: u16,
+    /// The sink operator's name, subtask and the attempt that opened it.
+    pub sink: String,
+    pub subtask: u32,
+    pub attempt: u32,
+    pub started_ns: Option<u64>,
+    pub timeout_ns: u64,
+    /// Per partition it stalls: partition, last stable offset, high watermark.
+    pub stalled: Vec<(u32, u64, u64)>,
 }
 
 /// How long mails waited in the task mailboxes, in default actions (steps)

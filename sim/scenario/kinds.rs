@@ -273,6 +273,26 @@ pub(super) fn filter(
     kind
 }
 
+/// A log sink's own check: partitions and batch in range.
+pub(super) fn sink_log(
+    v: &mut Validator,
+    _: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    if let OperatorKind::SinkLog {
+        topic_partitions,
+        producer_batch,
+        ..
+    } = kind
+    {
+        let (partitions, batch) = (topic_partitions, producer_batch);
+        v.checked::<u64>("topic_partitions", i64::from(partitions), Some(1..=1024));
+        v.checked::<u64>("producer_batch", i64::from(batch), Some(1..=100_000));
+    }
+    kind
+}
+
 /// A registered kind: its `params` (an empty table when absent) checked by
 /// the kind, each problem at the key it names.
 pub(super) fn custom(

@@ -23,10 +23,10 @@ use std::marker::PhantomData;
 
 use super::validate::Validator;
 use super::{
-    Algorithm, Chaining, CrashSpec, CrashTrigger, Expect, FailoverStrategy, FlinkVersion,
+    Algorithm, Chaining, CrashSpec, CrashTrigger, Delivery, Expect, FailoverStrategy, FlinkVersion,
     InputOrder, KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
     RestartStrategy, SavepointFormat, Scenario, ScenarioData, SplitAssignment, StateBackend,
-    StorageKind, SwarmSpec, TriggerEvent, FORMAT_VERSION,
+    StorageKind, SwarmSpec, TriggerEvent, TxnNaming, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, SimDuration, SimTime};
 
@@ -406,6 +406,31 @@ operators! {
          records, flushed when full, at every snapshot and at end of input; effectively-once" {
         buffer_rows: u32 = 1,
     };
+    /// Flink's Kafka sink over a topic of the transactional log
+    /// (`model::txlog::sink`): records to partition `key % topic_partitions`,
+    /// appended in batches of `producer_batch`; `delivery` exactly-once (a
+    /// transaction per checkpoint and subtask, pre-committed at the
+    /// snapshot, committed on notification; lingering transactions of
+    /// earlier attempts aborted at a restore), at-least-once (flushed at
+    /// every snapshot) or none; transactional ids `incrementing`
+    /// (`prefix-subtask-checkpoint`) or `pooling`; the broker aborts a
+    /// transaction open longer than `transaction_timeout`.
+    SinkLog = "sink-log",
+        "Kafka sink into a topic of the transactional log: delivery exactly-once (a transaction \
+         per checkpoint, committed on notify-complete, lingering ones aborted at restore), \
+         at-least-once or none; transactional ids incrementing or pooling; the broker aborts \
+         transactions older than transaction_timeout" {
+        #[serde(deserialize_with = "some_name")]
+        delivery: Delivery = Delivery::ExactlyOnce,
+        #[serde(deserialize_with = "some_name")]
+        transaction_naming: TxnNaming = TxnNaming::Incrementing,
+        /// The topic's partitions (1 to 1024).
+        topic_partitions: u32 = 4,
+        /// Records per producer batch (Kafka's `batch.size`), 1 to 100,000.
+        producer_batch: u32 = 1,
+        /// Kafka's `transaction.timeout.ms` (Flink's Kafka sink sets one hour).
+        transaction_timeout: Positive = ms(3_600_000),
+    }, check super::kinds::sink_log;
     /// Sink V2 writer: writes into a transaction per checkpoint, hands it to
     /// the committer as a committable before the barrier (and at end of
     /// input). Its outputs go to `sink-committer`s only.

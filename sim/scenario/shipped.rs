@@ -107,6 +107,15 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "local-channels",
         include_str!("../../scenarios/local-channels.toml"),
     ),
+    ("log", include_str!("../../scenarios/log.toml")),
+    (
+        "log-pooling",
+        include_str!("../../scenarios/log-pooling.toml"),
+    ),
+    (
+        "log-timeout",
+        include_str!("../../scenarios/log-timeout.toml"),
+    ),
     (
         "operator-state",
         include_str!("../../scenarios/operator-state.toml"),

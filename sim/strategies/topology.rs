@@ -167,6 +167,7 @@ impl Topology {
                     K::Sink2pc => GenKind::Sink2pc,
                     K::SinkAtLeastOnce { .. }
                     | K::SinkUpsert { .. }
+                    | K::SinkLog { .. }
                     | K::CountWindow { .. }
                     | K::EventTimeWindow { .. }
                     | K::KeyedProcess { .. }

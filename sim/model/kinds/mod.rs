@@ -31,6 +31,7 @@ mod sink_2pc;
 mod sink_at_least_once;
 mod sink_committer;
 mod sink_global_committer;
+mod sink_log;
 mod sink_upsert;
 mod sink_writer;
 mod source;
@@ -64,6 +65,7 @@ pub static REGISTRY: &[&OperatorKindInfo] = &[
     &sink_2pc::KIND,
     &sink_at_least_once::KIND,
     &sink_upsert::KIND,
+    &sink_log::KIND,
     &sink_writer::KIND,
     &sink_committer::KIND,
     &sink_global_committer::KIND,
@@ -145,6 +147,9 @@ pub enum SinkRole {
     Upsert,
     /// A Sink V2 writer: its committer commits what it wrote.
     Writer,
+    /// Appends to a topic of the transactional log (`model::txlog`): judged
+    /// by what a `read_committed` reader of the topic sees.
+    Log,
 }
 
 impl SinkRole {

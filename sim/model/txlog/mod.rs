@@ -41,7 +41,10 @@
 
 use super::record::Record;
 use crate::engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+pub mod sink;
 
 #[cfg(test)]
 mod tests;
@@ -53,7 +56,7 @@ pub type ProducerId = u64;
 pub type Epoch = u16;
 
 /// One partition of one topic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TopicPartition {
     pub topic: u32,
     pub partition: u32,
@@ -69,7 +72,7 @@ pub enum Isolation {
 }
 
 /// A transactional producer's identity: its producer id and epoch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Producer {
     pub id: ProducerId,
     pub epoch: Epoch,
@@ -77,7 +80,7 @@ pub struct Producer {
 
 /// Where a transactional id's transaction is (`TransactionState`, its
 /// prepare phases folded into the complete ones).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TxnStatus {
     /// No transaction since the last one ended (or ever).
     Empty,
@@ -87,7 +90,7 @@ pub enum TxnStatus {
 }
 
 /// Why a transaction was aborted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AbortCause {
     /// Its producer asked (`EndTxn` with abort).
     Requested,
@@ -134,19 +137,24 @@ impl std::fmt::Display for LogError {
 }
 
 /// An entry of a partition.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 enum Entry {
     /// A data record, written by a transactional producer or not.
     Data {
         producer: Option<Producer>,
         record: Record,
+        at: SimTime,
     },
     /// A transaction's end in this partition.
-    Marker { producer: ProducerId, commit: bool },
+    Marker {
+        producer: ProducerId,
+        commit: bool,
+        at: SimTime,
+    },
 }
 
 /// One partition's log.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct PartitionLog {
     entries: Vec<Entry>,
     /// Per producer with a transaction open here: its first offset.
@@ -172,7 +180,7 @@ impl PartitionLog {
 }
 
 /// The transaction coordinator's view of one transactional id.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct TxnMeta {
     producer: Producer,
     status: TxnStatus,
@@ -180,6 +188,18 @@ struct TxnMeta {
     started_at: Option<SimTime>,
     timeout: SimDuration,
     last_abort: Option<AbortCause>,
+    /// The client that initialised the producer last.
+    client: Client,
+}
+
+/// Who initialised a producer: the sink operator, its subtask and the job
+/// attempt (Kafka's `client.id`, as Flink's sink names its producers), so a
+/// transaction left open can be traced to the attempt that opened it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Client {
+    pub operator: u32,
+    pub subtask: u32,
+    pub attempt: u32,
 }
 
 /// A transaction still open in a partition, for the messages of a reader
@@ -190,10 +210,14 @@ pub struct OpenTxn {
     pub producer: Producer,
     pub first_offset: u64,
     pub started_at: Option<SimTime>,
+    pub client: Client,
+    pub timeout: SimDuration,
+    /// Every partition the transaction wrote to.
+    pub partitions: Vec<TopicPartition>,
 }
 
 /// The log (see the module's docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TxLog {
     partitions: BTreeMap<TopicPartition, PartitionLog>,
     txns: BTreeMap<String, TxnMeta>,
@@ -204,6 +228,8 @@ pub struct TxLog {
     /// Every transaction aborted by its timeout: transactional id, producer
     /// (before the bump), when.
     pub timed_out: Vec<(String, Producer, SimTime)>,
+    /// The broker's clock: the time of the last request ([`TxLog::tick`]).
+    now: SimTime,
 }
 
 impl TxLog {
@@ -223,6 +249,16 @@ impl TxLog {
     /// transaction it has ongoing is aborted, the epoch bumped (every older
     /// producer fenced). A new id gets a new producer id at epoch 0.
     pub fn init_producer(&mut self, transactional_id: &str, timeout: SimDuration) -> Producer {
+        self.init_producer_for(transactional_id, timeout, Client::default())
+    }
+
+    /// [`TxLog::init_producer`] by `client`.
+    pub fn init_producer_for(
+        &mut self,
+        transactional_id: &str,
+        timeout: SimDuration,
+        client: Client,
+    ) -> Producer {
         if !self.txns.contains_key(transactional_id) {
             let producer = Producer {
                 id: self.next_producer,
@@ -240,6 +276,7 @@ impl TxLog {
                     started_at: None,
                     timeout,
                     last_abort: None,
+                    client,
                 },
             );
             return producer;
@@ -250,6 +287,7 @@ impl TxLog {
         let meta = self.txns.get_mut(transactional_id).expect("known id");
         meta.producer.epoch = meta.producer.epoch.saturating_add(1);
         meta.timeout = timeout;
+        meta.client = client;
         meta.producer
     }
 
@@ -288,6 +326,7 @@ impl TxLog {
         if !self.partitions.contains_key(&tp) {
             return Err(LogError::UnknownPartition(tp));
         }
+        self.now = self.now.max(now);
         let meta = self.meta_for(transactional_id, producer)?;
         if meta.status != TxnStatus::Ongoing {
             meta.status = TxnStatus::Ongoing;
@@ -326,6 +365,7 @@ impl TxLog {
         log.entries.push(Entry::Data {
             producer: producer.map(|(_, p)| p),
             record,
+            at: self.now,
         });
         Ok(offset)
     }
@@ -365,6 +405,7 @@ impl TxLog {
             log.entries.push(Entry::Marker {
                 producer: pid,
                 commit,
+                at: self.now,
             });
         }
         meta.status = match commit {
@@ -440,7 +481,10 @@ impl TxLog {
         let mut out = Vec::new();
         let mut at = from;
         while at < limit && out.len() < max {
-            if let Entry::Data { producer, record } = &log.entries[at as usize] {
+            if let Entry::Data {
+                producer, record, ..
+            } = &log.entries[at as usize]
+            {
                 let aborted = producer.is_some_and(|p| log.is_aborted(p.id, at));
                 if !aborted || isolation == Isolation::ReadUncommitted {
                     out.push((at, *record));
@@ -459,7 +503,9 @@ impl TxLog {
         };
         (log.entries.iter().enumerate())
             .filter_map(|(at, e)| match *e {
-                Entry::Marker { producer, commit } => Some((at as u64, producer, commit)),
+                Entry::Marker {
+                    producer, commit, ..
+                } => Some((at as u64, producer, commit)),
                 Entry::Data { .. } => None,
             })
             .collect()
@@ -481,11 +527,120 @@ impl TxLog {
                     producer: meta.producer,
                     first_offset: first,
                     started_at: meta.started_at,
+                    client: meta.client,
+                    timeout: meta.timeout,
+                    partitions: meta.partitions.iter().copied().collect(),
                 }
             })
             .collect();
         open.sort_by_key(|t| t.first_offset);
         open
+    }
+
+    /// A request reaches the broker at `now`: its clock moves on, and the
+    /// coordinator's timeout scan runs first ([`TxLog::expire`]; Kafka runs
+    /// it on a schedule, here at every request, so no request sees a
+    /// transaction past its timeout still open).
+    pub fn tick(&mut self, now: SimTime) {
+        self.now = self.now.max(now);
+        if self.txns.values().any(|m| m.status == TxnStatus::Ongoing) {
+            self.expire(self.now);
+        }
+    }
+
+    /// `ListTransactions`: every transactional id starting with `prefix`,
+    /// with its status (Flink's pooled naming lists them to find the
+    /// transactions a failed attempt left open).
+    pub fn list_transactions(&self, prefix: &str) -> Vec<(String, TxnStatus)> {
+        (self.txns.range(prefix.to_string()..))
+            .take_while(|(id, _)| id.starts_with(prefix))
+            .map(|(id, m)| (id.clone(), m.status))
+            .collect()
+    }
+
+    /// Every transaction open in some partition of `topic`, earliest first
+    /// by start, each once.
+    pub fn open_in_topic(&self, topic: u32) -> Vec<OpenTxn> {
+        let mut open: Vec<OpenTxn> = Vec::new();
+        for (&tp, _) in self.topic_partitions(topic) {
+            for t in self.open_transactions(tp) {
+                if !open
+                    .iter()
+                    .any(|o| o.transactional_id == t.transactional_id)
+                {
+                    open.push(t);
+                }
+            }
+        }
+        open.sort_by(|a, b| {
+            (a.started_at, &a.transactional_id).cmp(&(b.started_at, &b.transactional_id))
+        });
+        open
+    }
+
+    fn topic_partitions(
+        &self,
+        topic: u32,
+    ) -> impl Iterator<Item = (&TopicPartition, &PartitionLog)> {
+        let first = TopicPartition {
+            topic,
+            partition: 0,
+        };
+        self.partitions
+            .range(first..)
+            .take_while(move |(tp, _)| tp.topic == topic)
+    }
+
+    /// Each partition of `topic`: its last stable offset and high watermark.
+    pub fn topic_offsets(&self, topic: u32) -> Vec<(u32, u64, u64)> {
+        self.topic_partitions(topic)
+            .map(|(tp, log)| (tp.partition, log.last_stable(), log.end()))
+            .collect()
+    }
+
+    /// What a `read_committed` consumer of `topic` reads from the start, partition
+    /// after partition: each record with the time it became readable (its
+    /// transaction's commit marker, or its own write without a transaction).
+    pub fn committed_view(&self, topic: u32) -> Vec<(Record, SimTime)> {
+        let mut out = Vec::new();
+        for (_, log) in self.topic_partitions(topic) {
+            // Backwards: the first commit marker after a record is its producer's
+            // latest one seen so far.
+            let mut marker: BTreeMap<ProducerId, SimTime> = BTreeMap::new();
+            let mut part = Vec::new();
+            let stable = log.last_stable() as usize;
+            for (at, e) in log.entries.iter().enumerate().rev() {
+                match *e {
+                    Entry::Marker {
+                        producer,
+                        commit,
+                        at: t,
+                    } => {
+                        if commit {
+                            marker.insert(producer, t);
+                        } else {
+                            marker.remove(&producer);
+                        }
+                    }
+                    Entry::Data {
+                        producer,
+                        record,
+                        at: t,
+                    } if at < stable => match producer {
+                        None => part.push((record, t)),
+                        Some(p) => {
+                            if let Some(&c) = marker.get(&p.id) {
+                                part.push((record, c));
+                            }
+                        }
+                    },
+                    Entry::Data { .. } => {}
+                }
+            }
+            part.reverse();
+            out.extend(part);
+        }
+        out
     }
 
     /// `OffsetCommit` of consumer group `group` for `tp`.

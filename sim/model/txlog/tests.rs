@@ -200,3 +200,71 @@ fn plain_writes_and_committed_offsets() {
     log.end_txn("a", p, true).unwrap();
     assert_eq!(log.read(TP, next, Isolation::ReadCommitted, 10).0.len(), 2);
 }
+
+/// A read_committed reader of a topic reads each partition in order, each
+/// record at the time its transaction's commit marker was written (its own
+/// write without a transaction); aborted and open data never.
+#[test]
+fn the_committed_view_stamps_records_with_their_commit() {
+    let mut log = log();
+    log.tick(t(1));
+    log.produce(TP1, None, rec(9)).unwrap();
+    let a = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", a, TP, t(2)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(1)).unwrap();
+    log.tick(t(5));
+    log.end_txn("a", a, true).unwrap();
+    log.add_partition("a", a, TP, t(6)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(2)).unwrap();
+    log.end_txn("a", a, false).unwrap();
+    log.add_partition("a", a, TP, t(7)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(3)).unwrap();
+    let view: Vec<(i64, SimTime)> = (log.committed_view(0).into_iter())
+        .map(|(r, at)| (r.value, at))
+        .collect();
+    assert_eq!(view, [(1, t(5)), (9, t(1))]);
+    assert_eq!(log.topic_offsets(0), [(0, 4, 5), (1, 1, 1)]);
+    let open = log.open_in_topic(0);
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        (open[0].transactional_id.as_str(), open[0].first_offset),
+        ("a", 4)
+    );
+}
+
+/// Each request runs the coordinator's timeout scan first: a transaction
+/// past its timeout is aborted before the request sees it, and its
+/// producer is fenced.
+#[test]
+fn a_request_after_the_timeout_finds_the_transaction_aborted() {
+    let mut log = log();
+    let a = log.init_producer("a", SimDuration::from_millis(10));
+    log.add_partition("a", a, TP, t(0)).unwrap();
+    log.produce(TP, Some(("a", a)), rec(1)).unwrap();
+    log.tick(t(5));
+    assert_eq!(log.status("a").unwrap().0, TxnStatus::Ongoing);
+    log.tick(t(11));
+    let (status, now, cause) = log.status("a").unwrap();
+    assert_eq!(
+        (status, cause),
+        (TxnStatus::CompleteAbort, Some(AbortCause::TimedOut))
+    );
+    assert!(now.epoch > a.epoch);
+    assert!(matches!(
+        log.end_txn("a", a, true),
+        Err(LogError::ProducerFenced { .. })
+    ));
+}
+
+/// `ListTransactions` by prefix: every id that starts with it, none other.
+#[test]
+fn transactions_are_listed_by_prefix() {
+    let mut log = log();
+    for id in ["out-0-0", "out-1-0", "other-0-0", "out2-0-0"] {
+        log.init_producer(id, SimDuration::from_secs(1));
+    }
+    let ids: Vec<String> = (log.list_transactions("out-").into_iter())
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(ids, ["out-0-0", "out-1-0"]);
+}

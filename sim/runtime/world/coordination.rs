@@ -339,6 +339,7 @@ impl World<'_> {
         let mut out = Vec::new();
         let done = self.coord.complete(now, p, &mut out);
         self.files_completed(id, &tasks, false);
+        self.stale_transactions(Some(id));
         if done.in_flight_records > 0 {
             self.rec.counters.unaligned_checkpoints += 1;
             self.rec.counters.in_flight_records_persisted += done.in_flight_records;

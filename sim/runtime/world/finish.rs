@@ -57,6 +57,7 @@ impl World<'_> {
         self.rec.evidence.not_exited = self.not_exited();
         self.files_end();
         self.storage_evidence();
+        self.log_end(outcome == Outcome::Finished);
         self.rec.evidence.timers.fired =
             (!self.rec.schedule_partial).then(|| self.rec.schedule.effective_fired());
         RunOutput {

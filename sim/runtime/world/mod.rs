@@ -89,6 +89,7 @@ mod state_files;
 mod task;
 mod tasks;
 mod timers;
+mod txlog;
 mod warnings;
 
 use channel_files::writes_done;
@@ -584,6 +585,9 @@ impl<'a> World<'a> {
             }
             if self.job.status == JobStatus::Failed {
                 break Outcome::JobFailed(self.job.failed_reason.clone().unwrap_or_default());
+            }
+            if !self.tasks.store.failures.is_empty() {
+                self.raise_operator_failures();
             }
             let Some((time, stamped)) = self.net.queue.pop() else {
                 break Outcome::Stalled;

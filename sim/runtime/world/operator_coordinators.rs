@@ -178,7 +178,7 @@ impl World<'_> {
     }
 
     /// The coordinator fails task `t` itself (no heartbeat to wait for).
-    fn fail_task(&mut self, t: TaskId) {
+    pub(super) fn fail_task(&mut self, t: TaskId) {
         if self.recovery.since.is_none() {
             self.recovery.since = Some(self.net.now);
         }

@@ -85,6 +85,8 @@ same_key!(
     KeyDistribution,
     SplitAssignment,
     Redistribution,
+    Delivery,
+    TxnNaming,
     Algorithm,
     InputOrder,
     FlinkVersion,

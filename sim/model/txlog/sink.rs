@@ -1,0 +1,531 @@
+//! `sink-log`: Flink's Kafka sink (`KafkaSink`: its `KafkaWriter` and
+//! `KafkaCommitter` as one operator, as they run chained) writing to a topic
+//! of the transactional log ([`super::TxLog`]). The topic is the sink's
+//! operator index; a record goes to partition `key % partitions`.
+//!
+//! Records wait in the producer's buffer until `batch` of them are there
+//! (Kafka's `batch.size`); then they are appended. The delivery guarantee
+//! (Flink's `DeliveryGuarantee`) decides what a checkpoint does:
+//!
+//! - **none**: nothing; a buffered batch is lost with its task, and the
+//!   records after the restored checkpoint are written again.
+//! - **at-least-once**: the buffer is flushed before the snapshot
+//!   (`KafkaWriter.flush`), so a checkpoint covers what it wrote.
+//! - **exactly-once**: records are written in a transaction of the
+//!   subtask's current producer. The snapshot flushes and, if the
+//!   transaction holds records, keeps it as a *committable* (transactional
+//!   id, producer id and epoch) of the checkpoint, then begins the next
+//!   transaction on the next producer. On notification of a completed
+//!   checkpoint every committable up to it is committed by resuming its
+//!   producer (`resumeTransaction`, no `InitProducerId`) and ending the
+//!   transaction; a restore commits the restored committables the same
+//!   way, then aborts what earlier attempts left open.
+//!
+//! A commit the log refuses because the broker aborted the transaction
+//! (its timeout) or a newer producer fenced it is dropped with an error,
+//! as `KafkaCommitter` does (`signalFailedWithKnownReason`): its records
+//! are lost, and the store keeps a [`LostCommit`] for the judge. Any other
+//! refusal fails the task (`signalFailedWithUnknownReason`).
+//!
+//! Transactional ids (Flink's `TransactionNamingStrategy`):
+//!
+//! - **incrementing** (the classic one): `prefix-subtask-checkpoint`, a new
+//!   producer per checkpoint. Ids of checkpoints the sink never snapshotted
+//!   are initialised too (`getTransactionalProducer` fills the gaps), so
+//!   that the restore's abort (`TransactionAborter`) can probe ids from the
+//!   restored checkpoint + 1 on, initialising each (which aborts what it
+//!   holds) until one was never used (epoch 0), subtask after subtask
+//!   (`subtask + k × parallelism`) until a subtask had none.
+//! - **pooling**: `prefix-subtask-n`, a pool of producers reused once their
+//!   transaction is committed and no snapshot that may still be restored
+//!   lists it. The restore lists the log's ongoing transactions of the
+//!   prefix (`ListTransactions`) and aborts those of its subtask.
+//!
+//! Simplified: the producer writes synchronously (a flush is immediate,
+//! there are no in-flight requests or retries); the writer and committer
+//! are one operator, so a committable never travels over a channel; the
+//! state is kept per subtask and restored at the same parallelism only.
+
+use super::{AbortCause, Client, LogError, Producer, TopicPartition, TxnStatus};
+use crate::engine::{SimDuration, SimTime};
+use crate::model::operator::{decode, encode, CheckpointId, Context, Operator};
+use crate::model::record::Record;
+use crate::mutant::Mutant;
+use crate::scenario::{Delivery, TxnNaming};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A transaction kept for its checkpoint's commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Committable {
+    pub checkpoint: CheckpointId,
+    pub transactional_id: String,
+    pub producer: Producer,
+    pub records: u64,
+    pub opened_at: SimTime,
+}
+
+/// A commit the log refused, whose records are lost: for the judge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostCommit {
+    /// The sink operator and subtask.
+    pub sink: u32,
+    pub subtask: u32,
+    pub committable: Committable,
+    /// When the commit was refused.
+    pub at: SimTime,
+    /// Why the broker had ended the transaction, and when, if it had.
+    pub aborted: Option<(AbortCause, SimTime)>,
+    pub timeout: SimDuration,
+    pub error: String,
+}
+
+/// The settings of one sink.
+#[derive(Clone, Debug)]
+pub struct LogSinkSpec {
+    /// The transactional id prefix (the operator's name).
+    pub prefix: String,
+    pub delivery: Delivery,
+    pub naming: TxnNaming,
+    pub partitions: u32,
+    pub timeout: SimDuration,
+    pub batch: u32,
+}
+
+/// The transaction records go to.
+struct Current {
+    id: String,
+    producer: Producer,
+    records: u64,
+    partitions: BTreeSet<u32>,
+    opened_at: SimTime,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LogSinkState {
+    /// The checkpoint of the snapshot.
+    checkpoint: CheckpointId,
+    pending: Vec<Committable>,
+    /// Pooling: ids created so far, and the ids the pool knew.
+    created: u32,
+    known: Vec<String>,
+}
+
+/// The sink (see the module's docs).
+pub struct LogSink {
+    spec: LogSinkSpec,
+    buffer: Vec<Record>,
+    started: bool,
+    current: Option<Current>,
+    pending: Vec<Committable>,
+    /// Incrementing: the highest checkpoint an id was made for.
+    last_checkpoint: CheckpointId,
+    /// Pooling: this instance's producers by id, the ids created, those
+    /// free for a new transaction, and per snapshot that may still be
+    /// restored the ids it listed as committables.
+    producers: BTreeMap<String, Producer>,
+    created: u32,
+    free: Vec<String>,
+    listed: BTreeMap<CheckpointId, Vec<String>>,
+}
+
+impl LogSink {
+    pub fn new(spec: LogSinkSpec) -> LogSink {
+        LogSink {
+            spec,
+            buffer: Vec::new(),
+            started: false,
+            current: None,
+            pending: Vec::new(),
+            last_checkpoint: 0,
+            producers: BTreeMap::new(),
+            created: 0,
+            free: Vec::new(),
+            listed: BTreeMap::new(),
+        }
+    }
+
+    fn exactly_once(&self) -> bool {
+        self.spec.delivery == Delivery::ExactlyOnce
+    }
+
+    fn client(ctx: &Context) -> Client {
+        Client {
+            operator: ctx.operator,
+            subtask: ctx.subtask,
+            attempt: ctx.attempt,
+        }
+    }
+
+    fn incrementing_id(&self, subtask: u32, checkpoint: CheckpointId) -> String {
+        format!("{}-{subtask}-{checkpoint}", self.spec.prefix)
+    }
+
+    /// The writer's initialisation (at the first call, or at the restore of
+    /// `restored`): the topic, the abort of what earlier attempts left
+    /// open, the first transaction.
+    fn start(&mut self, restored: Option<CheckpointId>, known: &[String], ctx: &mut Context) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        ctx.store.log.tick(ctx.now);
+        ctx.store
+            .log
+            .create_topic(ctx.operator, self.spec.partitions);
+        if !self.exactly_once() {
+            return;
+        }
+        let from = restored.unwrap_or(0);
+        self.last_checkpoint = from;
+        match self.spec.naming {
+            TxnNaming::Incrementing => self.abort_incrementing(from + 1, ctx),
+            TxnNaming::Pooling => self.abort_pooled(known, ctx),
+        }
+        self.next_transaction(from + 1, ctx);
+    }
+
+    /// `TransactionAborter`: from checkpoint `start` on, each id of the
+    /// subtask initialised (aborting what it holds) until one was never
+    /// used; then the subtask `parallelism` higher, until a subtask had none.
+    fn abort_incrementing(&mut self, start: CheckpointId, ctx: &mut Context) {
+        let mut subtask = ctx.subtask;
+        loop {
+            let mut aborted = 0u64;
+            for checkpoint in start.. {
+                let id = self.incrementing_id(subtask, checkpoint);
+                let open = ctx.store.log.status(&id).map(|s| s.0) == Some(TxnStatus::Ongoing);
+                ctx.store.stats.log_lingering_aborted += u64::from(open);
+                let p = ctx
+                    .store
+                    .log
+                    .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+                if p.epoch == 0 {
+                    break;
+                }
+                aborted += 1;
+            }
+            if aborted == 0 {
+                return;
+            }
+            subtask += ctx.parallelism.max(1);
+        }
+    }
+
+    /// Pooling: every ongoing transaction of the prefix that belongs to
+    /// this subtask is aborted (its id initialised anew).
+    fn abort_pooled(&mut self, known: &[String], ctx: &mut Context) {
+        let prefix = format!("{}-", self.spec.prefix);
+        let listed = ctx.store.log.list_transactions(&prefix);
+        for (id, status) in listed {
+            let Some((subtask, n)) = pooled_index(&id[prefix.len()..]) else {
+                continue;
+            };
+            if status != TxnStatus::Ongoing || subtask % ctx.parallelism.max(1) != ctx.subtask {
+                continue;
+            }
+            if !known.contains(&id) && ctx.mutant(Mutant::PooledAbortKnownOnly) {
+                continue;
+            }
+            let p = ctx
+                .store
+                .log
+                .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+            self.producers.insert(id, p);
+            // A new id never takes the name of one in the pool.
+            self.created = self.created.max(n.saturating_add(1));
+            ctx.store.stats.log_lingering_aborted += 1;
+        }
+    }
+
+    /// Begins the transaction for the checkpoint after `checkpoint - 1`:
+    /// incrementing, the producer of id `checkpoint` (the ids of skipped
+    /// checkpoints initialised on the way); pooling, a free producer or a
+    /// new one.
+    fn next_transaction(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        let (id, producer) = match self.spec.naming {
+            TxnNaming::Incrementing => {
+                let mut made = None;
+                let first = match ctx.mutant(Mutant::TransactionalIdGaps) {
+                    true => checkpoint,
+                    false => (self.last_checkpoint + 1).min(checkpoint),
+                };
+                for c in first..=checkpoint {
+                    let id = self.incrementing_id(ctx.subtask, c);
+                    let p =
+                        ctx.store
+                            .log
+                            .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+                    made = Some((id, p));
+                }
+                self.last_checkpoint = checkpoint;
+                made.expect("at least one id")
+            }
+            TxnNaming::Pooling => {
+                let id = match self.free.pop() {
+                    Some(id) => id,
+                    None => {
+                        self.created += 1;
+                        format!("{}-{}-{}", self.spec.prefix, ctx.subtask, self.created - 1)
+                    }
+                };
+                let p = match self.producers.get(&id) {
+                    Some(&p) => p,
+                    None => {
+                        ctx.store
+                            .log
+                            .init_producer_for(&id, self.spec.timeout, Self::client(ctx))
+                    }
+                };
+                self.producers.insert(id.clone(), p);
+                (id, p)
+            }
+        };
+        self.current = Some(Current {
+            id,
+            producer,
+            records: 0,
+            partitions: BTreeSet::new(),
+            opened_at: ctx.now,
+        });
+    }
+
+    /// Appends the buffered records: into the current transaction, or
+    /// without one.
+    fn flush(&mut self, ctx: &mut Context) {
+        if self.buffer.is_empty() {
+            return;
+        }
+        ctx.store.log.tick(ctx.now);
+        let topic = ctx.operator;
+        for record in std::mem::take(&mut self.buffer) {
+            let partition = (record.key % u64::from(self.spec.partitions.max(1))) as u32;
+            let tp = TopicPartition { topic, partition };
+            let result = match self.current.as_mut() {
+                None => ctx.store.log.produce(tp, None, record).map(drop),
+                Some(c) => {
+                    let added = match c.partitions.insert(partition) {
+                        true => ctx.store.log.add_partition(&c.id, c.producer, tp, ctx.now),
+                        false => Ok(()),
+                    };
+                    c.records += 1;
+                    added.and_then(|()| {
+                        (ctx.store.log)
+                            .produce(tp, Some((&c.id, c.producer)), record)
+                            .map(drop)
+                    })
+                }
+            };
+            if let Err(e) = result {
+                // The producer's callback failed: the next write throws.
+                ctx.fail(format!("a write to {} failed: {e}", self.spec.prefix));
+                return;
+            }
+        }
+    }
+
+    /// Commits `c` (resuming its producer): refused because the broker
+    /// ended it or fenced it, its records are lost (kept for the judge);
+    /// refused otherwise, the task fails.
+    fn commit(&mut self, c: &Committable, ctx: &mut Context) {
+        ctx.store.log.tick(ctx.now);
+        let result = ctx.store.log.end_txn(&c.transactional_id, c.producer, true);
+        let error = match result {
+            Ok(()) => {
+                ctx.store.stats.log_commits += 1;
+                return;
+            }
+            // A restore commits again what was committed before the failure.
+            Err(LogError::InvalidTxnState(TxnStatus::CompleteCommit)) => return,
+            Err(e @ LogError::ProducerFenced { .. })
+            | Err(e @ LogError::InvalidTxnState(TxnStatus::CompleteAbort)) => e,
+            Err(e) => {
+                ctx.fail(format!(
+                    "the commit of transaction {} (checkpoint {}) failed: {e}",
+                    c.transactional_id, c.checkpoint
+                ));
+                return;
+            }
+        };
+        let log = &ctx.store.log;
+        let aborted = match log.status(&c.transactional_id) {
+            Some((_, _, Some(AbortCause::TimedOut))) => (log.timed_out.iter().rev())
+                .find(|(id, p, _)| *id == c.transactional_id && p.id == c.producer.id)
+                .map(|&(_, _, at)| (AbortCause::TimedOut, at)),
+            Some((_, _, Some(cause))) => Some((cause, ctx.now)),
+            _ => None,
+        };
+        ctx.store.stats.log_commits_lost += 1;
+        ctx.store.log_losses.push(LostCommit {
+            sink: ctx.operator,
+            subtask: ctx.subtask,
+            committable: c.clone(),
+            at: ctx.now,
+            aborted,
+            timeout: self.spec.timeout,
+            error: error.to_string(),
+        });
+    }
+
+    /// Pooling: the ids no pending committable, no current transaction
+    /// and no listed snapshot hold go back to the pool.
+    fn release(&mut self) {
+        let busy: BTreeSet<&String> = (self.pending.iter().map(|c| &c.transactional_id))
+            .chain(self.current.iter().map(|c| &c.id))
+            .chain(self.listed.values().flatten())
+            .chain(self.free.iter())
+            .collect();
+        let mut back: Vec<String> = (self.producers.keys())
+            .filter(|id| !busy.contains(id))
+            .cloned()
+            .collect();
+        back.sort();
+        back.reverse();
+        self.free.extend(back);
+    }
+
+    fn commit_up_to(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        let due: Vec<Committable> = (self.pending.iter())
+            .filter(|c| c.checkpoint <= checkpoint)
+            .cloned()
+            .collect();
+        self.pending.retain(|c| c.checkpoint > checkpoint);
+        for c in &due {
+            self.commit(c, ctx);
+        }
+    }
+}
+
+/// The subtask and index of a pooled id's tail `subtask-n`.
+fn pooled_index(tail: &str) -> Option<(u32, u32)> {
+    let (subtask, n) = tail.split_once('-')?;
+    Some((subtask.parse().ok()?, n.parse().ok()?))
+}
+
+impl Operator for LogSink {
+    #[inline]
+    fn process(&mut self, record: Record, ctx: &mut Context) {
+        self.start(None, &[], ctx);
+        self.buffer.push(record);
+        if self.buffer.len() >= self.spec.batch.max(1) as usize {
+            self.flush(ctx);
+        }
+    }
+
+    fn end_of_input(&mut self, ctx: &mut Context) {
+        self.start(None, &[], ctx);
+        self.flush(ctx);
+    }
+
+    fn snapshot(&mut self, checkpoint: CheckpointId, ctx: &mut Context) -> Vec<u8> {
+        self.start(None, &[], ctx);
+        if self.spec.delivery != Delivery::None {
+            self.flush(ctx);
+        }
+        if let Some(c) = self.current.take() {
+            if c.records > 0 || ctx.mutant(Mutant::EmptyTransactionCommitted) {
+                self.pending.push(Committable {
+                    checkpoint,
+                    transactional_id: c.id,
+                    producer: c.producer,
+                    records: c.records,
+                    opened_at: c.opened_at,
+                });
+            } else if self.spec.naming == TxnNaming::Pooling {
+                // An empty transaction's producer goes straight back.
+                self.free.push(c.id);
+            }
+            self.next_transaction(checkpoint + 1, ctx);
+        }
+        if self.spec.naming == TxnNaming::Pooling {
+            let ids = self.pending.iter().map(|c| c.transactional_id.clone());
+            self.listed.insert(checkpoint, ids.collect());
+        }
+        encode(&LogSinkState {
+            checkpoint,
+            pending: self.pending.clone(),
+            created: self.created,
+            known: (self.producers.keys().chain(&self.free).cloned())
+                .collect::<BTreeSet<String>>()
+                .into_iter()
+                .collect(),
+        })
+    }
+
+    fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
+        let state: LogSinkState = match state.is_empty() {
+            true => LogSinkState {
+                checkpoint: 0,
+                pending: Vec::new(),
+                created: 0,
+                known: Vec::new(),
+            },
+            false => decode(state, "sink-log")?,
+        };
+        let restored = ctx.restored.or(Some(state.checkpoint).filter(|&c| c > 0));
+        self.created = state.created;
+        ctx.store.log.tick(ctx.now);
+        // The committer first (operators initialise from the chain's end):
+        // the restored committables are committed.
+        for c in &state.pending {
+            self.commit(c, ctx);
+        }
+        if self.spec.naming == TxnNaming::Pooling {
+            // Until a later checkpoint is known complete, a second restore
+            // of this one commits them again: their ids stay out of the pool.
+            let ids = state.pending.iter().map(|c| c.transactional_id.clone());
+            self.listed.insert(restored.unwrap_or(0), ids.collect());
+        }
+        self.start(restored, &state.known, ctx);
+        if self.spec.naming == TxnNaming::Pooling {
+            let pending: Vec<&String> = state.pending.iter().map(|c| &c.transactional_id).collect();
+            let idle = (state.known.iter())
+                .filter(|id| !pending.contains(id) && !self.producers.contains_key(*id));
+            self.free.extend(idle.cloned());
+            self.release();
+        }
+        Ok(())
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint: CheckpointId, ctx: &mut Context) {
+        self.listed.retain(|&c, _| c >= checkpoint);
+        self.commit_up_to(checkpoint, ctx);
+        if self.spec.naming == TxnNaming::Pooling {
+            self.release();
+        }
+    }
+}
+
+/// The mutants that break this file's code, declared next to it (the
+/// registry, [`crate::mutant::MUTANTS`], lists each once).
+mod mutants {
+    use crate::mutant::{Mutant, MutantInfo};
+
+    #[allow(non_upper_case_globals)]
+    impl Mutant {
+        pub const PooledAbortKnownOnly: Mutant = Mutant::declare(&MutantInfo {
+            name: "pooled-abort-known-only",
+            part: "log sink",
+            what: "with pooled transactional ids, the restore aborts only the ongoing transactions of ids its restored state knew: an id the failed attempt added to the pool after the checkpoint keeps its transaction open, and every read_committed reader of its partitions stalls at it until the broker's timeout",
+            modelled_on: "FLINK-40626 (pooled transactional ids: a newer transaction left open after recovery, read_committed consumers stall)",
+            caught_by: "open-transactions",
+            applies: &[("log-pooling", "aligned")],
+        });
+        pub const TransactionalIdGaps: Mutant = Mutant::declare(&MutantInfo {
+            name: "transactional-id-gaps",
+            part: "log sink",
+            what: "the incrementing naming initialises only the id of the checkpoint it begins a transaction for, not those of checkpoints the sink never snapshotted: the restore's abort stops at the first id never used, and a transaction behind that gap stays open",
+            modelled_on: "KafkaWriter.getTransactionalProducer, which fills the gaps of aborted checkpoints with initialised (empty) transactions so that TransactionAborter's probe, which stops at the first unused id, reaches every lingering one",
+            caught_by: "open-transactions",
+            applies: &[("log", "aligned")],
+        });
+        pub const EmptyTransactionCommitted: Mutant = Mutant::declare(&MutantInfo {
+            name: "empty-transaction-committed",
+            part: "log sink",
+            what: "the writer hands over a committable for a transaction that holds no record: committing it, the broker answers INVALID_TXN_STATE (no partition was added), the committer fails the task, and every restore commits it again",
+            modelled_on: "FLINK-31363 (KafkaSink failed to commit empty transactions: InvalidTxnStateException, the job restarting; since then only transactions with records become committables)",
+            caught_by: "liveness",
+            applies: &[("log", "aligned")],
+        });
+    }
+}
