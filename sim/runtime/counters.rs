@@ -393,6 +393,9 @@ counters! {
     /// ... open transactions examined at checkpoint completions and at the
     /// end, ...
     log_open_checked,
+    /// ... transactions still open when the run ended (aborted for the
+    /// readers, as the broker will at their timeout), ...
+    log_open_at_end,
     /// ... and records a read_committed reader of the sinks' topics read.
     log_records_read_committed,
 }

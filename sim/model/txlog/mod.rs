@@ -439,6 +439,20 @@ impl TxLog {
         due
     }
 
+    /// The end of time for the readers: every transaction still ongoing is
+    /// aborted, as the coordinator will once its timeout passes (a job
+    /// that ended no longer ends them). Returns how many.
+    pub fn abort_all_ongoing(&mut self) -> u64 {
+        let ongoing: Vec<String> = (self.txns.iter())
+            .filter(|(_, m)| m.status == TxnStatus::Ongoing)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &ongoing {
+            self.end(id, false, AbortCause::TimedOut);
+        }
+        ongoing.len() as u64
+    }
+
     /// The transactional id's status, producer and why it last aborted.
     pub fn status(
         &self,
