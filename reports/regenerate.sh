@@ -16,6 +16,8 @@ $c compare scenarios/event-time-backpressure.toml --algorithms aligned,unaligned
 $c compare scenarios/checkmate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --vary 'operators.source.hot_key_percent=0,50,90' --out reports/checkmate --notes reports/notes/checkmate.md
 $c compare scenarios/iterate.toml --algorithms aligned,unaligned,uncoordinated,cic-bcs,cic-hmnr --seeds 0..10 --out reports/checkmate-cyclic --notes reports/notes/checkmate-cyclic.md
 $c compare scenarios/state-backends.toml --algorithms aligned --seeds 0..2 --vary 'checkpoint.state_backend=hashmap,incremental,changelog' --vary 'operators.source.keys=10000,1000000' --vary 'operators.source.cost=20us,60us' --out reports/state-backends --notes reports/notes/state-backends.md
+$c compare scenarios/log-timeout.toml --algorithms aligned,unaligned,aligned-timeout,chandy-lamport,stop-the-world --seeds 0..10 --vary 'checkpoint.interval=5ms,10ms,20ms,50ms' --out reports/log-latency --notes reports/notes/log-latency.md
+$c compare scenarios/log-timeout.toml --algorithms aligned --seeds 0..10 --vary 'checkpoint.interval=10ms,20ms,40ms' --vary 'operators.out.transaction_timeout=5ms,15ms,25ms,35ms,45ms,55ms,65ms' --out reports/log-timeout --notes reports/notes/log-timeout.md
 $c stalls --cases 200 --seed 0 --algorithms unaligned,aligned-timeout --explain tests/regressions/unaligned-forced-alignment-deadlock.toml --notes reports/notes/unaligned-forced-alignment-deadlock.md --out reports/unaligned-forced-alignment-deadlock
 # Every scenario under every exactly-once algorithm, plain and guided swarm: about 35 minutes on two cores.
 $c coverage-report scenarios --seeds 0..150 --out reports/coverage --notes reports/notes/coverage.md

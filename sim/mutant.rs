@@ -153,6 +153,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::PooledAbortKnownOnly,
     Mutant::TransactionalIdGaps,
     Mutant::EmptyTransactionCommitted,
+    Mutant::RestoredProducerNotFenced,
 ];
 
 impl Mutant {

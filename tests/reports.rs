@@ -432,7 +432,7 @@ fn committed_reports_regenerate_identically() {
         .filter(|p| p.join("results.json").exists())
         .collect();
     dirs.sort();
-    assert_eq!(dirs.len(), 10, "{dirs:?}");
+    assert_eq!(dirs.len(), 12, "{dirs:?}");
     let script = std::fs::read_to_string(reports.join("regenerate.sh")).unwrap();
     for dir in dirs {
         let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
@@ -786,4 +786,54 @@ fn state_backend_claims_hold_on_large_state() {
         slow[hashmap] > written[hashmap] * 0.7,
         "{slow:?} {written:?}"
     );
+}
+
+/// reports/log-latency: a read_committed reader's median latency is half
+/// an interval plus the checkpoint's duration (the commit at the
+/// notification), under every algorithm; unaligned checkpoints add about a
+/// millisecond (records in flight at the sink's first barrier wait for the
+/// next transaction).
+#[test]
+fn log_latency_is_half_an_interval_plus_the_checkpoint() {
+    let (aligned, unaligned) = (Algorithm::Aligned, Algorithm::Unaligned);
+    let c = run(
+        "log-timeout",
+        &[aligned, unaligned],
+        3,
+        Some("checkpoint.interval=10ms,50ms"),
+    );
+    for (at, half) in [("10ms", 5.0), ("50ms", 25.0)] {
+        let latency = p50(&c, aligned, Some(at), "latency_p50_ms");
+        let floor = half + p50(&c, aligned, Some(at), "checkpoint_duration_ms");
+        within(latency, floor, 0.1, &format!("aligned latency at {at}"));
+        let extra = p50(&c, unaligned, Some(at), "latency_p50_ms") - latency;
+        assert!(
+            (0.5..2.0).contains(&extra),
+            "unaligned adds {extra} ms at {at}"
+        );
+    }
+}
+
+/// reports/log-timeout: the transaction timeout loses data from the
+/// interval up to the interval plus the time to recover (20 ms here), and
+/// nothing above.
+#[test]
+fn log_timeout_loses_data_below_interval_plus_recovery() {
+    let c = run(
+        "log-timeout",
+        &[Algorithm::Aligned],
+        3,
+        Some("operators.out.transaction_timeout=25ms,35ms,45ms,55ms"),
+    );
+    let failed = |at: &str| {
+        let g = c
+            .groups
+            .iter()
+            .find(|g| g.vary.as_deref() == Some(at))
+            .unwrap();
+        g.failed_runs
+    };
+    // The interval is 20 ms.
+    assert_eq!((failed("25ms"), failed("35ms")), (3, 3));
+    assert_eq!((failed("45ms"), failed("55ms")), (0, 0));
 }

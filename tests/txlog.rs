@@ -172,26 +172,29 @@ fn at_least_once_and_none_are_judged_by_what_they_promise() {
     );
 }
 
+/// The violation of `check` on the first of 60 seeds of scenario `name`
+/// that mutant `m` fails; `check` must be among the checks that fail there.
+fn first_violation(name: &str, m: Mutant, check_name: &str) -> ckptsim::verdict::Violation {
+    let s = load(name);
+    assert_caught(&s, m, 60, check_name);
+    let seed = (0..60)
+        .find(|&seed| !check(&s, seed, &[m]).verdict.passed)
+        .unwrap();
+    let e = check(&s, seed, &[m]);
+    let v = e.verdict.violations().find(|v| v.check == check_name);
+    v.unwrap().clone()
+}
+
 /// FLINK-40626: pooled ids whose restore aborts only what its state knew
 /// leave a transaction open; readers stall, named with the id and the
 /// attempt that opened it.
 #[test]
 fn a_transaction_left_open_by_pooled_ids_is_named() {
-    let s = load("log-pooling");
-    assert_caught(&s, Mutant::PooledAbortKnownOnly, 60, "open-transactions");
-    let seed = (0..60)
-        .find(|&seed| {
-            !check(&s, seed, &[Mutant::PooledAbortKnownOnly])
-                .verdict
-                .passed
-        })
-        .unwrap();
-    let e = check(&s, seed, &[Mutant::PooledAbortKnownOnly]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "open-transactions")
-        .unwrap();
+    let v = first_violation(
+        "log-pooling",
+        Mutant::PooledAbortKnownOnly,
+        "open-transactions",
+    );
     for part in [
         "transaction `out-",
         "opened by attempt",
@@ -218,21 +221,7 @@ fn gaps_in_incrementing_ids_leave_a_transaction_open() {
 /// liveness names with the operator's failure.
 #[test]
 fn committing_an_empty_transaction_fails_the_job_and_is_named() {
-    let s = load("log");
-    assert_caught(&s, Mutant::EmptyTransactionCommitted, 20, "liveness");
-    let seed = (0..20)
-        .find(|&seed| {
-            !check(&s, seed, &[Mutant::EmptyTransactionCommitted])
-                .verdict
-                .passed
-        })
-        .unwrap();
-    let e = check(&s, seed, &[Mutant::EmptyTransactionCommitted]);
-    let v = e
-        .verdict
-        .violations()
-        .find(|v| v.check == "liveness")
-        .unwrap();
+    let v = first_violation("log", Mutant::EmptyTransactionCommitted, "liveness");
     assert!(
         v.message.contains("invalid transaction state Empty"),
         "{}",
@@ -243,4 +232,65 @@ fn committing_an_empty_transaction_fails_the_job_and_is_named() {
         "{}",
         v.message
     );
+}
+
+/// A restored writer must initialise the producers it takes over: one
+/// resumed from its state leaves the failed attempt's transaction open (the
+/// broker still has it as the failed attempt's) and writes into it, and the
+/// records it held are committed with the replayed ones.
+#[test]
+fn a_restored_producer_that_is_not_fenced_is_caught() {
+    let s = load("log-pooling");
+    let m = Mutant::RestoredProducerNotFenced;
+    assert_caught(&s, m, 20, "open-transactions");
+    let duplicated = (0..20).any(|seed| {
+        let e = check(&s, seed, &[m]);
+        failed_checks(&e).contains(&"exactly-once-output")
+            && e.verdict
+                .violations()
+                .any(|v| v.message.contains("committed 2×"))
+    });
+    assert!(duplicated, "no seed committed a record twice");
+}
+
+/// A log job restored from a savepoint (stopped with it, or cancelled after
+/// a plain one) carries the log along: the restore commits the image's
+/// committables, the topic is read whole once. A restore at another
+/// parallelism is refused (the sink's state is kept per subtask).
+#[test]
+fn a_log_job_restores_from_its_savepoints() {
+    let dir = std::env::temp_dir().join(format!("ckptsim-txlog-sp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (name, stop) in [("log", false), ("log-pooling", true)] {
+        let out = dir.join(name);
+        let scenario = format!("scenarios/{name}.toml");
+        let mut args = vec!["savepoint", &scenario, "--at", "150ms", "--seed", "3"];
+        let out_text = out.to_str().unwrap().to_string();
+        args.extend(["--out", &out_text]);
+        if stop {
+            args.extend(["--stop", "--drain"]);
+        }
+        let o = ckptsim(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let run = [
+            "run",
+            &scenario,
+            "--from-savepoint",
+            &out_text,
+            "--seed",
+            "3",
+        ];
+        let o = ckptsim(&run);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        let mut rescaled = run.to_vec();
+        rescaled.extend(["--parallelism", "out=2"]);
+        let o = ckptsim(&rescaled);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("snapshotted at parallelism 3, not 2"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

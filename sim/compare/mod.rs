@@ -123,7 +123,16 @@ impl Vary {
 /// first reading the schema accepts is the one used (`true` for a flag,
 /// `100` for a count, `100ms` for a duration, quotes optional).
 pub fn apply(scenario: &Scenario, key: &str, value: &str) -> Result<Scenario, String> {
-    let doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
+    let mut doc = toml::Table::try_from(File::from(scenario)).map_err(|e| e.to_string())?;
+    // A key whose default follows the varied one moves with it, unless the
+    // scenario set it apart: the first trigger's delay is the interval.
+    let c = &scenario.checkpoint;
+    if key == "checkpoint.interval" && c.interval.unwrap_or_default() == c.first_delay {
+        if let Some(t) = doc.get_mut("checkpoint").and_then(|v| v.as_table_mut()) {
+            t.remove("first_delay");
+        }
+    }
+    let doc = doc;
     let edited = key.rsplit('.').next().unwrap_or(key);
     let mut type_error = None;
     let mut value_error = None;

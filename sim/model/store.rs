@@ -335,18 +335,28 @@ impl ExternalStore {
         }
     }
 
-    /// What a `read_committed` reader of each of `sinks`' topics reads
+    /// What a `read_committed` reader of each of `sinks`' topics reads in
+    /// the end, once the broker has aborted every transaction still open,
     /// becomes the sink's committed output, each record at the time it
-    /// became readable; returns how many records.
-    pub fn publish_log(&mut self, sinks: &[u32]) -> u64 {
+    /// became readable; returns how many records, and how many
+    /// transactions were open.
+    pub fn publish_log(&mut self, sinks: &[u32]) -> (u64, u64) {
+        // The readers' view once the broker has aborted what is still open
+        // (at its timeout), taken on a copy: the log itself goes on as it is
+        // (a savepoint's image carries it to the next job).
+        let mut eventual = self.log.clone();
+        let open = eventual.abort_all_ongoing();
         let mut read = 0;
         for &sink in sinks {
-            for (record, at) in self.log.committed_view(sink) {
+            // A store restored from a savepoint holds the earlier job's view
+            // of the same topic: the topic is read again, whole.
+            self.committed.remove_sink(sink);
+            for (record, at) in eventual.committed_view(sink) {
                 self.committed.push(sink, at, record);
                 read += 1;
             }
         }
-        read
+        (read, open)
     }
 
     /// A non-transactional write, visible at once.
@@ -442,6 +452,12 @@ impl Committed {
             txn: Some(txn),
             records,
         });
+    }
+
+    /// Forgets every record of `sink`.
+    fn remove_sink(&mut self, sink: u32) {
+        self.batches.retain(|b| b.sink != sink);
+        self.len = self.batches.iter().map(|b| b.records.len()).sum();
     }
 
     /// A direct write (no transaction): it joins the batch before when that

@@ -431,6 +431,8 @@ fn state_of(kind: &str) -> &'static str {
         "sink-2pc" => "sink-2pc",
         "sink-writer" => "sink-writer",
         "sink-committer" => "sink-committer",
+        // Its committables and pool, restored at the same parallelism.
+        "sink-log" => "opaque",
         k if crate::scenario::registry::find(k).is_some() => "opaque",
         _ => "no",
     }

@@ -240,14 +240,21 @@ impl Oracle {
         let slot = flat / self.total_records.max(1);
         let (sink, lineage) = (self.sinks[slot], self.lineage_of(flat));
         let mut commits = Vec::new();
+        // A log sink's records are what a read_committed reader read.
+        let log = !run.store.log.topic_offsets(sink).is_empty();
         for (r, txn) in run.store.committed().with_txns() {
             if r.sink == sink && r.lineage == lineage && commits.len() < 4 {
                 let at = crate::engine::SimDuration(r.committed_at.0);
                 commits.push(match txn {
                     Some(t) => format!("{t} at {at}{}", replay_of(run, t.attempt)),
+                    None if log => format!("{at}"),
                     None => format!("a direct write at {at}"),
                 });
             }
+        }
+        if !commits.is_empty() && log {
+            let times = commits.join(", ");
+            return format!("{what}: in its topic, readable to read_committed from {times}");
         }
         if !commits.is_empty() {
             return format!("{what}: committed by {}", commits.join(", "));

@@ -109,6 +109,9 @@ struct LogSinkState {
     /// Pooling: ids created so far, and the ids the pool knew.
     created: u32,
     known: Vec<String>,
+    /// Pooling: the pool's producers (id and epoch) at the snapshot.
+    #[serde(default)]
+    producers: Vec<(String, Producer)>,
 }
 
 /// The sink (see the module's docs).
@@ -227,6 +230,10 @@ impl LogSink {
             if !known.contains(&id) && ctx.mutant(Mutant::PooledAbortKnownOnly) {
                 continue;
             }
+            if self.producers.contains_key(&id) {
+                // Taken over already (only the mutant below resumes one).
+                continue;
+            }
             let p = ctx
                 .store
                 .log
@@ -246,7 +253,8 @@ impl LogSink {
         let (id, producer) = match self.spec.naming {
             TxnNaming::Incrementing => {
                 let mut made = None;
-                let first = match ctx.mutant(Mutant::TransactionalIdGaps) {
+                let gap = self.last_checkpoint + 1 < checkpoint;
+                let first = match gap && ctx.mutant(Mutant::TransactionalIdGaps) {
                     true => checkpoint,
                     false => (self.last_checkpoint + 1).min(checkpoint),
                 };
@@ -449,6 +457,9 @@ impl Operator for LogSink {
                 .collect::<BTreeSet<String>>()
                 .into_iter()
                 .collect(),
+            producers: (self.producers.iter())
+                .map(|(id, &p)| (id.clone(), p))
+                .collect(),
         })
     }
 
@@ -459,6 +470,7 @@ impl Operator for LogSink {
                 pending: Vec::new(),
                 created: 0,
                 known: Vec::new(),
+                producers: Vec::new(),
             },
             false => decode(state, "sink-log")?,
         };
@@ -475,6 +487,11 @@ impl Operator for LogSink {
             // of this one commits them again: their ids stay out of the pool.
             let ids = state.pending.iter().map(|c| c.transactional_id.clone());
             self.listed.insert(restored.unwrap_or(0), ids.collect());
+            if !state.producers.is_empty() && ctx.mutant(Mutant::RestoredProducerNotFenced) {
+                // Mutant: the pool's producers resumed from the state, not
+                // initialised: nothing fences the failed attempt's.
+                self.producers.extend(state.producers.iter().cloned());
+            }
         }
         self.start(restored, &state.known, ctx);
         if self.spec.naming == TxnNaming::Pooling {
@@ -508,6 +525,14 @@ mod mutants {
             part: "log sink",
             what: "with pooled transactional ids, the restore aborts only the ongoing transactions of ids its restored state knew: an id the failed attempt added to the pool after the checkpoint keeps its transaction open, and every read_committed reader of its partitions stalls at it until the broker's timeout",
             modelled_on: "FLINK-40626 (pooled transactional ids: a newer transaction left open after recovery, read_committed consumers stall)",
+            caught_by: "open-transactions",
+            applies: &[("log-pooling", "aligned")],
+        });
+        pub const RestoredProducerNotFenced: Mutant = Mutant::declare(&MutantInfo {
+            name: "restored-producer-not-fenced",
+            part: "log sink",
+            what: "a restored writer with pooled transactional ids resumes its pool's producers from its state (producer id and epoch) instead of initialising them: the failed attempt's open transaction on such an id is neither aborted nor fenced, and the new attempt's records join it, so the failed attempt's records after the checkpoint are committed with the replayed ones",
+            modelled_on: "Kafka's fencing contract: a new producer instance must call initTransactions (InitProducerId bumps the epoch and aborts what the id had open); Flink's FlinkKafkaInternalProducer.resumeTransaction sets producer id and epoch only to commit a recovered transaction, never to write",
             caught_by: "open-transactions",
             applies: &[("log-pooling", "aligned")],
         });

@@ -89,7 +89,8 @@ impl World<'_> {
     /// At the end: what a `read_committed` reader of each log sink's topic
     /// reads in the end becomes that sink's committed output; the log's
     /// counters become the run's. A transaction still open when the run
-    /// ends is aborted first, as the broker will at its timeout: records
+    /// ends is aborted for that view, as the broker will at its timeout
+    /// (the log itself is left as it is, for a savepoint's image): records
     /// committed behind it are late for readers, not lost (a transaction
     /// left open where nothing will end it is the open-transactions
     /// check's finding).
@@ -101,8 +102,8 @@ impl World<'_> {
             self.stale_transactions(None);
         }
         let sinks: Vec<u32> = self.log_sinks().collect();
-        self.rec.counters.log_open_at_end = self.tasks.store.log.abort_all_ongoing();
-        let read = self.tasks.store.publish_log(&sinks);
+        let (read, open) = self.tasks.store.publish_log(&sinks);
+        self.rec.counters.log_open_at_end = open;
         let (stats, c) = (&self.tasks.store.stats, &mut self.rec.counters);
         c.log_records_read_committed = read;
         c.log_commits = stats.log_commits;
