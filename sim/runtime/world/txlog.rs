@@ -45,12 +45,17 @@ impl World<'_> {
             for open in self.tasks.store.log.open_in_topic(op) {
                 self.rec.counters.log_open_checked += 1;
                 let c = open.client;
-                let sink = &self.plan.scenario.operators[c.operator as usize];
-                let restarted = c.subtask >= sink.parallelism
+                // A client this job does not have (a log carried in from a
+                // savepoint of another job) owns nothing here.
+                let ops = &self.plan.scenario.operators;
+                let own = (ops.get(c.operator as usize))
+                    .filter(|o| c.operator == op && c.subtask < o.parallelism);
+                let restarted = own.is_none()
                     || self.tasks.list
                         [self.plan.exec.task_of(OperatorId(c.operator), c.subtask) as usize]
                         .deploy_attempt
                         > c.attempt;
+                let sink = &ops[op as usize];
                 if checkpoint.is_some() && !restarted {
                     continue;
                 }
