@@ -306,15 +306,7 @@ impl Need {
                 kinds().any(|k| matches!(k, OperatorKind::Sink2pc | OperatorKind::SinkWriter))
             }
             Need::SinkV2 => kinds().any(OperatorKind::is_committer),
-            Need::LogSink => kinds().any(|k| {
-                matches!(
-                    k,
-                    OperatorKind::SinkLog {
-                        delivery: crate::scenario::Delivery::ExactlyOnce,
-                        ..
-                    }
-                )
-            }),
+            Need::LogSink => s.has_exactly_once_log_sink(),
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
             Need::UnionState => kinds().any(|k| {
                 matches!(

@@ -33,6 +33,7 @@ mod faults;
 mod graph_rules;
 mod kinds;
 mod local_rules;
+mod log_sink;
 pub mod registry;
 pub mod schema;
 pub mod shipped;
@@ -52,6 +53,7 @@ pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 pub use validate::Scenario;
 mod backends;
 pub use backends::{FileMerging, SavepointFormat, StateBackend, StorageKind};
+pub use log_sink::{Delivery, TxnNaming};
 
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -317,40 +319,6 @@ pub enum Redistribution {
     Split,
     /// Every entry to every subtask, which selects its share.
     Union,
-}
-
-/// What a `sink-log` promises (Flink's `DeliveryGuarantee`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Delivery {
-    /// Transactions committed with checkpoints.
-    ExactlyOnce,
-    /// Flushed before every snapshot: duplicates on replay.
-    AtLeastOnce,
-    /// Neither: a failure may lose or duplicate records.
-    None,
-}
-
-impl Delivery {
-    /// What the sink's readers may expect of its topic.
-    pub fn guarantee(self) -> Guarantee {
-        match self {
-            Delivery::ExactlyOnce => Guarantee::ExactlyOnce,
-            Delivery::AtLeastOnce => Guarantee::AtLeastOnce,
-            Delivery::None => Guarantee::Broken,
-        }
-    }
-}
-
-/// How a `sink-log` names its transactions (Flink's
-/// `TransactionNamingStrategy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TxnNaming {
-    /// `prefix-subtask-checkpoint`, a new producer per checkpoint.
-    Incrementing,
-    /// `prefix-subtask-n` from a pool of producers reused after commit.
-    Pooling,
 }
 
 /// How a source's partitions reach its subtasks.
@@ -935,45 +903,6 @@ impl ScenarioData {
         } else {
             expected
         }
-    }
-
-    /// Warnings before a run: each exactly-once `sink-log` whose
-    /// transaction timeout does not exceed the checkpoint interval plus the
-    /// time to recover (failure detection and the restart delay, at most
-    /// `max_backoff` under `exponential-delay`): the broker may abort a
-    /// transaction a completed checkpoint holds before it is committed, and
-    /// its records are lost (Flink's Kafka connector documentation warns of
-    /// this).
-    pub fn log_sink_warnings(&self) -> Vec<String> {
-        let Some(interval) = self.checkpoint.interval else {
-            return Vec::new();
-        };
-        let f = &self.faults;
-        let restart = match f.restart {
-            RestartStrategy::ExponentialDelay { max_backoff, .. } => {
-                SimDuration(f.restart_delay.0.max(max_backoff.0))
-            }
-            _ => f.restart_delay,
-        };
-        let recover = SimDuration(f.detection_delay.0.saturating_add(restart.0));
-        let needed = SimDuration(interval.0.saturating_add(recover.0));
-        let mut out = Vec::new();
-        for op in &self.operators {
-            if let OperatorKind::SinkLog {
-                delivery: Delivery::ExactlyOnce,
-                transaction_timeout,
-                ..
-            } = op.kind
-            {
-                if transaction_timeout <= needed {
-                    out.push(format!(
-                        "warning: sink `{}`: its transaction timeout ({transaction_timeout}) does not exceed the checkpoint interval ({interval}) plus the time to recover from a failure ({recover}: failure detection {} + restart delay {restart}); the broker may abort a transaction that a completed checkpoint holds before it is committed, and its records are lost",
-                        op.id, f.detection_delay
-                    ));
-                }
-            }
-        }
-        out
     }
 
     /// Whether some operator is a `sink-upsert`.
