@@ -83,6 +83,8 @@ pub enum Need {
     SinkV2,
     /// An exactly-once sink into the transactional log (`sink-log`).
     LogSink,
+    /// A source over a topic of the log (`source-log`).
+    LogSource,
     /// A keyed operator.
     Keyed,
     /// Union list state.
@@ -114,7 +116,7 @@ pub enum Need {
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 40] = [
+    pub const ALL: [Need; 41] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -142,6 +144,7 @@ impl Need {
         Need::TwoPhaseSink,
         Need::SinkV2,
         Need::LogSink,
+        Need::LogSource,
         Need::Keyed,
         Need::UnionState,
         Need::Iteration,
@@ -187,6 +190,7 @@ impl Need {
             Need::TwoPhaseSink => "2pc-sink",
             Need::SinkV2 => "sink-v2",
             Need::LogSink => "log-sink",
+            Need::LogSource => "log-source",
             Need::Keyed => "keyed",
             Need::UnionState => "union-state",
             Need::Iteration => "iteration",
@@ -233,6 +237,7 @@ impl Need {
             Need::TwoPhaseSink => "a `sink-2pc` or `sink-writer`",
             Need::SinkV2 => "a `sink-writer` and `sink-committer`",
             Need::LogSink => "an exactly-once `sink-log`",
+            Need::LogSource => "a `source-log`",
             Need::Keyed => "a keyed operator",
             Need::UnionState => "a `buffer` with `redistribution = \"union\"`",
             Need::Iteration => "a feedback edge",
@@ -307,6 +312,7 @@ impl Need {
             }
             Need::SinkV2 => kinds().any(OperatorKind::is_committer),
             Need::LogSink => s.has_exactly_once_log_sink(),
+            Need::LogSource => s.has_log_source(),
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
             Need::UnionState => kinds().any(|k| {
                 matches!(
@@ -623,6 +629,10 @@ targets! {
             "a restored log sink aborted a transaction an earlier attempt left open";
         "log-open-at-completion", "log_open_checked", [LogSink, Checkpoints],
             "a transaction of a log sink was open when a checkpoint completed, and was judged";
+        "log-offsets-committed", "log_offsets_committed", [LogSource, Checkpoints],
+            "a log source committed its offsets to its consumer group at a checkpoint's completion";
+        "log-topic-closed", "log_topics_closed", [LogSource],
+            "every subtask writing a topic a log source reads finished, and the readers read to its end";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

@@ -62,8 +62,7 @@ pub fn execute_job_with(
         job,
     );
     let sim_wall_ns = total.elapsed_ns();
-    let schedule = output.schedule.as_deref();
-    let mut oracle = Oracle::build_replaying(&scenario, workload, factory, schedule);
+    let mut oracle = Oracle::build_for_run(&scenario, workload, factory, &output, false);
     let duplicating = may_reorder(&output);
     if duplicating {
         oracle.duplicates_reorder();
@@ -71,7 +70,7 @@ pub fn execute_job_with(
     let mut verdict = judge(&scenario, &oracle, &output);
     if oracle.values_differ(&verdict) {
         // Name the first value that differs: rebuild keeping the values.
-        let mut oracle = Oracle::build_detailed(&scenario, workload, factory, schedule);
+        let mut oracle = Oracle::build_for_run(&scenario, workload, factory, &output, true);
         if duplicating {
             oracle.duplicates_reorder();
         }

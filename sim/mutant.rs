@@ -154,6 +154,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::TransactionalIdGaps,
     Mutant::EmptyTransactionCommitted,
     Mutant::RestoredProducerNotFenced,
+    Mutant::LogLingeringNotAborted,
+    Mutant::SourceOffsetsCommittedEarly,
 ];
 
 impl Mutant {

@@ -187,6 +187,7 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "producer_batch",
                 "transaction_timeout",
             ],
+            "source-log" => &["topic", "isolation", "starting_offsets", "fetch_interval"],
             "buffer" => &["capacity", "redistribution"],
             "broadcast-process" => &["rules"],
             "min-label" => &["nodes", "degree"],
@@ -688,7 +689,7 @@ fn layout_follows_the_docs() {
     assert!(text.starts_with(&format!("{HEADER}\nversion = 1\nname = \"every-kind\"\n")));
     let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     let mut expected = vec!["[network]"];
-    expected.extend(["[[operators]]"; 21]);
+    expected.extend(["[[operators]]"; 22]);
     expected.extend(["[[edges]]"; 30]);
     expected.extend(["[checkpoint]", "[faults]"]);
     expected.extend(["[[faults.crashes]]"; 5]);

@@ -188,6 +188,16 @@ pub fn sample() -> ScenarioData {
                 },
                 2,
             ),
+            op(
+                "read-topic",
+                OperatorKind::SourceLog {
+                    topic: "topic".to_string(),
+                    isolation: ckptsim::scenario::LogIsolation::ReadUncommitted,
+                    starting_offsets: ckptsim::scenario::StartingOffsets::Committed,
+                    fetch_interval: SimDuration::from_millis(3),
+                },
+                2,
+            ),
         ],
         edges: vec![
             edge(0, 1, Partitioning::Forward),

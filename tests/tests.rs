@@ -149,6 +149,9 @@
 //!   exactly-once under crashes with both namings of its transactional ids,
 //!   at-least-once and none; transactions left open and commits lost to the
 //!   broker's timeout named; the log sink's mutants caught.
+//! - `txlog_source`: the transactional log as a source: Flink's Kafka
+//!   source reading a topic a sink of the same job writes, end to end; its
+//!   isolation levels, offsets committed on completion, and its rules.
 
 mod common;
 
@@ -218,6 +221,7 @@ mod toy_kind;
 mod traces;
 mod triage;
 mod txlog;
+mod txlog_source;
 mod uncoordinated;
 mod upsert;
 mod user_operator;

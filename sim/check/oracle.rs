@@ -546,7 +546,24 @@ impl Oracle {
         factory: &dyn OperatorFactory,
         schedule: Option<&[Vec<Step>]>,
     ) -> Oracle {
-        Oracle::build_keeping(scenario, workload, factory, schedule, false)
+        Oracle::build_keeping(scenario, workload, factory, schedule, false, None)
+    }
+
+    /// The oracle of a run: replaying its schedule (keeping the expected
+    /// values with `detailed`, see [`Oracle::build_detailed`]); its log
+    /// sources read the topics as the run's log holds them, read as of the
+    /// times of their polls, with no transaction that ever aborted read
+    /// (the failure-free run has none).
+    pub fn build_for_run(
+        scenario: &Scenario,
+        workload: &Workload,
+        factory: &dyn OperatorFactory,
+        run: &crate::runtime::RunOutput,
+        detailed: bool,
+    ) -> Oracle {
+        let schedule = run.schedule.as_deref();
+        let store = scenario.has_log_source().then_some(&run.store);
+        Oracle::build_keeping(scenario, workload, factory, schedule, detailed, store)
     }
 
     /// [`Oracle::build_replaying`], keeping the expected output values as
@@ -559,7 +576,7 @@ impl Oracle {
         factory: &dyn OperatorFactory,
         schedule: Option<&[Vec<Step>]>,
     ) -> Oracle {
-        Oracle::build_keeping(scenario, workload, factory, schedule, true)
+        Oracle::build_keeping(scenario, workload, factory, schedule, true, None)
     }
 
     /// The ids of the sinks whose output is not compared
@@ -642,6 +659,7 @@ impl Oracle {
         factory: &dyn OperatorFactory,
         schedule: Option<&[Vec<Step>]>,
         keep_values: bool,
+        input: Option<&ExternalStore>,
     ) -> Oracle {
         let job = JobGraph::build(scenario);
         // One task per operator subtask: the run logs each chained
@@ -662,7 +680,7 @@ impl Oracle {
             exec,
             factory,
             sink_slot,
-            store: ExternalStore::default(),
+            store: input.map_or_else(ExternalStore::default, ExternalStore::log_input),
             out: Vec::new(),
             late: Vec::new(),
             fired: Vec::new(),

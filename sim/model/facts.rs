@@ -8,12 +8,19 @@
 use crate::scenario::{OperatorKind, RECORD_BYTES};
 
 impl OperatorKind {
-    /// A source some partition of which emits at a rate (when it polls
-    /// changes what it emits).
+    /// A source some partition of which emits at a rate, or one that reads
+    /// the log (when it polls changes what it emits).
     pub fn emits_at_rate(&self) -> bool {
-        self.source_spec().is_some_and(|src| {
-            src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)
-        })
+        matches!(self, OperatorKind::SourceLog { .. })
+            || self.source_spec().is_some_and(|src| {
+                src.records_per_second > 0 || src.partition_rates.iter().any(|&r| r > 0)
+            })
+    }
+
+    /// A source whose records are the generated input's (not a topic's of
+    /// the log, which carry the lineage they were written with).
+    pub fn reads_input(&self) -> bool {
+        self.source_spec().is_some()
     }
 
     /// The mean size in bytes of a record it reads or emits: a source's

@@ -99,6 +99,12 @@ pub struct StoreStats {
     pub log_commits_lost: u64,
     #[serde(default)]
     pub log_lingering_aborted: u64,
+    /// The log's sources: records fetched, offsets committed to their
+    /// consumer groups.
+    #[serde(default)]
+    pub log_records_fetched: u64,
+    #[serde(default)]
+    pub log_offsets_committed: u64,
 }
 
 /// Serialisable so a savepoint directory can carry the external world
@@ -357,6 +363,20 @@ impl ExternalStore {
             }
         }
         (read, open)
+    }
+
+    /// The external system a failure-free run of the same job reads: this
+    /// one's log as the failure-free run's (`TxLog::into_failure_free`),
+    /// with the payloads its records carry; nothing else.
+    pub fn log_input(&self) -> ExternalStore {
+        let mut input = ExternalStore {
+            log: self.log.clone().into_failure_free(),
+            ..ExternalStore::default()
+        };
+        for (_, bytes) in self.payloads.iter() {
+            input.payloads.put(bytes.to_vec());
+        }
+        input
     }
 
     /// A non-transactional write, visible at once.

@@ -398,6 +398,12 @@ counters! {
     log_open_at_end,
     /// ... and records a read_committed reader of the sinks' topics read.
     log_records_read_committed,
+    /// The log's sources: records they fetched, offsets they committed to
+    /// their consumer groups, and the closings of topics (their writer
+    /// finished) they read to the end.
+    log_records_fetched,
+    log_offsets_committed,
+    log_topics_closed,
 }
 
 #[cfg(test)]

@@ -433,6 +433,8 @@ fn state_of(kind: &str) -> &'static str {
         "sink-committer" => "sink-committer",
         // Its committables and pool, restored at the same parallelism.
         "sink-log" => "opaque",
+        // Its splits' offsets, restored at the same parallelism.
+        "source-log" => "opaque",
         k if crate::scenario::registry::find(k).is_some() => "opaque",
         _ => "no",
     }

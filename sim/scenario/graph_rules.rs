@@ -47,6 +47,7 @@ impl Validator<'_, '_> {
         }
         self.at.clear();
         self.job_inputs_and_outputs(edges, has_input, all_resolved);
+        self.log_sources(&successors);
         self.job_bounds(edges);
     }
 

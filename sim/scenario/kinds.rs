@@ -293,6 +293,17 @@ pub(super) fn sink_log(
     kind
 }
 
+/// A log source's own check: its topic is named (that it names a
+/// `sink-log` is a rule of the job, `log_source.rs`).
+pub(super) fn source_log(
+    _: &mut Validator,
+    _: &Operator,
+    kind: OperatorKind,
+    _: Option<u32>,
+) -> OperatorKind {
+    kind
+}
+
 /// A registered kind: its `params` (an empty table when absent) checked by
 /// the kind, each problem at the key it names.
 pub(super) fn custom(

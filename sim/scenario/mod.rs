@@ -34,6 +34,7 @@ mod graph_rules;
 mod kinds;
 mod local_rules;
 mod log_sink;
+mod log_source;
 pub mod registry;
 pub mod schema;
 pub mod shipped;
@@ -54,6 +55,7 @@ pub use validate::Scenario;
 mod backends;
 pub use backends::{FileMerging, SavepointFormat, StateBackend, StorageKind};
 pub use log_sink::{Delivery, TxnNaming};
+pub use log_source::{LogIsolation, StartingOffsets};
 
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -273,7 +275,10 @@ impl SourceSpec {
 
 impl OperatorKind {
     pub fn is_source(&self) -> bool {
-        matches!(self, OperatorKind::Source(_))
+        matches!(
+            self,
+            OperatorKind::Source(_) | OperatorKind::SourceLog { .. }
+        )
     }
     pub fn is_sink(&self) -> bool {
         matches!(
@@ -894,8 +899,14 @@ impl ScenarioData {
     pub fn expected_guarantee(&self, algorithm: Algorithm) -> Guarantee {
         let mut expected = self.expect.guarantee.weaker(algorithm.promise());
         for op in &self.operators {
-            if let OperatorKind::SinkLog { delivery, .. } = op.kind {
-                expected = expected.weaker(delivery.guarantee());
+            match op.kind {
+                OperatorKind::SinkLog { delivery, .. } => {
+                    expected = expected.weaker(delivery.guarantee());
+                }
+                OperatorKind::SourceLog { isolation, .. } => {
+                    expected = expected.weaker(isolation.guarantee());
+                }
+                _ => {}
             }
         }
         if self.has_upsert_sink() {

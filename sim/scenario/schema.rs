@@ -24,9 +24,9 @@ use std::marker::PhantomData;
 use super::validate::Validator;
 use super::{
     Algorithm, Chaining, CrashSpec, CrashTrigger, Delivery, Expect, FailoverStrategy, FlinkVersion,
-    InputOrder, KeyDistribution, MemoryLoss, OperatorId, Partitioning, Placement, Redistribution,
-    RestartStrategy, SavepointFormat, Scenario, ScenarioData, SplitAssignment, StateBackend,
-    StorageKind, SwarmSpec, TriggerEvent, TxnNaming, FORMAT_VERSION,
+    InputOrder, KeyDistribution, LogIsolation, MemoryLoss, OperatorId, Partitioning, Placement,
+    Redistribution, RestartStrategy, SavepointFormat, Scenario, ScenarioData, SplitAssignment,
+    StartingOffsets, StateBackend, StorageKind, SwarmSpec, TriggerEvent, TxnNaming, FORMAT_VERSION,
 };
 use crate::engine::{duration_text, SimDuration, SimTime};
 
@@ -431,6 +431,29 @@ operators! {
         /// Kafka's `transaction.timeout.ms` (Flink's Kafka sink sets one hour).
         transaction_timeout: Positive = ms(3_600_000),
     }, check super::kinds::sink_log;
+    /// Flink's Kafka source over a topic of the transactional log
+    /// (`model::txlog::source`): the topic a `sink-log` of the same job
+    /// writes (`topic`, its id); partition `p` read by subtask `p %
+    /// parallelism`; `read-committed` (below the last stable offset,
+    /// aborted data skipped) or `read-uncommitted`; offsets in its
+    /// checkpoints, committed to its consumer group when a checkpoint
+    /// completes; a fresh start from the `earliest` offsets or the group's
+    /// `committed` ones; ends once the topic's writer has finished and it
+    /// has read every partition to its end.
+    SourceLog = "source-log",
+        "Kafka source over the topic a sink-log of the job writes: read_committed (default) or \
+         read_uncommitted, offsets in checkpoints and committed to the consumer group on \
+         notify-complete, a fresh start from the earliest or the committed offsets" {
+        /// The `sink-log` whose topic it reads (its id).
+        topic: String = String::new(),
+        #[serde(deserialize_with = "some_name")]
+        isolation: LogIsolation = LogIsolation::ReadCommitted,
+        #[serde(deserialize_with = "some_name")]
+        starting_offsets: StartingOffsets = StartingOffsets::Earliest,
+        /// How long a reader that found nothing to read waits before it
+        /// fetches again.
+        fetch_interval: Positive = ms(1),
+    }, check super::kinds::source_log;
     /// Sink V2 writer: writes into a transaction per checkpoint, hands it to
     /// the committer as a committable before the barrier (and at end of
     /// input). Its outputs go to `sink-committer`s only.

@@ -108,6 +108,11 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/local-channels.toml"),
     ),
     ("log", include_str!("../../scenarios/log.toml")),
+    ("log-chain", include_str!("../../scenarios/log-chain.toml")),
+    (
+        "log-offsets",
+        include_str!("../../scenarios/log-offsets.toml"),
+    ),
     (
         "log-pooling",
         include_str!("../../scenarios/log-pooling.toml"),

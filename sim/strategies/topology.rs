@@ -168,6 +168,7 @@ impl Topology {
                     K::SinkAtLeastOnce { .. }
                     | K::SinkUpsert { .. }
                     | K::SinkLog { .. }
+                    | K::SourceLog { .. }
                     | K::CountWindow { .. }
                     | K::EventTimeWindow { .. }
                     | K::KeyedProcess { .. }

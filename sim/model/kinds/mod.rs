@@ -35,6 +35,7 @@ mod sink_log;
 mod sink_upsert;
 mod sink_writer;
 mod source;
+mod source_log;
 
 pub use self::event_time_window::{EventTimeWindow, SessionWindows};
 pub use self::filter::Filter;
@@ -66,6 +67,7 @@ pub static REGISTRY: &[&OperatorKindInfo] = &[
     &sink_at_least_once::KIND,
     &sink_upsert::KIND,
     &sink_log::KIND,
+    &source_log::KIND,
     &sink_writer::KIND,
     &sink_committer::KIND,
     &sink_global_committer::KIND,

@@ -44,7 +44,9 @@ use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod read;
 pub mod sink;
+pub mod source;
 
 #[cfg(test)]
 mod tests;
@@ -161,6 +163,11 @@ struct PartitionLog {
     open: BTreeMap<ProducerId, u64>,
     /// Aborted transactions' ranges: producer, first offset, marker offset.
     aborted: Vec<(ProducerId, u64, u64)>,
+    /// Every ended transaction, by producer and first offset: its marker's
+    /// offset, whether it committed, and when (for reads as of a time,
+    /// `read.rs`).
+    #[serde(default)]
+    ended: BTreeMap<(ProducerId, u64), (u64, bool, SimTime)>,
 }
 
 impl PartitionLog {
@@ -230,6 +237,15 @@ pub struct TxLog {
     pub timed_out: Vec<(String, Producer, SimTime)>,
     /// The broker's clock: the time of the last request ([`TxLog::tick`]).
     now: SimTime,
+    /// Per topic, the intervals in which it was closed: its writer had
+    /// finished (`read.rs`).
+    #[serde(default)]
+    closed: BTreeMap<u32, Vec<(SimTime, Option<SimTime>)>>,
+    /// The log of the failure-free run (the oracle's copy): no reader reads
+    /// the data of a transaction that ended aborted, `read_uncommitted`
+    /// readers included (`read.rs`).
+    #[serde(skip)]
+    failure_free: bool,
 }
 
 impl TxLog {
@@ -401,6 +417,7 @@ impl TxLog {
                 if !commit {
                     log.aborted.push((pid, first, marker));
                 }
+                log.ended.insert((pid, first), (marker, commit, self.now));
             }
             log.entries.push(Entry::Marker {
                 producer: pid,

@@ -181,6 +181,11 @@ impl LogSink {
         }
         let from = restored.unwrap_or(0);
         self.last_checkpoint = from;
+        if ctx.attempt > 0 && ctx.mutant(Mutant::LogLingeringNotAborted) {
+            // Mutant: what earlier attempts left open stays open.
+            self.next_transaction(from + 1, ctx);
+            return;
+        }
         match self.spec.naming {
             TxnNaming::Incrementing => self.abort_incrementing(from + 1, ctx),
             TxnNaming::Pooling => self.abort_pooled(known, ctx),
@@ -533,6 +538,14 @@ mod mutants {
             part: "log sink",
             what: "a restored writer with pooled transactional ids resumes its pool's producers from its state (producer id and epoch) instead of initialising them: the failed attempt's open transaction on such an id is neither aborted nor fenced, and the new attempt's records join it, so the failed attempt's records after the checkpoint are committed with the replayed ones",
             modelled_on: "Kafka's fencing contract: a new producer instance must call initTransactions (InitProducerId bumps the epoch and aborts what the id had open); Flink's FlinkKafkaInternalProducer.resumeTransaction sets producer id and epoch only to commit a recovered transaction, never to write",
+            caught_by: "open-transactions",
+            applies: &[("log-pooling", "aligned")],
+        });
+        pub const LogLingeringNotAborted: Mutant = Mutant::declare(&MutantInfo {
+            name: "log-lingering-not-aborted",
+            part: "log sink",
+            what: "a restored exactly-once log sink does not abort the transactions earlier attempts left open (no TransactionAborter probe, no listing): those its new producers do not happen to initialise stay open, and every read_committed reader of their partitions stalls until the broker's timeout",
+            modelled_on: "KafkaWriter's abortLingeringTransactions at initialisation (TransactionAborter with the incrementing naming, ListTransactions with pooling), without which Flink's Kafka sink documentation says read_committed consumers block",
             caught_by: "open-transactions",
             applies: &[("log-pooling", "aligned")],
         });

@@ -268,3 +268,80 @@ fn transactions_are_listed_by_prefix() {
         .collect();
     assert_eq!(ids, ["out-0-0", "out-1-0"]);
 }
+
+fn as_of(log: &TxLog, tp: TopicPartition, isolation: Isolation, now: SimTime) -> (Vec<i64>, u64) {
+    let (records, next) = log.read_as_of(tp, 0, isolation, usize::MAX, now);
+    (records.into_iter().map(|(_, r)| r.value).collect(), next)
+}
+
+/// A fetch at `now` sees what was written before `now`; `read_committed`
+/// stops at a transaction open as of then, though it commits later, and
+/// reads past it from its commit on.
+#[test]
+fn a_read_as_of_a_time_sees_the_log_as_it_was() {
+    let mut log = log();
+    log.tick(t(1));
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", p, TP, t(1)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(1)).unwrap();
+    log.tick(t(2));
+    log.produce(TP, None, rec(2)).unwrap();
+    log.tick(t(3));
+    log.end_txn("a", p, true).unwrap();
+    let rc = Isolation::ReadCommitted;
+    assert_eq!(as_of(&log, TP, rc, t(1)), (vec![], 0), "nothing before 1ms");
+    assert_eq!(
+        as_of(&log, TP, rc, t(3)),
+        (vec![], 0),
+        "stalled at the open one"
+    );
+    assert_eq!(
+        as_of(&log, TP, rc, t(4)),
+        (vec![1, 2], 3),
+        "committed at 3ms"
+    );
+    let ru = Isolation::ReadUncommitted;
+    assert_eq!(as_of(&log, TP, ru, t(2)), (vec![1], 1));
+    assert_eq!(as_of(&log, TP, ru, t(3)), (vec![1, 2], 2));
+}
+
+/// The failure-free run's log: no reader reads an aborted transaction's
+/// data, `read_uncommitted` included; `read_committed` still waits for its
+/// end, as the run's readers did; the groups' offsets are gone.
+#[test]
+fn the_failure_free_log_hides_aborted_data() {
+    let mut log = log();
+    log.tick(t(1));
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", p, TP, t(1)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(1)).unwrap();
+    log.produce(TP, None, rec(2)).unwrap();
+    log.tick(t(5));
+    log.end_txn("a", p, false).unwrap();
+    log.commit_offset("g", TP, 2);
+    let ru = Isolation::ReadUncommitted;
+    assert_eq!(as_of(&log, TP, ru, t(2)).0, [1, 2]);
+    let free = log.into_failure_free();
+    assert_eq!(as_of(&free, TP, ru, t(2)).0, [2]);
+    let rc = Isolation::ReadCommitted;
+    assert_eq!(as_of(&free, TP, rc, t(2)), (vec![], 0));
+    assert_eq!(as_of(&free, TP, rc, t(6)), (vec![2], 3));
+    assert_eq!(free.committed_offset("g", TP), None);
+}
+
+/// A topic is closed while its writer has finished; a reader at its end
+/// has read it all only then.
+#[test]
+fn a_closed_topic_ends_its_readers() {
+    let mut log = log();
+    log.tick(t(1));
+    log.produce(TP, None, rec(1)).unwrap();
+    assert!(!log.read_to_end(TP, 1, t(2)));
+    log.close_topic(0, t(2));
+    assert!(!log.read_to_end(TP, 1, t(2)), "closed at 2ms, seen after");
+    assert!(log.read_to_end(TP, 1, t(3)));
+    assert!(!log.read_to_end(TP, 0, t(3)), "a record is left");
+    log.reopen_topic(0, t(4));
+    assert!(log.closed_as_of(0, t(4)) && !log.closed_as_of(0, t(5)));
+    assert_eq!(log.partition_count(0), 2);
+}

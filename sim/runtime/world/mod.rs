@@ -589,6 +589,9 @@ impl<'a> World<'a> {
             if !self.tasks.store.failures.is_empty() {
                 self.raise_operator_failures();
             }
+            if !self.plan.read_topics.is_empty() {
+                self.sync_topics();
+            }
             let Some((time, stamped)) = self.net.queue.pop() else {
                 break Outcome::Stalled;
             };

@@ -35,6 +35,9 @@ pub(super) struct Plan<'a> {
     pub(super) rated_sources: bool,
     /// The job's event time (`model::event_time::JobTime`).
     pub(super) time: crate::model::event_time::JobTime,
+    /// The topics of the log the job's log sources read (their writers'
+    /// operator indices), each once.
+    pub(super) read_topics: Vec<u32>,
 }
 
 impl<'a> Plan<'a> {
@@ -77,6 +80,7 @@ impl<'a> Plan<'a> {
             expected: scenario.expected_guarantee(cfg.algorithm),
             rated_sources: rated_sources(&scenario),
             time: crate::model::event_time::JobTime::new(&scenario),
+            read_topics: read_topics(&scenario),
             scenario,
             exec,
             cfg,
@@ -84,6 +88,16 @@ impl<'a> Plan<'a> {
             factory,
         }
     }
+}
+
+/// The topics the job's log sources read.
+fn read_topics(scenario: &Scenario) -> Vec<u32> {
+    let mut topics: Vec<u32> = (0..scenario.operators.len())
+        .filter_map(|op| scenario.log_topic_of(op).map(|(topic, _)| topic))
+        .collect();
+    topics.sort_unstable();
+    topics.dedup();
+    topics
 }
 
 /// Per operator: Flink forces it to align even with unaligned checkpoints,

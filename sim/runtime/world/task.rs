@@ -653,7 +653,14 @@ impl World<'_> {
                 self.rec
                     .schedule
                     .emit(inst, n as u64, self.net.now.0, merge);
-                for i in 0..self.tasks.out.len() {
+                // A log source's records carry the lineage they were
+                // written with: the input's high water is its sources'.
+                let op = self.plan.exec.tasks[ti].operator;
+                let input = match self.plan.scenario.op(op).kind.reads_input() {
+                    true => self.tasks.out.len(),
+                    false => 0,
+                };
+                for i in 0..input {
                     let l = self.tasks.out[i].lineage;
                     if l.partition as usize >= self.tasks.high_water.len() {
                         self.bad_lineage(t, l);

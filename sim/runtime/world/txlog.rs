@@ -35,6 +35,32 @@ impl World<'_> {
         }
     }
 
+    /// Each topic a log source reads is closed while every subtask of its
+    /// writer has finished, and open again while one runs (a restore
+    /// redeployed it).
+    pub(super) fn sync_topics(&mut self) {
+        for i in 0..self.plan.read_topics.len() {
+            let topic = self.plan.read_topics[i];
+            let op = OperatorId(topic);
+            let finished = (0..self.plan.scenario.op(op).parallelism).all(|s| {
+                self.tasks.list[self.plan.exec.task_of(op, s) as usize].status == Status::Finished
+            });
+            let log = &mut self.tasks.store.log;
+            let now = self.net.now;
+            match (
+                finished,
+                log.closed_as_of(topic, SimTime(now.0.saturating_add(1))),
+            ) {
+                (true, false) => {
+                    log.close_topic(topic, now);
+                    self.rec.counters.log_topics_closed += 1;
+                }
+                (false, true) => log.reopen_topic(topic, now),
+                _ => {}
+            }
+        }
+    }
+
     /// Records every transaction of a log sink still open although the
     /// task that opened it was restarted since (at a completion of
     /// `checkpoint`), or at all (`None`: the job finished): nothing will
@@ -114,6 +140,8 @@ impl World<'_> {
         c.log_commits = stats.log_commits;
         c.log_commits_lost = stats.log_commits_lost;
         c.log_lingering_aborted = stats.log_lingering_aborted;
+        c.log_records_fetched = stats.log_records_fetched;
+        c.log_offsets_committed = stats.log_offsets_committed;
         c.log_transactions_timed_out = self.tasks.store.log.timed_out.len() as u64;
     }
 }

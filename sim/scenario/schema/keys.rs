@@ -87,6 +87,8 @@ same_key!(
     Redistribution,
     Delivery,
     TxnNaming,
+    LogIsolation,
+    StartingOffsets,
     Algorithm,
     InputOrder,
     FlinkVersion,
