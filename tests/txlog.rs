@@ -294,3 +294,18 @@ fn a_log_job_restores_from_its_savepoints() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Under the uncoordinated and communication-induced families each task
+/// restores its own checkpoint of the recovery line: the sink is told that
+/// checkpoint (not the line's newest), so its abort probes the ids after
+/// its own snapshot and nothing the failed attempt opened stays open.
+#[test]
+fn the_log_sink_keeps_exactly_once_under_the_uncoordinated_families() {
+    for name in ["log", "log-pooling"] {
+        let s = load(name);
+        for a in crate::common::uncoordinated() {
+            let c = sweep(&s, name, a, 0..seeds_or(4));
+            assert!(c.recoveries > 0 && c.log_commits > 0, "{name} {}", a.name());
+        }
+    }
+}

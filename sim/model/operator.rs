@@ -33,7 +33,9 @@ pub struct Context<'a> {
     pub attempt: u32,
     pub now: SimTime,
     /// In `restore`: the checkpoint (or savepoint) being restored, when
-    /// known (Flink's `getRestoredCheckpointId`); it completed.
+    /// known (Flink's `getRestoredCheckpointId`); it completed. Under the
+    /// uncoordinated and communication-induced families, this task's own
+    /// checkpoint in the recovery line (`None`: rolled back to its start).
     pub restored: Option<CheckpointId>,
     /// The operator's current event-time watermark (its timer service's,
     /// Flink's `currentWatermark`): [`crate::model::event_time::MIN_WATERMARK`]

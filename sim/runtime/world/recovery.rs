@@ -552,7 +552,9 @@ impl World<'_> {
             let bytes = union.as_deref().unwrap_or(own);
             let result = {
                 let (member, mut ctx) = self.ctx_parts(t, m);
-                ctx.restored = latest.map(|c| c.id);
+                // The checkpoint whose state this task restores: the
+                // recovery line's own for the uncoordinated families.
+                ctx.restored = latest.map(|c| c.id_of(ti)).filter(|&id| id > 0);
                 member.op.restore(bytes, &mut ctx)
             };
             if let Err(e) = result {
