@@ -599,51 +599,6 @@ impl Oracle {
             .collect()
     }
 
-    /// The run may duplicate (its expected guarantee is at-least-once) and
-    /// replayed records: the sinks below an operator whose output lineages
-    /// depend on arrival order are not judged (their lineages moved), the
-    /// verdict says so instead of calling the output broken, and values
-    /// are not compared (a duplicate's effect on state changes later
-    /// values: that is what at-least-once allows).
-    pub fn duplicates_reorder(&mut self) {
-        self.duplicating = true;
-        for (slot, &sink) in self.sinks.iter().enumerate() {
-            if !self.upsert[slot] && self.reorderable.contains(&sink) {
-                self.unjudged.insert(sink);
-                self.unjudged_why
-                    .entry(sink)
-                    .or_insert(Unjudged::DuplicatesReordered);
-            }
-        }
-        self.merge_digests();
-    }
-
-    /// The sinks downstream (through any path) of an operator whose output
-    /// lineages depend on arrival order.
-    fn mark_reorderable(&mut self, scenario: &Scenario, job: &JobGraph, moves_lineage: &[bool]) {
-        // In topological order, each operator passes on what it is below
-        // or does itself: linear in the job's size.
-        let n = scenario.operators.len();
-        let mut out: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for e in scenario.edges.iter().filter(|e| !e.feedback) {
-            out[e.from.0 as usize].push(e.to.0 as usize);
-        }
-        let mut below = vec![false; n];
-        for &op in &job.topo {
-            let op = op.0 as usize;
-            if below[op] || moves_lineage[op] {
-                for &to in &out[op] {
-                    below[to] = true;
-                }
-            }
-        }
-        for &sink in &self.sinks {
-            if below[sink as usize] {
-                self.reorderable.insert(sink);
-            }
-        }
-    }
-
     /// Whether this oracle's verdict found committed values different but
     /// could not name the first difference (it kept only their digest).
     pub fn values_differ(&self, verdict: &super::Verdict) -> bool {
