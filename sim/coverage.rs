@@ -314,15 +314,7 @@ impl Need {
             Need::LogSink => s.has_exactly_once_log_sink(),
             Need::LogSource => s.has_log_source(),
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
-            Need::UnionState => kinds().any(|k| {
-                matches!(
-                    k,
-                    OperatorKind::Buffer {
-                        redistribution: Redistribution::Union,
-                        ..
-                    }
-                )
-            }),
+            Need::UnionState => has_union_state(s),
             Need::Iteration => s.edges.iter().any(|e| e.feedback),
             Need::Savepoints => !s.savepoints.is_empty(),
             Need::EventTime => kinds().any(|k| {
@@ -356,6 +348,20 @@ impl Need {
             Need::FileMerging => s.checkpoint.file_merging && Need::FileStorage.holds(s, a),
         }
     }
+}
+
+/// Some operator keeps union list state (a `buffer` with `redistribution
+/// = "union"`).
+fn has_union_state(s: &Scenario) -> bool {
+    s.operators.iter().any(|o| {
+        matches!(
+            o.kind,
+            OperatorKind::Buffer {
+                redistribution: Redistribution::Union,
+                ..
+            }
+        )
+    })
 }
 
 /// A situation worth reaching.
