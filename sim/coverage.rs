@@ -85,6 +85,8 @@ pub enum Need {
     LogSink,
     /// A source over a topic of the log (`source-log`).
     LogSource,
+    /// Broker faults under a log sink.
+    BrokerFaults,
     /// A keyed operator.
     Keyed,
     /// Union list state.
@@ -116,7 +118,7 @@ pub enum Need {
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 41] = [
+    pub const ALL: [Need; 42] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -145,6 +147,7 @@ impl Need {
         Need::SinkV2,
         Need::LogSink,
         Need::LogSource,
+        Need::BrokerFaults,
         Need::Keyed,
         Need::UnionState,
         Need::Iteration,
@@ -191,6 +194,7 @@ impl Need {
             Need::SinkV2 => "sink-v2",
             Need::LogSink => "log-sink",
             Need::LogSource => "log-source",
+            Need::BrokerFaults => "broker-faults",
             Need::Keyed => "keyed",
             Need::UnionState => "union-state",
             Need::Iteration => "iteration",
@@ -238,6 +242,7 @@ impl Need {
             Need::SinkV2 => "a `sink-writer` and `sink-committer`",
             Need::LogSink => "an exactly-once `sink-log`",
             Need::LogSource => "a `source-log`",
+            Need::BrokerFaults => "`[[faults.broker]]` and a `sink-log`",
             Need::Keyed => "a keyed operator",
             Need::UnionState => "a `buffer` with `redistribution = \"union\"`",
             Need::Iteration => "a feedback edge",
@@ -313,6 +318,10 @@ impl Need {
             Need::SinkV2 => kinds().any(OperatorKind::is_committer),
             Need::LogSink => s.has_exactly_once_log_sink(),
             Need::LogSource => s.has_log_source(),
+            Need::BrokerFaults => {
+                !s.faults.broker.is_empty()
+                    && kinds().any(|k| matches!(k, OperatorKind::SinkLog { .. }))
+            }
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
             Need::UnionState => has_union_state(s),
             Need::Iteration => s.edges.iter().any(|e| e.feedback),
@@ -639,6 +648,12 @@ targets! {
             "a log source committed its offsets to its consumer group at a checkpoint's completion";
         "log-topic-closed", "log_topics_closed", [LogSource],
             "every subtask writing a topic a log source reads finished, and the readers read to its end";
+        "log-request-retried", "log_requests_retried", [BrokerFaults],
+            "a log sink's producer retried a request a broker fault failed or lost";
+        "log-request-expired", "log_requests_expired", [BrokerFaults],
+            "a log sink's request expired (its delivery timeout passed) and its error reached the writer";
+        "log-flush-waited", "log_flushes_blocked", [BrokerFaults],
+            "a log sink's flush blocked its task's thread until its requests in flight were answered";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

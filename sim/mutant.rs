@@ -155,6 +155,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::EmptyTransactionCommitted,
     Mutant::RestoredProducerNotFenced,
     Mutant::LogLingeringNotAborted,
+    Mutant::LogFlushSkipsRetries,
+    Mutant::LogAsyncErrorSwallowed,
     Mutant::SourceOffsetsCommittedEarly,
 ];
 

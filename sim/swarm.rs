@@ -144,6 +144,11 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         file_merging: Some(FileMerging::ALL.to_vec()),
         storage_crashes: Some((0, 2)),
         storage_sync: Some((SimDuration::ZERO, SimDuration::from_millis(1))),
+        // Where a log sink writes: an outage of up to three intervals.
+        broker_outage: (s.operators.iter())
+            .any(|o| matches!(o.kind, crate::scenario::OperatorKind::SinkLog { .. }))
+            .then(|| range(SimDuration::ZERO, interval.0.saturating_mul(3)))
+            .flatten(),
         rpc_latency_max: range(
             cp.rpc_latency,
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
@@ -280,12 +285,43 @@ pub fn draw(
     draw_timers(&mut out, spec, &mut d);
     draw_alignment(&mut out, spec, &mut d);
     draw_storage(&mut out, spec, &mut d);
+    draw_broker(&mut out, spec, &mut d);
     match check(&out, &s.name) {
         Ok(valid) => Ok((valid, d.draw)),
         Err(errors) => Err(InvalidDraw {
             draw: d.draw,
             errors,
         }),
+    }
+}
+
+/// A broker fault, drawn last of all: its length (0: none), its start in
+/// the crash window (or the first two seconds) and its kind (`down`,
+/// `lost`, or `slow` by a quarter of its length).
+fn draw_broker(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
+    use crate::scenario::{BrokerFault, BrokerWindow};
+    let Some(r) = spec.broker_outage else {
+        return;
+    };
+    let length = d.duration("broker_outage", r);
+    let (start, end) = (out.faults.random.as_ref())
+        .map_or((SimTime::ZERO, SimTime(2_000_000_000)), |r| {
+            (r.window_start, r.window_end)
+        });
+    let last = SimDuration(end.0.max(start.0.saturating_add(1)) - 1);
+    let from = SimTime(
+        d.duration("broker_outage_from", (SimDuration(start.0), last))
+            .0,
+    );
+    let kind = d.int("broker_outage_kind", (0, 2));
+    if length > SimDuration::ZERO {
+        let fault = match kind {
+            0 => BrokerFault::Down,
+            1 => BrokerFault::Lost,
+            _ => BrokerFault::Slow(SimDuration((length.0 / 4).max(1))),
+        };
+        let until = at_most_max(from.0.saturating_add(length.0));
+        out.faults.broker.push(BrokerWindow { from, until, fault });
     }
 }
 

@@ -186,6 +186,9 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "topic_partitions",
                 "producer_batch",
                 "transaction_timeout",
+                "delivery_timeout",
+                "request_timeout",
+                "retry_backoff",
             ],
             "source-log" => &["topic", "isolation", "starting_offsets", "fetch_interval"],
             "buffer" => &["capacity", "redistribution"],
@@ -291,6 +294,7 @@ fn assert_every_key_written(text: &str, what: &str) {
         "partitions",
         "storage_failures",
         "lost_notifications",
+        "broker",
     ] {
         if faults.contains_key(optional) {
             expected.push(optional);
@@ -587,6 +591,7 @@ fn swarm_round_trips() {
         )),
         storage_crashes: Some((0, 3)),
         storage_sync: Some((SimDuration::ZERO, SimDuration::from_micros(700))),
+        broker_outage: Some((SimDuration::ZERO, SimDuration::from_millis(45))),
         input_order: Some(vec![
             ckptsim::scenario::InputOrder::Random,
             ckptsim::scenario::InputOrder::Fifo,
@@ -713,6 +718,8 @@ fn layout_follows_the_docs() {
         "[[faults.storage_failures]]",
         "[[faults.storage_failures]]",
         "[[faults.lost_notifications]]",
+        "[[faults.broker]]",
+        "[[faults.broker]]",
         "[limits]",
         "[expect]",
         "[replay]",

@@ -185,6 +185,9 @@ pub fn sample() -> ScenarioData {
                     topic_partitions: 3,
                     producer_batch: 5,
                     transaction_timeout: SimDuration::from_secs(90),
+                    delivery_timeout: SimDuration::from_secs(50),
+                    request_timeout: SimDuration::from_millis(700),
+                    retry_backoff: SimDuration::from_millis(20),
                 },
                 2,
             ),
@@ -467,6 +470,18 @@ pub fn sample() -> ScenarioData {
                 checkpoint: 3,
                 of: None,
             }],
+            broker: vec![
+                ckptsim::scenario::BrokerWindow {
+                    from: SimTime(1_000_000),
+                    until: SimTime(8_000_000),
+                    fault: ckptsim::scenario::BrokerFault::Down,
+                },
+                ckptsim::scenario::BrokerWindow {
+                    from: SimTime(0),
+                    until: SimTime(30_000_000),
+                    fault: ckptsim::scenario::BrokerFault::Slow(SimDuration::from_micros(300)),
+                },
+            ],
             failover: FailoverStrategy::Region,
         },
         limits: Limits {

@@ -152,6 +152,9 @@
 //! - `txlog_source`: the transactional log as a source: Flink's Kafka
 //!   source reading a topic a sink of the same job writes, end to end; its
 //!   isolation levels, offsets committed on completion, and its rules.
+//! - `txlog_broker`: the log's brokers under faults: asynchronous
+//!   producers retrying until their delivery timeout, flushes that block
+//!   the task, expired requests that fail it; the mutants they catch.
 
 mod common;
 
@@ -221,6 +224,7 @@ mod toy_kind;
 mod traces;
 mod triage;
 mod txlog;
+mod txlog_broker;
 mod txlog_source;
 mod uncoordinated;
 mod upsert;

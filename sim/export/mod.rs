@@ -469,6 +469,7 @@ fn without_faults(scenario: &Scenario) -> (Scenario, Vec<&'static str>) {
         "faults.slow_tasks",
         !std::mem::take(&mut f.slow_tasks).is_empty(),
     );
+    drop("faults.broker", !std::mem::take(&mut f.broker).is_empty());
     let s = crate::scenario::check(&s, &scenario.name)
         .expect("a valid scenario without some of its faults is valid");
     (s, dropped)

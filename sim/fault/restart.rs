@@ -129,6 +129,7 @@ mod tests {
             partitions: Vec::new(),
             storage_failures: Vec::new(),
             lost_notifications: Vec::new(),
+            broker: Vec::new(),
             failover: crate::scenario::FailoverStrategy::Full,
         }
     }

@@ -3,6 +3,7 @@
 //! generated input, and the external store sinks write to.
 
 pub mod alignment;
+mod calls;
 pub mod event_time;
 pub mod facts;
 pub mod flip27;

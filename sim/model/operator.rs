@@ -97,12 +97,6 @@ impl Context<'_> {
         on
     }
 
-    /// The operator throws: its task fails (and the job fails over) once
-    /// the call returns.
-    pub fn fail(&mut self, why: String) {
-        self.store.failures.push((self.operator, self.subtask, why));
-    }
-
     /// A timer of this operator fired (`onTimer` runs now).
     pub fn timer_fired(&mut self, key: u64, domain: crate::model::timers::Domain, time: i64) {
         self.fired.push(crate::model::timers::FiredTimer {

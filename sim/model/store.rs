@@ -147,7 +147,25 @@ pub struct ExternalStore {
     /// Failures operators raised (operator, subtask, why): the runtime
     /// fails their tasks (an exception out of the operator, in Flink).
     #[serde(skip)]
-    pub(crate) failures: Vec<(u32, u32, String)>,
+    pub(crate) failures: Vec<OperatorFailure>,
+    /// Calls that blocked their task's thread (operator, subtask, until):
+    /// the runtime keeps the task busy until then.
+    #[serde(skip)]
+    pub(crate) blocks: Vec<(u32, u32, crate::engine::SimTime)>,
+    /// Failures due later, with the job's attempt when they were raised: a
+    /// blocked call that throws when it returns.
+    #[serde(skip)]
+    pub(crate) failures_at: Vec<(crate::engine::SimTime, u32, OperatorFailure)>,
+}
+
+/// A failure an operator raised (an exception out of it, in Flink).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OperatorFailure {
+    pub operator: u32,
+    pub subtask: u32,
+    pub why: String,
+    /// An injected fault made it give up, not the job's code.
+    pub injected: bool,
 }
 
 impl ExternalStore {

@@ -381,6 +381,9 @@ counters! {
     /// Tasks failed because an operator threw (a log sink's write or
     /// commit refused).
     operator_failures,
+    /// ... and those an injected fault made them raise (a producer's
+    /// request expired in a broker outage): the fault's, not the job's.
+    operator_failures_by_faults,
     /// The transactional log: transactions its sinks committed, commits it
     /// refused (their records lost), ...
     log_commits,
@@ -404,6 +407,12 @@ counters! {
     log_records_fetched,
     log_offsets_committed,
     log_topics_closed,
+    /// The brokers' faults: retries of the log sinks' produce requests,
+    /// requests that expired, and flushes that blocked a task's thread
+    /// waiting for answers.
+    log_requests_retried,
+    log_requests_expired,
+    log_flushes_blocked,
 }
 
 #[cfg(test)]

@@ -28,8 +28,9 @@ impl Validator<'_, '_> {
             c.local_jitter,
             Duration(SimDuration(interval.0 / 5)),
         );
+        // Three intervals, within the longest duration a file may write.
         let materialization = match spec.interval {
-            Some(i) => Duration(SimDuration(i.0.saturating_mul(3))),
+            Some(i) => Duration(SimDuration(i.0.saturating_mul(3).min(MAX_DURATION.0))),
             None => Duration(SimDuration::from_secs(3)),
         };
         spec.materialization_interval = match c.materialization_interval {

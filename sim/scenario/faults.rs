@@ -62,6 +62,8 @@ impl Validator<'_, '_> {
         });
         let coordinator = self.coordinator(x);
         let slow_tasks = self.slow_tasks(x);
+        let broker = self.broker_faults(&x.broker);
+        self.at = "faults".into();
         let storage_failures = self.targeted("faults.storage_failures", &x.storage_failures);
         let lost_notifications = self.targeted("faults.lost_notifications", &x.lost_notifications);
         FaultSpec {
@@ -79,6 +81,7 @@ impl Validator<'_, '_> {
             random_workers,
             latency_spikes,
             partitions,
+            broker,
             ..spec
         }
     }
@@ -349,7 +352,11 @@ impl Validator<'_, '_> {
     }
 
     /// A `from`/`until` window: `until` is required and after `from`.
-    fn window(&mut self, from: Duration, until: &Option<Duration>) -> Option<(SimTime, SimTime)> {
+    pub(super) fn window(
+        &mut self,
+        from: Duration,
+        until: &Option<Duration>,
+    ) -> Option<(SimTime, SimTime)> {
         let from = self.bounded("from", from.0);
         let until = self.required_dur("until", until);
         let ordered = self.after(("from", from), ("until", until));

@@ -283,12 +283,21 @@ pub(super) fn sink_log(
     if let OperatorKind::SinkLog {
         topic_partitions,
         producer_batch,
+        delivery_timeout,
+        request_timeout,
         ..
     } = kind
     {
         let (partitions, batch) = (topic_partitions, producer_batch);
         v.checked::<u64>("topic_partitions", i64::from(partitions), Some(1..=1024));
         v.checked::<u64>("producer_batch", i64::from(batch), Some(1..=100_000));
+        if delivery_timeout < request_timeout {
+            // Kafka's producer refuses such a configuration.
+            let message = format!(
+                "delivery_timeout ({delivery_timeout}) must be at least request_timeout ({request_timeout})"
+            );
+            v.report("delivery_timeout", message, None);
+        }
     }
     kind
 }

@@ -53,7 +53,9 @@ pub use schema::{
 pub use spans::{known as did_you_mean, ScenarioError, ScenarioErrors};
 pub use validate::Scenario;
 mod backends;
+mod broker_faults;
 pub use backends::{FileMerging, SavepointFormat, StateBackend, StorageKind};
+pub use broker_faults::{BrokerFault, BrokerFaultKind, BrokerWindow};
 pub use log_sink::{Delivery, TxnNaming};
 pub use log_source::{LogIsolation, StartingOffsets};
 
@@ -659,6 +661,7 @@ pub const FAULT_KINDS: &[(&str, &str)] = &[
     ("worker-crash", "[[faults.worker_crashes]] / [faults.random_workers] with [cluster]: every subtask of a worker dies at once; noticed after the heartbeat timeout; the job restarts once a replacement worker is ready"),
     ("latency-spike", "[[faults.latency_spikes]]: messages on chosen channels (an edge, a worker, or all) take longer for a while"),
     ("partition", "[[faults.partitions]] with [cluster]: workers cut off; data across waits until it heals; longer than the heartbeat timeout, the cut-off side is lost"),
+    ("broker", "[[faults.broker]] with a sink-log: the transactional log's brokers are down, lose requests or answer late for a while; producers retry until their delivery timeout"),
     ("slow-task", "[[faults.slow_tasks]]: a straggler processes records `factor` times slower for a while"),
 ];
 
@@ -863,6 +866,10 @@ swarm! {
         /// at a drawn time) and `storage_sync`.
         storage_crashes: I,
         storage_sync: D,
+        /// Broker faults, drawn last of all where a `sink-log` writes: a
+        /// `[[faults.broker]]` window of a drawn length (0: none), kind and
+        /// start in the crash window.
+        broker_outage: D,
     }
 }
 

@@ -430,6 +430,14 @@ operators! {
         producer_batch: u32 = 1,
         /// Kafka's `transaction.timeout.ms` (Flink's Kafka sink sets one hour).
         transaction_timeout: Positive = ms(3_600_000),
+        /// Kafka's `delivery.timeout.ms`: a request not answered in time
+        /// expires, its records dropped and its error kept for the writer.
+        delivery_timeout: Positive = ms(120_000),
+        /// Kafka's `request.timeout.ms`: how long the producer waits for an
+        /// answer before it retries.
+        request_timeout: Positive = ms(30_000),
+        /// Kafka's `retry.backoff.ms`: the wait before a retry after an error.
+        retry_backoff: Positive = ms(100),
     }, check super::kinds::sink_log;
     /// Flink's Kafka source over a topic of the transactional log
     /// (`model::txlog::source`): the topic a `sink-log` of the same job
@@ -784,6 +792,10 @@ section! {
         /// notifications are lost.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         lost_notifications: Custom<Vec<Targeted>, Vec<TargetedFault>> = Vec::new(),
+        /// `[[faults.broker]]`: the transactional log's brokers fail, lose or
+        /// slow the producers' requests for a while.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        broker: Custom<Vec<BrokerFaults>, Vec<super::BrokerWindow>> = Vec::new(),
     }
 }
 
@@ -918,6 +930,21 @@ section! {
         /// `[[faults.coordinator.crash_on]]`: crashes after an event.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crash_on: Custom<Vec<CoordinatorCrash>, Vec<CrashTrigger>> = Vec::new(),
+    }
+}
+
+table! {
+    /// `[[faults.broker]]`: between `from` and `until` the brokers of the
+    /// transactional log are `down` (requests answered with a retriable
+    /// error), `lost` (requests unanswered) or `slow` (answers `extra` later).
+    BrokerFaults {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        until: Option<Duration> = None,
+        #[serde(deserialize_with = "some_name")]
+        fault: Option<super::BrokerFaultKind> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        extra: Option<Duration> = None,
     }
 }
 

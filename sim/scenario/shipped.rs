@@ -108,6 +108,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/local-channels.toml"),
     ),
     ("log", include_str!("../../scenarios/log.toml")),
+    (
+        "log-broker",
+        include_str!("../../scenarios/log-broker.toml"),
+    ),
     ("log-chain", include_str!("../../scenarios/log-chain.toml")),
     (
         "log-offsets",

@@ -2,6 +2,7 @@
 //! (`model::txlog::sink::LogSink`).
 
 use super::*;
+use crate::model::txlog::broker::ProducerConfig;
 use crate::model::txlog::sink::{LogSink, LogSinkSpec};
 
 pub static KIND: OperatorKindInfo = OperatorKindInfo {
@@ -24,6 +25,9 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
             topic_partitions,
             producer_batch,
             transaction_timeout,
+            delivery_timeout,
+            request_timeout,
+            retry_backoff,
         } => Box::new(LogSink::new(LogSinkSpec {
             prefix: s.scenario.operators[s.operator as usize].id.clone(),
             delivery,
@@ -31,6 +35,11 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
             partitions: topic_partitions,
             timeout: transaction_timeout,
             batch: producer_batch,
+            producer: ProducerConfig {
+                delivery_timeout,
+                request_timeout,
+                retry_backoff,
+            },
         })),
         ref k => not_mine(k),
     },

@@ -35,15 +35,17 @@
 //! Simplified: a transaction's prepare and complete phases are one step
 //! (markers appear at `EndTxn`, not after the coordinator's log write); no
 //! producer id is reassigned when its epoch runs out (the epoch saturates);
-//! idempotent sequence numbers and retries are not modelled (a write is
-//! appended once or refused); there are no replicas, no leader changes and
-//! no retention.
+//! idempotent sequence numbers are not modelled (a request lands once, in
+//! order, or not at all: `broker.rs` has the requests, their retries and
+//! the brokers' faults); there are no replicas, no leader changes and no
+//! retention.
 
 use super::record::Record;
 use crate::engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+pub mod broker;
 mod read;
 pub mod sink;
 pub mod source;
@@ -230,6 +232,10 @@ pub struct TxLog {
     txns: BTreeMap<String, TxnMeta>,
     /// Producer id → its transactional id.
     owners: BTreeMap<ProducerId, String>,
+    /// The transactional ids with a transaction ongoing (an index: the
+    /// timeout scan runs at every request).
+    #[serde(default)]
+    ongoing: BTreeSet<String>,
     next_producer: ProducerId,
     offsets: BTreeMap<(String, TopicPartition), u64>,
     /// Every transaction aborted by its timeout: transactional id, producer
@@ -246,6 +252,30 @@ pub struct TxLog {
     /// readers included (`read.rs`).
     #[serde(skip)]
     failure_free: bool,
+    /// The run's broker faults (`broker.rs`).
+    #[serde(skip)]
+    broker_faults: Vec<broker::BrokerWindow>,
+    /// Produce requests waiting for their answer, by when it is due.
+    #[serde(skip)]
+    in_flight: BTreeMap<(SimTime, u64), broker::InFlight>,
+    #[serde(skip)]
+    next_request: u64,
+    /// Per sink subtask, the errors its producers' callbacks received, with
+    /// the attempt of the producer.
+    #[serde(skip)]
+    errors: BTreeMap<(u32, u32), Vec<(u32, broker::DeliveryError)>>,
+    /// Requests retried and expired.
+    #[serde(skip)]
+    pub stats: BrokerStats,
+}
+
+/// What the brokers' faults did to the producers' requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BrokerStats {
+    /// Retries of produce requests (an error answer, or none in time).
+    pub retries: u64,
+    /// Requests that expired (their delivery timeout passed).
+    pub expired: u64,
 }
 
 impl TxLog {
@@ -344,12 +374,16 @@ impl TxLog {
         }
         self.now = self.now.max(now);
         let meta = self.meta_for(transactional_id, producer)?;
-        if meta.status != TxnStatus::Ongoing {
+        let starts = meta.status != TxnStatus::Ongoing;
+        if starts {
             meta.status = TxnStatus::Ongoing;
             meta.partitions.clear();
             meta.started_at = Some(now);
         }
         meta.partitions.insert(tp);
+        if starts {
+            self.ongoing.insert(transactional_id.to_string());
+        }
         Ok(())
     }
 
@@ -405,6 +439,7 @@ impl TxLog {
 
     /// Writes the markers of `transactional_id`'s ongoing transaction.
     fn end(&mut self, transactional_id: &str, commit: bool, cause: AbortCause) {
+        self.ongoing.remove(transactional_id);
         let meta = self.txns.get_mut(transactional_id).expect("known id");
         let pid = meta.producer.id;
         for tp in std::mem::take(&mut meta.partitions) {
@@ -437,14 +472,12 @@ impl TxLog {
     /// for longer than its timeout is aborted and its epoch bumped (its
     /// producer fenced). Returns the transactional ids it aborted.
     pub fn expire(&mut self, now: SimTime) -> Vec<String> {
-        let due: Vec<String> = self
-            .txns
-            .iter()
-            .filter(|(_, m)| {
-                m.status == TxnStatus::Ongoing
-                    && m.started_at.is_some_and(|s| now.since(s) > m.timeout)
+        let due: Vec<String> = (self.ongoing.iter())
+            .filter(|id| {
+                let m = &self.txns[id.as_str()];
+                m.started_at.is_some_and(|s| now.since(s) > m.timeout)
             })
-            .map(|(id, _)| id.clone())
+            .cloned()
             .collect();
         for id in &due {
             let producer = self.txns[id].producer;
@@ -460,10 +493,7 @@ impl TxLog {
     /// aborted, as the coordinator will once its timeout passes (a job
     /// that ended no longer ends them). Returns how many.
     pub fn abort_all_ongoing(&mut self) -> u64 {
-        let ongoing: Vec<String> = (self.txns.iter())
-            .filter(|(_, m)| m.status == TxnStatus::Ongoing)
-            .map(|(id, _)| id.clone())
-            .collect();
+        let ongoing: Vec<String> = self.ongoing.iter().cloned().collect();
         for id in &ongoing {
             self.end(id, false, AbortCause::TimedOut);
         }
@@ -574,7 +604,7 @@ impl TxLog {
     /// transaction past its timeout still open).
     pub fn tick(&mut self, now: SimTime) {
         self.now = self.now.max(now);
-        if self.txns.values().any(|m| m.status == TxnStatus::Ongoing) {
+        if !self.ongoing.is_empty() {
             self.expire(self.now);
         }
     }

@@ -47,10 +47,14 @@ impl PartitionLog {
 
 impl TxLog {
     /// This log as the failure-free run reads it (see the field), its
-    /// consumer groups without offsets: its readers commit their own.
+    /// consumer groups without offsets (its readers commit their own), its
+    /// brokers without faults.
     pub fn into_failure_free(mut self) -> TxLog {
         self.failure_free = true;
         self.offsets.clear();
+        // No broker fails in the failure-free run: its producers' requests
+        // are answered at once.
+        self.clear_broker_state();
         self
     }
 

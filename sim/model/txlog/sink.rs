@@ -41,11 +41,19 @@
 //!   lists it. The restore lists the log's ongoing transactions of the
 //!   prefix (`ListTransactions`) and aborts those of its subtask.
 //!
-//! Simplified: the producer writes synchronously (a flush is immediate,
-//! there are no in-flight requests or retries); the writer and committer
+//! The producer is asynchronous (`broker.rs`): a full batch leaves as a
+//! request, answered at once unless a broker fault delays it; an error its
+//! callback gets (the request expired, or the transaction was fenced
+//! before it landed) fails the task at the writer's next call
+//! (`checkAsyncException`), and a flush (before every snapshot under
+//! exactly-once and at-least-once, and at the end of input) blocks the
+//! task's thread until every request is answered, then checks.
+//!
+//! Simplified: the writer and committer
 //! are one operator, so a committable never travels over a channel; the
 //! state is kept per subtask and restored at the same parallelism only.
 
+use super::broker::ProducerConfig;
 use super::{AbortCause, Client, LogError, Producer, TopicPartition, TxnStatus};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::operator::{decode, encode, CheckpointId, Context, Operator};
@@ -90,6 +98,8 @@ pub struct LogSinkSpec {
     pub partitions: u32,
     pub timeout: SimDuration,
     pub batch: u32,
+    /// The producer's request settings.
+    pub producer: ProducerConfig,
 }
 
 /// The transaction records go to.
@@ -130,6 +140,8 @@ pub struct LogSink {
     created: u32,
     free: Vec<String>,
     listed: BTreeMap<CheckpointId, Vec<String>>,
+    /// The client this instance's producers send as.
+    producer_client: Option<Client>,
 }
 
 impl LogSink {
@@ -145,6 +157,7 @@ impl LogSink {
             created: 0,
             free: Vec::new(),
             listed: BTreeMap::new(),
+            producer_client: None,
         }
     }
 
@@ -160,6 +173,12 @@ impl LogSink {
         }
     }
 
+    /// This instance's producers' client (as its first call named it: the
+    /// job's attempt moves on under region failover without redeploying it).
+    fn me(&self, ctx: &Context) -> Client {
+        self.producer_client.unwrap_or_else(|| Self::client(ctx))
+    }
+
     fn incrementing_id(&self, subtask: u32, checkpoint: CheckpointId) -> String {
         format!("{}-{subtask}-{checkpoint}", self.spec.prefix)
     }
@@ -173,6 +192,8 @@ impl LogSink {
         }
         self.started = true;
         ctx.store.log.tick(ctx.now);
+        self.producer_client = Some(Self::client(ctx));
+        ctx.store.log.abandon(Self::client(ctx));
         ctx.store
             .log
             .create_topic(ctx.operator, self.spec.partitions);
@@ -303,37 +324,80 @@ impl LogSink {
         });
     }
 
-    /// Appends the buffered records: into the current transaction, or
-    /// without one.
+    /// Sends the buffered records as one request: in the current
+    /// transaction (its new partitions added first, a request to the
+    /// coordinator), or without one. A request answered at once is checked
+    /// at once; a later answer is checked at the writer's next call.
     fn flush(&mut self, ctx: &mut Context) {
         if self.buffer.is_empty() {
             return;
         }
         ctx.store.log.tick(ctx.now);
         let topic = ctx.operator;
+        let mut records = Vec::with_capacity(self.buffer.len());
         for record in std::mem::take(&mut self.buffer) {
             let partition = (record.key % u64::from(self.spec.partitions.max(1))) as u32;
             let tp = TopicPartition { topic, partition };
-            let result = match self.current.as_mut() {
-                None => ctx.store.log.produce(tp, None, record).map(drop),
-                Some(c) => {
-                    let added = match c.partitions.insert(partition) {
-                        true => ctx.store.log.add_partition(&c.id, c.producer, tp, ctx.now),
-                        false => Ok(()),
-                    };
-                    c.records += 1;
-                    added.and_then(|()| {
-                        (ctx.store.log)
-                            .produce(tp, Some((&c.id, c.producer)), record)
-                            .map(drop)
-                    })
+            if let Some(c) = self.current.as_mut() {
+                if c.partitions.insert(partition) {
+                    if let Err(e) = ctx.store.log.add_partition(&c.id, c.producer, tp, ctx.now) {
+                        ctx.fail(format!("a write to {} failed: {e}", self.spec.prefix));
+                        return;
+                    }
                 }
-            };
-            if let Err(e) = result {
-                // The producer's callback failed: the next write throws.
-                ctx.fail(format!("a write to {} failed: {e}", self.spec.prefix));
-                return;
+                c.records += 1;
             }
+            records.push((tp, record));
+        }
+        let txn = self.current.as_ref().map(|c| (c.id.clone(), c.producer));
+        let client = self.me(ctx);
+        let due = (ctx.store.log).send(client, txn, records, &self.spec.producer, ctx.now);
+        if due <= ctx.now {
+            self.check_async(ctx);
+        }
+    }
+
+    /// `checkAsyncException`: an error a callback received fails the task.
+    fn check_async(&mut self, ctx: &mut Context) {
+        let errors = ctx.store.log.take_errors(self.me(ctx));
+        let Some(first) = errors.first() else {
+            return;
+        };
+        if ctx.mutant(Mutant::LogAsyncErrorSwallowed) {
+            // Mutant: the mail that rethrows the callback's error loses it.
+            return;
+        }
+        let why = format!("a write to {} failed: {}", self.spec.prefix, first.why);
+        match first.by_fault {
+            true => ctx.fail_by_fault(why),
+            false => ctx.fail(why),
+        }
+    }
+
+    /// `flush` and `checkAsyncException` (Flink's `KafkaWriter.flush`):
+    /// the buffer is sent, and the task's thread waits until every request
+    /// in flight is answered or expired; then an error any of them got
+    /// fails the task.
+    fn flush_and_wait(&mut self, ctx: &mut Context) {
+        self.flush(ctx);
+        let client = self.me(ctx);
+        let Some(until) = ctx.store.log.in_flight_until(client) else {
+            self.check_async(ctx);
+            return;
+        };
+        if ctx.mutant(Mutant::LogFlushSkipsRetries) {
+            // Mutant: the flush returns while requests are still being
+            // retried; what they hold is not in the log when the snapshot
+            // is taken, and an expiry surfaces at a later write.
+            self.check_async(ctx);
+            return;
+        }
+        ctx.block_until(until);
+        self.check_async(ctx);
+        if let Some(e) = ctx.store.log.in_flight_errors(client).first() {
+            // The flush returns at `until`, and throws then.
+            let why = format!("a write to {} failed: {}", self.spec.prefix, e.why);
+            ctx.fail_at(until, why, e.by_fault);
         }
     }
 
@@ -419,6 +483,9 @@ impl Operator for LogSink {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
         self.start(None, &[], ctx);
+        if ctx.store.log.has_errors() {
+            self.check_async(ctx);
+        }
         self.buffer.push(record);
         if self.buffer.len() >= self.spec.batch.max(1) as usize {
             self.flush(ctx);
@@ -427,13 +494,13 @@ impl Operator for LogSink {
 
     fn end_of_input(&mut self, ctx: &mut Context) {
         self.start(None, &[], ctx);
-        self.flush(ctx);
+        self.flush_and_wait(ctx);
     }
 
     fn snapshot(&mut self, checkpoint: CheckpointId, ctx: &mut Context) -> Vec<u8> {
         self.start(None, &[], ctx);
         if self.spec.delivery != Delivery::None {
-            self.flush(ctx);
+            self.flush_and_wait(ctx);
         }
         if let Some(c) = self.current.take() {
             if c.records > 0 || ctx.mutant(Mutant::EmptyTransactionCommitted) {
@@ -548,6 +615,22 @@ mod mutants {
             modelled_on: "KafkaWriter's abortLingeringTransactions at initialisation (TransactionAborter with the incrementing naming, ListTransactions with pooling), without which Flink's Kafka sink documentation says read_committed consumers block",
             caught_by: "open-transactions",
             applies: &[("log-pooling", "aligned")],
+        });
+        pub const LogFlushSkipsRetries: Mutant = Mutant::declare(&MutantInfo {
+            name: "log-flush-skips-retries",
+            part: "log sink",
+            what: "the writer's flush before a snapshot returns while the producer still retries requests a broker outage failed: at-least-once, the checkpoint completes although those records are in no partition, and when they expire the error fails the task at a later write, whose restore no longer replays them",
+            modelled_on: "FLINK-33545 (KafkaSink at-least-once loses data during a broker outage: records still retrying in the producer after the pre-barrier flush are lost when the retries fail, the checkpoint having completed)",
+            caught_by: "exactly-once-output",
+            applies: &[("log-broker", "aligned")],
+        });
+        pub const LogAsyncErrorSwallowed: Mutant = Mutant::declare(&MutantInfo {
+            name: "log-async-error-swallowed",
+            part: "log sink",
+            what: "the error a producer callback got (a request expired during a broker outage) is cleared by the mail meant to rethrow it, without failing the task: the records are dropped and nothing replays them",
+            modelled_on: "FLINK-35749 (Kafka sink loses data while the cluster is unavailable for a while: WriterCallback submitted checkAsyncException with mailboxExecutor.submit, whose future swallowed the exception after the field was cleared)",
+            caught_by: "exactly-once-output",
+            applies: &[("log-broker", "aligned")],
         });
         pub const TransactionalIdGaps: Mutant = Mutant::declare(&MutantInfo {
             name: "transactional-id-gaps",

@@ -345,3 +345,155 @@ fn a_closed_topic_ends_its_readers() {
     assert!(log.closed_as_of(0, t(4)) && !log.closed_as_of(0, t(5)));
     assert_eq!(log.partition_count(0), 2);
 }
+
+const CFG: broker::ProducerConfig = broker::ProducerConfig {
+    delivery_timeout: SimDuration(30_000_000),
+    request_timeout: SimDuration(10_000_000),
+    retry_backoff: SimDuration(2_000_000),
+};
+
+fn window(from: u64, until: u64, fault: broker::BrokerFault) -> broker::BrokerWindow {
+    broker::BrokerWindow {
+        from: t(from),
+        until: t(until),
+        fault,
+    }
+}
+
+/// A request's fate: answered at once with no fault; retried every
+/// backoff while the brokers are down, every request timeout while
+/// requests are lost, until an attempt falls past the window; expired at
+/// its delivery timeout when none does in time; answered late when slow.
+#[test]
+fn a_request_is_retried_until_its_delivery_timeout() {
+    use broker::{fate, BrokerFault, Fate};
+    assert_eq!(
+        fate(&[], t(5), &CFG),
+        Fate::Lands {
+            at: t(5),
+            retries: 0
+        }
+    );
+    let down = [window(10, 25, BrokerFault::Down)];
+    assert_eq!(
+        fate(&down, t(11), &CFG),
+        Fate::Lands {
+            at: t(25),
+            retries: 7
+        }
+    );
+    let long = [window(10, 100, BrokerFault::Down)];
+    assert_eq!(
+        fate(&long, t(11), &CFG),
+        Fate::Expires {
+            at: t(41),
+            retries: 15
+        }
+    );
+    let lost = [window(10, 25, BrokerFault::Lost)];
+    assert_eq!(
+        fate(&lost, t(10), &CFG),
+        Fate::Lands {
+            at: t(30),
+            retries: 2
+        }
+    );
+    let lost_long = [window(10, 45, BrokerFault::Lost)];
+    assert!(matches!(
+        fate(&lost_long, t(10), &CFG),
+        Fate::Expires { at, .. } if at == t(40)
+    ));
+    let slow = [window(0, 50, BrokerFault::Slow(SimDuration(4_000_000)))];
+    assert_eq!(
+        fate(&slow, t(10), &CFG),
+        Fate::Lands {
+            at: t(14),
+            retries: 0
+        }
+    );
+    let too_slow = [window(0, 50, BrokerFault::Slow(SimDuration(31_000_000)))];
+    assert!(matches!(fate(&too_slow, t(0), &CFG), Fate::Expires { .. }));
+    // Back to back windows: down, then slow.
+    let both = [
+        window(10, 20, BrokerFault::Down),
+        window(20, 30, BrokerFault::Slow(SimDuration(1_000_000))),
+    ];
+    assert_eq!(
+        fate(&both, t(10), &CFG),
+        Fate::Lands {
+            at: t(21),
+            retries: 5
+        }
+    );
+}
+
+/// A request waits in flight until its answer is due: then it lands,
+/// stamped with that time, or its error waits for its client; a request
+/// whose transaction timed out meanwhile is refused (fenced).
+#[test]
+fn requests_in_flight_land_when_due_or_fail_their_client() {
+    use broker::BrokerFault;
+    let client = Client {
+        operator: 0,
+        subtask: 0,
+        attempt: 0,
+    };
+    let mut log = log();
+    log.set_broker_faults(vec![window(10, 20, BrokerFault::Down)]);
+    let due = log.send(client, None, vec![(TP, rec(1))], &CFG, t(12));
+    assert_eq!(due, t(20));
+    assert!(log.has_in_flight());
+    assert_eq!(log.in_flight_until(client), Some(t(20)));
+    assert!(log.in_flight_errors(client).is_empty());
+    log.deliver(t(19));
+    assert_eq!(
+        values(&log, TP, Isolation::ReadUncommitted),
+        Vec::<i64>::new()
+    );
+    log.deliver(t(20));
+    assert_eq!(values(&log, TP, Isolation::ReadUncommitted), vec![1]);
+    assert!(!log.has_in_flight());
+    // Expired: the error reaches its client, not another attempt's.
+    log.set_broker_faults(vec![window(100, 200, BrokerFault::Down)]);
+    log.send(client, None, vec![(TP, rec(2))], &CFG, t(100));
+    assert_eq!(log.in_flight_errors(client).len(), 1);
+    log.deliver(t(130));
+    assert!(log.has_errors());
+    let next = Client {
+        attempt: 1,
+        ..client
+    };
+    assert!(log.take_errors(next).is_empty());
+    log.send(client, None, vec![(TP, rec(3))], &CFG, t(150));
+    log.deliver(t(180));
+    let errors = log.take_errors(client);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].why.contains("expired"), "{errors:?}");
+    assert_eq!(values(&log, TP, Isolation::ReadUncommitted), vec![1]);
+    // A transaction that times out while its records are in flight.
+    log.set_broker_faults(vec![window(300, 320, BrokerFault::Down)]);
+    let p = log.init_producer_for("tx", SimDuration(5_000_000), client);
+    log.add_partition("tx", p, TP, t(300)).unwrap();
+    log.send(
+        client,
+        Some(("tx".into(), p)),
+        vec![(TP, rec(4))],
+        &CFG,
+        t(300),
+    );
+    let predicted = log.in_flight_errors(client);
+    assert!(predicted[0].why.contains("timed out"), "{predicted:?}");
+    log.deliver(t(320));
+    let errors = log.take_errors(client);
+    assert!(errors[0].why.contains("fenced"), "{errors:?}");
+    // A redeployed subtask's producer drops what the failed one had.
+    log.set_broker_faults(vec![window(400, 420, BrokerFault::Down)]);
+    log.send(client, None, vec![(TP, rec(5))], &CFG, t(400));
+    // The failure-free run's copy has no broker fault and nothing in flight.
+    let mut free = log.clone().into_failure_free();
+    assert!(!free.has_in_flight());
+    let due = free.send(client, None, vec![(TP, rec(6))], &CFG, t(405));
+    assert_eq!(due, t(405));
+    log.abandon(next);
+    assert!(!log.has_in_flight());
+}

@@ -432,7 +432,7 @@ impl World<'_> {
             start_delay_ns: start.since(b.timestamp).0,
             alignment_ns: 0,
             waiting_barriers: true,
-            snapshot_at: self.net.now,
+            snapshot_at: self.tasks.snapshot_blocked.take().unwrap_or(self.net.now),
             writes,
         });
     }
@@ -456,6 +456,13 @@ impl World<'_> {
             self.rec.schedule.push(inst, Step::Snapshot(id));
             log_pos.push(self.rec.schedule.pos(inst));
             self.emit_from(t, m);
+        }
+        self.tasks.snapshot_blocked = match self.tasks.store.blocks.is_empty() {
+            true => None,
+            false => self.blocked_until(t),
+        };
+        if let Some(until) = self.tasks.snapshot_blocked {
+            self.tasks.list[t as usize].sync_until = until;
         }
         log_pos.reverse();
         (states, log_pos)
@@ -514,6 +521,11 @@ impl World<'_> {
     /// written.
     pub(super) fn maybe_ack(&mut self, t: TaskId) {
         let ti = t as usize;
+        if self.tasks.list[ti].sync_until > self.net.now {
+            // The snapshot's call has not returned yet (a blocked flush):
+            // the task acknowledges when it does, if it is still alive.
+            return;
+        }
         match &self.tasks.list[ti].pending_ack {
             Some(p) if !p.waiting_barriers && self.net.sched[ti].held_barriers == 0 => {}
             _ => return,

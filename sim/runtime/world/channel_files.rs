@@ -154,7 +154,8 @@ pub(super) fn writes_done(
     let latency = s.checkpoint.storage_latency;
     if s.checkpoint.storage == StorageKind::Memory {
         let bytes = parts.iter().fold(state, |b, p| b.saturating_add(p.1));
-        return now.plus(latency).plus(transfer(s, bytes));
+        // Written once the snapshot's call returned (a blocked flush).
+        return now.max(snapshot_at).plus(latency).plus(transfer(s, bytes));
     }
     let mut done = snapshot_at.plus(latency).plus(transfer(s, state));
     if channel {

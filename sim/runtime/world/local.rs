@@ -165,10 +165,11 @@ impl World<'_> {
         }
         let state_bytes = snapshot.state_bytes();
         let now = self.net.now;
+        let written_from = self.tasks.snapshot_blocked.take().unwrap_or(now);
         let durable = writes_done(
             &self.plan.scenario,
             now,
-            now,
+            written_from,
             state_bytes + log_bytes,
             &[],
             true,

@@ -464,6 +464,8 @@ impl<'a> World<'a> {
                 self.plan.scenario.max_parallelism,
             ),
             deploy_attempt: self.net.attempt,
+            sync_until: SimTime::ZERO,
+            flush_blocked: None,
             declined: BTreeSet::new(),
             cancel_sent: BTreeSet::new(),
             time: self.task_time(t),
@@ -529,6 +531,8 @@ impl<'a> World<'a> {
         if let Some(r) = self.plan.job_opts.restore.clone() {
             self.start_from(&r);
         }
+        let broker = self.plan.scenario.faults.broker.clone();
+        self.tasks.store.log.set_broker_faults(broker);
         for at in self.sp.queue.iter().map(|s| s.at).collect::<Vec<_>>() {
             self.schedule_any(at, Ev::SavepointDue);
         }
@@ -589,6 +593,9 @@ impl<'a> World<'a> {
             if !self.tasks.store.failures.is_empty() {
                 self.raise_operator_failures();
             }
+            if !self.tasks.store.blocks.is_empty() {
+                self.apply_blocks();
+            }
             if !self.plan.read_topics.is_empty() {
                 self.sync_topics();
             }
@@ -612,6 +619,12 @@ impl<'a> World<'a> {
             }
             debug_assert!(time >= self.net.now, "time went backwards");
             self.net.now = time;
+            if self.tasks.store.log.has_in_flight() {
+                self.tasks.store.log.deliver(time);
+            }
+            if !self.tasks.store.failures_at.is_empty() {
+                self.raise_due_failures();
+            }
             if stamped.attempt != ANY_ATTEMPT && self.is_stale(&stamped) {
                 continue;
             }

@@ -36,6 +36,18 @@ impl World<'_> {
     /// then one input chosen among the ready ones, until it reads a buffer
     /// (which keeps it busy) or nothing is ready.
     pub(super) fn wake(&mut self, t: TaskId) {
+        let ti = t as usize;
+        if self.tasks.list[ti].flush_blocked.is_some() {
+            self.block_returned(t);
+        }
+        let synced = self.tasks.list[ti].sync_until;
+        if synced > SimTime::ZERO && synced <= self.net.now {
+            // A snapshot's blocked call returned: its acknowledgement leaves.
+            self.tasks.list[ti].sync_until = SimTime::ZERO;
+            if self.tasks.list[ti].status == Status::Running {
+                self.maybe_ack(t);
+            }
+        }
         let Some(mails_wait) = self.may_step(t) else {
             return;
         };

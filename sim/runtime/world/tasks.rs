@@ -130,6 +130,13 @@ pub(super) struct Task {
     /// The job attempt this instance was deployed in: transactions it
     /// opened carry this attempt or a later one.
     pub(super) deploy_attempt: u32,
+    /// Until when its last snapshot's call blocked its thread (a
+    /// producer's flush): its acknowledgement leaves only after, and not
+    /// at all if the task dies first.
+    pub(super) sync_until: SimTime,
+    /// Since and until when a call blocked its thread waiting for requests
+    /// a broker fault delayed: noted as the fault's end when it returns.
+    pub(super) flush_blocked: Option<(SimTime, SimTime)>,
     /// Checkpoints this instance declined, and those it sent cancellation
     /// markers for (the protocol check: at most once each).
     pub(super) declined: BTreeSet<CheckpointId>,
@@ -227,6 +234,9 @@ pub(super) struct Tasks {
     pub(super) chain_cost: u64,
     /// Records that reached a sink operator in this step.
     pub(super) sink_records: u64,
+    /// Until when the last snapshot's calls blocked their task's thread
+    /// (a producer's flush): its state is written from then on.
+    pub(super) snapshot_blocked: Option<SimTime>,
     pub(super) actions: Vec<HandlerAction>,
     /// The input whose barrier the handler is taking right now blocked its
     /// sender: it is owed a resume once the handler blocks or releases it
@@ -259,6 +269,7 @@ impl Tasks {
             chain_stack: Vec::new(),
             chain_cost: 0,
             sink_records: 0,
+            snapshot_blocked: None,
             actions: Vec::with_capacity(8),
             barrier_read: None,
             ready: Vec::with_capacity(16),

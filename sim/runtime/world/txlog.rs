@@ -19,19 +19,93 @@ impl World<'_> {
 
     /// Fails the tasks whose operators threw during the last event.
     pub(super) fn raise_operator_failures(&mut self) {
-        for (op, subtask, why) in std::mem::take(&mut self.tasks.store.failures) {
-            let t = self.plan.exec.task_of(OperatorId(op), subtask);
+        for f in std::mem::take(&mut self.tasks.store.failures) {
+            let t = self.plan.exec.task_of(OperatorId(f.operator), f.subtask);
             if self.tasks.list[t as usize].status != Status::Running {
                 continue;
             }
-            self.rec.counters.operator_failures += 1;
+            let why = f.why;
             let name = self.plan.exec.tasks[t as usize].name.clone();
-            if self.rec.evidence.operator_failures.len() < 10 {
+            if f.injected {
+                self.rec.counters.operator_failures_by_faults += 1;
+            } else {
+                self.rec.counters.operator_failures += 1;
+            }
+            if !f.injected && self.rec.evidence.operator_failures.len() < 10 {
                 let failure = (self.net.now.0, format!("task {name} failed: {why}"));
                 self.rec.evidence.operator_failures.push(failure);
             }
             self.note_fault(|| format!("task {name} failed: {why}"));
             self.fail_task(t);
+        }
+    }
+
+    /// Tasks whose operators' calls blocked their thread (a producer's
+    /// flush) stay busy until then (after the event, which may have set
+    /// their step's end).
+    pub(super) fn apply_blocks(&mut self) {
+        for (op, subtask, until) in std::mem::take(&mut self.tasks.store.blocks) {
+            let t = self.plan.exec.task_of(OperatorId(op), subtask);
+            if self.tasks.list[t as usize].status != Status::Running {
+                continue;
+            }
+            let s = &mut self.net.sched[t as usize];
+            s.busy_until = s.busy_until.max(until);
+            self.rec.counters.log_flushes_blocked += 1;
+            let now = self.net.now;
+            let task = &mut self.tasks.list[t as usize];
+            let since = task.flush_blocked.map_or(now, |(since, _)| since);
+            let latest = task.flush_blocked.map_or(until, |(_, u)| u.max(until));
+            task.flush_blocked = Some((since, latest));
+            self.net.poke(t);
+        }
+    }
+
+    /// Task `t`'s blocked call returned: the broker fault that delayed the
+    /// requests it waited for lasted until now, for the judge (a hold that
+    /// long is the fault's, not the job's).
+    pub(super) fn block_returned(&mut self, t: TaskId) {
+        let Some((since, until)) = self.tasks.list[t as usize].flush_blocked else {
+            return;
+        };
+        if until > self.net.now {
+            return;
+        }
+        self.tasks.list[t as usize].flush_blocked = None;
+        let name = self.plan.exec.tasks[t as usize].name.clone();
+        let waited = self.net.now.since(since);
+        self.note_fault(|| {
+            format!("task {name} returned from a flush that waited {waited} for requests a broker fault delayed")
+        });
+    }
+
+    /// Until when the calls of task `t`'s operators blocked its thread in
+    /// this event, if they did.
+    pub(super) fn blocked_until(&self, t: TaskId) -> Option<SimTime> {
+        let task = &self.tasks.list[t as usize];
+        (self.tasks.store.blocks.iter())
+            .filter(|&&(op, subtask, _)| {
+                subtask == task.subtask && task.members.iter().any(|m| m.index == op)
+            })
+            .map(|&(_, _, until)| until)
+            .max()
+    }
+
+    /// The failures due by now (`Context::fail_at`) of tasks not
+    /// redeployed since fail them, before the event runs.
+    pub(super) fn raise_due_failures(&mut self) {
+        let now = self.net.now;
+        let all = std::mem::take(&mut self.tasks.store.failures_at);
+        let (due, later): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.0 <= now);
+        self.tasks.store.failures_at = later;
+        for (_, attempt, f) in due {
+            let t = self.plan.exec.task_of(OperatorId(f.operator), f.subtask);
+            if self.tasks.list[t as usize].deploy_attempt <= attempt {
+                self.tasks.store.failures.push(f);
+            }
+        }
+        if !self.tasks.store.failures.is_empty() {
+            self.raise_operator_failures();
         }
     }
 
@@ -132,6 +206,8 @@ impl World<'_> {
         if finished {
             self.stale_transactions(None);
         }
+        // The broker answers what is still in flight after the run.
+        self.tasks.store.log.deliver_all();
         let sinks: Vec<u32> = self.log_sinks().collect();
         let (read, open) = self.tasks.store.publish_log(&sinks);
         self.rec.counters.log_open_at_end = open;
@@ -143,5 +219,7 @@ impl World<'_> {
         c.log_records_fetched = stats.log_records_fetched;
         c.log_offsets_committed = stats.log_offsets_committed;
         c.log_transactions_timed_out = self.tasks.store.log.timed_out.len() as u64;
+        c.log_requests_retried = self.tasks.store.log.stats.retries;
+        c.log_requests_expired = self.tasks.store.log.stats.expired;
     }
 }

@@ -170,7 +170,24 @@ fn faults(f: &FaultSpec, names: &Names) -> Faults {
         }),
         storage_failures: all(&f.storage_failures, |x| targeted(x, &task)),
         lost_notifications: all(&f.lost_notifications, |x| targeted(x, &task)),
+        broker: all(&f.broker, broker_fault),
         ..f.into()
+    }
+}
+
+/// A `[[faults.broker]]` table.
+fn broker_fault(w: &crate::scenario::BrokerWindow) -> BrokerFaults {
+    use crate::scenario::{BrokerFault, BrokerFaultKind};
+    let (fault, extra) = match w.fault {
+        BrokerFault::Down => (BrokerFaultKind::Down, None),
+        BrokerFault::Lost => (BrokerFaultKind::Lost, None),
+        BrokerFault::Slow(d) => (BrokerFaultKind::Slow, Some(Duration(d))),
+    };
+    BrokerFaults {
+        from: Some(w.from.into()),
+        until: Some(w.until.into()),
+        fault: Some(fault),
+        extra,
     }
 }
 
