@@ -144,11 +144,7 @@ pub fn default_ranges(s: &Scenario) -> SwarmSpec {
         file_merging: Some(FileMerging::ALL.to_vec()),
         storage_crashes: Some((0, 2)),
         storage_sync: Some((SimDuration::ZERO, SimDuration::from_millis(1))),
-        // Where a log sink writes: an outage of up to three intervals.
-        broker_outage: (s.operators.iter())
-            .any(|o| matches!(o.kind, crate::scenario::OperatorKind::SinkLog { .. }))
-            .then(|| range(SimDuration::ZERO, interval.0.saturating_mul(3)))
-            .flatten(),
+        broker_outage: broker_outage_range(s, interval),
         rpc_latency_max: range(
             cp.rpc_latency,
             cp.rpc_latency.0.saturating_mul(20).max(5_000_000),
@@ -293,6 +289,14 @@ pub fn draw(
             errors,
         }),
     }
+}
+
+/// Where a log sink writes, an outage of up to three intervals.
+fn broker_outage_range(s: &Scenario, interval: SimDuration) -> Option<(SimDuration, SimDuration)> {
+    let writes = (s.operators.iter())
+        .any(|o| matches!(o.kind, crate::scenario::OperatorKind::SinkLog { .. }));
+    let hi = SimDuration(interval.0.saturating_mul(3).min(MAX_DURATION.0));
+    writes.then_some((SimDuration::ZERO, hi))
 }
 
 /// A broker fault, drawn last of all: its length (0: none), its start in

@@ -934,21 +934,6 @@ section! {
 }
 
 table! {
-    /// `[[faults.broker]]`: between `from` and `until` the brokers of the
-    /// transactional log are `down` (requests answered with a retriable
-    /// error), `lost` (requests unanswered) or `slow` (answers `extra` later).
-    BrokerFaults {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        from: Option<Duration> = None,
-        until: Option<Duration> = None,
-        #[serde(deserialize_with = "some_name")]
-        fault: Option<super::BrokerFaultKind> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        extra: Option<Duration> = None,
-    }
-}
-
-table! {
     /// `[[faults.slow_tasks]]`: between `from` and `until` (or for
     /// `duration` from `delay` after an event `on`).
     SlowTask {

@@ -216,3 +216,18 @@ pub(super) fn window_keys(
         ),
     }
 }
+
+table! {
+    /// `[[faults.broker]]`: between `from` and `until` the brokers of the
+    /// transactional log are `down` (requests answered with a retriable
+    /// error), `lost` (requests unanswered) or `slow` (answers `extra` later).
+    BrokerFaults {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        until: Option<Duration> = None,
+        #[serde(deserialize_with = "some_name")]
+        fault: Option<crate::scenario::BrokerFaultKind> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        extra: Option<Duration> = None,
+    }
+}
