@@ -87,6 +87,8 @@ pub enum Need {
     LogSource,
     /// Broker faults under a log sink.
     BrokerFaults,
+    /// Faults of the transaction coordinator under a log sink.
+    TxnCoordinatorFaults,
     /// A keyed operator.
     Keyed,
     /// Union list state.
@@ -118,7 +120,7 @@ pub enum Need {
 
 impl Need {
     /// Every need, in declaration order.
-    pub const ALL: [Need; 42] = [
+    pub const ALL: [Need; 43] = [
         Need::Checkpoints,
         Need::Barriers,
         Need::BlocksUpstream,
@@ -148,6 +150,7 @@ impl Need {
         Need::LogSink,
         Need::LogSource,
         Need::BrokerFaults,
+        Need::TxnCoordinatorFaults,
         Need::Keyed,
         Need::UnionState,
         Need::Iteration,
@@ -195,6 +198,7 @@ impl Need {
             Need::LogSink => "log-sink",
             Need::LogSource => "log-source",
             Need::BrokerFaults => "broker-faults",
+            Need::TxnCoordinatorFaults => "txn-coordinator-faults",
             Need::Keyed => "keyed",
             Need::UnionState => "union-state",
             Need::Iteration => "iteration",
@@ -243,6 +247,9 @@ impl Need {
             Need::LogSink => "an exactly-once `sink-log`",
             Need::LogSource => "a `source-log`",
             Need::BrokerFaults => "`[[faults.broker]]` and a `sink-log`",
+            Need::TxnCoordinatorFaults => {
+                "`[[faults.broker]]` with `role = \"coordinator\"` and a `sink-log`"
+            }
             Need::Keyed => "a keyed operator",
             Need::UnionState => "a `buffer` with `redistribution = \"union\"`",
             Need::Iteration => "a feedback edge",
@@ -320,6 +327,10 @@ impl Need {
             Need::LogSource => s.has_log_source(),
             Need::BrokerFaults => {
                 !s.faults.broker.is_empty()
+                    && kinds().any(|k| matches!(k, OperatorKind::SinkLog { .. }))
+            }
+            Need::TxnCoordinatorFaults => {
+                (s.faults.broker.iter()).any(|w| w.role == crate::scenario::BrokerRole::Coordinator)
                     && kinds().any(|k| matches!(k, OperatorKind::SinkLog { .. }))
             }
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
@@ -654,6 +665,10 @@ targets! {
             "a log sink's request expired (its delivery timeout passed) and its error reached the writer";
         "log-flush-waited", "log_flushes_blocked", [BrokerFaults],
             "a log sink's flush blocked its task's thread until its requests in flight were answered";
+        "log-coordinator-waited", "log_coordinator_waits", [TxnCoordinatorFaults],
+            "a log sink's call to the transaction coordinator (InitProducerId, a commit) blocked its task's thread until the coordinator answered";
+        "log-commit-retried", "log_commits_retried", [TxnCoordinatorFaults],
+            "a log sink's commit gave up waiting for the coordinator (max_block) and was made again";
     }
     "other algorithms" {
         "sources-paused", "sources_paused", [StopTheWorld],

@@ -157,6 +157,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::LogLingeringNotAborted,
     Mutant::LogFlushSkipsRetries,
     Mutant::LogAsyncErrorSwallowed,
+    Mutant::CommitTimeoutDropped,
     Mutant::SourceOffsetsCommittedEarly,
 ];
 

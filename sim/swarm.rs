@@ -300,10 +300,11 @@ fn broker_outage_range(s: &Scenario, interval: SimDuration) -> Option<(SimDurati
 }
 
 /// A broker fault, drawn last of all: its length (0: none), its start in
-/// the crash window (or the first two seconds) and its kind (`down`,
-/// `lost`, or `slow` by a quarter of its length).
+/// the crash window (or the first two seconds), its kind (`down`, `lost`,
+/// or `slow` by a quarter of its length) and the brokers it hits (the
+/// partitions' leaders or the transaction coordinator).
 fn draw_broker(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
-    use crate::scenario::{BrokerFault, BrokerWindow};
+    use crate::scenario::{BrokerFault, BrokerRole, BrokerWindow};
     let Some(r) = spec.broker_outage else {
         return;
     };
@@ -318,6 +319,10 @@ fn draw_broker(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             .0,
     );
     let kind = d.int("broker_outage_kind", (0, 2));
+    let role = match d.int("broker_outage_role", (0, 1)) {
+        0 => BrokerRole::Leader,
+        _ => BrokerRole::Coordinator,
+    };
     if length > SimDuration::ZERO {
         let fault = match kind {
             0 => BrokerFault::Down,
@@ -325,7 +330,12 @@ fn draw_broker(out: &mut ScenarioData, spec: &SwarmSpec, d: &mut Drawer) {
             _ => BrokerFault::Slow(SimDuration((length.0 / 4).max(1))),
         };
         let until = at_most_max(from.0.saturating_add(length.0));
-        out.faults.broker.push(BrokerWindow { from, until, fault });
+        out.faults.broker.push(BrokerWindow {
+            from,
+            until,
+            fault,
+            role,
+        });
     }
 }
 

@@ -189,6 +189,8 @@ fn assert_every_key_written(text: &str, what: &str) {
                 "delivery_timeout",
                 "request_timeout",
                 "retry_backoff",
+                "max_block",
+                "commit_retries",
             ],
             "source-log" => &["topic", "isolation", "starting_offsets", "fetch_interval"],
             "buffer" => &["capacity", "redistribution"],

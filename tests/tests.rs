@@ -155,6 +155,9 @@
 //! - `txlog_broker`: the log's brokers under faults: asynchronous
 //!   producers retrying until their delivery timeout, flushes that block
 //!   the task, expired requests that fail it; the mutants they catch.
+//! - `txlog_coordinator`: the log's transaction coordinator under faults:
+//!   calls that block the task until it answers, commits made again, the
+//!   loss when an outage outlasts the transaction timeout; its mutant.
 
 mod common;
 
@@ -225,6 +228,7 @@ mod traces;
 mod triage;
 mod txlog;
 mod txlog_broker;
+mod txlog_coordinator;
 mod txlog_source;
 mod uncoordinated;
 mod upsert;

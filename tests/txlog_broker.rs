@@ -6,7 +6,9 @@
 use crate::common::{assert_caught, check, exactly_once, load, seeds_or, sweep, valid};
 use ckptsim::engine::{SimDuration, SimTime};
 use ckptsim::mutant::Mutant;
-use ckptsim::scenario::{parse_str, BrokerFault, BrokerWindow, Guarantee, ScenarioData};
+use ckptsim::scenario::{
+    parse_str, BrokerFault, BrokerRole, BrokerWindow, Guarantee, ScenarioData,
+};
 
 /// Both sinks keep their promise under every exactly-once algorithm while
 /// the brokers are down, lose requests and answer late: requests retry,
@@ -51,6 +53,7 @@ fn an_expired_request_fails_the_task_when_its_answer_was_due() {
         from: ms(100),
         until: ms(400),
         fault: BrokerFault::Down,
+        role: BrokerRole::Leader,
     }]));
     let e = check(&s, 0, &[]);
     assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
@@ -74,6 +77,7 @@ fn a_flush_blocks_its_checkpoint_until_the_answers_come() {
             from: ms(0),
             until: ms(600),
             fault: BrokerFault::Slow(SimDuration::from_millis(extra)),
+            role: BrokerRole::Leader,
         }]))
     };
     let longest = |s| {
@@ -173,6 +177,7 @@ fn a_task_that_dies_in_a_blocked_flush_acknowledges_nothing() {
         from: ms(0),
         until: ms(600),
         fault: BrokerFault::Slow(SimDuration::from_millis(8)),
+        role: BrokerRole::Leader,
     }]);
     d.faults.crashes = vec![ckptsim::scenario::CrashSpec {
         at: ms(44),

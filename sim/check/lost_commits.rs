@@ -10,12 +10,14 @@
 //! the checkpoint promised them. The sink keeps each refusal
 //! ([`crate::model::txlog::sink::LostCommit`]); this check names it, with
 //! the timeout and the checkpoint interval when the timeout was the cause
-//! (the timeout must exceed the interval plus the time to recover).
+//! (the timeout must exceed the interval plus the time to recover), and the
+//! transaction coordinator's outage when one held the commit up past it.
 
 use super::{Finding, Input};
 use crate::engine::SimDuration;
 use crate::model::txlog::sink::LostCommit;
 use crate::model::txlog::AbortCause;
+use crate::scenario::BrokerRole;
 use crate::verdict::{CheckId, Violation};
 
 fn message(input: &Input, l: &LostCommit) -> String {
@@ -35,8 +37,23 @@ fn message(input: &Input, l: &LostCommit) -> String {
                 Some(i) => format!("the checkpoint interval ({})", SimDuration(i.0)),
                 None => "the time between checkpoints".to_string(),
             };
+            let outage = (input.scenario.faults.broker.iter())
+                .filter(|w| {
+                    let deadline = c.opened_at.plus(l.timeout);
+                    w.role == BrokerRole::Coordinator && w.from <= l.at && deadline < w.until
+                })
+                .map(|w| {
+                    format!(
+                        " The transaction coordinator was {} from {} to {}: the commit waited for it, and the transaction's timeout passed meanwhile; the timeout must exceed {interval} plus the longest outage of the coordinator.",
+                        crate::scenario::schema::name_of(&w.fault_kind()),
+                        SimDuration(w.from.0),
+                        SimDuration(w.until.0),
+                    )
+                })
+                .next()
+                .unwrap_or_default();
             format!(
-                "{what} was aborted by the broker at {} after its transaction timeout of {}, before the commit at {}: its records are lost. The transaction timeout must exceed {interval} plus the time to recover from a failure",
+                "{what} was aborted by the broker at {} after its transaction timeout of {}, before the commit at {}: its records are lost. The transaction timeout must exceed {interval} plus the time to recover from a failure.{outage}",
                 SimDuration(at.0),
                 l.timeout,
                 SimDuration(l.at.0),

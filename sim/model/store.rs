@@ -4,7 +4,9 @@
 
 use super::payload::Payloads;
 use super::record::{Lineage, Payload, Record};
-use super::txlog::{sink::LostCommit, TxLog};
+use super::txlog::coordinator::CommitAnswer;
+use super::txlog::sink::{settle, LostCommit, Settled};
+use super::txlog::TxLog;
 use crate::engine::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,6 +107,12 @@ pub struct StoreStats {
     pub log_records_fetched: u64,
     #[serde(default)]
     pub log_offsets_committed: u64,
+    /// Calls of log sinks that blocked on the transaction coordinator, and
+    /// commits made again after one gave up waiting (`max_block`).
+    #[serde(default)]
+    pub log_coordinator_waits: u64,
+    #[serde(default)]
+    pub log_commits_retried: u64,
 }
 
 /// Serialisable so a savepoint directory can carry the external world
@@ -169,6 +177,28 @@ pub(crate) struct OperatorFailure {
 }
 
 impl ExternalStore {
+    /// Settles the answer to a log sink's commit (`txlog::sink::settle`):
+    /// counted, or kept as a lost commit for the judge; the text of the
+    /// failure if the committer's task fails.
+    pub fn settle_commit(&mut self, answer: CommitAnswer) -> Option<String> {
+        match settle(&self.log, &answer) {
+            Settled::Committed => self.stats.log_commits += 1,
+            Settled::Again => {}
+            Settled::Lost(lost) => {
+                self.stats.log_commits_lost += 1;
+                self.log_losses.push(lost);
+            }
+            Settled::Failed(why) => return Some(why),
+        }
+        None
+    }
+
+    /// How many failures operators raised so far and not yet raised by
+    /// the runtime: a call that threw makes it grow.
+    pub(crate) fn thrown(&self) -> usize {
+        self.failures.len() + self.failures_at.len()
+    }
+
     pub fn begin(&mut self, id: TxnId, now: SimTime) {
         if !self.txns.contains_key(&id) {
             self.txns.insert(id, self.slots.len());

@@ -408,11 +408,16 @@ counters! {
     log_offsets_committed,
     log_topics_closed,
     /// The brokers' faults: retries of the log sinks' produce requests,
-    /// requests that expired, and flushes that blocked a task's thread
-    /// waiting for answers.
+    /// requests that expired, and calls (a flush, or a call to the
+    /// transaction coordinator) that blocked a task's thread waiting for
+    /// answers, ...
     log_requests_retried,
     log_requests_expired,
     log_flushes_blocked,
+    /// ... calls to the transaction coordinator that waited for its
+    /// answer, and commits made again after a call gave up (`max_block`).
+    log_coordinator_waits,
+    log_commits_retried,
 }
 
 #[cfg(test)]

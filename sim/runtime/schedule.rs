@@ -91,6 +91,10 @@ pub enum Step {
     /// A fresh instance, restored from the snapshot of this checkpoint (the
     /// last `Snapshot` before it), or empty (`None`).
     Restart(Option<CheckpointId>),
+    /// The `Complete` or `Restart` just before did not take: the operator's
+    /// call threw (a log sink's commit refused for an unknown reason, or
+    /// given up on), and its task fails. It promises nothing.
+    Untaken,
 }
 
 /// A position in the log: a segment and a length.

@@ -1,6 +1,9 @@
 //! `[[faults.broker]]`: faults of the transactional log's brokers, windows
-//! of time in which the producers' requests fail, are lost or are slow
-//! (`model::txlog::broker` says what a producer does about it).
+//! of time in which the producers' requests fail, are lost or are slow,
+//! either those to the partitions' leaders (produce requests) or those to
+//! the transaction coordinator (`InitProducerId`, `AddPartitionsToTxn`,
+//! `EndTxn`): `model::txlog::broker` and `model::txlog::coordinator` say
+//! what a producer does about it.
 
 use super::schema;
 use super::validate::{help, Validator};
@@ -21,6 +24,18 @@ pub enum BrokerFaultKind {
     Slow,
 }
 
+/// Which brokers a fault hits, as files name it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BrokerRole {
+    /// The partitions' leaders: produce requests.
+    #[default]
+    Leader,
+    /// The transaction coordinator: `InitProducerId`, `AddPartitionsToTxn`
+    /// and `EndTxn` (and its own timeout aborts, which wait for it).
+    Coordinator,
+}
+
 /// What a broker fault does, validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BrokerFault {
@@ -35,11 +50,26 @@ pub struct BrokerWindow {
     pub from: SimTime,
     pub until: SimTime,
     pub fault: BrokerFault,
+    /// The brokers it hits.
+    #[serde(default)]
+    pub role: BrokerRole,
+}
+
+impl BrokerWindow {
+    /// The fault's kind, as files name it.
+    pub fn fault_kind(&self) -> BrokerFaultKind {
+        match self.fault {
+            BrokerFault::Down => BrokerFaultKind::Down,
+            BrokerFault::Lost => BrokerFaultKind::Lost,
+            BrokerFault::Slow(_) => BrokerFaultKind::Slow,
+        }
+    }
 }
 
 impl Validator<'_, '_> {
     /// `[[faults.broker]]`: `from`, `until` (required, after `from`),
-    /// `fault` (required) and, for `slow` only, `extra` (required).
+    /// `fault` (required), for `slow` only `extra` (required), and `role`
+    /// (`leader` by default, or `coordinator`).
     pub(super) fn broker_faults(&mut self, list: &[schema::BrokerFaults]) -> Vec<BrokerWindow> {
         let kinds = || self.ops.iter().map(|o| o.kind.as_ref());
         let writer = kinds().any(|k| matches!(k, Some(super::OperatorKind::SinkLog { .. })));
@@ -74,6 +104,7 @@ impl Validator<'_, '_> {
                 from,
                 until,
                 fault: fault?,
+                role: b.role.unwrap_or_default(),
             })
         })
     }

@@ -285,12 +285,14 @@ pub(super) fn sink_log(
         producer_batch,
         delivery_timeout,
         request_timeout,
+        commit_retries,
         ..
     } = kind
     {
         let (partitions, batch) = (topic_partitions, producer_batch);
         v.checked::<u64>("topic_partitions", i64::from(partitions), Some(1..=1024));
         v.checked::<u64>("producer_batch", i64::from(batch), Some(1..=100_000));
+        v.checked::<u64>("commit_retries", i64::from(commit_retries), Some(0..=1000));
         if delivery_timeout < request_timeout {
             // Kafka's producer refuses such a configuration.
             let message = format!(

@@ -61,7 +61,9 @@ impl ScenarioData {
     /// `max_backoff` under `exponential-delay`): the broker may abort a
     /// transaction a completed checkpoint holds before it is committed, and
     /// its records are lost (Flink's Kafka connector documentation warns of
-    /// this).
+    /// this). Likewise when the timeout does not exceed the interval plus
+    /// the longest outage of the transaction coordinator: a commit it holds
+    /// up may find its transaction aborted once it is back.
     pub fn log_sink_warnings(&self) -> Vec<String> {
         let Some(interval) = self.checkpoint.interval else {
             return Vec::new();
@@ -89,8 +91,31 @@ impl ScenarioData {
                         op.id, f.detection_delay
                     ));
                 }
+                let outage = self.longest_coordinator_outage();
+                if outage > SimDuration::ZERO
+                    && transaction_timeout <= SimDuration(interval.0.saturating_add(outage.0))
+                {
+                    out.push(format!(
+                        "warning: sink `{}`: its transaction timeout ({transaction_timeout}) does not exceed the checkpoint interval ({interval}) plus the longest outage of the transaction coordinator ({outage}); a commit held up by the outage may find its transaction aborted on timeout when the coordinator is back, and its records are lost",
+                        op.id
+                    ));
+                }
             }
         }
         out
+    }
+
+    /// The longest `[[faults.broker]]` window in which the transaction
+    /// coordinator is down or lost (a slow one still answers, and aborts on
+    /// time).
+    fn longest_coordinator_outage(&self) -> SimDuration {
+        use crate::scenario::{BrokerFault, BrokerRole};
+        (self.faults.broker.iter())
+            .filter(|w| {
+                w.role == BrokerRole::Coordinator && !matches!(w.fault, BrokerFault::Slow(_))
+            })
+            .map(|w| w.until.since(w.from))
+            .max()
+            .unwrap_or(SimDuration::ZERO)
     }
 }

@@ -55,7 +55,7 @@ pub use validate::Scenario;
 mod backends;
 mod broker_faults;
 pub use backends::{FileMerging, SavepointFormat, StateBackend, StorageKind};
-pub use broker_faults::{BrokerFault, BrokerFaultKind, BrokerWindow};
+pub use broker_faults::{BrokerFault, BrokerFaultKind, BrokerRole, BrokerWindow};
 pub use log_sink::{Delivery, TxnNaming};
 pub use log_source::{LogIsolation, StartingOffsets};
 

@@ -438,6 +438,11 @@ operators! {
         request_timeout: Positive = ms(30_000),
         /// Kafka's `retry.backoff.ms`: the wait before a retry after an error.
         retry_backoff: Positive = ms(100),
+        /// Kafka's `max.block.ms`: how long a call to the transaction
+        /// coordinator blocks before it gives up.
+        max_block: Positive = ms(60_000),
+        /// Flink's `sink.committer.retries` (0 to 1,000).
+        commit_retries: u32 = 10,
     }, check super::kinds::sink_log;
     /// Flink's Kafka source over a topic of the transactional log
     /// (`model::txlog::source`): the topic a `sink-log` of the same job
@@ -930,29 +935,6 @@ section! {
         /// `[[faults.coordinator.crash_on]]`: crashes after an event.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         crash_on: Custom<Vec<CoordinatorCrash>, Vec<CrashTrigger>> = Vec::new(),
-    }
-}
-
-table! {
-    /// `[[faults.slow_tasks]]`: between `from` and `until` (or for
-    /// `duration` from `delay` after an event `on`).
-    SlowTask {
-        task: Option<String> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        from: Option<Duration> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        until: Option<Duration> = None,
-        factor: i64 = 10,
-        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
-        on: Option<TriggerEvent> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        checkpoint: Option<i64> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        of: Option<String> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        delay: Option<Duration> = None,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        duration: Option<Duration> = None,
     }
 }
 

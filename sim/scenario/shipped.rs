@@ -114,6 +114,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("log-chain", include_str!("../../scenarios/log-chain.toml")),
     (
+        "log-coordinator",
+        include_str!("../../scenarios/log-coordinator.toml"),
+    ),
+    (
         "log-offsets",
         include_str!("../../scenarios/log-offsets.toml"),
     ),

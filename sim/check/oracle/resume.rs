@@ -120,6 +120,7 @@ impl Exec<'_> {
                 self.call(task, |op, ctx| op.notify_checkpoint_aborted(id, ctx));
                 self.route(task, oracle);
             }
+            Step::Untaken => {}
             Step::Event(event) => self.operator_event(task, event),
             Step::Watermark => self.periodic_watermark(task, oracle),
             Step::Idle(split) => self.split_idle(task, split),

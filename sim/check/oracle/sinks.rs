@@ -38,6 +38,8 @@ impl Exec<'_> {
         let mut total = 0;
         let mut marks: BTreeMap<u64, usize> = BTreeMap::new();
         let mut known = 0;
+        // `known` before the last notification or restore, for `Untaken`.
+        let mut before = 0;
         for &step in steps {
             match step {
                 Step::Read { input, n } => {
@@ -57,20 +59,24 @@ impl Exec<'_> {
                     marks.insert(id, total);
                 }
                 Step::Complete(id) if commits.is_none() => {
-                    known = known.max(id);
+                    (before, known) = (known, known.max(id));
                     oracle.sink_notifications += 1;
                 }
-                Step::Restart(Some(id)) if commits.is_none() => known = known.max(id),
+                Step::Restart(Some(id)) if commits.is_none() => {
+                    (before, known) = (known, known.max(id))
+                }
+                Step::Untaken if commits.is_none() => known = before,
                 _ => {}
             }
         }
         for &step in commits.unwrap_or_default() {
             match step {
                 Step::Complete(id) => {
-                    known = known.max(id);
+                    (before, known) = (known, known.max(id));
                     oracle.sink_notifications += 1;
                 }
-                Step::Restart(Some(id)) => known = known.max(id),
+                Step::Restart(Some(id)) => (before, known) = (known, known.max(id)),
+                Step::Untaken => known = before,
                 _ => {}
             }
         }

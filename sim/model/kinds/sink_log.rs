@@ -28,6 +28,8 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
             delivery_timeout,
             request_timeout,
             retry_backoff,
+            max_block,
+            commit_retries,
         } => Box::new(LogSink::new(LogSinkSpec {
             prefix: s.scenario.operators[s.operator as usize].id.clone(),
             delivery,
@@ -40,6 +42,8 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
                 request_timeout,
                 retry_backoff,
             },
+            max_block,
+            commit_retries,
         })),
         ref k => not_mine(k),
     },

@@ -29,7 +29,7 @@
 //! ([`TxLog::abandon`]); requests answered between the crash and the
 //! redeploy still land, as requests on the wire do.
 
-use super::{Client, LogError, Producer, TopicPartition, TxLog};
+use super::{BrokerRole, Client, LogError, Producer, TopicPartition, TxLog};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::record::Record;
 pub use crate::scenario::{BrokerFault, BrokerWindow};
@@ -144,25 +144,43 @@ pub struct DeliveryError {
 }
 
 impl TxLog {
-    /// The broker faults of the run (set before it starts).
+    /// The broker faults of the run (set before it starts): those of the
+    /// partitions' leaders, and those of the transaction coordinator.
     pub fn set_broker_faults(&mut self, windows: Vec<BrokerWindow>) {
-        self.broker_faults = windows;
+        let (coordinator, leaders) = windows
+            .into_iter()
+            .partition(|w| w.role == BrokerRole::Coordinator);
+        self.broker_faults = leaders;
+        self.coordinator_faults = coordinator;
     }
 
     /// `send`: `client`'s records leave as one request at `now`, in the
-    /// transaction `txn` (its partitions added already) or without one.
-    /// Returns when its answer is due; a request answered at once (no
-    /// fault in force) lands now.
+    /// transaction `txn` (its partitions added already) or without one;
+    /// `adds`: the request waits for an `AddPartitionsToTxn` of the
+    /// transaction coordinator first (the producer's `Sender` sends that
+    /// before a transaction's first batch to a partition), so the
+    /// coordinator's faults hold it up too. Returns when its answer is due;
+    /// a request answered at once (no fault in force) lands now.
     pub fn send(
         &mut self,
         client: Client,
         txn: Option<(String, Producer)>,
         records: Vec<(TopicPartition, Record)>,
+        adds: bool,
         cfg: &ProducerConfig,
         now: SimTime,
     ) -> SimTime {
         self.tick(now);
-        let fate = fate(&self.broker_faults, now, cfg);
+        let fate = match adds && !self.coordinator_faults.is_empty() {
+            false => fate(&self.broker_faults, now, cfg),
+            true => {
+                let both: Vec<BrokerWindow> = (self.coordinator_faults.iter())
+                    .chain(&self.broker_faults)
+                    .copied()
+                    .collect();
+                fate(&both, now, cfg)
+            }
+        };
         self.stats.retries += u64::from(fate.retries());
         let request = InFlight {
             client,
@@ -186,6 +204,7 @@ impl TxLog {
     /// No broker fault, no request in flight, no error waiting.
     pub(super) fn clear_broker_state(&mut self) {
         self.broker_faults.clear();
+        self.coordinator_faults.clear();
         self.in_flight.clear();
         self.errors.clear();
     }
@@ -249,7 +268,7 @@ impl TxLog {
         let meta = self.txns.get(id)?;
         let timed_out = meta
             .started_at
-            .is_some_and(|s| r.due.since(s) > meta.timeout);
+            .is_some_and(|s| self.timed_out_by(s, meta.timeout, r.due));
         timed_out.then(|| DeliveryError {
             records,
             at: r.due,

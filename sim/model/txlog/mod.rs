@@ -22,7 +22,9 @@
 //!   than its `transaction.timeout.ms` (`abortTimedOutTransactions`, on its
 //!   own schedule: [`TxLog::expire`]) and bumps the epoch, so the producer
 //!   that opened it, or a committer resuming it after a restore, is fenced:
-//!   whatever it held is lost.
+//!   whatever it held is lost. While the coordinator is down or
+//!   unreachable (`coordinator.rs`) it aborts nothing; once back, it aborts
+//!   what timed out meanwhile before it answers anything.
 //! - The **last stable offset** of a partition is the first offset of its
 //!   earliest open transaction (the log's end without one). A
 //!   `read_committed` consumer reads below it and skips the data of aborted
@@ -42,10 +44,12 @@
 
 use super::record::Record;
 use crate::engine::{SimDuration, SimTime};
+pub use crate::scenario::BrokerRole;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub mod broker;
+pub mod coordinator;
 mod read;
 pub mod sink;
 pub mod source;
@@ -252,9 +256,12 @@ pub struct TxLog {
     /// readers included (`read.rs`).
     #[serde(skip)]
     failure_free: bool,
-    /// The run's broker faults (`broker.rs`).
+    /// The run's faults of the partitions' leaders (`broker.rs`) and of
+    /// the transaction coordinator (`coordinator.rs`).
     #[serde(skip)]
     broker_faults: Vec<broker::BrokerWindow>,
+    #[serde(skip)]
+    coordinator_faults: Vec<broker::BrokerWindow>,
     /// Produce requests waiting for their answer, by when it is due.
     #[serde(skip)]
     in_flight: BTreeMap<(SimTime, u64), broker::InFlight>,
@@ -472,21 +479,29 @@ impl TxLog {
     /// for longer than its timeout is aborted and its epoch bumped (its
     /// producer fenced). Returns the transactional ids it aborted.
     pub fn expire(&mut self, now: SimTime) -> Vec<String> {
+        self.now = self.now.max(now);
         let due: Vec<String> = (self.ongoing.iter())
             .filter(|id| {
                 let m = &self.txns[id.as_str()];
-                m.started_at.is_some_and(|s| now.since(s) > m.timeout)
+                m.started_at
+                    .is_some_and(|s| self.timed_out_by(s, m.timeout, now))
             })
             .cloned()
             .collect();
         for id in &due {
-            let producer = self.txns[id].producer;
-            self.end(id, false, AbortCause::TimedOut);
-            let meta = self.txns.get_mut(id).expect("known id");
-            meta.producer.epoch = meta.producer.epoch.saturating_add(1);
-            self.timed_out.push((id.clone(), producer, now));
+            self.expire_one(id);
         }
         due
+    }
+
+    /// The timeout scan aborts `id`'s ongoing transaction (at the log's
+    /// time) and bumps its epoch.
+    fn expire_one(&mut self, id: &str) {
+        let producer = self.txns[id].producer;
+        self.end(id, false, AbortCause::TimedOut);
+        let meta = self.txns.get_mut(id).expect("known id");
+        meta.producer.epoch = meta.producer.epoch.saturating_add(1);
+        self.timed_out.push((id.to_string(), producer, self.now));
     }
 
     /// The end of time for the readers: every transaction still ongoing is

@@ -47,14 +47,20 @@
 //! before it landed) fails the task at the writer's next call
 //! (`checkAsyncException`), and a flush (before every snapshot under
 //! exactly-once and at-least-once, and at the end of input) blocks the
-//! task's thread until every request is answered, then checks.
+//! task's thread until every request is answered, then checks. Calls to
+//! the transaction coordinator (`InitProducerId`, each commit) block the
+//! thread until it answers, at most `max_block` each (`coordinator.rs`):
+//! an `InitProducerId` that gives up fails the task, a commit is made again
+//! up to `commit_retries` times (Flink's `CommitterOperator`), then fails
+//! the task; every answer is settled as of when it came ([`settle`]).
 //!
 //! Simplified: the writer and committer
 //! are one operator, so a committable never travels over a channel; the
 //! state is kept per subtask and restored at the same parallelism only.
 
 use super::broker::ProducerConfig;
-use super::{AbortCause, Client, LogError, Producer, TopicPartition, TxnStatus};
+use super::coordinator::{Call, CommitAnswer};
+use super::{AbortCause, Client, LogError, Producer, TopicPartition, TxLog, TxnStatus};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::operator::{decode, encode, CheckpointId, Context, Operator};
 use crate::model::record::Record;
@@ -100,6 +106,12 @@ pub struct LogSinkSpec {
     pub batch: u32,
     /// The producer's request settings.
     pub producer: ProducerConfig,
+    /// Kafka's `max.block.ms`: how long a call to the transaction
+    /// coordinator blocks before it throws `TimeoutException`.
+    pub max_block: SimDuration,
+    /// Flink's `sink.committer.retries`: how often a commit that threw a
+    /// retriable error is made again before the task fails.
+    pub commit_retries: u32,
 }
 
 /// The transaction records go to.
@@ -142,6 +154,12 @@ pub struct LogSink {
     listed: BTreeMap<CheckpointId, Vec<String>>,
     /// The client this instance's producers send as.
     producer_client: Option<Client>,
+    /// Where the task's thread is in the current call: a blocking call to
+    /// the coordinator moves it on (`coordinator.rs`).
+    thread_at: SimTime,
+    /// A call to the coordinator gave up: the task fails when it returns,
+    /// and the instance does nothing more.
+    broken: bool,
 }
 
 impl LogSink {
@@ -158,6 +176,8 @@ impl LogSink {
             free: Vec::new(),
             listed: BTreeMap::new(),
             producer_client: None,
+            thread_at: SimTime::ZERO,
+            broken: false,
         }
     }
 
@@ -225,10 +245,9 @@ impl LogSink {
                 let id = self.incrementing_id(subtask, checkpoint);
                 let open = ctx.store.log.status(&id).map(|s| s.0) == Some(TxnStatus::Ongoing);
                 ctx.store.stats.log_lingering_aborted += u64::from(open);
-                let p = ctx
-                    .store
-                    .log
-                    .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+                let Some(p) = self.init(&id, ctx) else {
+                    return;
+                };
                 if p.epoch == 0 {
                     break;
                 }
@@ -260,10 +279,9 @@ impl LogSink {
                 // Taken over already (only the mutant below resumes one).
                 continue;
             }
-            let p = ctx
-                .store
-                .log
-                .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+            let Some(p) = self.init(&id, ctx) else {
+                return;
+            };
             self.producers.insert(id, p);
             // A new id never takes the name of one in the pool.
             self.created = self.created.max(n.saturating_add(1));
@@ -286,10 +304,9 @@ impl LogSink {
                 };
                 for c in first..=checkpoint {
                     let id = self.incrementing_id(ctx.subtask, c);
-                    let p =
-                        ctx.store
-                            .log
-                            .init_producer_for(&id, self.spec.timeout, Self::client(ctx));
+                    let Some(p) = self.init(&id, ctx) else {
+                        return;
+                    };
                     made = Some((id, p));
                 }
                 self.last_checkpoint = checkpoint;
@@ -305,11 +322,10 @@ impl LogSink {
                 };
                 let p = match self.producers.get(&id) {
                     Some(&p) => p,
-                    None => {
-                        ctx.store
-                            .log
-                            .init_producer_for(&id, self.spec.timeout, Self::client(ctx))
-                    }
+                    None => match self.init(&id, ctx) {
+                        Some(p) => p,
+                        None => return,
+                    },
                 };
                 self.producers.insert(id.clone(), p);
                 (id, p)
@@ -329,17 +345,19 @@ impl LogSink {
     /// coordinator), or without one. A request answered at once is checked
     /// at once; a later answer is checked at the writer's next call.
     fn flush(&mut self, ctx: &mut Context) {
-        if self.buffer.is_empty() {
+        if self.buffer.is_empty() || self.broken {
             return;
         }
         ctx.store.log.tick(ctx.now);
         let topic = ctx.operator;
         let mut records = Vec::with_capacity(self.buffer.len());
+        let mut adds = false;
         for record in std::mem::take(&mut self.buffer) {
             let partition = (record.key % u64::from(self.spec.partitions.max(1))) as u32;
             let tp = TopicPartition { topic, partition };
             if let Some(c) = self.current.as_mut() {
                 if c.partitions.insert(partition) {
+                    adds = true;
                     if let Err(e) = ctx.store.log.add_partition(&c.id, c.producer, tp, ctx.now) {
                         ctx.fail(format!("a write to {} failed: {e}", self.spec.prefix));
                         return;
@@ -351,7 +369,8 @@ impl LogSink {
         }
         let txn = self.current.as_ref().map(|c| (c.id.clone(), c.producer));
         let client = self.me(ctx);
-        let due = (ctx.store.log).send(client, txn, records, &self.spec.producer, ctx.now);
+        let cfg = &self.spec.producer;
+        let due = (ctx.store.log).send(client, txn, records, adds, cfg, ctx.now);
         if due <= ctx.now {
             self.check_async(ctx);
         }
@@ -393,6 +412,7 @@ impl LogSink {
             return;
         }
         ctx.block_until(until);
+        self.thread_at = self.thread_at.max(until);
         self.check_async(ctx);
         if let Some(e) = ctx.store.log.in_flight_errors(client).first() {
             // The flush returns at `until`, and throws then.
@@ -401,47 +421,104 @@ impl LogSink {
         }
     }
 
-    /// Commits `c` (resuming its producer): refused because the broker
-    /// ended it or fenced it, its records are lost (kept for the judge);
-    /// refused otherwise, the task fails.
+    /// Where the task's thread is in this call.
+    fn thread(&self, ctx: &Context) -> SimTime {
+        self.thread_at.max(ctx.now)
+    }
+
+    /// The thread, at `sent`, waits for an answer until `until`.
+    fn wait(&mut self, sent: SimTime, until: SimTime, ctx: &mut Context) {
+        if until > sent {
+            self.thread_at = until;
+            ctx.block_until(until);
+            ctx.store.stats.log_coordinator_waits += 1;
+        }
+    }
+
+    /// `InitProducerId` for `id` (`initTransactions`): the thread blocks
+    /// until the coordinator answers; after `max_block` it throws, and the
+    /// task fails then (the fault's doing).
+    fn init(&mut self, id: &str, ctx: &mut Context) -> Option<Producer> {
+        if self.broken {
+            return None;
+        }
+        let sent = self.thread(ctx);
+        let cfg = &self.spec.producer;
+        match (ctx.store.log).coordinator_call(sent, self.spec.max_block, 1, cfg) {
+            Call::Answered { at, .. } => {
+                self.wait(sent, at, ctx);
+                let (client, timeout) = (Self::client(ctx), self.spec.timeout);
+                let log = &mut ctx.store.log;
+                Some(log.as_of(at, |log| log.init_producer_for(id, timeout, client)))
+            }
+            Call::GaveUp { at } => {
+                self.wait(sent, at, ctx);
+                self.broken = true;
+                let why = format!(
+                    "{}: InitProducerId for {id} timed out after max_block ({})",
+                    self.spec.prefix, self.spec.max_block
+                );
+                ctx.fail_at(at, why, true);
+                None
+            }
+        }
+    }
+
+    /// Commits `c` (resuming its producer: `EndTxn`), blocking the thread
+    /// until the coordinator answers, the call made again after each
+    /// `max_block` up to `commit_retries` times (then the task fails, the
+    /// fault's doing); the answer takes effect as of when it comes
+    /// ([`TxLog::commit_as_of`]) and is settled then ([`settle`]).
     fn commit(&mut self, c: &Committable, ctx: &mut Context) {
+        if self.broken {
+            return;
+        }
         ctx.store.log.tick(ctx.now);
-        let result = ctx.store.log.end_txn(&c.transactional_id, c.producer, true);
-        let error = match result {
-            Ok(()) => {
-                ctx.store.stats.log_commits += 1;
-                return;
+        let sent = self.thread(ctx);
+        let calls = self.spec.commit_retries.saturating_add(1);
+        let (block, cfg) = (self.spec.max_block, &self.spec.producer);
+        let at = match (ctx.store.log).coordinator_call(sent, block, calls, cfg) {
+            Call::Answered { at, timeouts } => {
+                ctx.store.stats.log_commits_retried += u64::from(timeouts);
+                if timeouts > 0 && ctx.mutant(Mutant::CommitTimeoutDropped) {
+                    // Mutant: the committable whose commit threw a
+                    // retriable error is dropped, its transaction left open.
+                    self.wait(sent, sent.plus(block), ctx);
+                    return;
+                }
+                at
             }
-            // A restore commits again what was committed before the failure.
-            Err(LogError::InvalidTxnState(TxnStatus::CompleteCommit)) => return,
-            Err(e @ LogError::ProducerFenced { .. })
-            | Err(e @ LogError::InvalidTxnState(TxnStatus::CompleteAbort)) => e,
-            Err(e) => {
-                ctx.fail(format!(
-                    "the commit of transaction {} (checkpoint {}) failed: {e}",
+            Call::GaveUp { at } => {
+                ctx.store.stats.log_commits_retried += u64::from(calls - 1);
+                self.wait(sent, at, ctx);
+                self.broken = true;
+                let why = format!(
+                    "the commit of transaction {} (checkpoint {}) failed after {calls} call(s): the transaction coordinator did not answer within max_block ({block}) of any",
                     c.transactional_id, c.checkpoint
-                ));
+                );
+                ctx.fail_at(at, why, true);
                 return;
             }
         };
-        let log = &ctx.store.log;
-        let aborted = match log.status(&c.transactional_id) {
-            Some((_, _, Some(AbortCause::TimedOut))) => (log.timed_out.iter().rev())
-                .find(|(id, p, _)| *id == c.transactional_id && p.id == c.producer.id)
-                .map(|&(_, _, at)| (AbortCause::TimedOut, at)),
-            Some((_, _, Some(cause))) => Some((cause, ctx.now)),
-            _ => None,
+        self.wait(sent, at, ctx);
+        let (client, timeout) = (self.me(ctx), self.spec.timeout);
+        let result = match at > ctx.now {
+            true => (ctx.store.log).commit_as_of(&c.transactional_id, c.producer, at),
+            false => (ctx.store.log).end_txn(&c.transactional_id, c.producer, true),
         };
-        ctx.store.stats.log_commits_lost += 1;
-        ctx.store.log_losses.push(LostCommit {
-            sink: ctx.operator,
-            subtask: ctx.subtask,
+        let answer = CommitAnswer {
+            client,
             committable: c.clone(),
-            at: ctx.now,
-            aborted,
-            timeout: self.spec.timeout,
-            error: error.to_string(),
-        });
+            timeout,
+            at,
+            result,
+        };
+        if let Some(why) = ctx.store.settle_commit(answer) {
+            match at > ctx.now {
+                true => ctx.fail_at(at, why, false),
+                false => ctx.fail(why),
+            }
+        }
     }
 
     /// Pooling: the ids no pending committable, no current transaction
@@ -473,6 +550,54 @@ impl LogSink {
     }
 }
 
+/// What the answer to a commit comes to.
+#[derive(Clone, Debug)]
+pub enum Settled {
+    Committed,
+    /// Committed before: a restore commits again what was committed
+    /// before the failure.
+    Again,
+    /// Refused because the broker ended the transaction or a newer
+    /// producer fenced it: its records are lost (`KafkaCommitter`'s
+    /// `signalFailedWithKnownReason`).
+    Lost(LostCommit),
+    /// Refused otherwise: the task fails (`signalFailedWithUnknownReason`).
+    Failed(String),
+}
+
+/// The answer to a commit, as `KafkaCommitter` takes it.
+pub fn settle(log: &TxLog, a: &CommitAnswer) -> Settled {
+    let c = &a.committable;
+    let error = match &a.result {
+        Ok(()) => return Settled::Committed,
+        Err(LogError::InvalidTxnState(TxnStatus::CompleteCommit)) => return Settled::Again,
+        Err(e @ LogError::ProducerFenced { .. })
+        | Err(e @ LogError::InvalidTxnState(TxnStatus::CompleteAbort)) => e,
+        Err(e) => {
+            return Settled::Failed(format!(
+                "the commit of transaction {} (checkpoint {}) failed: {e}",
+                c.transactional_id, c.checkpoint
+            ))
+        }
+    };
+    let aborted = match log.status(&c.transactional_id) {
+        Some((_, _, Some(AbortCause::TimedOut))) => (log.timed_out.iter().rev())
+            .find(|(id, p, _)| *id == c.transactional_id && p.id == c.producer.id)
+            .map(|&(_, _, at)| (AbortCause::TimedOut, at)),
+        Some((_, _, Some(cause))) => Some((cause, a.at)),
+        _ => None,
+    };
+    Settled::Lost(LostCommit {
+        sink: a.client.operator,
+        subtask: a.client.subtask,
+        committable: c.clone(),
+        at: a.at,
+        aborted,
+        timeout: a.timeout,
+        error: error.to_string(),
+    })
+}
+
 /// The subtask and index of a pooled id's tail `subtask-n`.
 fn pooled_index(tail: &str) -> Option<(u32, u32)> {
     let (subtask, n) = tail.split_once('-')?;
@@ -483,6 +608,9 @@ impl Operator for LogSink {
     #[inline]
     fn process(&mut self, record: Record, ctx: &mut Context) {
         self.start(None, &[], ctx);
+        if self.broken {
+            return;
+        }
         if ctx.store.log.has_errors() {
             self.check_async(ctx);
         }
@@ -631,6 +759,14 @@ mod mutants {
             modelled_on: "FLINK-35749 (Kafka sink loses data while the cluster is unavailable for a while: WriterCallback submitted checkAsyncException with mailboxExecutor.submit, whose future swallowed the exception after the field was cleared)",
             caught_by: "exactly-once-output",
             applies: &[("log-broker", "aligned")],
+        });
+        pub const CommitTimeoutDropped: Mutant = Mutant::declare(&MutantInfo {
+            name: "commit-timeout-dropped",
+            part: "log sink",
+            what: "a commit the transaction coordinator does not answer within max_block (it throws a retriable TimeoutException) is dropped instead of made again: its transaction stays open until the broker's timeout aborts it, and the checkpoint's records are lost",
+            modelled_on: "FLINK-23896 (the Sink committers did not retry failed committables: KafkaCommitter's retriable commit failures were dropped, a missing piece to guarantee no data loss; committables are retried since)",
+            caught_by: "exactly-once-output",
+            applies: &[("log-coordinator", "aligned")],
         });
         pub const TransactionalIdGaps: Mutant = Mutant::declare(&MutantInfo {
             name: "transactional-id-gaps",

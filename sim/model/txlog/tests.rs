@@ -357,6 +357,7 @@ fn window(from: u64, until: u64, fault: broker::BrokerFault) -> broker::BrokerWi
         from: t(from),
         until: t(until),
         fault,
+        role: BrokerRole::Leader,
     }
 }
 
@@ -440,7 +441,7 @@ fn requests_in_flight_land_when_due_or_fail_their_client() {
     };
     let mut log = log();
     log.set_broker_faults(vec![window(10, 20, BrokerFault::Down)]);
-    let due = log.send(client, None, vec![(TP, rec(1))], &CFG, t(12));
+    let due = log.send(client, None, vec![(TP, rec(1))], false, &CFG, t(12));
     assert_eq!(due, t(20));
     assert!(log.has_in_flight());
     assert_eq!(log.in_flight_until(client), Some(t(20)));
@@ -455,7 +456,7 @@ fn requests_in_flight_land_when_due_or_fail_their_client() {
     assert!(!log.has_in_flight());
     // Expired: the error reaches its client, not another attempt's.
     log.set_broker_faults(vec![window(100, 200, BrokerFault::Down)]);
-    log.send(client, None, vec![(TP, rec(2))], &CFG, t(100));
+    log.send(client, None, vec![(TP, rec(2))], false, &CFG, t(100));
     assert_eq!(log.in_flight_errors(client).len(), 1);
     log.deliver(t(130));
     assert!(log.has_errors());
@@ -464,7 +465,7 @@ fn requests_in_flight_land_when_due_or_fail_their_client() {
         ..client
     };
     assert!(log.take_errors(next).is_empty());
-    log.send(client, None, vec![(TP, rec(3))], &CFG, t(150));
+    log.send(client, None, vec![(TP, rec(3))], false, &CFG, t(150));
     log.deliver(t(180));
     let errors = log.take_errors(client);
     assert_eq!(errors.len(), 1, "{errors:?}");
@@ -478,6 +479,7 @@ fn requests_in_flight_land_when_due_or_fail_their_client() {
         client,
         Some(("tx".into(), p)),
         vec![(TP, rec(4))],
+        false,
         &CFG,
         t(300),
     );
@@ -488,12 +490,107 @@ fn requests_in_flight_land_when_due_or_fail_their_client() {
     assert!(errors[0].why.contains("fenced"), "{errors:?}");
     // A redeployed subtask's producer drops what the failed one had.
     log.set_broker_faults(vec![window(400, 420, BrokerFault::Down)]);
-    log.send(client, None, vec![(TP, rec(5))], &CFG, t(400));
+    log.send(client, None, vec![(TP, rec(5))], false, &CFG, t(400));
     // The failure-free run's copy has no broker fault and nothing in flight.
     let mut free = log.clone().into_failure_free();
     assert!(!free.has_in_flight());
-    let due = free.send(client, None, vec![(TP, rec(6))], &CFG, t(405));
+    let due = free.send(client, None, vec![(TP, rec(6))], false, &CFG, t(405));
     assert_eq!(due, t(405));
     log.abandon(next);
     assert!(!log.has_in_flight());
+}
+
+fn coordinator(from: u64, until: u64, fault: broker::BrokerFault) -> broker::BrokerWindow {
+    broker::BrokerWindow {
+        role: BrokerRole::Coordinator,
+        ..window(from, until, fault)
+    }
+}
+
+/// A call to the coordinator is answered at its first retry past a
+/// window, with no deadline; the caller gives up after `calls` waits of
+/// `max_block`.
+#[test]
+fn a_coordinator_call_waits_for_the_answer_or_gives_up() {
+    use super::coordinator::Call;
+    use broker::BrokerFault;
+    let mut log = TxLog::new();
+    assert_eq!(log.coordinator_answer(t(10), &CFG), t(10));
+    log.set_broker_faults(vec![coordinator(10, 25, BrokerFault::Down)]);
+    // Retries every 2 ms from 10: the first at or past 25 is at 26.
+    assert_eq!(log.coordinator_answer(t(10), &CFG), t(26));
+    let block = SimDuration(10_000_000);
+    let answered = log.coordinator_call(t(10), block, 3, &CFG);
+    assert_eq!(
+        answered,
+        Call::Answered {
+            at: t(26),
+            timeouts: 1
+        }
+    );
+    assert_eq!(
+        log.coordinator_call(t(10), block, 1, &CFG),
+        Call::GaveUp { at: t(20) }
+    );
+    // Without the window's end in sight (lost: 10 ms per attempt) the
+    // answer still comes, long after any delivery timeout.
+    log.set_broker_faults(vec![coordinator(0, 100, BrokerFault::Lost)]);
+    assert_eq!(log.coordinator_answer(t(5), &CFG), t(105));
+    // A leaders' window does not hold up the coordinator.
+    log.set_broker_faults(vec![window(0, 100, BrokerFault::Down)]);
+    assert_eq!(log.coordinator_answer(t(5), &CFG), t(5));
+}
+
+/// A produce request that adds a partition to its transaction waits for
+/// the coordinator's `AddPartitionsToTxn`; one that adds none does not.
+#[test]
+fn a_request_that_adds_a_partition_waits_for_the_coordinator() {
+    use broker::BrokerFault;
+    let mut log = TxLog::new();
+    log.create_topic(0, 1);
+    let client = Client::default();
+    log.set_broker_faults(vec![coordinator(10, 25, BrokerFault::Down)]);
+    assert_eq!(
+        log.send(client, None, vec![(TP, rec(1))], false, &CFG, t(12)),
+        t(12)
+    );
+    assert_eq!(
+        log.send(client, None, vec![(TP, rec(2))], true, &CFG, t(12)),
+        t(26)
+    );
+}
+
+/// A coordinator down or unreachable aborts nothing on timeout; once
+/// back it aborts what timed out meanwhile, before the commit it held up,
+/// which is refused and stamped as of its answer. A slow one aborts on
+/// time.
+#[test]
+fn the_coordinator_aborts_on_timeout_once_it_is_back() {
+    use broker::BrokerFault;
+    let timeout = SimDuration(20_000_000);
+    let open = |windows| {
+        let mut log = TxLog::new();
+        log.create_topic(0, 1);
+        log.set_broker_faults(windows);
+        let p = log.init_producer("tx", timeout);
+        log.add_partition("tx", p, TP, t(0)).unwrap();
+        log.produce(TP, Some(("tx", p)), rec(1)).unwrap();
+        (log, p)
+    };
+    let (mut log, p) = open(vec![coordinator(10, 50, BrokerFault::Down)]);
+    log.tick(t(40));
+    assert!(log.timed_out.is_empty(), "down: nothing aborted at 40 ms");
+    let refused = log.commit_as_of("tx", p, t(51));
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(log.timed_out, vec![("tx".to_string(), p, t(50))]);
+    let (mut log, _) = open(vec![coordinator(10, 50, BrokerFault::Slow(SimDuration(1)))]);
+    log.tick(t(40));
+    assert_eq!(log.timed_out.len(), 1, "slow: aborted on time");
+    // Within the timeout, the commit lands as of its answer: a reader
+    // fetching before it sees nothing committed.
+    let (mut log, p) = open(vec![coordinator(5, 15, BrokerFault::Down)]);
+    assert_eq!(log.commit_as_of("tx", p, t(16)), Ok(()));
+    let read = |log: &TxLog, at| log.read_as_of(TP, 0, Isolation::ReadCommitted, 10, t(at)).0;
+    assert!(read(&log, 16).is_empty());
+    assert_eq!(read(&log, 17).len(), 1);
 }

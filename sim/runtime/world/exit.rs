@@ -255,6 +255,13 @@ impl World<'_> {
         {
             return;
         }
+        // A call that blocked the task's thread (a commit waiting for the
+        // transaction coordinator) has not returned: the task exits once it
+        // has (`block_returned`), or fails if it throws then.
+        let blocked = task.flush_blocked.is_some_and(|(_, u)| u > self.net.now);
+        if blocked || self.blocked_until(t).is_some() {
+            return;
+        }
         // `stop-the-world` snapshots every running task at the coordinator's
         // word, after the drain: a task taking part in a pending checkpoint
         // waits for its snapshot, as one with a pending ack does.

@@ -550,6 +550,7 @@ impl World<'_> {
             let union = latest.and_then(|c| self.union_state(c, self.plan.exec.tasks[ti].chain[m]));
             self.rec.counters.union_state_restores += u64::from(union.is_some());
             let bytes = union.as_deref().unwrap_or(own);
+            let thrown = self.tasks.store.thrown();
             let result = {
                 let (member, mut ctx) = self.ctx_parts(t, m);
                 // The checkpoint whose state this task restores: the
@@ -557,6 +558,12 @@ impl World<'_> {
                 ctx.restored = latest.map(|c| c.id_of(ti)).filter(|&id| id > 0);
                 member.op.restore(bytes, &mut ctx)
             };
+            if self.tasks.store.thrown() > thrown {
+                // The restore threw (a commit given up on): it promises
+                // nothing.
+                let inst = self.tasks.list[ti].members[m].inst;
+                self.rec.schedule.push(inst, Step::Untaken);
+            }
             if let Err(e) = result {
                 let name = self.plan.exec.tasks[ti].name.clone();
                 let op = &self.plan.scenario.op(self.plan.exec.tasks[ti].chain[m]).id;

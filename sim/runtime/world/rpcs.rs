@@ -99,7 +99,14 @@ impl World<'_> {
             }
             let inst = self.tasks.list[ti].members[m].inst;
             self.rec.schedule.push(inst, Step::Complete(id));
+            let thrown = self.tasks.store.thrown();
             self.notify_member(t, m, id);
+            if self.tasks.store.thrown() > thrown {
+                // Its call threw (a commit that failed): it promises
+                // nothing; a restore commits again, and a job that gives
+                // up leaves it to the next restore of the checkpoint.
+                self.rec.schedule.push(inst, Step::Untaken);
+            }
             self.emit_from(t, m);
         }
         if self.is_local() {

@@ -62,8 +62,9 @@ impl World<'_> {
     }
 
     /// Task `t`'s blocked call returned: the broker fault that delayed the
-    /// requests it waited for lasted until now, for the judge (a hold that
-    /// long is the fault's, not the job's).
+    /// answers it waited for (to produce requests, or from the transaction
+    /// coordinator) lasted until now, for the judge (a hold that long is
+    /// the fault's, not the job's).
     pub(super) fn block_returned(&mut self, t: TaskId) {
         let Some((since, until)) = self.tasks.list[t as usize].flush_blocked else {
             return;
@@ -75,8 +76,10 @@ impl World<'_> {
         let name = self.plan.exec.tasks[t as usize].name.clone();
         let waited = self.net.now.since(since);
         self.note_fault(|| {
-            format!("task {name} returned from a flush that waited {waited} for requests a broker fault delayed")
+            format!("task {name} returned from a call that waited {waited} for answers a broker fault delayed")
         });
+        // A task whose last notification blocked exits now, if it may.
+        self.try_exit(t);
     }
 
     /// Until when the calls of task `t`'s operators blocked its thread in
@@ -221,5 +224,7 @@ impl World<'_> {
         c.log_transactions_timed_out = self.tasks.store.log.timed_out.len() as u64;
         c.log_requests_retried = self.tasks.store.log.stats.retries;
         c.log_requests_expired = self.tasks.store.log.stats.expired;
+        c.log_coordinator_waits = stats.log_coordinator_waits;
+        c.log_commits_retried = stats.log_commits_retried;
     }
 }

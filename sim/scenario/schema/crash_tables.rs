@@ -220,7 +220,9 @@ pub(super) fn window_keys(
 table! {
     /// `[[faults.broker]]`: between `from` and `until` the brokers of the
     /// transactional log are `down` (requests answered with a retriable
-    /// error), `lost` (requests unanswered) or `slow` (answers `extra` later).
+    /// error), `lost` (requests unanswered) or `slow` (answers `extra`
+    /// later): the partitions' leaders, or with `role = "coordinator"` the
+    /// transaction coordinator.
     BrokerFaults {
         #[serde(skip_serializing_if = "Option::is_none")]
         from: Option<Duration> = None,
@@ -229,5 +231,30 @@ table! {
         fault: Option<crate::scenario::BrokerFaultKind> = None,
         #[serde(skip_serializing_if = "Option::is_none")]
         extra: Option<Duration> = None,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        role: Option<crate::scenario::BrokerRole> = None,
+    }
+}
+
+table! {
+    /// `[[faults.slow_tasks]]`: between `from` and `until` (or for
+    /// `duration` from `delay` after an event `on`).
+    SlowTask {
+        task: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        until: Option<Duration> = None,
+        factor: i64 = 10,
+        #[serde(deserialize_with = "some_name", skip_serializing_if = "Option::is_none")]
+        on: Option<TriggerEvent> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<i64> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of: Option<String> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<Duration> = None,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Duration> = None,
     }
 }

@@ -188,6 +188,7 @@ fn broker_fault(w: &crate::scenario::BrokerWindow) -> BrokerFaults {
         until: Some(w.until.into()),
         fault: Some(fault),
         extra,
+        role: (w.role != crate::scenario::BrokerRole::Leader).then_some(w.role),
     }
 }
 
