@@ -85,10 +85,18 @@ impl World<'_> {
         self.net.schedule(at, Ev::LocalTimer { task: t });
     }
 
-    /// Task `t`'s timer: a basic checkpoint, and the next timer.
+    /// Task `t`'s timer: a basic checkpoint, and the next timer; while its
+    /// thread is blocked in a call, the timer waits for the call's return.
     pub(super) fn local_timer(&mut self, t: TaskId) {
         let ti = t as usize;
         if self.tasks.list[ti].status != Status::Running || self.loc().final_id[ti].is_some() {
+            return;
+        }
+        let now = self.net.now;
+        if let Some((_, until)) = self.tasks.list[ti].flush_blocked.filter(|&(_, u)| u > now) {
+            // Its thread is in a blocked call (a commit waiting for the
+            // transaction coordinator): the checkpoint waits for it.
+            self.net.schedule(until, Ev::LocalTimer { task: t });
             return;
         }
         self.local_checkpoint(t, None, None);
