@@ -325,13 +325,9 @@ impl Need {
             Need::SinkV2 => kinds().any(OperatorKind::is_committer),
             Need::LogSink => s.has_exactly_once_log_sink(),
             Need::LogSource => s.has_log_source(),
-            Need::BrokerFaults => {
-                !s.faults.broker.is_empty()
-                    && kinds().any(|k| matches!(k, OperatorKind::SinkLog { .. }))
-            }
+            Need::BrokerFaults => has_broker_faults(s, None),
             Need::TxnCoordinatorFaults => {
-                (s.faults.broker.iter()).any(|w| w.role == crate::scenario::BrokerRole::Coordinator)
-                    && kinds().any(|k| matches!(k, OperatorKind::SinkLog { .. }))
+                has_broker_faults(s, Some(crate::scenario::BrokerRole::Coordinator))
             }
             Need::Keyed => kinds().any(OperatorKind::is_keyed),
             Need::UnionState => has_union_state(s),
@@ -368,6 +364,13 @@ impl Need {
             Need::FileMerging => s.checkpoint.file_merging && Need::FileStorage.holds(s, a),
         }
     }
+}
+
+/// Whether a `sink-log` writes and `[[faults.broker]]` has a window (of
+/// `role`, if given).
+fn has_broker_faults(s: &Scenario, role: Option<crate::scenario::BrokerRole>) -> bool {
+    let writes = (s.operators.iter()).any(|o| matches!(o.kind, OperatorKind::SinkLog { .. }));
+    writes && (s.faults.broker.iter()).any(|w| role.is_none_or(|r| w.role == r))
 }
 
 /// Some operator keeps union list state (a `buffer` with `redistribution
