@@ -561,6 +561,27 @@ impl World<'_> {
         l.final_id[t as usize].is_some_and(|f| id >= f)
     }
 
+    /// Task `t` finishes once notified of its final checkpoint, but not
+    /// inside a call that blocked its thread (a commit waiting for the
+    /// transaction coordinator): it finishes when the call returns
+    /// (`block_returned`), or fails if the call throws then.
+    pub(super) fn local_try_finish(&mut self, t: TaskId) {
+        let task = &self.tasks.list[t as usize];
+        if task.status != Status::Running || !self.local_finished_by(t, task.last_notified) {
+            return;
+        }
+        let blocked = task.flush_blocked.is_some_and(|(_, u)| u > self.net.now);
+        if blocked || self.blocked_until(t).is_some() {
+            return;
+        }
+        self.tasks.list[t as usize].status = Status::Finished;
+        self.net.sched[t as usize].alive = false;
+        self.mark(|| Timeline::Finished { task: t });
+        if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+            self.job.status = JobStatus::Finished;
+        }
+    }
+
     /// The notification of task `t`'s final checkpoint (never lost: the
     /// task waits for it to finish).
     pub(super) fn local_final_notification(&self, t: TaskId, id: CheckpointId) -> bool {

@@ -111,14 +111,7 @@ impl World<'_> {
         }
         if self.is_local() {
             // The uncoordinated families' own final checkpoint.
-            if self.local_finished_by(t, id) {
-                self.tasks.list[ti].status = Status::Finished;
-                self.net.sched[ti].alive = false;
-                self.mark(|| Timeline::Finished { task: t });
-                if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
-                    self.job.status = JobStatus::Finished;
-                }
-            }
+            self.local_try_finish(t);
         } else if self.coord.final_id.is_some_and(|f| id >= f) {
             // A stop-with-savepoint completed: the task exits once its
             // upstream tasks have and its receivers read its end of data

@@ -79,7 +79,11 @@ impl World<'_> {
             format!("task {name} returned from a call that waited {waited} for answers a broker fault delayed")
         });
         // A task whose last notification blocked exits now, if it may.
-        self.try_exit(t);
+        if self.is_local() {
+            self.local_try_finish(t);
+        } else {
+            self.try_exit(t);
+        }
     }
 
     /// Until when the calls of task `t`'s operators blocked its thread in
