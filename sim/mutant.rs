@@ -159,6 +159,8 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::LogAsyncErrorSwallowed,
     Mutant::CommitTimeoutDropped,
     Mutant::SourceOffsetsCommittedEarly,
+    Mutant::RemovedSubtasksNotAborted,
+    Mutant::RemovedReadersSplitsDropped,
 ];
 
 impl Mutant {

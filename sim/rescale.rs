@@ -1,8 +1,12 @@
 //! A rescale as one judged run: the job stops with a savepoint, and the
 //! job at a new parallelism starts from it (`ckptsim savepoint --stop`,
-//! then `ckptsim run --from-savepoint --parallelism`). The kill matrix
-//! runs the mutants that break a rescale this way
-//! ([`flow_of`]); the restored run is the one judged.
+//! then `ckptsim run --from-savepoint --parallelism`); or, as the
+//! autoscaler's last-state upgrade does, the job is cancelled and the
+//! checkpoint it retained is restored (`ckptsim run --cancel-at
+//! --checkpoint-dir`, then `--from-savepoint DIR/chk-N`), with whatever
+//! it left open or uncommitted. The kill matrix runs the mutants that
+//! break a rescale this way ([`flow_of`]); the restored run is the one
+//! judged.
 
 use crate::engine::SimTime;
 use crate::harness::{execute_job, Execution};
@@ -21,6 +25,9 @@ pub struct RescaleFlow {
     pub parallelism: u32,
     /// Restore mode `CLAIM` (else `NO_CLAIM`).
     pub claim: bool,
+    /// Cancel the job at `at_ms` and restore the checkpoint it retained
+    /// (the scenario retains on cancel), instead of a stop-with-savepoint.
+    pub retained: bool,
 }
 
 /// The mutants judged through a rescale, each with its flow.
@@ -32,6 +39,7 @@ pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
             operator: "timers",
             parallelism: 4,
             claim: false,
+            retained: false,
         },
     ),
     (
@@ -41,6 +49,7 @@ pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
             operator: "source",
             parallelism: 3,
             claim: false,
+            retained: false,
         },
     ),
     (
@@ -50,6 +59,7 @@ pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
             operator: "source",
             parallelism: 3,
             claim: false,
+            retained: false,
         },
     ),
     (
@@ -59,6 +69,27 @@ pub const RESCALE_FLOWS: &[(Mutant, RescaleFlow)] = &[
             operator: "source",
             parallelism: 3,
             claim: true,
+            retained: false,
+        },
+    ),
+    (
+        Mutant::RemovedSubtasksNotAborted,
+        RescaleFlow {
+            at_ms: 150,
+            operator: "mid",
+            parallelism: 2,
+            claim: false,
+            retained: true,
+        },
+    ),
+    (
+        Mutant::RemovedReadersSplitsDropped,
+        RescaleFlow {
+            at_ms: 150,
+            operator: "read",
+            parallelism: 2,
+            claim: false,
+            retained: true,
         },
     ),
 ];
@@ -80,16 +111,20 @@ impl RescaleFlow {
     /// restored here); nothing to judge for this seed.
     pub fn execute(&self, sc: &Scenario, cfg: &RunConfig) -> Option<Execution> {
         let mut edit = scenario::ScenarioData::clone(sc);
-        edit.savepoints = vec![SavepointSpec {
-            at: SimTime(self.at_ms * 1_000_000),
-            stop: true,
-            drain: false,
-            format: crate::scenario::SavepointFormat::Canonical,
-        }];
+        let at = SimTime(self.at_ms * 1_000_000);
+        if !self.retained {
+            edit.savepoints = vec![SavepointSpec {
+                at,
+                stop: true,
+                drain: false,
+                format: crate::scenario::SavepointFormat::Canonical,
+            }];
+        }
         let first = scenario::check(&edit, &sc.name).ok()?;
         let job = JobOptions {
             retry_failed_savepoints: true,
             keep_snapshots: true,
+            cancel_at: Some(at).filter(|_| self.retained),
             ..JobOptions::default()
         };
         let plain = RunConfig {
@@ -97,7 +132,11 @@ impl RescaleFlow {
             ..cfg.clone()
         };
         let e = execute_job(&first, &plain, &job, cfg.seed);
-        let snap = (e.output.snapshots.iter()).find(|s| s.kind == SnapshotKind::Savepoint)?;
+        let kind = match self.retained {
+            true => SnapshotKind::Checkpoint,
+            false => SnapshotKind::Savepoint,
+        };
+        let snap = (e.output.snapshots.iter()).find(|s| s.kind == kind)?;
         let image = Image::from_run(&first, snap, &e.output.store, cfg.seed, 0).ok()?;
         let mut edit = scenario::ScenarioData::clone(sc);
         let op = edit.operators.iter_mut().find(|o| o.id == self.operator)?;
@@ -125,9 +164,25 @@ impl RescaleFlow {
         } else {
             ""
         };
+        let (first, from) = match self.retained {
+            true => (
+                format!(
+                    "{program} run {path} --cancel-at {}ms --checkpoint-dir \"$d\"",
+                    self.at_ms
+                ),
+                "\"$d\"/chk-*",
+            ),
+            false => (
+                format!(
+                    "{program} savepoint {path} --at {}ms --stop --out \"$d/savepoint\"",
+                    self.at_ms
+                ),
+                "\"$d/savepoint\"",
+            ),
+        };
         format!(
-            "d=$(mktemp -d) && {program} savepoint {path} --at {}ms --stop --out \"$d/savepoint\" --seed {seed} --algorithm {algorithm} && {program} run {path} --from-savepoint \"$d/savepoint\" --parallelism {}={}{mode} --seed {seed} --algorithm {algorithm}{mutants}",
-            self.at_ms, self.operator, self.parallelism
+            "d=$(mktemp -d) && {first} --seed {seed} --algorithm {algorithm} && {program} run {path} --from-savepoint {from} --parallelism {}={}{mode} --seed {seed} --algorithm {algorithm}{mutants}",
+            self.operator, self.parallelism
         )
     }
 }

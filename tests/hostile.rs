@@ -265,7 +265,7 @@ fn copy(from: &Path, name: &str) -> PathBuf {
 }
 
 /// `_metadata` edited and signed again as the writer signs it.
-fn resign(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
+pub(crate) fn resign(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
     let path = dir.join("_metadata");
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

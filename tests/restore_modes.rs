@@ -42,6 +42,7 @@ fn restores_in_both_modes_at_new_parallelism_pass_with_every_backend() {
                 operator: "count",
                 parallelism: 4,
                 claim,
+                retained: false,
             };
             let mut restored = 0;
             for seed in 0..seeds_or(4) {

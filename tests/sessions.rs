@@ -92,6 +92,7 @@ fn windows_pass_a_stop_with_savepoint_and_a_rescaled_restore() {
             operator,
             parallelism,
             claim: false,
+            retained: false,
         };
         let mut judged = 0;
         for seed in 0..seeds_or(3) {

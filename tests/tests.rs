@@ -229,6 +229,7 @@ mod triage;
 mod txlog;
 mod txlog_broker;
 mod txlog_coordinator;
+mod txlog_rescale;
 mod txlog_source;
 mod uncoordinated;
 mod upsert;

@@ -255,8 +255,8 @@ fn a_restored_producer_that_is_not_fenced_is_caught() {
 
 /// A log job restored from a savepoint (stopped with it, or cancelled after
 /// a plain one) carries the log along: the restore commits the image's
-/// committables, the topic is read whole once. A restore at another
-/// parallelism is refused (the sink's state is kept per subtask).
+/// committables, the topic is read whole once; so does a restore at
+/// another parallelism (`txlog_rescale` has more).
 #[test]
 fn a_log_job_restores_from_its_savepoints() {
     let dir = std::env::temp_dir().join(format!("ckptsim-txlog-sp-{}", std::process::id()));
@@ -285,9 +285,9 @@ fn a_log_job_restores_from_its_savepoints() {
         let mut rescaled = run.to_vec();
         rescaled.extend(["--parallelism", "out=2"]);
         let o = ckptsim(&rescaled);
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
         assert!(
-            stderr(&o).contains("snapshotted at parallelism 3, not 2"),
+            stderr(&o).contains("out: parallelism 3 → 2"),
             "{}",
             stderr(&o)
         );

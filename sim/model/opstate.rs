@@ -57,16 +57,34 @@ pub fn union(states: &[&[u8]]) -> Result<Vec<u8>, String> {
 }
 
 /// `entries` split into `p` contiguous chunks of nearly equal length
-/// (Flink's round-robin repartitioner of split list state).
+/// (Flink's round-robin repartitioner of split list state, [`even_split`]).
 pub fn split(entries: &[Record], p: u32) -> Vec<Vec<u8>> {
-    let (n, p) = (entries.len(), p.max(1) as usize);
-    (0..p)
-        .map(|i| {
-            let (from, to) = (i * n / p, (i + 1) * n / p);
+    even_split(entries.len(), p)
+        .into_iter()
+        .map(|r| {
             ListState {
-                entries: entries[from..to].to_vec(),
+                entries: entries[r].to_vec(),
             }
             .encode()
+        })
+        .collect()
+}
+
+/// How `n` entries of split list state (every old subtask's, in subtask
+/// order) are dealt to `p` new subtasks: contiguous runs, `n / p` each,
+/// one more for each of the first `n mod p` (Flink's
+/// `RoundRobinOperatorStateRepartitioner.repartitionSplitState`). So an
+/// upscale gives state to the lowest subtasks only.
+pub fn even_split(n: usize, p: u32) -> Vec<std::ops::Range<usize>> {
+    let p = p.max(1) as usize;
+    let (base, extra) = (n / p, n % p);
+    let mut from = 0;
+    (0..p)
+        .map(|i| {
+            let to = from + base + usize::from(i < extra);
+            let r = from..to;
+            from = to;
+            r
         })
         .collect()
 }
@@ -264,7 +282,10 @@ mod tests {
             .iter()
             .map(|b| ListState::decode(b).unwrap().entries.len())
             .collect();
-        assert_eq!(sizes, [2, 2, 3]);
+        // Flink's rule: the first `7 mod 3` subtasks take one more.
+        assert_eq!(sizes, [3, 2, 2]);
+        // An upscale gives state to the lowest subtasks only.
+        assert_eq!(even_split(2, 4), [0..1, 1..2, 2..2, 2..2]);
         let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
         let all = ListState::decode(&union(&refs).unwrap()).unwrap();
         assert_eq!(all.entries, entries);

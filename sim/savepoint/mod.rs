@@ -176,6 +176,14 @@ pub enum OperatorState {
     /// Broadcast state: every old subtask's copy, in subtask order; new
     /// subtask `i` gets copy `i mod` the old parallelism.
     Broadcast { copies: Vec<Vec<u8>> },
+    /// A Kafka sink's (`sink-log`) native state per old subtask: its
+    /// committables and transactional-id ownership, dealt to the new
+    /// subtasks as the writer's and committer's list states
+    /// (`model::txlog::rescale`).
+    LogSink { subtasks: Vec<Vec<u8>> },
+    /// A Kafka source's (`source-log`) native state per old reader: its
+    /// splits with their offsets, dealt to the new readers as list state.
+    LogSource { subtasks: Vec<Vec<u8>> },
     /// An operator of a registered kind (`model::registry`): each old
     /// subtask's bytes as its `snapshot` returned them, restored subtask by
     /// subtask at the same parallelism only (ckptsim cannot split them).
@@ -201,6 +209,10 @@ impl OperatorState {
             OperatorState::SinkCommitter { subtasks } => subtasks
                 .iter()
                 .all(|s| crate::model::sinkv2::committables(s).is_none_or(|n| n == 0)),
+            OperatorState::LogSink { subtasks } => subtasks.iter().all(|s| {
+                crate::model::txlog::rescale::sink_committables(s).is_ok_and(|c| c.is_empty())
+            }),
+            OperatorState::LogSource { .. } => false,
             OperatorState::Opaque { subtasks } => subtasks.iter().all(Vec::is_empty),
         }
     }
@@ -349,6 +361,8 @@ fn image_of(
         StateLayout::Sink2pc => OperatorState::Sink2pc { subtasks: copies() },
         StateLayout::SinkWriter => OperatorState::SinkWriter { subtasks: copies() },
         StateLayout::SinkCommitter => OperatorState::SinkCommitter { subtasks: copies() },
+        StateLayout::LogSink => OperatorState::LogSink { subtasks: copies() },
+        StateLayout::LogSource => OperatorState::LogSource { subtasks: copies() },
         StateLayout::Opaque => OperatorState::Opaque { subtasks: copies() },
     })
 }

@@ -364,6 +364,20 @@ impl<'a> Plan<'a> {
             OperatorState::Sink2pc { subtasks }
             | OperatorState::SinkWriter { subtasks }
             | OperatorState::SinkCommitter { subtasks } => all(sink_lists(op, subtasks, p)?),
+            OperatorState::LogSink { subtasks } => all(log_lists(op, subtasks, p, true)?),
+            OperatorState::LogSource { subtasks }
+                if self.mutants.has(Mutant::RemovedReadersSplitsDropped)
+                    && subtasks.len() != p as usize =>
+            {
+                // Mutant: new reader `i` gets old reader `i`'s splits only.
+                self.fired = self.fired.with(Mutant::RemovedReadersSplitsDropped);
+                let none = crate::model::txlog::rescale::source_state(&[]);
+                let old = |s: usize| subtasks.get(s).filter(|b| !b.is_empty()).cloned();
+                all((0..p as usize)
+                    .map(|s| old(s).unwrap_or(none.clone()))
+                    .collect())
+            }
+            OperatorState::LogSource { subtasks } => all(log_lists(op, subtasks, p, false)?),
         })
     }
 
@@ -586,6 +600,26 @@ fn sink_lists(
             })
         })
         .collect()
+}
+
+/// A Kafka sink's or source's list states dealt to `p` new subtasks
+/// (`model::txlog::rescale`).
+fn log_lists(
+    op: &OperatorImage,
+    subtasks: &[Vec<u8>],
+    p: u32,
+    sink: bool,
+) -> Result<Vec<Vec<u8>>, SnapshotError> {
+    let deal = match sink {
+        true => crate::model::txlog::rescale::sink_states,
+        false => crate::model::txlog::rescale::source_states,
+    };
+    deal(subtasks, p).map_err(|e| {
+        refuse(
+            format!("operator `{}`: {e}", op.uid),
+            "the snapshot is damaged; restore from another one",
+        )
+    })
 }
 
 /// In-flight records on an edge the job does not have.

@@ -431,10 +431,10 @@ fn state_of(kind: &str) -> &'static str {
         "sink-2pc" => "sink-2pc",
         "sink-writer" => "sink-writer",
         "sink-committer" => "sink-committer",
-        // Its committables and pool, restored at the same parallelism.
-        "sink-log" => "opaque",
-        // Its splits' offsets, restored at the same parallelism.
-        "source-log" => "opaque",
+        // Its committables and transactional-id ownership.
+        "sink-log" => "sink-log",
+        // Its splits' offsets.
+        "source-log" => "source-log",
         k if crate::scenario::registry::find(k).is_some() => "opaque",
         _ => "no",
     }
@@ -451,6 +451,8 @@ fn variant(state: &OperatorState) -> &'static str {
         OperatorState::Sink2pc { .. } => "sink-2pc",
         OperatorState::SinkWriter { .. } => "sink-writer",
         OperatorState::SinkCommitter { .. } => "sink-committer",
+        OperatorState::LogSink { .. } => "sink-log",
+        OperatorState::LogSource { .. } => "source-log",
         OperatorState::Opaque { .. } => "opaque",
     }
 }
@@ -469,6 +471,9 @@ fn operator(image: &Image, i: usize, partitions: &Partitions) -> Checked {
         OperatorState::Stateless => Ok(()),
         // The kind's own bytes, one per subtask: its `restore` judges them.
         OperatorState::Opaque { subtasks } => c.per_subtask("subtasks", subtasks.len()),
+        OperatorState::LogSink { subtasks } | OperatorState::LogSource { subtasks } => {
+            c.log(subtasks)
+        }
         OperatorState::Source { offsets } => {
             source_splits(part, "offsets", &op.uid, offsets, partitions).map(|_| ())
         }
@@ -663,6 +668,32 @@ impl OpCheck<'_> {
 
     /// One native state per subtask (a broadcast copy per subtask), each
     /// decoding as its kind's.
+    /// A Kafka sink's or source's state per subtask: each decodes; a
+    /// sink's committables are listed once over its subtasks, a source's
+    /// splits are distinct partitions. (What the log holds is checked by
+    /// the restore: a committable it cannot resume fails the task.)
+    fn log(&self, subtasks: &[Vec<u8>]) -> Checked {
+        use crate::model::txlog::rescale::{sink_committables, source_splits};
+        self.per_subtask("subtasks", subtasks.len())?;
+        let mut seen = std::collections::BTreeSet::new();
+        for (j, s) in subtasks.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+            let field = format!("subtasks[{j}]");
+            let listed: Vec<String> = match &self.op.state {
+                OperatorState::LogSink { .. } => sink_committables(s),
+                _ => source_splits(std::slice::from_ref(s))
+                    .map(|v| v.iter().map(|(p, _)| format!("partition {p}")).collect()),
+            }
+            .map_err(|e| bad(self.part, &field, e))?;
+            for what in listed {
+                if !seen.insert(what.clone()) {
+                    let message = format!("lists {what} twice: it has one owner");
+                    return Err(bad(self.part, &field, message));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn native(&self, native: &[Vec<u8>]) -> Checked {
         let field = match &self.op.state {
             OperatorState::Broadcast { .. } => "copies",

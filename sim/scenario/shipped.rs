@@ -126,6 +126,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/log-pooling.toml"),
     ),
     (
+        "log-rescale",
+        include_str!("../../scenarios/log-rescale.toml"),
+    ),
+    (
         "log-timeout",
         include_str!("../../scenarios/log-timeout.toml"),
     ),

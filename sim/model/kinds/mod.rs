@@ -198,6 +198,13 @@ pub enum StateLayout {
     SinkWriter,
     /// A Sink V2 committer's committables, dealt round-robin (native).
     SinkCommitter,
+    /// A Kafka sink's committables and transactional-id ownership, dealt as
+    /// its writer's and committer's list states (native,
+    /// `model::txlog::rescale`).
+    LogSink,
+    /// A Kafka source's splits, dealt as its readers' list state (native,
+    /// `model::txlog::rescale`).
+    LogSource,
 }
 
 impl StateLayout {
@@ -211,6 +218,8 @@ impl StateLayout {
                 | StateLayout::Sink2pc
                 | StateLayout::SinkWriter
                 | StateLayout::SinkCommitter
+                | StateLayout::LogSink
+                | StateLayout::LogSource
         )
     }
 

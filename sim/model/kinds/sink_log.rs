@@ -17,7 +17,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     },
     role: Role::Sink(SinkRole::Log),
     holds: false,
-    state: |_| StateLayout::Opaque,
+    state: |_| StateLayout::LogSink,
     create: |s| match *s.kind {
         OperatorKind::SinkLog {
             delivery,

@@ -17,7 +17,7 @@ pub static KIND: OperatorKindInfo = OperatorKindInfo {
     },
     role: Role::Source,
     holds: false,
-    state: |_| StateLayout::Opaque,
+    state: |_| StateLayout::LogSource,
     create: |s| match *s.kind {
         OperatorKind::SourceLog {
             isolation,

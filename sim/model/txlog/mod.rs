@@ -51,6 +51,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub mod broker;
 pub mod coordinator;
 mod read;
+pub mod rescale;
 pub mod sink;
 pub mod source;
 

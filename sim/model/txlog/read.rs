@@ -136,6 +136,36 @@ impl TxLog {
             .any(|&(from, until)| from < now && until.is_none_or(|u| now <= u))
     }
 
+    /// The log as a job restored from a snapshot of another run finds it:
+    /// that job's clock starts again at zero, and everything written
+    /// before it started is there from its start (every entry, marker and
+    /// ended transaction as of zero, an ongoing transaction's timeout
+    /// counted from zero: a little longer than the broker's, which counts
+    /// the time between the runs too); its writers run again, so no topic
+    /// is closed. Without it a reader of the restored job would see the
+    /// earlier run's records only once its clock passed their times, and a
+    /// topic closed when the earlier job stopped as closed while the new
+    /// one writes it.
+    pub fn carry_into_new_job(&mut self) {
+        for log in self.partitions.values_mut() {
+            for e in &mut log.entries {
+                match e {
+                    Entry::Data { at, .. } | Entry::Marker { at, .. } => *at = SimTime::ZERO,
+                }
+            }
+            for ended in log.ended.values_mut() {
+                ended.2 = SimTime::ZERO;
+            }
+        }
+        for meta in self.txns.values_mut() {
+            if meta.started_at.is_some() {
+                meta.started_at = Some(SimTime::ZERO);
+            }
+        }
+        self.now = SimTime::ZERO;
+        self.closed.clear();
+    }
+
     /// The topic's writer has finished, at `now` (nothing if closed).
     pub fn close_topic(&mut self, topic: u32, now: SimTime) {
         let intervals = self.closed.entry(topic).or_default();

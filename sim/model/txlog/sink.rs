@@ -54,9 +54,13 @@
 //! up to `commit_retries` times (Flink's `CommitterOperator`), then fails
 //! the task; every answer is settled as of when it came ([`settle`]).
 //!
-//! Simplified: the writer and committer
-//! are one operator, so a committable never travels over a channel; the
-//! state is kept per subtask and restored at the same parallelism only.
+//! A restore at another parallelism deals the state as Flink's runtime
+//! deals the connector's writer and committer list states (`rescale.rs`):
+//! with pooled ids an instance owns the transactional-id subtasks its
+//! writer entries name (`Ownership`).
+//!
+//! Simplified: the writer and committer are one operator, so a committable
+//! never travels over a channel.
 
 use super::broker::ProducerConfig;
 use super::coordinator::{Call, CommitAnswer};
@@ -123,17 +127,65 @@ struct Current {
     opened_at: SimTime,
 }
 
-#[derive(Serialize, Deserialize)]
-struct LogSinkState {
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct LogSinkState {
     /// The checkpoint of the snapshot.
-    checkpoint: CheckpointId,
-    pending: Vec<Committable>,
+    pub(super) checkpoint: CheckpointId,
+    pub(super) pending: Vec<Committable>,
     /// Pooling: ids created so far, and the ids the pool knew.
-    created: u32,
-    known: Vec<String>,
+    pub(super) created: u32,
+    pub(super) known: Vec<String>,
     /// Pooling: the pool's producers (id and epoch) at the snapshot.
     #[serde(default)]
-    producers: Vec<(String, Producer)>,
+    pub(super) producers: Vec<(String, Producer)>,
+}
+
+/// Pooling: which transactional-id subtasks an instance owns, as Flink's
+/// `TransactionOwnership.EXPLICIT_BY_WRITER_STATE` has it (its
+/// `KafkaWriterState`s): it names new ids after the first, and aborts the
+/// lingering transactions of ids whose subtask modulo `total` it owns; a
+/// rescale deals the owned ids out with the writer's state
+/// (`rescale.rs`). `held`: ids of transactions another subtask commits at
+/// this restore (pre-committed, dealt to another committer), that the
+/// restore must neither abort nor reuse. Encoded after the state only when
+/// it is not the default (owning its own subtask, `total` the parallelism,
+/// nothing held), so a job never rescaled snapshots the same bytes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Ownership {
+    pub(super) owned: Vec<u32>,
+    pub(super) total: u32,
+    pub(super) held: Vec<String>,
+}
+
+impl Ownership {
+    /// An instance's own default: its subtask, of `parallelism`.
+    pub(super) fn own(subtask: u32, parallelism: u32) -> Ownership {
+        Ownership {
+            owned: vec![subtask],
+            total: parallelism.max(1),
+            held: Vec::new(),
+        }
+    }
+}
+
+/// A sink's state bytes: the state, then its ownership if not `default`.
+pub(super) fn encode_state(state: &LogSinkState, own: &Ownership, default: &Ownership) -> Vec<u8> {
+    let mut bytes = encode(state);
+    if own != default {
+        bytes.extend(encode(own));
+    }
+    bytes
+}
+
+/// A sink's state bytes decoded: the state and its ownership, if written.
+pub(super) fn decode_state(bytes: &[u8]) -> Result<(LogSinkState, Option<Ownership>), String> {
+    let what = |e: postcard::Error| format!("cannot decode sink-log state: {e}");
+    let (state, rest) = postcard::take_from_bytes::<LogSinkState>(bytes).map_err(what)?;
+    let own = match rest.is_empty() {
+        true => None,
+        false => Some(decode::<Ownership>(rest, "sink-log ownership")?),
+    };
+    Ok((state, own))
 }
 
 /// The sink (see the module's docs).
@@ -160,6 +212,9 @@ pub struct LogSink {
     /// A call to the coordinator gave up: the task fails when it returns,
     /// and the instance does nothing more.
     broken: bool,
+    /// Pooling: the transactional-id subtasks this instance owns (set at
+    /// its start; see [`Ownership`]).
+    own: Ownership,
 }
 
 impl LogSink {
@@ -178,7 +233,21 @@ impl LogSink {
             producer_client: None,
             thread_at: SimTime::ZERO,
             broken: false,
+            own: Ownership::default(),
         }
+    }
+
+    /// Pooling: whether this instance owns the ids of `subtask`.
+    fn owns(&self, subtask: u32) -> bool {
+        (self.own.owned).contains(&(subtask % self.own.total.max(1)))
+    }
+
+    /// Pooling: whether `id` is one this instance names new transactions
+    /// with (its first owned subtask's), so its pool may reuse it.
+    fn reusable(&self, id: &str) -> bool {
+        let prefix = format!("{}-", self.spec.prefix);
+        let first = self.own.owned.first().copied();
+        (id.strip_prefix(&prefix).and_then(pooled_index)).is_some_and(|(s, _)| Some(s) == first)
     }
 
     fn exactly_once(&self) -> bool {
@@ -211,6 +280,22 @@ impl LogSink {
             return;
         }
         self.started = true;
+        let inherited = !self.own.owned.is_empty()
+            && self.own.owned != [ctx.subtask]
+            && self.spec.naming == TxnNaming::Pooling;
+        if inherited && ctx.mutant(Mutant::RemovedSubtasksNotAborted) {
+            // Mutant: the restored ownership is ignored; only the ids of
+            // this subtask's own index are this instance's.
+            self.own.owned = vec![ctx.subtask];
+            self.own.total = u32::MAX;
+        } else if self.own.owned.is_empty() || self.spec.naming == TxnNaming::Incrementing {
+            // The incrementing naming's ownership is implicit: the subtask.
+            let held = std::mem::take(&mut self.own.held);
+            self.own = Ownership {
+                held,
+                ..Ownership::own(ctx.subtask, ctx.parallelism)
+            };
+        }
         ctx.store.log.tick(ctx.now);
         self.producer_client = Some(Self::client(ctx));
         ctx.store.log.abandon(Self::client(ctx));
@@ -257,11 +342,19 @@ impl LogSink {
                 return;
             }
             subtask += ctx.parallelism.max(1);
+            let next = self.incrementing_id(subtask, start);
+            if ctx.store.log.status(&next).is_some()
+                && ctx.mutant(Mutant::RemovedSubtasksNotAborted)
+            {
+                // Mutant: no probe beyond this subtask's own ids.
+                return;
+            }
         }
     }
 
-    /// Pooling: every ongoing transaction of the prefix that belongs to
-    /// this subtask is aborted (its id initialised anew).
+    /// Pooling: every ongoing transaction of the prefix whose id's subtask
+    /// this instance owns is aborted (its id initialised anew), except
+    /// those another subtask commits at this restore (`held`).
     fn abort_pooled(&mut self, known: &[String], ctx: &mut Context) {
         let prefix = format!("{}-", self.spec.prefix);
         let listed = ctx.store.log.list_transactions(&prefix);
@@ -269,7 +362,7 @@ impl LogSink {
             let Some((subtask, n)) = pooled_index(&id[prefix.len()..]) else {
                 continue;
             };
-            if status != TxnStatus::Ongoing || subtask % ctx.parallelism.max(1) != ctx.subtask {
+            if status != TxnStatus::Ongoing || !self.owns(subtask) || self.own.held.contains(&id) {
                 continue;
             }
             if !known.contains(&id) && ctx.mutant(Mutant::PooledAbortKnownOnly) {
@@ -282,9 +375,11 @@ impl LogSink {
             let Some(p) = self.init(&id, ctx) else {
                 return;
             };
-            self.producers.insert(id, p);
             // A new id never takes the name of one in the pool.
-            self.created = self.created.max(n.saturating_add(1));
+            if self.reusable(&id) {
+                self.created = self.created.max(n.saturating_add(1));
+            }
+            self.producers.insert(id, p);
             ctx.store.stats.log_lingering_aborted += 1;
         }
     }
@@ -317,7 +412,8 @@ impl LogSink {
                     Some(id) => id,
                     None => {
                         self.created += 1;
-                        format!("{}-{}-{}", self.spec.prefix, ctx.subtask, self.created - 1)
+                        let subtask = self.own.owned.first().copied().unwrap_or(ctx.subtask);
+                        format!("{}-{subtask}-{}", self.spec.prefix, self.created - 1)
                     }
                 };
                 let p = match self.producers.get(&id) {
@@ -530,7 +626,7 @@ impl LogSink {
             .chain(self.free.iter())
             .collect();
         let mut back: Vec<String> = (self.producers.keys())
-            .filter(|id| !busy.contains(id))
+            .filter(|id| !busy.contains(id) && self.reusable(id))
             .cloned()
             .collect();
         back.sort();
@@ -649,7 +745,7 @@ impl Operator for LogSink {
             let ids = self.pending.iter().map(|c| c.transactional_id.clone());
             self.listed.insert(checkpoint, ids.collect());
         }
-        encode(&LogSinkState {
+        let state = LogSinkState {
             checkpoint,
             pending: self.pending.clone(),
             created: self.created,
@@ -660,20 +756,22 @@ impl Operator for LogSink {
             producers: (self.producers.iter())
                 .map(|(id, &p)| (id.clone(), p))
                 .collect(),
-        })
+        };
+        let own = Ownership {
+            held: Vec::new(),
+            ..self.own.clone()
+        };
+        encode_state(&state, &own, &Ownership::own(ctx.subtask, ctx.parallelism))
     }
 
     fn restore(&mut self, state: &[u8], ctx: &mut Context) -> Result<(), String> {
-        let state: LogSinkState = match state.is_empty() {
-            true => LogSinkState {
-                checkpoint: 0,
-                pending: Vec::new(),
-                created: 0,
-                known: Vec::new(),
-                producers: Vec::new(),
-            },
-            false => decode(state, "sink-log")?,
+        let (state, own) = match state.is_empty() {
+            true => (LogSinkState::default(), None),
+            false => decode_state(state)?,
         };
+        if let Some(own) = own {
+            self.own = own;
+        }
         let restored = ctx.restored.or(Some(state.checkpoint).filter(|&c| c > 0));
         self.created = state.created;
         ctx.store.log.tick(ctx.now);
@@ -684,8 +782,10 @@ impl Operator for LogSink {
         }
         if self.spec.naming == TxnNaming::Pooling {
             // Until a later checkpoint is known complete, a second restore
-            // of this one commits them again: their ids stay out of the pool.
+            // of this one commits them again (or another subtask does, the
+            // held ones): their ids stay out of the pool.
             let ids = state.pending.iter().map(|c| c.transactional_id.clone());
+            let ids = ids.chain(self.own.held.iter().cloned());
             self.listed.insert(restored.unwrap_or(0), ids.collect());
             if !state.producers.is_empty() && ctx.mutant(Mutant::RestoredProducerNotFenced) {
                 // Mutant: the pool's producers resumed from the state, not
@@ -696,9 +796,16 @@ impl Operator for LogSink {
         self.start(restored, &state.known, ctx);
         if self.spec.naming == TxnNaming::Pooling {
             let pending: Vec<&String> = state.pending.iter().map(|c| &c.transactional_id).collect();
-            let idle = (state.known.iter())
-                .filter(|id| !pending.contains(id) && !self.producers.contains_key(*id));
-            self.free.extend(idle.cloned());
+            let idle: Vec<String> = (state.known.iter())
+                .filter(|id| {
+                    !pending.contains(id)
+                        && !self.own.held.contains(id)
+                        && !self.producers.contains_key(*id)
+                        && self.reusable(id)
+                })
+                .cloned()
+                .collect();
+            self.free.extend(idle);
             self.release();
         }
         Ok(())
@@ -767,6 +874,14 @@ mod mutants {
             modelled_on: "FLINK-23896 (the Sink committers did not retry failed committables: KafkaCommitter's retriable commit failures were dropped, a missing piece to guarantee no data loss; committables are retried since)",
             caught_by: "exactly-once-output",
             applies: &[("log-coordinator", "aligned")],
+        });
+        pub const RemovedSubtasksNotAborted: Mutant = Mutant::declare(&MutantInfo {
+            name: "removed-subtasks-not-aborted",
+            part: "log sink",
+            what: "a log sink restored at a lower parallelism aborts only the lingering transactions of its own subtask's ids: with the incrementing naming it does not probe subtask + k × parallelism, with pooled ids it ignores the ownership its restored writer state hands it; what the removed subtasks left open stays open, and every read_committed reader of their partitions stalls until the broker's timeout",
+            modelled_on: "KafkaWriter's abortLingeringTransactions after a downscale: TransactionAborter probes the ids of subtask + k × parallelism (incrementing naming), and TransactionOwnership.EXPLICIT_BY_WRITER_STATE gives a removed subtask's ids to the subtask that restores its writer state (pooled naming)",
+            caught_by: "open-transactions",
+            applies: &[("log-rescale", "aligned")],
         });
         pub const TransactionalIdGaps: Mutant = Mutant::declare(&MutantInfo {
             name: "transactional-id-gaps",

@@ -22,6 +22,10 @@
 //!   reader has read it to its end; a reader whose splits all ended ends
 //!   its input.
 //!
+//! - A restore at another parallelism deals the splits to the new readers
+//!   as Flink's runtime deals the reader's split list state (`rescale.rs`):
+//!   a reader may get none; none is assigned twice.
+//!
 //! Simplified: splits are assigned statically, at the start, without an
 //! operator coordinator (the FLIP-27 enumerator is the `source` kind's);
 //! a commit of offsets never fails; records keep the key, value, lineage,

@@ -346,6 +346,30 @@ fn a_closed_topic_ends_its_readers() {
     assert_eq!(log.partition_count(0), 2);
 }
 
+/// A job restored from a snapshot of another run starts its clock at zero:
+/// the log it carries in is there from its start, and its topics are open
+/// (their writers run again).
+#[test]
+fn a_log_carried_into_a_new_job_is_there_from_its_start() {
+    let mut log = log();
+    log.tick(t(100));
+    let p = log.init_producer("a", SimDuration::from_secs(60));
+    log.add_partition("a", p, TP, t(100)).unwrap();
+    log.produce(TP, Some(("a", p)), rec(1)).unwrap();
+    log.tick(t(120));
+    log.end_txn("a", p, true).unwrap();
+    log.close_topic(0, t(150));
+    let rc = Isolation::ReadCommitted;
+    assert_eq!(
+        as_of(&log, TP, rc, t(5)),
+        (vec![], 0),
+        "before it was written"
+    );
+    log.carry_into_new_job();
+    assert_eq!(as_of(&log, TP, rc, t(1)), (vec![1], 2));
+    assert!(!log.closed_as_of(0, t(200)), "its writer runs again");
+}
+
 const CFG: broker::ProducerConfig = broker::ProducerConfig {
     delivery_timeout: SimDuration(30_000_000),
     request_timeout: SimDuration(10_000_000),

@@ -246,6 +246,7 @@ impl World<'_> {
     /// one), and every task restores from it.
     pub(super) fn start_from(&mut self, r: &Restore) {
         self.tasks.store = r.store.clone();
+        self.tasks.store.log.carry_into_new_job();
         self.net.attempt = r.generation << 16;
         let c = Self::restore_completed(r, &self.net.sizes);
         self.coord.start_from(c.clone());
