@@ -131,14 +131,19 @@ fn a_retained_flow_replays_as_printed() {
 /// open again. Before, the restored readers saw those records only once
 /// their clock passed the earlier run's times, and a reader that had read
 /// to the end just after that time took the topic for closed and ended
-/// early (seed 7 here lost 24 records at `out`).
+/// early (seed 7 here lost 24 records at `out`; at the same parallelism,
+/// 4 of the first 61 seeds lost records so, seed 5 among them).
 #[test]
 fn a_restored_job_reads_the_earlier_runs_log_from_its_start() {
     let sc = load("log-rescale");
-    let e = flow("mid", 2, false)
-        .execute(&sc, &config(&sc, 7, &[]))
-        .unwrap();
-    assert!(e.verdict.passed, "{:?}", e.verdict.violations().next());
+    for (f, seed) in [(flow("mid", 2, false), 7), (flow("mid", 3, false), 5)] {
+        let e = f.execute(&sc, &config(&sc, seed, &[])).unwrap();
+        assert!(
+            e.verdict.passed,
+            "{f:?}: {:?}",
+            e.verdict.violations().next()
+        );
+    }
 }
 
 /// A retained checkpoint whose log sink lists one committable under two
