@@ -184,12 +184,20 @@ fn a_coordinator_fault_is_checked_where_it_stands() {
 /// (FLINK-23896).
 #[test]
 fn a_commit_dropped_after_a_timeout_loses_records() {
-    assert_caught(
-        &load("log-coordinator"),
-        Mutant::CommitTimeoutDropped,
-        60,
-        "exactly-once-output",
+    let sc = load("log-coordinator");
+    assert_caught(&sc, Mutant::CommitTimeoutDropped, 60, "exactly-once-output");
+    // The message says where the lost records are: in the log, in the
+    // transaction left open (not "in no transaction of the sink").
+    let e = check(&sc, 0, &[Mutant::CommitTimeoutDropped]);
+    let v = (e.verdict.violations())
+        .find(|v| v.check == ckptsim::verdict::CheckId::ExactlyOnceOutput)
+        .expect("records lost");
+    assert!(
+        v.message.contains("in its topic only in transaction `"),
+        "{}",
+        v.message
     );
+    assert!(v.message.contains("(open) at partition"), "{}", v.message);
 }
 
 /// A commit that gives up fails its task; a job whose restart strategy

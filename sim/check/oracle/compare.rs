@@ -280,12 +280,26 @@ impl Oracle {
                 format!("{id} ({state}{ended})")
             })
             .collect();
-        match held.is_empty() {
-            true => format!(
+        let in_log: Vec<String> = (run.store.log.records_of(sink, lineage, 4).into_iter())
+            .map(|(tp, offset, id, state)| match id {
+                Some(id) => format!(
+                    "transaction `{id}` ({state}) at partition {} offset {offset}",
+                    tp.partition
+                ),
+                None => format!("partition {} offset {offset}", tp.partition),
+            })
+            .collect();
+        match (held.is_empty(), in_log.is_empty()) {
+            (true, true) => format!(
                 "{what}: in no transaction of the sink (lost before it was written{})",
                 restarted(run)
             ),
-            false => format!("{what}: written only into {}", held.join(", ")),
+            (true, false) => format!(
+                "{what}: in its topic only in {}{}",
+                in_log.join(", "),
+                restarted(run)
+            ),
+            (false, _) => format!("{what}: written only into {}", held.join(", ")),
         }
     }
 

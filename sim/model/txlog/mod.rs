@@ -675,6 +675,47 @@ impl TxLog {
             .collect()
     }
 
+    /// Where `topic` holds data records of `lineage`, for a lost record's
+    /// message: partition, offset, the transactional id that wrote it
+    /// (none: a write without a transaction) and how its transaction
+    /// stands at the end (`committed`, `aborted` or `open`). At most `max`.
+    pub fn records_of(
+        &self,
+        topic: u32,
+        lineage: crate::model::Lineage,
+        max: usize,
+    ) -> Vec<(TopicPartition, u64, Option<String>, &'static str)> {
+        let mut out = Vec::new();
+        for (tp, log) in self.topic_partitions(topic) {
+            for (at, e) in log.entries.iter().enumerate() {
+                let Entry::Data {
+                    producer, record, ..
+                } = e
+                else {
+                    continue;
+                };
+                if record.lineage != lineage || out.len() >= max {
+                    continue;
+                }
+                let at = at as u64;
+                let (id, state) = match producer {
+                    None => (None, "committed"),
+                    Some(p) => {
+                        let open = log.open.get(&p.id).is_some_and(|&first| first <= at);
+                        let state = match (open, log.is_aborted(p.id, at)) {
+                            (true, _) => "open",
+                            (false, true) => "aborted",
+                            (false, false) => "committed",
+                        };
+                        (self.owners.get(&p.id).cloned(), state)
+                    }
+                };
+                out.push((*tp, at, id, state));
+            }
+        }
+        out
+    }
+
     /// What a `read_committed` consumer of `topic` reads from the start, partition
     /// after partition: each record with the time it became readable (its
     /// transaction's commit marker, or its own write without a transaction).
