@@ -142,6 +142,21 @@ pub fn ckptsim_command() -> std::process::Command {
     command
 }
 
+/// `sh -c line`, as from a shell where ckptsim is installed (the binary's
+/// folder first on `PATH`): how a printed replay line is run.
+pub fn shell_with_ckptsim(line: &str) -> std::process::Command {
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut command = std::process::Command::new("sh");
+    command.args(["-c", line]).env("PATH", path);
+    command
+}
+
 /// Runs the `ckptsim` binary in the repository's root.
 pub fn ckptsim(args: &[&str]) -> std::process::Output {
     ckptsim_command()

@@ -213,16 +213,7 @@ fn mutants_over_a_users_scenario_name_it_and_replay_as_printed() {
     let replay = killed["replay"].as_str().unwrap();
     assert!(replay.contains(" run 'my job.toml' --seed "), "{replay}");
     // As from a shell where ckptsim is installed (on PATH).
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"))
-        .parent()
-        .unwrap();
-    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
-    let again = std::process::Command::new("sh")
-        .args(["-c", replay])
-        .env("PATH", path)
+    let again = crate::common::shell_with_ckptsim(replay)
         .current_dir(&dir)
         .output()
         .unwrap();

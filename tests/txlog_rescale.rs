@@ -103,18 +103,7 @@ fn a_retained_flow_replays_as_printed() {
         replay.contains("--cancel-at 150ms --checkpoint-dir"),
         "{replay}"
     );
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_ckptsim"))
-        .parent()
-        .unwrap();
-    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
-    let o = std::process::Command::new("sh")
-        .args(["-c", &replay])
-        .env("PATH", path)
-        .output()
-        .unwrap();
+    let o = crate::common::shell_with_ckptsim(&replay).output().unwrap();
     assert_eq!(
         o.status.code(),
         Some(1),
