@@ -31,11 +31,12 @@ use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
 use crate::scenario::{Partitioning, Scenario};
 use crate::verdict::Violation;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 mod compare;
 mod event_time;
 mod lineage;
+mod queues;
 mod resume;
 mod sinks;
 mod upsert;
@@ -169,7 +170,7 @@ struct Exec<'a> {
     scenario: &'a Scenario,
     exec: ExecGraph,
     factory: &'a dyn OperatorFactory,
-    queues: Vec<VecDeque<Record>>,
+    queues: queues::Queues,
     /// Per task: its sink slot, if it is a sink.
     sink_slot: Vec<Option<usize>>,
     store: ExternalStore,
@@ -306,10 +307,10 @@ impl Exec<'_> {
                                 oracle.arrive(slot, r);
                             }
                             if self.sink_queues {
-                                self.queues[ch as usize].push_back(r);
+                                self.queues.push(ch, r);
                             }
                         }
-                        None => self.queues[ch as usize].push_back(r),
+                        None => self.queues.push(ch, r),
                     }
                 };
                 if watermark {
@@ -345,7 +346,7 @@ impl Exec<'_> {
     /// Processes up to `n` queued records of channel `ch`.
     fn read(&mut self, task: &mut TaskRun, ch: u32, n: u64, oracle: &mut Oracle) {
         for _ in 0..n {
-            let Some(r) = self.queues[ch as usize].pop_front() else {
+            let Some(r) = self.queues.pop(ch) else {
                 return;
             };
             if self.time.on && r.is_element() {
@@ -472,7 +473,10 @@ impl Exec<'_> {
             .iter()
             .map(|&t| {
                 let inputs = &self.exec.tasks[t as usize].inputs;
-                inputs.iter().map(|&ch| self.is_feedback(ch)).collect()
+                inputs
+                    .iter()
+                    .map(|&ch| self.feedback[ch as usize])
+                    .collect()
             })
             .collect();
         loop {
@@ -513,17 +517,27 @@ impl Exec<'_> {
         runs.into_iter().map(|r| r.task).collect()
     }
 
-    /// Channel `ch` belongs to a feedback edge.
-    fn is_feedback(&self, ch: u32) -> bool {
-        let c = &self.exec.channels[ch as usize];
-        let (from, to) = (
-            self.exec.tasks[c.from as usize].operator,
-            self.exec.tasks[c.to as usize].operator,
-        );
-        self.scenario
+    /// By channel: whether it belongs to a feedback edge (one lookup per
+    /// channel in the feedback edges, not a scan of every edge).
+    fn feedback_channels(&self) -> Vec<bool> {
+        let back: std::collections::BTreeSet<_> = self
+            .scenario
             .edges
             .iter()
-            .any(|e| e.feedback && e.from == from && e.to == to)
+            .filter(|e| e.feedback)
+            .map(|e| (e.from, e.to))
+            .collect();
+        self.exec
+            .channels
+            .iter()
+            .map(|c| {
+                !back.is_empty()
+                    && back.contains(&(
+                        self.exec.tasks[c.from as usize].operator,
+                        self.exec.tasks[c.to as usize].operator,
+                    ))
+            })
+            .collect()
     }
 }
 
@@ -631,7 +645,7 @@ impl Oracle {
             .collect();
         let mut x = Exec {
             scenario,
-            queues: vec![VecDeque::new(); exec.channels.len()],
+            queues: queues::Queues::new(exec.channels.len()),
             exec,
             factory,
             sink_slot,
@@ -647,9 +661,7 @@ impl Oracle {
             past_schedule: false,
             feedback: Vec::new(),
         };
-        x.feedback = (0..x.exec.channels.len() as u32)
-            .map(|ch| x.is_feedback(ch))
-            .collect();
+        x.feedback = x.feedback_channels();
         let (order_sensitive, moves_lineage) = oracle.run_operators(&mut x, &job, schedule);
         oracle.mark_reorderable(scenario, &job, &moves_lineage);
         oracle.payload_collisions = x.store.payloads.collisions();

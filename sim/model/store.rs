@@ -126,6 +126,10 @@ pub struct ExternalStore {
     /// to the same one, so this skips the map lookup on the hot path.
     #[serde(skip)]
     last_write: Option<(TxnId, usize)>,
+    /// Per sink subtask, how many records its last committed transaction
+    /// held: the room its next one begins with (`begin`).
+    #[serde(skip)]
+    last_committed: BTreeMap<(u32, u32), usize>,
     committed: Committed,
     pub stats: StoreStats,
     /// Transactions whose commit was refused, for the checker.
@@ -201,10 +205,15 @@ impl ExternalStore {
 
     pub fn begin(&mut self, id: TxnId, now: SimTime) {
         if !self.txns.contains_key(&id) {
+            // Room for as many records as the subtask's last committed
+            // transaction held (transactions between checkpoints at an
+            // interval hold about as many): it fills without the copies of
+            // growing.
+            let room = self.last_committed.get(&(id.sink, id.subtask));
             self.txns.insert(id, self.slots.len());
             self.slots.push(Txn {
                 state: TxnState::Open,
-                records: Vec::new(),
+                records: Vec::with_capacity(room.copied().unwrap_or(0)),
                 opened_at: now,
                 resolved_at: None,
             });
@@ -369,6 +378,8 @@ impl ExternalStore {
                 self.precommitted.remove(&id);
                 self.stats.transactions_committed += 1;
                 let records = std::mem::take(&mut txn.records);
+                self.last_committed
+                    .insert((id.sink, id.subtask), records.len());
                 self.committed.push_batch(id, now, records);
                 CommitOutcome::Committed
             }

@@ -288,8 +288,11 @@ impl Validator<'_, '_> {
                 self.report(&format!("operators[{i}].id"), message, help);
             }
         }
-        for i in 0..self.ops.len() {
-            let outputs = edges.iter().filter(|e| e.1 == i).count();
+        let mut outputs_of = vec![0usize; self.ops.len()];
+        for e in edges {
+            outputs_of[e.1] += 1;
+        }
+        for (i, &outputs) in outputs_of.iter().enumerate() {
             if self.is_kind(i, OperatorKind::is_committer) && outputs > 1 {
                 let id = self.op_name(i);
                 let message = format!("committer `{id}` forwards to {outputs} global committers");

@@ -75,7 +75,7 @@ impl Exec<'_> {
                     continue;
                 };
                 let want = r.left.unwrap_or(n);
-                let there = self.queues[ch as usize].len() as u64;
+                let there = self.queues.len(ch) as u64;
                 let take = want.min(there);
                 self.read(&mut r.task, ch, take, oracle);
                 read_any |= take > 0;
@@ -177,7 +177,7 @@ impl Exec<'_> {
         let mut read_any = false;
         for i in 0..r.inputs.len() {
             let ch = r.inputs[i];
-            let n = self.queues[ch as usize].len() as u64;
+            let n = self.queues.len(ch) as u64;
             self.read(&mut r.task, ch, n, oracle);
             read_any |= n > 0;
         }

@@ -3,18 +3,19 @@
 //! notified of (or restored from) is promised; an upsert sink's table
 //! follows its reading order.
 
+use super::queues::Queues;
 use super::{Exec, Oracle};
 use crate::model::Record;
 use crate::runtime::schedule::Step;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// The records of `runs` (`(channel, from, n)`), in order.
 fn read_runs<'a>(
-    queues: &'a [VecDeque<Record>],
+    queues: &'a Queues,
     runs: &'a [(u32, usize, usize)],
 ) -> impl Iterator<Item = &'a Record> + 'a {
     runs.iter()
-        .flat_map(|&(ch, from, n)| queues[ch as usize].range(from..from + n))
+        .flat_map(|&(ch, from, n)| queues.range(ch, from, n))
 }
 
 impl Exec<'_> {
@@ -47,7 +48,7 @@ impl Exec<'_> {
                         continue;
                     };
                     let at = &mut cursor[input as usize];
-                    let left = self.queues[ch as usize].len() - *at;
+                    let left = self.queues.len(ch) - *at;
                     let n = usize::try_from(n).unwrap_or(usize::MAX).min(left);
                     if n > 0 {
                         runs.push((ch, *at, n));
@@ -88,7 +89,7 @@ impl Exec<'_> {
             let rest = inputs
                 .iter()
                 .zip(&cursor)
-                .flat_map(|(&ch, &at)| queues[ch as usize].range(at..));
+                .flat_map(|(&ch, &at)| queues.range(ch, at, usize::MAX));
             for r in read_runs(queues, &runs).chain(rest) {
                 if r.is_element() {
                     continue;

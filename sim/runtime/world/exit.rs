@@ -58,7 +58,7 @@ impl World<'_> {
             self.tasks.list[ti].eod_stopped = true;
             self.rec.counters.tasks_stopped_without_drain += 1;
         }
-        self.tasks.list[ti].input_ended = true;
+        self.tasks.end_input(ti);
         self.tasks.list[ti].exit.triggers_at_end = self.rec.counters.checkpoints_triggered;
         if self.tasks.list[ti].is_source && drain {
             self.rec.input_end = self.rec.input_end.max(self.net.now);
@@ -68,9 +68,7 @@ impl World<'_> {
             .pending
             .keys()
             .any(|id| self.sp.by_id.get(id).is_some_and(|sp| sp.stop));
-        if !self.plan.cfg.algorithm.info().checkpoints
-            && !stopping
-            && self.tasks.list.iter().all(|t| t.input_ended)
+        if !self.plan.cfg.algorithm.info().checkpoints && !stopping && self.tasks.all_input_ended()
         {
             // No checkpoints, so no final one: the job ends with its input
             // (a pending stop-with-savepoint is its final one: the tasks
@@ -300,16 +298,10 @@ impl World<'_> {
     pub(super) fn exit(&mut self, t: TaskId) {
         let ti = t as usize;
         self.note_held_at_exit(t);
-        self.tasks.list[ti].status = Status::Finished;
+        self.tasks.set_status(ti, Status::Finished);
         self.net.sched[ti].alive = false;
         self.mark(|| Timeline::Finished { task: t });
-        let running = self
-            .tasks
-            .list
-            .iter()
-            .filter(|t| t.status == Status::Running)
-            .count();
-        if running > 0 {
+        if self.tasks.count(Status::Running) > 0 {
             self.rec.counters.tasks_finished_while_others_ran += 1;
         }
         for i in 0..self.plan.task_outputs[ti].len() {
@@ -321,7 +313,7 @@ impl World<'_> {
         // running, and a trigger sent to it fails.
         let at = self.net.now.plus(self.plan.scenario.checkpoint.rpc_latency);
         self.tasks.list[ti].exit.reported_at = Some(at);
-        if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+        if self.tasks.all(Status::Finished) {
             self.job.status = JobStatus::Finished;
         }
         self.reader_exited(t);
@@ -548,7 +540,7 @@ impl World<'_> {
             return;
         }
         self.tasks.list[ti].exit.deployed_finished = true;
-        self.tasks.list[ti].input_ended = true;
+        self.tasks.end_input(ti);
         self.mark(|| Timeline::InputEnded { task: t });
         // A source's end of event time goes out again (`endData` runs
         // `advanceToEndOfEventTime`); a task with inputs forwards the

@@ -344,7 +344,7 @@ impl World<'_> {
             {
                 continue;
             }
-            self.tasks.list[ti].status = Status::Dead;
+            self.tasks.set_status(ti, Status::Dead);
             let outputs = self.plan.task_outputs[ti].clone();
             self.net.kill_task_outputs(t, &outputs);
             killed += 1;
@@ -581,7 +581,7 @@ impl World<'_> {
             if p.workers.contains(&self.faults.fx.worker_of[ti])
                 && self.tasks.list[ti].status == Status::Running
             {
-                self.tasks.list[ti].status = Status::Dead;
+                self.tasks.set_status(ti, Status::Dead);
                 let outputs = self.plan.task_outputs[ti].clone();
                 self.net.kill_task_outputs(t, &outputs);
                 self.mark(|| super::Timeline::Crash { task: t });

@@ -574,10 +574,10 @@ impl World<'_> {
         if blocked || self.blocked_until(t).is_some() {
             return;
         }
-        self.tasks.list[t as usize].status = Status::Finished;
+        self.tasks.set_status(t as usize, Status::Finished);
         self.net.sched[t as usize].alive = false;
         self.mark(|| Timeline::Finished { task: t });
-        if self.tasks.list.iter().all(|t| t.status == Status::Finished) {
+        if self.tasks.all(Status::Finished) {
             self.job.status = JobStatus::Finished;
         }
     }

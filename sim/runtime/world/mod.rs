@@ -346,9 +346,10 @@ impl<'a> World<'a> {
             ),
             plan: plan::Plan::new(scenario.clone(), exec, factory, cfg, job_opts),
         };
-        w.tasks.list = (0..w.plan.exec.tasks.len() as TaskId)
+        let list = (0..w.plan.exec.tasks.len() as TaskId)
             .map(|t| w.fresh_task(t))
             .collect();
+        w.tasks.deploy(list);
         for task in &w.tasks.list {
             for m in task.members.iter().filter(|m| m.processing.is_some()) {
                 w.rec.schedule.clocked(m.inst);
@@ -656,6 +657,10 @@ impl<'a> World<'a> {
                 self.announce();
             }
         };
+        assert!(
+            self.tasks.tally_holds(),
+            "a task's status or end of input was written around Tasks::set_status"
+        );
         self.finish(outcome, events)
     }
 

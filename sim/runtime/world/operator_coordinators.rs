@@ -184,7 +184,7 @@ impl World<'_> {
         }
         self.mark(|| Timeline::Crash { task: t });
         self.note_crash(t);
-        self.tasks.list[t as usize].status = Status::Dead;
+        self.tasks.set_status(t as usize, Status::Dead);
         let outputs = self.plan.task_outputs[t as usize].clone();
         self.net.kill_task_outputs(t, &outputs);
         self.net

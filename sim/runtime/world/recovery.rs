@@ -172,7 +172,7 @@ impl World<'_> {
             self.rec.counters.crashes_between_snapshot_and_notify += 1;
         }
         self.note_crash(t);
-        self.tasks.list[ti].status = Status::Dead;
+        self.tasks.set_status(ti, Status::Dead);
         let outputs = self.plan.task_outputs[ti].clone();
         self.net.kill_task_outputs(t, &outputs);
         let at = self.net.now.plus(self.plan.scenario.faults.detection_delay);
@@ -405,7 +405,7 @@ impl World<'_> {
                 fired(Mutant::MailsSurviveRestart);
                 fresh.mailbox = std::mem::take(&mut self.tasks.list[ti].mailbox);
             }
-            self.tasks.list[ti] = fresh;
+            self.tasks.replace(ti, fresh);
             self.arm_watermark_timer(t);
             self.arm_report_timer(t);
             self.arm_materialization(t);

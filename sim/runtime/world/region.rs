@@ -166,7 +166,7 @@ impl World<'_> {
         for t in self.region_tasks(&[region]) {
             let ti = t as usize;
             if self.tasks.list[ti].status != Status::Dead {
-                self.tasks.list[ti].status = Status::Cancelled;
+                self.tasks.set_status(ti, Status::Cancelled);
             }
             self.net.sched[ti].alive = false;
             self.faults.fx.valid_from[ti] = self.net.attempt;
@@ -285,11 +285,7 @@ impl World<'_> {
             return;
         }
         self.faults.fx.pending_regions.clear();
-        for t in &mut self.tasks.list {
-            if t.status != Status::Dead {
-                t.status = Status::Cancelled;
-            }
-        }
+        self.tasks.cancel_live();
         for s in &mut self.net.sched {
             s.alive = false;
         }

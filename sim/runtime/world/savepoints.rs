@@ -179,11 +179,7 @@ impl World<'_> {
     /// stamp increments, so everything scheduled for them is now stale.
     pub(super) fn stop_all_tasks(&mut self, outcome: CpOutcome) {
         self.abort_all_pending(outcome);
-        for t in &mut self.tasks.list {
-            if t.status != Status::Dead {
-                t.status = Status::Cancelled;
-            }
-        }
+        self.tasks.cancel_live();
         for s in &mut self.net.sched {
             s.alive = false;
         }

@@ -247,6 +247,36 @@ pub(super) struct Tasks {
     pub(super) high_water: Vec<u64>,
     /// What the sinks wrote outside the job.
     pub(super) store: ExternalStore,
+    /// How many tasks are in each status and how many ended their input,
+    /// kept by `set_status`, `end_input` and `replace` so that a task's
+    /// end or exit asks "all finished?" without visiting every task.
+    tally: Tally,
+}
+
+/// Counts over `Tasks::list` (see `Tasks::tally`).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Tally {
+    /// By `Status as usize`.
+    status: [u32; 4],
+    input_ended: u32,
+}
+
+impl Tally {
+    fn of(list: &[Task]) -> Tally {
+        let mut tally = Tally::default();
+        for t in list {
+            tally.add(t, 1);
+        }
+        tally
+    }
+
+    fn add(&mut self, t: &Task, n: i32) {
+        let s = &mut self.status[t.status as usize];
+        *s = s.wrapping_add_signed(n);
+        if t.input_ended {
+            self.input_ended = self.input_ended.wrapping_add_signed(n);
+        }
+    }
 }
 
 impl Tasks {
@@ -275,6 +305,62 @@ impl Tasks {
             ready: Vec::with_capacity(16),
             high_water: vec![0; partitions],
             store: ExternalStore::default(),
+            tally: Tally::default(),
         }
+    }
+
+    /// The tasks deployed at the start.
+    pub(super) fn deploy(&mut self, list: Vec<Task>) {
+        self.tally = Tally::of(&list);
+        self.list = list;
+    }
+
+    /// Task `ti` redeployed as `fresh`.
+    pub(super) fn replace(&mut self, ti: usize, fresh: Task) {
+        self.tally.add(&self.list[ti], -1);
+        self.tally.add(&fresh, 1);
+        self.list[ti] = fresh;
+    }
+
+    pub(super) fn set_status(&mut self, ti: usize, status: Status) {
+        let t = &mut self.list[ti];
+        self.tally.status[t.status as usize] -= 1;
+        self.tally.status[status as usize] += 1;
+        t.status = status;
+    }
+
+    /// Every task that is not dead is cancelled.
+    pub(super) fn cancel_live(&mut self) {
+        for ti in 0..self.list.len() {
+            if self.list[ti].status != Status::Dead {
+                self.set_status(ti, Status::Cancelled);
+            }
+        }
+    }
+
+    pub(super) fn end_input(&mut self, ti: usize) {
+        if !self.list[ti].input_ended {
+            self.list[ti].input_ended = true;
+            self.tally.input_ended += 1;
+        }
+    }
+
+    /// How many tasks are `status`.
+    pub(super) fn count(&self, status: Status) -> usize {
+        self.tally.status[status as usize] as usize
+    }
+
+    pub(super) fn all(&self, status: Status) -> bool {
+        self.count(status) == self.list.len()
+    }
+
+    pub(super) fn all_input_ended(&self) -> bool {
+        self.tally.input_ended as usize == self.list.len()
+    }
+
+    /// The counts agree with the tasks (checked at the end of a run: a
+    /// status written around `set_status` would skew them).
+    pub(super) fn tally_holds(&self) -> bool {
+        self.tally == Tally::of(&self.list)
     }
 }
