@@ -111,19 +111,28 @@ struct Segment {
     fired: Vec<(u32, FiredTimer)>,
 }
 
+/// What a task's every logged step reads, together (one cache line holds
+/// four tasks': a chain of 50,000 operators logs a step per operator per
+/// batch, and three arrays cost three cache misses).
+#[derive(Clone, Copy)]
+struct Head {
+    /// The task's current segment.
+    segment: u32,
+    /// Its operator reads processing time: its steps are clocked.
+    clocked: bool,
+    /// The time (ms) it last logged (`Step::Clock`).
+    clock: i64,
+}
+
 /// Every task's schedule, as a tree of segments.
 pub struct ScheduleLog {
     segments: Vec<Segment>,
-    /// Per task: its current segment.
-    current: Vec<u32>,
+    /// Per task.
+    heads: Vec<Head>,
     /// Steps logged in all (for the memory limit).
     pub logged: u64,
     /// Per task: how many times it was redeployed.
     restarts: Vec<u32>,
-    /// Per task: its operator reads processing time, and the time (ms) it
-    /// last logged (`Step::Clock`).
-    clocked: Vec<bool>,
-    clock: Vec<i64>,
     /// Per task: the step count (`logged`) at its last snapshot or
     /// notification in its attempt (0: none), to find the job's latest.
     last_event: Vec<u64>,
@@ -139,43 +148,48 @@ impl ScheduleLog {
                     fired: Vec::new(),
                 })
                 .collect(),
-            current: (0..tasks as u32).collect(),
+            heads: (0..tasks as u32)
+                .map(|segment| Head {
+                    segment,
+                    clocked: false,
+                    clock: i64::MIN,
+                })
+                .collect(),
             logged: 0,
             restarts: vec![0; tasks],
-            clocked: vec![false; tasks],
-            clock: vec![i64::MIN; tasks],
             last_event: vec![0; tasks],
         }
     }
 
     /// Task `t`'s operator reads processing time: its steps are clocked.
     pub fn clocked(&mut self, t: TaskId) {
-        self.clocked[t as usize] = true;
+        self.heads[t as usize].clocked = true;
     }
 
     /// A clocked task's steps from now run at `now` (nothing for another).
     #[inline]
     pub fn clock(&mut self, t: TaskId, now: SimTime) {
-        if !self.clocked[t as usize] {
+        let head = &mut self.heads[t as usize];
+        if !head.clocked {
             return;
         }
         let ms = i64::try_from(now.nanos() / 1_000_000).unwrap_or(i64::MAX);
-        if self.clock[t as usize] != ms {
-            self.clock[t as usize] = ms;
+        if head.clock != ms {
+            head.clock = ms;
             self.push(t, Step::Clock(ms));
         }
     }
 
     /// A timer of task `t`'s operator fired.
     pub fn fired(&mut self, t: TaskId, timer: FiredTimer) {
-        let seg = &mut self.segments[self.current[t as usize] as usize];
+        let seg = &mut self.segments[self.heads[t as usize].segment as usize];
         seg.fired.push((seg.steps.len() as u32, timer));
         self.logged += 1; // counted as a step (the memory limit)
     }
 
     #[inline]
     fn steps(&mut self, t: TaskId) -> &mut Vec<Step> {
-        &mut self.segments[self.current[t as usize] as usize].steps
+        &mut self.segments[self.heads[t as usize].segment as usize].steps
     }
 
     /// `n` records read from `input` at `now` (merged with a read just
@@ -224,7 +238,7 @@ impl ScheduleLog {
 
     /// Where task `t` is now (taken at its snapshot).
     pub fn pos(&self, t: TaskId) -> LogPos {
-        let segment = self.current[t as usize];
+        let segment = self.heads[t as usize].segment;
         LogPos {
             segment,
             len: self.segments[segment as usize].steps.len() as u32,
@@ -238,9 +252,9 @@ impl ScheduleLog {
             (Some(id), Some(p)) => (Some(id), Some(p)),
             _ => (None, None),
         };
-        self.current[t as usize] = self.segments.len() as u32;
+        self.heads[t as usize].segment = self.segments.len() as u32;
         self.restarts[t as usize] += 1;
-        self.clock[t as usize] = i64::MIN;
+        self.heads[t as usize].clock = i64::MIN;
         self.last_event[t as usize] = 0;
         self.segments.push(Segment {
             parent,
@@ -252,7 +266,7 @@ impl ScheduleLog {
     /// Task `t`'s attempt (how many times it was redeployed) and the
     /// records it took in it: read, or emitted by a source.
     pub fn attempt(&self, t: TaskId) -> (u32, u64) {
-        let steps = &self.segments[self.current[t as usize] as usize].steps;
+        let steps = &self.segments[self.heads[t as usize].segment as usize].steps;
         let taken = steps.iter().fold(0u64, |n, s| match *s {
             Step::Read { n: m, .. } | Step::Emit { n: m, .. } => n.saturating_add(m),
             _ => n,
@@ -266,7 +280,7 @@ impl ScheduleLog {
     /// number among its kind's events of the attempt (from 1), and the
     /// records taken since.
     pub fn anchors(&self, t: TaskId, operator: u32, subtask: u32) -> Vec<CrashAnchor> {
-        let steps = &self.segments[self.current[t as usize] as usize].steps;
+        let steps = &self.segments[self.heads[t as usize].segment as usize].steps;
         // Per kind: events so far, and (nth, step index, records taken then).
         let (mut taken, mut counts) = (0u64, [0u32; 2]);
         let mut last: [Option<(u32, usize, u64)>; 2] = [None, None];
@@ -310,7 +324,7 @@ impl ScheduleLog {
     /// with the length of it that is effective.
     fn chain(&self, t: TaskId) -> Vec<(u32, u32)> {
         let mut chain = Vec::new();
-        let mut seg = self.current[t as usize];
+        let mut seg = self.heads[t as usize].segment;
         let mut len = self.segments[seg as usize].steps.len() as u32;
         loop {
             chain.push((seg, len));
@@ -340,7 +354,7 @@ impl ScheduleLog {
     /// (after a step of it), sorted.
     pub fn effective_fired(&self) -> Vec<FiredTimer> {
         let mut out = Vec::new();
-        for t in 0..self.current.len() as TaskId {
+        for t in 0..self.heads.len() as TaskId {
             for (seg, len) in self.chain(t) {
                 let fired = &self.segments[seg as usize].fired;
                 out.extend(fired.iter().filter(|f| f.0 <= len).map(|f| f.1));
@@ -352,7 +366,7 @@ impl ScheduleLog {
 
     /// Every task's effective schedule, in task order.
     pub fn effective_all(&self) -> Vec<Vec<Step>> {
-        (0..self.current.len() as TaskId)
+        (0..self.heads.len() as TaskId)
             .map(|t| self.effective(t))
             .collect()
     }

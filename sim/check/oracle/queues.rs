@@ -4,6 +4,7 @@
 //! reads make room for the records it emits (on a DAG the oracle runs each
 //! task to its end before its readers start: its outputs would otherwise
 //! all be new memory), and a queue grows without copying what it holds.
+//! A chunk that is not from the pool starts empty and grows as it fills.
 //! A growing `VecDeque` per channel touched about twice the memory its
 //! records need (the copies of doubling); for the reference job, the
 //! oracle's queues were more than half of the process's page faults.
@@ -44,10 +45,10 @@ impl Queues {
     pub(super) fn push(&mut self, ch: u32, r: Record) {
         let q = &mut self.channels[ch as usize];
         if q.chunks.back().is_none_or(|c| c.len() == CHUNK) {
-            let chunk = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(CHUNK));
+            // A new chunk grows as it fills: a channel that carries a few
+            // records (thousands of them in a wide job) takes a few
+            // records' memory.
+            let chunk = self.spare.pop().unwrap_or_default();
             q.chunks.push_back(chunk);
         }
         q.chunks.back_mut().expect("a chunk with room").push(r);
