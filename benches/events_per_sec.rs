@@ -7,9 +7,24 @@
 //! (oracle and judge), the events and the record steps (records read by
 //! every operator, chained ones included), and the cost per event and per
 //! unit of work (an event or a record step) relative to the reference job
-//! (`scenarios/bench.toml`). `CKPTSIM_BENCH_RUNS` sets the runs per case
+//! (`scenarios/bench.toml`). The ratios are side by side: each run of a
+//! case follows a run of the reference, and a ratio is the median of the
+//! pairs' ratios, so a host whose speed drifts during the bench (a shared
+//! virtual machine's does, by a factor of two within minutes) moves both
+//! sides of a pair alike. `CKPTSIM_BENCH_RUNS` sets the runs per case
 //! (default 15; the scaling cases run a third as often, at least 3);
 //! `CKPTSIM_BENCH_ONLY` runs the cases whose name contains it.
+//!
+//! Then three process-level figures: the whole `ckptsim run
+//! scenarios/bench.toml`; the start of a process, `ckptsim list` beside
+//! this bench's own executable exiting at once (a Rust process that does
+//! nothing: the host's floor); and the rate of `ckptsim sweep
+//! scenarios/wordcount.toml --jobs 2` in seeds a minute
+//! (`CKPTSIM_BENCH_SEEDS` seeds, default 2,000), beside what two cores
+//! would do running the same seeds' in-process time back to back.
+//! `CKPTSIM_BENCH_DUMP=DIR` writes each scaling case's scenario to
+//! `DIR/NAME.toml` first (a new folder: it is created, never written
+//! through), so a case can be profiled as a `ckptsim run` process.
 
 use ckptsim::harness::execute;
 use ckptsim::runtime::RunConfig;
@@ -161,62 +176,104 @@ struct Measured {
     steps: u64,
     sim_ns: u64,
     total_ns: u64,
+    /// Median over the runs of this case's cost per event and per unit of
+    /// work divided by the reference's in the run just before.
+    x_event: f64,
+    x_work: f64,
     passed: bool,
 }
 
-fn measure(sc: &Scenario, runs: usize) -> Measured {
+/// One run: events, record steps, simulation ns, total ns, passed.
+fn once(sc: &Scenario) -> (u64, u64, u64, u64, bool) {
     let cfg = RunConfig {
         seed: 1,
         algorithm: sc.checkpoint.algorithm,
         mutants: Default::default(),
         record_trace: false,
     };
-    let (mut sim, mut total) = (Vec::new(), Vec::new());
+    let e = execute(sc, &cfg);
+    let c = &e.output.counters;
+    let steps = c.records_processed + c.chained_records;
+    (
+        e.output.events,
+        steps,
+        e.sim_wall_ns,
+        e.total_wall_ns,
+        e.verdict.passed,
+    )
+}
+
+/// Per event and per unit of work (event or record step), in ns.
+fn costs(events: u64, steps: u64, sim_ns: u64) -> (f64, f64) {
+    (
+        sim_ns as f64 / events.max(1) as f64,
+        sim_ns as f64 / (events + steps).max(1) as f64,
+    )
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `runs` runs of `sc`, each after a run of `reference` (none when `sc` is
+/// the reference).
+fn measure(sc: &Scenario, reference: Option<&Scenario>, runs: usize) -> Measured {
+    let (mut sim, mut total, mut x_event, mut x_work) = (vec![], vec![], vec![], vec![]);
     let (mut events, mut steps, mut passed) = (0, 0, true);
     for _ in 0..runs {
-        let e = execute(sc, &cfg);
-        events = e.output.events;
-        let c = &e.output.counters;
-        steps = c.records_processed + c.chained_records;
-        passed &= e.verdict.passed;
-        sim.push(e.sim_wall_ns);
-        total.push(e.total_wall_ns);
+        let before = reference.map(once);
+        let (e, s, sim_ns, total_ns, ok) = once(sc);
+        (events, steps) = (e, s);
+        passed &= ok;
+        sim.push(sim_ns as f64);
+        total.push(total_ns as f64);
+        let (per_event, per_work) = costs(e, s, sim_ns);
+        let (ref_event, ref_work) = match before {
+            Some((re, rs, rsim, _, _)) => costs(re, rs, rsim),
+            None => (per_event, per_work),
+        };
+        x_event.push(per_event / ref_event);
+        x_work.push(per_work / ref_work);
     }
-    sim.sort_unstable();
-    total.sort_unstable();
     Measured {
         events,
         steps,
-        sim_ns: sim[runs / 2],
-        total_ns: total[runs / 2],
+        sim_ns: median(sim) as u64,
+        total_ns: median(total) as u64,
+        x_event: median(x_event),
+        x_work: median(x_work),
         passed,
     }
 }
 
-/// Median wall time of the whole `ckptsim run FILE` process (start, parse,
-/// simulate, check, print, exit).
-fn process_ms(path: &Path, runs: usize) -> f64 {
-    let mut times: Vec<u64> = (0..runs)
+/// Median wall time of a `program args` process (start, work, exit).
+fn process_ms(program: &Path, args: &[&str], env: Option<(&str, &str)>, runs: usize) -> f64 {
+    let times: Vec<f64> = (0..runs)
         .map(|_| {
+            let mut command = std::process::Command::new(program);
+            command.args(args);
+            if let Some((key, value)) = env {
+                command.env(key, value);
+            }
             let watch = Stopwatch::start();
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_ckptsim"))
-                .arg("run")
-                .arg(path)
-                .output()
-                .expect("the ckptsim binary runs");
+            let out = command.output().expect("the program runs");
             assert!(
                 out.status.success(),
-                "ckptsim run {} failed",
-                path.display()
+                "{} {args:?} failed",
+                program.display()
             );
-            watch.elapsed_ns()
+            watch.elapsed_ns() as f64
         })
         .collect();
-    times.sort_unstable();
-    times[runs / 2] as f64 / 1e6
+    median(times) / 1e6
 }
 
 fn main() {
+    if std::env::var_os("CKPTSIM_BENCH_EXIT_AT_ONCE").is_some() {
+        // The floor of a process start on this host (see the module docs).
+        return;
+    }
     ckptsim::engine::heap::keep_freed_memory();
     let runs: usize = std::env::var("CKPTSIM_BENCH_RUNS")
         .ok()
@@ -239,7 +296,14 @@ fn main() {
     // Per operator, what building a job of many operators costs: parse and
     // validation (median of three), then the run's whole time.
     let mut per_operator = Vec::new();
+    let dump = std::env::var_os("CKPTSIM_BENCH_DUMP").map(std::path::PathBuf::from);
+    if let Some(dir) = &dump {
+        std::fs::create_dir(dir).expect("CKPTSIM_BENCH_DUMP names a folder that does not exist");
+    }
     for (name, text) in scaling_cases() {
+        if let Some(dir) = &dump {
+            std::fs::write(dir.join(format!("{name}.toml")), &text).expect("writes the case");
+        }
         let runs = (runs / 3).max(3);
         let mut parse: Vec<u64> = (0..3)
             .map(|_| {
@@ -277,18 +341,18 @@ fn main() {
          sim ms: the simulation; total ms: simulation, oracle and judge, in process; \
          rec steps: records read by operators (chained ones included);\n\
          ns/event and ns/work: simulation time per event and per event or record step; \
-         x event, x work: those relative to the reference job `bench`.\n"
+         x event, x work: those relative to the reference job `bench`, each run of a case \
+         beside a run of the reference just before (median of the pairs' ratios).\n"
     );
     print!("{table}");
-    let mut reference = None;
+    let bench = cases[0].1.clone();
     for (name, sc, n) in &cases {
         if !name.contains(only.as_str()) && name != "bench" {
             continue;
         }
-        let m = measure(sc, *n);
-        let per_event = m.sim_ns as f64 / m.events.max(1) as f64;
-        let per_work = m.sim_ns as f64 / (m.events + m.steps).max(1) as f64;
-        let (ref_event, ref_work) = *reference.get_or_insert((per_event, per_work));
+        let reference = (name != "bench").then_some(&bench);
+        let m = measure(sc, reference, *n);
+        let (per_event, per_work) = costs(m.events, m.steps, m.sim_ns);
         println!(
             "{:<19} {:>9} {:>11} {:>10.3} {:>10.3} {:>9.0} {:>9.1} {:>8.2} {:>8.2} {:>7}",
             name,
@@ -298,13 +362,13 @@ fn main() {
             m.total_ns as f64 / 1e6,
             per_event,
             per_work,
-            per_event / ref_event,
-            per_work / ref_work,
+            m.x_event,
+            m.x_work,
             if m.passed { "pass" } else { "FAIL" }
         );
     }
     for (name, n, parse_ns, sc) in per_operator {
-        let m = measure(&sc, 3);
+        let m = measure(&sc, None, 3);
         println!(
             "{name}: {n} operators: parse and validation {:.1} ms ({:.2} µs per operator), \
              run {:.1} ms ({:.2} µs per operator)",
@@ -314,9 +378,61 @@ fn main() {
             m.total_ns as f64 / 1e3 / n as f64,
         );
     }
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench.toml");
+    let ckptsim = Path::new(env!("CARGO_BIN_EXE_ckptsim"));
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let reference = scenarios.join("bench.toml");
+    let reference = reference.to_str().expect("a UTF-8 path");
     println!(
         "process: `ckptsim run scenarios/bench.toml` {:.3} ms (median of {runs})",
-        process_ms(&reference, runs)
+        process_ms(ckptsim, &["run", reference], None, runs)
+    );
+    let starts = runs.max(100);
+    let this = std::env::current_exe().expect("the bench's executable");
+    let floor = process_ms(
+        &this,
+        &[],
+        Some(("CKPTSIM_BENCH_EXIT_AT_ONCE", "1")),
+        starts,
+    );
+    let list = process_ms(ckptsim, &["list"], None, starts);
+    println!(
+        "start: `ckptsim list` {list:.3} ms; a Rust process that exits at once {floor:.3} ms \
+         (medians of {starts})"
+    );
+    let seeds: u64 = std::env::var("CKPTSIM_BENCH_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000)
+        .max(10);
+    let wordcount = scenarios.join("wordcount.toml");
+    let wordcount = wordcount.to_str().expect("a UTF-8 path");
+    let range = format!("0..{seeds}");
+    let sweep_ms = process_ms(
+        ckptsim,
+        &["sweep", wordcount, "--seeds", &range, "--jobs", "2"],
+        None,
+        1,
+    );
+    let rate = seeds as f64 * 60_000.0 / sweep_ms;
+    // What two cores would do with the same seeds run one by one in
+    // process (median total time of 50 of them).
+    let sc = scenario::load(Path::new(wordcount)).expect("wordcount parses");
+    let per_seed: Vec<f64> = (0..50u64)
+        .map(|seed| {
+            let cfg = RunConfig {
+                seed: seed * (seeds / 50).max(1),
+                algorithm: sc.checkpoint.algorithm,
+                mutants: Default::default(),
+                record_trace: false,
+            };
+            execute(&sc, &cfg).total_wall_ns as f64 / 1e6
+        })
+        .collect();
+    let back_to_back = 2.0 * 60_000.0 / median(per_seed);
+    println!(
+        "sweep: `ckptsim sweep scenarios/wordcount.toml --seeds {range} --jobs 2` {:.1} s: \
+         {rate:.0} seeds a minute; two cores running the seeds' in-process time back to back: \
+         {back_to_back:.0} a minute",
+        sweep_ms / 1e3
     );
 }
