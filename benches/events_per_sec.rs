@@ -378,6 +378,12 @@ fn main() {
             m.total_ns as f64 / 1e3 / n as f64,
         );
     }
+    process_figures(runs);
+}
+
+/// The whole reference process, the start of a process and the rate of a
+/// wordcount sweep (see the module docs).
+fn process_figures(runs: usize) {
     let ckptsim = Path::new(env!("CARGO_BIN_EXE_ckptsim"));
     let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let reference = scenarios.join("bench.toml");
