@@ -240,14 +240,33 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     let mut index = SpanIndex::new(document.as_table());
     let aliased = read_flink_keys(source, &mut table, document.as_table(), &mut index)?;
     // Values serde refuses, each taken out of the document (so that it
-    // gets its default) before deserializing again.
+    // gets its default) before deserializing again. The table is
+    // deserialized as it is, not a copy (a valid file's, the common case,
+    // is the size of the file again); after a refusal it is built again
+    // from the document without the values refused so far.
     let mut refused: Vec<Problem> = Vec::new();
+    let rebuild = |index: &mut SpanIndex, refused: &[Problem]| {
+        let mut table = document.as_table().clone();
+        read_flink_keys(source, &mut table, document.as_table(), index)?;
+        for p in refused {
+            if let Some((t, k)) = parent(&mut table, &p.path) {
+                t.remove(k);
+            }
+        }
+        Ok::<_, ScenarioErrors>(table)
+    };
+    let mut next = Some(table);
     let file = loop {
-        let doc = toml_edit::DocumentMut::from(table.clone());
+        let table = match next.take() {
+            Some(table) => table,
+            None => rebuild(&mut index, &refused)?,
+        };
+        let doc = toml_edit::DocumentMut::from(table);
         let error = match toml_edit::de::from_document::<File>(doc) {
             Ok(file) => break file,
             Err(error) => error,
         };
+        let mut table = rebuild(&mut index, &refused)?;
         let message = error.message();
         let path = error.span().and_then(|s| index.values.get(&s.start));
         let removed = path
@@ -265,6 +284,7 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
                     message,
                     help,
                 });
+                next = Some(table);
             }
             None => return Err(source.fatal(message, error.span())),
         }
