@@ -239,56 +239,7 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
     let mut table = document.as_table().clone();
     let mut index = SpanIndex::new(document.as_table());
     let aliased = read_flink_keys(source, &mut table, document.as_table(), &mut index)?;
-    // Values serde refuses, each taken out of the document (so that it
-    // gets its default) before deserializing again. The table is
-    // deserialized as it is, not a copy (a valid file's, the common case,
-    // is the size of the file again); after a refusal it is built again
-    // from the document without the values refused so far.
-    let mut refused: Vec<Problem> = Vec::new();
-    let rebuild = |index: &mut SpanIndex, refused: &[Problem]| {
-        let mut table = document.as_table().clone();
-        read_flink_keys(source, &mut table, document.as_table(), index)?;
-        for p in refused {
-            if let Some((t, k)) = parent(&mut table, &p.path) {
-                t.remove(k);
-            }
-        }
-        Ok::<_, ScenarioErrors>(table)
-    };
-    let mut next = Some(table);
-    let file = loop {
-        let table = match next.take() {
-            Some(table) => table,
-            None => rebuild(&mut index, &refused)?,
-        };
-        let doc = toml_edit::DocumentMut::from(table);
-        let error = match toml_edit::de::from_document::<File>(doc) {
-            Ok(file) => break file,
-            Err(error) => error,
-        };
-        let mut table = rebuild(&mut index, &refused)?;
-        let message = error.message();
-        let path = error.span().and_then(|s| index.values.get(&s.start));
-        let removed = path
-            .filter(|_| !message.starts_with("invalid type:"))
-            .filter(|path| {
-                parent(&mut table, path)
-                    .and_then(|(t, k)| t.remove(k))
-                    .is_some()
-            });
-        match removed {
-            Some(path) => {
-                let (message, help) = describe(key_of(path), message);
-                refused.push(Problem {
-                    path: path.clone(),
-                    message,
-                    help,
-                });
-                next = Some(table);
-            }
-            None => return Err(source.fatal(message, error.span())),
-        }
-    };
+    let (file, refused) = deserialize(source, &document, table, &mut index)?;
     let line = |path: &str| {
         let span = index.paths.get(path)?;
         Some(source.position(span.start).0)
@@ -321,6 +272,69 @@ pub(super) fn parse(source: &Source) -> Result<Scenario, ScenarioErrors> {
         .collect();
     errors.sort_by_key(|e| (e.line, e.column));
     Err(ScenarioErrors(errors))
+}
+
+/// `table` (from `document`, Flink's keys translated) deserialized, and
+/// the values serde refused: each is taken out of the table (so that it
+/// gets its default) before deserializing again; a value refused that
+/// cannot be taken out (a wrong type) ends the parse.
+fn deserialize(
+    source: &Source,
+    document: &toml_edit::ImDocument<&str>,
+    table: toml_edit::Table,
+    index: &mut SpanIndex,
+) -> Result<(File, Vec<Problem>), ScenarioErrors> {
+    // Values serde refuses, each taken out of the document (so that it
+    // gets its default) before deserializing again. The table is
+    // deserialized as it is, not a copy (a valid file's, the common case,
+    // is the size of the file again); after a refusal it is built again
+    // from the document without the values refused so far.
+    let mut refused: Vec<Problem> = Vec::new();
+    let rebuild = |index: &mut SpanIndex, refused: &[Problem]| {
+        let mut table = document.as_table().clone();
+        read_flink_keys(source, &mut table, document.as_table(), index)?;
+        for p in refused {
+            if let Some((t, k)) = parent(&mut table, &p.path) {
+                t.remove(k);
+            }
+        }
+        Ok::<_, ScenarioErrors>(table)
+    };
+    let mut next = Some(table);
+    let file = loop {
+        let table = match next.take() {
+            Some(table) => table,
+            None => rebuild(index, &refused)?,
+        };
+        let doc = toml_edit::DocumentMut::from(table);
+        let error = match toml_edit::de::from_document::<File>(doc) {
+            Ok(file) => break file,
+            Err(error) => error,
+        };
+        let mut table = rebuild(index, &refused)?;
+        let message = error.message();
+        let path = error.span().and_then(|s| index.values.get(&s.start));
+        let removed = path
+            .filter(|_| !message.starts_with("invalid type:"))
+            .filter(|path| {
+                parent(&mut table, path)
+                    .and_then(|(t, k)| t.remove(k))
+                    .is_some()
+            });
+        match removed {
+            Some(path) => {
+                let (message, help) = describe(key_of(path), message);
+                refused.push(Problem {
+                    path: path.clone(),
+                    message,
+                    help,
+                });
+                next = Some(table);
+            }
+            None => return Err(source.fatal(message, error.span())),
+        }
+    };
+    Ok((file, refused))
 }
 
 /// Flink's keys (`[flink]`) become in `table` the keys they stand for,
