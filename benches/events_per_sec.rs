@@ -15,8 +15,11 @@
 //! (default 15; the scaling cases run a third as often, at least 3);
 //! `CKPTSIM_BENCH_ONLY` runs the cases whose name contains it.
 //!
-//! Then three process-level figures: the whole `ckptsim run
-//! scenarios/bench.toml`; the start of a process, `ckptsim list` beside
+//! Then the process-level figures: the whole `ckptsim run
+//! scenarios/bench.toml`; the same job written for madsim
+//! (`benches/madsim`, a crate of its own; run when built, or when
+//! `CKPTSIM_BENCH_MADSIM` names its executable) beside that process and
+//! beside the reference's simulation alone; the start of a process, `ckptsim list` beside
 //! this bench's own executable exiting at once (a Rust process that does
 //! nothing: the host's floor); and the rate of `ckptsim sweep
 //! scenarios/wordcount.toml --jobs 2` in seeds a minute
@@ -247,26 +250,32 @@ fn measure(sc: &Scenario, reference: Option<&Scenario>, runs: usize) -> Measured
     }
 }
 
-/// Median wall time of a `program args` process (start, work, exit).
+/// Wall time in ms of one `program args` process (start, work, exit), and
+/// its standard output.
+fn process_once(program: &Path, args: &[&str], env: Option<(&str, &str)>) -> (f64, String) {
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    if let Some((key, value)) = env {
+        command.env(key, value);
+    }
+    let watch = Stopwatch::start();
+    let out = command.output().expect("the program runs");
+    let ms = watch.elapsed_ns() as f64 / 1e6;
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed",
+        program.display()
+    );
+    (ms, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Median wall time of a `program args` process.
 fn process_ms(program: &Path, args: &[&str], env: Option<(&str, &str)>, runs: usize) -> f64 {
-    let times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let mut command = std::process::Command::new(program);
-            command.args(args);
-            if let Some((key, value)) = env {
-                command.env(key, value);
-            }
-            let watch = Stopwatch::start();
-            let out = command.output().expect("the program runs");
-            assert!(
-                out.status.success(),
-                "{} {args:?} failed",
-                program.display()
-            );
-            watch.elapsed_ns() as f64
-        })
-        .collect();
-    median(times) / 1e6
+    median(
+        (0..runs)
+            .map(|_| process_once(program, args, env).0)
+            .collect(),
+    )
 }
 
 fn main() {
@@ -392,6 +401,7 @@ fn process_figures(runs: usize) {
         "process: `ckptsim run scenarios/bench.toml` {:.3} ms (median of {runs})",
         process_ms(ckptsim, &["run", reference], None, runs)
     );
+    madsim_figures(ckptsim, reference, runs);
     let starts = runs.max(100);
     let this = std::env::current_exe().expect("the bench's executable");
     let floor = process_ms(
@@ -440,5 +450,60 @@ fn process_figures(runs: usize) {
          {rate:.0} seeds a minute; two cores running the seeds' in-process time back to back: \
          {back_to_back:.0} a minute",
         sweep_ms / 1e3
+    );
+}
+
+/// The reference job beside the same job written for madsim
+/// (`benches/madsim`), when that is built: each run of its process follows
+/// a `ckptsim run scenarios/bench.toml` process and an in-process run of
+/// the reference, and a ratio is the median of those triples' ratios.
+fn madsim_figures(ckptsim: &Path, reference: &str, runs: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let program = std::env::var_os("CKPTSIM_BENCH_MADSIM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("benches/madsim/target/release/reference-madsim"));
+    if !program.exists() {
+        println!(
+            "madsim: {} is not built (RUSTFLAGS=\"--cfg madsim\" cargo build --release \
+             --manifest-path benches/madsim/Cargo.toml; CKPTSIM_BENCH_MADSIM=PATH names \
+             another build)",
+            program.display()
+        );
+        return;
+    }
+    let sc = scenario::load(Path::new(reference)).expect("the reference parses");
+    let (mut process, mut sim, mut runtime) = (vec![], vec![], vec![]);
+    let (mut ours, mut theirs, mut ours_sim, mut theirs_runtime) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..runs {
+        let (ckptsim_ms, _) = process_once(ckptsim, &["run", reference], None);
+        let (_, _, sim_ns, _, _) = once(&sc);
+        let (madsim_ms, out) = process_once(&program, &[], None);
+        let runtime_ms = out
+            .lines()
+            .find_map(|l| l.strip_prefix("runtime ns"))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .expect("the madsim job prints its runtime")
+            / 1e6;
+        let sim_ms = sim_ns as f64 / 1e6;
+        process.push(ckptsim_ms / madsim_ms);
+        sim.push(sim_ms / madsim_ms);
+        runtime.push(sim_ms / runtime_ms);
+        ours.push(ckptsim_ms);
+        theirs.push(madsim_ms);
+        ours_sim.push(sim_ms);
+        theirs_runtime.push(runtime_ms);
+    }
+    println!(
+        "madsim: the reference job for madsim (benches/madsim) {:.3} ms a process, its runtime \
+         {:.3} ms; `ckptsim run scenarios/bench.toml` {:.3} ms: {:.2}× the madsim process \
+         (target at most 0.5); ckptsim's simulation alone {:.3} ms: {:.2}× the madsim process \
+         (target at most 0.25), {:.2}× its runtime (medians of {runs})",
+        median(theirs),
+        median(theirs_runtime),
+        median(ours),
+        median(process),
+        median(ours_sim),
+        median(sim),
+        median(runtime),
     );
 }
