@@ -22,19 +22,19 @@ use crate::engine::SimTime;
 use crate::model::flip27::OperatorEvent;
 use crate::model::graph::ExecGraph;
 use crate::model::kinds::{Role, SinkRole, StateLayout};
-use crate::model::record::subtask_for_key;
 use crate::model::{
     Context, ExternalStore, JobGraph, Operator, OperatorFactory, Payload, Record, SourcePoll,
     Workload,
 };
 use crate::mutant::Mutants;
 use crate::runtime::schedule::Step;
-use crate::scenario::{Partitioning, Scenario};
+use crate::scenario::Scenario;
 use crate::verdict::Violation;
 use std::collections::BTreeMap;
 
 mod compare;
 mod event_time;
+mod flow;
 mod lineage;
 mod queues;
 mod resume;
@@ -178,6 +178,9 @@ struct Exec<'a> {
     /// What the operator call just made emitted into the late-data side
     /// output.
     late: Vec<Record>,
+    /// The records a read takes off its channel before one operator call
+    /// processes them all (`Exec::read`).
+    batch: Vec<Record>,
     /// The timers that fired in the operator call just made.
     fired: Vec<crate::model::timers::FiredTimer>,
     /// Queue what reaches sinks too (to replay the sinks' schedules).
@@ -258,105 +261,6 @@ impl Exec<'_> {
             mutants: Mutants::NONE,
         };
         f(task.op.as_mut(), &mut ctx)
-    }
-
-    /// Routes what the operator emitted: onto channel queues, or, for a
-    /// sink, into the expected arrivals.
-    fn route(&mut self, task: &mut TaskRun, oracle: &mut Oracle) {
-        if !self.fired.is_empty() {
-            self.note_fired(oracle); // a timer fired in any call
-        }
-        if !self.late.is_empty() {
-            let mut late = std::mem::take(&mut self.late);
-            self.route_records(task, oracle, &late, true);
-            late.clear();
-            self.late = late;
-        }
-        if self.out.is_empty() {
-            return;
-        }
-        let mut out = std::mem::take(&mut self.out);
-        self.route_records(task, oracle, &out, false);
-        out.clear();
-        self.out = out;
-    }
-
-    /// Routes `records` (`late`: into the late-data side outputs) as the
-    /// runtime does (`World::route_out`, `World::route_late`).
-    fn route_records(
-        &mut self,
-        task: &mut TaskRun,
-        oracle: &mut Oracle,
-        records: &[Record],
-        late: bool,
-    ) {
-        self.routed += records.len() as u64;
-        let max_p = self.scenario.max_parallelism;
-        let info = &self.exec.tasks[task.t as usize];
-        for (e, edge) in info.outputs.iter().enumerate() {
-            for &r in records {
-                let watermark = self.time.on && r.is_element();
-                if !watermark && edge.late != late {
-                    continue;
-                }
-                let mut deliver = |ch: u32| {
-                    let to = self.exec.channels[ch as usize].to as usize;
-                    match self.sink_slot[to] {
-                        Some(slot) => {
-                            if !watermark {
-                                oracle.arrive(slot, r);
-                            }
-                            if self.sink_queues {
-                                self.queues.push(ch, r);
-                            }
-                        }
-                        None => self.queues.push(ch, r),
-                    }
-                };
-                if watermark {
-                    for &ch in &edge.channels {
-                        if !self.feedback[ch as usize] {
-                            deliver(ch);
-                        }
-                    }
-                    continue;
-                }
-                match edge.partitioning {
-                    Partitioning::Forward => deliver(edge.channels[0]),
-                    Partitioning::Hash => {
-                        let s = subtask_for_key(r.key, edge.channels.len() as u32, max_p);
-                        deliver(edge.channels[s as usize]);
-                    }
-                    Partitioning::Rebalance => {
-                        let c = &mut task.rr[e];
-                        let s = *c as usize % edge.channels.len();
-                        *c = c.wrapping_add(1);
-                        deliver(edge.channels[s]);
-                    }
-                    Partitioning::Broadcast => {
-                        for &ch in &edge.channels {
-                            deliver(ch);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Processes up to `n` queued records of channel `ch`.
-    fn read(&mut self, task: &mut TaskRun, ch: u32, n: u64, oracle: &mut Oracle) {
-        for _ in 0..n {
-            let Some(r) = self.queues.pop(ch) else {
-                return;
-            };
-            if self.time.on && r.is_element() {
-                self.input_element(task, ch, r, oracle);
-                continue;
-            }
-            let from = self.exec.channels[ch as usize].from_op.0;
-            self.call(task, |op, ctx| op.process_from(from, r, ctx));
-            self.route(task, oracle);
-        }
     }
 
     /// Polls a source until it emitted `n` records (or ran dry); true if it
@@ -652,6 +556,7 @@ impl Oracle {
             store: input.map_or_else(ExternalStore::default, ExternalStore::log_input),
             out: Vec::new(),
             late: Vec::new(),
+            batch: Vec::new(),
             fired: Vec::new(),
             sink_queues: schedule.is_some(),
             claimed: std::collections::BTreeSet::new(),

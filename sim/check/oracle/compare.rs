@@ -86,23 +86,32 @@ impl Oracle {
         };
         let mut dup_examples = Vec::new();
         let mut loss_examples = Vec::new();
-        for (i, (&a, &e)) in actual.iter().zip(&self.expected).enumerate() {
-            let slot = i / self.total_records.max(1);
+        // Slot by slot: each slot's counts are `total_records` long.
+        let per_slot = self.total_records.max(1);
+        let slots = actual.chunks(per_slot).zip(self.expected.chunks(per_slot));
+        for (slot, (actual, expected)) in slots.enumerate() {
             if self.upsert[slot] || self.unjudged.contains(&self.sinks[slot]) {
                 continue;
             }
-            if a > e {
-                diff.duplicates += u64::from(a - e);
-                if dup_examples.len() < MAX_EXAMPLES {
-                    dup_examples.push(self.describe_in(run, i, a, e));
+            let base = slot * per_slot;
+            for (j, (&a, &e)) in actual.iter().zip(expected).enumerate() {
+                if a == e {
+                    continue;
                 }
-            } else if a < e
-                && below.is_some_and(|b| self.is_below(i, b))
-                && (exempt.is_empty() || exempt.binary_search(&self.lineage_of(i)).is_err())
-            {
-                diff.losses += u64::from(e - a);
-                if loss_examples.len() < MAX_EXAMPLES {
-                    loss_examples.push(self.describe_in(run, i, a, e));
+                let i = base + j;
+                if a > e {
+                    diff.duplicates += u64::from(a - e);
+                    if dup_examples.len() < MAX_EXAMPLES {
+                        dup_examples.push(self.describe_in(run, i, a, e));
+                    }
+                } else if a < e
+                    && below.is_some_and(|b| self.is_below(i, b))
+                    && (exempt.is_empty() || exempt.binary_search(&self.lineage_of(i)).is_err())
+                {
+                    diff.losses += u64::from(e - a);
+                    if loss_examples.len() < MAX_EXAMPLES {
+                        loss_examples.push(self.describe_in(run, i, a, e));
+                    }
                 }
             }
         }
