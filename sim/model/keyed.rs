@@ -37,7 +37,12 @@ struct Group {
 /// Key → value, by key group.
 #[derive(Default)]
 pub struct KeyedState {
-    /// Key → its group (in `groups`) and the slot of its value.
+    /// Key → its group (in `groups`) and the slot of its value, for keys
+    /// below `dense.len()`: `(group << 32) | slot`, [`NONE`] where there is
+    /// no such key. Small keys are common (a cyclic source's, a count's
+    /// ids), and an array read is a fraction of a hash probe.
+    dense: Vec<u64>,
+    /// The same for every other key.
     index: FxHashMap<u64, (u32, u32)>,
     values: Vec<i64>,
     /// The groups that ever held a key, in the order they appeared.
@@ -73,16 +78,64 @@ fn varint(out: &mut Vec<u8>, mut n: u64) {
     out.push(n as u8);
 }
 
+/// No key in this slot of [`KeyedState::dense`].
+const NONE: u64 = u64::MAX;
+
 impl KeyedState {
     /// The value of `key` (0 if it has none yet), to change in place.
     #[inline]
     pub fn entry(&mut self, key: u64, max_parallelism: u32) -> &mut i64 {
-        let (group, slot) = match self.index.get(&key) {
-            Some(&at) => at,
+        let (group, slot) = match self.find(key) {
+            Some(at) => at,
             None => self.insert(key, key_group(key, max_parallelism), 0),
         };
         self.groups[group as usize].changed = true;
         &mut self.values[slot as usize]
+    }
+
+    /// The group and slot of `key`, if it has a value.
+    #[inline]
+    fn find(&self, key: u64) -> Option<(u32, u32)> {
+        match usize::try_from(key).ok().and_then(|k| self.dense.get(k)) {
+            Some(&NONE) => None,
+            Some(&at) => Some(((at >> 32) as u32, at as u32)),
+            None if self.index.is_empty() => None,
+            None => self.index.get(&key).copied(),
+        }
+    }
+
+    /// Notes where `key`'s value is: in `dense` if it covers the key or
+    /// may grow to (at most 64 slots plus 8 per key held, so sparse keys
+    /// cost no memory), in the map otherwise. Growing moves the map's keys
+    /// it now covers, so a key is only ever in one of the two.
+    fn place(&mut self, key: u64, group: u32, slot: u32) {
+        let packed = (u64::from(group) << 32) | u64::from(slot);
+        let limit = 64 + 8 * self.values.len() as u64;
+        if key >= self.dense.len() as u64 && key < limit {
+            let len = (key + 1).max(2 * self.dense.len() as u64).min(limit) as usize;
+            self.dense.resize(len, NONE);
+            if !self.index.is_empty() {
+                let dense = &mut self.dense;
+                self.index.retain(|&k, &mut (g, s)| {
+                    match usize::try_from(k).ok().and_then(|k| dense.get_mut(k)) {
+                        Some(d) => {
+                            *d = (u64::from(g) << 32) | u64::from(s);
+                            false
+                        }
+                        None => true,
+                    }
+                });
+            }
+        }
+        match usize::try_from(key)
+            .ok()
+            .and_then(|k| self.dense.get_mut(k))
+        {
+            Some(d) => *d = packed,
+            None => {
+                self.index.insert(key, (group, slot));
+            }
+        }
     }
 
     fn insert(&mut self, key: u64, kg: u32, value: i64) -> (u32, u32) {
@@ -101,7 +154,7 @@ impl KeyedState {
         }
         g.keys.push((key, slot));
         g.changed = true;
-        self.index.insert(key, (group, slot));
+        self.place(key, group, slot);
         (group, slot)
     }
 
@@ -140,8 +193,8 @@ impl KeyedState {
         *self = KeyedState::default();
         for (kg, entries) in snap.key_groups {
             for (key, value) in entries {
-                match self.index.get(&key) {
-                    Some(&(_, slot)) => self.values[slot as usize] = value,
+                match self.find(key) {
+                    Some((_, slot)) => self.values[slot as usize] = value,
                     None => {
                         self.insert(key, kg, value);
                     }
@@ -207,6 +260,33 @@ mod tests {
         encode(&KeyedSnapshot {
             key_groups: groups.into_iter().collect(),
         })
+    }
+
+    /// Small keys in an array, others in a map, keys moving from the map
+    /// into the array as it grows: the same values and snapshots as a map.
+    #[test]
+    fn small_and_large_keys_keep_their_values() {
+        let mut state = KeyedState::default();
+        let mut model = BTreeMap::new();
+        for i in 0..20_000u64 {
+            let r = splitmix64(i);
+            let key = match r % 4 {
+                0 => r >> 2 & 0xF,       // a few small keys
+                1 => (r >> 2) % 5_000,   // small keys arriving out of order
+                2 => (r >> 2) % 100_000, // beyond the array at first
+                _ => r | (1 << 63),      // never in the array
+            };
+            *state.entry(key, 16) += 1;
+            *model.entry(key).or_insert(0i64) += 1;
+            if i % 5_000 == 0 {
+                assert_eq!(state.snapshot(false), afresh(&model, 16));
+            }
+        }
+        assert!(state.dense.len() > 5_000, "small keys are in the array");
+        assert!(!state.index.is_empty(), "large keys are in the map");
+        assert!(state.index.keys().all(|&k| k >= state.dense.len() as u64));
+        assert_eq!(state.to_map(), model);
+        assert_eq!(state.snapshot(false), afresh(&model, 16));
     }
 
     #[test]
