@@ -407,7 +407,10 @@ pub(crate) fn poll_round_robin(
     let mut wait: Option<SimTime> = None;
     while emitted < max_records && idle < n {
         let (partition, offset) = &mut offsets[*next];
-        *next = (*next + 1) % n;
+        *next += 1;
+        if *next == n {
+            *next = 0;
+        }
         let record = workload.partition(*partition).get(*offset as usize);
         if record.is_some() && paused.contains(partition) {
             held = true;

@@ -461,6 +461,9 @@ impl World<'_> {
     /// of [`ChainFrame`]s does the same steps in the same order, so that a
     /// chain of any length runs in constant native stack.
     pub(super) fn emit_from(&mut self, t: TaskId, m: usize) {
+        if self.emit_into_last(t, m) {
+            return;
+        }
         let mut stack = std::mem::take(&mut self.tasks.chain_stack);
         self.enter_chain(t, m, &mut stack);
         while let Some(f) = stack.last_mut() {
@@ -486,21 +489,57 @@ impl World<'_> {
                 f.next_successor += 1;
                 f.next_record = 0;
             }
-            if let Some(e) = r.element().filter(|_| self.plan.time.on) {
-                // The member before forwarded its watermark, or its status
-                // (the chain shares one: it goes on as it is).
-                match e {
-                    crate::model::Element::Watermark(w) => self.emit_watermark(t, c, w),
-                    crate::model::Element::Status { .. } => self.tasks.out.push(r),
-                }
-            } else {
-                let (member, mut ctx) = self.ctx_parts(t, c);
-                member.op.process(r, &mut ctx);
-                self.received_by(t, c, &r);
-            }
+            self.chained_takes(t, c, r);
             self.enter_chain(t, c, &mut stack);
         }
         self.tasks.chain_stack = stack;
+    }
+
+    /// [`World::emit_from`] when `m`'s only chained successor is the last
+    /// of its chain (a keyed count chained with its sink): the same steps
+    /// in the same order without a frame per batch. False if that is not
+    /// the case or `m` emitted nothing.
+    fn emit_into_last(&mut self, t: TaskId, m: usize) -> bool {
+        let chained = &self.plan.exec.tasks[t as usize].chained;
+        let c = match chained[m][..] {
+            [c] if chained[c as usize].is_empty() => c as usize,
+            _ => return false,
+        };
+        if self.tasks.out.is_empty() {
+            return false;
+        }
+        let spare = self.tasks.chain_bufs.pop().unwrap_or_default();
+        let batch = std::mem::replace(&mut self.tasks.out, spare);
+        self.fed(t, c, batch.len() as u64);
+        for &r in &batch {
+            self.chained_takes(t, c, r);
+            if !self.tasks.out.is_empty() {
+                self.route_out(t, c);
+            }
+        }
+        // Every record went through `c`: the batch leaves on `m`'s own
+        // edges.
+        let spare = std::mem::replace(&mut self.tasks.out, batch);
+        self.tasks.chain_bufs.push(spare);
+        self.route_out(t, m);
+        true
+    }
+
+    /// Member `c` of task `t` takes `r` from the member chained before it.
+    #[inline]
+    fn chained_takes(&mut self, t: TaskId, c: usize, r: Record) {
+        if let Some(e) = r.element().filter(|_| self.plan.time.on) {
+            // The member before forwarded its watermark, or its status (the
+            // chain shares one: it goes on as it is).
+            match e {
+                crate::model::Element::Watermark(w) => self.emit_watermark(t, c, w),
+                crate::model::Element::Status { .. } => self.tasks.out.push(r),
+            }
+        } else {
+            let (member, mut ctx) = self.ctx_parts(t, c);
+            member.op.process(r, &mut ctx);
+            self.received_by(t, c, &r);
+        }
     }
 
     /// Member `m` of task `t` emitted what `out` holds: nothing to do if
