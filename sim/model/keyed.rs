@@ -37,14 +37,17 @@ struct Group {
 /// Key → value, by key group.
 #[derive(Default)]
 pub struct KeyedState {
-    /// Key → its group (in `groups`) and the slot of its value, for keys
-    /// below `dense.len()`: `(group << 32) | slot`, [`NONE`] where there is
-    /// no such key. Small keys are common (a cyclic source's, a count's
-    /// ids), and an array read is a fraction of a hash probe.
-    dense: Vec<u64>,
-    /// The same for every other key.
+    /// Key → the slot of its value, for keys below `dense.len()`
+    /// ([`NONE`] where there is no such key). Small keys are common (a
+    /// cyclic source's, a count's ids), and an array read is a fraction of
+    /// a hash probe.
+    dense: Vec<u32>,
+    /// Key → its group (in `groups`) and the slot of its value, for every
+    /// other key.
     index: FxHashMap<u64, (u32, u32)>,
     values: Vec<i64>,
+    /// Per slot, its key's group.
+    group_of: Vec<u32>,
     /// The groups that ever held a key, in the order they appeared.
     groups: Vec<Group>,
     /// Key group → its group in `groups`.
@@ -79,7 +82,7 @@ fn varint(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// No key in this slot of [`KeyedState::dense`].
-const NONE: u64 = u64::MAX;
+const NONE: u32 = u32::MAX;
 
 impl KeyedState {
     /// The value of `key` (0 if it has none yet), to change in place.
@@ -98,28 +101,29 @@ impl KeyedState {
     fn find(&self, key: u64) -> Option<(u32, u32)> {
         match usize::try_from(key).ok().and_then(|k| self.dense.get(k)) {
             Some(&NONE) => None,
-            Some(&at) => Some(((at >> 32) as u32, at as u32)),
+            Some(&slot) => Some((self.group_of[slot as usize], slot)),
             None if self.index.is_empty() => None,
             None => self.index.get(&key).copied(),
         }
     }
 
     /// Notes where `key`'s value is: in `dense` if it covers the key or
-    /// may grow to (at most 64 slots plus 8 per key held, so sparse keys
-    /// cost no memory), in the map otherwise. Growing moves the map's keys
-    /// it now covers, so a key is only ever in one of the two.
+    /// may grow to (at most 64 slots plus 8 per key held: 36 bytes a key
+    /// at worst, about what the map takes), in the map otherwise. Growing
+    /// moves the map's keys it now covers, so a key is only ever in one of
+    /// the two.
     fn place(&mut self, key: u64, group: u32, slot: u32) {
-        let packed = (u64::from(group) << 32) | u64::from(slot);
+        self.group_of.push(group);
         let limit = 64 + 8 * self.values.len() as u64;
         if key >= self.dense.len() as u64 && key < limit {
             let len = (key + 1).max(2 * self.dense.len() as u64).min(limit) as usize;
             self.dense.resize(len, NONE);
             if !self.index.is_empty() {
                 let dense = &mut self.dense;
-                self.index.retain(|&k, &mut (g, s)| {
+                self.index.retain(|&k, &mut (_, s)| {
                     match usize::try_from(k).ok().and_then(|k| dense.get_mut(k)) {
                         Some(d) => {
-                            *d = (u64::from(g) << 32) | u64::from(s);
+                            *d = s;
                             false
                         }
                         None => true,
@@ -131,7 +135,7 @@ impl KeyedState {
             .ok()
             .and_then(|k| self.dense.get_mut(k))
         {
-            Some(d) => *d = packed,
+            Some(d) => *d = slot,
             None => {
                 self.index.insert(key, (group, slot));
             }
