@@ -455,8 +455,11 @@ fn process_figures(runs: usize) {
 
 /// The reference job beside the same job written for madsim
 /// (`benches/madsim`), when that is built: each run of its process follows
-/// a `ckptsim run scenarios/bench.toml` process and an in-process run of
-/// the reference, and a ratio is the median of those triples' ratios.
+/// a `ckptsim run scenarios/bench.toml` process, and a ratio is the median
+/// of the pairs' ratios. ckptsim's simulation alone is the `wall time` its
+/// run prints (the simulation, without parse, oracle, judge or output);
+/// madsim's runtime is what its job prints (the runtime's creation, the
+/// run and its teardown).
 fn madsim_figures(ckptsim: &Path, reference: &str, runs: usize) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let program = std::env::var_os("CKPTSIM_BENCH_MADSIM")
@@ -471,20 +474,21 @@ fn madsim_figures(ckptsim: &Path, reference: &str, runs: usize) {
         );
         return;
     }
-    let sc = scenario::load(Path::new(reference)).expect("the reference parses");
+    // The number after `label` on a line of `out`.
+    let figure = |out: &str, label: &str| -> f64 {
+        out.lines()
+            .find_map(|l| l.strip_prefix(label))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("the output has a `{label}` line: {out}"))
+    };
     let (mut process, mut sim, mut runtime) = (vec![], vec![], vec![]);
     let (mut ours, mut theirs, mut ours_sim, mut theirs_runtime) = (vec![], vec![], vec![], vec![]);
     for _ in 0..runs {
-        let (ckptsim_ms, _) = process_once(ckptsim, &["run", reference], None);
-        let (_, _, sim_ns, _, _) = once(&sc);
+        let (ckptsim_ms, out) = process_once(ckptsim, &["run", reference], None);
+        let sim_ms = figure(&out, "wall time");
         let (madsim_ms, out) = process_once(&program, &[], None);
-        let runtime_ms = out
-            .lines()
-            .find_map(|l| l.strip_prefix("runtime ns"))
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .expect("the madsim job prints its runtime")
-            / 1e6;
-        let sim_ms = sim_ns as f64 / 1e6;
+        let runtime_ms = figure(&out, "runtime ns") / 1e6;
         process.push(ckptsim_ms / madsim_ms);
         sim.push(sim_ms / madsim_ms);
         runtime.push(sim_ms / runtime_ms);
@@ -497,7 +501,7 @@ fn madsim_figures(ckptsim: &Path, reference: &str, runs: usize) {
         "madsim: the reference job for madsim (benches/madsim) {:.3} ms a process, its runtime \
          {:.3} ms; `ckptsim run scenarios/bench.toml` {:.3} ms: {:.2}× the madsim process \
          (target at most 0.5); ckptsim's simulation alone {:.3} ms: {:.2}× the madsim process \
-         (target at most 0.25), {:.2}× its runtime (medians of {runs})",
+         (target at most 0.25), {:.2}× its runtime (medians of {runs} pairs)",
         median(theirs),
         median(theirs_runtime),
         median(ours),
