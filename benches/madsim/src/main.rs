@@ -152,6 +152,21 @@ fn partition(key: Key) -> usize {
     ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 63) as usize
 }
 
+/// What a task or source reads: its channel index (`usize::MAX` for the
+/// coordinator) and the message.
+type Inbox = Vec<BoxStream<'static, (usize, Msg)>>;
+
+/// Binds the node's endpoint, connects to the coordinator and says who it
+/// is: the endpoint, the way to the coordinator, and an inbox holding the
+/// coordinator's messages.
+async fn join(ip: u8, who: Who, attempt: u64) -> (Endpoint, Sender, Inbox) {
+    let ep = Endpoint::bind(addr(ip)).await.unwrap();
+    let (jm_tx, jm_rx) = connect(&ep, addr(COORDINATOR)).await;
+    send(&jm_tx, Msg::Hello { who, attempt }).await;
+    let inbox: Inbox = vec![jm_rx.map(|m| (usize::MAX, unbox(m.unwrap()))).boxed()];
+    (ep, jm_tx, inbox)
+}
+
 /// A source subtask: its records from its checkpointed offset on.
 async fn source(i: usize, durable: Shared) {
     let (attempt, mut offset) = {
@@ -162,19 +177,8 @@ async fn source(i: usize, durable: Shared) {
         };
         (d.attempt, offset)
     };
-    let ep = Endpoint::bind(addr(source_ip(i))).await.unwrap();
-    let (jm_tx, jm_rx) = connect(&ep, addr(COORDINATOR)).await;
-    send(
-        &jm_tx,
-        Msg::Hello {
-            who: Who::Source(i),
-            attempt,
-        },
-    )
-    .await;
+    let (ep, jm_tx, mut inputs) = join(source_ip(i), Who::Source(i), attempt).await;
     let mut outs = Vec::new();
-    let mut inputs: Vec<BoxStream<'static, (usize, Msg)>> =
-        vec![jm_rx.map(|m| (usize::MAX, unbox(m.unwrap()))).boxed()];
     for t in 0..TASKS {
         let (tx, rx) = connect(&ep, addr(task_ip(t))).await;
         send(
@@ -291,19 +295,8 @@ async fn task(i: usize, durable: Shared) {
         }
         (d.attempt, counts)
     };
-    let ep = Endpoint::bind(addr(task_ip(i))).await.unwrap();
-    let (jm_tx, jm_rx) = connect(&ep, addr(COORDINATOR)).await;
-    send(
-        &jm_tx,
-        Msg::Hello {
-            who: Who::Task(i),
-            attempt,
-        },
-    )
-    .await;
+    let (ep, jm_tx, mut inputs) = join(task_ip(i), Who::Task(i), attempt).await;
     let mut outs: Vec<Option<Sender>> = (0..SOURCES).map(|_| None).collect();
-    let mut inputs: Vec<BoxStream<'static, (usize, Msg)>> =
-        vec![jm_rx.map(|m| (usize::MAX, unbox(m.unwrap()))).boxed()];
     for _ in 0..SOURCES {
         let (tx, mut rx, _) = ep.accept1().await.unwrap();
         let Msg::Hello {
