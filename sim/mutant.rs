@@ -70,6 +70,7 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant::FinalNotificationNotAwaited,
     Mutant::FinishedOperatorRestoredRunning,
     Mutant::ExitsWithAckPending,
+    Mutant::ExitInsideBarrierStep,
     Mutant::StopSavepointNotAwaited,
     Mutant::TriggersOnlyJobSources,
     Mutant::FinishedOnRestoreSilent,

@@ -199,3 +199,28 @@ fn feedback_edges_are_checked_where_they_are_written() {
         "{e}"
     );
 }
+
+/// The loop's tasks finish while checkpoints overtake each other
+/// (`scenarios/iterate-finishing.toml`): a trigger that reaches a task
+/// before the abort of the checkpoint it subsumes makes the task abort the
+/// older checkpoint and snapshot the newer one in one step of its thread,
+/// and the task exits only after that step. Every seed finishes
+/// exactly-once. A task exiting between the two (mutant
+/// `exit-inside-barrier-step`) owes the coordinator an acknowledgement
+/// that never comes: the finishing check names it.
+#[test]
+fn a_task_exits_only_after_the_step_that_took_a_newer_barrier() {
+    let sc = load("iterate-finishing");
+    let c = sweep(
+        &sc,
+        "scenarios/iterate-finishing.toml",
+        Algorithm::Unaligned,
+        0..seeds_or(60),
+    );
+    assert!(
+        c.loops_ended > 0 && c.checkpoints_failed_task_finished > 0,
+        "{c:?}"
+    );
+    let m = ckptsim::mutant::Mutant::ExitInsideBarrierStep;
+    crate::common::assert_caught(&sc, m, 40, "finishing");
+}

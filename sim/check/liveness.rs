@@ -64,10 +64,15 @@ pub fn check(input: &Input) -> Finding {
         } else {
             String::new()
         };
+        // What was still pending when it ended: the first place to look.
+        let pending = match run.evidence.pending_at_end.as_slice() {
+            [] => String::new(),
+            all => format!("; at the end {}", all.join("; ")),
+        };
         violations.push(Violation {
             check: CheckId::Liveness,
             time_ns: input.end_ns(),
-            message: format!("{why}{stuck}"),
+            message: format!("{why}{stuck}{pending}"),
         });
     }
     Finding {

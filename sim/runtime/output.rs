@@ -376,6 +376,10 @@ pub struct Evidence {
     /// Tasks that ended their data and had not exited when the run ended,
     /// each with what it still waited for (the finishing check).
     pub not_exited: Vec<String>,
+    /// The checkpoints still pending when the run ended, each with what it
+    /// waited for (the liveness check's account of a job that did not
+    /// finish).
+    pub pending_at_end: Vec<String>,
     /// Buffers of records a task read after the end of its input and
     /// dropped (Flink's `FinishedDataOutput`): when, and what (the
     /// finishing check).

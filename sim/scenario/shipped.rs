@@ -104,6 +104,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("iterate", include_str!("../../scenarios/iterate.toml")),
     (
+        "iterate-finishing",
+        include_str!("../../scenarios/iterate-finishing.toml"),
+    ),
+    (
         "local-channels",
         include_str!("../../scenarios/local-channels.toml"),
     ),

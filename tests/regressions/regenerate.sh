@@ -26,6 +26,7 @@ shrink timeouts aligned abort-keeps-blocked
 shrink timeouts aligned skip-cancel-marker
 shrink backpressure unaligned checkpoint-during-recovery
 shrink wordcount aligned simulator-panic
+shrink iterate-finishing unaligned exit-inside-barrier-step
 # The split loss of Flink 2.1–2.3 (no mutant: the model's own mailbox).
 $bin shrink scenarios/flip27-split-loss.toml --seed 1 --algorithm unaligned \
     --out tests/regressions/flink-split-loss.toml

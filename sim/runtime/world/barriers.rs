@@ -9,6 +9,20 @@ impl World<'_> {
     /// Carries out the actions task `t`'s barrier handler returned, in
     /// order.
     pub(super) fn apply_actions(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
+        // One barrier's actions run in one step of the task's thread: an
+        // action that frees the task to exit (an abort forgetting the
+        // pending ack) must not let it exit before the next action (the
+        // newer checkpoint's snapshot, whose ack it then owes).
+        self.tasks.list[t as usize].exit.in_actions += 1;
+        self.apply_actions_in_step(t, actions);
+        let e = &mut self.tasks.list[t as usize].exit;
+        e.in_actions -= 1;
+        if e.in_actions == 0 && std::mem::take(&mut e.exit_held) {
+            self.try_exit(t);
+        }
+    }
+
+    fn apply_actions_in_step(&mut self, t: TaskId, actions: &mut Vec<HandlerAction>) {
         let late = self.plan.cfg.mutants.has(Mutant::UnalignedLateSnapshot);
         // Mutant: a snapshot put off until the capture has started.
         let mut deferred: Option<Barrier> = None;

@@ -231,6 +231,13 @@ impl World<'_> {
 
     /// Task `t` exits if nothing holds it any more.
     pub(super) fn try_exit(&mut self, t: TaskId) {
+        let e = &mut self.tasks.list[t as usize].exit;
+        if e.in_actions > 0 && !self.plan.cfg.mutants.has(Mutant::ExitInsideBarrierStep) {
+            // Inside one step of the task's thread (a barrier's actions):
+            // tried again after its last action.
+            e.exit_held = true;
+            return;
+        }
         let task = &self.tasks.list[t as usize];
         let e = &task.exit;
         // Without checkpoints only a stop-with-savepoint ends a task.
@@ -297,6 +304,10 @@ impl World<'_> {
     /// Task `t` exits: `FINISHED`, with `EndOfPartition` on every output.
     pub(super) fn exit(&mut self, t: TaskId) {
         let ti = t as usize;
+        if self.tasks.list[ti].exit.in_actions > 0 {
+            // Mutant: the task exits between two actions of one barrier.
+            fired(Mutant::ExitInsideBarrierStep);
+        }
         self.note_held_at_exit(t);
         self.tasks.set_status(ti, Status::Finished);
         self.net.sched[ti].alive = false;
@@ -337,6 +348,7 @@ impl World<'_> {
             );
             self.rec.evidence.held_at_exit.push((self.net.now.0, what));
         }
+        self.note_barrier_owed_at_exit(t);
         if self.tasks.list[ti].exit.sync_savepoint.is_some() {
             return;
         }
@@ -348,6 +360,28 @@ impl World<'_> {
             let name = &self.plan.exec.tasks[ti].name;
             let what = format!("task {name} exited holding {what}");
             self.rec.evidence.held_at_exit.push((self.net.now.0, what));
+        }
+    }
+
+    /// Task `t` exits after taking the barrier of a pending checkpoint it
+    /// never snapshotted nor declined: the coordinator waits for an
+    /// acknowledgement that never comes (until the checkpoint expires).
+    fn note_barrier_owed_at_exit(&mut self, t: TaskId) {
+        let ti = t as usize;
+        let task = &self.tasks.list[ti];
+        let took = task.exit.last_barrier.map_or(0, |b| b.id);
+        for (&id, p) in &self.coord.pending {
+            let owed = id <= took
+                && id > task.last_checkpoint
+                && !task.declined.contains(&id)
+                && p.acks.get(ti).is_some_and(Option::is_none);
+            if owed {
+                let what = format!(
+                    "task {} exited after taking the barrier of checkpoint {id}, which it neither snapshotted nor declined: the coordinator waits for an acknowledgement that never comes",
+                    self.plan.exec.tasks[ti].name
+                );
+                self.rec.evidence.held_at_exit.push((self.net.now.0, what));
+            }
         }
     }
 
@@ -615,6 +649,40 @@ impl World<'_> {
         found
     }
 
+    /// The checkpoints pending at the end of the run, each with the tasks
+    /// whose acknowledgement it still waited for and what became of them.
+    pub(super) fn pending_at_end(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (&id, p) in &self.coord.pending {
+            let missing: Vec<String> = (p.acks.iter().enumerate())
+                .filter(|(_, a)| a.is_none())
+                .map(|(ti, _)| {
+                    let how = match self.tasks.list[ti].status {
+                        Status::Running => "running",
+                        Status::Dead => "dead",
+                        Status::Finished => "exited",
+                        Status::Cancelled => "cancelled",
+                    };
+                    format!("{} ({how})", self.plan.exec.tasks[ti].name)
+                })
+                .collect();
+            let waits = match missing.len() {
+                0 => "its finalization".to_string(),
+                n if n > 4 => format!(
+                    "the acknowledgements of {} and {} more",
+                    missing[..4].join(", "),
+                    n - 4
+                ),
+                _ => format!("the acknowledgements of {}", missing.join(", ")),
+            };
+            found.push(format!(
+                "checkpoint {id}, triggered at {}, waited for {waits}",
+                crate::engine::SimDuration(p.trigger_time.0)
+            ));
+        }
+        found
+    }
+
     /// Task `t` runs operator code (reads records or polls its source):
     /// the finishing check's rule that a subtask restored as finished never
     /// runs again.
@@ -680,6 +748,14 @@ mod mutants {
             modelled_on: "StreamTask.afterInvoke's subtaskCheckpointCoordinator.waitForPendingCheckpoints(): a finishing task must not drop the asynchronous part of a checkpoint it started, or the coordinator waits for an acknowledgement that never comes",
             caught_by: "finishing",
             applies: &[("finishing-backpressure", "aligned-timeout")],
+        });
+        pub const ExitInsideBarrierStep: Mutant = Mutant::declare(&MutantInfo {
+            name: "exit-inside-barrier-step",
+            part: "task exit",
+            what: "a task whose input ended exits between two actions of one barrier: a newer checkpoint's barrier aborts the subsumed one (its pending ack forgotten, the task free to exit) and the task exits before it takes the newer snapshot, which the coordinator then waits for until it expires",
+            modelled_on: "StreamTask's mailbox loop: a barrier is handled in one mail (CheckpointBarrierHandler aborts the subsumed checkpoint and starts the new one in the same call), and the task leaves the loop, and afterInvoke waits for pending checkpoints, only between mails",
+            caught_by: "finishing",
+            applies: &[("iterate-finishing", "unaligned")],
         });
         pub const FinishedOperatorRestoredRunning: Mutant = Mutant::declare(&MutantInfo {
             name: "finished-operator-restored-running",

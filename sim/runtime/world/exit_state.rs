@@ -62,6 +62,13 @@ pub(super) struct ExitState {
     pub(super) sync_savepoint: Option<CheckpointId>,
     /// The notification of `sync_savepoint` arrived.
     pub(super) sync_notified: bool,
+    /// Its barrier handler's actions are being applied (nesting depth):
+    /// the task's thread is inside one mailbox action, so it cannot exit
+    /// before the last of them (Flink's task leaves its mailbox loop only
+    /// between mails).
+    pub(super) in_actions: u32,
+    /// An exit was tried while `in_actions`: tried again after them.
+    pub(super) exit_held: bool,
 }
 
 impl ExitState {

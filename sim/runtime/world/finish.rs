@@ -55,6 +55,7 @@ impl World<'_> {
         let (keyed_state, order_insensitive) = self.keyed_state();
         self.watermarks_at_end();
         self.rec.evidence.not_exited = self.not_exited();
+        self.rec.evidence.pending_at_end = self.pending_at_end();
         self.files_end();
         self.storage_evidence();
         self.log_end(outcome == Outcome::Finished);
