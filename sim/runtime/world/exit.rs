@@ -363,25 +363,28 @@ impl World<'_> {
         }
     }
 
-    /// Task `t` exits after taking the barrier of a pending checkpoint it
-    /// never snapshotted nor declined: the coordinator waits for an
-    /// acknowledgement that never comes (until the checkpoint expires).
+    /// Task `t` exits after taking the barrier of a pending checkpoint (the
+    /// newest it took) that it neither snapshotted nor declined: the
+    /// coordinator waits for an acknowledgement that never comes (until
+    /// the checkpoint expires). Older barriers it took were snapshotted or
+    /// declined when a newer one came; one it never took (cancelled
+    /// upstream, or skipped for a newer) it owes nothing.
     fn note_barrier_owed_at_exit(&mut self, t: TaskId) {
         let ti = t as usize;
         let task = &self.tasks.list[ti];
-        let took = task.exit.last_barrier.map_or(0, |b| b.id);
-        for (&id, p) in &self.coord.pending {
-            let owed = id <= took
-                && id > task.last_checkpoint
-                && !task.declined.contains(&id)
-                && p.acks.get(ti).is_some_and(Option::is_none);
-            if owed {
-                let what = format!(
-                    "task {} exited after taking the barrier of checkpoint {id}, which it neither snapshotted nor declined: the coordinator waits for an acknowledgement that never comes",
-                    self.plan.exec.tasks[ti].name
-                );
-                self.rec.evidence.held_at_exit.push((self.net.now.0, what));
-            }
+        let Some(id) = task.exit.last_barrier.map(|b| b.id) else {
+            return;
+        };
+        let owed = id > task.last_checkpoint
+            && !task.declined.contains(&id)
+            && (self.coord.pending.get(&id))
+                .is_some_and(|p| p.acks.get(ti).is_some_and(Option::is_none));
+        if owed {
+            let what = format!(
+                "task {} exited after taking the barrier of checkpoint {id}, which it neither snapshotted nor declined: the coordinator waits for an acknowledgement that never comes",
+                self.plan.exec.tasks[ti].name
+            );
+            self.rec.evidence.held_at_exit.push((self.net.now.0, what));
         }
     }
 
